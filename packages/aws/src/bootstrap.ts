@@ -1,0 +1,115 @@
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  ResourceInUseException,
+  UpdateTimeToLiveCommand,
+  waitUntilTableExists,
+} from "@aws-sdk/client-dynamodb";
+import {
+  AlreadyExistsException,
+  CreateAliasCommand,
+  CreateKeyCommand,
+  DescribeKeyCommand,
+  NotFoundException,
+} from "@aws-sdk/client-kms";
+import { CreateQueueCommand, GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
+import type { AwsClients } from "./clients";
+import type { AwsConfig } from "./config";
+import { TABLE_KEYS } from "./table";
+
+/** How often a job may be received before SQS moves it to the dead-letter queue. */
+export const MAX_RECEIVE_COUNT = 5;
+/** How long a received job stays invisible to other consumers (longer than one probe with grace). */
+export const VISIBILITY_TIMEOUT_SECONDS = 60;
+
+/**
+ * Creates the table, the job queue with its dead-letter queue, and the KMS key with its alias —
+ * idempotently, from the same names the deployed stack uses. For local runs and tests only.
+ */
+export async function ensureResources(clients: AwsClients, config: AwsConfig): Promise<void> {
+  await Promise.all([
+    ensureTable(clients, config),
+    ensureQueues(clients, config),
+    ensureKey(clients, config),
+  ]);
+}
+
+async function ensureTable({ ddb }: AwsClients, { tableName }: AwsConfig): Promise<void> {
+  const { partition, sort, byKindIndex, kind, kindSort } = TABLE_KEYS;
+  try {
+    await ddb.send(
+      new CreateTableCommand({
+        TableName: tableName,
+        BillingMode: "PAY_PER_REQUEST",
+        AttributeDefinitions: [partition, sort, kind, kindSort].map((name) => ({
+          AttributeName: name,
+          AttributeType: "S",
+        })),
+        KeySchema: [
+          { AttributeName: partition, KeyType: "HASH" },
+          { AttributeName: sort, KeyType: "RANGE" },
+        ],
+        GlobalSecondaryIndexes: [
+          {
+            IndexName: byKindIndex,
+            KeySchema: [
+              { AttributeName: kind, KeyType: "HASH" },
+              { AttributeName: kindSort, KeyType: "RANGE" },
+            ],
+            Projection: { ProjectionType: "ALL" },
+          },
+        ],
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ResourceInUseException)) throw error;
+  }
+  await waitUntilTableExists({ client: ddb, maxWaitTime: 60 }, { TableName: tableName });
+  const table = await ddb.send(new DescribeTableCommand({ TableName: tableName }));
+  if (!table.Table) throw new Error(`Table ${tableName} was not created`);
+  await ddb
+    .send(
+      new UpdateTimeToLiveCommand({
+        TableName: tableName,
+        TimeToLiveSpecification: { AttributeName: TABLE_KEYS.ttl, Enabled: true },
+      }),
+    )
+    .catch((error: Error) => {
+      if (!/already enabled|TimeToLive is already/i.test(error.message)) throw error;
+    });
+}
+
+async function ensureQueues({ sqs }: AwsClients, config: AwsConfig): Promise<void> {
+  const dlq = await sqs.send(new CreateQueueCommand({ QueueName: config.deadLetterQueueName }));
+  const dlqAttributes = await sqs.send(
+    new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ["QueueArn"] }),
+  );
+  await sqs.send(
+    new CreateQueueCommand({
+      QueueName: config.queueName,
+      Attributes: {
+        VisibilityTimeout: String(VISIBILITY_TIMEOUT_SECONDS),
+        RedrivePolicy: JSON.stringify({
+          deadLetterTargetArn: dlqAttributes.Attributes?.QueueArn,
+          maxReceiveCount: MAX_RECEIVE_COUNT,
+        }),
+      },
+    }),
+  );
+}
+
+async function ensureKey({ kms }: AwsClients, { keyAlias }: AwsConfig): Promise<void> {
+  try {
+    await kms.send(new DescribeKeyCommand({ KeyId: keyAlias }));
+    return;
+  } catch (error) {
+    if (!(error instanceof NotFoundException)) throw error;
+  }
+  const key = await kms.send(new CreateKeyCommand({ Description: "MCP Gateway envelope sealing" }));
+  try {
+    await kms.send(new CreateAliasCommand({ AliasName: keyAlias, TargetKeyId: key.KeyMetadata?.KeyId }));
+  } catch (error) {
+    // A concurrent bootstrap created the alias first; its key is the one in use.
+    if (!(error instanceof AlreadyExistsException)) throw error;
+  }
+}

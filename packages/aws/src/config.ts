@@ -1,0 +1,49 @@
+/**
+ * The one typed reader of runtime configuration. Deployed, SST links resources into the environment
+ * (`SST_RESOURCE_<Name>` JSON); locally the plain variables below (or their defaults) name them.
+ */
+
+export interface AwsConfig {
+  region: string;
+  /** An emulator endpoint (moto, LocalStack); undefined on AWS. */
+  endpoint: string | undefined;
+  tableName: string;
+  queueName: string;
+  /** Known when deployed (SST link); resolved by name otherwise. */
+  queueUrl: string | undefined;
+  deadLetterQueueName: string;
+  /** KMS key id, ARN or `alias/…`. */
+  keyId: string;
+  /** The alias the local bootstrap creates for the key. */
+  keyAlias: string;
+}
+
+type Env = Record<string, string | undefined>;
+
+/** A linked SST resource's properties, when running deployed. */
+function sstResource(env: Env, name: string): Record<string, string> | undefined {
+  const raw = env[`SST_RESOURCE_${name}`];
+  return raw ? (JSON.parse(raw) as Record<string, string>) : undefined;
+}
+
+/** AWS resource names and endpoint, from SST links when deployed and from env/defaults locally. */
+export function loadAwsConfig(env: Env = process.env): AwsConfig {
+  const keyAlias = env.KMS_KEY_ALIAS ?? "alias/mcp-gateway";
+  return {
+    region: env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? "us-east-1",
+    endpoint: env.AWS_ENDPOINT_URL || undefined,
+    tableName: sstResource(env, "Table")?.name ?? env.TABLE_NAME ?? "mcp-gateway",
+    queueName: env.QUEUE_NAME ?? "mcp-gateway-jobs",
+    queueUrl: sstResource(env, "Jobs")?.url,
+    deadLetterQueueName: env.DEAD_LETTER_QUEUE_NAME ?? "mcp-gateway-jobs-dlq",
+    keyId: sstResource(env, "Key")?.id ?? env.KMS_KEY_ID ?? keyAlias,
+    keyAlias,
+  };
+}
+
+/** Reads a required variable; throws naming it when it is missing or empty. */
+export function requireEnv(name: string, env: Env = process.env): string {
+  const value = env[name];
+  if (!value) throw new Error(`Missing required environment variable ${name}`);
+  return value;
+}

@@ -1,0 +1,24 @@
+import { createAwsClients } from "./clients";
+import { type AwsConfig, loadAwsConfig } from "./config";
+import { createJobQueue } from "./jobs";
+import { createKmsSealer } from "./sealing";
+import { createSecretStore } from "./secrets";
+import { createServerRepository } from "./servers";
+import { createStatusRepository } from "./statuses";
+
+/** Every adapter, wired to one set of clients; what handlers and workers are built from. */
+export function createStore(config: AwsConfig = loadAwsConfig()) {
+  const clients = createAwsClients(config);
+  const sealer = createKmsSealer(clients.kms, config.keyId);
+  return {
+    config,
+    clients,
+    sealer,
+    servers: createServerRepository(clients.ddb, config.tableName, sealer),
+    statuses: createStatusRepository(clients.ddb, config.tableName),
+    secrets: createSecretStore(clients.ddb, config.tableName, sealer),
+    jobs: createJobQueue(clients.sqs, { queueName: config.queueName, queueUrl: config.queueUrl }),
+  };
+}
+
+export type Store = ReturnType<typeof createStore>;

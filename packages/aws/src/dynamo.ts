@@ -1,0 +1,60 @@
+import { TransactionCanceledException } from "@aws-sdk/client-dynamodb";
+import {
+  BatchWriteCommand,
+  type DynamoDBDocumentClient,
+  paginateQuery,
+  type QueryCommandInput,
+} from "@aws-sdk/lib-dynamodb";
+import { TABLE_KEYS } from "./table";
+
+type Item = Record<string, unknown>;
+
+/** Every item a query returns, across all pages. */
+export async function queryAll(ddb: DynamoDBDocumentClient, input: QueryCommandInput): Promise<Item[]> {
+  const items: Item[] = [];
+  for await (const page of paginateQuery({ client: ddb }, input)) items.push(...(page.Items ?? []));
+  return items;
+}
+
+/** Every item of one kind on the byKind index, in kindSort order. */
+export function queryKind(ddb: DynamoDBDocumentClient, tableName: string, kind: string): Promise<Item[]> {
+  return queryAll(ddb, {
+    TableName: tableName,
+    IndexName: TABLE_KEYS.byKindIndex,
+    KeyConditionExpression: "#kind = :kind",
+    ExpressionAttributeNames: { "#kind": TABLE_KEYS.kind },
+    ExpressionAttributeValues: { ":kind": kind },
+  });
+}
+
+/** Deletes items by key in batches of 25, retrying unprocessed ones. */
+export async function deleteAll(
+  ddb: DynamoDBDocumentClient,
+  tableName: string,
+  itemKeys: Array<{ pk: unknown; sk: unknown }>,
+): Promise<void> {
+  for (let start = 0; start < itemKeys.length; start += 25) {
+    let requests = itemKeys
+      .slice(start, start + 25)
+      .map((key) => ({ DeleteRequest: { Key: { pk: key.pk, sk: key.sk } } }));
+    for (let attempt = 0; requests.length > 0; attempt++) {
+      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(50 * 2 ** attempt, 1_000)));
+      const result = await ddb.send(new BatchWriteCommand({ RequestItems: { [tableName]: requests } }));
+      requests = (result.UnprocessedItems?.[tableName] ?? []) as typeof requests;
+      if (attempt > 8) throw new Error("DynamoDB kept items unprocessed in a batch delete");
+    }
+  }
+}
+
+/** The index of each transaction item whose condition failed (empty when the error is something else). */
+export function failedConditions(error: unknown): number[] {
+  if (!(error instanceof TransactionCanceledException)) return [];
+  return (error.CancellationReasons ?? []).flatMap((reason, index) =>
+    reason.Code === "ConditionalCheckFailed" ? [index] : [],
+  );
+}
+
+/** True for a conditional write that lost its condition. */
+export function isConditionFailure(error: unknown): boolean {
+  return error instanceof Error && error.name === "ConditionalCheckFailedException";
+}

@@ -1,0 +1,24 @@
+/** The single table's key schema, shared by the repositories and the bootstrap. */
+export const TABLE_KEYS = {
+  partition: "pk",
+  sort: "sk",
+  /** Index listing items of one kind (servers by name, statuses, catalogues, secrets). */
+  byKindIndex: "byKind",
+  kind: "kind",
+  kindSort: "kindSort",
+  /** Epoch seconds after which DynamoDB may expire an item. */
+  ttl: "expiresAt",
+} as const;
+
+/** Partition and sort keys of every item the system stores. */
+export const keys = {
+  serverConfig: (id: string) => ({ pk: `SERVER#${id}`, sk: "CONFIG" }),
+  serverStatus: (id: string) => ({ pk: `SERVER#${id}`, sk: "STATUS" }),
+  serverCatalog: (id: string) => ({ pk: `SERVER#${id}`, sk: "CATALOG" }),
+  serverPartition: (id: string) => `SERVER#${id}`,
+  nameClaim: (name: string) => ({ pk: `NAME#${name}`, sk: "NAME" }),
+  secret: (name: string) => ({ pk: `SECRET#${name}`, sk: "SECRET" }),
+} as const;
+
+/** Values of the `kind` attribute the byKind index partitions on. */
+export const KINDS = { server: "SERVER", status: "STATUS", catalog: "CATALOG", secret: "SECRET" } as const;

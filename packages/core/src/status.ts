@@ -1,0 +1,74 @@
+import { z } from "zod";
+
+export const ServerState = z.enum(["connecting", "connected", "failed", "disabled"]);
+export type ServerState = z.infer<typeof ServerState>;
+
+/** Why a server is not connected: refused/DNS/TLS, 401/403, deadline, anything else. */
+export const FailureReason = z.enum(["unreachable", "access_denied", "not_responding", "failed"]);
+export type FailureReason = z.infer<typeof FailureReason>;
+
+/** A server's live status and connection diagnostics, as the API shows it. */
+export const ServerStatus = z.object({
+  state: ServerState,
+  reason: FailureReason.nullable(),
+  error: z.string().nullable(),
+  toolCount: z.number().int().nonnegative(),
+  lastConnectionAttemptAt: z.string().nullable(),
+  lastSuccessfulConnectionAt: z.string().nullable(),
+  lastConnectionFailureAt: z.string().nullable(),
+  lastConnectionLatencyMs: z.number().nonnegative().nullable(),
+  lastError: z.string().nullable(),
+});
+export type ServerStatus = z.infer<typeof ServerStatus>;
+
+/** The status as stored: the API view plus the generation fence. */
+export type StoredStatus = ServerStatus & { generation: number };
+
+/** The status of a server nobody has tried to reach yet. */
+export function initialStatus(enabled: boolean): ServerStatus {
+  return {
+    state: enabled ? "connecting" : "disabled",
+    reason: null,
+    error: null,
+    toolCount: 0,
+    lastConnectionAttemptAt: null,
+    lastSuccessfulConnectionAt: null,
+    lastConnectionFailureAt: null,
+    lastConnectionLatencyMs: null,
+    lastError: null,
+  };
+}
+
+/** The outcome of one connection attempt, as a worker reports it. */
+export type AttemptOutcome =
+  | { ok: true; at: string; latencyMs: number; toolCount: number }
+  | { ok: false; at: string; reason: FailureReason; error: string };
+
+/** The fields one attempt sets; every other diagnostic keeps its earlier value. */
+export function attemptChanges(outcome: AttemptOutcome): Partial<ServerStatus> {
+  if (outcome.ok) {
+    return {
+      state: "connected",
+      reason: null,
+      error: null,
+      toolCount: outcome.toolCount,
+      lastConnectionAttemptAt: outcome.at,
+      lastSuccessfulConnectionAt: outcome.at,
+      lastConnectionLatencyMs: outcome.latencyMs,
+    };
+  }
+  return {
+    state: "failed",
+    reason: outcome.reason,
+    error: outcome.error,
+    toolCount: 0,
+    lastConnectionAttemptAt: outcome.at,
+    lastConnectionFailureAt: outcome.at,
+    lastError: outcome.error,
+  };
+}
+
+/** The status after an attempt: diagnostics from before are kept, the attempt's own fields replace them. */
+export function statusAfterAttempt(previous: ServerStatus, outcome: AttemptOutcome): ServerStatus {
+  return { ...previous, ...attemptChanges(outcome) };
+}

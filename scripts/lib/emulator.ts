@@ -1,0 +1,138 @@
+/**
+ * The local AWS emulator: moto's server in a project-local venv, started on 127.0.0.1 on a free
+ * port and stopped with its parent. With AWS_ENDPOINT_URL already set (LocalStack, another moto),
+ * nothing is started and that endpoint is used.
+ */
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { createInterface } from "node:readline";
+
+export const MOTO_REQUIREMENT = "moto[server]==5.2.5";
+const ROOT = resolve(import.meta.dirname, "../..");
+export const VENV_DIR = join(ROOT, ".venv-moto");
+const VENV_PYTHON = join(VENV_DIR, "bin", "python");
+const START_TIMEOUT_MS = 30_000;
+
+/** Credentials and region for talking to an emulator; never real ones. */
+export const EMULATOR_ENV = {
+  AWS_REGION: "us-east-1",
+  AWS_DEFAULT_REGION: "us-east-1",
+  AWS_ACCESS_KEY_ID: "test",
+  AWS_SECRET_ACCESS_KEY: "test",
+} as const;
+
+export interface Emulator {
+  endpoint: string;
+  /** True when this process started the emulator (and so must stop it). */
+  owned: boolean;
+  stop(): Promise<void>;
+}
+
+/** Creates the venv with the pinned moto when it is missing. Throws a clear error without Python/pip. */
+export function ensureVenv(log: (line: string) => void = () => {}): void {
+  if (existsSync(VENV_PYTHON) && moduleImportable()) return;
+  const python = ["python3", "python"].find((bin) => spawnSync(bin, ["--version"]).status === 0);
+  if (!python) {
+    throw new Error("The AWS emulator needs Python 3 (python3) with venv and pip; none was found on PATH.");
+  }
+  log(`creating ${VENV_DIR} with ${MOTO_REQUIREMENT} (first run only)`);
+  run(python, ["-m", "venv", VENV_DIR], "create the emulator venv (is python3-venv installed?)");
+  run(
+    VENV_PYTHON,
+    ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", MOTO_REQUIREMENT],
+    `pip install ${MOTO_REQUIREMENT}`,
+  );
+}
+
+function moduleImportable(): boolean {
+  return spawnSync(VENV_PYTHON, ["-c", "import moto.server, flask"], { stdio: "ignore" }).status === 0;
+}
+
+function run(bin: string, args: string[], what: string): void {
+  const result = spawnSync(bin, args, { stdio: ["ignore", "inherit", "pipe"], encoding: "utf8" });
+  if (result.status !== 0) {
+    throw new Error(`Could not ${what}: ${(result.stderr || result.error?.message || "").trim()}`);
+  }
+}
+
+/**
+ * The emulator runs moto's threaded server inside a Python process that exits as soon as its stdin
+ * closes — so it dies with its parent however the parent ends (no orphans, even on SIGKILL).
+ */
+const SERVER_SCRIPT = `
+import sys
+from moto.moto_server.threaded_moto_server import ThreadedMotoServer
+server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+server.start()
+host, port = server.get_host_and_port()
+print(f"ready http://{host}:{port}", flush=True)
+sys.stdin.read()
+`;
+
+/** Starts moto (or adopts AWS_ENDPOINT_URL) and sets AWS_ENDPOINT_URL and dummy credentials in process.env. */
+export async function startEmulator(log: (line: string) => void = () => {}): Promise<Emulator> {
+  for (const [key, value] of Object.entries(EMULATOR_ENV)) process.env[key] ??= value;
+  const existing = process.env.AWS_ENDPOINT_URL;
+  if (existing) return { endpoint: existing, owned: false, stop: async () => {} };
+
+  ensureVenv(log);
+  const child = spawn(VENV_PYTHON, ["-c", SERVER_SCRIPT], { stdio: ["pipe", "pipe", "pipe"] });
+  const endpoint = await waitForReady(child);
+  await waitUntilAnswering(endpoint);
+  process.env.AWS_ENDPOINT_URL = endpoint;
+  const onExit = () => child.kill("SIGKILL");
+  process.once("exit", onExit);
+  return {
+    endpoint,
+    owned: true,
+    stop: async () => {
+      process.off("exit", onExit);
+      if (child.exitCode !== null) return;
+      const exited = new Promise<void>((done) => child.once("exit", () => done()));
+      child.stdin?.end();
+      const timer = setTimeout(() => child.kill("SIGKILL"), 3_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+function waitForReady(child: ChildProcess): Promise<string> {
+  return new Promise((resolveReady, reject) => {
+    let stderr = "";
+    child.stderr?.on("data", (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString()).slice(-4_000);
+    });
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`The AWS emulator did not start within ${START_TIMEOUT_MS / 1000} s: ${stderr}`));
+    }, START_TIMEOUT_MS);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`The AWS emulator exited (code ${code}) before it was ready: ${stderr}`));
+    });
+    const lines = createInterface({ input: child.stdout! });
+    lines.on("line", (line) => {
+      const match = /^ready (\S+)$/.exec(line);
+      if (!match?.[1]) return;
+      clearTimeout(timer);
+      child.removeAllListeners("exit");
+      resolveReady(match[1]);
+    });
+  });
+}
+
+async function waitUntilAnswering(endpoint: string): Promise<void> {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    try {
+      const response = await fetch(`${endpoint}/moto-api/data.json`);
+      if (response.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`The AWS emulator at ${endpoint} did not answer within ${START_TIMEOUT_MS / 1000} s`);
+}
