@@ -20,6 +20,7 @@ export const EMULATOR_ENV = {
   AWS_DEFAULT_REGION: "us-east-1",
   AWS_ACCESS_KEY_ID: "test",
   AWS_SECRET_ACCESS_KEY: "test",
+  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
 } as const;
 
 export interface Emulator {

@@ -47,3 +47,21 @@ export function requireEnv(name: string, env: Env = process.env): string {
   if (!value) throw new Error(`Missing required environment variable ${name}`);
   return value;
 }
+
+/** Settings of the running system (not AWS resource names). */
+export interface AppSettings {
+  adminToken: string;
+  /** Allow upstreams on loopback/private addresses (on in `npm run dev`, off by default deployed). */
+  allowPrivateUpstreams: boolean;
+  /** Seconds between health sweeps. */
+  sweepIntervalSeconds: number;
+}
+
+/** App settings from SST secrets when deployed, env locally. Throws when the admin token is missing. */
+export function loadAppSettings(env: Env = process.env): AppSettings {
+  return {
+    adminToken: sstResource(env, "AdminToken")?.value ?? requireEnv("ADMIN_TOKEN", env),
+    allowPrivateUpstreams: /^(1|true|yes)$/i.test(env.ALLOW_PRIVATE_UPSTREAMS ?? ""),
+    sweepIntervalSeconds: Number(env.SWEEP_INTERVAL_SECONDS ?? 60),
+  };
+}

@@ -8,3 +8,4 @@ export * from "./server";
 export * from "./server-edit";
 export * from "./status";
 export * from "./tool";
+export * from "./log";

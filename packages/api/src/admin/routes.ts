@@ -1,0 +1,225 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { AppError, SecretName, ServerPatch, ServerSpec } from "@mcpgw/core";
+import type { AppEnv } from "../env";
+import { ImportResult, Problem, SecretSummaryView, ServerList, ServerView, ToolList } from "../views";
+import {
+  type AdminDeps,
+  createServer,
+  deleteServer,
+  getServer,
+  importServers,
+  listServers,
+  listServerTools,
+  reconnectServer,
+  updateServer,
+} from "./service";
+
+const security = [{ adminToken: [] }];
+const json = <T extends z.ZodType>(schema: T, description: string) => ({
+  content: { "application/json": { schema } },
+  description,
+});
+const problems = (...statuses: number[]) =>
+  Object.fromEntries(
+    statuses.map((status) => [
+      status,
+      { content: { "application/problem+json": { schema: Problem } }, description: "Problem" },
+    ]),
+  );
+const IdParam = z.object({
+  id: z
+    .string()
+    .min(1)
+    .max(128)
+    .openapi({ description: "Server id or name", param: { name: "id", in: "path" } }),
+});
+const SecretParam = z.object({ name: SecretName });
+const jsonBody = <T extends z.ZodType>(schema: T) => ({
+  body: { content: { "application/json": { schema } }, required: true },
+});
+
+/** Registers the admin routes (servers, import, secrets) on `app`. */
+export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, deps: AdminDeps): void {
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/v1/servers",
+      tags: ["servers"],
+      security,
+      summary: "List servers with their status, sorted by name",
+      responses: { 200: json(ServerList, "Servers"), ...problems(401) },
+    }),
+    async (c) => c.json({ servers: await listServers(deps) }, 200),
+  );
+
+  app.openapi(
+    createRoute({
+      method: "post",
+      path: "/v1/servers",
+      tags: ["servers"],
+      security,
+      summary: "Register a server; its first connection attempt is queued",
+      request: jsonBody(ServerSpec),
+      responses: { 201: json(ServerView, "Created"), ...problems(400, 401, 409, 413) },
+    }),
+    async (c) => c.json(await createServer(deps, c.req.valid("json")), 201),
+  );
+
+  app.openapi(
+    createRoute({
+      method: "post",
+      path: "/v1/servers/import",
+      tags: ["servers"],
+      security,
+      summary: "Import a Claude / Cursor / VS Code MCP config (.mcp.json), all or nothing",
+      request: {
+        query: z.object({ onConflict: z.enum(["fail", "skip", "replace"]).default("fail") }),
+        ...jsonBody(z.record(z.string(), z.unknown()).openapi("McpJson")),
+      },
+      responses: { 201: json(ImportResult, "Imported"), ...problems(400, 401, 409, 413) },
+    }),
+    async (c) => c.json(await importServers(deps, c.req.valid("json"), c.req.valid("query").onConflict), 201),
+  );
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/v1/servers/{id}",
+      tags: ["servers"],
+      security,
+      summary: "One server with its status",
+      request: { params: IdParam },
+      responses: { 200: json(ServerView, "Server"), ...problems(401, 404) },
+    }),
+    async (c) => {
+      const server = await getServer(deps, c.req.valid("param").id);
+      c.header("ETag", `"${server.version}"`);
+      return c.json(server, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "patch",
+      path: "/v1/servers/{id}",
+      tags: ["servers"],
+      security,
+      summary: "Edit a server (headers follow the mask rule); reconnects or settles disabled",
+      request: {
+        params: IdParam,
+        headers: z.object({ "if-match": z.string().optional() }),
+        ...jsonBody(ServerPatch),
+      },
+      responses: { 200: json(ServerView, "Updated"), ...problems(400, 401, 404, 409, 412, 413) },
+    }),
+    async (c) => {
+      const server = await updateServer(
+        deps,
+        c.req.valid("param").id,
+        c.req.valid("json"),
+        c.req.header("if-match"),
+      );
+      c.header("ETag", `"${server.version}"`);
+      return c.json(server, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "delete",
+      path: "/v1/servers/{id}",
+      tags: ["servers"],
+      security,
+      summary: "Delete a server and everything it owns",
+      request: { params: IdParam },
+      responses: { 204: { description: "Deleted" }, ...problems(401, 404) },
+    }),
+    async (c) => {
+      await deleteServer(deps, c.req.valid("param").id);
+      return c.body(null, 204);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "post",
+      path: "/v1/servers/{id}/reconnect",
+      tags: ["servers"],
+      security,
+      summary: "Start a fresh connection attempt",
+      request: { params: IdParam },
+      responses: { 202: json(ServerView, "Reconnecting"), ...problems(401, 404, 409) },
+    }),
+    async (c) => c.json(await reconnectServer(deps, c.req.valid("param").id), 202),
+  );
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/v1/servers/{id}/tools",
+      tags: ["servers"],
+      security,
+      summary: "The tools of a connected server (empty otherwise)",
+      request: { params: IdParam },
+      responses: { 200: json(ToolList, "Tools"), ...problems(401, 404) },
+    }),
+    async (c) => c.json({ tools: await listServerTools(deps, c.req.valid("param").id) }, 200),
+  );
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/v1/secrets",
+      tags: ["secrets"],
+      security,
+      summary: "Secret names and their key names (never values)",
+      responses: {
+        200: json(z.object({ secrets: z.array(SecretSummaryView) }), "Secrets"),
+        ...problems(401),
+      },
+    }),
+    async (c) => c.json({ secrets: await deps.store.secrets.list() }, 200),
+  );
+
+  app.openapi(
+    createRoute({
+      method: "put",
+      path: "/v1/secrets/{name}",
+      tags: ["secrets"],
+      security,
+      summary: "Create or replace a secret (a flat key/value map, sealed)",
+      request: {
+        params: SecretParam,
+        ...jsonBody(
+          z.strictObject({
+            values: z.record(z.string().regex(/^[A-Za-z0-9_.-]{1,128}$/), z.string().max(65_536)),
+          }),
+        ),
+      },
+      responses: { 200: json(SecretSummaryView, "Stored"), ...problems(400, 401, 413) },
+    }),
+    async (c) => {
+      const summary = await deps.store.secrets.put(c.req.valid("param").name, c.req.valid("json").values);
+      deps.logger.info("secret stored", { secret: summary.name, keys: summary.keys.length });
+      return c.json(summary, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "delete",
+      path: "/v1/secrets/{name}",
+      tags: ["secrets"],
+      security,
+      summary: "Delete a secret",
+      request: { params: SecretParam },
+      responses: { 204: { description: "Deleted" }, ...problems(401, 404) },
+    }),
+    async (c) => {
+      const { name } = c.req.valid("param");
+      if (!(await deps.store.secrets.remove(name)))
+        throw new AppError("secret.not_found", `No secret named '${name}'.`);
+      return c.body(null, 204);
+    },
+  );
+}

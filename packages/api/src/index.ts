@@ -1,0 +1,4 @@
+export * from "./app";
+export * from "./problem";
+export * from "./serve";
+export * from "./views";

@@ -1,0 +1,98 @@
+import { z } from "@hono/zod-openapi";
+import {
+  initialStatus,
+  maskHeaders,
+  Scope,
+  SecretFormat,
+  type ServerRecord,
+  ServerStatus,
+  type StoredStatus,
+} from "@mcpgw/core";
+
+/** A server as the API shows it: secrets of `Authorization` masked, its live status attached. */
+export const ServerView = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    transport: z.enum(["http", "stdio"]),
+    enabled: z.boolean(),
+    url: z.string().optional(),
+    headers: z
+      .record(z.string(), z.string())
+      .optional()
+      .openapi({ description: "Authorization is shown as `<scheme> [SECRET]`" }),
+    command: z.string().optional(),
+    args: z.array(z.string()).optional(),
+    env: z.record(z.string(), z.string()).optional(),
+    timeoutSeconds: z.number().int(),
+    scope: Scope,
+    secretRef: z.string().optional(),
+    secretFormat: SecretFormat.optional(),
+    version: z.number().int(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    status: ServerStatus,
+  })
+  .openapi("Server");
+export type ServerView = z.infer<typeof ServerView>;
+
+/** The view of a stored server and its status (generation stays internal). */
+export function toServerView(server: ServerRecord, status: StoredStatus | undefined): ServerView {
+  const { generation: _generation, ...visible } = status ?? {
+    ...initialStatus(server.enabled),
+    generation: 0,
+  };
+  const common = {
+    id: server.id,
+    name: server.name,
+    transport: server.transport,
+    enabled: server.enabled,
+    timeoutSeconds: server.timeoutSeconds,
+    version: server.version,
+    createdAt: server.createdAt,
+    updatedAt: server.updatedAt,
+    status: visible,
+  };
+  if (server.transport === "http") {
+    return { ...common, url: server.url, headers: maskHeaders(server.headers), scope: "project" };
+  }
+  return {
+    ...common,
+    command: server.command,
+    args: server.args,
+    env: server.env,
+    scope: server.scope,
+    ...(server.secretRef ? { secretRef: server.secretRef } : {}),
+    ...(server.secretFormat ? { secretFormat: server.secretFormat } : {}),
+  };
+}
+
+export const ServerList = z.object({ servers: z.array(ServerView) }).openapi("ServerList");
+
+export const ToolView = z
+  .object({
+    name: z.string(),
+    description: z.string().optional(),
+    inputSchema: z.record(z.string(), z.unknown()),
+  })
+  .openapi("Tool");
+export const ToolList = z.object({ tools: z.array(ToolView) }).openapi("ToolList");
+
+export const ImportResult = z
+  .object({ servers: z.array(ServerView), skipped: z.array(z.string()) })
+  .openapi("ImportResult");
+
+export const SecretSummaryView = z
+  .object({ name: z.string(), keys: z.array(z.string()), updatedAt: z.string() })
+  .openapi("SecretSummary");
+
+export const Problem = z
+  .object({
+    type: z.string(),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string(),
+    code: z.string().openapi({ example: "server.not_found" }),
+  })
+  .passthrough()
+  .openapi("Problem");

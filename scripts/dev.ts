@@ -1,0 +1,42 @@
+/**
+ * `npm run dev`: the whole system on one machine — the AWS emulator (unless AWS_ENDPOINT_URL names
+ * one), resources created idempotently, and the API on http://127.0.0.1:$PORT.
+ */
+import { randomBytes } from "node:crypto";
+import { createApp, listen } from "@mcpgw/api";
+import { createStore, ensureResources, loadAwsConfig } from "@mcpgw/aws";
+import { createLogger } from "@mcpgw/core";
+import { startEmulator } from "./lib/emulator";
+
+const log = (line: string) => process.stderr.write(`[dev] ${line}\n`);
+const port = Number(process.env.PORT ?? 8787);
+process.env.ALLOW_PRIVATE_UPSTREAMS ??= "true";
+const generatedToken = !process.env.ADMIN_TOKEN;
+const adminToken = process.env.ADMIN_TOKEN || randomBytes(24).toString("base64url");
+
+const emulator = await startEmulator(log);
+const store = createStore(loadAwsConfig());
+await ensureResources(store.clients, store.config);
+const logger = createLogger({ level: (process.env.LOG_LEVEL as "info" | undefined) ?? "info" });
+const app = createApp({
+  store,
+  logger,
+  adminToken,
+  allowPrivateUpstreams: process.env.ALLOW_PRIVATE_UPSTREAMS === "true",
+});
+const api = await listen(app, port);
+
+if (generatedToken) log(`ADMIN_TOKEN=${adminToken} (generated; set ADMIN_TOKEN to choose one)`);
+log(`AWS endpoint ${emulator.endpoint}${emulator.owned ? " (moto, started for this run)" : ""}`);
+console.log(`MCP Gateway ready at ${api.url} (docs: ${api.url}/docs)`);
+
+let stopping = false;
+async function shutdown() {
+  if (stopping) return;
+  stopping = true;
+  await api.close();
+  await emulator.stop();
+  process.exit(0);
+}
+process.once("SIGINT", shutdown);
+process.once("SIGTERM", shutdown);
