@@ -1,0 +1,161 @@
+/**
+ * A `fetch` for upstream MCP servers that refuses forbidden destinations: the URL is checked, the host
+ * resolved once and every address vetted, the connection pinned to those addresses, and every redirect
+ * hop checked the same way. Pass it as the `fetch` option of the SDK's client transports.
+ */
+import type { LookupAddress } from "node:dns";
+import { lookup } from "node:dns/promises";
+import { isIP } from "node:net";
+import {
+  type AddressPolicy,
+  checkUrl,
+  classifyAddress,
+  describeClass,
+  isForbidden,
+  parseHostLiteral,
+} from "./address-policy";
+import { createPinnedFetch, type HopFetch, type HopInit } from "./pinned-fetch";
+
+/** Most redirects one call follows (with the default `redirect: "follow"`). */
+export const MAX_REDIRECTS = 5;
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+/** Dropped when a redirect turns the request into a body-less GET (as fetch does). */
+const BODY_HEADERS = [
+  "content-type",
+  "content-encoding",
+  "content-language",
+  "content-location",
+  "content-length",
+];
+/** Dropped when a redirect leaves the origin (fetch drops `authorization`; cookies are ours to drop too). */
+const CREDENTIAL_HEADERS = ["authorization", "proxy-authorization", "cookie"];
+
+/** Resolves a hostname to all its addresses, like `dns.lookup(host, { all: true })`. */
+export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
+
+/** Options of {@link createGuardedFetch}. */
+export interface GuardedFetchOptions extends AddressPolicy {
+  /** Sends one vetted hop; defaults to node:http(s) pinned to the vetted addresses ({@link createPinnedFetch}). */
+  fetchImpl?: HopFetch;
+  /** DNS resolver; defaults to `dns.lookup(host, { all: true })`. Injectable for tests. */
+  lookup?: Resolver;
+}
+
+/** Thrown when the guard refuses a destination. The message names the host, never a header value. */
+export class ForbiddenAddressError extends Error {
+  override readonly name = "ForbiddenAddressError";
+
+  constructor(
+    /** The refused URL's host (empty for scheme-less-host URLs such as `file:///…`). */
+    readonly host: string,
+    /** Why: a non-http(s) scheme, or an address the policy forbids. */
+    readonly reason: "scheme" | "forbidden_address",
+    detail: string,
+  ) {
+    super(`forbidden address: ${detail}`);
+  }
+}
+
+/**
+ * Creates a guarded `fetch`. http(s) only; metadata, link-local and unspecified addresses are always
+ * refused, loopback and private ones unless `allowPrivate`; a host is refused if ANY address it resolves
+ * to is forbidden. Redirects are followed here (max {@link MAX_REDIRECTS}), re-vetting each hop; with
+ * `redirect: "manual"` the 3xx response is returned as is (the SDK follows it by calling this fetch again).
+ * Request bodies are buffered (MCP messages are small); response bodies stream.
+ * @throws ForbiddenAddressError on refusal; TypeError on network/DNS failure, like fetch.
+ */
+export function createGuardedFetch(options: GuardedFetchOptions): typeof fetch {
+  const policy: AddressPolicy = { allowPrivate: options.allowPrivate };
+  const sendHop = options.fetchImpl ?? createPinnedFetch();
+  const resolve: Resolver = options.lookup ?? ((hostname) => lookup(hostname, { all: true }));
+
+  /** Checks the URL, resolves its host once, and returns the addresses the connection may use. */
+  async function vet(url: URL): Promise<LookupAddress[]> {
+    const check = checkUrl(url, policy);
+    if (!check.ok) {
+      if (check.reason === "invalid") throw new TypeError(check.message);
+      throw new ForbiddenAddressError(url.hostname, check.reason, check.message);
+    }
+    const literal = parseHostLiteral(url.hostname);
+    const addresses = literal
+      ? [{ address: literal, family: isIP(literal) }]
+      : await resolveHost(url.hostname);
+    for (const { address } of addresses) {
+      if (isForbidden(address, policy)) {
+        const detail = `${url.hostname} resolves to ${address}, ${describeClass(classifyAddress(address))}`;
+        throw new ForbiddenAddressError(url.hostname, "forbidden_address", detail);
+      }
+    }
+    return addresses;
+  }
+
+  async function resolveHost(hostname: string): Promise<LookupAddress[]> {
+    let addresses: LookupAddress[];
+    try {
+      addresses = await resolve(hostname);
+    } catch (error) {
+      throw new TypeError("fetch failed", { cause: error });
+    }
+    if (addresses.length === 0) throw new TypeError(`fetch failed: no address for ${hostname}`);
+    return addresses;
+  }
+
+  return async function guardedFetch(input, init) {
+    const request = new Request(input, init); // normalises method, headers, body and signal; no I/O
+    let url = new URL(request.url);
+    let hop: HopInit = {
+      method: request.method,
+      headers: new Headers(request.headers),
+      body: request.body ? new Uint8Array(await request.arrayBuffer()) : null,
+      signal: request.signal,
+      redirect: "manual",
+    };
+    for (let redirects = 0; ; redirects++) {
+      const addresses = await vet(url);
+      request.signal.throwIfAborted();
+      const response = await sendHop(url, hop, addresses);
+      const target = redirectTarget(response, url);
+      if (target === null || request.redirect === "manual") return markRedirected(response, redirects > 0);
+      await response.body?.cancel();
+      if (request.redirect === "error") throw new TypeError("fetch failed: unexpected redirect");
+      if (redirects === MAX_REDIRECTS) throw new TypeError("fetch failed: too many redirects");
+      hop = redirectedHop(hop, response.status, url, target);
+      url = target;
+    }
+  };
+}
+
+/** The URL a redirect response points to, or null if it is not a redirect to follow. */
+function redirectTarget(response: Response, base: URL): URL | null {
+  const location = REDIRECT_STATUSES.has(response.status) ? response.headers.get("location") : null;
+  if (location === null) return null;
+  try {
+    return new URL(location, base);
+  } catch (error) {
+    throw new TypeError("fetch failed: invalid redirect location", { cause: error });
+  }
+}
+
+/** The next hop's request, rewritten the way fetch rewrites it for a redirect. */
+function redirectedHop(hop: HopInit, status: number, from: URL, to: URL): HopInit {
+  const headers = new Headers(hop.headers);
+  let { method, body } = hop;
+  const becomesGet =
+    (status === 303 && method !== "GET" && method !== "HEAD") ||
+    ((status === 301 || status === 302) && method === "POST");
+  if (becomesGet) {
+    method = "GET";
+    body = null;
+    for (const name of BODY_HEADERS) headers.delete(name);
+  }
+  if (from.origin !== to.origin) {
+    for (const name of CREDENTIAL_HEADERS) headers.delete(name);
+  }
+  return { ...hop, method, headers, body };
+}
+
+function markRedirected(response: Response, redirected: boolean): Response {
+  if (redirected) Object.defineProperty(response, "redirected", { value: true });
+  return response;
+}

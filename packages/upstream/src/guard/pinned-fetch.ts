@@ -1,0 +1,109 @@
+/**
+ * One HTTP request over node:http(s) to addresses that were already vetted: DNS is never consulted
+ * again, so a rebinding resolver cannot swap the address between the check and the connection.
+ */
+import type { LookupAddress } from "node:dns";
+import http, { type IncomingMessage } from "node:http";
+import https from "node:https";
+import { isIP, type LookupFunction } from "node:net";
+import { Readable } from "node:stream";
+
+/** The request of one hop, as {@link createGuardedFetch} hands it to a {@link HopFetch}. */
+export interface HopInit extends RequestInit {
+  method: string;
+  headers: Headers;
+  body: Uint8Array | null;
+  signal: AbortSignal | null;
+  redirect: "manual";
+}
+
+/**
+ * Sends one request (never following redirects) to `url`, connecting only to `addresses`.
+ * A plain `fetch` is assignable (handy in tests) but resolves DNS again, losing rebinding protection.
+ */
+export type HopFetch = (url: URL, init: HopInit, addresses: readonly LookupAddress[]) => Promise<Response>;
+
+/**
+ * Creates the default {@link HopFetch}: node:http(s) whose socket `lookup` answers with the vetted
+ * addresses (Node still does happy-eyeballs across them). The hostname stays the request's host, so the
+ * Host header, TLS SNI and certificate verification all use the original name. Keep-alive sockets are
+ * pooled per instance, so create one per guarded fetch and reuse it.
+ */
+export function createPinnedFetch(): HopFetch {
+  const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+
+  return (url, init, addresses) =>
+    new Promise<Response>((resolve, reject) => {
+      const { signal } = init;
+      if (signal?.aborted) return reject(signal.reason);
+      const secure = url.protocol === "https:";
+      const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
+      const headers = Object.fromEntries(init.headers);
+      delete headers["transfer-encoding"];
+      headers.host = url.host;
+      headers["accept-encoding"] = "identity"; // bodies are passed through undecoded
+      headers.accept ??= "*/*";
+      if (init.body) headers["content-length"] = String(init.body.byteLength);
+
+      const request = (secure ? https : http).request({
+        agent: secure ? agents.https : agents.http,
+        host,
+        port: url.port || (secure ? 443 : 80),
+        path: `${url.pathname}${url.search}`,
+        method: init.method,
+        headers,
+        lookup: pinnedLookup(addresses),
+        ...(secure && isIP(host) === 0 ? { servername: host } : {}),
+      });
+
+      let response: IncomingMessage | undefined;
+      const onAbort = () => {
+        response?.destroy(signal?.reason);
+        request.destroy(signal?.reason);
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      const cleanup = () => signal?.removeEventListener("abort", onAbort);
+
+      request.on("error", (error) => {
+        cleanup();
+        reject(signal?.aborted ? signal.reason : new TypeError("fetch failed", { cause: error }));
+      });
+      request.on("response", (res) => {
+        response = res;
+        res.once("close", cleanup);
+        try {
+          resolve(toResponse(res, url, init.method));
+        } catch (error) {
+          res.destroy();
+          reject(new TypeError("fetch failed", { cause: error })); // e.g. a status outside 200–599
+        }
+      });
+      request.end(init.body ?? undefined);
+    });
+}
+
+/** A socket `lookup` that never queries DNS: it answers with the addresses vetted beforehand. */
+function pinnedLookup(addresses: readonly LookupAddress[]): LookupFunction {
+  return (_hostname, options, callback) => {
+    const [first] = addresses;
+    process.nextTick(() => {
+      if (!first) callback(Object.assign(new Error("no vetted address"), { code: "ENOTFOUND" }), "");
+      else if (options.all) callback(null, [...addresses]);
+      else callback(null, first.address, first.family);
+    });
+  };
+}
+
+/** Wraps the node response as a fetch `Response` whose body streams (nothing is buffered). */
+function toResponse(res: IncomingMessage, url: URL, method: string): Response {
+  const headers = new Headers();
+  const raw = res.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i] ?? "", raw[i + 1] ?? "");
+  const status = res.statusCode ?? 0;
+  const hasBody = method !== "HEAD" && status !== 204 && status !== 205 && status !== 304;
+  if (!hasBody) res.resume();
+  const body = hasBody ? (Readable.toWeb(res) as ReadableStream<Uint8Array>) : null;
+  const response = new Response(body, { status, statusText: res.statusMessage ?? "", headers });
+  Object.defineProperty(response, "url", { value: url.href.replace(/#.*$/, "") });
+  return response;
+}
