@@ -1,5 +1,6 @@
 export * from "./errors";
 export * from "./job";
+export * from "./log";
 export * from "./masking";
 export * from "./mcp-json";
 export * from "./names";
@@ -8,4 +9,3 @@ export * from "./server";
 export * from "./server-edit";
 export * from "./status";
 export * from "./tool";
-export * from "./log";

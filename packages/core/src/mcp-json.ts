@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { AppError, describeIssues } from "./errors";
+import { isMaskedHeader, looksMasked } from "./masking";
 import { ServerSpec } from "./server";
 
 /** One problem with one entry of an imported document. */
@@ -68,7 +69,15 @@ function toSpec(name: string, raw: unknown): ServerSpec | string[] {
   const candidate =
     transport === "stdio" ? { transport, name, command, args, env } : { transport, name, url, headers };
   const spec = ServerSpec.safeParse({ ...candidate, enabled: disabled !== true });
-  return spec.success ? spec.data : describeIssues(spec.error.issues);
+  if (!spec.success) return describeIssues(spec.error.issues);
+  // As on create: a pasted mask (e.g. from this gateway's own output) must never be stored as a credential.
+  if (spec.data.transport === "http") {
+    const masked = Object.entries(spec.data.headers).filter(
+      ([key, value]) => isMaskedHeader(key) && looksMasked(value),
+    );
+    if (masked.length > 0) return masked.map(([key]) => `headers.${key}: is a mask; submit the real value`);
+  }
+  return spec.data;
 }
 
 function transportOf(entry: Entry): "stdio" | "http" | undefined {

@@ -14,7 +14,9 @@ export function renderSecretFile(values: Record<string, string>, format: SecretF
       return `${JSON.stringify(Object.fromEntries(entries), null, 2)}\n`;
     case "yaml":
       // JSON strings are valid YAML double-quoted scalars: every value is quoted, nothing is coerced.
-      return lines(entries.map(([key, value]) => `${JSON.stringify(key)}: ${JSON.stringify(value)}`));
+      // An empty map is written `{}` (an empty YAML document would load as null, not a mapping).
+      if (entries.length === 0) return "{}\n";
+      return lines(entries.map(([key, value]) => `${yamlString(key)}: ${yamlString(value)}`));
   }
 }
 
@@ -22,10 +24,21 @@ function lines(items: string[]): string {
   return items.map((line) => `${line}\n`).join("");
 }
 
+/**
+ * A JSON string that is also a safe YAML double-quoted scalar: JSON leaves DEL, C1 controls, NEL,
+ * U+2028/U+2029 (line breaks to YAML 1.1), BOM and U+FFFE/U+FFFF raw, which YAML parsers reject or fold.
+ */
+function yamlString(text: string): string {
+  return JSON.stringify(text).replace(
+    /[\u007f-\u009f\u2028\u2029\ufeff\ufffe\uffff]/g,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}
+
 /** dotenv: plain when safe, otherwise double-quoted with escapes. */
 function envValue(value: string): string {
   if (/^[A-Za-z0-9_./:@%+,=-]*$/.test(value)) return value;
-  return `"${value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n").replace(/\r/g, "\\r").replace(/\$/g, "\\$")}"`;
+  return `"${value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n").replace(/\r/g, "\\r").replace(/\$/g, "\\$").replace(/`/g, "\\`")}"`;
 }
 
 /** java.util.Properties escaping (keys also escape spaces; non-ASCII as \uXXXX). */

@@ -30,6 +30,8 @@ export function applyServerPatch(stored: ServerSpec, patch: ServerPatch): Server
     if (value === null) delete merged[key];
     else if (value !== undefined) merged[key] = value;
   }
+  // A format is meaningless without a reference: clearing the reference clears it unless one is given.
+  if (patch.secretRef === null && patch.secretFormat === undefined) delete merged.secretFormat;
   if (patch.headers && stored.transport === "http") {
     const { headers, unmatchedMasks } = mergeMaskedHeaders(stored.headers, patch.headers);
     if (unmatchedMasks.length > 0) {

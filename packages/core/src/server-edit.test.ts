@@ -1,0 +1,406 @@
+import { describe, expect, it } from "vitest";
+import { AppError } from "./errors";
+import type { ServerPatch, ServerSpec } from "./server";
+import { applyServerPatch, parseServerSpec } from "./server-edit";
+
+/** Runs `act`, expecting it to throw an AppError, and returns that error. */
+function appErrorFrom(act: () => unknown): AppError {
+  try {
+    act();
+  } catch (error) {
+    if (error instanceof AppError) return error;
+    throw error;
+  }
+  throw new Error("expected an AppError, nothing was thrown");
+}
+
+function storedHttp(headers: Record<string, string> = { Authorization: "Bearer s3cr3t", "X-Team": "blue" }) {
+  return parseServerSpec({ name: "remote", url: "https://mcp.example.com/mcp", headers });
+}
+
+function storedStdio(extra: Record<string, unknown> = {}) {
+  return parseServerSpec({
+    name: "local",
+    command: "npx",
+    args: ["-y", "@example/mcp"],
+    env: { API_TOKEN: "t0k3n" },
+    secretRef: "github",
+    secretFormat: "env",
+    ...extra,
+  });
+}
+
+function headersOf(spec: ServerSpec): Record<string, string> {
+  if (spec.transport !== "http") throw new Error("expected an http spec");
+  return spec.headers;
+}
+
+describe("parseServerSpec", () => {
+  it("returns the validated spec with defaults", () => {
+    // Prepare
+    const input = {
+      name: "remote",
+      url: "https://mcp.example.com/mcp",
+      headers: { Authorization: "Bearer abc" },
+    };
+
+    // Act
+    const spec = parseServerSpec(input);
+
+    // Assess
+    expect(spec).toStrictEqual({
+      transport: "http",
+      name: "remote",
+      enabled: true,
+      timeoutSeconds: 30,
+      url: "https://mcp.example.com/mcp",
+      headers: { Authorization: "Bearer abc" },
+    });
+  });
+
+  it("throws server.invalid listing every problem", () => {
+    // Prepare
+    const input = { name: "-bad", command: " ", extra: 1 };
+
+    // Act
+    const error = appErrorFrom(() => parseServerSpec(input));
+
+    // Assess
+    expect(error.code).toBe("server.invalid");
+    expect(error.status).toBe(400);
+    const errors = error.extra.errors as string[];
+    expect(errors).toHaveLength(3);
+    expect(errors).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^name: /),
+        "command: must not be empty",
+        'Unrecognized key: "extra"',
+      ]),
+    );
+    expect(error.detail).toBe(errors.join("; "));
+  });
+
+  it.each([
+    ["Authorization", "Bearer [SECRET]"],
+    ["authorization", "Bearer [SECRET]"],
+    ["AUTHORIZATION", "Basic [SECRET]"],
+    ["Authorization", "[SECRET]"],
+    ["Authorization", "  Bearer [SECRET]  "],
+  ])("rejects a masked %s header (%j) on create", (name, value) => {
+    // Prepare
+    const input = { name: "remote", url: "https://mcp.example.com/mcp", headers: { [name]: value } };
+
+    // Act
+    const error = appErrorFrom(() => parseServerSpec(input));
+
+    // Assess
+    expect(error.code).toBe("server.invalid");
+    expect(error.extra.errors).toEqual([`headers.${name}: is a mask; submit the real value`]);
+  });
+
+  it("accepts a mask-like value in a header that is never masked", () => {
+    // Prepare
+    const input = { name: "remote", url: "https://mcp.example.com/mcp", headers: { "X-Note": "[SECRET]" } };
+
+    // Act
+    const spec = parseServerSpec(input);
+
+    // Assess
+    expect(headersOf(spec)).toEqual({ "X-Note": "[SECRET]" });
+  });
+});
+
+describe("applyServerPatch headers (mask rule)", () => {
+  it("keeps the stored Authorization when the mask comes back unchanged", () => {
+    // Prepare
+    const stored = storedHttp();
+    const patch: ServerPatch = { headers: { Authorization: "Bearer [SECRET]", "X-Team": "blue" } };
+
+    // Act
+    const result = applyServerPatch(stored, patch);
+
+    // Assess
+    expect(headersOf(result)).toEqual({ Authorization: "Bearer s3cr3t", "X-Team": "blue" });
+  });
+
+  it("matches the header name case-insensitively, under the submitted spelling", () => {
+    // Prepare
+    const stored = storedHttp({ authorization: "Bearer s3cr3t" });
+    const patch: ServerPatch = { headers: { AUTHORIZATION: "Bearer [SECRET]" } };
+
+    // Act
+    const result = applyServerPatch(stored, patch);
+
+    // Assess
+    expect(headersOf(result)).toEqual({ AUTHORIZATION: "Bearer s3cr3t" });
+  });
+
+  it("tolerates whitespace around a returned mask", () => {
+    // Prepare
+    const stored = storedHttp();
+    const patch: ServerPatch = { headers: { Authorization: " Bearer [SECRET] " } };
+
+    // Act
+    const result = applyServerPatch(stored, patch);
+
+    // Assess
+    expect(headersOf(result)).toEqual({ Authorization: "Bearer s3cr3t" });
+  });
+
+  it("keeps a stored raw token (no scheme) when `[SECRET]` comes back", () => {
+    // Prepare
+    const stored = storedHttp({ Authorization: "raw-token-123" });
+    const patch: ServerPatch = { headers: { Authorization: "[SECRET]" } };
+
+    // Act
+    const result = applyServerPatch(stored, patch);
+
+    // Assess
+    expect(headersOf(result)).toEqual({ Authorization: "raw-token-123" });
+  });
+
+  it("removes the Authorization header when it is left out", () => {
+    // Prepare
+    const stored = storedHttp();
+    const patch: ServerPatch = { headers: { "X-Team": "blue" } };
+
+    // Act
+    const result = applyServerPatch(stored, patch);
+
+    // Assess
+    expect(headersOf(result)).toEqual({ "X-Team": "blue" });
+  });
+
+  it("removes every header when given an empty map", () => {
+    // Prepare
+    const stored = storedHttp();
+
+    // Act
+    const result = applyServerPatch(stored, { headers: {} });
+
+    // Assess
+    expect(headersOf(result)).toEqual({});
+  });
+
+  it("replaces the Authorization header with a new value", () => {
+    // Prepare
+    const stored = storedHttp();
+    const patch: ServerPatch = { headers: { Authorization: "Bearer n3w", "X-Team": "red" } };
+
+    // Act
+    const result = applyServerPatch(stored, patch);
+
+    // Assess
+    expect(headersOf(result)).toEqual({ Authorization: "Bearer n3w", "X-Team": "red" });
+  });
+
+  it("keeps all stored headers when the patch has no headers", () => {
+    // Prepare
+    const stored = storedHttp();
+
+    // Act
+    const result = applyServerPatch(stored, { enabled: false });
+
+    // Assess
+    expect(headersOf(result)).toEqual({ Authorization: "Bearer s3cr3t", "X-Team": "blue" });
+    expect(result.enabled).toBe(false);
+  });
+
+  it.each([
+    ["nothing is stored", {}, "Bearer [SECRET]"],
+    ["the scheme differs", { Authorization: "Bearer s3cr3t" }, "Basic [SECRET]"],
+    ["the stored value had no scheme", { Authorization: "raw" }, "Bearer [SECRET]"],
+    ["the stored value had a scheme", { Authorization: "Bearer s3cr3t" }, "[SECRET]"],
+  ])("rejects a mask when %s", (_label, headers, mask) => {
+    // Prepare
+    const stored = storedHttp(headers);
+    const patch: ServerPatch = { headers: { Authorization: mask } };
+
+    // Act
+    const error = appErrorFrom(() => applyServerPatch(stored, patch));
+
+    // Assess
+    expect(error.code).toBe("server.invalid");
+    expect(error.extra.errors).toEqual([
+      "headers.Authorization: the mask matches no stored value; submit the real value",
+    ]);
+  });
+});
+
+describe("applyServerPatch secrets", () => {
+  it("clears secretRef (and with it the format it needs) on null", () => {
+    // Prepare
+    const stored = storedStdio();
+
+    // Act
+    const result = applyServerPatch(stored, { secretRef: null });
+
+    // Assess
+    expect(result).not.toHaveProperty("secretRef");
+    expect(result).not.toHaveProperty("secretFormat");
+  });
+
+  it("clears secretRef when no format is stored", () => {
+    // Prepare
+    const stored = storedStdio({ secretFormat: undefined });
+
+    // Act
+    const result = applyServerPatch(stored, { secretRef: null });
+
+    // Assess
+    expect(result).not.toHaveProperty("secretRef");
+  });
+
+  it("clears both on null for both", () => {
+    // Prepare
+    const stored = storedStdio();
+
+    // Act
+    const result = applyServerPatch(stored, { secretRef: null, secretFormat: null });
+
+    // Assess
+    expect(result).not.toHaveProperty("secretRef");
+    expect(result).not.toHaveProperty("secretFormat");
+    expect(result).toMatchObject({ command: "npx", env: { API_TOKEN: "t0k3n" } });
+  });
+
+  it("clears only secretFormat on a null format", () => {
+    // Prepare
+    const stored = storedStdio();
+
+    // Act
+    const result = applyServerPatch(stored, { secretFormat: null });
+
+    // Assess
+    expect(result).toMatchObject({ secretRef: "github" });
+    expect(result).not.toHaveProperty("secretFormat");
+  });
+
+  it("rejects a format without a reference", () => {
+    // Prepare
+    const stored = storedStdio();
+
+    // Act
+    const error = appErrorFrom(() => applyServerPatch(stored, { secretRef: null, secretFormat: "json" }));
+
+    // Assess
+    expect(error.code).toBe("server.invalid");
+    expect(error.extra.errors).toEqual(["secretFormat: secretFormat needs a secretRef"]);
+  });
+
+  it("sets a new reference and format", () => {
+    // Prepare
+    const stored = storedStdio();
+
+    // Act
+    const result = applyServerPatch(stored, { secretRef: "other.secret", secretFormat: "yaml" });
+
+    // Assess
+    expect(result).toMatchObject({ secretRef: "other.secret", secretFormat: "yaml" });
+  });
+});
+
+describe("applyServerPatch validation", () => {
+  it("rejects a transport change", () => {
+    // Prepare
+    const stored = storedHttp();
+
+    // Act
+    const error = appErrorFrom(() => applyServerPatch(stored, { transport: "stdio", command: "npx" }));
+
+    // Assess
+    expect(error.code).toBe("server.invalid");
+    expect(error.detail).toMatch(/^transport: cannot change from http/);
+  });
+
+  it("accepts the unchanged transport", () => {
+    // Prepare
+    const stored = storedStdio();
+
+    // Act
+    const result = applyServerPatch(stored, { transport: "stdio", timeoutSeconds: 10 });
+
+    // Assess
+    expect(result).toMatchObject({ transport: "stdio", timeoutSeconds: 10 });
+  });
+
+  it.each([
+    ["a url on a stdio server", "stdio", { url: "https://mcp.example.com/mcp" }, 'Unrecognized key: "url"'],
+    ["headers on a stdio server", "stdio", { headers: { A: "b" } }, 'Unrecognized key: "headers"'],
+    ["a command on an http server", "http", { command: "npx" }, 'Unrecognized key: "command"'],
+    ["env on an http server", "http", { env: { A: "b" } }, 'Unrecognized key: "env"'],
+    ["a blank command", "stdio", { command: "   " }, "command: must not be empty"],
+    [
+      "a secret format on an http server",
+      "http",
+      { secretFormat: "env" },
+      'Unrecognized key: "secretFormat"',
+    ],
+  ] as const)("rejects a merged result with %s", (_label, transport, patch, problem) => {
+    // Prepare
+    const stored = transport === "http" ? storedHttp() : storedStdio();
+
+    // Act
+    const error = appErrorFrom(() => applyServerPatch(stored, patch as ServerPatch));
+
+    // Assess
+    expect(error.code).toBe("server.invalid");
+    expect(error.extra.errors).toContain(problem);
+  });
+
+  it("leaves every other field untouched", () => {
+    // Prepare
+    const stored = storedStdio({ scope: "thread", timeoutSeconds: 45, enabled: false });
+
+    // Act
+    const result = applyServerPatch(stored, { timeoutSeconds: 60 });
+
+    // Assess
+    expect(result).toStrictEqual({ ...stored, timeoutSeconds: 60 });
+  });
+
+  it("replaces args and env as whole values", () => {
+    // Prepare
+    const stored = storedStdio();
+
+    // Act
+    const result = applyServerPatch(stored, { args: ["serve"], env: { OTHER: "1" } });
+
+    // Assess
+    expect(result).toMatchObject({ args: ["serve"], env: { OTHER: "1" } });
+  });
+
+  it("renames and changes the url", () => {
+    // Prepare
+    const stored = storedHttp();
+
+    // Act
+    const result = applyServerPatch(stored, { name: "renamed", url: "http://localhost:9000/mcp" });
+
+    // Assess
+    expect(result).toStrictEqual({ ...stored, name: "renamed", url: "http://localhost:9000/mcp" });
+  });
+
+  it("does not modify the stored spec", () => {
+    // Prepare
+    const stored = storedHttp();
+    const before = structuredClone(stored);
+
+    // Act
+    applyServerPatch(stored, { name: "renamed", headers: { Authorization: "Bearer [SECRET]" } });
+
+    // Assess
+    expect(stored).toStrictEqual(before);
+  });
+
+  it("returns the stored spec unchanged for an empty patch", () => {
+    // Prepare
+    const stored = storedStdio();
+
+    // Act
+    const result = applyServerPatch(stored, {});
+
+    // Assess
+    expect(result).toStrictEqual(stored);
+  });
+});

@@ -1,0 +1,241 @@
+import { describe, expect, it } from "vitest";
+import {
+  type AttemptOutcome,
+  FailureReason,
+  initialStatus,
+  ServerState,
+  ServerStatus,
+  statusAfterAttempt,
+} from "./status";
+
+const T1 = "2025-01-01T00:00:01.000Z";
+const T2 = "2025-01-01T00:00:02.000Z";
+const T3 = "2025-01-01T00:00:03.000Z";
+
+const success = (at: string, latencyMs = 120, toolCount = 4): AttemptOutcome => ({
+  ok: true,
+  at,
+  latencyMs,
+  toolCount,
+});
+const failure = (at: string, error = "connect ECONNREFUSED 127.0.0.1:9"): AttemptOutcome => ({
+  ok: false,
+  at,
+  reason: "unreachable",
+  error,
+});
+
+describe("status model", () => {
+  it("has the four states and four reasons", () => {
+    // Prepare / Act / Assess
+    expect(ServerState.options).toEqual(["connecting", "connected", "failed", "disabled"]);
+    expect(FailureReason.options).toEqual(["unreachable", "access_denied", "not_responding", "failed"]);
+  });
+});
+
+describe("initialStatus", () => {
+  it("is connecting with empty diagnostics for an enabled server", () => {
+    // Prepare / Act
+    const status = initialStatus(true);
+
+    // Assess
+    expect(status).toStrictEqual({
+      state: "connecting",
+      reason: null,
+      error: null,
+      toolCount: 0,
+      lastConnectionAttemptAt: null,
+      lastSuccessfulConnectionAt: null,
+      lastConnectionFailureAt: null,
+      lastConnectionLatencyMs: null,
+      lastError: null,
+    });
+    expect(ServerStatus.parse(status)).toStrictEqual(status);
+  });
+
+  it("is disabled with empty diagnostics for a disabled server", () => {
+    // Prepare / Act
+    const status = initialStatus(false);
+
+    // Assess
+    expect(status).toStrictEqual({ ...initialStatus(true), state: "disabled" });
+    expect(ServerStatus.parse(status)).toStrictEqual(status);
+  });
+
+  it("returns a fresh object each time", () => {
+    // Prepare
+    const first = initialStatus(true);
+
+    // Act
+    first.toolCount = 99;
+    const second = initialStatus(true);
+
+    // Assess
+    expect(second.toolCount).toBe(0);
+  });
+});
+
+describe("statusAfterAttempt", () => {
+  it("records a first success", () => {
+    // Prepare
+    const previous = initialStatus(true);
+
+    // Act
+    const status = statusAfterAttempt(previous, success(T1, 85, 7));
+
+    // Assess
+    expect(status).toStrictEqual({
+      state: "connected",
+      reason: null,
+      error: null,
+      toolCount: 7,
+      lastConnectionAttemptAt: T1,
+      lastSuccessfulConnectionAt: T1,
+      lastConnectionFailureAt: null,
+      lastConnectionLatencyMs: 85,
+      lastError: null,
+    });
+    expect(ServerStatus.safeParse(status).success).toBe(true);
+  });
+
+  it("records a first failure", () => {
+    // Prepare
+    const previous = initialStatus(true);
+
+    // Act
+    const status = statusAfterAttempt(previous, failure(T1, "boom"));
+
+    // Assess
+    expect(status).toStrictEqual({
+      state: "failed",
+      reason: "unreachable",
+      error: "boom",
+      toolCount: 0,
+      lastConnectionAttemptAt: T1,
+      lastSuccessfulConnectionAt: null,
+      lastConnectionFailureAt: T1,
+      lastConnectionLatencyMs: null,
+      lastError: "boom",
+    });
+    expect(ServerStatus.safeParse(status).success).toBe(true);
+  });
+
+  it("keeps the last success and its latency through a later failure", () => {
+    // Prepare
+    const connected = statusAfterAttempt(initialStatus(true), success(T1, 85, 7));
+
+    // Act
+    const status = statusAfterAttempt(connected, failure(T2, "timed out"));
+
+    // Assess
+    expect(status).toStrictEqual({
+      state: "failed",
+      reason: "unreachable",
+      error: "timed out",
+      toolCount: 0,
+      lastConnectionAttemptAt: T2,
+      lastSuccessfulConnectionAt: T1,
+      lastConnectionFailureAt: T2,
+      lastConnectionLatencyMs: 85,
+      lastError: "timed out",
+    });
+  });
+
+  it("keeps the last failure and last error through a later success, clearing the current error", () => {
+    // Prepare
+    const failed = statusAfterAttempt(initialStatus(true), failure(T1, "refused"));
+
+    // Act
+    const status = statusAfterAttempt(failed, success(T2, 40, 3));
+
+    // Assess
+    expect(status).toStrictEqual({
+      state: "connected",
+      reason: null,
+      error: null,
+      toolCount: 3,
+      lastConnectionAttemptAt: T2,
+      lastSuccessfulConnectionAt: T2,
+      lastConnectionFailureAt: T1,
+      lastConnectionLatencyMs: 40,
+      lastError: "refused",
+    });
+  });
+
+  it("tracks the latest of each across a success, failure, success sequence", () => {
+    // Prepare
+    const first = statusAfterAttempt(initialStatus(true), success(T1, 100, 2));
+    const second = statusAfterAttempt(first, failure(T2, "gone"));
+
+    // Act
+    const third = statusAfterAttempt(second, success(T3, 50, 5));
+
+    // Assess
+    expect(third).toMatchObject({
+      state: "connected",
+      toolCount: 5,
+      lastConnectionAttemptAt: T3,
+      lastSuccessfulConnectionAt: T3,
+      lastConnectionFailureAt: T2,
+      lastConnectionLatencyMs: 50,
+      lastError: "gone",
+    });
+  });
+
+  it("replaces the previous failure on a repeated failure", () => {
+    // Prepare
+    const failed = statusAfterAttempt(initialStatus(true), failure(T1, "first"));
+
+    // Act
+    const status = statusAfterAttempt(failed, {
+      ok: false,
+      at: T2,
+      reason: "access_denied",
+      error: "HTTP 401",
+    });
+
+    // Assess
+    expect(status).toMatchObject({
+      state: "failed",
+      reason: "access_denied",
+      error: "HTTP 401",
+      lastConnectionFailureAt: T2,
+      lastError: "HTTP 401",
+    });
+  });
+
+  it.each(FailureReason.options)("carries the failure reason %s", (reason) => {
+    // Prepare
+    const previous = initialStatus(true);
+
+    // Act
+    const status = statusAfterAttempt(previous, { ok: false, at: T1, reason, error: "e" });
+
+    // Assess
+    expect(status.reason).toBe(reason);
+    expect(status.state).toBe("failed");
+  });
+
+  it("connects a server whose previous status was disabled", () => {
+    // Prepare
+    const previous = initialStatus(false);
+
+    // Act
+    const status = statusAfterAttempt(previous, success(T1));
+
+    // Assess
+    expect(status.state).toBe("connected");
+  });
+
+  it("does not modify the previous status", () => {
+    // Prepare
+    const previous = statusAfterAttempt(initialStatus(true), success(T1));
+    const before = structuredClone(previous);
+
+    // Act
+    statusAfterAttempt(previous, failure(T2));
+
+    // Assess
+    expect(previous).toStrictEqual(before);
+  });
+});
