@@ -1,11 +1,13 @@
 /**
  * `npm run dev`: the whole system on one machine — the AWS emulator (unless AWS_ENDPOINT_URL names
- * one), resources created idempotently, and the API on http://127.0.0.1:$PORT.
+ * one), resources created idempotently, the API on http://127.0.0.1:$PORT, the worker's queue
+ * poller and the health sweep timer.
  */
 import { randomBytes } from "node:crypto";
 import { createApp, listen } from "@mcpgw/api";
 import { createStore, ensureResources, loadAwsConfig } from "@mcpgw/aws";
 import { createLogger } from "@mcpgw/core";
+import { startPoller, startSweeper, workerDepsFromEnv } from "@mcpgw/worker";
 import { startEmulator } from "./lib/emulator";
 
 const log = (line: string) => process.stderr.write(`[dev] ${line}\n`);
@@ -25,6 +27,9 @@ const app = createApp({
   allowPrivateUpstreams: process.env.ALLOW_PRIVATE_UPSTREAMS === "true",
 });
 const api = await listen(app, port);
+const worker = workerDepsFromEnv({ store, logger });
+const poller = startPoller(worker);
+const sweeper = startSweeper(worker, Number(process.env.SWEEP_INTERVAL_SECONDS ?? 60));
 
 if (generatedToken) log(`ADMIN_TOKEN=${adminToken} (generated; set ADMIN_TOKEN to choose one)`);
 log(`AWS endpoint ${emulator.endpoint}${emulator.owned ? " (moto, started for this run)" : ""}`);
@@ -34,7 +39,8 @@ let stopping = false;
 async function shutdown() {
   if (stopping) return;
   stopping = true;
-  await api.close();
+  sweeper.stop();
+  await Promise.all([api.close(), poller.stop()]);
   await emulator.stop();
   process.exit(0);
 }

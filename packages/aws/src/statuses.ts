@@ -40,13 +40,15 @@ export interface StatusRepository {
   bump(serverId: string, state: "connecting" | "disabled"): Promise<StoredStatus | undefined>;
   /**
    * Writes an attempt's outcome — and on success its tool catalogue, in the same transaction — only if
-   * the stored generation still equals `generation`. False when fenced off (stale or deleted).
+   * the stored generation still equals `generation`. False when fenced off (stale or deleted), or when
+   * `jobId` already recorded its outcome (a redelivered job: at-least-once delivery made idempotent).
    */
   recordAttempt(
     serverId: string,
     generation: number,
     outcome: AttemptOutcome,
     tools?: ToolInfo[],
+    options?: { jobId?: string },
   ): Promise<boolean>;
   getCatalog(serverId: string): Promise<Catalog | undefined>;
   /** Every server's catalogue (one index query). */
@@ -89,19 +91,22 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
       }
     },
 
-    async recordAttempt(serverId, generation, outcome, tools) {
-      const changes = attemptChanges(outcome);
+    async recordAttempt(serverId, generation, outcome, tools, options: { jobId?: string } = {}) {
+      const changes: Record<string, unknown> = { ...attemptChanges(outcome), ...(options.jobId ? { lastJobId: options.jobId } : {}) };
       const names = Object.keys(changes);
       const statusUpdate = {
         Update: {
           TableName: tableName,
           Key: keys.serverStatus(serverId),
           UpdateExpression: `SET ${names.map((_, i) => `#f${i} = :v${i}`).join(", ")}`,
-          ConditionExpression: "attribute_exists(pk) AND generation = :generation",
+          ConditionExpression: `attribute_exists(pk) AND generation = :generation${
+            options.jobId ? " AND (attribute_not_exists(lastJobId) OR lastJobId <> :v_job)" : ""
+          }`,
           ExpressionAttributeNames: Object.fromEntries(names.map((name, i) => [`#f${i}`, name])),
           ExpressionAttributeValues: {
-            ...Object.fromEntries(names.map((name, i) => [`:v${i}`, changes[name as keyof ServerStatus]])),
+            ...Object.fromEntries(names.map((name, i) => [`:v${i}`, changes[name]])),
             ":generation": generation,
+            ...(options.jobId ? { ":v_job": options.jobId } : {}),
           },
         },
       };

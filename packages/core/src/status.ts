@@ -72,3 +72,15 @@ export function attemptChanges(outcome: AttemptOutcome): Partial<ServerStatus> {
 export function statusAfterAttempt(previous: ServerStatus, outcome: AttemptOutcome): ServerStatus {
   return { ...previous, ...attemptChanges(outcome) };
 }
+
+/**
+ * Whether the health sweep should probe a server now: connected ones always (to notice an
+ * unexpected death); others only when nothing has tried them for `staleMs` (their retry chain or
+ * connect job was lost), so the sweep never doubles a live retry chain.
+ */
+export function needsSweepProbe(status: ServerStatus | undefined, since: string, now: number, staleMs: number): boolean {
+  if (!status || status.state === "disabled") return false;
+  if (status.state === "connected") return true;
+  const last = Date.parse(status.lastConnectionAttemptAt ?? since);
+  return Number.isNaN(last) || now - last >= staleMs;
+}

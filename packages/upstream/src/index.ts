@@ -1,1 +1,4 @@
+export * from "./failure";
 export * from "./guard";
+export * from "./probe";
+export * from "./session";

@@ -1,0 +1,45 @@
+import type { AttemptOutcome, ToolInfo } from "@mcpgw/core";
+import { classifyFailure, DeadlineError, describeFailure, scrubSecrets } from "./failure";
+import { listAllTools, openSession, type UpstreamTarget } from "./session";
+
+/** Each attempt's own deadline. */
+export const PROBE_DEADLINE_MS = 10_000;
+
+export interface ProbeOptions {
+  fetch: typeof fetch;
+  deadlineMs?: number;
+}
+
+/** A probe's outcome plus, on success, the tools it listed. */
+export type ProbeResult = AttemptOutcome & { tools?: ToolInfo[] };
+
+/**
+ * One connection attempt: initialize + tools/list over every page, within the deadline. Never throws:
+ * a failure comes back classified, its text scrubbed of the target's header values.
+ */
+export async function probeUpstream(target: UpstreamTarget, options: ProbeOptions): Promise<ProbeResult> {
+  const deadlineMs = options.deadlineMs ?? PROBE_DEADLINE_MS;
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new DeadlineError(`no answer within ${deadlineMs / 1000} s`)), deadlineMs);
+  const started = performance.now();
+  const at = new Date().toISOString();
+  let session: Awaited<ReturnType<typeof openSession>> | undefined;
+  try {
+    const signal = controller.signal;
+    session = await openSession(target, { fetch: options.fetch, signal, timeoutMs: deadlineMs });
+    const latencyMs = Math.round(performance.now() - started);
+    const tools = await listAllTools(session, { signal, timeoutMs: deadlineMs });
+    return { ok: true, at, latencyMs, toolCount: tools.length, tools };
+  } catch (error) {
+    const cause = controller.signal.aborted ? controller.signal.reason : error;
+    return {
+      ok: false,
+      at,
+      reason: classifyFailure(cause),
+      error: scrubSecrets(describeFailure(cause), Object.values(target.headers)),
+    };
+  } finally {
+    clearTimeout(timer);
+    await session?.close();
+  }
+}

@@ -1,0 +1,88 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { ToolInfo } from "@mcpgw/core";
+
+/** Where an upstream MCP server lives and what to send it. */
+export interface UpstreamTarget {
+  url: string;
+  headers: Record<string, string>;
+}
+
+/** An initialized MCP client session with an upstream. */
+export interface UpstreamSession {
+  client: Client;
+  transport: Transport;
+  kind: "streamable-http" | "sse";
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  /** The fetch every request goes through (the outbound guard). */
+  fetch: typeof fetch;
+  signal?: AbortSignal;
+  /** Per-request timeout for initialize. */
+  timeoutMs: number;
+}
+
+const CLIENT_INFO = { name: "mcp-gateway", version: "1.0.0" };
+
+/**
+ * Connects and initializes over streamable HTTP, falling back to legacy HTTP+SSE at the same URL when
+ * the server refuses streamable HTTP with a 4xx (the SDK's backwards-compatibility recipe).
+ */
+export async function openSession(target: UpstreamTarget, options: OpenOptions): Promise<UpstreamSession> {
+  const url = new URL(target.url);
+  const requestInit = { headers: target.headers };
+  try {
+    const transport = new StreamableHTTPClientTransport(url, { requestInit, fetch: options.fetch });
+    return await initialize(transport, "streamable-http", options);
+  } catch (error) {
+    if (!isLegacyOnlyRefusal(error) || options.signal?.aborted) throw error;
+  }
+  const transport = new SSEClientTransport(url, { requestInit, fetch: options.fetch });
+  return initialize(transport, "sse", options);
+}
+
+async function initialize(transport: Transport, kind: UpstreamSession["kind"], options: OpenOptions): Promise<UpstreamSession> {
+  const client = new Client(CLIENT_INFO);
+  try {
+    await client.connect(transport, { signal: options.signal, timeout: options.timeoutMs });
+  } catch (error) {
+    await client.close().catch(() => undefined);
+    throw error;
+  }
+  return { client, transport, kind, close: () => client.close().catch(() => undefined) };
+}
+
+/** A 4xx other than 401/403 on the first POST: the server does not speak streamable HTTP. */
+function isLegacyOnlyRefusal(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  const message = error instanceof Error ? error.message : "";
+  return typeof code === "number" && code >= 400 && code < 500 && code !== 401 && code !== 403 && message.startsWith("Streamable HTTP error");
+}
+
+/** Every tool the session's server lists, following pagination cursors. */
+export async function listAllTools(session: UpstreamSession, options: { signal?: AbortSignal; timeoutMs: number }): Promise<ToolInfo[]> {
+  const tools: ToolInfo[] = [];
+  let cursor: string | undefined;
+  const seen = new Set<string>();
+  do {
+    const page = await session.client.listTools(cursor ? { cursor } : {}, { signal: options.signal, timeout: options.timeoutMs });
+    for (const tool of page.tools) {
+      tools.push({
+        name: tool.name,
+        ...(tool.title ? { title: tool.title } : {}),
+        ...(tool.description ? { description: tool.description } : {}),
+        inputSchema: tool.inputSchema as Record<string, unknown>,
+        ...(tool.outputSchema ? { outputSchema: tool.outputSchema as Record<string, unknown> } : {}),
+        ...(tool.annotations ? { annotations: tool.annotations as Record<string, unknown> } : {}),
+      });
+    }
+    cursor = page.nextCursor;
+    if (cursor && seen.has(cursor)) throw new Error("tools/list returned a cursor it already returned");
+    if (cursor) seen.add(cursor);
+  } while (cursor);
+  return tools;
+}

@@ -1,0 +1,18 @@
+import { createStore, type Store } from "@mcpgw/aws";
+import { createLogger, type Logger } from "@mcpgw/core";
+import { createGuardedFetch } from "@mcpgw/upstream";
+import type { WorkerDeps } from "./process-job";
+
+/** Worker dependencies from the environment (RUNNER_URL/RUNNER_TOKEN, ALLOW_PRIVATE_UPSTREAMS). */
+export function workerDepsFromEnv(
+  overrides: { store?: Store; logger?: Logger } = {},
+  env: Record<string, string | undefined> = process.env,
+): WorkerDeps {
+  const allowPrivate = /^(1|true|yes)$/i.test(env.ALLOW_PRIVATE_UPSTREAMS ?? "");
+  return {
+    store: overrides.store ?? createStore(),
+    logger: overrides.logger ?? createLogger(),
+    fetch: createGuardedFetch({ allowPrivate }),
+    runner: env.RUNNER_URL && env.RUNNER_TOKEN ? { url: env.RUNNER_URL, token: env.RUNNER_TOKEN } : undefined,
+  };
+}

@@ -1,0 +1,47 @@
+import { errorFields, Job } from "@mcpgw/core";
+import { processJob, type WorkerDeps } from "./process-job";
+
+/** The parts of an SQS record the worker reads (the Lambda event shape). */
+export interface SqsRecord {
+  messageId: string;
+  body: string;
+}
+
+/** Lambda's partial batch response: only these messages are retried. */
+export interface BatchResponse {
+  batchItemFailures: Array<{ itemIdentifier: string }>;
+}
+
+/**
+ * Handles an SQS batch: each record in parallel; a malformed job is logged and dropped (never
+ * retried forever); a job that throws is reported as a partial failure, so SQS redelivers it and,
+ * after maxReceiveCount, moves it to the dead-letter queue.
+ */
+export async function handleBatch(deps: WorkerDeps, records: SqsRecord[]): Promise<BatchResponse> {
+  const failures = await Promise.all(
+    records.map(async (record) => {
+      const job = parseJob(record.body);
+      if (!job) {
+        deps.logger.warn("malformed job dropped", { messageId: record.messageId });
+        return undefined;
+      }
+      try {
+        await processJob(deps, job, record.messageId);
+        return undefined;
+      } catch (error) {
+        deps.logger.error("job failed", { messageId: record.messageId, serverId: job.serverId, ...errorFields(error) });
+        return { itemIdentifier: record.messageId };
+      }
+    }),
+  );
+  return { batchItemFailures: failures.filter((failure) => failure !== undefined) };
+}
+
+function parseJob(body: string): Job | undefined {
+  try {
+    const parsed = Job.safeParse(JSON.parse(body));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,10 @@
+/** Lambda entries: the SQS job consumer (partial batch responses) and the scheduled health sweep. */
+import { handleBatch, type SqsRecord } from "./handler";
+import { workerDepsFromEnv } from "./deps";
+import { runSweep } from "./sweep";
+
+const deps = workerDepsFromEnv();
+
+export const handler = (event: { Records: SqsRecord[] }) => handleBatch(deps, event.Records);
+
+export const sweepHandler = async () => ({ probes: await runSweep(deps) });

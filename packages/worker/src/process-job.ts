@@ -1,0 +1,50 @@
+import type { Store } from "@mcpgw/aws";
+import { errorFields, type Job, type Logger, RETRY_DELAY_SECONDS } from "@mcpgw/core";
+import { type AttemptDeps, attemptConnection } from "./attempt";
+
+/** What the worker needs to run jobs. */
+export interface WorkerDeps extends AttemptDeps {
+  store: Store;
+  logger: Logger;
+  retryDelaySeconds?: number;
+}
+
+export type JobOutcome = "connected" | "failed" | "dropped";
+
+/**
+ * Runs one job: drops it when the server is gone, disabled or the job's generation is stale;
+ * otherwise probes, writes the result under the generation fence, and schedules a retry on failure.
+ * Idempotent under redelivery: `jobId` (the SQS message id) records each outcome once.
+ */
+export async function processJob(deps: WorkerDeps, job: Job, jobId?: string): Promise<JobOutcome> {
+  const { store } = deps;
+  const logger = deps.logger.child({ serverId: job.serverId, job: job.type, generation: job.generation });
+  const status = await store.statuses.get(job.serverId);
+  if (!status || status.generation !== job.generation) {
+    logger.debug("job dropped", { why: status ? "stale generation" : "server deleted" });
+    return "dropped";
+  }
+  const server = await store.servers.get(job.serverId);
+  if (!server?.enabled) {
+    logger.debug("job dropped", { why: server ? "disabled" : "server deleted" });
+    return "dropped";
+  }
+  const result = await attemptConnection(server, deps);
+  const { tools, ...outcome } = result;
+  const written = await store.statuses.recordAttempt(server.id, job.generation, outcome, tools, jobId ? { jobId } : {});
+  if (!written) {
+    logger.info("attempt result dropped", { why: "superseded or already recorded" });
+    return "dropped";
+  }
+  if (outcome.ok) {
+    logger.info("server connected", { server: server.name, latencyMs: outcome.latencyMs, toolCount: outcome.toolCount });
+    return "connected";
+  }
+  logger.warn("server failed", { server: server.name, reason: outcome.reason });
+  try {
+    await store.jobs.send({ type: "retry", serverId: server.id, generation: job.generation }, deps.retryDelaySeconds ?? RETRY_DELAY_SECONDS);
+  } catch (error) {
+    logger.error("could not schedule retry", errorFields(error));
+  }
+  return "failed";
+}

@@ -1,0 +1,80 @@
+/**
+ * The dev stack in-process for end-to-end suites: fresh emulator resources, the API on a real
+ * 127.0.0.1 listener, the worker's poller; every log line captured.
+ */
+import { createApp, listen } from "@mcpgw/api";
+import { createLogger } from "@mcpgw/core";
+import { createGuardedFetch } from "@mcpgw/upstream";
+import { runSweep, startPoller, type WorkerDeps } from "@mcpgw/worker";
+import { createTestStore } from "./aws";
+import { TEST_ADMIN_TOKEN } from "./app";
+
+export interface StackOptions {
+  allowPrivateUpstreams?: boolean;
+  retryDelaySeconds?: number;
+  deadlineMs?: number;
+  graceMs?: number;
+}
+
+export async function startStack(options: StackOptions = {}) {
+  const allowPrivate = options.allowPrivateUpstreams ?? true;
+  const store = await createTestStore();
+  const logs: string[] = [];
+  const logger = createLogger({ level: "debug", sink: (line) => logs.push(line) });
+  const app = createApp({ store, logger, adminToken: TEST_ADMIN_TOKEN, allowPrivateUpstreams: allowPrivate });
+  const api = await listen(app, 0);
+  const worker: WorkerDeps = {
+    store,
+    logger,
+    fetch: createGuardedFetch({ allowPrivate }),
+    ...(options.retryDelaySeconds === undefined ? {} : { retryDelaySeconds: options.retryDelaySeconds }),
+    ...(options.deadlineMs === undefined ? {} : { deadlineMs: options.deadlineMs }),
+    ...(options.graceMs === undefined ? {} : { graceMs: options.graceMs }),
+  };
+  const poller = startPoller(worker, { waitSeconds: 1 });
+
+  /** An admin API request with a JSON body; resolves to status and parsed body. */
+  async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+    const response = await fetch(`${api.url}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${TEST_ADMIN_TOKEN}`,
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    return { status: response.status, body: text ? JSON.parse(text) : undefined };
+  }
+
+  return {
+    store,
+    logs,
+    logger,
+    api,
+    worker,
+    call,
+    sweep: () => runSweep({ store, logger }),
+    async stop() {
+      await Promise.all([poller.stop(), api.close()]);
+    },
+  };
+}
+
+export type Stack = Awaited<ReturnType<typeof startStack>>;
+
+/** Polls `read` until `accept` holds, or fails after `timeoutMs` with the last value seen. */
+export async function waitFor<T>(
+  read: () => Promise<T>,
+  accept: (value: T) => boolean,
+  { timeoutMs = 20_000, intervalMs = 100 }: { timeoutMs?: number; intervalMs?: number } = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T = await read();
+  while (!accept(last)) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(last)}`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    last = await read();
+  }
+  return last;
+}
