@@ -25,6 +25,8 @@ export const EMULATOR_ENV = {
 
 export interface Emulator {
   endpoint: string;
+  /** The emulator process id, when this process started it. */
+  pid: number | undefined;
   /** True when this process started the emulator (and so must stop it). */
   owned: boolean;
   stop(): Promise<void>;
@@ -75,7 +77,7 @@ sys.stdin.read()
 export async function startEmulator(log: (line: string) => void = () => {}): Promise<Emulator> {
   for (const [key, value] of Object.entries(EMULATOR_ENV)) process.env[key] ??= value;
   const existing = process.env.AWS_ENDPOINT_URL;
-  if (existing) return { endpoint: existing, owned: false, stop: async () => {} };
+  if (existing) return { endpoint: existing, pid: undefined, owned: false, stop: async () => {} };
 
   ensureVenv(log);
   const child = spawn(VENV_PYTHON, ["-c", SERVER_SCRIPT], { stdio: ["pipe", "pipe", "pipe"] });
@@ -86,6 +88,7 @@ export async function startEmulator(log: (line: string) => void = () => {}): Pro
   process.once("exit", onExit);
   return {
     endpoint,
+    pid: child.pid,
     owned: true,
     stop: async () => {
       process.off("exit", onExit);

@@ -2,11 +2,15 @@ import { swaggerUI } from "@hono/swagger-ui";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Store } from "@mcpgw/aws";
 import { AppError, describeIssues, type Logger } from "@mcpgw/core";
+import { createGuardedFetch, type RunnerEndpoint, SessionPool } from "@mcpgw/upstream";
 import { bodyLimit } from "hono/body-limit";
 import { requestId } from "hono/request-id";
 import { registerAdminRoutes } from "./admin/routes";
 import { adminAuth } from "./auth";
 import type { AppEnv } from "./env";
+import { Directory } from "./gateway/directory";
+import { registerGatewayRoutes } from "./gateway/routes";
+import type { GatewayDeps } from "./gateway/service";
 import { onError, problemOf } from "./problem";
 
 /** Everything the HTTP app needs from its surroundings. */
@@ -15,13 +19,23 @@ export interface AppDeps {
   logger: Logger;
   adminToken: string;
   allowPrivateUpstreams: boolean;
+  /** How to reach the stdio runner, when there is one. */
+  runner?: RunnerEndpoint | undefined;
+  /** Which route groups to serve: both locally; one per Lambda function when deployed. */
+  serve?: { admin?: boolean; gateway?: boolean };
+  /** Data-plane parts, made here unless given (tests inject their own). */
+  gateway?: Partial<Pick<GatewayDeps, "directory" | "pool" | "fetch" | "heartbeatMs">>;
 }
 
 /** The largest request body accepted. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-/** The gateway's HTTP app: admin API, OpenAPI document and docs; the same app locally and on Lambda. */
+/**
+ * The gateway's HTTP app: the admin API (control plane) and/or the data plane, with the OpenAPI
+ * document and docs — the same app locally and on Lambda.
+ */
 export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
+  const serve = { admin: deps.serve?.admin ?? true, gateway: deps.serve?.gateway ?? true };
   const app = new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
       if (!result.success) {
@@ -56,9 +70,14 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
 
   app.get("/healthz", (c) => c.json({ ok: true }));
   app.use("/v1/*", adminAuth(deps.adminToken));
-  registerAdminRoutes(app, deps);
+  if (serve.admin) registerAdminRoutes(app, deps);
+  if (serve.gateway) registerGatewayRoutes(app, gatewayDeps(deps));
 
-  app.openAPIRegistry.registerComponent("securitySchemes", "adminToken", { type: "http", scheme: "bearer" });
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
+    type: "http",
+    scheme: "bearer",
+    description: "The admin token (every route) or a client API key (data plane only)",
+  });
   app.doc31("/openapi.json", {
     openapi: "3.1.0",
     info: {
@@ -69,4 +88,16 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   });
   app.get("/docs", swaggerUI({ url: "/openapi.json" }));
   return app;
+}
+
+function gatewayDeps(deps: AppDeps): GatewayDeps {
+  return {
+    store: deps.store,
+    logger: deps.logger,
+    runner: deps.runner,
+    directory: deps.gateway?.directory ?? new Directory(deps.store, deps.logger),
+    pool: deps.gateway?.pool ?? new SessionPool(),
+    fetch: deps.gateway?.fetch ?? createGuardedFetch({ allowPrivate: deps.allowPrivateUpstreams }),
+    ...(deps.gateway?.heartbeatMs ? { heartbeatMs: deps.gateway.heartbeatMs } : {}),
+  };
 }

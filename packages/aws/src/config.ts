@@ -55,6 +55,8 @@ export interface AppSettings {
   allowPrivateUpstreams: boolean;
   /** Seconds between health sweeps. */
   sweepIntervalSeconds: number;
+  /** The stdio runner's URL and shared token, when there is a runner. */
+  runner: { url: string; token: string } | undefined;
 }
 
 /** App settings from SST secrets when deployed, env locally. Throws when the admin token is missing. */
@@ -63,5 +65,12 @@ export function loadAppSettings(env: Env = process.env): AppSettings {
     adminToken: sstResource(env, "AdminToken")?.value ?? requireEnv("ADMIN_TOKEN", env),
     allowPrivateUpstreams: /^(1|true|yes)$/i.test(env.ALLOW_PRIVATE_UPSTREAMS ?? ""),
     sweepIntervalSeconds: Number(env.SWEEP_INTERVAL_SECONDS ?? 60),
+    runner: runnerEndpoint(env),
   };
+}
+
+function runnerEndpoint(env: Env): AppSettings["runner"] {
+  const url = sstResource(env, "Runner")?.url ?? env.RUNNER_URL;
+  const token = sstResource(env, "RunnerToken")?.value ?? env.RUNNER_TOKEN;
+  return url && token ? { url, token } : undefined;
 }

@@ -1,3 +1,4 @@
+import { createChatToggles } from "./chats";
 import { createAwsClients } from "./clients";
 import { type AwsConfig, loadAwsConfig } from "./config";
 import { createJobQueue } from "./jobs";
@@ -16,6 +17,7 @@ export function createStore(config: AwsConfig = loadAwsConfig()) {
     sealer,
     servers: createServerRepository(clients.ddb, config.tableName, sealer),
     statuses: createStatusRepository(clients.ddb, config.tableName),
+    chats: createChatToggles(clients.ddb, config.tableName),
     secrets: createSecretStore(clients.ddb, config.tableName, sealer),
     jobs: createJobQueue(clients.sqs, { queueName: config.queueName, queueUrl: config.queueUrl }),
   };

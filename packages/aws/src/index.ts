@@ -1,4 +1,5 @@
 export * from "./bootstrap";
+export * from "./chats";
 export * from "./clients";
 export * from "./config";
 export * from "./context";

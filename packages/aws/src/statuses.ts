@@ -92,7 +92,10 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
     },
 
     async recordAttempt(serverId, generation, outcome, tools, options: { jobId?: string } = {}) {
-      const changes: Record<string, unknown> = { ...attemptChanges(outcome), ...(options.jobId ? { lastJobId: options.jobId } : {}) };
+      const changes: Record<string, unknown> = {
+        ...attemptChanges(outcome),
+        ...(options.jobId ? { lastJobId: options.jobId } : {}),
+      };
       const names = Object.keys(changes);
       const statusUpdate = {
         Update: {

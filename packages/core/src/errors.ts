@@ -27,6 +27,7 @@ export const ERROR_CODES = {
   "tool.not_found": [404, "Tool not found"],
   "upstream.unreachable": [502, "Upstream unreachable"],
   "upstream.timeout": [504, "Upstream timed out"],
+  "upstream.error": [502, "Upstream answered with an error"],
   internal: [500, "Internal error"],
 } as const satisfies Record<string, readonly [number, string]>;
 

@@ -27,7 +27,8 @@ export class DeadlineError extends Error {
 /** Why an attempt failed, from the error the MCP client or transport threw. */
 export function classifyFailure(error: unknown): FailureReason {
   for (const link of causeChain(error)) {
-    if (link.name === "DeadlineError" || link.name === "AbortError" || link.name === "TimeoutError") return "not_responding";
+    if (link.name === "DeadlineError" || link.name === "AbortError" || link.name === "TimeoutError")
+      return "not_responding";
     if (link.name === "ForbiddenAddressError") return "failed";
     const status = httpStatus(link);
     if (status === 401 || status === 403) return "access_denied";
@@ -38,7 +39,8 @@ export function classifyFailure(error: unknown): FailureReason {
   const text = causeChain(error)
     .map((link) => link.message)
     .join(" ");
-  if (/fetch failed|socket hang up|other side closed|ECONNREFUSED|ECONNRESET/i.test(text)) return "unreachable";
+  if (/fetch failed|socket hang up|other side closed|ECONNREFUSED|ECONNRESET/i.test(text))
+    return "unreachable";
   return "failed";
 }
 
@@ -75,10 +77,18 @@ function causeChain(error: unknown): ErrorLink[] {
 
 /** The HTTP status carried by SDK transport errors (StreamableHTTPError, SseError). */
 function httpStatus(link: ErrorLink): number | undefined {
-  if ((link.name === "StreamableHTTPError" || link.name === "SseError" || /^Streamable HTTP error|SSE error/.test(link.message)) && typeof link.code === "number") {
+  if (
+    (link.name === "StreamableHTTPError" ||
+      link.name === "SseError" ||
+      /^Streamable HTTP error|SSE error/.test(link.message)) &&
+    typeof link.code === "number"
+  ) {
     return link.code;
   }
-  const match = /\bHTTP (\d{3})\b|\b(\d{3}) (?:Unauthorized|Forbidden)\b|Non-200 status code \((\d{3})\)/.exec(link.message);
+  const match =
+    /\bHTTP (\d{3})\b|\b(\d{3}) (?:Unauthorized|Forbidden)\b|Non-200 status code \((\d{3})\)/.exec(
+      link.message,
+    );
   const status = match ? Number(match[1] ?? match[2] ?? match[3]) : undefined;
   return status;
 }
@@ -91,7 +101,11 @@ export function scrubSecrets(text: string, secrets: Iterable<string>): string {
   let scrubbed = text;
   const values = [...secrets].filter((value) => value.length >= 4).sort((a, b) => b.length - a.length);
   for (const value of values) {
-    for (const form of new Set([value, encodeURIComponent(value), ...value.split(/\s+/).filter((part) => part.length >= 8)])) {
+    for (const form of new Set([
+      value,
+      encodeURIComponent(value),
+      ...value.split(/\s+/).filter((part) => part.length >= 8),
+    ])) {
       scrubbed = scrubbed.split(form).join("[REDACTED]");
     }
   }

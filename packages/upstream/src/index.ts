@@ -1,4 +1,7 @@
+export * from "./call";
 export * from "./failure";
 export * from "./guard";
+export * from "./pool";
 export * from "./probe";
 export * from "./session";
+export * from "./target";

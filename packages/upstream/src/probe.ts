@@ -20,7 +20,10 @@ export type ProbeResult = AttemptOutcome & { tools?: ToolInfo[] };
 export async function probeUpstream(target: UpstreamTarget, options: ProbeOptions): Promise<ProbeResult> {
   const deadlineMs = options.deadlineMs ?? PROBE_DEADLINE_MS;
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new DeadlineError(`no answer within ${deadlineMs / 1000} s`)), deadlineMs);
+  const timer = setTimeout(
+    () => controller.abort(new DeadlineError(`no answer within ${deadlineMs / 1000} s`)),
+    deadlineMs,
+  );
   const started = performance.now();
   const at = new Date().toISOString();
   let session: Awaited<ReturnType<typeof openSession>> | undefined;

@@ -1,8 +1,8 @@
+import type { ToolInfo } from "@mcpgw/core";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { ToolInfo } from "@mcpgw/core";
 
 /** Where an upstream MCP server lives and what to send it. */
 export interface UpstreamTarget {
@@ -45,7 +45,11 @@ export async function openSession(target: UpstreamTarget, options: OpenOptions):
   return initialize(transport, "sse", options);
 }
 
-async function initialize(transport: Transport, kind: UpstreamSession["kind"], options: OpenOptions): Promise<UpstreamSession> {
+async function initialize(
+  transport: Transport,
+  kind: UpstreamSession["kind"],
+  options: OpenOptions,
+): Promise<UpstreamSession> {
   const client = new Client(CLIENT_INFO);
   try {
     await client.connect(transport, { signal: options.signal, timeout: options.timeoutMs });
@@ -60,16 +64,29 @@ async function initialize(transport: Transport, kind: UpstreamSession["kind"], o
 function isLegacyOnlyRefusal(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
   const message = error instanceof Error ? error.message : "";
-  return typeof code === "number" && code >= 400 && code < 500 && code !== 401 && code !== 403 && message.startsWith("Streamable HTTP error");
+  return (
+    typeof code === "number" &&
+    code >= 400 &&
+    code < 500 &&
+    code !== 401 &&
+    code !== 403 &&
+    message.startsWith("Streamable HTTP error")
+  );
 }
 
 /** Every tool the session's server lists, following pagination cursors. */
-export async function listAllTools(session: UpstreamSession, options: { signal?: AbortSignal; timeoutMs: number }): Promise<ToolInfo[]> {
+export async function listAllTools(
+  session: UpstreamSession,
+  options: { signal?: AbortSignal; timeoutMs: number },
+): Promise<ToolInfo[]> {
   const tools: ToolInfo[] = [];
   let cursor: string | undefined;
   const seen = new Set<string>();
   do {
-    const page = await session.client.listTools(cursor ? { cursor } : {}, { signal: options.signal, timeout: options.timeoutMs });
+    const page = await session.client.listTools(cursor ? { cursor } : {}, {
+      signal: options.signal,
+      timeout: options.timeoutMs,
+    });
     for (const tool of page.tools) {
       tools.push({
         name: tool.name,

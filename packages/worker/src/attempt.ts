@@ -1,14 +1,15 @@
 import type { ServerRecord } from "@mcpgw/core";
-import { PROBE_DEADLINE_MS, type ProbeResult, probeUpstream, type UpstreamTarget } from "@mcpgw/upstream";
+import {
+  NO_RUNNER_ERROR,
+  PROBE_DEADLINE_MS,
+  type ProbeResult,
+  probeUpstream,
+  type RunnerEndpoint,
+  targetOf,
+} from "@mcpgw/upstream";
 
 /** Extra time after the deadline before a hung attempt is force-settled. */
 export const OUTER_GRACE_MS = 5_000;
-
-/** How to reach the stdio runner, when there is one. */
-export interface RunnerEndpoint {
-  url: string;
-  token: string;
-}
 
 /** What an attempt needs besides the server. */
 export interface AttemptDeps {
@@ -16,16 +17,6 @@ export interface AttemptDeps {
   runner?: RunnerEndpoint | undefined;
   deadlineMs?: number;
   graceMs?: number;
-}
-
-/** The URL and headers a server is reached at: its own for HTTP, the runner's face for stdio. */
-export function targetOf(server: ServerRecord, runner: RunnerEndpoint | undefined): UpstreamTarget | undefined {
-  if (server.transport === "http") return { url: server.url, headers: server.headers };
-  if (!runner) return undefined;
-  return {
-    url: `${runner.url.replace(/\/$/, "")}/servers/${encodeURIComponent(server.id)}/mcp`,
-    headers: { authorization: `Bearer ${runner.token}` },
-  };
 }
 
 /**
@@ -36,14 +27,20 @@ export async function attemptConnection(server: ServerRecord, deps: AttemptDeps)
   const at = new Date().toISOString();
   const target = targetOf(server, deps.runner);
   if (!target) {
-    return { ok: false, at, reason: "failed", error: "stdio servers need the stdio runner, and none is configured (RUNNER_URL)" };
+    return { ok: false, at, reason: "failed", error: NO_RUNNER_ERROR };
   }
   const deadlineMs = deps.deadlineMs ?? PROBE_DEADLINE_MS;
   const graceMs = deps.graceMs ?? OUTER_GRACE_MS;
   let timer: NodeJS.Timeout | undefined;
   const forced = new Promise<ProbeResult>((resolve) => {
     timer = setTimeout(
-      () => resolve({ ok: false, at, reason: "not_responding", error: `attempt did not settle within ${(deadlineMs + graceMs) / 1000} s` }),
+      () =>
+        resolve({
+          ok: false,
+          at,
+          reason: "not_responding",
+          error: `attempt did not settle within ${(deadlineMs + graceMs) / 1000} s`,
+        }),
       deadlineMs + graceMs,
     );
   });

@@ -1,4 +1,4 @@
-import { createStore, type Store } from "@mcpgw/aws";
+import { createStore, loadAppSettings, type Store } from "@mcpgw/aws";
 import { createLogger, type Logger } from "@mcpgw/core";
 import { createGuardedFetch } from "@mcpgw/upstream";
 import type { WorkerDeps } from "./process-job";
@@ -8,11 +8,12 @@ export function workerDepsFromEnv(
   overrides: { store?: Store; logger?: Logger } = {},
   env: Record<string, string | undefined> = process.env,
 ): WorkerDeps {
-  const allowPrivate = /^(1|true|yes)$/i.test(env.ALLOW_PRIVATE_UPSTREAMS ?? "");
+  const settings = loadAppSettings({ ADMIN_TOKEN: "unused-by-the-worker", ...env });
+  const allowPrivate = settings.allowPrivateUpstreams;
   return {
     store: overrides.store ?? createStore(),
     logger: overrides.logger ?? createLogger(),
     fetch: createGuardedFetch({ allowPrivate }),
-    runner: env.RUNNER_URL && env.RUNNER_TOKEN ? { url: env.RUNNER_URL, token: env.RUNNER_TOKEN } : undefined,
+    runner: settings.runner,
   };
 }

@@ -29,7 +29,11 @@ export async function handleBatch(deps: WorkerDeps, records: SqsRecord[]): Promi
         await processJob(deps, job, record.messageId);
         return undefined;
       } catch (error) {
-        deps.logger.error("job failed", { messageId: record.messageId, serverId: job.serverId, ...errorFields(error) });
+        deps.logger.error("job failed", {
+          messageId: record.messageId,
+          serverId: job.serverId,
+          ...errorFields(error),
+        });
         return { itemIdentifier: record.messageId };
       }
     }),

@@ -1,6 +1,7 @@
 /** Lambda entries: the SQS job consumer (partial batch responses) and the scheduled health sweep. */
-import { handleBatch, type SqsRecord } from "./handler";
+
 import { workerDepsFromEnv } from "./deps";
+import { handleBatch, type SqsRecord } from "./handler";
 import { runSweep } from "./sweep";
 
 const deps = workerDepsFromEnv();

@@ -30,7 +30,11 @@ export function startPoller(deps: WorkerDeps, options: PollerOptions = {}): Poll
       try {
         const queueUrl = await deps.store.jobs.url();
         const received = await sqs.send(
-          new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: waitSeconds }),
+          new ReceiveMessageCommand({
+            QueueUrl: queueUrl,
+            MaxNumberOfMessages: 10,
+            WaitTimeSeconds: waitSeconds,
+          }),
           { abortSignal: controller.signal },
         );
         const messages = (received.Messages ?? []).filter((m) => m.MessageId && m.ReceiptHandle);

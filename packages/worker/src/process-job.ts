@@ -31,18 +31,31 @@ export async function processJob(deps: WorkerDeps, job: Job, jobId?: string): Pr
   }
   const result = await attemptConnection(server, deps);
   const { tools, ...outcome } = result;
-  const written = await store.statuses.recordAttempt(server.id, job.generation, outcome, tools, jobId ? { jobId } : {});
+  const written = await store.statuses.recordAttempt(
+    server.id,
+    job.generation,
+    outcome,
+    tools,
+    jobId ? { jobId } : {},
+  );
   if (!written) {
     logger.info("attempt result dropped", { why: "superseded or already recorded" });
     return "dropped";
   }
   if (outcome.ok) {
-    logger.info("server connected", { server: server.name, latencyMs: outcome.latencyMs, toolCount: outcome.toolCount });
+    logger.info("server connected", {
+      server: server.name,
+      latencyMs: outcome.latencyMs,
+      toolCount: outcome.toolCount,
+    });
     return "connected";
   }
   logger.warn("server failed", { server: server.name, reason: outcome.reason });
   try {
-    await store.jobs.send({ type: "retry", serverId: server.id, generation: job.generation }, deps.retryDelaySeconds ?? RETRY_DELAY_SECONDS);
+    await store.jobs.send(
+      { type: "retry", serverId: server.id, generation: job.generation },
+      deps.retryDelaySeconds ?? RETRY_DELAY_SECONDS,
+    );
   } catch (error) {
     logger.error("could not schedule retry", errorFields(error));
   }

@@ -1,0 +1,109 @@
+import type { Store } from "@mcpgw/aws";
+import {
+  errorFields,
+  type Logger,
+  qualifyToolName,
+  type ServerRecord,
+  type StoredStatus,
+  type ToolInfo,
+} from "@mcpgw/core";
+
+/** A server's config without secrets, as the data plane routes by it. */
+export type PlainServer = Omit<ServerRecord, "headers" | "env">;
+
+/** One server as the data plane sees it: config (no secrets), status, tools by qualified name. */
+export interface DirectoryEntry {
+  server: PlainServer;
+  status: StoredStatus | undefined;
+  /** Qualified name (`<server>__<tool>`, shortened past 64 chars) → the upstream's tool. */
+  tools: Map<string, ToolInfo>;
+}
+
+/** A consistent picture of every server, taken at `takenAt`. */
+export interface Snapshot {
+  takenAt: number;
+  byName: Map<string, DirectoryEntry>;
+  byId: Map<string, DirectoryEntry>;
+}
+
+/**
+ * The data plane's cached view of servers, statuses and catalogues: three index queries per refresh,
+ * at most one refresh in flight, served from memory for up to `maxAgeMs`. That bounds how long an
+ * edit, disable or new catalogue takes to reach calls (the documented staleness).
+ */
+export class Directory {
+  private current: Snapshot | undefined;
+  private refreshing: Promise<Snapshot> | undefined;
+  private readonly chats = new Map<string, { at: number; off: Promise<Set<string>> }>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly logger: Logger,
+    readonly maxAgeMs = 1_000,
+  ) {}
+
+  /** The snapshot, refreshed first when it is older than `maxAgeMs`. */
+  async snapshot(): Promise<Snapshot> {
+    if (this.current && Date.now() - this.current.takenAt < this.maxAgeMs) return this.current;
+    return this.refresh();
+  }
+
+  /** Forgets the cached snapshot (after this process changed something itself). */
+  invalidate(): void {
+    this.current = undefined;
+  }
+
+  /** Ids of the servers a chat switched off, cached like the snapshot. */
+  chatOff(chatId: string): Promise<Set<string>> {
+    const cached = this.chats.get(chatId);
+    if (cached && Date.now() - cached.at < this.maxAgeMs) return cached.off;
+    if (this.chats.size > 10_000) this.chats.clear();
+    const off = this.store.chats.offServers(chatId);
+    this.chats.set(chatId, { at: Date.now(), off });
+    off.catch(() => this.chats.delete(chatId));
+    return off;
+  }
+
+  /** Forgets a chat's cached toggles (after this process changed them). */
+  forgetChat(chatId: string): void {
+    this.chats.delete(chatId);
+  }
+
+  private refresh(): Promise<Snapshot> {
+    this.refreshing ??= this.load().finally(() => {
+      this.refreshing = undefined;
+    });
+    return this.refreshing;
+  }
+
+  private async load(): Promise<Snapshot> {
+    const takenAt = Date.now();
+    const [servers, statuses, catalogs] = await Promise.all([
+      this.store.servers.listPlain(),
+      this.store.statuses.list(),
+      this.store.statuses.listCatalogs().catch((error) => {
+        // Best effort: without catalogues the servers are still known; calls report tool.not_found.
+        this.logger.error("catalogue read failed", errorFields(error));
+        return [];
+      }),
+    ]);
+    const toolsById = new Map(catalogs.map((catalog) => [catalog.serverId, catalog.tools]));
+    const snapshot: Snapshot = { takenAt, byName: new Map(), byId: new Map() };
+    for (const server of servers) {
+      const entry: DirectoryEntry = { server, status: statuses.get(server.id), tools: new Map() };
+      for (const tool of toolsById.get(server.id) ?? []) {
+        const qualified = qualifyToolName(server.name, tool.name);
+        if (!entry.tools.has(qualified)) entry.tools.set(qualified, tool);
+      }
+      snapshot.byName.set(server.name, entry);
+      snapshot.byId.set(server.id, entry);
+    }
+    this.current = snapshot;
+    return snapshot;
+  }
+}
+
+/** True when a server's tools are offered: enabled and connected. */
+export function isAvailable(entry: DirectoryEntry): boolean {
+  return entry.server.enabled && entry.status?.state === "connected";
+}

@@ -1,0 +1,157 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { AppError } from "@mcpgw/core";
+import type { Context } from "hono";
+import type { AppEnv } from "../env";
+import { json, jsonBody, problems, security } from "../openapi-helpers";
+import { callGatewayTool, type GatewayDeps, listTools, type ServerScope } from "./service";
+
+const ChatId = z.string().min(1).max(256);
+
+const CatalogToolView = z
+  .object({
+    name: z.string().openapi({ example: "github__search_issues" }),
+    server: z.string(),
+    description: z.string().optional(),
+    inputSchema: z.record(z.string(), z.unknown()),
+  })
+  .openapi("CatalogTool");
+
+const CallRequest = z
+  .strictObject({
+    arguments: z.record(z.string(), z.unknown()).default({}),
+    chat: ChatId.optional(),
+  })
+  .openapi("ToolCallRequest");
+
+const CallResultView = z
+  .object({
+    content: z.array(z.unknown()),
+    structuredContent: z.record(z.string(), z.unknown()).optional(),
+    text: z.string(),
+    isError: z.boolean(),
+  })
+  .openapi("ToolCallResult");
+
+const ChatToggleView = z
+  .object({ id: z.string(), name: z.string(), enabled: z.boolean() })
+  .openapi("ChatServerToggle");
+
+/** The servers a principal may use: all for the admin token, a key's list otherwise. */
+export function scopeOf(principal: AppEnv["Variables"]["principal"] | undefined): ServerScope {
+  return principal?.kind === "key" && principal.servers ? new Set(principal.servers) : null;
+}
+
+/** Registers the data-plane routes (aggregated tools, tool calls, chat toggles) on `app`. */
+export function registerGatewayRoutes(app: OpenAPIHono<AppEnv>, appDeps: GatewayDeps): void {
+  /** The deps of one request: its logger carries the request id. */
+  const scoped = (c: Context<AppEnv>): GatewayDeps => ({
+    ...appDeps,
+    logger: c.get("logger") ?? appDeps.logger,
+  });
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/v1/tools",
+      tags: ["tools"],
+      security,
+      summary: "Every tool of every enabled, connected server, as <server>__<tool>, sorted",
+      request: { query: z.object({ chat: ChatId.optional() }) },
+      responses: { 200: json(z.object({ tools: z.array(CatalogToolView) }), "Tools"), ...problems(401) },
+    }),
+    async (c) => {
+      const { chat } = c.req.valid("query");
+      const tools = await listTools(appDeps, {
+        scope: scopeOf(c.get("principal")),
+        ...(chat ? { chat } : {}),
+      });
+      return c.json({ tools }, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "post",
+      path: "/v1/tools/{name}/call",
+      tags: ["tools"],
+      security,
+      summary: "Call a tool; tool-level failures are results with isError: true",
+      request: {
+        params: z.object({ name: z.string().min(1).max(256) }),
+        ...jsonBody(CallRequest),
+      },
+      responses: { 200: json(CallResultView, "Result"), ...problems(400, 401, 404, 409, 502, 504) },
+    }),
+    async (c) => {
+      const body = c.req.valid("json");
+      const result = await callGatewayTool(scoped(c), c.req.valid("param").name, body.arguments, {
+        scope: scopeOf(c.get("principal")),
+        signal: c.req.raw.signal,
+        ...(body.chat ? { chat: body.chat } : {}),
+      });
+      return c.json(result, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/v1/chats/{chatId}/servers",
+      tags: ["chats"],
+      security,
+      summary: "Every server and whether this chat shows its tools",
+      request: { params: z.object({ chatId: ChatId }) },
+      responses: { 200: json(z.object({ servers: z.array(ChatToggleView) }), "Toggles"), ...problems(401) },
+    }),
+    async (c) => {
+      const { chatId } = c.req.valid("param");
+      const [snapshot, off] = await Promise.all([
+        appDeps.directory.snapshot(),
+        appDeps.store.chats.offServers(chatId),
+      ]);
+      const scope = scopeOf(c.get("principal"));
+      const servers = [...snapshot.byName.values()]
+        .filter((entry) => !scope || scope.has(entry.server.name))
+        .map(({ server }) => ({ id: server.id, name: server.name, enabled: !off.has(server.id) }))
+        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      return c.json({ servers }, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "put",
+      path: "/v1/chats/{chatId}/servers/{server}",
+      tags: ["chats"],
+      security,
+      summary: "Show or hide one server's tools in one chat (a preference, not a security boundary)",
+      request: {
+        params: z.object({ chatId: ChatId, server: z.string().min(1).max(128) }),
+        ...jsonBody(z.strictObject({ enabled: z.boolean() })),
+      },
+      responses: { 200: json(ChatToggleView, "Toggle"), ...problems(400, 401, 404) },
+    }),
+    async (c) => {
+      const { chatId, server: idOrName } = c.req.valid("param");
+      const { enabled } = c.req.valid("json");
+      const server = await findServer(appDeps, idOrName);
+      const scope = scopeOf(c.get("principal"));
+      if (!server || (scope && !scope.has(server.name))) {
+        throw new AppError("server.not_found", `No server with id or name '${idOrName}'.`);
+      }
+      await appDeps.store.chats.set(chatId, server.id, enabled);
+      appDeps.directory.forgetChat(chatId);
+      return c.json({ id: server.id, name: server.name, enabled }, 200);
+    },
+  );
+}
+
+/** A server by name or id from the directory (re-read once when it is not there yet). */
+async function findServer(deps: GatewayDeps, idOrName: string) {
+  const lookup = (snapshot: Awaited<ReturnType<GatewayDeps["directory"]["snapshot"]>>) =>
+    (snapshot.byName.get(idOrName) ?? snapshot.byId.get(idOrName))?.server;
+  const found = lookup(await deps.directory.snapshot());
+  if (found) return found;
+  deps.directory.invalidate();
+  return lookup(await deps.directory.snapshot());
+}

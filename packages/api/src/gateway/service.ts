@@ -1,0 +1,270 @@
+import type { Store } from "@mcpgw/aws";
+import {
+  AppError,
+  errorFields,
+  type FailureReason,
+  type Logger,
+  parseQualifiedName,
+  RETRY_DELAY_SECONDS,
+  type ToolInfo,
+} from "@mcpgw/core";
+import {
+  CallFailure,
+  callTool,
+  classifyFailure,
+  describeFailure,
+  NO_RUNNER_ERROR,
+  openSession,
+  type RunnerEndpoint,
+  type SessionPool,
+  scrubSecrets,
+  type ToolCallResult,
+  targetOf,
+} from "@mcpgw/upstream";
+import { type Directory, type DirectoryEntry, isAvailable } from "./directory";
+
+/** What the data plane needs. */
+export interface GatewayDeps {
+  store: Store;
+  logger: Logger;
+  directory: Directory;
+  pool: SessionPool;
+  /** The outbound-guarded fetch upstream sessions use. */
+  fetch: typeof fetch;
+  runner?: RunnerEndpoint | undefined;
+  /** How often an in-flight call logs a heartbeat. */
+  heartbeatMs?: number;
+}
+
+/** A tool in the aggregated catalogue. */
+export interface CatalogTool {
+  name: string;
+  server: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
+}
+
+/** Which servers a caller may use: every one (`null`) or these names. */
+export type ServerScope = ReadonlySet<string> | null;
+
+const LIVENESS_PING_MS = 2_000;
+
+/**
+ * Every tool of every enabled, connected server the caller may use, sorted by qualified name;
+ * servers the chat switched off are left out. Best effort: one broken server never hides the rest.
+ */
+export async function listTools(
+  deps: GatewayDeps,
+  options: { chat?: string; scope?: ServerScope } = {},
+): Promise<CatalogTool[]> {
+  const [snapshot, hidden] = await Promise.all([
+    deps.directory.snapshot(),
+    hiddenServers(deps, options.chat),
+  ]);
+  const tools: CatalogTool[] = [];
+  for (const entry of snapshot.byName.values()) {
+    if (!isAvailable(entry) || hidden.has(entry.server.id) || !inScope(options.scope, entry.server.name))
+      continue;
+    for (const [name, tool] of entry.tools) tools.push(catalogTool(name, entry.server.name, tool));
+  }
+  return tools.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+function catalogTool(name: string, server: string, tool: ToolInfo): CatalogTool {
+  return {
+    name,
+    server,
+    ...(tool.description ? { description: tool.description } : {}),
+    inputSchema: tool.inputSchema,
+  };
+}
+
+/** Resolves `<server>__<tool>` to a server that may take the call, and the upstream's own tool name. */
+export async function resolveTool(
+  deps: GatewayDeps,
+  qualified: string,
+  options: { chat?: string; scope?: ServerScope } = {},
+): Promise<{ entry: DirectoryEntry; tool: ToolInfo }> {
+  const { server } = parseQualifiedName(qualified);
+  const [snapshot, hidden] = await Promise.all([
+    deps.directory.snapshot(),
+    hiddenServers(deps, options.chat),
+  ]);
+  const entry = snapshot.byName.get(server);
+  if (!entry || !inScope(options.scope, server))
+    throw new AppError("server.not_found", `No server named '${server}'.`);
+  if (hidden.has(entry.server.id)) {
+    throw new AppError(
+      "server.unavailable",
+      `Server '${server}' is switched off for chat '${options.chat}'.`,
+    );
+  }
+  if (!isAvailable(entry)) {
+    const state = entry.server.enabled ? (entry.status?.state ?? "connecting") : "disabled";
+    throw new AppError("server.unavailable", `Server '${server}' is ${state}.`, { state });
+  }
+  const tool = entry.tools.get(qualified);
+  if (!tool) throw new AppError("tool.not_found", `Server '${server}' has no tool '${qualified}'.`);
+  return { entry, tool };
+}
+
+/**
+ * Calls a tool through the warm session of its server. Tool-level failures are results
+ * (`isError: true`); a transport failure marks the server failed (under the generation fence),
+ * schedules the retry and becomes `upstream.unreachable` (502) / `upstream.timeout` (504).
+ */
+export async function callGatewayTool(
+  deps: GatewayDeps,
+  qualified: string,
+  args: Record<string, unknown>,
+  options: { chat?: string; scope?: ServerScope; signal?: AbortSignal } = {},
+): Promise<ToolCallResult> {
+  const { entry, tool } = await resolveTool(deps, qualified, options);
+  const { server } = entry;
+  const logger = deps.logger.child({ server: server.name, tool: tool.name });
+  const started = performance.now();
+  logger.info("tool call started", { argumentKeys: Object.keys(args) });
+  const heartbeat = setInterval(
+    () => logger.info("tool call in flight", { elapsedMs: Math.round(performance.now() - started) }),
+    deps.heartbeatMs ?? 10_000,
+  );
+  let outcome = "error";
+  try {
+    const result = await callOnce(deps, entry, tool.name, args, options.signal).catch((error) => {
+      // An upstream that restarted forgot our session: reopen once and retry.
+      if (error instanceof CallFailure && error.kind === "session_expired")
+        return callOnce(deps, entry, tool.name, args, options.signal);
+      throw error;
+    });
+    outcome = result.isError ? "tool_error" : "ok";
+    return result;
+  } catch (error) {
+    outcome = error instanceof CallFailure ? error.kind : "error";
+    throw error instanceof CallFailure ? toAppError(error, server.name) : error;
+  } finally {
+    clearInterval(heartbeat);
+    logger.info("tool call finished", {
+      outcome,
+      durationMs: Math.round((performance.now() - started) * 10) / 10,
+    });
+  }
+}
+
+async function callOnce(
+  deps: GatewayDeps,
+  entry: DirectoryEntry,
+  toolName: string,
+  args: Record<string, unknown>,
+  signal: AbortSignal | undefined,
+): Promise<ToolCallResult> {
+  const { server } = entry;
+  const timeoutMs = server.timeoutSeconds * 1_000;
+  let secrets: string[] = [];
+
+  // Only a cold call gets here: one config read (with KMS), one initialize. Concurrent cold calls share it.
+  async function open() {
+    const record = await deps.store.servers.get(server.id);
+    if (!record) throw new AppError("server.not_found", `No server named '${server.name}'.`);
+    const target = targetOf(record, deps.runner);
+    if (!target) {
+      await markFailed(deps, entry, "failed", NO_RUNNER_ERROR);
+      throw new CallFailure("unreachable", NO_RUNNER_ERROR);
+    }
+    secrets = Object.values(target.headers);
+    try {
+      return await openSession(target, {
+        fetch: deps.fetch,
+        timeoutMs: Math.min(timeoutMs, 10_000),
+        ...(signal ? { signal } : {}),
+      });
+    } catch (error) {
+      const failure = new CallFailure("unreachable", scrubSecrets(describeFailure(error), secrets), {
+        cause: error,
+      });
+      if (!signal?.aborted) await markFailed(deps, entry, classifyFailure(error), failure.message);
+      throw failure;
+    }
+  }
+
+  return deps.pool.use(server.id, server.version, open, async (pooled) => {
+    try {
+      return await callTool(pooled.session, toolName, args, {
+        timeoutMs,
+        broken: pooled.broken,
+        ...(signal ? { signal } : {}),
+      });
+    } catch (error) {
+      if (!(error instanceof CallFailure)) throw error;
+      if (error.kind === "session_expired") pooled.claimFailure();
+      const down =
+        error.kind === "unreachable" || (error.kind === "timeout" && !(await alive(pooled.session.client)));
+      if (down && pooled.claimFailure()) {
+        const reason = error.kind === "timeout" ? "not_responding" : "unreachable";
+        await markFailed(deps, entry, reason, scrubSecrets(error.message, secrets));
+      }
+      throw error;
+    }
+  });
+}
+
+async function alive(client: { ping(options?: { timeout?: number }): Promise<unknown> }): Promise<boolean> {
+  try {
+    await client.ping({ timeout: LIVENESS_PING_MS });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Marks the server failed under its current generation and schedules the 15 s retry. */
+async function markFailed(
+  deps: GatewayDeps,
+  entry: DirectoryEntry,
+  reason: FailureReason,
+  error: string,
+): Promise<void> {
+  const generation = entry.status?.generation;
+  if (generation === undefined) return;
+  try {
+    const written = await deps.store.statuses.recordAttempt(entry.server.id, generation, {
+      ok: false,
+      at: new Date().toISOString(),
+      reason,
+      error,
+    });
+    deps.directory.invalidate();
+    if (written)
+      await deps.store.jobs.send(
+        { type: "retry", serverId: entry.server.id, generation },
+        RETRY_DELAY_SECONDS,
+      );
+    deps.logger.warn("server marked failed by a call", { server: entry.server.name, reason, written });
+  } catch (failure) {
+    deps.logger.error("could not mark server failed", { server: entry.server.name, ...errorFields(failure) });
+  }
+}
+
+function toAppError(error: CallFailure, server: string): AppError {
+  switch (error.kind) {
+    case "timeout":
+      return new AppError("upstream.timeout", `Server '${server}' did not answer the call in time.`);
+    case "rpc":
+      return new AppError("upstream.error", `Server '${server}' answered with an error: ${error.message}`);
+    case "cancelled":
+      return new AppError("upstream.unreachable", "The call was cancelled.");
+    default:
+      return new AppError(
+        "upstream.unreachable",
+        `Server '${server}' could not be reached: ${error.message}`,
+      );
+  }
+}
+
+function inScope(scope: ServerScope | undefined, server: string): boolean {
+  return !scope || scope.has(server);
+}
+
+/** Ids of servers the chat switched off (a preference, not a boundary). */
+function hiddenServers(deps: GatewayDeps, chat: string | undefined): Promise<Set<string>> {
+  return chat ? deps.directory.chatOff(chat) : Promise.resolve(new Set());
+}

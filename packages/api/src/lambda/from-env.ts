@@ -1,0 +1,16 @@
+import { createStore, loadAppSettings } from "@mcpgw/aws";
+import { createLogger } from "@mcpgw/core";
+import { type AppDeps, createApp } from "../app";
+
+/** The app for one Lambda function, configured from SST links / env. */
+export function appFromEnvironment(serve: AppDeps["serve"]) {
+  const settings = loadAppSettings();
+  return createApp({
+    store: createStore(),
+    logger: createLogger(),
+    adminToken: settings.adminToken,
+    allowPrivateUpstreams: settings.allowPrivateUpstreams,
+    runner: settings.runner,
+    serve,
+  });
+}

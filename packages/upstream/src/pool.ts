@@ -1,0 +1,127 @@
+import type { UpstreamSession } from "./session";
+
+/** A pooled session plus a signal that fires when the session breaks (so callers stop waiting). */
+export interface PooledSession {
+  session: UpstreamSession;
+  /** Aborted when the session is evicted or its transport reports a disconnect. */
+  broken: AbortSignal;
+  /**
+   * Evicts this session after a failure; true for exactly one caller per session, so one failure is
+   * reported once however many calls saw it.
+   */
+  claimFailure(): boolean;
+}
+
+interface Entry {
+  key: string;
+  opening: Promise<PooledSession>;
+  lastUsed: number;
+  busy: number;
+  failureClaimed: boolean;
+  controller: AbortController;
+}
+
+/** Errors a transport reports when the connection under a session is gone. */
+const DISCONNECT =
+  /SSE stream disconnected|fetch failed|ECONNRESET|ECONNREFUSED|socket hang up|other side closed|terminated/i;
+
+/**
+ * Warm upstream MCP sessions, one per server, keyed by server id + config version: initialized once,
+ * shared by concurrent callers, evicted on error, on a config change (a new version) and when idle.
+ */
+export class SessionPool {
+  private readonly entries = new Map<string, Entry>();
+  private readonly sweepTimer: NodeJS.Timeout;
+
+  constructor(private readonly idleMs = 5 * 60_000) {
+    this.sweepTimer = setInterval(() => this.evictIdle(), Math.min(idleMs, 30_000));
+    this.sweepTimer.unref();
+  }
+
+  /**
+   * Runs `use` with the warm session for (serverId, version), opening one with `open` when there is
+   * none. A session in use is never reaped as idle.
+   */
+  async use<T>(
+    serverId: string,
+    version: number,
+    open: () => Promise<UpstreamSession>,
+    use: (pooled: PooledSession) => Promise<T>,
+  ): Promise<T> {
+    const entry = this.entryFor(serverId, `${serverId}@${version}`, open);
+    entry.busy++;
+    try {
+      return await use(await entry.opening);
+    } finally {
+      entry.busy--;
+      entry.lastUsed = Date.now();
+    }
+  }
+
+  private entryFor(serverId: string, key: string, open: () => Promise<UpstreamSession>): Entry {
+    const existing = this.entries.get(serverId);
+    if (existing && existing.key === key && !existing.controller.signal.aborted) return existing;
+    if (existing) this.evict(serverId);
+    const controller = new AbortController();
+    const entry: Entry = {
+      key,
+      lastUsed: Date.now(),
+      busy: 0,
+      failureClaimed: false,
+      controller,
+      opening: Promise.resolve() as never,
+    };
+    entry.opening = open().then(
+      (session) => {
+        session.client.onerror = (error) => {
+          if (DISCONNECT.test(String(error?.message ?? error))) this.evict(serverId, key, error);
+        };
+        session.client.onclose = () => this.evict(serverId, key, new Error("upstream session closed"));
+        const claimFailure = () => {
+          this.evict(serverId, key);
+          if (entry.failureClaimed) return false;
+          entry.failureClaimed = true;
+          return true;
+        };
+        return { session, broken: controller.signal, claimFailure };
+      },
+      (error) => {
+        if (this.entries.get(serverId) === entry) this.entries.delete(serverId);
+        throw error;
+      },
+    );
+    this.entries.set(serverId, entry);
+    return entry;
+  }
+
+  /**
+   * Drops the server's session (only the one under `key`, when given) and closes it; callers waiting
+   * on it see `broken` abort with `reason`. True when this call evicted something.
+   */
+  evict(serverId: string, key?: string, reason: unknown = new Error("upstream session evicted")): boolean {
+    const entry = this.entries.get(serverId);
+    if (!entry || (key && entry.key !== key)) return false;
+    this.entries.delete(serverId);
+    entry.controller.abort(reason);
+    entry.opening.then(({ session }) => session.close()).catch(() => undefined);
+    return true;
+  }
+
+  /** Number of live sessions (for tests and metrics). */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Closes every session. */
+  close(): void {
+    clearInterval(this.sweepTimer);
+    for (const serverId of [...this.entries.keys()]) this.evict(serverId);
+  }
+
+  private evictIdle(): void {
+    const cutoff = Date.now() - this.idleMs;
+    for (const [serverId, entry] of this.entries) {
+      if (entry.busy === 0 && entry.lastUsed < cutoff) this.evict(serverId, entry.key);
+    }
+  }
+}

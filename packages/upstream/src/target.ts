@@ -1,0 +1,29 @@
+import type { ServerRecord } from "@mcpgw/core";
+import type { UpstreamTarget } from "./session";
+
+/** How to reach the stdio runner, when there is one. */
+export interface RunnerEndpoint {
+  url: string;
+  token: string;
+}
+
+/** Why a server has no target: a stdio server without a runner. */
+export const NO_RUNNER_ERROR = "stdio servers need the stdio runner, and none is configured (RUNNER_URL)";
+
+/**
+ * The URL and headers a server is reached at: its own for HTTP; for stdio, the runner's
+ * streamable-HTTP face of it (optionally one thread's instance). Undefined without a runner.
+ */
+export function targetOf(
+  server: ServerRecord,
+  runner: RunnerEndpoint | undefined,
+  thread?: string,
+): UpstreamTarget | undefined {
+  if (server.transport === "http") return { url: server.url, headers: server.headers };
+  if (!runner) return undefined;
+  const base = `${runner.url.replace(/\/$/, "")}/servers/${encodeURIComponent(server.id)}`;
+  return {
+    url: thread ? `${base}/threads/${encodeURIComponent(thread)}/mcp` : `${base}/mcp`,
+    headers: { authorization: `Bearer ${runner.token}` },
+  };
+}

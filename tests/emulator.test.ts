@@ -1,0 +1,71 @@
+import { spawn } from "node:child_process";
+import { resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { afterEach, describe, expect, it } from "vitest";
+import { startEmulator } from "../scripts/lib/emulator";
+import { waitFor } from "./support/stack";
+
+const ROOT = resolve(import.meta.dirname, "..");
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe("emulator harness", () => {
+  const saved = process.env.AWS_ENDPOINT_URL;
+  afterEach(() => {
+    process.env.AWS_ENDPOINT_URL = saved;
+  });
+
+  it("adopts AWS_ENDPOINT_URL instead of starting anything", async () => {
+    process.env.AWS_ENDPOINT_URL = "http://127.0.0.1:4566";
+
+    const emulator = await startEmulator();
+
+    expect(emulator).toMatchObject({ endpoint: "http://127.0.0.1:4566", owned: false, pid: undefined });
+  });
+
+  it("starts moto on a free loopback port and stops it", async () => {
+    delete process.env.AWS_ENDPOINT_URL;
+
+    const emulator = await startEmulator();
+    const answered = await fetch(`${emulator.endpoint}/moto-api/data.json`);
+    await emulator.stop();
+
+    expect(emulator.endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(answered.ok).toBe(true);
+    expect(alive(emulator.pid!)).toBe(false);
+  });
+
+  it("leaves no orphan when its parent is killed with SIGKILL", async () => {
+    const script = `import { startEmulator } from "./scripts/lib/emulator.ts";
+      delete process.env.AWS_ENDPOINT_URL;
+      const e = await startEmulator();
+      console.log("pid " + e.pid);
+      setInterval(() => {}, 1000);`;
+    const parent = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+      cwd: ROOT,
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    const pid = await new Promise<number>((done, fail) => {
+      const timer = setTimeout(() => fail(new Error("no pid line within 30 s")), 30_000);
+      createInterface({ input: parent.stdout! }).on("line", (line) => {
+        const match = /^pid (\d+)$/.exec(line);
+        if (match) {
+          clearTimeout(timer);
+          done(Number(match[1]));
+        }
+      });
+    });
+    expect(alive(pid)).toBe(true);
+
+    parent.kill("SIGKILL");
+
+    await waitFor(async () => alive(pid), (isAlive) => !isAlive, { timeoutMs: 10_000 });
+  });
+});
