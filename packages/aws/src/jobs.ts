@@ -6,6 +6,8 @@ import {
 } from "@aws-sdk/client-sqs";
 import type { Job } from "@mcpgw/core";
 
+const SEND_CONCURRENCY = 5;
+
 /** Enqueuing a job failed. */
 export class QueueError extends Error {
   override readonly name = "QueueError";
@@ -37,6 +39,20 @@ export function createJobQueue(
     });
     return resolved;
   };
+  async function sendBatch(queueUrl: string, batch: Job[]): Promise<void> {
+    try {
+      const result = await sqs.send(
+        new SendMessageBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: batch.map((job, index) => ({ Id: String(index), MessageBody: JSON.stringify(job) })),
+        }),
+      );
+      if (result.Failed && result.Failed.length > 0) throw new Error(`${result.Failed.length} jobs were refused`);
+    } catch (cause) {
+      throw new QueueError("Could not enqueue a batch of jobs", { cause });
+    }
+  }
+
   return {
     url,
     async send(job, delaySeconds = 0) {
@@ -53,20 +69,12 @@ export function createJobQueue(
       }
     },
     async sendMany(jobs) {
-      for (let start = 0; start < jobs.length; start += 10) {
-        const batch = jobs.slice(start, start + 10);
-        try {
-          const result = await sqs.send(
-            new SendMessageBatchCommand({
-              QueueUrl: await url(),
-              Entries: batch.map((job, index) => ({ Id: String(index), MessageBody: JSON.stringify(job) })),
-            }),
-          );
-          if (result.Failed && result.Failed.length > 0)
-            throw new Error(`${result.Failed.length} jobs were refused`);
-        } catch (cause) {
-          throw new QueueError("Could not enqueue a batch of jobs", { cause });
-        }
+      const batches: Job[][] = [];
+      for (let start = 0; start < jobs.length; start += 10) batches.push(jobs.slice(start, start + 10));
+      const queueUrl = await url();
+      // A few batches in flight at once: a 200-server sweep is 20 round trips, not 20 in a row.
+      for (let start = 0; start < batches.length; start += SEND_CONCURRENCY) {
+        await Promise.all(batches.slice(start, start + SEND_CONCURRENCY).map((batch) => sendBatch(queueUrl, batch)));
       }
     },
   };

@@ -1,0 +1,20 @@
+/**
+ * `npm run bench -- <name>`: benchmarks that print their figures as ratios measured in one run.
+ *   lifecycle  median POST /v1/servers → connected; time to sweep 200 servers
+ *   proxy      added latency of POST /v1/tools/{name}/call over a direct warm MCP call
+ */
+const benches: Record<string, () => Promise<unknown>> = {
+  lifecycle: () => import("./bench/lifecycle"),
+  proxy: () => import("./bench/proxy"),
+};
+
+const name = process.argv[2];
+const bench = name ? benches[name] : undefined;
+if (!bench) {
+  console.error(`usage: npm run bench -- <${Object.keys(benches).join("|")}>`);
+  process.exit(2);
+}
+await bench();
+process.exit(0);
+
+export {};

@@ -1,0 +1,73 @@
+/** Child processes for benchmarks: started with a bounded wait for their ready line, killed on exit. */
+import { type ChildProcess, spawn } from "node:child_process";
+import { createServer } from "node:net";
+import { resolve } from "node:path";
+import { createInterface } from "node:readline";
+
+export const ROOT = resolve(import.meta.dirname, "../..");
+
+/** A free TCP port on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once("error", fail);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => done(typeof address === "object" && address ? address.port : 0));
+    });
+  });
+}
+
+/** Runs a TypeScript entry with tsx and waits (bounded) for a stdout line matching `ready`. */
+export async function startTsProcess(
+  entry: string,
+  args: string[],
+  ready: RegExp,
+  env: Record<string, string> = {},
+  timeoutMs = 60_000,
+): Promise<{ child: ChildProcess; match: RegExpExecArray; stop(): Promise<void> }> {
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean);
+  const child = spawn(
+    process.execPath,
+    [...(entry.includes("dev.ts") ? nodeArgs : []), "--import", "tsx", resolve(ROOT, entry), ...args],
+    {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "ignore"],
+    },
+  );
+  const kill = () => child.kill("SIGKILL");
+  process.once("exit", kill);
+  const match = await new Promise<RegExpExecArray>((done, fail) => {
+    const timer = setTimeout(() => fail(new Error(`${entry} not ready within ${timeoutMs} ms`)), timeoutMs);
+    child.once("exit", (code) => fail(new Error(`${entry} exited (${code}) before it was ready`)));
+    createInterface({ input: child.stdout! }).on("line", (line) => {
+      const found = ready.exec(line);
+      if (found) {
+        clearTimeout(timer);
+        done(found);
+      }
+    });
+  });
+  return {
+    child,
+    match,
+    async stop() {
+      process.off("exit", kill);
+      if (child.exitCode !== null) return;
+      const exited = new Promise((done) => child.once("exit", done));
+      child.kill("SIGTERM");
+      const timer = setTimeout(kill, 5_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** The p-th percentile (0–100) of samples. */
+export function percentile(samples: number[], p: number): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return (
+    sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? Number.NaN
+  );
+}
