@@ -33,18 +33,18 @@ const args = { text: "hello" };
 const headers = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
 
 try {
-  const created: { id?: string } = await (
+  const created = (await (
     await fetch(`${gatewayUrl}/v1/servers`, {
       method: "POST",
       headers,
       body: JSON.stringify({ name: "bench", url: upstreamUrl }),
     })
-  ).json();
+  ).json()) as { id?: string };
   if (!created.id) throw new Error(`could not register the upstream: ${JSON.stringify(created)}`);
   await until(async () => {
-    const server: { status: { state: string; error: string } } = await (
-      await fetch(`${gatewayUrl}/v1/servers/${created.id}`, { headers })
-    ).json();
+    const server = (await (await fetch(`${gatewayUrl}/v1/servers/${created.id}`, { headers })).json()) as {
+      status: { state: string; error: string };
+    };
     if (server.status.state === "failed") throw new Error(`upstream failed: ${server.status.error}`);
     return server.status.state === "connected";
   });
