@@ -48,6 +48,13 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.notFound((c) => problemOf(c, "request.not_found", `No route for ${c.req.method} ${c.req.path}.`));
 
   app.use(requestId());
+  app.use(async function closeUnreadBodies(c, next) {
+    await next();
+    // Refused without reading the request body (401, 413, 404…): close the connection, or a keep-alive
+    // client may send its next request into the unread rest of this one (seen with Node's fetch).
+    if (c.res.status >= 400 && c.req.raw.body && !c.req.raw.bodyUsed)
+      c.res.headers.set("connection", "close");
+  });
   app.use(async function accessLog(c, next) {
     const started = performance.now();
     const logger = deps.logger.child({ requestId: c.get("requestId") });

@@ -1,7 +1,9 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { AppError, SecretName, ServerPatch, ServerSpec } from "@mcpgw/core";
+import { AppError, describeIssues, SecretName, ServerPatch, ServerSpec } from "@mcpgw/core";
+import type { Context } from "hono";
 import type { AppEnv } from "../env";
-import { ImportResult, Problem, SecretSummaryView, ServerList, ServerView, ToolList } from "../views";
+import { json, jsonBody, problems, security } from "../openapi-helpers";
+import { ImportResult, SecretSummaryView, ServerList, ServerView, ToolList } from "../views";
 import {
   type AdminDeps,
   createServer,
@@ -14,18 +16,6 @@ import {
   updateServer,
 } from "./service";
 
-const security = [{ adminToken: [] }];
-const json = <T extends z.ZodType>(schema: T, description: string) => ({
-  content: { "application/json": { schema } },
-  description,
-});
-const problems = (...statuses: number[]) =>
-  Object.fromEntries(
-    statuses.map((status) => [
-      status,
-      { content: { "application/problem+json": { schema: Problem } }, description: "Problem" },
-    ]),
-  );
 const IdParam = z.object({
   id: z
     .string()
@@ -34,12 +24,13 @@ const IdParam = z.object({
     .openapi({ description: "Server id or name", param: { name: "id", in: "path" } }),
 });
 const SecretParam = z.object({ name: SecretName });
-const jsonBody = <T extends z.ZodType>(schema: T) => ({
-  body: { content: { "application/json": { schema } }, required: true },
-});
-
 /** Registers the admin routes (servers, import, secrets) on `app`. */
-export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, deps: AdminDeps): void {
+export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, appDeps: AdminDeps): void {
+  /** The deps of one request: its logger carries the request id (contract: every log line has one). */
+  const scoped = (c: Context<AppEnv>): AdminDeps => ({
+    ...appDeps,
+    logger: c.get("logger") ?? appDeps.logger,
+  });
   app.openapi(
     createRoute({
       method: "get",
@@ -49,7 +40,7 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, deps: AdminDeps): 
       summary: "List servers with their status, sorted by name",
       responses: { 200: json(ServerList, "Servers"), ...problems(401) },
     }),
-    async (c) => c.json({ servers: await listServers(deps) }, 200),
+    async (c) => c.json({ servers: await listServers(scoped(c)) }, 200),
   );
 
   app.openapi(
@@ -62,7 +53,7 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, deps: AdminDeps): 
       request: jsonBody(ServerSpec),
       responses: { 201: json(ServerView, "Created"), ...problems(400, 401, 409, 413) },
     }),
-    async (c) => c.json(await createServer(deps, c.req.valid("json")), 201),
+    async (c) => c.json(await createServer(scoped(c), c.req.valid("json")), 201),
   );
 
   app.openapi(
@@ -78,7 +69,20 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, deps: AdminDeps): 
       },
       responses: { 201: json(ImportResult, "Imported"), ...problems(400, 401, 409, 413) },
     }),
-    async (c) => c.json(await importServers(deps, c.req.valid("json"), c.req.valid("query").onConflict), 201),
+    async (c) =>
+      c.json(await importServers(scoped(c), c.req.valid("json"), c.req.valid("query").onConflict), 201),
+    // A body that is not a JSON object is a broken document: an `import.*` error like the others.
+    (result) => {
+      if (result.success) return undefined;
+      if (result.target === "json") {
+        throw new AppError(
+          "import.invalid_document",
+          "Expected a JSON object with `mcpServers` (or `servers`).",
+        );
+      }
+      const errors = describeIssues(result.error.issues);
+      throw new AppError("request.invalid", errors.join("; "), { errors });
+    },
   );
 
   app.openapi(
@@ -92,6 +96,7 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, deps: AdminDeps): 
       responses: { 200: json(ServerView, "Server"), ...problems(401, 404) },
     }),
     async (c) => {
+      const deps = scoped(c);
       const server = await getServer(deps, c.req.valid("param").id);
       c.header("ETag", `"${server.version}"`);
       return c.json(server, 200);
@@ -113,6 +118,7 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, deps: AdminDeps): 
       responses: { 200: json(ServerView, "Updated"), ...problems(400, 401, 404, 409, 412, 413) },
     }),
     async (c) => {
+      const deps = scoped(c);
       const server = await updateServer(
         deps,
         c.req.valid("param").id,
@@ -135,6 +141,7 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, deps: AdminDeps): 
       responses: { 204: { description: "Deleted" }, ...problems(401, 404) },
     }),
     async (c) => {
+      const deps = scoped(c);
       await deleteServer(deps, c.req.valid("param").id);
       return c.body(null, 204);
     },
@@ -150,7 +157,7 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, deps: AdminDeps): 
       request: { params: IdParam },
       responses: { 202: json(ServerView, "Reconnecting"), ...problems(401, 404, 409) },
     }),
-    async (c) => c.json(await reconnectServer(deps, c.req.valid("param").id), 202),
+    async (c) => c.json(await reconnectServer(scoped(c), c.req.valid("param").id), 202),
   );
 
   app.openapi(
@@ -163,7 +170,7 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, deps: AdminDeps): 
       request: { params: IdParam },
       responses: { 200: json(ToolList, "Tools"), ...problems(401, 404) },
     }),
-    async (c) => c.json({ tools: await listServerTools(deps, c.req.valid("param").id) }, 200),
+    async (c) => c.json({ tools: await listServerTools(scoped(c), c.req.valid("param").id) }, 200),
   );
 
   app.openapi(
@@ -178,7 +185,7 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, deps: AdminDeps): 
         ...problems(401),
       },
     }),
-    async (c) => c.json({ secrets: await deps.store.secrets.list() }, 200),
+    async (c) => c.json({ secrets: await appDeps.store.secrets.list() }, 200),
   );
 
   app.openapi(
@@ -199,6 +206,7 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, deps: AdminDeps): 
       responses: { 200: json(SecretSummaryView, "Stored"), ...problems(400, 401, 413) },
     }),
     async (c) => {
+      const deps = scoped(c);
       const summary = await deps.store.secrets.put(c.req.valid("param").name, c.req.valid("json").values);
       deps.logger.info("secret stored", { secret: summary.name, keys: summary.keys.length });
       return c.json(summary, 200);
@@ -216,6 +224,7 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, deps: AdminDeps): 
       responses: { 204: { description: "Deleted" }, ...problems(401, 404) },
     }),
     async (c) => {
+      const deps = scoped(c);
       const { name } = c.req.valid("param");
       if (!(await deps.store.secrets.remove(name)))
         throw new AppError("secret.not_found", `No secret named '${name}'.`);

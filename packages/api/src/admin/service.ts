@@ -73,7 +73,9 @@ export async function updateServer(
       },
     );
   }
-  const spec = applyServerPatch(existing, patch);
+  // Only the spec is patched: the record's identity/version fields are not spec fields (strict schema).
+  const { id: _id, version: _version, createdAt: _createdAt, updatedAt: _updatedAt, ...stored } = existing;
+  const spec = applyServerPatch(stored as ServerSpec, patch);
   assertUpstreamAllowed(deps, spec);
   const updated = await deps.store.servers.update(existing, spec);
   const status = await supersede(deps, updated);
@@ -142,7 +144,9 @@ export async function importServers(
           return current ? [{ existing: current, spec }] : [];
         })
       : [];
-  const written = await deps.store.servers.importAll(creates, replaces);
+  // Nothing to write (every name skipped): DynamoDB refuses an empty transaction.
+  const written =
+    creates.length + replaces.length > 0 ? await deps.store.servers.importAll(creates, replaces) : [];
   const replacedIds = new Set(replaces.map((r) => r.existing.id));
   const views = await Promise.all(
     written.map(async (server) => {

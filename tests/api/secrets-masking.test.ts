@@ -1,0 +1,448 @@
+/**
+ * Admin API, secrets: the Authorization mask rule, the secret store routes, and the sentinel sweep —
+ * secrets planted everywhere, every route driven, and every response, log line, job and raw item
+ * searched for them.
+ */
+import { beforeEach, describe, expect, it } from "vitest";
+import { scanTable } from "../support/aws";
+import {
+  createServer,
+  expectJson,
+  expectProblem,
+  freshApp,
+  httpServer,
+  type Json,
+  stdioServer,
+  type TestApp,
+  takeJobs,
+} from "./helpers";
+
+let app: TestApp;
+beforeEach(async () => {
+  app = await freshApp();
+});
+
+async function storedHeaders(id: string): Promise<Record<string, string>> {
+  const server = await app.store.servers.get(id);
+  if (server?.transport !== "http") throw new Error(`server ${id} is not an http server`);
+  return server.headers;
+}
+
+describe("Authorization mask rule", () => {
+  const TOKEN = "Bearer tok-0a1b2c3d4e5f";
+
+  async function createMasked(): Promise<Json & { id: string }> {
+    const server = await createServer(
+      app,
+      httpServer("masked", { headers: { Authorization: TOKEN, "X-Team": "blue" } }),
+    );
+    expect(server.headers).toEqual({ Authorization: "Bearer [SECRET]", "X-Team": "blue" });
+    return server;
+  }
+
+  it("shows Authorization as `<scheme> [SECRET]` everywhere, other headers as configured", async () => {
+    const server = await createMasked();
+
+    const one = await expectJson(await app.call("GET", `/v1/servers/${server.id}`), 200);
+    const { servers } = await expectJson<{ servers: Json[] }>(await app.call("GET", "/v1/servers"), 200);
+    const reconnected = await expectJson(await app.call("POST", "/v1/servers/masked/reconnect"), 202);
+
+    for (const view of [one, servers[0], reconnected]) {
+      expect(view?.headers).toEqual({ Authorization: "Bearer [SECRET]", "X-Team": "blue" });
+    }
+    expect(await storedHeaders(server.id)).toEqual({ Authorization: TOKEN, "X-Team": "blue" });
+  });
+
+  it("masks a scheme-less value as `[SECRET]` and any header-name casing", async () => {
+    const server = await createServer(
+      app,
+      httpServer("raw", { headers: { authorization: "just-a-token-xyz" } }),
+    );
+
+    expect(server.headers).toEqual({ authorization: "[SECRET]" });
+    expect(JSON.stringify(server)).not.toContain("just-a-token-xyz");
+  });
+
+  it("keeps the stored value when the mask is submitted unchanged", async () => {
+    const server = await createMasked();
+
+    const updated = await expectJson(
+      await app.call("PATCH", `/v1/servers/${server.id}`, {
+        headers: { Authorization: "Bearer [SECRET]", "X-Team": "red" },
+      }),
+      200,
+    );
+
+    expect(updated).toMatchObject({
+      version: 2,
+      headers: { Authorization: "Bearer [SECRET]", "X-Team": "red" },
+    });
+    expect(await storedHeaders(server.id)).toEqual({ Authorization: TOKEN, "X-Team": "red" });
+  });
+
+  it("keeps the stored value when the mask is submitted under another casing of the name", async () => {
+    const server = await createMasked();
+
+    await expectJson(
+      await app.call("PATCH", `/v1/servers/${server.id}`, {
+        headers: { authorization: "Bearer [SECRET]", "X-Team": "blue" },
+      }),
+      200,
+    );
+
+    const stored = await storedHeaders(server.id);
+    const authorization = Object.entries(stored).find(([name]) => name.toLowerCase() === "authorization");
+    expect(authorization?.[1]).toBe(TOKEN);
+  });
+
+  it("removes Authorization when the submitted headers leave it out", async () => {
+    const server = await createMasked();
+
+    const updated = await expectJson(
+      await app.call("PATCH", `/v1/servers/${server.id}`, { headers: { "X-Team": "blue" } }),
+      200,
+    );
+
+    expect(updated.headers).toEqual({ "X-Team": "blue" });
+    expect(await storedHeaders(server.id)).toEqual({ "X-Team": "blue" });
+  });
+
+  it("replaces Authorization with any other submitted value", async () => {
+    const server = await createMasked();
+
+    const updated = await expectJson(
+      await app.call("PATCH", `/v1/servers/${server.id}`, {
+        headers: { Authorization: "Token new-value-77", "X-Team": "blue" },
+      }),
+      200,
+    );
+
+    expect(updated.headers).toEqual({ Authorization: "Token [SECRET]", "X-Team": "blue" });
+    expect(await storedHeaders(server.id)).toEqual({ Authorization: "Token new-value-77", "X-Team": "blue" });
+  });
+
+  it("leaves every header alone when a patch does not mention headers", async () => {
+    const server = await createMasked();
+
+    await expectJson(await app.call("PATCH", `/v1/servers/${server.id}`, { timeoutSeconds: 12 }), 200);
+
+    expect(await storedHeaders(server.id)).toEqual({ Authorization: TOKEN, "X-Team": "blue" });
+  });
+
+  it.each([
+    ["a mask of another scheme", { Authorization: "Basic [SECRET]" }],
+    ["a bare mask for a scheme'd value", { Authorization: "[SECRET]" }],
+  ])("refuses %s with 400 server.invalid and keeps the stored value", async (_, headers) => {
+    const server = await createMasked();
+
+    const problem = await expectProblem(
+      await app.call("PATCH", `/v1/servers/${server.id}`, { headers }),
+      400,
+      "server.invalid",
+    );
+
+    expect(problem.detail).toContain("Authorization");
+    expect(await storedHeaders(server.id)).toEqual({ Authorization: TOKEN, "X-Team": "blue" });
+  });
+
+  it("refuses a mask when nothing is stored to keep", async () => {
+    const server = await createServer(app, httpServer("plain"));
+
+    await expectProblem(
+      await app.call("PATCH", `/v1/servers/${server.id}`, { headers: { Authorization: "Bearer [SECRET]" } }),
+      400,
+      "server.invalid",
+    );
+    expect(await storedHeaders(server.id)).toEqual({});
+  });
+
+  it("returns stdio env values as configured, and keeps them across edits", async () => {
+    const server = await createServer(app, stdioServer("envy", { env: { API_KEY: "k-123", MODE: "x" } }));
+
+    expect(server.env).toEqual({ API_KEY: "k-123", MODE: "x" });
+    const updated = await expectJson(await app.call("PATCH", "/v1/servers/envy", { args: ["run"] }), 200);
+    expect(updated.env).toEqual({ API_KEY: "k-123", MODE: "x" });
+    const replaced = await expectJson(
+      await app.call("PATCH", "/v1/servers/envy", { env: { MODE: "y" } }),
+      200,
+    );
+    expect(replaced.env).toEqual({ MODE: "y" });
+    expect((await app.store.servers.get(server.id)) as Json).toMatchObject({ env: { MODE: "y" } });
+  });
+});
+
+describe("secret store routes", () => {
+  it("PUT stores a secret sealed and answers with its name and key names only", async () => {
+    const response = await app.call("PUT", "/v1/secrets/github", {
+      values: { TOKEN: "ghp-value-1", USER: "octo-value-2" },
+    });
+
+    const summary = await expectJson(response, 200);
+    expect(summary).toEqual({ name: "github", keys: ["TOKEN", "USER"], updatedAt: expect.any(String) });
+    expect(await app.store.secrets.get("github")).toEqual({ TOKEN: "ghp-value-1", USER: "octo-value-2" });
+  });
+
+  it("GET lists names and key names, never values; PUT again replaces", async () => {
+    await app.call("PUT", "/v1/secrets/zeta", { values: { A: "value-a" } });
+    await app.call("PUT", "/v1/secrets/alpha", { values: { B: "value-b", A: "value-c" } });
+    await app.call("PUT", "/v1/secrets/zeta", { values: { C: "value-d" } });
+
+    const response = await app.call("GET", "/v1/secrets");
+
+    const text = await response.clone().text();
+    const body = await expectJson<{ secrets: Json[] }>(response, 200);
+    expect(body.secrets).toEqual([
+      { name: "alpha", keys: ["A", "B"], updatedAt: expect.any(String) },
+      { name: "zeta", keys: ["C"], updatedAt: expect.any(String) },
+    ]);
+    expect(text).not.toMatch(/value-[a-d]/);
+    expect(await app.store.secrets.get("zeta")).toEqual({ C: "value-d" });
+  });
+
+  it("lists nothing when there are no secrets", async () => {
+    expect(await expectJson(await app.call("GET", "/v1/secrets"), 200)).toEqual({ secrets: [] });
+  });
+
+  it("DELETE answers 204, then the secret is gone; deleting a missing one is 404 secret.not_found", async () => {
+    await app.call("PUT", "/v1/secrets/old", { values: { K: "v" } });
+
+    const response = await app.call("DELETE", "/v1/secrets/old");
+
+    expect(response.status).toBe(204);
+    expect(await response.text()).toBe("");
+    expect(await expectJson(await app.call("GET", "/v1/secrets"), 200)).toEqual({ secrets: [] });
+    expect(await app.store.secrets.get("old")).toBeUndefined();
+    const problem = await expectProblem(await app.call("DELETE", "/v1/secrets/old"), 404, "secret.not_found");
+    expect(problem.detail).toContain("old");
+  });
+
+  it.each([
+    ["an invalid name", "/v1/secrets/-leading-dash", { values: { K: "v" } }],
+    ["a name with a space", "/v1/secrets/two%20words", { values: { K: "v" } }],
+    ["no values", "/v1/secrets/ok", {}],
+    ["an unknown field", "/v1/secrets/ok", { values: { K: "v" }, ttl: 5 }],
+    ["a non-string value", "/v1/secrets/ok", { values: { K: 5 } }],
+    ["a nested value", "/v1/secrets/ok", { values: { K: { nested: "v" } } }],
+    ["a bad key name", "/v1/secrets/ok", { values: { "bad key": "v" } }],
+  ])("PUT rejects %s with 400 and stores nothing", async (_, path, body) => {
+    await expectProblem(await app.call("PUT", path, body), 400);
+
+    expect(await app.store.secrets.list()).toEqual([]);
+  });
+
+  it("PUT rejects malformed JSON with 400 and a body over 1 MiB with 413", async () => {
+    await expectProblem(await app.call("PUT", "/v1/secrets/ok", "{values:"), 400, "request.malformed_json");
+    await expectProblem(
+      await app.call("PUT", "/v1/secrets/ok", JSON.stringify({ values: { K: "v".repeat(1024 * 1024) } })),
+      413,
+      "request.too_large",
+    );
+    expect(await app.store.secrets.list()).toEqual([]);
+  });
+});
+
+describe("sentinel secrets", () => {
+  const S = {
+    /** An Authorization header value: never leaves the system. */
+    auth: "sntl-auth-5c0f8e21",
+    /** A non-Authorization header value: shown in server views only (the edit form needs it). */
+    header: "sntl-hdr-9b47d3a6",
+    /** A stdio env value: shown in server views only. */
+    env: "sntl-env-2e6a1f94",
+    /** A secret-store value: never leaves the system. */
+    store: "sntl-store-71d5c0b8",
+  };
+  const ALL = Object.values(S);
+  /** Where the contract lets a sentinel appear in a server view (`servers.N.` or `` prefix). */
+  const ALLOWED_PATH: Partial<Record<keyof typeof S, RegExp>> = {
+    header: /^(servers\.\d+\.)?headers\.X-Api-Key$/,
+    env: /^(servers\.\d+\.)?env\.TOKEN$/,
+  };
+  /** Routes whose 2xx body is a server view or a list of them. */
+  const SERVER_VIEW_ROUTE =
+    /^(GET \/v1\/servers(\/[^/]+)?|POST \/v1\/servers(\/import.*|\/[^/]+\/reconnect)?|PATCH \/v1\/servers\/[^/]+)$/;
+
+  interface Exchange {
+    route: string;
+    status: number;
+    body: string;
+  }
+
+  it("appear only where the contract allows: never Authorization or store values, never in logs or raw items", async () => {
+    const exchanges: Exchange[] = [];
+    const drive = async (
+      method: string,
+      path: string,
+      body?: unknown,
+      headers?: Record<string, string>,
+    ): Promise<Exchange> => {
+      const response = await app.call(method, path, body, headers);
+      const exchange = { route: `${method} ${path}`, status: response.status, body: await response.text() };
+      exchanges.push(exchange);
+      return exchange;
+    };
+    const sentinelHeaders = { Authorization: `Bearer ${S.auth}`, "X-Api-Key": S.header };
+    const webSpec = httpServer("web", { headers: sentinelHeaders });
+    const cliSpec = stdioServer("cli", {
+      args: ["--token-file", "{{secret_file}}"],
+      env: { TOKEN: S.env },
+      secretRef: "team",
+      secretFormat: "env",
+    });
+    const importDoc = {
+      mcpServers: {
+        "imp-web": { type: "http", url: "https://imp.example.com/mcp", headers: sentinelHeaders },
+        "imp-cli": { command: "uvx", args: ["tool"], env: { TOKEN: S.env } },
+      },
+    };
+
+    // Secret store.
+    expect(
+      (await drive("PUT", "/v1/secrets/team", { values: { API_KEY: S.store, SPARE: S.store } })).status,
+    ).toBe(200);
+    await drive("GET", "/v1/secrets");
+    await drive("PUT", "/v1/secrets/bad name", { values: { API_KEY: S.store } });
+    await drive("PUT", "/v1/secrets/team", { values: { API_KEY: S.store }, extra: S.store });
+    // Create, and failed creates carrying the sentinels.
+    const web = JSON.parse((await drive("POST", "/v1/servers", webSpec)).body) as Json;
+    const cli = JSON.parse((await drive("POST", "/v1/servers", cliSpec)).body) as Json;
+    expect([web.name, cli.name]).toEqual(["web", "cli"]);
+    await drive("POST", "/v1/servers", webSpec);
+    await drive("POST", "/v1/servers", { ...webSpec, name: "other", extra: S.auth });
+    await drive("POST", "/v1/servers", { ...webSpec, name: "meta", url: "http://169.254.169.254/" });
+    await drive("POST", "/v1/servers", { ...cliSpec, name: "cli2", env: { "BAD NAME": S.env } });
+    await drive("POST", "/v1/servers", `{"name":"broken","headers":{"Authorization":"Bearer ${S.auth}"`);
+    await drive("POST", "/v1/servers", JSON.stringify({ ...webSpec, pad: "x".repeat(1024 * 1024) }));
+    // Import: created, conflicting, skipped, replaced, broken.
+    await drive("POST", "/v1/servers/import", importDoc);
+    await drive("POST", "/v1/servers/import", importDoc);
+    await drive("POST", "/v1/servers/import?onConflict=skip", importDoc);
+    await drive("POST", "/v1/servers/import?onConflict=replace", importDoc);
+    await drive("POST", "/v1/servers/import", {
+      mcpServers: { nowhere: { env: { TOKEN: S.env }, headers: sentinelHeaders } },
+    });
+    // Reads.
+    await drive("GET", "/v1/servers");
+    await drive("GET", "/v1/servers/web");
+    await drive("GET", `/v1/servers/${web.id}`);
+    await drive("GET", "/v1/servers/cli");
+    await drive("GET", "/v1/servers/imp-web");
+    // Edits: mask kept, env resubmitted, stale If-Match, bad mask, unknown field.
+    await drive("PATCH", "/v1/servers/web", {
+      headers: { Authorization: "Bearer [SECRET]", "X-Api-Key": S.header },
+      timeoutSeconds: 10,
+    });
+    await drive("PATCH", "/v1/servers/cli", { env: { TOKEN: S.env, MODE: "fast" } });
+    await drive("PATCH", "/v1/servers/web", { timeoutSeconds: 11 }, { "if-match": '"1"' });
+    await drive("PATCH", "/v1/servers/web", {
+      headers: { Authorization: "Basic [SECRET]", "X-Api-Key": S.header },
+    });
+    await drive("PATCH", "/v1/servers/cli", { env: { TOKEN: S.env }, extra: S.env });
+    // Status, tools, reconnect.
+    const status = await app.store.statuses.get(web.id as string);
+    await app.store.statuses.recordAttempt(
+      web.id as string,
+      status?.generation ?? 0,
+      { ok: true, at: new Date().toISOString(), latencyMs: 3, toolCount: 1 },
+      [{ name: "lookup", description: "Looks things up", inputSchema: { type: "object" } }],
+    );
+    await drive("GET", "/v1/servers/web/tools");
+    await drive("GET", "/v1/servers/cli/tools");
+    await drive("POST", "/v1/servers/web/reconnect");
+    await drive("POST", "/v1/servers/cli/reconnect");
+    // Unauthenticated attempts carrying sentinels.
+    await drive("POST", "/v1/servers", { ...webSpec, name: "anon" }, { authorization: `Bearer ${S.auth}` });
+    await drive("GET", "/v1/servers/web", undefined, { authorization: "" });
+    // Documents.
+    await drive("GET", "/openapi.json");
+    await drive("GET", "/docs");
+    await drive("GET", "/healthz");
+
+    // Raw storage and the job queue, while everything still exists.
+    const raw = JSON.stringify(await scanTable(app.store.config), rawReplacer);
+    const jobs = JSON.stringify(await takeJobs(app.store));
+
+    // Disable, delete.
+    await drive("PATCH", "/v1/servers/web", { enabled: false });
+    await drive("DELETE", "/v1/servers/imp-web");
+    await drive("DELETE", `/v1/servers/${cli.id}`);
+    await drive("DELETE", "/v1/secrets/team");
+    await drive("DELETE", "/v1/secrets/team");
+
+    // The server views show what the edit form needs.
+    const shown = exchanges.find((e) => e.route === "GET /v1/servers/web");
+    expect(JSON.parse(shown?.body ?? "{}")).toMatchObject({
+      headers: { Authorization: "Bearer [SECRET]", "X-Api-Key": S.header },
+    });
+    const shownCli = exchanges.find((e) => e.route === "GET /v1/servers/cli");
+    expect(JSON.parse(shownCli?.body ?? "{}")).toMatchObject({ env: { TOKEN: S.env } });
+    const patched = exchanges.find((e) => e.route === "PATCH /v1/servers/cli" && e.status === 200);
+    expect(JSON.parse(patched?.body ?? "{}")).toMatchObject({ env: { TOKEN: S.env, MODE: "fast" } });
+    // The edit with the mask kept the real Authorization.
+    expect((await app.store.servers.get(web.id as string)) as Json).toMatchObject({
+      headers: { Authorization: `Bearer ${S.auth}` },
+    });
+
+    // Responses: each sentinel only at its allowed place, only in a successful server view.
+    const leaks: string[] = [];
+    for (const exchange of exchanges) {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(exchange.body);
+      } catch {
+        for (const value of ALL) if (exchange.body.includes(value)) leaks.push(`${exchange.route}: ${value}`);
+        continue;
+      }
+      for (const [path, value] of leaves(parsed)) {
+        for (const [kind, sentinel] of Object.entries(S) as Array<[keyof typeof S, string]>) {
+          if (!value.includes(sentinel) && !path.includes(sentinel)) continue;
+          const allowed =
+            ALLOWED_PATH[kind]?.test(path) === true &&
+            value === sentinel &&
+            exchange.status < 300 &&
+            SERVER_VIEW_ROUTE.test(exchange.route);
+          if (!allowed) leaks.push(`${exchange.route} (${exchange.status}) ${path}: ${kind}`);
+        }
+      }
+    }
+    expect(leaks).toEqual([]);
+
+    // Logs: structured JSON, not one sentinel.
+    expect(app.logs.length).toBeGreaterThan(exchanges.length - 1);
+    for (const line of app.logs) expect(() => JSON.parse(line)).not.toThrow();
+    const logText = app.logs.join("\n");
+    for (const value of ALL) expect(logText).not.toContain(value);
+
+    // Raw DynamoDB items and queued jobs: not one sentinel.
+    for (const value of ALL) {
+      expect(raw).not.toContain(value);
+      expect(jobs).not.toContain(value);
+    }
+  });
+});
+
+/** Every string leaf of a JSON value with its dotted path (object keys are checked by the caller too). */
+function leaves(value: unknown, path = ""): Array<[string, string]> {
+  if (typeof value === "string") return [[path, value]];
+  if (Array.isArray(value)) return value.flatMap((item, index) => leaves(item, join(path, String(index))));
+  if (value && typeof value === "object") {
+    return Object.entries(value).flatMap(([key, item]) => {
+      const child = join(path, key);
+      return [...leaves(item, child), ...(key.length > 0 ? [[child, ""] as [string, string]] : [])];
+    });
+  }
+  return [];
+}
+
+function join(path: string, key: string): string {
+  return path ? `${path}.${key}` : key;
+}
+
+/** Binary attributes (sealed blobs, gzip) as latin1 text, so a plaintext sentinel inside them is found. */
+function rawReplacer(_key: string, value: unknown): unknown {
+  if (value instanceof Uint8Array) return Buffer.from(value).toString("latin1");
+  if (value && typeof value === "object" && (value as { type?: string }).type === "Buffer") {
+    return Buffer.from((value as { data: number[] }).data).toString("latin1");
+  }
+  return value;
+}
