@@ -27,6 +27,11 @@ describe("connection lifecycle: connect", () => {
     expect(status.lastConnectionLatencyMs).toBeGreaterThanOrEqual(0);
     expect(status.lastSuccessfulConnectionAt).toEqual(expect.any(String));
     const tools = await stack.call("GET", `/v1/servers/${created.body.id}/tools`);
-    expect(tools.body.tools.map((t: { name: string }) => t.name).sort()).toEqual(["add", "echo", "fail", "slow"]);
+    expect(tools.body.tools.map((t: { name: string }) => t.name).sort()).toEqual([
+      "add",
+      "echo",
+      "fail",
+      "slow",
+    ]);
   });
 });

@@ -1,5 +1,5 @@
 import type { Store } from "@mcpgw/aws";
-import { errorFields, type Job, type Logger, RETRY_DELAY_SECONDS } from "@mcpgw/core";
+import { errorFields, isOvertakenRetry, type Job, type Logger, RETRY_DELAY_SECONDS } from "@mcpgw/core";
 import { type AttemptDeps, attemptConnection } from "./attempt";
 
 /** What the worker needs to run jobs. */
@@ -22,6 +22,10 @@ export async function processJob(deps: WorkerDeps, job: Job, jobId?: string): Pr
   const status = await store.statuses.get(job.serverId);
   if (!status || status.generation !== job.generation) {
     logger.debug("job dropped", { why: status ? "stale generation" : "server deleted" });
+    return "dropped";
+  }
+  if (isOvertakenRetry(job, status.lastConnectionAttemptAt)) {
+    logger.debug("job dropped", { why: "a later attempt owns the retry chain" });
     return "dropped";
   }
   const server = await store.servers.get(job.serverId);

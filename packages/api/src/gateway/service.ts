@@ -178,10 +178,11 @@ async function callOnce(
         ...(signal ? { signal } : {}),
       });
     } catch (error) {
-      const failure = new CallFailure("unreachable", scrubSecrets(describeFailure(error), secrets), {
-        cause: error,
-      });
-      if (!signal?.aborted) await markFailed(deps, entry, classifyFailure(error), failure.message);
+      const reason = classifyFailure(error);
+      // An initialize that timed out is a timeout (504), like a call that did; the caller leaving is not a failure.
+      const kind = signal?.aborted ? "cancelled" : reason === "not_responding" ? "timeout" : "unreachable";
+      const failure = new CallFailure(kind, scrubSecrets(describeFailure(error), secrets), { cause: error });
+      if (!signal?.aborted) await markFailed(deps, entry, reason, failure.message);
       throw failure;
     }
   }
