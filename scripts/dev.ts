@@ -1,12 +1,13 @@
 /**
  * `npm run dev`: the whole system on one machine — the AWS emulator (unless AWS_ENDPOINT_URL names
  * one), resources created idempotently, the API on http://127.0.0.1:$PORT, the worker's queue
- * poller and the health sweep timer.
+ * poller, the health sweep timer and the stdio runner (on its own loopback port).
  */
 import { randomBytes } from "node:crypto";
 import { createApp, listen } from "@mcpgw/api";
 import { createStore, ensureResources, loadAwsConfig } from "@mcpgw/aws";
 import { createLogger } from "@mcpgw/core";
+import { startRunner } from "@mcpgw/runner";
 import { startPoller, startSweeper, workerDepsFromEnv } from "@mcpgw/worker";
 import { startEmulator } from "./lib/emulator";
 
@@ -20,14 +21,21 @@ const emulator = await startEmulator(log);
 const store = createStore(loadAwsConfig());
 await ensureResources(store.clients, store.config);
 const logger = createLogger({ level: (process.env.LOG_LEVEL as "info" | undefined) ?? "info" });
+const runner = await startRunner({
+  store,
+  logger,
+  token: process.env.RUNNER_TOKEN || randomBytes(24).toString("base64url"),
+});
+const runnerEndpoint = { url: runner.url, token: runner.token };
 const app = createApp({
   store,
   logger,
   adminToken,
   allowPrivateUpstreams: process.env.ALLOW_PRIVATE_UPSTREAMS === "true",
+  runner: runnerEndpoint,
 });
 const api = await listen(app, port);
-const worker = workerDepsFromEnv({ store, logger });
+const worker = { ...workerDepsFromEnv({ store, logger }), runner: runnerEndpoint };
 const poller = startPoller(worker);
 const sweeper = startSweeper(worker, Number(process.env.SWEEP_INTERVAL_SECONDS ?? 60));
 
@@ -41,6 +49,7 @@ async function shutdown() {
   stopping = true;
   sweeper.stop();
   await Promise.all([api.close(), poller.stop()]);
+  await runner.stop();
   await emulator.stop();
   process.exit(0);
 }

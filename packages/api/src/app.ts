@@ -6,6 +6,7 @@ import { createGuardedFetch, type RunnerEndpoint, SessionPool } from "@mcpgw/ups
 import { bodyLimit } from "hono/body-limit";
 import { requestId } from "hono/request-id";
 import { registerAdminRoutes } from "./admin/routes";
+import { registerThreadRoutes } from "./admin/threads";
 import { adminAuth } from "./auth";
 import type { AppEnv } from "./env";
 import { Directory } from "./gateway/directory";
@@ -77,8 +78,12 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
 
   app.get("/healthz", (c) => c.json({ ok: true }));
   app.use("/v1/*", adminAuth(deps.adminToken));
-  if (serve.admin) registerAdminRoutes(app, deps);
-  if (serve.gateway) registerGatewayRoutes(app, gatewayDeps(deps));
+  const dataPlane = gatewayDeps(deps);
+  if (serve.admin) {
+    registerAdminRoutes(app, deps);
+    registerThreadRoutes(app, dataPlane);
+  }
+  if (serve.gateway) registerGatewayRoutes(app, dataPlane);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",

@@ -6,6 +6,7 @@ import { createKmsSealer } from "./sealing";
 import { createSecretStore } from "./secrets";
 import { createServerRepository } from "./servers";
 import { createStatusRepository } from "./statuses";
+import { createThreadRegistry } from "./threads";
 
 /** Every adapter, wired to one set of clients; what handlers and workers are built from. */
 export function createStore(config: AwsConfig = loadAwsConfig()) {
@@ -18,6 +19,7 @@ export function createStore(config: AwsConfig = loadAwsConfig()) {
     servers: createServerRepository(clients.ddb, config.tableName, sealer),
     statuses: createStatusRepository(clients.ddb, config.tableName),
     chats: createChatToggles(clients.ddb, config.tableName),
+    threads: createThreadRegistry(clients.ddb, config.tableName),
     secrets: createSecretStore(clients.ddb, config.tableName, sealer),
     jobs: createJobQueue(clients.sqs, { queueName: config.queueName, queueUrl: config.queueUrl }),
   };

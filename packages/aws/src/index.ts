@@ -9,3 +9,4 @@ export * from "./secrets";
 export * from "./servers";
 export * from "./statuses";
 export * from "./table";
+export * from "./threads";

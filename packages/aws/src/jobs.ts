@@ -47,7 +47,8 @@ export function createJobQueue(
           Entries: batch.map((job, index) => ({ Id: String(index), MessageBody: JSON.stringify(job) })),
         }),
       );
-      if (result.Failed && result.Failed.length > 0) throw new Error(`${result.Failed.length} jobs were refused`);
+      if (result.Failed && result.Failed.length > 0)
+        throw new Error(`${result.Failed.length} jobs were refused`);
     } catch (cause) {
       throw new QueueError("Could not enqueue a batch of jobs", { cause });
     }
@@ -74,7 +75,9 @@ export function createJobQueue(
       const queueUrl = await url();
       // A few batches in flight at once: a 200-server sweep is 20 round trips, not 20 in a row.
       for (let start = 0; start < batches.length; start += SEND_CONCURRENCY) {
-        await Promise.all(batches.slice(start, start + SEND_CONCURRENCY).map((batch) => sendBatch(queueUrl, batch)));
+        await Promise.all(
+          batches.slice(start, start + SEND_CONCURRENCY).map((batch) => sendBatch(queueUrl, batch)),
+        );
       }
     },
   };

@@ -27,6 +27,8 @@ export interface ServerRepository {
     replaces: Array<{ existing: ServerRecord; spec: ServerSpec }>,
   ): Promise<ServerRecord[]>;
   get(id: string): Promise<ServerRecord | undefined>;
+  /** A server's config without opening its secrets (no KMS call). */
+  getPlain(id: string): Promise<Omit<ServerRecord, "headers" | "env"> | undefined>;
   getByName(name: string): Promise<ServerRecord | undefined>;
   /** A server by id, or by name when `idOrName` is not an id. */
   resolve(idOrName: string): Promise<ServerRecord | undefined>;
@@ -204,6 +206,13 @@ export function createServerRepository(
         new GetCommand({ TableName: tableName, Key: keys.serverConfig(id), ConsistentRead: true }),
       );
       return Item ? fromItem(Item) : undefined;
+    },
+
+    async getPlain(id) {
+      const { Item } = await ddb.send(
+        new GetCommand({ TableName: tableName, Key: keys.serverConfig(id), ConsistentRead: true }),
+      );
+      return Item ? plainFromItem(Item) : undefined;
     },
 
     async getByName(name) {

@@ -7,5 +7,6 @@ export * from "./names";
 export * from "./secret-file";
 export * from "./server";
 export * from "./server-edit";
+export * from "./spawn-plan";
 export * from "./status";
 export * from "./tool";

@@ -6,6 +6,10 @@ import { json, jsonBody, problems, security } from "../openapi-helpers";
 import { callGatewayTool, type GatewayDeps, listTools, type ServerScope } from "./service";
 
 const ChatId = z.string().min(1).max(256);
+/** Thread ids: what a client names its conversation/worktree by. */
+export const ThreadId = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, "must be 1-128 letters, digits, '.', '_', ':' or '-'");
 
 const CatalogToolView = z
   .object({
@@ -20,6 +24,9 @@ const CallRequest = z
   .strictObject({
     arguments: z.record(z.string(), z.unknown()).default({}),
     chat: ChatId.optional(),
+    thread: ThreadId.optional().openapi({
+      description: "The thread whose instance runs a thread-scoped server's tool",
+    }),
   })
   .openapi("ToolCallRequest");
 
@@ -88,6 +95,7 @@ export function registerGatewayRoutes(app: OpenAPIHono<AppEnv>, appDeps: Gateway
         scope: scopeOf(c.get("principal")),
         signal: c.req.raw.signal,
         ...(body.chat ? { chat: body.chat } : {}),
+        ...(body.thread ? { thread: body.thread } : {}),
       });
       return c.json(result, 200);
     },

@@ -1,0 +1,108 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { AppError, errorFields, type Logger } from "@mcpgw/core";
+import { serveFace } from "./face";
+import type { InstanceManager } from "./instances";
+
+const MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+export interface RunnerHttpOptions {
+  instances: InstanceManager;
+  logger: Logger;
+  /** The shared secret every request but /healthz must carry as a bearer token. */
+  token: string;
+}
+
+/**
+ * The runner's HTTP face: `/servers/{id}/mcp` and `/servers/{id}/threads/{thread}/mcp` (streamable
+ * HTTP MCP per child), thread lifecycle (`POST /threads/{t}/servers/{id}`, `DELETE /threads/{t}`),
+ * `GET /servers` (live instances) and `GET /healthz`.
+ */
+export function createRunnerServer(options: RunnerHttpOptions): Server {
+  return createServer((req, res) => {
+    handle(options, req, res).catch((error) => {
+      const status = error instanceof AppError ? error.status : 500;
+      if (!(error instanceof AppError)) options.logger.error("runner request failed", errorFields(error));
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      const detail = error instanceof AppError ? error.detail : "internal error";
+      send(res, status, { code: error instanceof AppError ? error.code : "internal", detail });
+    });
+  });
+}
+
+async function handle(options: RunnerHttpOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? "/", "http://runner");
+  const parts = url.pathname.split("/").filter(Boolean).map(decodeURIComponent);
+  if (req.method === "GET" && url.pathname === "/healthz")
+    return send(res, 200, { ok: true, children: options.instances.size });
+  if (!authorized(req.headers.authorization, options.token)) {
+    return send(res, 401, { code: "auth.unauthorized", detail: "missing or invalid runner token" });
+  }
+  const { instances } = options;
+  if (req.method === "GET" && url.pathname === "/servers")
+    return send(res, 200, { instances: await instances.list() });
+
+  // /servers/{id}/mcp and /servers/{id}/threads/{thread}/mcp
+  if (
+    parts[0] === "servers" &&
+    parts[1] &&
+    (parts.length === 3 || parts.length === 5) &&
+    parts.at(-1) === "mcp"
+  ) {
+    const threadId = parts.length === 5 && parts[2] === "threads" ? parts[3] : undefined;
+    if (parts.length === 5 && !threadId)
+      return send(res, 404, { code: "request.not_found", detail: "no such route" });
+    const body = req.method === "POST" ? await readJson(req) : undefined;
+    return instances.use(parts[1], threadId, (instance) => serveFace(instance.client, req, res, body));
+  }
+  // POST /threads/{thread}/servers/{id}
+  if (
+    req.method === "POST" &&
+    parts[0] === "threads" &&
+    parts[1] &&
+    parts[2] === "servers" &&
+    parts[3] &&
+    parts.length === 4
+  ) {
+    const instance = await instances.acquire(parts[3], parts[1]);
+    return send(res, 200, {
+      serverId: instance.serverId,
+      threadId: instance.threadId,
+      pid: instance.transport.pid,
+    });
+  }
+  // DELETE /threads/{thread}
+  if (req.method === "DELETE" && parts[0] === "threads" && parts[1] && parts.length === 2) {
+    return send(res, 200, { stopped: await instances.stopThread(parts[1]) });
+  }
+  send(res, 404, { code: "request.not_found", detail: "no such route" });
+}
+
+function authorized(header: string | undefined, token: string): boolean {
+  const given = /^Bearer\s+(\S+)$/i.exec(header ?? "")?.[1] ?? "";
+  const a = createHash("sha256").update(given).digest();
+  const b = createHash("sha256").update(token).digest();
+  return timingSafeEqual(a, b) && given.length > 0;
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) throw new AppError("request.too_large", "request body too large");
+    chunks.push(chunk as Buffer);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+  } catch {
+    throw new AppError("request.malformed_json", "the request body is not valid JSON");
+  }
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+}

@@ -1,0 +1,5 @@
+export * from "./child-transport";
+export * from "./face";
+export * from "./http";
+export * from "./instances";
+export * from "./start";

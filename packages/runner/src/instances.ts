@@ -1,0 +1,371 @@
+import { randomUUID } from "node:crypto";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { Store } from "@mcpgw/aws";
+import {
+  AppError,
+  errorFields,
+  type Logger,
+  planSpawn,
+  RETRY_DELAY_SECONDS,
+  renderSecretFile,
+  type ServerRecord,
+  type StdioServerSpec,
+} from "@mcpgw/core";
+import { scrubSecrets } from "@mcpgw/upstream";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { ChildTransport } from "./child-transport";
+
+/** A live child process and the MCP client session the runner holds with it. */
+export interface Instance {
+  key: string;
+  serverId: string;
+  threadId: string | undefined;
+  client: Client;
+  transport: ChildTransport;
+  /** Config version and status generation it was spawned for; a change restarts it. */
+  version: number;
+  generation: number;
+  startedAt: number;
+  lastUsed: number;
+  busy: number;
+}
+
+export interface InstanceManagerOptions {
+  store: Store;
+  logger: Logger;
+  /** The runner's own environment; children see only the allow-listed part of it. */
+  runnerEnv: Record<string, string | undefined>;
+  /** Where per-instance temp dirs (the child's HOME, secret files) are made. */
+  tempRoot: string;
+  /** A shared npm/uv cache for children. */
+  cacheDir?: string;
+  /** Idle instances are stopped after this long. */
+  idleMs?: number;
+  /** The most children alive at once. */
+  maxChildren?: number;
+  /** How long a child may take to answer `initialize` (first `npx` runs download). */
+  startTimeoutMs?: number;
+  /** How long a cached config/generation check stays valid. */
+  configTtlMs?: number;
+}
+
+type PlainStdio = Omit<StdioServerSpec, "env"> & Omit<ServerRecord, "headers" | "env">;
+
+const CLIENT_INFO = { name: "mcp-gateway-runner", version: "1.0.0" };
+
+/**
+ * The runner's children: one per project-scoped server (shared by every caller) and one per
+ * (server, thread) for thread-scoped ones — spawned lazily, restarted on config change, reaped when
+ * idle, capped in number, and killed with their whole process group.
+ */
+export class InstanceManager {
+  private readonly instances = new Map<string, Promise<Instance>>();
+  private readonly restarts = new Map<string, number>();
+  private readonly stopping = new Set<Instance>();
+  private readonly configCache = new Map<
+    string,
+    { at: number; value: Promise<{ server: PlainStdio; generation: number }> }
+  >();
+  private readonly reaper: NodeJS.Timeout;
+  private readonly idleMs: number;
+  private readonly maxChildren: number;
+
+  constructor(private readonly options: InstanceManagerOptions) {
+    this.idleMs = options.idleMs ?? 10 * 60_000;
+    this.maxChildren = options.maxChildren ?? 50;
+    this.reaper = setInterval(() => void this.reapIdle(), Math.max(250, Math.min(this.idleMs / 2, 30_000)));
+    this.reaper.unref();
+  }
+
+  /**
+   * Runs `use` with the live instance of (server, thread), spawning it when there is none or when its
+   * config changed since it was spawned.
+   */
+  async use<T>(
+    serverId: string,
+    threadId: string | undefined,
+    use: (instance: Instance) => Promise<T>,
+  ): Promise<T> {
+    const instance = await this.acquire(serverId, threadId);
+    instance.busy++;
+    try {
+      return await use(instance);
+    } finally {
+      instance.busy--;
+      instance.lastUsed = Date.now();
+    }
+  }
+
+  /** The live instance, started if needed (what `POST /threads/{t}/servers/{s}` does). */
+  async acquire(serverId: string, threadId: string | undefined): Promise<Instance> {
+    const { server, generation } = await this.config(serverId);
+    if (server.scope === "project" && threadId) {
+      throw new AppError(
+        "request.invalid",
+        `Server '${server.name}' is project-scoped; it has no thread instances.`,
+      );
+    }
+    const key = threadId ? `${serverId}#${threadId}` : serverId;
+    const existing = this.instances.get(key);
+    if (existing) {
+      const instance = await existing.catch(() => undefined);
+      if (
+        instance &&
+        instance.version === server.version &&
+        instance.generation === generation &&
+        !instance.transport.exitStatus
+      ) {
+        instance.lastUsed = Date.now();
+        return instance;
+      }
+      if (instance && this.instances.get(key) === existing) {
+        this.restarts.set(key, (this.restarts.get(key) ?? 0) + 1);
+        await this.stop(instance, "config changed");
+      }
+    }
+    const current = this.instances.get(key);
+    if (current && current !== existing) return current;
+    const starting = this.spawn(key, serverId, threadId, generation);
+    this.instances.set(key, starting);
+    starting.catch(() => {
+      if (this.instances.get(key) === starting) this.instances.delete(key);
+    });
+    return starting;
+  }
+
+  /** Live instances, for `GET /servers`. */
+  async list() {
+    const settled = await Promise.all([...this.instances.values()].map((p) => p.catch(() => undefined)));
+    return settled
+      .filter((instance): instance is Instance => instance !== undefined && !instance.transport.exitStatus)
+      .map((instance) => ({
+        serverId: instance.serverId,
+        threadId: instance.threadId ?? null,
+        pid: instance.transport.pid ?? null,
+        uptimeMs: Date.now() - instance.startedAt,
+        restarts: this.restarts.get(instance.key) ?? 0,
+      }));
+  }
+
+  /** Stops every instance of a thread; returns how many were stopped. */
+  async stopThread(threadId: string): Promise<number> {
+    const keys = [...this.instances.keys()].filter((key) => key.endsWith(`#${threadId}`));
+    const instances = await Promise.all(keys.map((key) => this.instances.get(key)?.catch(() => undefined)));
+    await Promise.all(
+      instances.map((instance) => (instance ? this.stop(instance, "thread closed") : undefined)),
+    );
+    return instances.filter(Boolean).length;
+  }
+
+  /** Stops everything and stops reaping (runner shutdown). */
+  async shutdown(): Promise<void> {
+    clearInterval(this.reaper);
+    const instances = await Promise.all([...this.instances.values()].map((p) => p.catch(() => undefined)));
+    await Promise.all(instances.map((instance) => (instance ? this.stop(instance, "shutdown") : undefined)));
+  }
+
+  /** Number of live children. */
+  get size(): number {
+    return this.instances.size;
+  }
+
+  private config(serverId: string) {
+    const ttl = this.options.configTtlMs ?? 1_000;
+    const cached = this.configCache.get(serverId);
+    if (cached && Date.now() - cached.at < ttl) return cached.value;
+    const value = (async () => {
+      const [server, status] = await Promise.all([
+        this.options.store.servers.getPlain(serverId),
+        this.options.store.statuses.get(serverId),
+      ]);
+      if (!server || server.transport !== "stdio" || !status) {
+        throw new AppError("server.not_found", `No stdio server with id '${serverId}'.`);
+      }
+      return { server: server as PlainStdio, generation: status.generation };
+    })();
+    this.configCache.set(serverId, { at: Date.now(), value });
+    value.catch(() => this.configCache.delete(serverId));
+    return value;
+  }
+
+  private async spawn(
+    key: string,
+    serverId: string,
+    threadId: string | undefined,
+    generation: number,
+  ): Promise<Instance> {
+    await this.makeRoom();
+    const { store } = this.options;
+    const record = await store.servers.get(serverId);
+    if (record?.transport !== "stdio")
+      throw new AppError("server.not_found", `No stdio server with id '${serverId}'.`);
+    const home = await mkdtemp(join(this.options.tempRoot, "mcpgw-"));
+    try {
+      const worktreeRoot = await this.worktreeOf(record, threadId, home);
+      const secretFile = await this.writeSecretFile(record, home);
+      const plan = planSpawn({
+        command: record.command,
+        args: record.args,
+        env: record.env,
+        runnerEnv: this.options.runnerEnv,
+        home,
+        ...(this.options.cacheDir ? { cacheDir: this.options.cacheDir } : {}),
+        ...(secretFile ? { secretFile } : {}),
+        ...(worktreeRoot ? { worktreeRoot } : {}),
+      });
+      const transport = new ChildTransport({ ...plan, cwd: worktreeRoot ?? home });
+      const client = new Client(CLIENT_INFO);
+      const instance: Instance = {
+        key,
+        serverId,
+        threadId,
+        client,
+        transport,
+        version: record.version,
+        generation,
+        startedAt: Date.now(),
+        lastUsed: Date.now(),
+        busy: 0,
+      };
+      void transport.whenExited().then(() => this.onExit(instance, record, home));
+      try {
+        await client.connect(transport, { timeout: this.options.startTimeoutMs ?? 60_000 });
+      } catch (error) {
+        await transport.close(500);
+        const tail = scrubSecrets(transport.stderrTail.trim(), Object.values(record.env)).slice(-1_000);
+        throw new Error(
+          `the child did not start: ${(error as Error).message}${tail ? `; stderr: ${tail}` : ""}`,
+          {
+            cause: error,
+          },
+        );
+      }
+      this.options.logger.info("child started", { serverId, threadId, pid: transport.pid });
+      return instance;
+    } catch (error) {
+      await rm(home, { recursive: true, force: true });
+      throw error;
+    }
+  }
+
+  private async worktreeOf(
+    record: ServerRecord & { transport: "stdio" },
+    threadId: string | undefined,
+    home: string,
+  ) {
+    if (!threadId) return record.scope === "thread" ? home : undefined;
+    const registration = await this.options.store.threads.get(threadId, record.id);
+    if (!registration) {
+      throw new AppError(
+        "request.not_found",
+        `Thread '${threadId}' has no instance of server '${record.name}'; start it first.`,
+      );
+    }
+    return registration.worktreeRoot;
+  }
+
+  private async writeSecretFile(
+    record: ServerRecord & { transport: "stdio" },
+    home: string,
+  ): Promise<string | undefined> {
+    if (!record.secretRef) return undefined;
+    const values = await this.options.store.secrets.get(record.secretRef);
+    if (!values) throw new AppError("secret.not_found", `Secret '${record.secretRef}' does not exist.`);
+    const format = record.secretFormat ?? "env";
+    const path = join(home, `secret-${randomUUID()}.${format}`);
+    await writeFile(path, renderSecretFile(values, format), { mode: 0o600, flag: "wx" });
+    return path;
+  }
+
+  private async onExit(
+    instance: Instance,
+    record: ServerRecord & { transport: "stdio" },
+    home: string,
+  ): Promise<void> {
+    if (
+      this.instances.get(instance.key) &&
+      (await this.instances.get(instance.key)?.catch(() => undefined)) === instance
+    ) {
+      this.instances.delete(instance.key);
+    }
+    await rm(home, { recursive: true, force: true });
+    await instance.client.close().catch(() => undefined);
+    const expected = this.stopping.delete(instance);
+    if (expected) return;
+    const exit = instance.transport.exitStatus;
+    const tail = scrubSecrets(instance.transport.stderrTail.trim(), Object.values(record.env)).slice(-1_000);
+    const error = `process exited unexpectedly (${exit?.signal ?? `code ${exit?.code}`})${tail ? `: ${tail}` : ""}`;
+    this.options.logger.warn("child died", {
+      serverId: instance.serverId,
+      threadId: instance.threadId,
+      exit,
+    });
+    if (instance.threadId) return; // a thread instance respawns on its next use
+    await this.markFailed(instance, error);
+  }
+
+  /** A project instance that died marks its server failed and schedules the 15 s retry (fenced). */
+  private async markFailed(instance: Instance, error: string): Promise<void> {
+    const { store, logger } = this.options;
+    try {
+      const at = new Date().toISOString();
+      const written = await store.statuses.recordAttempt(instance.serverId, instance.generation, {
+        ok: false,
+        at,
+        reason: "failed",
+        error,
+      });
+      if (written) {
+        const retry = {
+          type: "retry" as const,
+          serverId: instance.serverId,
+          generation: instance.generation,
+          after: at,
+        };
+        await store.jobs.send(retry, RETRY_DELAY_SECONDS);
+      }
+    } catch (failure) {
+      logger.error("could not record a child's death", {
+        serverId: instance.serverId,
+        ...errorFields(failure),
+      });
+    }
+  }
+
+  private async stop(instance: Instance, why: string): Promise<void> {
+    this.stopping.add(instance);
+    if (
+      this.instances.get(instance.key) &&
+      (await this.instances.get(instance.key)?.catch(() => undefined)) === instance
+    ) {
+      this.instances.delete(instance.key);
+    }
+    this.options.logger.info("child stopping", {
+      serverId: instance.serverId,
+      threadId: instance.threadId,
+      why,
+    });
+    await instance.transport.close();
+  }
+
+  private async reapIdle(): Promise<void> {
+    const cutoff = Date.now() - this.idleMs;
+    const instances = await Promise.all([...this.instances.values()].map((p) => p.catch(() => undefined)));
+    for (const instance of instances) {
+      if (instance && instance.busy === 0 && instance.lastUsed < cutoff) await this.stop(instance, "idle");
+    }
+  }
+
+  /** At the cap, the least recently used idle instance makes way; with none idle, the spawn is refused. */
+  private async makeRoom(): Promise<void> {
+    if (this.instances.size < this.maxChildren) return;
+    const instances = (
+      await Promise.all([...this.instances.values()].map((p) => p.catch(() => undefined)))
+    ).filter((instance): instance is Instance => instance !== undefined && instance.busy === 0);
+    const victim = instances.sort((a, b) => a.lastUsed - b.lastUsed)[0];
+    if (!victim)
+      throw new AppError("server.unavailable", `The runner is at its limit of ${this.maxChildren} children.`);
+    await this.stop(victim, "making room");
+  }
+}

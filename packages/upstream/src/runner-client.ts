@@ -1,0 +1,49 @@
+import { AppError } from "@mcpgw/core";
+import type { RunnerEndpoint } from "./target";
+
+/** Thread lifecycle calls to the stdio runner (its MCP faces are reached through `targetOf`). */
+export interface RunnerClient {
+  /** Starts (or keeps) the thread's instance of a server; resolves once it is initialized. */
+  startThreadInstance(threadId: string, serverId: string): Promise<{ pid: number | null }>;
+  /** Ends every instance of the thread; resolves to how many were running. */
+  stopThread(threadId: string): Promise<number>;
+}
+
+/** A client of the runner's control routes, authenticated with the runner token. */
+export function createRunnerClient(runner: RunnerEndpoint, fetchImpl: typeof fetch = fetch): RunnerClient {
+  const base = runner.url.replace(/\/$/, "");
+  async function request(method: string, path: string): Promise<Record<string, unknown>> {
+    let response: Response;
+    try {
+      response = await fetchImpl(`${base}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${runner.token}` },
+        signal: AbortSignal.timeout(90_000),
+      });
+    } catch (cause) {
+      throw new AppError("upstream.unreachable", "The stdio runner could not be reached.", {}, { cause });
+    }
+    const body = (await response.json().catch(() => ({}))) as Record<string, unknown>;
+    if (!response.ok) {
+      const detail = typeof body.detail === "string" ? body.detail : `runner answered ${response.status}`;
+      throw new AppError(
+        response.status === 404 ? "server.not_found" : "upstream.error",
+        `Runner: ${detail}`,
+      );
+    }
+    return body;
+  }
+  return {
+    async startThreadInstance(threadId, serverId) {
+      const body = await request(
+        "POST",
+        `/threads/${encodeURIComponent(threadId)}/servers/${encodeURIComponent(serverId)}`,
+      );
+      return { pid: typeof body.pid === "number" ? body.pid : null };
+    },
+    async stopThread(threadId) {
+      const body = await request("DELETE", `/threads/${encodeURIComponent(threadId)}`);
+      return Number(body.stopped ?? 0);
+    },
+  };
+}
