@@ -33,6 +33,10 @@ const app = createApp({
   adminToken,
   allowPrivateUpstreams: process.env.ALLOW_PRIVATE_UPSTREAMS === "true",
   runner: runnerEndpoint,
+  mcp: {
+    loopbackOnly: true,
+    allowedOrigins: (process.env.MCP_ALLOWED_ORIGINS ?? "").split(",").filter(Boolean),
+  },
 });
 const api = await listen(app, port);
 const worker = { ...workerDepsFromEnv({ store, logger }), runner: runnerEndpoint };

@@ -5,11 +5,13 @@ import { AppError, describeIssues, type Logger } from "@mcpgw/core";
 import { createGuardedFetch, type RunnerEndpoint, SessionPool } from "@mcpgw/upstream";
 import { bodyLimit } from "hono/body-limit";
 import { requestId } from "hono/request-id";
+import { registerKeyRoutes } from "./admin/keys";
 import { registerAdminRoutes } from "./admin/routes";
 import { registerThreadRoutes } from "./admin/threads";
-import { adminAuth } from "./auth";
+import { authenticate, cachedKeyVerifier } from "./auth";
 import type { AppEnv } from "./env";
 import { Directory } from "./gateway/directory";
+import { type McpOriginPolicy, registerMcpRoutes } from "./gateway/mcp";
 import { registerGatewayRoutes } from "./gateway/routes";
 import type { GatewayDeps } from "./gateway/service";
 import { onError, problemOf } from "./problem";
@@ -22,6 +24,8 @@ export interface AppDeps {
   allowPrivateUpstreams: boolean;
   /** How to reach the stdio runner, when there is one. */
   runner?: RunnerEndpoint | undefined;
+  /** Origin/Host checks of the MCP endpoints (DNS-rebinding protection). */
+  mcp?: McpOriginPolicy;
   /** Which route groups to serve: both locally; one per Lambda function when deployed. */
   serve?: { admin?: boolean; gateway?: boolean };
   /** Data-plane parts, made here unless given (tests inject their own). */
@@ -77,13 +81,20 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   );
 
   app.get("/healthz", (c) => c.json({ ok: true }));
-  app.use("/v1/*", adminAuth(deps.adminToken));
+  const auth = authenticate({ adminToken: deps.adminToken, verifyKey: cachedKeyVerifier(deps.store.keys) });
+  app.use("/v1/*", auth);
+  app.use("/mcp", auth);
+  app.use("/mcp/*", auth);
   const dataPlane = gatewayDeps(deps);
   if (serve.admin) {
     registerAdminRoutes(app, deps);
+    registerKeyRoutes(app, deps);
     registerThreadRoutes(app, dataPlane);
   }
-  if (serve.gateway) registerGatewayRoutes(app, dataPlane);
+  if (serve.gateway) {
+    registerGatewayRoutes(app, dataPlane);
+    registerMcpRoutes(app, dataPlane, deps.mcp);
+  }
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",

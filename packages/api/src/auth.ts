@@ -1,7 +1,14 @@
 import { createHash, timingSafeEqual } from "node:crypto";
+import type { ApiKeyInfo, ApiKeyStore } from "@mcpgw/aws";
 import { AppError } from "@mcpgw/core";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "./env";
+
+/** How long a key lookup (hit or miss) is cached: the bound on how late a revocation takes effect. */
+export const KEY_CACHE_MS = 2_000;
+
+/** Routes only the admin token may use; client keys get 403 there. */
+const ADMIN_ONLY = /^\/v1\/(servers|secrets|keys|threads)(\/|$)/;
 
 /** Constant-time comparison of two secrets (hashing first makes the lengths equal). */
 export function secretsEqual(given: string, expected: string): boolean {
@@ -16,14 +23,41 @@ export function bearerToken(header: string | undefined): string | undefined {
   return match?.[1];
 }
 
-/** Admin routes: `Authorization: Bearer <ADMIN_TOKEN>` or 401 problem+json. */
-export function adminAuth(adminToken: string) {
-  return createMiddleware<AppEnv>(async function adminAuth(c, next) {
+/** Looks keys up in the store, remembering answers for KEY_CACHE_MS. */
+export function cachedKeyVerifier(
+  keys: Pick<ApiKeyStore, "verify">,
+): (key: string) => Promise<ApiKeyInfo | undefined> {
+  const cache = new Map<string, { at: number; info: Promise<ApiKeyInfo | undefined> }>();
+  return (key) => {
+    const hit = cache.get(key);
+    if (hit && Date.now() - hit.at < KEY_CACHE_MS) return hit.info;
+    if (cache.size > 10_000) cache.clear();
+    const info = keys.verify(key);
+    cache.set(key, { at: Date.now(), info });
+    info.catch(() => cache.delete(key));
+    return info;
+  };
+}
+
+/**
+ * Who is calling: the admin token (everything) or a client API key (the data plane and MCP endpoints
+ * only — 403 on admin routes). Anything else is 401.
+ */
+export function authenticate(options: {
+  adminToken: string;
+  verifyKey: (key: string) => Promise<ApiKeyInfo | undefined>;
+}) {
+  return createMiddleware<AppEnv>(async function authenticate(c, next) {
     const token = bearerToken(c.req.header("authorization"));
-    if (!token || !secretsEqual(token, adminToken)) {
-      throw new AppError("auth.unauthorized", "Missing or invalid bearer token.");
+    if (token && secretsEqual(token, options.adminToken)) {
+      c.set("principal", { kind: "admin" });
+      return next();
     }
-    c.set("principal", { kind: "admin" });
+    const key = token ? await options.verifyKey(token) : undefined;
+    if (!key) throw new AppError("auth.unauthorized", "Missing or invalid bearer token.");
+    if (ADMIN_ONLY.test(c.req.path))
+      throw new AppError("auth.forbidden", "Client API keys cannot use admin routes.");
+    c.set("principal", { kind: "key", keyId: key.id, servers: key.servers });
     await next();
   });
 }

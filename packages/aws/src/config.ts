@@ -57,6 +57,8 @@ export interface AppSettings {
   sweepIntervalSeconds: number;
   /** The stdio runner's URL and shared token, when there is a runner. */
   runner: { url: string; token: string } | undefined;
+  /** Browser origins allowed on the MCP endpoints besides loopback ones. */
+  mcpAllowedOrigins: string[];
 }
 
 /** App settings from SST secrets when deployed, env locally. Throws when the admin token is missing. */
@@ -66,6 +68,10 @@ export function loadAppSettings(env: Env = process.env): AppSettings {
     allowPrivateUpstreams: /^(1|true|yes)$/i.test(env.ALLOW_PRIVATE_UPSTREAMS ?? ""),
     sweepIntervalSeconds: Number(env.SWEEP_INTERVAL_SECONDS ?? 60),
     runner: runnerEndpoint(env),
+    mcpAllowedOrigins: (env.MCP_ALLOWED_ORIGINS ?? "")
+      .split(",")
+      .map((o) => o.trim())
+      .filter(Boolean),
   };
 }
 

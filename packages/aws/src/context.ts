@@ -2,6 +2,7 @@ import { createChatToggles } from "./chats";
 import { createAwsClients } from "./clients";
 import { type AwsConfig, loadAwsConfig } from "./config";
 import { createJobQueue } from "./jobs";
+import { createApiKeyStore } from "./keys";
 import { createKmsSealer } from "./sealing";
 import { createSecretStore } from "./secrets";
 import { createServerRepository } from "./servers";
@@ -20,6 +21,7 @@ export function createStore(config: AwsConfig = loadAwsConfig()) {
     statuses: createStatusRepository(clients.ddb, config.tableName),
     chats: createChatToggles(clients.ddb, config.tableName),
     threads: createThreadRegistry(clients.ddb, config.tableName),
+    keys: createApiKeyStore(clients.ddb, config.tableName),
     secrets: createSecretStore(clients.ddb, config.tableName, sealer),
     jobs: createJobQueue(clients.sqs, { queueName: config.queueName, queueUrl: config.queueUrl }),
   };

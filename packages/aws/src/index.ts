@@ -4,6 +4,7 @@ export * from "./clients";
 export * from "./config";
 export * from "./context";
 export * from "./jobs";
+export * from "./keys";
 export * from "./sealing";
 export * from "./secrets";
 export * from "./servers";

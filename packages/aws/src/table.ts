@@ -21,4 +21,10 @@ export const keys = {
 } as const;
 
 /** Values of the `kind` attribute the byKind index partitions on. */
-export const KINDS = { server: "SERVER", status: "STATUS", catalog: "CATALOG", secret: "SECRET" } as const;
+export const KINDS = {
+  server: "SERVER",
+  status: "STATUS",
+  catalog: "CATALOG",
+  secret: "SECRET",
+  apiKey: "APIKEY",
+} as const;

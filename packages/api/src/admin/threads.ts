@@ -4,7 +4,7 @@ import { createRunnerClient } from "@mcpgw/upstream";
 import type { AppEnv } from "../env";
 import { Directory } from "../gateway/directory";
 import { ThreadId } from "../gateway/routes";
-import { type GatewayDeps, listTools } from "../gateway/service";
+import { type GatewayDeps, listTools, restTool } from "../gateway/service";
 import { json, jsonBody, problems, security } from "../openapi-helpers";
 
 const ThreadInstanceView = z
@@ -90,7 +90,7 @@ export function registerThreadRoutes(
         { store: deps.store, directory },
         { thread: c.req.valid("param").threadId },
       );
-      return c.json({ tools }, 200);
+      return c.json({ tools: tools.map(restTool) }, 200);
     },
   );
 

@@ -3,7 +3,7 @@ import { AppError } from "@mcpgw/core";
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { json, jsonBody, problems, security } from "../openapi-helpers";
-import { callGatewayTool, type GatewayDeps, listTools, type ServerScope } from "./service";
+import { callGatewayTool, type GatewayDeps, listTools, restTool, type ServerScope } from "./service";
 
 const ChatId = z.string().min(1).max(256);
 /** Thread ids: what a client names its conversation/worktree by. */
@@ -72,7 +72,7 @@ export function registerGatewayRoutes(app: OpenAPIHono<AppEnv>, appDeps: Gateway
         scope: scopeOf(c.get("principal")),
         ...(chat ? { chat } : {}),
       });
-      return c.json({ tools }, 200);
+      return c.json({ tools: tools.map(restTool) }, 200);
     },
   );
 

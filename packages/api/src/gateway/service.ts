@@ -42,6 +42,11 @@ export interface CatalogTool {
   server: string;
   description?: string;
   inputSchema: Record<string, unknown>;
+  /** The upstream's own name for the tool (what `/mcp/{server}` shows). */
+  upstreamName: string;
+  title?: string;
+  outputSchema?: Record<string, unknown>;
+  annotations?: Record<string, unknown>;
 }
 
 /** Which servers a caller may use: every one (`null`) or these names. */
@@ -49,25 +54,36 @@ export type ServerScope = ReadonlySet<string> | null;
 
 const LIVENESS_PING_MS = 2_000;
 
+/** The header values each pooled session was opened with, so warm-path failures are scrubbed too. */
+const sessionSecrets = new WeakMap<object, string[]>();
+
 /**
  * Every tool of every enabled, connected server the caller may use, sorted by qualified name;
  * servers the chat switched off are left out. Best effort: one broken server never hides the rest.
  */
 export async function listTools(
-  deps: GatewayDeps,
-  options: { chat?: string; scope?: ServerScope } = {},
+  deps: Pick<GatewayDeps, "directory" | "store">,
+  options: { chat?: string; scope?: ServerScope; thread?: string } = {},
 ): Promise<CatalogTool[]> {
-  const [snapshot, hidden] = await Promise.all([
+  const [snapshot, hidden, threadServers] = await Promise.all([
     deps.directory.snapshot(),
     hiddenServers(deps, options.chat),
+    options.thread ? threadServerIds(deps, options.thread) : new Set<string>(),
   ]);
   const tools: CatalogTool[] = [];
   for (const entry of snapshot.byName.values()) {
     if (!isAvailable(entry) || hidden.has(entry.server.id) || !inScope(options.scope, entry.server.name))
       continue;
+    // A thread-scoped server's tools belong to the threads that started an instance of it.
+    if (isThreadScoped(entry) && !threadServers.has(entry.server.id)) continue;
     for (const [name, tool] of entry.tools) tools.push(catalogTool(name, entry.server.name, tool));
   }
   return tools.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** A catalogue tool as the REST routes show it: `{name, server, description?, inputSchema}`. */
+export function restTool({ name, server, description, inputSchema }: CatalogTool) {
+  return { name, server, ...(description ? { description } : {}), inputSchema };
 }
 
 function catalogTool(name: string, server: string, tool: ToolInfo): CatalogTool {
@@ -76,6 +92,10 @@ function catalogTool(name: string, server: string, tool: ToolInfo): CatalogTool 
     server,
     ...(tool.description ? { description: tool.description } : {}),
     inputSchema: tool.inputSchema,
+    upstreamName: tool.name,
+    ...(tool.title ? { title: tool.title } : {}),
+    ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
+    ...(tool.annotations ? { annotations: tool.annotations } : {}),
   };
 }
 
@@ -108,6 +128,36 @@ export async function resolveTool(
   return { entry, tool };
 }
 
+/** True for a stdio server that runs one instance per thread. */
+export function isThreadScoped(entry: DirectoryEntry): boolean {
+  return (entry.server as { scope?: string }).scope === "thread";
+}
+
+/** The thread a call to a thread-scoped server runs in; it must have started an instance there. */
+async function threadOf(
+  deps: GatewayDeps,
+  entry: DirectoryEntry,
+  thread: string | undefined,
+): Promise<string> {
+  if (!thread) {
+    throw new AppError(
+      "request.invalid",
+      `Server '${entry.server.name}' is thread-scoped: pass the \`thread\` to call it in.`,
+    );
+  }
+  if (!(await deps.store.threads.get(thread, entry.server.id))) {
+    throw new AppError(
+      "request.not_found",
+      `Thread '${thread}' has no instance of '${entry.server.name}'; start one with POST /v1/threads/${thread}/servers/${entry.server.name}.`,
+    );
+  }
+  return thread;
+}
+
+async function threadServerIds(deps: Pick<GatewayDeps, "store">, thread: string): Promise<Set<string>> {
+  return new Set((await deps.store.threads.list(thread)).map((instance) => instance.serverId));
+}
+
 /**
  * Calls a tool through the warm session of its server. Tool-level failures are results
  * (`isError: true`); a transport failure marks the server failed (under the generation fence),
@@ -117,9 +167,10 @@ export async function callGatewayTool(
   deps: GatewayDeps,
   qualified: string,
   args: Record<string, unknown>,
-  options: { chat?: string; scope?: ServerScope; signal?: AbortSignal } = {},
+  options: { chat?: string; scope?: ServerScope; signal?: AbortSignal; thread?: string } = {},
 ): Promise<ToolCallResult> {
   const { entry, tool } = await resolveTool(deps, qualified, options);
+  const thread = isThreadScoped(entry) ? await threadOf(deps, entry, options.thread) : undefined;
   const { server } = entry;
   const logger = deps.logger.child({ server: server.name, tool: tool.name });
   const started = performance.now();
@@ -130,10 +181,10 @@ export async function callGatewayTool(
   );
   let outcome = "error";
   try {
-    const result = await callOnce(deps, entry, tool.name, args, options.signal).catch((error) => {
+    const result = await callOnce(deps, entry, tool.name, args, options.signal, thread).catch((error) => {
       // An upstream that restarted forgot our session: reopen once and retry.
       if (error instanceof CallFailure && error.kind === "session_expired")
-        return callOnce(deps, entry, tool.name, args, options.signal);
+        return callOnce(deps, entry, tool.name, args, options.signal, thread);
       throw error;
     });
     outcome = result.isError ? "tool_error" : "ok";
@@ -156,56 +207,77 @@ async function callOnce(
   toolName: string,
   args: Record<string, unknown>,
   signal: AbortSignal | undefined,
+  thread?: string,
 ): Promise<ToolCallResult> {
   const { server } = entry;
   const timeoutMs = server.timeoutSeconds * 1_000;
   let secrets: string[] = [];
+  // A thread instance's failures are its own: the server's status describes the server, not one thread.
+  const markFailed: typeof markServerFailed = thread ? async () => {} : markServerFailed;
 
   // Only a cold call gets here: one config read (with KMS), one initialize. Concurrent cold calls share it.
   async function open() {
     const record = await deps.store.servers.get(server.id);
     if (!record) throw new AppError("server.not_found", `No server named '${server.name}'.`);
-    const target = targetOf(record, deps.runner);
+    const target = targetOf(record, deps.runner, thread);
     if (!target) {
       await markFailed(deps, entry, "failed", NO_RUNNER_ERROR);
       throw new CallFailure("unreachable", NO_RUNNER_ERROR);
     }
     secrets = Object.values(target.headers);
     try {
-      return await openSession(target, {
+      // Not bound to this caller's signal: concurrent cold calls share this open, and one caller leaving
+      // must not fail the others (the open is bounded by its own timeout; the session stays warm).
+      const session = await openSession(target, {
         fetch: deps.fetch,
         timeoutMs: Math.min(timeoutMs, 10_000),
-        ...(signal ? { signal } : {}),
       });
+      sessionSecrets.set(session, secrets);
+      return session;
     } catch (error) {
       const reason = classifyFailure(error);
-      // An initialize that timed out is a timeout (504), like a call that did; the caller leaving is not a failure.
-      const kind = signal?.aborted ? "cancelled" : reason === "not_responding" ? "timeout" : "unreachable";
+      // An initialize that timed out is a timeout (504), like a call that did.
+      const kind = reason === "not_responding" ? "timeout" : "unreachable";
       const failure = new CallFailure(kind, scrubSecrets(describeFailure(error), secrets), { cause: error });
-      if (!signal?.aborted) await markFailed(deps, entry, reason, failure.message);
+      await markFailed(deps, entry, reason, failure.message);
       throw failure;
     }
   }
 
-  return deps.pool.use(server.id, server.version, open, async (pooled) => {
+  const poolKey = thread ? `${server.id}#${thread}` : server.id;
+  return deps.pool.use(poolKey, server.version, open, async (pooled) => {
     try {
       return await callTool(pooled.session, toolName, args, {
         timeoutMs,
         broken: pooled.broken,
         ...(signal ? { signal } : {}),
       });
-    } catch (error) {
-      if (!(error instanceof CallFailure)) throw error;
+    } catch (caught) {
+      if (!(caught instanceof CallFailure)) throw caught;
+      // Upstream error text (an error body, an RPC message) may quote the credentials it was sent.
+      const error = new CallFailure(
+        caught.kind,
+        scrubSecrets(caught.message, sessionSecrets.get(pooled.session) ?? secrets),
+        { cause: caught.cause },
+      );
       if (error.kind === "session_expired") pooled.claimFailure();
       const down =
         error.kind === "unreachable" || (error.kind === "timeout" && !(await alive(pooled.session.client)));
       if (down && pooled.claimFailure()) {
-        const reason = error.kind === "timeout" ? "not_responding" : "unreachable";
-        await markFailed(deps, entry, reason, scrubSecrets(error.message, secrets));
+        await markFailed(deps, entry, callFailureReason(error), error.message);
       }
       throw error;
     }
   });
+}
+
+/** The reason a warm call's transport failure gives its server: an HTTP refusal says which (401/403, 5xx). */
+function callFailureReason(error: CallFailure): FailureReason {
+  if (error.kind === "timeout") return "not_responding";
+  const cause = error.cause as { code?: unknown; message?: unknown } | undefined;
+  const httpRefusal =
+    typeof cause?.code === "number" && /^(Streamable HTTP error|SSE error)/.test(String(cause.message));
+  return httpRefusal ? classifyFailure(cause) : "unreachable";
 }
 
 async function alive(client: { ping(options?: { timeout?: number }): Promise<unknown> }): Promise<boolean> {
@@ -218,7 +290,7 @@ async function alive(client: { ping(options?: { timeout?: number }): Promise<unk
 }
 
 /** Marks the server failed under its current generation and schedules the 15 s retry. */
-async function markFailed(
+async function markServerFailed(
   deps: GatewayDeps,
   entry: DirectoryEntry,
   reason: FailureReason,
@@ -266,6 +338,6 @@ function inScope(scope: ServerScope | undefined, server: string): boolean {
 }
 
 /** Ids of servers the chat switched off (a preference, not a boundary). */
-function hiddenServers(deps: GatewayDeps, chat: string | undefined): Promise<Set<string>> {
+function hiddenServers(deps: Pick<GatewayDeps, "directory">, chat: string | undefined): Promise<Set<string>> {
   return chat ? deps.directory.chatOff(chat) : Promise.resolve(new Set());
 }

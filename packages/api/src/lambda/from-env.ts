@@ -11,6 +11,7 @@ export function appFromEnvironment(serve: AppDeps["serve"]) {
     adminToken: settings.adminToken,
     allowPrivateUpstreams: settings.allowPrivateUpstreams,
     runner: settings.runner,
+    mcp: { allowedOrigins: settings.mcpAllowedOrigins },
     serve,
   });
 }

@@ -1,0 +1,188 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { AppError, qualifyToolName } from "@mcpgw/core";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { Context } from "hono";
+import { createMiddleware } from "hono/factory";
+import type { AppEnv } from "../env";
+import { problemOf } from "../problem";
+import { scopeOf } from "./routes";
+import { type CatalogTool, callGatewayTool, type GatewayDeps, listTools, type ServerScope } from "./service";
+
+/** Tools per `tools/list` page. */
+export const MCP_PAGE_SIZE = 100;
+const MAX_MCP_BODY_BYTES = 1024 * 1024;
+
+/** Who may talk to the MCP endpoints from a browser, and whether the gateway listens on loopback. */
+export interface McpOriginPolicy {
+  /** Origins allowed besides loopback ones (e.g. a hosted client's origin). */
+  allowedOrigins?: string[];
+  /** Listening on loopback: the Host header must name loopback too (DNS-rebinding protection). */
+  loopbackOnly?: boolean;
+}
+
+/**
+ * The MCP endpoints for clients: `/mcp` aggregates every tool the caller's key may use as
+ * `<server>__<tool>`; `/mcp/{server}` fronts one server under its own tool names. Stateless,
+ * JSON responses — the same code behind a buffered Lambda and locally.
+ */
+export function registerMcpRoutes(
+  app: OpenAPIHono<AppEnv>,
+  deps: GatewayDeps,
+  policy: McpOriginPolicy = {},
+): void {
+  const guard = originGuard(policy);
+  app.use("/mcp", guard);
+  app.use("/mcp/*", guard);
+  app.all("/mcp", (c) => serveMcp(c, deps, undefined));
+  app.all("/mcp/:server", (c) => serveMcp(c, deps, c.req.param("server")));
+}
+
+async function serveMcp(
+  c: Context<AppEnv>,
+  appDeps: GatewayDeps,
+  server: string | undefined,
+): Promise<Response> {
+  const deps = { ...appDeps, logger: c.get("logger") ?? appDeps.logger };
+  const scope = scopeOf(c.get("principal"));
+  if (server !== undefined) {
+    const snapshot = await deps.directory.snapshot();
+    if (!snapshot.byName.has(server) || (scope && !scope.has(server))) {
+      return problemOf(c, "server.not_found", `No server named '${server}'.`);
+    }
+  }
+  const mcp = createMcpServer(deps, scope, server);
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+    maxRequestBodySize: MAX_MCP_BODY_BYTES,
+  });
+  await mcp.connect(transport);
+  try {
+    return await transport.handleRequest(c.req.raw);
+  } finally {
+    void mcp.close();
+  }
+}
+
+/** A per-request MCP server over the data plane (stateless: nothing survives the request). */
+function createMcpServer(deps: GatewayDeps, scope: ServerScope, server: string | undefined): Server {
+  const mcp = new Server(
+    { name: server ? `mcp-gateway/${server}` : "mcp-gateway", version: "1.0.0" },
+    {
+      capabilities: { tools: {} },
+      instructions: server
+        ? `Tools of the '${server}' MCP server, through MCP Gateway.`
+        : "Tools of every MCP server this key may use, named <server>__<tool>.",
+    },
+  );
+
+  mcp.setRequestHandler(ListToolsRequestSchema, async (request) => {
+    const all = await listTools(deps, { scope });
+    const visible = server ? all.filter((tool) => tool.server === server) : all;
+    const offset = decodeCursor(request.params?.cursor);
+    const page = visible.slice(offset, offset + MCP_PAGE_SIZE);
+    const next = offset + MCP_PAGE_SIZE < visible.length ? encodeCursor(offset + MCP_PAGE_SIZE) : undefined;
+    return {
+      tools: page.map((tool) => mcpTool(tool, server !== undefined)),
+      ...(next ? { nextCursor: next } : {}),
+    };
+  });
+
+  mcp.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const qualified = server ? qualifyToolName(server, request.params.name) : request.params.name;
+    try {
+      const result = await callGatewayTool(deps, qualified, request.params.arguments ?? {}, {
+        scope,
+        signal: extra.signal,
+      });
+      return {
+        content: result.content as CallToolResult["content"],
+        ...(result.structuredContent ? { structuredContent: result.structuredContent } : {}),
+        isError: result.isError,
+      };
+    } catch (error) {
+      throw toMcpError(error);
+    }
+  });
+  return mcp;
+}
+
+function mcpTool(tool: CatalogTool, unprefixed: boolean): Tool {
+  return {
+    name: unprefixed ? tool.upstreamName : tool.name,
+    ...(tool.title ? { title: tool.title } : {}),
+    ...(tool.description ? { description: tool.description } : {}),
+    inputSchema: tool.inputSchema as Tool["inputSchema"],
+    ...(tool.outputSchema ? { outputSchema: tool.outputSchema as Tool["outputSchema"] } : {}),
+    ...(tool.annotations ? { annotations: tool.annotations } : {}),
+  };
+}
+
+/** Errors that cross the wire as JSON-RPC: unknown/unavailable tools are invalid params; the rest internal. */
+function toMcpError(error: unknown): McpError {
+  if (!(error instanceof AppError)) return new McpError(ErrorCode.InternalError, "internal error");
+  const invalid = [
+    "tool.invalid_name",
+    "tool.not_found",
+    "server.not_found",
+    "server.unavailable",
+    "request.invalid",
+  ];
+  const code = invalid.includes(error.code) ? ErrorCode.InvalidParams : ErrorCode.InternalError;
+  return new McpError(code, error.detail, { code: error.code });
+}
+
+function encodeCursor(offset: number): string {
+  return Buffer.from(JSON.stringify({ o: offset })).toString("base64url");
+}
+
+function decodeCursor(cursor: string | undefined): number {
+  if (!cursor) return 0;
+  try {
+    const offset = (JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as { o?: unknown }).o;
+    if (typeof offset === "number" && Number.isInteger(offset) && offset >= 0) return offset;
+  } catch {
+    // fall through
+  }
+  throw new McpError(ErrorCode.InvalidParams, "invalid cursor");
+}
+
+const LOOPBACK_HOST = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])(:\d+)?$/i;
+
+/**
+ * DNS-rebinding protection from the MCP security guidance: a browser Origin must be loopback or
+ * explicitly allowed, and on a loopback listener the Host header must be loopback too.
+ */
+export function originGuard(policy: McpOriginPolicy) {
+  const allowed = new Set(
+    (policy.allowedOrigins ?? []).map((origin) => origin.replace(/\/$/, "").toLowerCase()),
+  );
+  return createMiddleware<AppEnv>(async function originGuard(c, next) {
+    const origin = c.req.header("origin");
+    if (origin && !allowed.has(origin.toLowerCase()) && !isLoopbackOrigin(origin)) {
+      return problemOf(c, "auth.forbidden", `Origin '${origin}' is not allowed.`);
+    }
+    if (policy.loopbackOnly && !LOOPBACK_HOST.test(c.req.header("host") ?? "")) {
+      return problemOf(c, "auth.forbidden", "Host header does not name this loopback listener.");
+    }
+    await next();
+  });
+}
+
+function isLoopbackOrigin(origin: string): boolean {
+  try {
+    const url = new URL(origin);
+    return (url.protocol === "http:" || url.protocol === "https:") && LOOPBACK_HOST.test(url.host);
+  } catch {
+    return false;
+  }
+}
