@@ -5,7 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { createApp, listen } from "@mcpgw/api";
-import { createStore, ensureResources, loadAwsConfig } from "@mcpgw/aws";
+import { createStore, ensureResources, loadAwsConfig, loadRunnerSettings } from "@mcpgw/aws";
 import { createLogger } from "@mcpgw/core";
 import { startRunner } from "@mcpgw/runner";
 import { startPoller, startSweeper, workerDepsFromEnv } from "@mcpgw/worker";
@@ -21,10 +21,14 @@ const emulator = await startEmulator(log);
 const store = createStore(loadAwsConfig());
 await ensureResources(store.clients, store.config);
 const logger = createLogger({ level: (process.env.LOG_LEVEL as "info" | undefined) ?? "info" });
+const { cacheDir, idleMs, maxChildren } = loadRunnerSettings();
 const runner = await startRunner({
   store,
   logger,
   token: process.env.RUNNER_TOKEN || randomBytes(24).toString("base64url"),
+  ...(cacheDir ? { cacheDir } : {}),
+  ...(idleMs ? { idleMs } : {}),
+  ...(maxChildren ? { maxChildren } : {}),
 });
 const runnerEndpoint = { url: runner.url, token: runner.token };
 const app = createApp({

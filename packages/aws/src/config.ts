@@ -1,7 +1,10 @@
+/// <reference path="../../../sst-env.d.ts" />
 /**
- * The one typed reader of runtime configuration. Deployed, SST links resources into the environment
- * (`SST_RESOURCE_<Name>` JSON); locally the plain variables below (or their defaults) name them.
+ * The one typed reader of runtime configuration. Deployed, SST links resources (`Resource.<Name>`,
+ * typed by sst-env.d.ts): as `SST_RESOURCE_<Name>` JSON in containers and `sst dev`, and as an
+ * encrypted link file in Lambda bundles. Locally the plain variables below (or their defaults) name them.
  */
+import { Resource } from "sst/resource";
 
 export interface AwsConfig {
   region: string;
@@ -20,10 +23,17 @@ export interface AwsConfig {
 
 type Env = Record<string, string | undefined>;
 
-/** A linked SST resource's properties, when running deployed. */
-function sstResource(env: Env, name: string): Record<string, string> | undefined {
+/** The links this module reads (names of `sst.Linkable`/`sst.Secret` in infra/). */
+type LinkName = "Table" | "Jobs" | "Key" | "AdminToken" | "Runner" | "RunnerToken";
+
+/**
+ * A linked SST resource's properties, when running deployed: the `SST_RESOURCE_<Name>` variable, else
+ * (in a Lambda, where `SST_KEY_FILE` names the bundled, encrypted link file) what SST's SDK decrypts.
+ */
+function sstResource<Name extends LinkName>(env: Env, name: Name): Resource[Name] | undefined {
   const raw = env[`SST_RESOURCE_${name}`];
-  return raw ? (JSON.parse(raw) as Record<string, string>) : undefined;
+  if (raw) return JSON.parse(raw) as Resource[Name];
+  return env.SST_KEY_FILE && name in Resource ? Resource[name] : undefined;
 }
 
 /** AWS resource names and endpoint, from SST links when deployed and from env/defaults locally. */
@@ -50,7 +60,8 @@ export function requireEnv(name: string, env: Env = process.env): string {
 
 /** Settings of the running system (not AWS resource names). */
 export interface AppSettings {
-  adminToken: string;
+  /** The admin bearer token (the API requires it; the worker does not use it). */
+  adminToken: string | undefined;
   /** Allow upstreams on loopback/private addresses (on in `npm run dev`, off by default deployed). */
   allowPrivateUpstreams: boolean;
   /** Seconds between health sweeps. */
@@ -61,10 +72,10 @@ export interface AppSettings {
   mcpAllowedOrigins: string[];
 }
 
-/** App settings from SST secrets when deployed, env locally. Throws when the admin token is missing. */
+/** App settings from SST secrets when deployed, env locally. */
 export function loadAppSettings(env: Env = process.env): AppSettings {
   return {
-    adminToken: sstResource(env, "AdminToken")?.value ?? requireEnv("ADMIN_TOKEN", env),
+    adminToken: sstResource(env, "AdminToken")?.value ?? env.ADMIN_TOKEN,
     allowPrivateUpstreams: /^(1|true|yes)$/i.test(env.ALLOW_PRIVATE_UPSTREAMS ?? ""),
     sweepIntervalSeconds: Number(env.SWEEP_INTERVAL_SECONDS ?? 60),
     runner: runnerEndpoint(env),
@@ -79,4 +90,29 @@ function runnerEndpoint(env: Env): AppSettings["runner"] {
   const url = sstResource(env, "Runner")?.url ?? env.RUNNER_URL;
   const token = sstResource(env, "RunnerToken")?.value ?? env.RUNNER_TOKEN;
   return url && token ? { url, token } : undefined;
+}
+
+/** The stdio runner's own settings (its container env, or `npm run dev`). */
+export interface RunnerSettings {
+  /** The shared secret callers must present. */
+  token: string | undefined;
+  port: number;
+  host: string;
+  /** A shared npm/uv cache for children, so `npx`/`uvx` need not download on every spawn. */
+  cacheDir: string | undefined;
+  idleMs: number | undefined;
+  maxChildren: number | undefined;
+}
+
+/** Runner settings from env (PORT, HOST, RUNNER_CACHE_DIR, RUNNER_IDLE_SECONDS, RUNNER_MAX_CHILDREN). */
+export function loadRunnerSettings(env: Env = process.env): RunnerSettings {
+  const number = (name: string) => (env[name] ? Number(env[name]) : undefined);
+  return {
+    token: sstResource(env, "RunnerToken")?.value ?? env.RUNNER_TOKEN,
+    port: number("PORT") ?? 8788,
+    host: env.HOST ?? "0.0.0.0",
+    cacheDir: env.RUNNER_CACHE_DIR || undefined,
+    idleMs: env.RUNNER_IDLE_SECONDS ? Number(env.RUNNER_IDLE_SECONDS) * 1_000 : undefined,
+    maxChildren: number("RUNNER_MAX_CHILDREN"),
+  };
 }

@@ -8,7 +8,7 @@ export function workerDepsFromEnv(
   overrides: { store?: Store; logger?: Logger } = {},
   env: Record<string, string | undefined> = process.env,
 ): WorkerDeps {
-  const settings = loadAppSettings({ ADMIN_TOKEN: "unused-by-the-worker", ...env });
+  const settings = loadAppSettings(env);
   const allowPrivate = settings.allowPrivateUpstreams;
   return {
     store: overrides.store ?? createStore(),

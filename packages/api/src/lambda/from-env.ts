@@ -5,6 +5,7 @@ import { type AppDeps, createApp } from "../app";
 /** The app for one Lambda function, configured from SST links / env. */
 export function appFromEnvironment(serve: AppDeps["serve"]) {
   const settings = loadAppSettings();
+  if (!settings.adminToken) throw new Error("Missing the admin token (SST secret AdminToken or ADMIN_TOKEN)");
   return createApp({
     store: createStore(),
     logger: createLogger(),
