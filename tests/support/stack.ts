@@ -2,18 +2,26 @@
  * The dev stack in-process for end-to-end suites: fresh emulator resources, the API on a real
  * 127.0.0.1 listener, the worker's poller; every log line captured.
  */
-import { createApp, listen } from "@mcpgw/api";
+import { randomUUID } from "node:crypto";
+import { type AppDeps, createApp, listen } from "@mcpgw/api";
 import { createLogger } from "@mcpgw/core";
+import { type RunnerOptions, startRunner } from "@mcpgw/runner";
 import { createGuardedFetch } from "@mcpgw/upstream";
 import { runSweep, startPoller, type WorkerDeps } from "@mcpgw/worker";
-import { createTestStore } from "./aws";
 import { TEST_ADMIN_TOKEN } from "./app";
+import { createTestStore } from "./aws";
 
 export interface StackOptions {
   allowPrivateUpstreams?: boolean;
   retryDelaySeconds?: number;
   deadlineMs?: number;
   graceMs?: number;
+  /** Data-plane overrides passed to createApp (a counting fetch, a short heartbeat, a directory…). */
+  gateway?: AppDeps["gateway"];
+  /** Origin/Host policy of the MCP endpoints passed to createApp (allowed origins, loopback-only Host). */
+  mcp?: AppDeps["mcp"];
+  /** Starts the stdio runner with the stack's store and logger, wired into the API and the worker. */
+  runner?: boolean | Partial<RunnerOptions>;
 }
 
 export async function startStack(options: StackOptions = {}) {
@@ -21,7 +29,24 @@ export async function startStack(options: StackOptions = {}) {
   const store = await createTestStore();
   const logs: string[] = [];
   const logger = createLogger({ level: "debug", sink: (line) => logs.push(line) });
-  const app = createApp({ store, logger, adminToken: TEST_ADMIN_TOKEN, allowPrivateUpstreams: allowPrivate });
+  const runner = options.runner
+    ? await startRunner({
+        token: `test-runner-token-${randomUUID()}`,
+        ...(options.runner === true ? {} : options.runner),
+        store,
+        logger,
+      })
+    : undefined;
+  const runnerEndpoint = runner ? { url: runner.url, token: runner.token } : undefined;
+  const app = createApp({
+    store,
+    logger,
+    adminToken: TEST_ADMIN_TOKEN,
+    allowPrivateUpstreams: allowPrivate,
+    ...(options.gateway === undefined ? {} : { gateway: options.gateway }),
+    ...(options.mcp === undefined ? {} : { mcp: options.mcp }),
+    ...(runnerEndpoint ? { runner: runnerEndpoint } : {}),
+  });
   const api = await listen(app, 0);
   const worker: WorkerDeps = {
     store,
@@ -30,6 +55,7 @@ export async function startStack(options: StackOptions = {}) {
     ...(options.retryDelaySeconds === undefined ? {} : { retryDelaySeconds: options.retryDelaySeconds }),
     ...(options.deadlineMs === undefined ? {} : { deadlineMs: options.deadlineMs }),
     ...(options.graceMs === undefined ? {} : { graceMs: options.graceMs }),
+    ...(runnerEndpoint ? { runner: runnerEndpoint } : {}),
   };
   const poller = startPoller(worker, { waitSeconds: 1 });
 
@@ -53,10 +79,12 @@ export async function startStack(options: StackOptions = {}) {
     logger,
     api,
     worker,
+    runner,
     call,
     sweep: () => runSweep({ store, logger }),
     async stop() {
       await Promise.all([poller.stop(), api.close()]);
+      await runner?.stop();
     },
   };
 }
@@ -72,7 +100,8 @@ export async function waitFor<T>(
   const deadline = Date.now() + timeoutMs;
   let last: T = await read();
   while (!accept(last)) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(last)}`);
+    if (Date.now() > deadline)
+      throw new Error(`condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(last)}`);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
     last = await read();
   }

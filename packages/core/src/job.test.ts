@@ -3,7 +3,9 @@ import { isOvertakenRetry, Job } from "./job";
 
 describe("Job", () => {
   it("accepts the three kinds with a generation, and a retry's scheduling time", () => {
-    expect(Job.parse({ type: "retry", serverId: "s", generation: 3, after: "2026-01-01T00:00:00.000Z" })).toMatchObject({
+    expect(
+      Job.parse({ type: "retry", serverId: "s", generation: 3, after: "2026-01-01T00:00:00.000Z" }),
+    ).toMatchObject({
       after: "2026-01-01T00:00:00.000Z",
     });
     expect(Job.safeParse({ type: "bogus", serverId: "s", generation: 1 }).success).toBe(false);
@@ -18,6 +20,8 @@ describe("Job", () => {
     expect(isOvertakenRetry(retry, null)).toBe(false);
     expect(isOvertakenRetry(retry, "2026-01-01T00:00:05.000Z")).toBe(true);
     expect(isOvertakenRetry({ ...retry, type: "probe" }, "2026-01-01T00:00:05.000Z")).toBe(false);
-    expect(isOvertakenRetry({ type: "retry", serverId: "s", generation: 1 }, "2026-01-01T00:00:05.000Z")).toBe(false);
+    expect(
+      isOvertakenRetry({ type: "retry", serverId: "s", generation: 1 }, "2026-01-01T00:00:05.000Z"),
+    ).toBe(false);
   });
 });

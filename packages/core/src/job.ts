@@ -19,5 +19,7 @@ export const RETRY_DELAY_SECONDS = 15;
 
 /** True when a retry was overtaken by a later attempt (which owns the retry chain now). */
 export function isOvertakenRetry(job: Job, lastAttemptAt: string | null): boolean {
-  return job.type === "retry" && job.after !== undefined && lastAttemptAt !== null && lastAttemptAt > job.after;
+  return (
+    job.type === "retry" && job.after !== undefined && lastAttemptAt !== null && lastAttemptAt > job.after
+  );
 }

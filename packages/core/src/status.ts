@@ -78,7 +78,12 @@ export function statusAfterAttempt(previous: ServerStatus, outcome: AttemptOutco
  * unexpected death); others only when nothing has tried them for `staleMs` (their retry chain or
  * connect job was lost), so the sweep never doubles a live retry chain.
  */
-export function needsSweepProbe(status: ServerStatus | undefined, since: string, now: number, staleMs: number): boolean {
+export function needsSweepProbe(
+  status: ServerStatus | undefined,
+  since: string,
+  now: number,
+  staleMs: number,
+): boolean {
   if (!status || status.state === "disabled") return false;
   if (status.state === "connected") return true;
   const last = Date.parse(status.lastConnectionAttemptAt ?? since);
