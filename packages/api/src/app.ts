@@ -10,7 +10,7 @@ import { registerAdminRoutes } from "./admin/routes";
 import { registerThreadRoutes } from "./admin/threads";
 import { authenticate, cachedKeyVerifier } from "./auth";
 import type { AppEnv } from "./env";
-import { Directory } from "./gateway/directory";
+import { Directory, type Snapshot } from "./gateway/directory";
 import { type McpOriginPolicy, registerMcpRoutes } from "./gateway/mcp";
 import { registerGatewayRoutes } from "./gateway/routes";
 import type { GatewayDeps } from "./gateway/service";
@@ -114,12 +114,19 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
 }
 
 function gatewayDeps(deps: AppDeps): GatewayDeps {
+  const pool = deps.gateway?.pool ?? new SessionPool();
+  // Every refresh lets go of warm sessions of servers deleted, disabled or reconfigured since.
+  const retainCurrent = (snapshot: Snapshot) =>
+    pool.retain((serverKey, version) => {
+      const server = snapshot.byId.get(serverKey.split("#")[0] ?? "")?.server;
+      return server !== undefined && server.enabled && server.version === version;
+    });
   return {
     store: deps.store,
     logger: deps.logger,
     runner: deps.runner,
-    directory: deps.gateway?.directory ?? new Directory(deps.store, deps.logger),
-    pool: deps.gateway?.pool ?? new SessionPool(),
+    directory: deps.gateway?.directory ?? new Directory(deps.store, deps.logger, undefined, retainCurrent),
+    pool,
     fetch: deps.gateway?.fetch ?? createGuardedFetch({ allowPrivate: deps.allowPrivateUpstreams }),
     ...(deps.gateway?.heartbeatMs ? { heartbeatMs: deps.gateway.heartbeatMs } : {}),
   };

@@ -14,6 +14,7 @@ export interface PooledSession {
 
 interface Entry {
   key: string;
+  version: number;
   opening: Promise<PooledSession>;
   lastUsed: number;
   busy: number;
@@ -48,7 +49,7 @@ export class SessionPool {
     open: () => Promise<UpstreamSession>,
     use: (pooled: PooledSession) => Promise<T>,
   ): Promise<T> {
-    const entry = this.entryFor(serverId, `${serverId}@${version}`, open);
+    const entry = this.entryFor(serverId, version, open);
     entry.busy++;
     try {
       return await use(await entry.opening);
@@ -58,13 +59,25 @@ export class SessionPool {
     }
   }
 
-  private entryFor(serverId: string, key: string, open: () => Promise<UpstreamSession>): Entry {
+  /**
+   * Evicts idle sessions whose server no longer wants them — deleted, disabled or reconfigured —
+   * as `keep(serverKey, version)` says (sessions in use go once their calls finish).
+   */
+  retain(keep: (serverKey: string, version: number) => boolean): void {
+    for (const [serverKey, entry] of this.entries) {
+      if (entry.busy === 0 && !keep(serverKey, entry.version)) this.evict(serverKey, entry.key);
+    }
+  }
+
+  private entryFor(serverId: string, version: number, open: () => Promise<UpstreamSession>): Entry {
+    const key = `${serverId}@${version}`;
     const existing = this.entries.get(serverId);
     if (existing && existing.key === key && !existing.controller.signal.aborted) return existing;
     if (existing) this.evict(serverId);
     const controller = new AbortController();
     const entry: Entry = {
       key,
+      version,
       lastUsed: Date.now(),
       busy: 0,
       failureClaimed: false,

@@ -59,7 +59,7 @@ async function initialize(
     await client.close().catch(() => undefined);
     throw error;
   }
-  return { client, transport, kind, close: () => client.close().catch(() => undefined) };
+  return { client, transport, kind, close: () => closeSession(client, transport) };
 }
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
@@ -86,6 +86,18 @@ function refusingForbiddenRedirects(fetchImpl: typeof fetch): typeof fetch {
     await response.body?.cancel().catch(() => undefined);
     throw new ForbiddenAddressError(target.hostname, "forbidden_address", `redirect to ${check.message}`);
   };
+}
+
+/** How long a polite session DELETE may take before the session is simply dropped. */
+const TERMINATE_TIMEOUT_MS = 2_000;
+
+/** Ends the upstream's session state too (HTTP DELETE for streamable HTTP), then closes the client. */
+async function closeSession(client: Client, transport: Transport): Promise<void> {
+  if (transport instanceof StreamableHTTPClientTransport && transport.sessionId) {
+    const timeout = new Promise((resolve) => setTimeout(resolve, TERMINATE_TIMEOUT_MS).unref());
+    await Promise.race([transport.terminateSession().catch(() => undefined), timeout]);
+  }
+  await client.close().catch(() => undefined);
 }
 
 /** A 4xx other than 401/403 on the first POST: the server does not speak streamable HTTP. */

@@ -40,6 +40,7 @@ export class Directory {
     private readonly store: Store,
     private readonly logger: Logger,
     readonly maxAgeMs = 1_000,
+    private readonly onRefresh?: (snapshot: Snapshot) => void,
   ) {}
 
   /** The snapshot, refreshed first when it is older than `maxAgeMs`. */
@@ -99,6 +100,7 @@ export class Directory {
       snapshot.byId.set(server.id, entry);
     }
     this.current = snapshot;
+    this.onRefresh?.(snapshot);
     return snapshot;
   }
 }
