@@ -1,4 +1,5 @@
 export * from "./app";
+export { KEY_CACHE_MS } from "./auth";
 export * from "./gateway/directory";
 export * from "./gateway/service";
 export * from "./problem";

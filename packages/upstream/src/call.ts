@@ -44,18 +44,35 @@ export async function callTool(
   args: Record<string, unknown>,
   options: CallOptions,
 ): Promise<ToolCallResult> {
+  const result = await requestUpstream(
+    (requestOptions) =>
+      session.client.callTool({ name, arguments: args }, CallToolResultSchema, {
+        ...requestOptions,
+        resetTimeoutOnProgress: true,
+        maxTotalTimeout: MAX_CALL_MS,
+        onprogress: () => {},
+      }),
+    options,
+  );
+  return shapeResult(
+    result as { content?: unknown[]; structuredContent?: Record<string, unknown>; isError?: boolean },
+  );
+}
+
+/**
+ * Runs one request on an upstream session with the call's timeout and cancellation (the caller
+ * leaving, or the session breaking); failures below the tool level come back as CallFailure.
+ */
+export async function requestUpstream<T>(
+  run: (requestOptions: { timeout: number; signal?: AbortSignal }) => Promise<T>,
+  options: CallOptions,
+): Promise<T> {
   const signals = [options.signal, options.broken].filter((s): s is AbortSignal => s !== undefined);
   try {
-    const result = await session.client.callTool({ name, arguments: args }, CallToolResultSchema, {
+    return await run({
       timeout: options.timeoutMs,
-      resetTimeoutOnProgress: true,
-      maxTotalTimeout: MAX_CALL_MS,
-      onprogress: () => {},
       ...(signals.length > 0 ? { signal: AbortSignal.any(signals) } : {}),
     });
-    return shapeResult(
-      result as { content?: unknown[]; structuredContent?: Record<string, unknown>; isError?: boolean },
-    );
   } catch (error) {
     throw toCallFailure(error, options);
   }

@@ -1,21 +1,36 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { AppError, qualifyToolName } from "@mcpgw/core";
+import { CallFailure, requestUpstream, type UpstreamSession } from "@mcpgw/upstream";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import {
   CallToolRequestSchema,
   type CallToolResult,
   ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   McpError,
+  ReadResourceRequestSchema,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
 import { problemOf } from "../problem";
+import { type DirectoryEntry, isAvailable } from "./directory";
 import { scopeOf } from "./routes";
-import { type CatalogTool, callGatewayTool, type GatewayDeps, listTools, type ServerScope } from "./service";
+import {
+  type CatalogTool,
+  callGatewayTool,
+  type GatewayDeps,
+  isThreadScoped,
+  listTools,
+  type ServerScope,
+  withServerSession,
+} from "./service";
 
 /** Tools per `tools/list` page. */
 export const MCP_PAGE_SIZE = 100;
@@ -59,7 +74,21 @@ async function serveMcp(
       return problemOf(c, "server.not_found", `No server named '${server}'.`);
     }
   }
-  const mcp = createMcpServer(deps, scope, server);
+  if (c.req.method === "GET" || c.req.method === "DELETE") {
+    // Stateless: no standalone server→client SSE stream and no session to end. The transport spec asks
+    // for 405 here; an SSE stream that closes at once would have clients reconnecting in a loop.
+    return c.json(
+      {
+        jsonrpc: "2.0",
+        error: { code: -32000, message: "Method not allowed: this MCP endpoint is stateless; use POST." },
+        id: null,
+      },
+      405,
+      { allow: "POST" },
+    );
+  }
+  const passthrough = server === undefined ? undefined : await upstreamCapabilities(deps, server);
+  const mcp = createMcpServer(deps, scope, server, passthrough);
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,
@@ -73,12 +102,45 @@ async function serveMcp(
   }
 }
 
+/** What `/mcp/{server}` passes through besides tools: the upstream's resources and prompts, if any. */
+interface Passthrough {
+  entry: DirectoryEntry;
+  resources: boolean;
+  prompts: boolean;
+}
+
+/**
+ * The resources/prompts capabilities of a server's upstream, read off its warm session (no network
+ * when warm). A thread-scoped, unavailable or unreachable server passes through tools only.
+ */
+async function upstreamCapabilities(deps: GatewayDeps, server: string): Promise<Passthrough | undefined> {
+  const entry = (await deps.directory.snapshot()).byName.get(server);
+  if (!entry || !isAvailable(entry) || isThreadScoped(entry)) return undefined;
+  try {
+    const capabilities = await withServerSession(deps, entry, async (session) =>
+      session.client.getServerCapabilities(),
+    );
+    return { entry, resources: Boolean(capabilities?.resources), prompts: Boolean(capabilities?.prompts) };
+  } catch {
+    return undefined;
+  }
+}
+
 /** A per-request MCP server over the data plane (stateless: nothing survives the request). */
-function createMcpServer(deps: GatewayDeps, scope: ServerScope, server: string | undefined): Server {
+function createMcpServer(
+  deps: GatewayDeps,
+  scope: ServerScope,
+  server: string | undefined,
+  passthrough: Passthrough | undefined,
+): Server {
   const mcp = new Server(
     { name: server ? `mcp-gateway/${server}` : "mcp-gateway", version: "1.0.0" },
     {
-      capabilities: { tools: {} },
+      capabilities: {
+        tools: {},
+        ...(passthrough?.resources ? { resources: {} } : {}),
+        ...(passthrough?.prompts ? { prompts: {} } : {}),
+      },
       instructions: server
         ? `Tools of the '${server}' MCP server, through MCP Gateway.`
         : "Tools of every MCP server this key may use, named <server>__<tool>.",
@@ -113,7 +175,55 @@ function createMcpServer(deps: GatewayDeps, scope: ServerScope, server: string |
       throw toMcpError(error);
     }
   });
+  if (passthrough) forwardResourcesAndPrompts(mcp, deps, passthrough);
   return mcp;
+}
+
+/** Registers handlers that forward resources/* and prompts/* to the upstream's warm session, unchanged. */
+function forwardResourcesAndPrompts(
+  mcp: Server,
+  deps: GatewayDeps,
+  { entry, resources, prompts }: Passthrough,
+): void {
+  const forward =
+    <T>(
+      run: (
+        client: UpstreamSession["client"],
+        options: { timeout: number; signal?: AbortSignal },
+      ) => Promise<T>,
+    ) =>
+    async (_request: unknown, extra: { signal: AbortSignal }): Promise<T> => {
+      try {
+        return await withServerSession(
+          deps,
+          entry,
+          (session, options) =>
+            requestUpstream((requestOptions) => run(session.client, requestOptions), options),
+          { signal: extra.signal },
+        );
+      } catch (error) {
+        throw toMcpError(error);
+      }
+    };
+  if (resources) {
+    mcp.setRequestHandler(ListResourcesRequestSchema, (request, extra) =>
+      forward((client, o) => client.listResources(request.params, o))(request, extra),
+    );
+    mcp.setRequestHandler(ListResourceTemplatesRequestSchema, (request, extra) =>
+      forward((client, o) => client.listResourceTemplates(request.params, o))(request, extra),
+    );
+    mcp.setRequestHandler(ReadResourceRequestSchema, (request, extra) =>
+      forward((client, o) => client.readResource(request.params, o))(request, extra),
+    );
+  }
+  if (prompts) {
+    mcp.setRequestHandler(ListPromptsRequestSchema, (request, extra) =>
+      forward((client, o) => client.listPrompts(request.params, o))(request, extra),
+    );
+    mcp.setRequestHandler(GetPromptRequestSchema, (request, extra) =>
+      forward((client, o) => client.getPrompt(request.params, o))(request, extra),
+    );
+  }
 }
 
 function mcpTool(tool: CatalogTool, unprefixed: boolean): Tool {
@@ -127,8 +237,18 @@ function mcpTool(tool: CatalogTool, unprefixed: boolean): Tool {
   };
 }
 
-/** Errors that cross the wire as JSON-RPC: unknown/unavailable tools are invalid params; the rest internal. */
+/**
+ * Errors that cross the wire as JSON-RPC: an upstream's own JSON-RPC error passes through as it is;
+ * unknown/unavailable tools are invalid params; everything else is internal, with a clear message.
+ */
 function toMcpError(error: unknown): McpError {
+  if (error instanceof CallFailure) {
+    if (error.kind === "rpc" && error.cause instanceof McpError) {
+      const { code, message, data } = error.cause;
+      return new McpError(code, message.replace(/^(MCP error -?\d+: )+/, ""), data);
+    }
+    return new McpError(ErrorCode.InternalError, `upstream ${error.kind}: ${error.message}`);
+  }
   if (!(error instanceof AppError)) return new McpError(ErrorCode.InternalError, "internal error");
   const invalid = [
     "tool.invalid_name",

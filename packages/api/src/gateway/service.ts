@@ -10,6 +10,7 @@ import {
 } from "@mcpgw/core";
 import {
   CallFailure,
+  type CallOptions,
   callTool,
   classifyFailure,
   describeFailure,
@@ -20,6 +21,7 @@ import {
   scrubSecrets,
   type ToolCallResult,
   targetOf,
+  type UpstreamSession,
 } from "@mcpgw/upstream";
 import { type Directory, type DirectoryEntry, isAvailable } from "./directory";
 
@@ -201,7 +203,7 @@ export async function callGatewayTool(
   }
 }
 
-async function callOnce(
+function callOnce(
   deps: GatewayDeps,
   entry: DirectoryEntry,
   toolName: string,
@@ -209,6 +211,23 @@ async function callOnce(
   signal: AbortSignal | undefined,
   thread?: string,
 ): Promise<ToolCallResult> {
+  return withServerSession(deps, entry, (session, options) => callTool(session, toolName, args, options), {
+    ...(signal ? { signal } : {}),
+    ...(thread ? { thread } : {}),
+  });
+}
+
+/**
+ * Runs `op` on the server's warm upstream session (opening it when cold: one config read with KMS,
+ * one initialize, shared by concurrent callers). A transport failure evicts the session, marks the
+ * server failed once (under the fence) and schedules its retry; its text is scrubbed of credentials.
+ */
+export async function withServerSession<T>(
+  deps: GatewayDeps,
+  entry: DirectoryEntry,
+  op: (session: UpstreamSession, options: CallOptions) => Promise<T>,
+  { signal, thread }: { signal?: AbortSignal; thread?: string } = {},
+): Promise<T> {
   const { server } = entry;
   const timeoutMs = server.timeoutSeconds * 1_000;
   let secrets: string[] = [];
@@ -247,11 +266,7 @@ async function callOnce(
   const poolKey = thread ? `${server.id}#${thread}` : server.id;
   return deps.pool.use(poolKey, server.version, open, async (pooled) => {
     try {
-      return await callTool(pooled.session, toolName, args, {
-        timeoutMs,
-        broken: pooled.broken,
-        ...(signal ? { signal } : {}),
-      });
+      return await op(pooled.session, { timeoutMs, broken: pooled.broken, ...(signal ? { signal } : {}) });
     } catch (caught) {
       if (!(caught instanceof CallFailure)) throw caught;
       // Upstream error text (an error body, an RPC message) may quote the credentials it was sent.
