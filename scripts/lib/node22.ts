@@ -4,22 +4,35 @@
  * project itself runs on Node 20; nothing else uses this binary.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 
 export const NODE22_VERSION = "22.23.3";
 const ROOT = resolve(import.meta.dirname, "../..");
-const DIR = join(ROOT, ".tools", `node-${NODE22_VERSION}`);
+const TOOLS = join(ROOT, ".tools");
+const DIR = join(TOOLS, `node-${NODE22_VERSION}`);
 
-/** The path of the Node 22 binary, downloading it on first use. */
+/** The path of the Node 22 binary, downloading it on first use (safe when several processes race). */
 export function ensureNode22(): string {
   const binary = join(DIR, "package", "bin", "node");
   if (existsSync(binary)) return binary;
   const pkg = `node-${process.platform}-${process.arch}@${NODE22_VERSION}`;
-  rmSync(DIR, { recursive: true, force: true });
-  mkdirSync(DIR, { recursive: true });
-  const tarball = execFileSync("npm", ["pack", pkg, "--silent", "--pack-destination", DIR], { encoding: "utf8" }).trim();
-  execFileSync("tar", ["xzf", join(DIR, tarball.split("\n").at(-1) ?? ""), "-C", DIR]);
-  if (!existsSync(binary)) throw new Error(`${pkg} did not contain bin/node`);
+  mkdirSync(TOOLS, { recursive: true });
+  const staging = mkdtempSync(join(TOOLS, "node-download-"));
+  try {
+    const packed = execFileSync("npm", ["pack", pkg, "--silent", "--pack-destination", staging], {
+      encoding: "utf8",
+    });
+    execFileSync("tar", ["xzf", join(staging, packed.trim().split("\n").at(-1) ?? ""), "-C", staging]);
+    if (!existsSync(join(staging, "package", "bin", "node")))
+      throw new Error(`${pkg} did not contain bin/node`);
+    try {
+      renameSync(staging, DIR);
+    } catch (error) {
+      if (!existsSync(binary)) throw error; // another process finished first
+    }
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
+  }
   return binary;
 }
