@@ -54,6 +54,8 @@ export class ChildTransport implements Transport {
       });
       child.once("spawn", () => resolve());
       child.once("exit", (code, signal) => {
+        // The child's tree goes with it: a wrapper's server (npx, uvx) would otherwise be orphaned.
+        if (child.pid !== undefined) signalGroup(child.pid, "SIGKILL");
         this.exit = { code, signal };
         this.markExited();
         this.onclose?.();

@@ -56,7 +56,11 @@ async function handle(options: RunnerHttpOptions, req: IncomingMessage, res: Ser
     if (parts.length === 5 && !threadId)
       return send(res, 404, { code: "request.not_found", detail: "no such route" });
     const body = req.method === "POST" ? await readJson(req) : undefined;
-    return instances.use(parts[1], threadId, (instance) => serveFace(instance.client, req, res, body));
+    // A new MCP session (the worker's probe, a gateway's cold open) reads the config afresh: a probe of a
+    // new config must reach a child of that config, not the old one still inside the config cache's TTL.
+    return instances.use(parts[1], threadId, (instance) => serveFace(instance.client, req, res, body), {
+      fresh: isInitialize(body),
+    });
   }
   // POST /threads/{thread}/servers/{id}
   if (
@@ -67,7 +71,7 @@ async function handle(options: RunnerHttpOptions, req: IncomingMessage, res: Ser
     parts[3] &&
     parts.length === 4
   ) {
-    const instance = await instances.acquire(parts[3], parts[1]);
+    const instance = await instances.acquire(parts[3], parts[1], { fresh: true });
     return send(res, 200, {
       serverId: instance.serverId,
       threadId: instance.threadId,
@@ -79,6 +83,16 @@ async function handle(options: RunnerHttpOptions, req: IncomingMessage, res: Ser
     return send(res, 200, { stopped: await instances.stopThread(parts[1]) });
   }
   send(res, 404, { code: "request.not_found", detail: "no such route" });
+}
+
+function isInitialize(body: unknown): boolean {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.some(
+    (message) =>
+      typeof message === "object" &&
+      message !== null &&
+      (message as { method?: unknown }).method === "initialize",
+  );
 }
 
 function authorized(header: string | undefined, token: string): boolean {

@@ -63,6 +63,10 @@ export class InstanceManager {
   private readonly instances = new Map<string, Promise<Instance>>();
   private readonly restarts = new Map<string, number>();
   private readonly stopping = new Set<Instance>();
+  /** Started children not yet exited, and spawns under way: together never more than maxChildren. */
+  private readonly live = new Set<Instance>();
+  private spawning = 0;
+  private readonly homes = new WeakMap<Instance, string>();
   private readonly configCache = new Map<
     string,
     { at: number; value: Promise<{ server: PlainStdio; generation: number }> }
@@ -80,14 +84,15 @@ export class InstanceManager {
 
   /**
    * Runs `use` with the live instance of (server, thread), spawning it when there is none or when its
-   * config changed since it was spawned.
+   * config changed since it was spawned. `fresh` reads the config now instead of from the short cache.
    */
   async use<T>(
     serverId: string,
     threadId: string | undefined,
     use: (instance: Instance) => Promise<T>,
+    options: { fresh?: boolean } = {},
   ): Promise<T> {
-    const instance = await this.acquire(serverId, threadId);
+    const instance = await this.acquire(serverId, threadId, options);
     instance.busy++;
     try {
       return await use(instance);
@@ -98,8 +103,12 @@ export class InstanceManager {
   }
 
   /** The live instance, started if needed (what `POST /threads/{t}/servers/{s}` does). */
-  async acquire(serverId: string, threadId: string | undefined): Promise<Instance> {
-    const { server, generation } = await this.config(serverId);
+  async acquire(
+    serverId: string,
+    threadId: string | undefined,
+    options: { fresh?: boolean } = {},
+  ): Promise<Instance> {
+    const { server, generation } = await this.config(serverId, options.fresh);
     if (server.scope === "project" && threadId) {
       throw new AppError(
         "request.invalid",
@@ -170,10 +179,10 @@ export class InstanceManager {
     return this.instances.size;
   }
 
-  private config(serverId: string) {
+  private config(serverId: string, fresh = false) {
     const ttl = this.options.configTtlMs ?? 1_000;
     const cached = this.configCache.get(serverId);
-    if (cached && Date.now() - cached.at < ttl) return cached.value;
+    if (!fresh && cached && Date.now() - cached.at < ttl) return cached.value;
     const value = (async () => {
       const [server, status] = await Promise.all([
         this.options.store.servers.getPlain(serverId),
@@ -196,6 +205,21 @@ export class InstanceManager {
     generation: number,
   ): Promise<Instance> {
     await this.makeRoom();
+    try {
+      const instance = await this.start(key, serverId, threadId, generation);
+      if (!instance.transport.exitStatus) this.live.add(instance);
+      return instance;
+    } finally {
+      this.spawning--;
+    }
+  }
+
+  private async start(
+    key: string,
+    serverId: string,
+    threadId: string | undefined,
+    generation: number,
+  ): Promise<Instance> {
     const { store } = this.options;
     const record = await store.servers.get(serverId);
     if (record?.transport !== "stdio")
@@ -203,7 +227,10 @@ export class InstanceManager {
     const home = await mkdtemp(join(this.options.tempRoot, "mcpgw-"));
     try {
       const worktreeRoot = await this.worktreeOf(record, threadId, home);
-      const secretFile = await this.writeSecretFile(record, home);
+      const secret = await this.writeSecretFile(record, home);
+      const secretFile = secret?.path;
+      // What a child's stderr must never carry into lastError or a log line: its env and secret values.
+      const scrub = [...Object.values(record.env), ...(secret?.scrub ?? [])];
       const plan = planSpawn({
         command: record.command,
         args: record.args,
@@ -228,17 +255,19 @@ export class InstanceManager {
         lastUsed: Date.now(),
         busy: 0,
       };
-      void transport.whenExited().then(() => this.onExit(instance, record, home));
+      this.homes.set(instance, home);
+      void transport.whenExited().then(() => this.onExit(instance, home, scrub));
       try {
         await client.connect(transport, { timeout: this.options.startTimeoutMs ?? 60_000 });
       } catch (error) {
         await transport.close(500);
-        const tail = scrubSecrets(transport.stderrTail.trim(), Object.values(record.env)).slice(-1_000);
-        throw new Error(
+        const tail = scrubSecrets(transport.stderrTail.trim(), scrub).slice(-1_000);
+        // A 502 with the (scrubbed) reason, so the probe or call that asked records why.
+        throw new AppError(
+          "upstream.error",
           `the child did not start: ${(error as Error).message}${tail ? `; stderr: ${tail}` : ""}`,
-          {
-            cause: error,
-          },
+          {},
+          { cause: error },
         );
       }
       this.options.logger.info("child started", { serverId, threadId, pid: transport.pid });
@@ -268,21 +297,21 @@ export class InstanceManager {
   private async writeSecretFile(
     record: ServerRecord & { transport: "stdio" },
     home: string,
-  ): Promise<string | undefined> {
+  ): Promise<{ path: string; scrub: string[] } | undefined> {
     if (!record.secretRef) return undefined;
     const values = await this.options.store.secrets.get(record.secretRef);
     if (!values) throw new AppError("secret.not_found", `Secret '${record.secretRef}' does not exist.`);
     const format = record.secretFormat ?? "env";
     const path = join(home, `secret-${randomUUID()}.${format}`);
-    await writeFile(path, renderSecretFile(values, format), { mode: 0o600, flag: "wx" });
-    return path;
+    const content = renderSecretFile(values, format);
+    await writeFile(path, content, { mode: 0o600, flag: "wx" });
+    // The values as given and as rendered (escaped, one entry per line), so a child echoing its file is scrubbed.
+    const lines = content.split("\n").map((line) => line.trim().replace(/,$/, ""));
+    return { path, scrub: [...Object.values(values), ...lines] };
   }
 
-  private async onExit(
-    instance: Instance,
-    record: ServerRecord & { transport: "stdio" },
-    home: string,
-  ): Promise<void> {
+  private async onExit(instance: Instance, home: string, scrub: string[]): Promise<void> {
+    const wasRunning = this.live.delete(instance);
     if (
       this.instances.get(instance.key) &&
       (await this.instances.get(instance.key)?.catch(() => undefined)) === instance
@@ -294,7 +323,7 @@ export class InstanceManager {
     const expected = this.stopping.delete(instance);
     if (expected) return;
     const exit = instance.transport.exitStatus;
-    const tail = scrubSecrets(instance.transport.stderrTail.trim(), Object.values(record.env)).slice(-1_000);
+    const tail = scrubSecrets(instance.transport.stderrTail.trim(), scrub).slice(-1_000);
     const error = `process exited unexpectedly (${exit?.signal ?? `code ${exit?.code}`})${tail ? `: ${tail}` : ""}`;
     this.options.logger.warn("child died", {
       serverId: instance.serverId,
@@ -302,6 +331,9 @@ export class InstanceManager {
       exit,
     });
     if (instance.threadId) return; // a thread instance respawns on its next use
+    // A child that never finished starting: the probe or call that started it records the failure and
+    // owns the retry — recording it here too would start a second retry chain.
+    if (!wasRunning) return;
     await this.markFailed(instance, error);
   }
 
@@ -347,6 +379,9 @@ export class InstanceManager {
       why,
     });
     await instance.transport.close();
+    // Its temp dir (and secret file) is gone once stop() resolves — shutdown may exit the process next.
+    const home = this.homes.get(instance);
+    if (home) await rm(home, { recursive: true, force: true });
   }
 
   private async reapIdle(): Promise<void> {
@@ -357,15 +392,28 @@ export class InstanceManager {
     }
   }
 
-  /** At the cap, the least recently used idle instance makes way; with none idle, the spawn is refused. */
+  /**
+   * Reserves a slot for a spawn (release it with `spawning--`). At the cap, the least recently used idle
+   * instance makes way (concurrent spawns each wait for their own victim to exit); with none idle, the
+   * spawn is refused.
+   */
   private async makeRoom(): Promise<void> {
-    if (this.instances.size < this.maxChildren) return;
-    const instances = (
-      await Promise.all([...this.instances.values()].map((p) => p.catch(() => undefined)))
-    ).filter((instance): instance is Instance => instance !== undefined && instance.busy === 0);
-    const victim = instances.sort((a, b) => a.lastUsed - b.lastUsed)[0];
-    if (!victim)
-      throw new AppError("server.unavailable", `The runner is at its limit of ${this.maxChildren} children.`);
-    await this.stop(victim, "making room");
+    for (;;) {
+      if (this.live.size + this.spawning < this.maxChildren) {
+        this.spawning++;
+        return;
+      }
+      const victim = [...this.live]
+        .filter((instance) => instance.busy === 0 && !this.stopping.has(instance))
+        .sort((a, b) => a.lastUsed - b.lastUsed)[0];
+      const leaving = [...this.live].find((instance) => this.stopping.has(instance));
+      if (victim) await this.stop(victim, "making room");
+      else if (leaving) await leaving.transport.whenExited();
+      else
+        throw new AppError(
+          "server.unavailable",
+          `The runner is at its limit of ${this.maxChildren} children.`,
+        );
+    }
   }
 }
