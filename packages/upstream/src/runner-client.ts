@@ -1,4 +1,4 @@
-import { AppError } from "@mcpgw/core";
+import { AppError, type ErrorCode } from "@mcpgw/core";
 import type { RunnerEndpoint } from "./target";
 
 /** Thread lifecycle calls to the stdio runner (its MCP faces are reached through `targetOf`). */
@@ -8,6 +8,9 @@ export interface RunnerClient {
   /** Ends every instance of the thread; resolves to how many were running. */
   stopThread(threadId: string): Promise<number>;
 }
+
+/** How the runner's refusals reach admins: missing server, or the runner at its children cap. */
+const RUNNER_STATUS_CODES: Record<number, ErrorCode> = { 404: "server.not_found", 409: "server.unavailable" };
 
 /** A client of the runner's control routes, authenticated with the runner token. */
 export function createRunnerClient(runner: RunnerEndpoint, fetchImpl: typeof fetch = fetch): RunnerClient {
@@ -26,10 +29,7 @@ export function createRunnerClient(runner: RunnerEndpoint, fetchImpl: typeof fet
     const body = (await response.json().catch(() => ({}))) as Record<string, unknown>;
     if (!response.ok) {
       const detail = typeof body.detail === "string" ? body.detail : `runner answered ${response.status}`;
-      throw new AppError(
-        response.status === 404 ? "server.not_found" : "upstream.error",
-        `Runner: ${detail}`,
-      );
+      throw new AppError(RUNNER_STATUS_CODES[response.status] ?? "upstream.error", `Runner: ${detail}`);
     }
     return body;
   }
