@@ -39,13 +39,13 @@ describe("runner: limits", () => {
     await reaches(stack, id, "connected");
     const pid = await pidOf(stack, id);
     const s = stack;
+    // Reaping ends the child, then removes its temp dir: wait for both.
     await waitFor(
-      () => s.instances(),
-      (list) => list.length === 0,
+      async () => ({ live: (await s.instances()).length, temp: readdirSync(s.tempRoot).length }),
+      ({ live, temp }) => live === 0 && temp === 0,
       { timeoutMs: 5_000 },
     );
     expect(isAlive(pid)).toBe(false);
-    expect(readdirSync(s.tempRoot)).toEqual([]);
     expect(s.logs.some((line) => line.includes('"child stopping"') && line.includes('"why":"idle"'))).toBe(
       true,
     );
