@@ -1,0 +1,44 @@
+/**
+ * The two Hono apps on Lambda Function URLs (Function URLs, unlike API Gateway HTTP APIs, can stream
+ * responses): the admin function (control plane) and the gateway function (data plane, `/mcp`).
+ * Both sit in the VPC to reach the stdio runner; each is linked only to what it uses.
+ */
+import { jobsLink } from "./queue";
+import { runnerLink, vpc } from "./runner";
+import { adminToken, keyLink, runnerToken, sealWithKey, tableLink } from "./storage";
+
+/** Upstreams on loopback / private addresses are refused when deployed (one object per function). */
+const environment = () => ({ ALLOW_PRIVATE_UPSTREAMS: "false" });
+
+/**
+ * Control plane: writes server configs and secrets, so it is the one function that seals
+ * (kms:GenerateDataKey); enqueues jobs; stops thread-scoped runner instances.
+ */
+export const admin = new sst.aws.Function("Admin", {
+  handler: "packages/api/src/lambda/admin.handler",
+  runtime: "nodejs22.x",
+  architecture: "arm64",
+  memory: "512 MB",
+  timeout: "30 seconds",
+  url: true,
+  link: [tableLink, jobsLink, keyLink, adminToken, runnerLink, runnerToken],
+  permissions: [sealWithKey],
+  vpc,
+  environment: environment(),
+});
+
+/**
+ * Data plane: tool lists and calls, `/mcp`. Opens sealed headers (kms:Decrypt through the Key link)
+ * but never seals; keeps upstream sessions warm across invocations.
+ */
+export const gateway = new sst.aws.Function("Gateway", {
+  handler: "packages/api/src/lambda/gateway.handler",
+  runtime: "nodejs22.x",
+  architecture: "arm64",
+  memory: "1024 MB",
+  timeout: "5 minutes",
+  url: true,
+  link: [tableLink, jobsLink, keyLink, adminToken, runnerLink, runnerToken],
+  vpc,
+  environment: environment(),
+});

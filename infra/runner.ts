@@ -1,0 +1,63 @@
+/**
+ * The stdio runner: a Fargate service built from packages/runner/Dockerfile, in a private VPC, reached
+ * by the functions through Cloud Map (`http://<service>.<namespace>:8788`) — never from the internet.
+ * `sst dev` runs it as a local process instead (`dev.command`).
+ */
+import { jobsLink } from "./queue";
+import { keyLink, runnerToken, tableLink } from "./storage";
+
+/** The runner's port (the Dockerfile's PORT / EXPOSE). */
+const RUNNER_PORT = 8788;
+
+/** Functions that reach the runner live in this VPC; NAT gives them (and the runner) AWS and the internet. */
+export const vpc = new sst.aws.Vpc("Vpc", {
+  az: 2,
+  nat: $app.stage === "production" ? "managed" : "ec2",
+});
+
+export const cluster = new sst.aws.Cluster("Cluster", { vpc });
+
+/** The token, as a SecureString the task reads at start (not in the task definition). */
+const runnerTokenParameter = new aws.ssm.Parameter("RunnerTokenParameter", {
+  name: `/${$app.name}/${$app.stage}/runner-token`,
+  type: "SecureString",
+  value: runnerToken.value,
+});
+
+export const runner = new sst.aws.Service("StdioRunner", {
+  cluster,
+  image: { context: ".", dockerfile: "packages/runner/Dockerfile" },
+  cpu: "0.5 vCPU",
+  memory: "1 GB",
+  // One task: it owns the children and the thread-scoped instances in memory.
+  scaling: { min: 1, max: 1 },
+  // Table and key to read server configs and open their sealed env; the job queue for retries.
+  link: [tableLink, keyLink, jobsLink],
+  environment: {
+    PORT: String(RUNNER_PORT),
+    HOST: $dev ? "127.0.0.1" : "0.0.0.0",
+    ...($dev ? { RUNNER_TOKEN: runnerToken.value } : {}),
+  },
+  ssm: { RUNNER_TOKEN: runnerTokenParameter.arn },
+  health: {
+    command: [
+      "CMD",
+      "node",
+      "-e",
+      "fetch('http://127.0.0.1:'+process.env.PORT+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))",
+    ],
+    startPeriod: "10 seconds",
+    interval: "15 seconds",
+    timeout: "3 seconds",
+    retries: 3,
+  },
+  serviceRegistry: { port: RUNNER_PORT },
+  dev: { command: "npx tsx packages/runner/src/main.ts" },
+});
+
+/** `Resource.Runner.url`: the private URL (Cloud Map) deployed; the local process under `sst dev`. */
+export const runnerLink = new sst.Linkable("Runner", {
+  properties: {
+    url: $dev ? `http://localhost:${RUNNER_PORT}` : $interpolate`http://${runner.service}:${RUNNER_PORT}`,
+  },
+});

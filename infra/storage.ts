@@ -1,0 +1,69 @@
+/**
+ * State: the single table, the envelope-sealing key and the two shared secrets. Each is exposed to
+ * code through a link whose name `packages/aws/src/config.ts` reads (`SST_RESOURCE_<Name>`), and whose
+ * permissions are only what every holder of the link needs.
+ */
+
+const production = $app.stage === "production";
+
+/** The one table; keys, index and TTL match `ensureTable` in packages/aws/src/bootstrap.ts. */
+export const table = new sst.aws.Dynamo("GatewayTable", {
+  fields: { pk: "string", sk: "string", kind: "string", kindSort: "string" },
+  primaryIndex: { hashKey: "pk", rangeKey: "sk" },
+  globalIndexes: { byKind: { hashKey: "kind", rangeKey: "kindSort", projection: "all" } },
+  ttl: "expiresAt",
+  deletionProtection: production,
+});
+
+/** Item-level DynamoDB actions the repositories use (no Scan, no table management). */
+export const TABLE_ACTIONS = [
+  "dynamodb:GetItem",
+  "dynamodb:BatchGetItem",
+  "dynamodb:Query",
+  "dynamodb:PutItem",
+  "dynamodb:UpdateItem",
+  "dynamodb:DeleteItem",
+  "dynamodb:BatchWriteItem",
+  "dynamodb:ConditionCheckItem",
+];
+
+/** `Resource.Table.name`: the table, read/write at item level, and its indexes. */
+export const tableLink = new sst.Linkable("Table", {
+  properties: { name: table.name },
+  include: [
+    sst.aws.permission({
+      actions: TABLE_ACTIONS,
+      resources: [table.arn, $interpolate`${table.arn}/index/*`],
+    }),
+  ],
+});
+
+/** The envelope-sealing key: one AES-256 data key per sealed value, wrapped by this key. */
+export const key = new aws.kms.Key("SealingKey", {
+  description: `MCP Gateway envelope sealing (${$app.name}/${$app.stage})`,
+  enableKeyRotation: true,
+  deletionWindowInDays: production ? 30 : 7,
+});
+
+new aws.kms.Alias("SealingKeyAlias", {
+  name: `alias/${$app.name}-${$app.stage}`,
+  targetKeyId: key.keyId,
+});
+
+/**
+ * `Resource.Key.id`: opening sealed values (kms:Decrypt) is all a holder of the link may do. Sealing
+ * needs `sealWithKey` as well, which only the functions that write sealed values get.
+ */
+export const keyLink = new sst.Linkable("Key", {
+  properties: { id: key.keyId, arn: key.arn },
+  include: [sst.aws.permission({ actions: ["kms:Decrypt"], resources: [key.arn] })],
+});
+
+/** The extra grant of the functions that seal (server headers/env, secrets). */
+export const sealWithKey = { actions: ["kms:GenerateDataKey"], resources: [key.arn] };
+
+/** `Resource.AdminToken.value`: the bearer token of the control plane (`npx sst secret set AdminToken …`). */
+export const adminToken = new sst.Secret("AdminToken");
+
+/** `Resource.RunnerToken.value`: the bearer token the functions present to the stdio runner. */
+export const runnerToken = new sst.Secret("RunnerToken");

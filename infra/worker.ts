@@ -1,0 +1,36 @@
+/**
+ * The worker: subscribed to the job queue with partial batch responses (only failed jobs are
+ * redelivered), and the health sweep on a one-minute schedule. Both are packages/worker/src/lambda.ts.
+ */
+import { jobQueue, jobsLink } from "./queue";
+import { runnerLink, vpc } from "./runner";
+import { keyLink, runnerToken, tableLink } from "./storage";
+
+/** Connect / probe / retry jobs; in the VPC to reach the stdio runner privately. Opens, never seals. */
+export const worker = jobQueue.subscribe(
+  {
+    handler: "packages/worker/src/lambda.handler",
+    runtime: "nodejs22.x",
+    architecture: "arm64",
+    memory: "512 MB",
+    // A batch probes in parallel; one probe is bounded by 10 s + 5 s grace; under the 60 s visibility.
+    timeout: "30 seconds",
+    link: [tableLink, jobsLink, keyLink, runnerLink, runnerToken],
+    vpc,
+    environment: { ALLOW_PRIVATE_UPSTREAMS: "false" },
+  },
+  { batch: { size: 10, partialResponses: true } },
+);
+
+/** The health sweep reads the table and enqueues probes; it reaches no upstream: no VPC, no key. */
+export const sweep = new sst.aws.Cron("HealthSweep", {
+  schedule: "rate(1 minute)",
+  function: {
+    handler: "packages/worker/src/lambda.sweepHandler",
+    runtime: "nodejs22.x",
+    architecture: "arm64",
+    memory: "256 MB",
+    timeout: "30 seconds",
+    link: [tableLink, jobsLink],
+  },
+});

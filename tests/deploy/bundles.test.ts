@@ -1,0 +1,349 @@
+/**
+ * The Lambda bundles as deployed: each handler bundled the way SST does (esbuild, ESM, Node target,
+ * minified — `bundleAll`), imported in a fresh Node process and invoked with the events AWS sends
+ * (Function URL payload v2, an SQS batch, a schedule) against the emulator. Links reach the bundles as
+ * SST delivers them to a Lambda: an encrypted `resource.enc` beside the bundle, opened with SST_KEY.
+ * Budgets: each handler ≤ 1.5 MiB minified and ≤ 300 ms cold import (the fastest of a few fresh
+ * processes, so a busy machine's scheduler noise is not counted as import cost).
+ */
+import { spawnSync } from "node:child_process";
+import { createCipheriv, randomBytes, randomUUID } from "node:crypto";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { ReceiveMessageCommand } from "@aws-sdk/client-sqs";
+import { type AwsConfig, createStore } from "@mcpgw/aws";
+import { build } from "esbuild";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bundleAll, ENTRIES } from "../../scripts/build";
+import { EMULATOR_ENV } from "../../scripts/lib/emulator";
+import { createTestConfig } from "../support/aws";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const INVOKE = resolve(import.meta.dirname, "support/invoke-bundle.mjs");
+const SIZE_BUDGET_BYTES = 1.5 * 1024 * 1024;
+const COLD_IMPORT_BUDGET_MS = 300;
+const IMPORT_SAMPLES = 5;
+const ADMIN_TOKEN = `admin-${randomUUID()}`;
+
+type Handler = "admin" | "gateway" | "worker";
+type Links = Record<string, Record<string, string>>;
+interface Invocation {
+  importMs: number;
+  results: unknown[];
+}
+interface HttpResult {
+  statusCode: number;
+  body: string;
+  headers: Record<string, string>;
+}
+
+let work: string;
+let config: AwsConfig;
+let links: Links;
+const sizes = new Map<Handler, number>();
+const importTimes = new Map<Handler, number[]>();
+const biggest = new Map<Handler, string>();
+
+/**
+ * What each bundle is made of (esbuild metafile): the largest packages by minified bytes, so a bundle
+ * over budget says what to cut. Same entries and settings as `bundleAll`, without writing.
+ */
+async function analyzeBundles(): Promise<void> {
+  const { metafile } = await build({
+    entryPoints: Object.fromEntries(Object.entries(ENTRIES).map(([out, src]) => [out, resolve(ROOT, src)])),
+    outdir: join(work, "analysis"),
+    bundle: true,
+    platform: "node",
+    target: "node20",
+    format: "esm",
+    minify: true,
+    write: false,
+    metafile: true,
+    outExtension: { ".js": ".mjs" },
+    logLevel: "silent",
+  });
+  for (const [file, output] of Object.entries(metafile.outputs)) {
+    const name = /(admin|gateway|worker)\/index\.mjs$/.exec(file)?.[1] as Handler | undefined;
+    if (!name) continue;
+    const byPackage = new Map<string, number>();
+    for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
+      const pkg =
+        /node_modules\/((?:@[^/]+\/)?[^/]+(?:\/v\d+\/locales)?)/.exec(input)?.[1] ??
+        input.split("/").slice(0, 3).join("/");
+      byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + bytesInOutput);
+    }
+    const top = [...byPackage].sort((a, b) => b[1] - a[1]).slice(0, 8);
+    biggest.set(name, top.map(([pkg, bytes]) => `${pkg} ${(bytes / 1024).toFixed(0)} KiB`).join(", "));
+  }
+}
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), "mcpgw-bundles-"));
+  const outputs = await bundleAll(join(work, "dist"));
+  for (const { file, bytes } of outputs) {
+    const name = /(admin|gateway|worker|runner)\/index\.mjs$/.exec(file)?.[1];
+    if (name && name !== "runner") sizes.set(name as Handler, bytes);
+  }
+  await analyzeBundles();
+  config = await createTestConfig();
+  const queueUrl = await createStore(config).jobs.url();
+  // What SST links into each function (names and properties as in infra/ and sst-env.d.ts).
+  links = {
+    Table: { name: config.tableName, type: "sst.sst.Linkable" },
+    Jobs: { url: queueUrl, type: "sst.sst.Linkable" },
+    Key: {
+      id: config.keyAlias,
+      arn: "arn:aws:kms:us-east-1:123456789012:key/emulated",
+      type: "sst.sst.Linkable",
+    },
+    AdminToken: { value: ADMIN_TOKEN, type: "sst.sst.Secret" },
+    RunnerToken: { value: "runner-token", type: "sst.sst.Secret" },
+  };
+}, 120_000);
+
+afterAll(() => {
+  rmSync(work, { recursive: true, force: true });
+  const rows = [...sizes].map(([name, bytes]) => {
+    const times = importTimes.get(name) ?? [];
+    return [
+      `${name.padEnd(8)} ${bytes} bytes (${(bytes / 1024).toFixed(0)} KiB)  cold import min ${Math.min(...times).toFixed(0)} ms`,
+      `         (samples ${times.map((t) => t.toFixed(0)).join(", ")} ms)`,
+      `         largest: ${biggest.get(name)}`,
+    ].join("\n");
+  });
+  console.log(
+    `Lambda bundles (budget ${SIZE_BUDGET_BYTES / 1024} KiB, ${COLD_IMPORT_BUDGET_MS} ms):\n${rows.join("\n")}`,
+  );
+});
+
+/**
+ * Lays a bundle out as SST deploys it — `index.mjs` and the encrypted link file `resource.enc` (AES-256-GCM,
+ * zero nonce, tag appended; what `sst/resource` opens with SST_KEY) — and returns the directory and key.
+ */
+function deployBundle(handler: Handler, linked: Links): { dir: string; key: string } {
+  const dir = join(work, `${handler}-${randomUUID().slice(0, 8)}`);
+  mkdirSync(dir);
+  copyFileSync(join(work, "dist", handler, "index.mjs"), join(dir, "index.mjs"));
+  const key = randomBytes(32);
+  const cipher = createCipheriv("aes-256-gcm", key, Buffer.alloc(12, 0));
+  const sealed = Buffer.concat([cipher.update(JSON.stringify(linked)), cipher.final(), cipher.getAuthTag()]);
+  writeFileSync(join(dir, "resource.enc"), sealed);
+  return { dir, key: key.toString("base64") };
+}
+
+/** Imports the bundle in a fresh process (cwd = the function's directory, as in Lambda) and invokes it. */
+function invoke(handler: Handler, exportName: string, events: unknown[], linked: Links = links): Invocation {
+  const { dir, key } = deployBundle(handler, linked);
+  const eventsFile = join(dir, "events.json");
+  const outFile = join(dir, "result.json");
+  writeFileSync(eventsFile, JSON.stringify(events));
+  const child = spawnSync(
+    process.execPath,
+    [INVOKE, join(dir, "index.mjs"), exportName, eventsFile, outFile],
+    {
+      cwd: dir,
+      encoding: "utf8",
+      timeout: 60_000,
+      // Only what Lambda would set: no TABLE_NAME/ADMIN_TOKEN fallbacks, links come from resource.enc.
+      env: {
+        PATH: process.env.PATH,
+        ...EMULATOR_ENV,
+        AWS_ENDPOINT_URL: config.endpoint,
+        AWS_LAMBDA_FUNCTION_NAME: `mcp-gateway-test-${handler}`,
+        SST_RESOURCE_App: JSON.stringify({ name: "mcp-gateway", stage: "test" }),
+        SST_KEY: key,
+        SST_KEY_FILE: "resource.enc",
+        ALLOW_PRIVATE_UPSTREAMS: "false",
+      },
+    },
+  );
+  expect(child.status, `${handler} exited ${child.status}\n${child.stderr}`).toBe(0);
+  const invocation = JSON.parse(readFileSync(outFile, "utf8")) as Invocation;
+  importTimes.set(handler, [...(importTimes.get(handler) ?? []), invocation.importMs]);
+  return invocation;
+}
+
+/** A Lambda Function URL event (payload format 2.0, the shape API Gateway HTTP APIs send too). */
+function urlEvent(method: string, path: string, options: { token?: string; body?: unknown } = {}) {
+  const [rawPath = path, rawQueryString = ""] = path.split("?");
+  const headers: Record<string, string> = {
+    host: "abcdefghij.lambda-url.us-east-1.on.aws",
+    "x-forwarded-proto": "https",
+    "user-agent": "bundles.test",
+    accept: "application/json",
+  };
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  if (options.body !== undefined) headers["content-type"] = "application/json";
+  return {
+    version: "2.0",
+    routeKey: "$default",
+    rawPath,
+    rawQueryString,
+    headers,
+    requestContext: {
+      accountId: "anonymous",
+      apiId: "abcdefghij",
+      domainName: headers.host,
+      domainPrefix: "abcdefghij",
+      http: {
+        method,
+        path: rawPath,
+        protocol: "HTTP/1.1",
+        sourceIp: "203.0.113.7",
+        userAgent: "bundles.test",
+      },
+      requestId: randomUUID(),
+      routeKey: "$default",
+      stage: "$default",
+      time: new Date().toUTCString(),
+      timeEpoch: Date.now(),
+    },
+    isBase64Encoded: false,
+    ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+  };
+}
+
+/** An SQS batch event as Lambda's event source mapping delivers it. */
+function sqsEvent(records: Array<{ messageId: string; body: string }>) {
+  return {
+    Records: records.map(({ messageId, body }) => ({
+      messageId,
+      receiptHandle: `handle-${messageId}`,
+      body,
+      attributes: {
+        ApproximateReceiveCount: "1",
+        SentTimestamp: String(Date.now()),
+        SenderId: "AROAEXAMPLE",
+        ApproximateFirstReceiveTimestamp: String(Date.now()),
+      },
+      messageAttributes: {},
+      md5OfBody: "",
+      eventSource: "aws:sqs",
+      eventSourceARN: "arn:aws:sqs:us-east-1:123456789012:jobs",
+      awsRegion: "us-east-1",
+    })),
+  };
+}
+
+function json<T>(result: unknown, status: number): T {
+  const response = result as HttpResult;
+  expect(response.statusCode, response.body).toBe(status);
+  return JSON.parse(response.body) as T;
+}
+
+describe("Lambda bundles (esbuild, ESM, minified) against the emulator", () => {
+  let serverId: string;
+
+  it("admin: /healthz, seals and enqueues on POST /v1/servers, lists masked on GET, 401 without the token", () => {
+    // Act
+    const { results } = invoke("admin", "handler", [
+      urlEvent("GET", "/healthz"),
+      urlEvent("POST", "/v1/servers", {
+        token: ADMIN_TOKEN,
+        body: {
+          name: "bundle-probe",
+          url: "https://upstream.invalid/mcp",
+          headers: { Authorization: "Bearer upstream-secret" },
+        },
+      }),
+      urlEvent("GET", "/v1/servers", { token: ADMIN_TOKEN }),
+      urlEvent("GET", "/v1/servers"),
+    ]);
+
+    // Assess
+    expect(json(results[0], 200)).toEqual({ ok: true });
+    const created = json<{ id: string; name: string }>(results[1], 201);
+    expect(created.name).toBe("bundle-probe");
+    serverId = created.id;
+    const listed = JSON.stringify(json(results[2], 200));
+    expect(listed).toContain("bundle-probe");
+    expect(listed).toContain("Bearer [SECRET]");
+    expect(listed).not.toContain("upstream-secret");
+    expect((results[3] as HttpResult).statusCode).toBe(401);
+  });
+
+  it("worker: a batch of a malformed and a valid job answers a partial batch response", async () => {
+    // Prepare: the job the admin enqueued, plus a record that is not a job
+    const store = createStore({ ...config, queueUrl: links.Jobs!.url });
+    const { Messages = [] } = await store.clients.sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: links.Jobs!.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }),
+    );
+    const job = Messages.find((message) => message.Body?.includes(serverId));
+    expect(job?.Body, "the admin bundle enqueued a job").toBeDefined();
+    const batch = sqsEvent([
+      { messageId: "malformed-1", body: "{not json" },
+      { messageId: job!.MessageId!, body: job!.Body! },
+    ]);
+
+    // Act
+    const { results } = invoke("worker", "handler", [batch]);
+
+    // Assess: nothing to retry (the malformed record is dropped, the probe ran and recorded a failure)
+    expect(results[0]).toEqual({ batchItemFailures: [] });
+    const status = await store.statuses.get(serverId);
+    expect(status?.state).toBe("failed");
+  });
+
+  it("worker: a job that throws is the only item reported for redelivery", () => {
+    // Prepare: a table that does not exist makes every valid job throw
+    const broken = {
+      ...links,
+      Table: { name: `missing-${randomUUID().slice(0, 8)}`, type: "sst.sst.Linkable" },
+    };
+    const batch = sqsEvent([
+      { messageId: "malformed-2", body: JSON.stringify({ type: "nope" }) },
+      { messageId: "valid-2", body: JSON.stringify({ type: "probe", serverId, generation: 1 }) },
+    ]);
+
+    // Act
+    const { results } = invoke("worker", "handler", [batch], broken);
+
+    // Assess
+    expect(results[0]).toEqual({ batchItemFailures: [{ itemIdentifier: "valid-2" }] });
+  });
+
+  it("worker: the scheduled sweep runs from the same bundle", () => {
+    // Act
+    const { results } = invoke("worker", "sweepHandler", [
+      { "detail-type": "Scheduled Event", source: "aws.events", detail: {} },
+    ]);
+
+    // Assess
+    expect(results[0]).toEqual({ probes: expect.any(Number) });
+  });
+
+  it("gateway: /healthz, the aggregated GET /v1/tools with a token, 401 without", () => {
+    // Act
+    const { results } = invoke("gateway", "handler", [
+      urlEvent("GET", "/healthz"),
+      urlEvent("GET", "/v1/tools", { token: ADMIN_TOKEN }),
+      urlEvent("GET", "/v1/tools"),
+    ]);
+
+    // Assess
+    expect(json(results[0], 200)).toEqual({ ok: true });
+    expect(json(results[1], 200)).toMatchObject({ tools: expect.any(Array) });
+    expect((results[2] as HttpResult).statusCode).toBe(401);
+  });
+
+  it.each(["admin", "gateway", "worker"] as const)(
+    "%s stays within its size and cold-import budgets",
+    (handler) => {
+      // Prepare: more fresh processes that only import, for a stable minimum
+      for (let sample = 0; sample < IMPORT_SAMPLES; sample++) invoke(handler, "handler", []);
+      const bytes = sizes.get(handler) ?? 0;
+      const coldImportMs = Math.min(...(importTimes.get(handler) ?? [Number.POSITIVE_INFINITY]));
+
+      // Assess
+      expect(statSync(join(work, "dist", handler, "index.mjs")).size).toBe(bytes);
+      expect(
+        bytes,
+        `${handler} bundle is ${bytes} bytes; largest: ${biggest.get(handler)}`,
+      ).toBeLessThanOrEqual(SIZE_BUDGET_BYTES);
+      expect(coldImportMs, `${handler} cold import ${coldImportMs.toFixed(0)} ms`).toBeLessThanOrEqual(
+        COLD_IMPORT_BUDGET_MS,
+      );
+    },
+  );
+});

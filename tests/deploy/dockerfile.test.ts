@@ -1,0 +1,222 @@
+/**
+ * The stdio runner's image, proved without Docker:
+ * - hadolint passes (settings and the one documented exception in tests/deploy/hadolint.yaml);
+ * - the documented checks below hold: every base image pinned to a tag that is not `latest`, the final
+ *   stage runs as a non-root system user, it has a HEALTHCHECK, CMD and ENTRYPOINT are exec form;
+ * - the image's start command starts the runner: the runner bundled as the build stage bundles it,
+ *   placed where the final stage COPYs it, and the final stage's CMD run as written, from its WORKDIR,
+ *   with its ENV, as an unprivileged user — then `GET /healthz` answers.
+ */
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bundleAll } from "../../scripts/build";
+import { EMULATOR_ENV } from "../../scripts/lib/emulator";
+import { createTestConfig } from "../support/aws";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const DOCKERFILE = join(ROOT, "packages/runner/Dockerfile");
+const HADOLINT_CONFIG = join(import.meta.dirname, "hadolint.yaml");
+const NOBODY = 65_534;
+
+interface Instruction {
+  keyword: string;
+  args: string;
+}
+interface Stage {
+  from: string;
+  instructions: Instruction[];
+}
+
+/** Dockerfile instructions by stage (continuations joined, comments dropped). */
+function parseDockerfile(text: string): Stage[] {
+  const logical = text
+    .replace(/\\\r?\n/g, " ")
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line && !line.startsWith("#"));
+  const stages: Stage[] = [];
+  for (const line of logical) {
+    const [, keyword = "", args = ""] = /^(\S+)\s*(.*)$/.exec(line) ?? [];
+    const instruction = { keyword: keyword.toUpperCase(), args: args.replace(/\s+/g, " ") };
+    if (instruction.keyword === "FROM")
+      stages.push({ from: instruction.args.split(" ")[0] ?? "", instructions: [] });
+    stages.at(-1)?.instructions.push(instruction);
+  }
+  return stages;
+}
+
+/** An image reference pinned to a tag (not `latest`) or a digest. */
+function isPinned(image: string): boolean {
+  if (/@sha256:[0-9a-f]{64}$/.test(image)) return true;
+  const tag = /:([^/:]+)$/.exec(image)?.[1];
+  return tag !== undefined && tag !== "latest";
+}
+
+/** The JSON array of an exec-form instruction, or undefined for shell form. */
+function execForm(args: string): string[] | undefined {
+  try {
+    const parsed: unknown = JSON.parse(args);
+    return Array.isArray(parsed) && parsed.every((part) => typeof part === "string") ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function hadolintBinary(): string {
+  const candidates = [join(ROOT, ".venv-hadolint/bin/hadolint"), "hadolint"];
+  const found = candidates.find((bin) => spawnSync(bin, ["--version"]).status === 0);
+  if (!found) {
+    throw new Error(
+      "hadolint is not installed. Run `npm run hadolint:install` (.ci/run does) or put hadolint on PATH.",
+    );
+  }
+  return found;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once("error", fail);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => done(typeof address === "object" && address ? address.port : 0));
+    });
+  });
+}
+
+const stages = parseDockerfile(readFileSync(DOCKERFILE, "utf8"));
+const final = stages.at(-1)!;
+const all = (keyword: string) => final.instructions.filter((i) => i.keyword === keyword);
+const last = (keyword: string) => all(keyword).at(-1);
+
+describe("packages/runner/Dockerfile", () => {
+  it("passes hadolint", () => {
+    // Act
+    const result = spawnSync(hadolintBinary(), ["--no-color", "--config", HADOLINT_CONFIG, DOCKERFILE], {
+      encoding: "utf8",
+    });
+
+    // Assess
+    expect(result.status, `${result.stdout}${result.stderr}`).toBe(0);
+  });
+
+  it("pins every base image to a tag that is not latest (FROM and COPY --from)", () => {
+    // Prepare
+    const images = stages.flatMap((stage) =>
+      stage.instructions.flatMap((i) => {
+        if (i.keyword === "FROM") return [stage.from];
+        const from = /--from=(\S+)/.exec(i.args)?.[1];
+        // A --from naming an earlier stage is not an image.
+        return i.keyword === "COPY" && from && !/^\w+$/.test(from) ? [from] : [];
+      }),
+    );
+
+    // Assess
+    expect(images.length).toBeGreaterThanOrEqual(2);
+    for (const image of images) expect(isPinned(image), `${image} is not pinned`).toBe(true);
+    expect(final.from).toMatch(/^node:\d+-/);
+  });
+
+  it("runs as a non-root system user, with a HEALTHCHECK and exec-form ENTRYPOINT and CMD", () => {
+    // Prepare
+    const user = last("USER")?.args ?? "root";
+    const userIndex = final.instructions.lastIndexOf(last("USER")!);
+    const cmdIndex = final.instructions.lastIndexOf(last("CMD")!);
+    const created = all("RUN").some((i) => new RegExp(`useradd\\b.*--system\\b.*\\b${user}\\b`).test(i.args));
+
+    // Assess
+    expect(user).not.toMatch(/^(root|0)(:|$)/);
+    expect(created, `USER ${user} is created with useradd --system`).toBe(true);
+    expect(userIndex).toBeLessThan(cmdIndex);
+    expect(last("HEALTHCHECK")?.args).toMatch(/\bCMD \[.*\/healthz/);
+    expect(execForm(last("ENTRYPOINT")?.args ?? "")).toBeDefined();
+    expect(execForm(last("CMD")?.args ?? "")).toEqual(["node", "runner.mjs"]);
+    expect(all("EXPOSE").map((i) => i.args)).toContain(/\bPORT=(\d+)/.exec(last("ENV")?.args ?? "")?.[1]);
+  });
+
+  describe("its start command starts the runner", () => {
+    let work: string;
+    let child: ChildProcess | undefined;
+    let stderr = "";
+
+    beforeAll(async () => {
+      work = mkdtempSync(join(tmpdir(), "mcpgw-image-"));
+      chmodSync(work, 0o755);
+      await bundleAll(join(work, "dist"));
+    }, 120_000);
+
+    afterAll(() => {
+      if (child?.exitCode === null) child.kill("SIGKILL");
+      rmSync(work, { recursive: true, force: true });
+    });
+
+    it("serves GET /healthz when the final stage's CMD runs from its WORKDIR as an unprivileged user", async () => {
+      // Prepare: lay the image's /app out as the final stage does (COPY --from=build /src/dist/runner/index.mjs ./runner.mjs)
+      const copy = all("COPY").find((i) => /--from=build\b.*dist\/runner\/index\.mjs/.test(i.args));
+      expect(copy, "the final stage copies the runner bundle").toBeDefined();
+      const target = copy!.args.split(" ").at(-1)!;
+      const app = join(work, "app");
+      mkdirSync(app);
+      copyFileSync(join(work, "dist/runner/index.mjs"), join(app, target));
+      const cache = join(work, "cache");
+      mkdirSync(cache);
+      chmodSync(app, 0o755);
+      chmodSync(cache, 0o777);
+      const imageEnv = Object.fromEntries(
+        [...(last("ENV")?.args.matchAll(/(\w+)=(\S+)/g) ?? [])].map(([, key, value]) => [key!, value!]),
+      );
+      const config = await createTestConfig();
+      const port = await freePort();
+      const token = `runner-${randomUUID()}`;
+      const [command = "", ...args] = execForm(last("CMD")!.args)!;
+      const asRoot = process.getuid?.() === 0;
+
+      // Act: the CMD as written (`node runner.mjs`), links as ECS passes them (SST_RESOURCE_* env)
+      child = spawn(command === "node" ? process.execPath : command, args, {
+        cwd: app,
+        ...(asRoot ? { uid: NOBODY, gid: NOBODY } : {}),
+        env: {
+          PATH: process.env.PATH,
+          ...imageEnv,
+          PORT: String(port),
+          HOST: "127.0.0.1",
+          HOME: cache,
+          RUNNER_CACHE_DIR: cache,
+          RUNNER_TOKEN: token,
+          ...EMULATOR_ENV,
+          AWS_ENDPOINT_URL: config.endpoint,
+          SST_RESOURCE_Table: JSON.stringify({ name: config.tableName }),
+          SST_RESOURCE_Key: JSON.stringify({ id: config.keyAlias }),
+        },
+        stdio: ["ignore", "ignore", "pipe"],
+      });
+      child.stderr?.on("data", (chunk) => (stderr += chunk));
+      const base = `http://127.0.0.1:${port}`;
+      let health: Response | undefined;
+      for (let attempt = 0; attempt < 100 && !health; attempt++) {
+        if (child.exitCode !== null) break;
+        health = await fetch(`${base}/healthz`).catch(() => undefined);
+        if (!health) await new Promise((wait) => setTimeout(wait, 100));
+      }
+
+      // Assess
+      expect(health?.status, `runner did not answer; stderr:\n${stderr}`).toBe(200);
+      expect((await fetch(`${base}/servers`)).status).toBe(401);
+      expect((await fetch(`${base}/servers`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(
+        200,
+      );
+      if (asRoot)
+        expect(
+          existsSync(`/proc/${child.pid}/status`) && readFileSync(`/proc/${child.pid}/status`, "utf8"),
+        ).toMatch(/\nUid:\s+65534\b/);
+      const exited = new Promise<number | null>((done) => child!.once("exit", (code) => done(code)));
+      child.kill("SIGTERM");
+      expect(await exited).toBe(0);
+    }, 60_000);
+  });
+});

@@ -1,0 +1,302 @@
+/**
+ * What sst.config.ts builds, checked without AWS: `run()` evaluated against recording stand-ins of
+ * SST's globals (`sst`, `aws`, `$app`, …), then the recorded arguments compared with the code they
+ * deploy — the table with bootstrap.ts, handler paths with real exports, link names with the config
+ * module and sst-env.d.ts, and each function's grants with the AWS calls the code makes (least privilege).
+ */
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { MAX_RECEIVE_COUNT, TABLE_KEYS, VISIBILITY_TIMEOUT_SECONDS } from "@mcpgw/aws";
+import { beforeAll, describe, expect, it } from "vitest";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+
+// biome-ignore lint/suspicious/noExplicitAny: recorded component arguments are SST's, untyped here.
+type Args = Record<string, any>;
+interface Recorded {
+  kind: string;
+  name: string;
+  args: Args;
+}
+interface Grant {
+  actions: string[];
+  resources: string[];
+}
+
+const recorded: Recorded[] = [];
+const find = (kind: string, name: string) => {
+  const found = recorded.find((r) => r.kind === kind && r.name === name);
+  if (!found) throw new Error(`no ${kind} named ${name} was created`);
+  return found.args;
+};
+
+/** A recording stand-in for a component class; outputs are `<name>.<output>` strings. */
+function component(kind: string, outputs: string[], extra: (name: string, args: Args) => Args = () => ({})) {
+  return class {
+    [key: string]: unknown;
+    constructor(name: string, args: Args = {}) {
+      recorded.push({ kind, name, args });
+      for (const output of outputs) this[output] = `${name}.${output}`;
+      Object.assign(this, { __name: name }, extra(name, args));
+    }
+  };
+}
+
+function installGlobals() {
+  const LambdaFunction = component("Function", ["name", "url", "arn"]);
+  const Queue = component("Queue", ["url", "arn"], (name) => ({
+    subscribe: (fn: Args, args: Args) => {
+      recorded.push({ kind: "QueueSubscriber", name, args: { function: fn, ...args } });
+      return { nodes: { function: new LambdaFunction(`${name}Subscriber`, fn) } };
+    },
+  }));
+  const Linkable = component("Linkable", [], (_name, definition) => ({ properties: definition.properties }));
+  const globals = {
+    $app: { name: "mcp-gateway", stage: "test" },
+    $dev: false,
+    $interpolate: (strings: TemplateStringsArray, ...values: unknown[]) =>
+      String.raw({ raw: strings }, ...values),
+    $config: (config: Args) => config,
+    sst: {
+      Linkable,
+      Secret: component("Secret", ["value"]),
+      aws: {
+        permission: (input: Grant) => ({ type: "aws.permission", ...input }),
+        Dynamo: component("Dynamo", ["name", "arn"]),
+        Queue,
+        Function: LambdaFunction,
+        Cron: component("Cron", []),
+        Vpc: component("Vpc", ["id"]),
+        Cluster: component("Cluster", []),
+        Service: component("Service", ["service", "url"]),
+      },
+    },
+    aws: {
+      kms: { Key: component("KmsKey", ["keyId", "arn"]), Alias: component("KmsAlias", ["name"]) },
+      ssm: { Parameter: component("SsmParameter", ["arn", "name"]) },
+    },
+  };
+  Object.assign(globalThis, globals);
+}
+
+/** The link names and granted actions of one piece of compute. */
+function grantsOf(args: Args): { links: string[]; actions: string[]; grants: Grant[] } {
+  const linkables = (args.link ?? []) as Args[];
+  const links = linkables.map((link) => link.__name as string);
+  const included = linkables.flatMap((link) => {
+    const definition = recorded.find((r) => r.kind === "Linkable" && r.name === link.__name)?.args;
+    return ((definition?.include ?? []) as Array<Grant & { type: string }>).filter(
+      (i) => i.type === "aws.permission",
+    );
+  });
+  const grants = [...included, ...((args.permissions ?? []) as Grant[])];
+  return { links, actions: [...new Set(grants.flatMap((g) => g.actions))].sort(), grants };
+}
+
+/** `path/file.export` → does path/file.ts export `export`? */
+function handlerExists(handler: string): boolean {
+  const [, file = "", name = ""] = /^(.*)\.(\w+)$/.exec(handler) ?? [];
+  const source = join(ROOT, `${file}.ts`);
+  return (
+    existsSync(source) &&
+    new RegExp(`export (const|async function|function) ${name}\\b`).test(readFileSync(source, "utf8"))
+  );
+}
+
+let outputs: Args;
+
+beforeAll(async () => {
+  installGlobals();
+  const config = (await import(/* @vite-ignore */ pathToFileURL(join(ROOT, "sst.config.ts")).href))
+    .default as Args;
+  expect(config.app({ stage: "test" })).toMatchObject({
+    name: "mcp-gateway",
+    home: "aws",
+    removal: "remove",
+  });
+  expect(config.app({ stage: "production" })).toMatchObject({ removal: "retain", protect: true });
+  outputs = await config.run();
+});
+
+describe("sst.config.ts run()", () => {
+  it("returns the admin and gateway URLs, the MCP endpoint and the table", () => {
+    expect(outputs).toEqual({
+      admin: "Admin.url",
+      gateway: "Gateway.url",
+      mcp: "Gateway.urlmcp",
+      table: "GatewayTable.name",
+    });
+  });
+
+  it("creates the table exactly as bootstrap.ts does: pk/sk, byKind (kind/kindSort, ALL), TTL", () => {
+    const table = find("Dynamo", "GatewayTable");
+    const { partition, sort, byKindIndex, kind, kindSort, ttl } = TABLE_KEYS;
+    expect(table.fields).toEqual({
+      [partition]: "string",
+      [sort]: "string",
+      [kind]: "string",
+      [kindSort]: "string",
+    });
+    expect(table.primaryIndex).toEqual({ hashKey: partition, rangeKey: sort });
+    expect(table.globalIndexes).toEqual({
+      [byKindIndex]: { hashKey: kind, rangeKey: kindSort, projection: "all" },
+    });
+    expect(table.ttl).toBe(ttl);
+  });
+
+  it("gives the job queue bootstrap.ts's visibility timeout and dead-letter queue after the same receive count", () => {
+    const queue = find("Queue", "JobQueue");
+    expect(queue.visibilityTimeout).toBe(`${VISIBILITY_TIMEOUT_SECONDS} seconds`);
+    expect(queue.dlq).toEqual({ queue: "JobDeadLetterQueue.arn", retry: MAX_RECEIVE_COUNT });
+  });
+
+  it("subscribes the worker with partial batch responses, within the visibility timeout", () => {
+    const { function: worker, batch } = find("QueueSubscriber", "JobQueue");
+    expect(batch.partialResponses).toBe(true);
+    expect(handlerExists(worker.handler)).toBe(true);
+    expect(Number.parseInt(worker.timeout, 10)).toBeLessThan(VISIBILITY_TIMEOUT_SECONDS);
+    expect(worker.vpc).toBeDefined();
+  });
+
+  it("runs the sweep every minute from the worker's sweepHandler", () => {
+    const cron = find("Cron", "HealthSweep");
+    expect(cron.schedule).toBe("rate(1 minute)");
+    expect(cron.function.handler).toBe("packages/worker/src/lambda.sweepHandler");
+    expect(handlerExists(cron.function.handler)).toBe(true);
+  });
+
+  it.each(["Admin", "Gateway"])(
+    "serves %s on a Function URL, in the VPC, with private upstreams off",
+    (name) => {
+      const fn = find("Function", name);
+      expect(fn.url).toBe(true);
+      expect(handlerExists(fn.handler)).toBe(true);
+      expect(fn.vpc).toBeDefined();
+      expect(fn.environment).toEqual({ ALLOW_PRIVATE_UPSTREAMS: "false" });
+    },
+  );
+
+  it("builds the runner from packages/runner/Dockerfile with the repo root as context, runnable by sst dev", () => {
+    const runner = find("Service", "StdioRunner");
+    expect(runner.image).toEqual({ context: ".", dockerfile: "packages/runner/Dockerfile" });
+    expect(existsSync(join(ROOT, runner.image.context, runner.image.dockerfile))).toBe(true);
+    expect(runner.dev.command).toBe("npx tsx packages/runner/src/main.ts");
+    expect(existsSync(join(ROOT, "packages/runner/src/main.ts"))).toBe(true);
+    expect(runner.serviceRegistry).toEqual({ port: 8788 });
+    expect(runner.ssm).toEqual({ RUNNER_TOKEN: "RunnerTokenParameter.arn" });
+    expect(find("Linkable", "Runner").properties).toEqual({ url: "http://StdioRunner.service:8788" });
+  });
+});
+
+describe("least privilege", () => {
+  const compute = () => ({
+    admin: grantsOf(find("Function", "Admin")),
+    gateway: grantsOf(find("Function", "Gateway")),
+    worker: grantsOf(find("QueueSubscriber", "JobQueue").function),
+    sweep: grantsOf(find("Cron", "HealthSweep").function),
+    runner: grantsOf(find("Service", "StdioRunner")),
+  });
+
+  it("links each piece of compute to only what it uses", () => {
+    const links = Object.fromEntries(Object.entries(compute()).map(([name, g]) => [name, g.links.sort()]));
+    expect(links).toEqual({
+      admin: ["AdminToken", "Jobs", "Key", "Runner", "RunnerToken", "Table"],
+      gateway: ["AdminToken", "Jobs", "Key", "Runner", "RunnerToken", "Table"],
+      worker: ["Jobs", "Key", "Runner", "RunnerToken", "Table"],
+      sweep: ["Jobs", "Table"],
+      runner: ["Jobs", "Key", "Table"],
+    });
+  });
+
+  it("lets only the admin function seal (kms:GenerateDataKey); the others that read configs only decrypt", () => {
+    const kms = Object.fromEntries(
+      Object.entries(compute()).map(([name, g]) => [name, g.actions.filter((a) => a.startsWith("kms:"))]),
+    );
+    expect(kms).toEqual({
+      admin: ["kms:Decrypt", "kms:GenerateDataKey"],
+      gateway: ["kms:Decrypt"],
+      worker: ["kms:Decrypt"],
+      sweep: [],
+      runner: ["kms:Decrypt"],
+    });
+  });
+
+  it("grants no wildcard action and no wildcard resource", () => {
+    for (const [name, { grants }] of Object.entries(compute())) {
+      for (const grant of grants) {
+        expect(
+          grant.actions.filter((a) => a.includes("*")),
+          name,
+        ).toEqual([]);
+        expect(
+          grant.resources.filter((r) => r === "*"),
+          name,
+        ).toEqual([]);
+      }
+    }
+  });
+
+  it("grants every AWS call the deployed code makes (a new command must be granted in infra/ first)", () => {
+    // Prepare: the AWS SDK commands in packages/*/src, less the local-only bootstrap and poller
+    const LOCAL_ONLY = new Set(["packages/aws/src/bootstrap.ts", "packages/worker/src/poller.ts"]);
+    const COMMAND_ACTIONS: Record<string, string[]> = {
+      GetCommand: ["dynamodb:GetItem"],
+      BatchGetCommand: ["dynamodb:BatchGetItem"],
+      TransactGetCommand: ["dynamodb:GetItem"],
+      QueryCommand: ["dynamodb:Query"],
+      PutCommand: ["dynamodb:PutItem"],
+      UpdateCommand: ["dynamodb:UpdateItem"],
+      DeleteCommand: ["dynamodb:DeleteItem"],
+      BatchWriteCommand: ["dynamodb:BatchWriteItem"],
+      TransactWriteCommand: [
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "dynamodb:DeleteItem",
+        "dynamodb:ConditionCheckItem",
+      ],
+      SendMessageCommand: ["sqs:SendMessage"],
+      SendMessageBatchCommand: ["sqs:SendMessage"],
+      // Only without the Jobs link (local runs); deployed, the queue URL is linked.
+      GetQueueUrlCommand: [],
+      DecryptCommand: ["kms:Decrypt"],
+      GenerateDataKeyCommand: ["kms:GenerateDataKey"],
+    };
+    const sources = readdirSync(join(ROOT, "packages"), { recursive: true, encoding: "utf8" })
+      .map((file) => relative(ROOT, join(ROOT, "packages", file)))
+      .filter((file) => /\/src\/.*\.ts$/.test(file) && !file.endsWith(".test.ts") && !LOCAL_ONLY.has(file));
+    const commands = new Set(
+      sources.flatMap((file) =>
+        [...readFileSync(join(ROOT, file), "utf8").matchAll(/new (\w+Command)\(/g)].map((m) => m[1]!),
+      ),
+    );
+    const { admin } = compute();
+
+    // Assess
+    expect(commands.size).toBeGreaterThan(0);
+    for (const command of commands) {
+      const actions = COMMAND_ACTIONS[command];
+      expect(actions, `${command}: map it to IAM actions here and grant them in infra/`).toBeDefined();
+      for (const action of actions ?? [])
+        expect(admin.actions, `${command} needs ${action}`).toContain(action);
+    }
+  });
+
+  it("matches the link names the config module reads and sst-env.d.ts declares", () => {
+    const config = readFileSync(join(ROOT, "packages/aws/src/config.ts"), "utf8");
+    const read =
+      /type LinkName = ([^;]+);/
+        .exec(config)?.[1]
+        ?.match(/"(\w+)"/g)
+        ?.map((n) => n.slice(1, -1)) ?? [];
+    const declared = [...readFileSync(join(ROOT, "sst-env.d.ts"), "utf8").matchAll(/^ {4}"(\w+)": \{/gm)].map(
+      (m) => m[1],
+    );
+    const linked = new Set(Object.values(compute()).flatMap((g) => g.links));
+    expect(read.length).toBeGreaterThan(0);
+    for (const name of read) {
+      expect(linked, `config.ts reads ${name}`).toContain(name);
+      expect(declared, `sst-env.d.ts declares ${name}`).toContain(name);
+    }
+  });
+});
