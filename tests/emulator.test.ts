@@ -66,6 +66,10 @@ describe("emulator harness", () => {
 
     parent.kill("SIGKILL");
 
-    await waitFor(async () => alive(pid), (isAlive) => !isAlive, { timeoutMs: 10_000 });
+    await waitFor(
+      async () => alive(pid),
+      (isAlive) => !isAlive,
+      { timeoutMs: 10_000 },
+    );
   });
 });
