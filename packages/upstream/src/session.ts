@@ -9,6 +9,11 @@ import { checkUrl, ForbiddenAddressError } from "./guard";
 export interface UpstreamTarget {
   url: string;
   headers: Record<string, string>;
+  /**
+   * The deployment's own stdio runner (a configured internal endpoint, typically on a private
+   * address): reached directly, not through the outbound guard that vets admin-supplied URLs.
+   */
+  internal?: boolean;
 }
 
 /** An initialized MCP client session with an upstream. */
@@ -36,7 +41,7 @@ const CLIENT_INFO = { name: "mcp-gateway", version: "1.0.0" };
 export async function openSession(target: UpstreamTarget, options: OpenOptions): Promise<UpstreamSession> {
   const url = new URL(target.url);
   const requestInit = { headers: target.headers };
-  const fetchImpl = refusingForbiddenRedirects(options.fetch);
+  const fetchImpl = target.internal ? fetch : refusingForbiddenRedirects(options.fetch);
   try {
     const transport = new StreamableHTTPClientTransport(url, { requestInit, fetch: fetchImpl });
     return await initialize(transport, "streamable-http", options);

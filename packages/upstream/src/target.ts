@@ -25,5 +25,6 @@ export function targetOf(
   return {
     url: thread ? `${base}/threads/${encodeURIComponent(thread)}/mcp` : `${base}/mcp`,
     headers: { authorization: `Bearer ${runner.token}` },
+    internal: true,
   };
 }
