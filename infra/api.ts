@@ -3,6 +3,8 @@
  * responses): the admin function (control plane) and the gateway function (data plane, `/mcp`).
  * Both sit in the VPC to reach the stdio runner; each is linked only to what it uses.
  */
+
+import { nodejs } from "./bundling";
 import { jobsLink } from "./queue";
 import { runnerLink, vpc } from "./runner";
 import { adminToken, keyLink, runnerToken, sealWithKey, tableLink } from "./storage";
@@ -17,6 +19,7 @@ const environment = () => ({ ALLOW_PRIVATE_UPSTREAMS: "false" });
 export const admin = new sst.aws.Function("Admin", {
   handler: "packages/api/src/lambda/admin.handler",
   runtime: "nodejs22.x",
+  nodejs,
   architecture: "arm64",
   memory: "512 MB",
   timeout: "30 seconds",
@@ -34,6 +37,7 @@ export const admin = new sst.aws.Function("Admin", {
 export const gateway = new sst.aws.Function("Gateway", {
   handler: "packages/api/src/lambda/gateway.handler",
   runtime: "nodejs22.x",
+  nodejs,
   architecture: "arm64",
   memory: "1024 MB",
   timeout: "5 minutes",

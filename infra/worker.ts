@@ -2,6 +2,8 @@
  * The worker: subscribed to the job queue with partial batch responses (only failed jobs are
  * redelivered), and the health sweep on a one-minute schedule. Both are packages/worker/src/lambda.ts.
  */
+
+import { nodejs } from "./bundling";
 import { jobQueue, jobsLink } from "./queue";
 import { runnerLink, vpc } from "./runner";
 import { keyLink, runnerToken, tableLink } from "./storage";
@@ -11,6 +13,7 @@ export const worker = jobQueue.subscribe(
   {
     handler: "packages/worker/src/lambda.handler",
     runtime: "nodejs22.x",
+    nodejs,
     architecture: "arm64",
     memory: "512 MB",
     // A batch probes in parallel; one probe is bounded by 10 s + 5 s grace; under the 60 s visibility.
@@ -28,6 +31,7 @@ export const sweep = new sst.aws.Cron("HealthSweep", {
   function: {
     handler: "packages/worker/src/lambda.sweepHandler",
     runtime: "nodejs22.x",
+    nodejs,
     architecture: "arm64",
     memory: "256 MB",
     timeout: "30 seconds",

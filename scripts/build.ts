@@ -5,6 +5,7 @@
 
 import { resolve } from "node:path";
 import { build } from "esbuild";
+import plugins from "./esbuild-plugins.mjs";
 
 const ROOT = resolve(import.meta.dirname, "..");
 
@@ -28,6 +29,7 @@ export async function bundleAll(outdir = resolve(ROOT, "dist")) {
     minify: true,
     sourcemap: false,
     metafile: true,
+    plugins,
     outExtension: { ".js": ".mjs" },
     // ESM bundles of CommonJS dependencies still call require() for Node built-ins.
     banner: {
