@@ -59,7 +59,8 @@ export async function startStack(options: StackOptions = {}) {
   };
   const poller = startPoller(worker, { waitSeconds: 1 });
 
-  /** An admin API request with a JSON body; resolves to status and parsed body. */
+  /** An admin API request with a JSON body; resolves to status and parsed body (read loosely, as tests do). */
+  // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted on, not typed
   async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
     const response = await fetch(`${api.url}${path}`, {
       method,

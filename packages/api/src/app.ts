@@ -119,7 +119,7 @@ function gatewayDeps(deps: AppDeps): GatewayDeps {
   const retainCurrent = (snapshot: Snapshot) =>
     pool.retain((serverKey, version) => {
       const server = snapshot.byId.get(serverKey.split("#")[0] ?? "")?.server;
-      return server !== undefined && server.enabled && server.version === version;
+      return server?.enabled === true && server.version === version;
     });
   return {
     store: deps.store,

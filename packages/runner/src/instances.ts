@@ -188,7 +188,7 @@ export class InstanceManager {
         this.options.store.servers.getPlain(serverId),
         this.options.store.statuses.get(serverId),
       ]);
-      if (!server || server.transport !== "stdio" || !status) {
+      if (server?.transport !== "stdio" || !status) {
         throw new AppError("server.not_found", `No stdio server with id '${serverId}'.`);
       }
       return { server: server as PlainStdio, generation: status.generation };
