@@ -1,5 +1,6 @@
 /** Child processes for benchmarks: started with a bounded wait for their ready line, killed on exit. */
 import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { resolve } from "node:path";
 import { createInterface } from "node:readline";
@@ -16,6 +17,34 @@ export function freePort(): Promise<number> {
       server.close(() => done(typeof address === "object" && address ? address.port : 0));
     });
   });
+}
+
+/** True when nothing listens on 127.0.0.1:`port` right now. */
+export function isPortFree(port: number): Promise<boolean> {
+  const server = createServer();
+  return new Promise((resolve) => {
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
+}
+
+/**
+ * A port that is free now and below the kernel's ephemeral range, so no `listen(0)` elsewhere can be
+ * handed it while a test keeps it closed on purpose (closed-port and restart-on-the-same-port tests).
+ */
+export async function parkedPort(): Promise<number> {
+  let low = 32_768;
+  try {
+    const [first] = readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/);
+    if (first && Number(first) > 12_000) low = Number(first);
+  } catch {
+    // not Linux: keep the IANA default
+  }
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = 10_000 + Math.floor(Math.random() * (low - 10_000));
+    if (await isPortFree(port)) return port;
+  }
+  throw new Error("no free port below the ephemeral range");
 }
 
 /** Runs a TypeScript entry with tsx and waits (bounded) for a stdout line matching `ready`. */

@@ -10,12 +10,12 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleAll } from "../../scripts/build";
 import { EMULATOR_ENV } from "../../scripts/lib/emulator";
+import { freePort } from "../../scripts/lib/processes";
 import { createTestConfig } from "../support/aws";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -76,17 +76,6 @@ function hadolintBinary(): string {
     );
   }
   return found;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once("error", fail);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => done(typeof address === "object" && address ? address.port : 0));
-    });
-  });
 }
 
 const stages = parseDockerfile(readFileSync(DOCKERFILE, "utf8"));

@@ -1,13 +1,21 @@
 /** Shared helpers of the data-plane (gateway) suites. */
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
-import { createServer as createNetServer } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SessionPool } from "@mcpgw/upstream";
 import { TEST_ADMIN_TOKEN } from "../support/app";
+import { createServer, reaches } from "../support/servers";
 import { type Stack as StackBase, type StackOptions, startStack, waitFor } from "../support/stack";
 
+export { parkedPort } from "../../scripts/lib/processes";
+export {
+  createServer,
+  logLines,
+  reaches,
+  type StatusView,
+  statusReader,
+  uniqueName,
+} from "../support/servers";
 export { TEST_ADMIN_TOKEN };
 
 /** A parsed JSON response body: tests index into it freely. */
@@ -95,43 +103,6 @@ export async function startGatewayStack(options: StackOptions = {}): Promise<Sta
   };
 }
 
-/** The status part of `GET /v1/servers/{id}`. */
-export interface StatusView {
-  state: "connecting" | "connected" | "failed" | "disabled";
-  reason: string | null;
-  error: string | null;
-  toolCount: number;
-  lastError: string | null;
-  [key: string]: unknown;
-}
-
-/** Reads a server's status through the admin API. */
-export function statusReader(stack: Stack, id: string): () => Promise<StatusView> {
-  return async () => {
-    const response = await stack.call("GET", `/v1/servers/${id}`);
-    if (response.status !== 200)
-      throw new Error(`GET /v1/servers/${id} → ${response.status} ${JSON.stringify(response.body)}`);
-    return response.body.status as StatusView;
-  };
-}
-
-/** Waits until the server is in `state`. */
-export function reaches(
-  stack: Stack,
-  id: string,
-  state: StatusView["state"],
-  timeoutMs = 15_000,
-): Promise<StatusView> {
-  return waitFor(statusReader(stack, id), (s) => s.state === state, { timeoutMs, intervalMs: 100 });
-}
-
-/** Creates a server through the admin API and returns its id. */
-export async function createServer(stack: Stack, body: Record<string, unknown>): Promise<string> {
-  const created = await stack.call("POST", "/v1/servers", body);
-  if (created.status !== 201) throw new Error(`create → ${created.status} ${JSON.stringify(created.body)}`);
-  return created.body.id as string;
-}
-
 /** Creates a server and waits until it is connected (and its catalogue is visible to the data plane). */
 export async function createConnected(
   stack: Stack,
@@ -150,41 +121,7 @@ export async function createConnected(
   return id;
 }
 
-/** A unique-enough server name for one test. */
-export function uniqueName(prefix: string): string {
-  return `${prefix}-${Math.random().toString(36).slice(2, 8)}`;
-}
-
-/** Parsed log lines. */
-export function logLines(stack: Stack): Array<Record<string, unknown>> {
-  return stack.logs.map((line) => JSON.parse(line) as Record<string, unknown>);
-}
-
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A port free now and below the ephemeral range (nobody's `listen(0)` is handed it meanwhile). */
-export async function parkedPort(): Promise<number> {
-  let low = 32_768;
-  try {
-    const [first] = readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/);
-    if (first && Number(first) > 12_000) low = Number(first);
-  } catch {
-    // not Linux: keep the IANA default
-  }
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const port = 10_000 + Math.floor(Math.random() * (low - 10_000));
-    if (await isFree(port)) return port;
-  }
-  throw new Error("no free port below the ephemeral range");
-}
-
-function isFree(port: number): Promise<boolean> {
-  const server = createNetServer();
-  return new Promise((resolve) => {
-    server.once("error", () => resolve(false));
-    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
-  });
-}
 
 const CLI = join(dirname(fileURLToPath(import.meta.url)), "..", "fixtures", "mcp-upstream-cli.ts");
 
