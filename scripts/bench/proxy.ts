@@ -71,15 +71,22 @@ try {
   console.log(
     `bare HTTP hop to the gateway (GET /healthz) p50 ${percentile(await measure(hop, 1000, 1), 50).toFixed(3)} ms`,
   );
+  const viaGateway = async () => void (await gatewayCall());
   for (const concurrency of [1, 16]) {
     const samples = { direct: [] as number[], gateway: [] as number[] };
     await measure(directCall, 50, concurrency); // warm both paths
-    await measure(async () => void (await gatewayCall()), 50, concurrency);
+    await measure(viaGateway, 50, concurrency);
     for (let round = 0; round < ROUNDS; round++) {
-      samples.direct.push(...(await measure(directCall, CALLS_PER_ROUND, concurrency)));
-      samples.gateway.push(
-        ...(await measure(async () => void (await gatewayCall()), CALLS_PER_ROUND, concurrency)),
-      );
+      if (concurrency === 1) {
+        // Sequential: alternate call by call, so both paths see the same moment of a noisy machine.
+        for (let i = 0; i < CALLS_PER_ROUND; i++) {
+          samples.direct.push(...(await measure(directCall, 1, 1)));
+          samples.gateway.push(...(await measure(viaGateway, 1, 1)));
+        }
+      } else {
+        samples.direct.push(...(await measure(directCall, CALLS_PER_ROUND, concurrency)));
+        samples.gateway.push(...(await measure(viaGateway, CALLS_PER_ROUND, concurrency)));
+      }
     }
     report(concurrency, samples.direct, samples.gateway);
   }

@@ -67,15 +67,37 @@ export async function requestUpstream<T>(
   run: (requestOptions: { timeout: number; signal?: AbortSignal }) => Promise<T>,
   options: CallOptions,
 ): Promise<T> {
-  const signals = [options.signal, options.broken].filter((s): s is AbortSignal => s !== undefined);
+  const { signal, release } = linkSignals(options.signal, options.broken);
   try {
-    return await run({
-      timeout: options.timeoutMs,
-      ...(signals.length > 0 ? { signal: AbortSignal.any(signals) } : {}),
-    });
+    return await run({ timeout: options.timeoutMs, signal });
   } catch (error) {
     throw toCallFailure(error, options);
+  } finally {
+    release();
   }
+}
+
+/**
+ * One signal that aborts when any source does, with its listeners removed afterwards — the session's
+ * `broken` signal lives as long as the session, so per-call listeners must not pile up on it (nor
+ * wait for GC, as AbortSignal.any's do).
+ */
+function linkSignals(...sources: Array<AbortSignal | undefined>): {
+  signal: AbortSignal;
+  release: () => void;
+} {
+  const controller = new AbortController();
+  const live = sources.filter((source): source is AbortSignal => source !== undefined);
+  const aborted = live.find((source) => source.aborted);
+  if (aborted) controller.abort(aborted.reason);
+  const onAbort = (event: Event) => controller.abort((event.target as AbortSignal).reason);
+  for (const source of live) source.addEventListener("abort", onAbort, { once: true });
+  return {
+    signal: controller.signal,
+    release: () => {
+      for (const source of live) source.removeEventListener("abort", onAbort);
+    },
+  };
 }
 
 /** `{content, structuredContent?, text, isError}` from an MCP CallToolResult. */
