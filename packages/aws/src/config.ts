@@ -51,13 +51,6 @@ export function loadAwsConfig(env: Env = process.env): AwsConfig {
   };
 }
 
-/** Reads a required variable; throws naming it when it is missing or empty. */
-export function requireEnv(name: string, env: Env = process.env): string {
-  const value = env[name];
-  if (!value) throw new Error(`Missing required environment variable ${name}`);
-  return value;
-}
-
 /** Settings of the running system (not AWS resource names). */
 export interface AppSettings {
   /** The admin bearer token (the API requires it; the worker does not use it). */
