@@ -68,7 +68,7 @@ describe("connection lifecycle: outer grace", () => {
     });
     const queued = await drainQueue(store.clients.sqs, await store.jobs.url());
     expect(queued.map((m) => JSON.parse(m.body))).toEqual([
-      { type: "retry", serverId: server.id, generation: 1 },
+      { type: "retry", serverId: server.id, generation: 1, after: expect.any(String) },
     ]);
   });
 });

@@ -145,7 +145,9 @@ describe.concurrent("connection lifecycle: generation fence", () => {
       reason: "failed",
       generation: 1,
     });
-    expect(await queued()).toEqual([{ type: "retry", serverId: server.id, generation: 1 }]);
+    expect(await queued()).toEqual([
+      { type: "retry", serverId: server.id, generation: 1, after: expect.any(String) },
+    ]);
 
     // Redelivered later (SQS at-least-once): still no second outcome and no second retry.
     const before = await store.statuses.get(server.id);

@@ -3,6 +3,7 @@ export * from "./chats";
 export * from "./clients";
 export * from "./config";
 export * from "./context";
+export * from "./failures";
 export * from "./jobs";
 export * from "./keys";
 export * from "./sealing";

@@ -1,13 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { Store } from "@mcpgw/aws";
+import { recordFailure, type Store } from "@mcpgw/aws";
 import {
   AppError,
   errorFields,
   type Logger,
   planSpawn,
-  RETRY_DELAY_SECONDS,
   renderSecretFile,
   type ServerRecord,
   type StdioServerSpec,
@@ -342,21 +341,7 @@ export class InstanceManager {
     const { store, logger } = this.options;
     try {
       const at = new Date().toISOString();
-      const written = await store.statuses.recordAttempt(instance.serverId, instance.generation, {
-        ok: false,
-        at,
-        reason: "failed",
-        error,
-      });
-      if (written) {
-        const retry = {
-          type: "retry" as const,
-          serverId: instance.serverId,
-          generation: instance.generation,
-          after: at,
-        };
-        await store.jobs.send(retry, RETRY_DELAY_SECONDS);
-      }
+      await recordFailure(store, instance.serverId, instance.generation, { at, reason: "failed", error });
     } catch (failure) {
       logger.error("could not record a child's death", {
         serverId: instance.serverId,

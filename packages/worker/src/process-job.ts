@@ -1,5 +1,5 @@
-import type { Store } from "@mcpgw/aws";
-import { errorFields, isOvertakenRetry, type Job, type Logger, RETRY_DELAY_SECONDS } from "@mcpgw/core";
+import { recordFailure, type Store } from "@mcpgw/aws";
+import { isOvertakenRetry, type Job, type Logger } from "@mcpgw/core";
 import { type AttemptDeps, attemptConnection } from "./attempt";
 
 /** What the worker needs to run jobs. */
@@ -33,8 +33,19 @@ export async function processJob(deps: WorkerDeps, job: Job, jobId?: string): Pr
     logger.debug("job dropped", { why: server ? "disabled" : "server deleted" });
     return "dropped";
   }
-  const result = await attemptConnection(server, deps);
-  const { tools, ...outcome } = result;
+  const { tools, ...outcome } = await attemptConnection(server, deps);
+  if (!outcome.ok) {
+    const written = await recordFailure(store, server.id, job.generation, outcome, {
+      ...(jobId ? { jobId } : {}),
+      ...(deps.retryDelaySeconds === undefined ? {} : { retryDelaySeconds: deps.retryDelaySeconds }),
+    });
+    if (!written) {
+      logger.info("attempt result dropped", { why: "superseded or already recorded" });
+      return "dropped";
+    }
+    logger.warn("server failed", { server: server.name, reason: outcome.reason });
+    return "failed";
+  }
   const written = await store.statuses.recordAttempt(
     server.id,
     job.generation,
@@ -46,22 +57,10 @@ export async function processJob(deps: WorkerDeps, job: Job, jobId?: string): Pr
     logger.info("attempt result dropped", { why: "superseded or already recorded" });
     return "dropped";
   }
-  if (outcome.ok) {
-    logger.info("server connected", {
-      server: server.name,
-      latencyMs: outcome.latencyMs,
-      toolCount: outcome.toolCount,
-    });
-    return "connected";
-  }
-  logger.warn("server failed", { server: server.name, reason: outcome.reason });
-  try {
-    await store.jobs.send(
-      { type: "retry", serverId: server.id, generation: job.generation },
-      deps.retryDelaySeconds ?? RETRY_DELAY_SECONDS,
-    );
-  } catch (error) {
-    logger.error("could not schedule retry", errorFields(error));
-  }
-  return "failed";
+  logger.info("server connected", {
+    server: server.name,
+    latencyMs: outcome.latencyMs,
+    toolCount: outcome.toolCount,
+  });
+  return "connected";
 }

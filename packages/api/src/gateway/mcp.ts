@@ -244,8 +244,8 @@ function mcpTool(tool: CatalogTool, unprefixed: boolean): Tool {
 function toMcpError(error: unknown): McpError {
   if (error instanceof CallFailure) {
     if (error.kind === "rpc" && error.cause instanceof McpError) {
-      const { code, message, data } = error.cause;
-      return new McpError(code, message.replace(/^(MCP error -?\d+: )+/, ""), data);
+      // The upstream's own code passes through; the text is the failure's, already scrubbed of credentials.
+      return new McpError(error.cause.code, error.message.replace(/^(MCP error -?\d+: )+/, ""));
     }
     return new McpError(ErrorCode.InternalError, `upstream ${error.kind}: ${error.message}`);
   }

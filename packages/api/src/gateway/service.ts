@@ -1,11 +1,10 @@
-import type { Store } from "@mcpgw/aws";
+import { recordFailure, type Store } from "@mcpgw/aws";
 import {
   AppError,
   errorFields,
   type FailureReason,
   type Logger,
   parseQualifiedName,
-  RETRY_DELAY_SECONDS,
   type ToolInfo,
 } from "@mcpgw/core";
 import {
@@ -314,18 +313,9 @@ async function markServerFailed(
   const generation = entry.status?.generation;
   if (generation === undefined) return;
   try {
-    const written = await deps.store.statuses.recordAttempt(entry.server.id, generation, {
-      ok: false,
-      at: new Date().toISOString(),
-      reason,
-      error,
-    });
+    const at = new Date().toISOString();
+    const written = await recordFailure(deps.store, entry.server.id, generation, { at, reason, error });
     deps.directory.invalidate();
-    if (written)
-      await deps.store.jobs.send(
-        { type: "retry", serverId: entry.server.id, generation },
-        RETRY_DELAY_SECONDS,
-      );
     deps.logger.warn("server marked failed by a call", { server: entry.server.name, reason, written });
   } catch (failure) {
     deps.logger.error("could not mark server failed", { server: entry.server.name, ...errorFields(failure) });
