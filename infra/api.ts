@@ -22,7 +22,8 @@ export const admin = new sst.aws.Function("Admin", {
   nodejs,
   architecture: "arm64",
   memory: "512 MB",
-  timeout: "30 seconds",
+  // Starting a thread instance waits on the runner spawning it (a first `npx` run downloads): 90 s.
+  timeout: "2 minutes",
   url: true,
   link: [tableLink, jobsLink, keyLink, adminToken, runnerLink, runnerToken],
   permissions: [sealWithKey],
@@ -40,7 +41,8 @@ export const gateway = new sst.aws.Function("Gateway", {
   nodejs,
   architecture: "arm64",
   memory: "1024 MB",
-  timeout: "5 minutes",
+  // A call may run for its server's timeoutSeconds (up to 900) and progress extends it to 15 min.
+  timeout: "15 minutes",
   url: true,
   link: [tableLink, jobsLink, keyLink, adminToken, runnerLink, runnerToken],
   vpc,

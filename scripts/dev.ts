@@ -5,27 +5,31 @@
  */
 import { randomBytes } from "node:crypto";
 import { createApp, listen } from "@mcpgw/api";
-import { createStore, ensureResources, loadAwsConfig, loadRunnerSettings } from "@mcpgw/aws";
+import { createStore, ensureResources, loadAppSettings, loadAwsConfig, loadRunnerSettings } from "@mcpgw/aws";
 import { createLogger } from "@mcpgw/core";
 import { startRunner } from "@mcpgw/runner";
 import { startPoller, startSweeper, workerDepsFromEnv } from "@mcpgw/worker";
 import { startEmulator } from "./lib/emulator";
 
 const log = (line: string) => process.stderr.write(`[dev] ${line}\n`);
+// Local defaults, then the same settings reader the deployed system uses.
 const port = Number(process.env.PORT ?? 8787);
 process.env.ALLOW_PRIVATE_UPSTREAMS ??= "true";
 const generatedToken = !process.env.ADMIN_TOKEN;
-const adminToken = process.env.ADMIN_TOKEN || randomBytes(24).toString("base64url");
+process.env.ADMIN_TOKEN ||= randomBytes(24).toString("base64url");
+process.env.RUNNER_TOKEN ||= randomBytes(24).toString("base64url");
+const settings = loadAppSettings();
+const adminToken = process.env.ADMIN_TOKEN;
 
 const emulator = await startEmulator(log);
 const store = createStore(loadAwsConfig());
 await ensureResources(store.clients, store.config);
-const logger = createLogger({ level: (process.env.LOG_LEVEL as "info" | undefined) ?? "info" });
-const { cacheDir, idleMs, maxChildren } = loadRunnerSettings();
+const logger = createLogger({ level: settings.logLevel });
+const { token: runnerToken = "", cacheDir, idleMs, maxChildren } = loadRunnerSettings();
 const runner = await startRunner({
   store,
   logger,
-  token: process.env.RUNNER_TOKEN || randomBytes(24).toString("base64url"),
+  token: runnerToken,
   ...(cacheDir ? { cacheDir } : {}),
   ...(idleMs ? { idleMs } : {}),
   ...(maxChildren ? { maxChildren } : {}),
@@ -35,17 +39,14 @@ const app = createApp({
   store,
   logger,
   adminToken,
-  allowPrivateUpstreams: process.env.ALLOW_PRIVATE_UPSTREAMS === "true",
+  allowPrivateUpstreams: settings.allowPrivateUpstreams,
   runner: runnerEndpoint,
-  mcp: {
-    loopbackOnly: true,
-    allowedOrigins: (process.env.MCP_ALLOWED_ORIGINS ?? "").split(",").filter(Boolean),
-  },
+  mcp: { loopbackOnly: true, allowedOrigins: settings.mcpAllowedOrigins },
 });
 const api = await listen(app, port);
 const worker = { ...workerDepsFromEnv({ store, logger }), runner: runnerEndpoint };
 const poller = startPoller(worker);
-const sweeper = startSweeper(worker, Number(process.env.SWEEP_INTERVAL_SECONDS ?? 60));
+const sweeper = startSweeper(worker, settings.sweepIntervalSeconds);
 
 if (generatedToken) log(`ADMIN_TOKEN=${adminToken} (generated; set ADMIN_TOKEN to choose one)`);
 log(`AWS endpoint ${emulator.endpoint}${emulator.owned ? " (moto, started for this run)" : ""}`);

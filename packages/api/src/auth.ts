@@ -1,6 +1,5 @@
-import { createHash, timingSafeEqual } from "node:crypto";
 import type { ApiKeyInfo, ApiKeyStore } from "@mcpgw/aws";
-import { AppError } from "@mcpgw/core";
+import { AppError, bearerToken, secretsEqual } from "@mcpgw/core";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "./env";
 
@@ -9,19 +8,6 @@ export const KEY_CACHE_MS = 2_000;
 
 /** Routes only the admin token may use; client keys get 403 there. */
 const ADMIN_ONLY = /^\/v1\/(servers|secrets|keys|threads)(\/|$)/;
-
-/** Constant-time comparison of two secrets (hashing first makes the lengths equal). */
-export function secretsEqual(given: string, expected: string): boolean {
-  const a = createHash("sha256").update(given).digest();
-  const b = createHash("sha256").update(expected).digest();
-  return timingSafeEqual(a, b);
-}
-
-/** The token of an `Authorization: Bearer <token>` header, if any. */
-export function bearerToken(header: string | undefined): string | undefined {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
-  return match?.[1];
-}
 
 /** Looks keys up in the store, remembering answers for KEY_CACHE_MS. */
 export function cachedKeyVerifier(

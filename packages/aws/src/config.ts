@@ -63,7 +63,11 @@ export interface AppSettings {
   runner: { url: string; token: string } | undefined;
   /** Browser origins allowed on the MCP endpoints besides loopback ones. */
   mcpAllowedOrigins: string[];
+  /** The lowest log level written (debug, info, warn, error). */
+  logLevel: "debug" | "info" | "warn" | "error";
 }
+
+const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
 
 /** App settings from SST secrets when deployed, env locally. */
 export function loadAppSettings(env: Env = process.env): AppSettings {
@@ -72,6 +76,7 @@ export function loadAppSettings(env: Env = process.env): AppSettings {
     allowPrivateUpstreams: /^(1|true|yes)$/i.test(env.ALLOW_PRIVATE_UPSTREAMS ?? ""),
     sweepIntervalSeconds: Number(env.SWEEP_INTERVAL_SECONDS ?? 60),
     runner: runnerEndpoint(env),
+    logLevel: LOG_LEVELS.find((level) => level === env.LOG_LEVEL) ?? "info",
     mcpAllowedOrigins: (env.MCP_ALLOWED_ORIGINS ?? "")
       .split(",")
       .map((o) => o.trim())

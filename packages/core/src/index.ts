@@ -9,4 +9,5 @@ export * from "./server";
 export * from "./server-edit";
 export * from "./spawn-plan";
 export * from "./status";
+export * from "./tokens";
 export * from "./tool";

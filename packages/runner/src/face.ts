@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { MAX_CALL_MS } from "@mcpgw/upstream";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
@@ -12,9 +13,6 @@ import {
   ListToolsRequestSchema,
   ReadResourceRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-
-/** The longest a forwarded call may run, however often the child reports progress. */
-const MAX_FORWARD_MS = 15 * 60_000;
 
 /**
  * Serves one HTTP request of the streamable-HTTP MCP face of a child: a stateless MCP server whose
@@ -49,7 +47,7 @@ export async function serveFace(
     const progressToken = request.params._meta?.progressToken;
     return child.request(request, CallToolResultSchema, {
       signal: extra.signal,
-      timeout: MAX_FORWARD_MS,
+      timeout: MAX_CALL_MS,
       ...(progressToken === undefined
         ? {}
         : {

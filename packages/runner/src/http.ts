@@ -1,6 +1,5 @@
-import { createHash, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { AppError, errorFields, type Logger } from "@mcpgw/core";
+import { AppError, bearerToken, errorFields, type Logger, secretsEqual } from "@mcpgw/core";
 import { serveFace } from "./face";
 import type { InstanceManager } from "./instances";
 
@@ -96,10 +95,8 @@ function isInitialize(body: unknown): boolean {
 }
 
 function authorized(header: string | undefined, token: string): boolean {
-  const given = /^Bearer\s+(\S+)$/i.exec(header ?? "")?.[1] ?? "";
-  const a = createHash("sha256").update(given).digest();
-  const b = createHash("sha256").update(token).digest();
-  return timingSafeEqual(a, b) && given.length > 0;
+  const given = bearerToken(header);
+  return given !== undefined && secretsEqual(given, token);
 }
 
 async function readJson(req: IncomingMessage): Promise<unknown> {

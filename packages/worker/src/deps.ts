@@ -3,17 +3,13 @@ import { createLogger, type Logger } from "@mcpgw/core";
 import { createGuardedFetch } from "@mcpgw/upstream";
 import type { WorkerDeps } from "./process-job";
 
-/** Worker dependencies from the environment (RUNNER_URL/RUNNER_TOKEN, ALLOW_PRIVATE_UPSTREAMS). */
-export function workerDepsFromEnv(
-  overrides: { store?: Store; logger?: Logger } = {},
-  env: Record<string, string | undefined> = process.env,
-): WorkerDeps {
-  const settings = loadAppSettings(env);
-  const allowPrivate = settings.allowPrivateUpstreams;
+/** Worker dependencies from the one config module (RUNNER_URL/RUNNER_TOKEN, ALLOW_PRIVATE_UPSTREAMS…). */
+export function workerDepsFromEnv(overrides: { store?: Store; logger?: Logger } = {}): WorkerDeps {
+  const settings = loadAppSettings();
   return {
     store: overrides.store ?? createStore(),
-    logger: overrides.logger ?? createLogger(),
-    fetch: createGuardedFetch({ allowPrivate }),
+    logger: overrides.logger ?? createLogger({ level: settings.logLevel }),
+    fetch: createGuardedFetch({ allowPrivate: settings.allowPrivateUpstreams }),
     runner: settings.runner,
   };
 }

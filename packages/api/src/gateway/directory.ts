@@ -28,8 +28,8 @@ export interface Snapshot {
 
 /**
  * The data plane's cached view of servers, statuses and catalogues: three index queries per refresh,
- * at most one refresh in flight, served from memory for up to `maxAgeMs`. That bounds how long an
- * edit, disable or new catalogue takes to reach calls (the documented staleness).
+ * at most one refresh in flight, served from memory (see `snapshot` for the bound: 2 × `maxAgeMs`,
+ * the documented ≤ 2 s staleness of edits, disables and new catalogues).
  */
 export class Directory {
   private current: Snapshot | undefined;
@@ -43,9 +43,18 @@ export class Directory {
     private readonly onRefresh?: (snapshot: Snapshot) => void,
   ) {}
 
-  /** The snapshot, refreshed first when it is older than `maxAgeMs`. */
+  /**
+   * The snapshot. Younger than `maxAgeMs`: as it is. Up to twice that: as it is, while a refresh runs
+   * in the background (no call waits on the index queries under steady traffic). Older: refreshed
+   * first. So what a call sees is never more than 2 × `maxAgeMs` old.
+   */
   async snapshot(): Promise<Snapshot> {
-    if (this.current && Date.now() - this.current.takenAt < this.maxAgeMs) return this.current;
+    const age = this.current ? Date.now() - this.current.takenAt : Number.POSITIVE_INFINITY;
+    if (this.current && age < this.maxAgeMs) return this.current;
+    if (this.current && age < 2 * this.maxAgeMs) {
+      this.refresh().catch((error) => this.logger.error("directory refresh failed", errorFields(error)));
+      return this.current;
+    }
     return this.refresh();
   }
 

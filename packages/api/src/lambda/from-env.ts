@@ -8,7 +8,7 @@ export function appFromEnvironment(serve: AppDeps["serve"]) {
   if (!settings.adminToken) throw new Error("Missing the admin token (SST secret AdminToken or ADMIN_TOKEN)");
   return createApp({
     store: createStore(),
-    logger: createLogger(),
+    logger: createLogger({ level: settings.logLevel }),
     adminToken: settings.adminToken,
     allowPrivateUpstreams: settings.allowPrivateUpstreams,
     runner: settings.runner,
