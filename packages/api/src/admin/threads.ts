@@ -3,7 +3,7 @@ import { AppError } from "@mcpgw/core";
 import { createRunnerClient } from "@mcpgw/upstream";
 import type { AppEnv } from "../env";
 import { Directory } from "../gateway/directory";
-import { ThreadId } from "../gateway/routes";
+import { CatalogToolView, ThreadId } from "../gateway/routes";
 import { type GatewayDeps, listTools, restTool } from "../gateway/service";
 import { json, jsonBody, problems, security } from "../openapi-helpers";
 
@@ -17,13 +17,6 @@ const ThreadInstanceView = z
     pid: z.number().int().nullable(),
   })
   .openapi("ThreadInstance");
-
-const CatalogToolView = z.object({
-  name: z.string(),
-  server: z.string(),
-  description: z.string().optional(),
-  inputSchema: z.record(z.string(), z.unknown()),
-});
 
 /** Registers the thread routes: start a thread-scoped server in a thread, its tools, tear it down. */
 export function registerThreadRoutes(

@@ -11,7 +11,8 @@ export const ThreadId = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, "must be 1-128 letters, digits, '.', '_', ':' or '-'");
 
-const CatalogToolView = z
+/** A tool of the aggregated catalogue, as the REST routes show it. */
+export const CatalogToolView = z
   .object({
     name: z.string().openapi({ example: "github__search_issues" }),
     server: z.string(),
