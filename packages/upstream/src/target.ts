@@ -1,4 +1,8 @@
-import type { ServerRecord } from "@mcpgw/core";
+/** What a target is made of: an HTTP server's URL and (opened) headers, or just a stdio server's id. */
+export type TargetSource =
+  | { transport: "http"; id: string; url: string; headers: Record<string, string> }
+  | { transport: "stdio"; id: string };
+
 import type { UpstreamTarget } from "./session";
 
 /** How to reach the stdio runner, when there is one. */
@@ -15,7 +19,7 @@ export const NO_RUNNER_ERROR = "stdio servers need the stdio runner, and none is
  * streamable-HTTP face of it (optionally one thread's instance). Undefined without a runner.
  */
 export function targetOf(
-  server: ServerRecord,
+  server: TargetSource,
   runner: RunnerEndpoint | undefined,
   thread?: string,
 ): UpstreamTarget | undefined {

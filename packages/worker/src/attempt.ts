@@ -1,10 +1,10 @@
-import type { ServerRecord } from "@mcpgw/core";
 import {
   NO_RUNNER_ERROR,
   PROBE_DEADLINE_MS,
   type ProbeResult,
   probeUpstream,
   type RunnerEndpoint,
+  type TargetSource,
   targetOf,
 } from "@mcpgw/upstream";
 
@@ -23,7 +23,7 @@ export interface AttemptDeps {
  * One attempt with its deadline, and an outer grace that force-settles `failed/not_responding`
  * whatever the upstream (or the client library) does — the status always leaves `connecting`.
  */
-export async function attemptConnection(server: ServerRecord, deps: AttemptDeps): Promise<ProbeResult> {
+export async function attemptConnection(server: TargetSource, deps: AttemptDeps): Promise<ProbeResult> {
   const at = new Date().toISOString();
   const target = targetOf(server, deps.runner);
   if (!target) {

@@ -1,5 +1,6 @@
 import { recordFailure, type Store } from "@mcpgw/aws";
 import { isOvertakenRetry, type Job, type Logger } from "@mcpgw/core";
+import type { TargetSource } from "@mcpgw/upstream";
 import { type AttemptDeps, attemptConnection } from "./attempt";
 
 /** What the worker needs to run jobs. */
@@ -28,7 +29,12 @@ export async function processJob(deps: WorkerDeps, job: Job, jobId?: string): Pr
     logger.debug("job dropped", { why: "a later attempt owns the retry chain" });
     return "dropped";
   }
-  const server = await store.servers.get(job.serverId);
+  // Only an HTTP server's headers are needed (a KMS call); a stdio server is reached by id through the runner.
+  const plain = await store.servers.getPlain(job.serverId);
+  const server: (TargetSource & { name: string; enabled: boolean }) | undefined =
+    plain?.transport === "http"
+      ? await store.servers.get(job.serverId)
+      : plain && { transport: "stdio", id: plain.id, name: plain.name, enabled: plain.enabled };
   if (!server?.enabled) {
     logger.debug("job dropped", { why: server ? "disabled" : "server deleted" });
     return "dropped";

@@ -235,7 +235,11 @@ export async function withServerSession<T>(
 
   // Only a cold call gets here: one config read (with KMS), one initialize. Concurrent cold calls share it.
   async function open() {
-    const record = await deps.store.servers.get(server.id);
+    // Only an HTTP server's headers need opening (KMS); a stdio server is reached by id via the runner.
+    const record =
+      server.transport === "http"
+        ? await deps.store.servers.get(server.id)
+        : { transport: "stdio" as const, id: server.id };
     if (!record) throw new AppError("server.not_found", `No server named '${server.name}'.`);
     const target = targetOf(record, deps.runner, thread);
     if (!target) {
