@@ -3,7 +3,6 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { checkUrl, ForbiddenAddressError } from "./guard";
 
 /** Where an upstream MCP server lives and what to send it. */
 export interface UpstreamTarget {
@@ -41,7 +40,7 @@ const CLIENT_INFO = { name: "mcp-gateway", version: "1.0.0" };
 export async function openSession(target: UpstreamTarget, options: OpenOptions): Promise<UpstreamSession> {
   const url = new URL(target.url);
   const requestInit = { headers: target.headers };
-  const fetchImpl = target.internal ? fetch : refusingForbiddenRedirects(options.fetch);
+  const fetchImpl = target.internal ? fetch : options.fetch;
   try {
     const transport = new StreamableHTTPClientTransport(url, { requestInit, fetch: fetchImpl });
     return await initialize(transport, "streamable-http", options);
@@ -65,32 +64,6 @@ async function initialize(
     throw error;
   }
   return { client, transport, kind, close: () => closeSession(client, transport) };
-}
-
-const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
-
-/**
- * The SDK transports fetch with `redirect: "manual"` and follow only same-origin redirects (through this
- * fetch, so the guard vets each hop); any other redirect they refuse as "not followed". When the target
- * is an address forbidden under every policy (cloud metadata, link-local, unspecified), refuse it here
- * instead, so the failure says "forbidden address" like every other refusal of the guard.
- */
-function refusingForbiddenRedirects(fetchImpl: typeof fetch): typeof fetch {
-  return async (input, init) => {
-    const response = await fetchImpl(input, init);
-    const location = REDIRECT_STATUSES.has(response.status) ? response.headers.get("location") : null;
-    if (location === null) return response;
-    let target: URL;
-    try {
-      target = new URL(location, input instanceof Request ? input.url : String(input));
-    } catch {
-      return response;
-    }
-    const check = checkUrl(target, { allowPrivate: true });
-    if (check.ok || check.reason !== "forbidden_address") return response;
-    await response.body?.cancel().catch(() => undefined);
-    throw new ForbiddenAddressError(target.hostname, "forbidden_address", `redirect to ${check.message}`);
-  };
 }
 
 /** How long a polite session DELETE may take before the session is simply dropped. */

@@ -260,15 +260,26 @@ describe("createGuardedFetch", () => {
   });
 
   it('returns the redirect itself with redirect: "manual" (as the SDK transports request)', async () => {
+    const server = await startServer((_req, res) => res.writeHead(302, { location: "/elsewhere" }).end());
+    const guardedFetch = createGuardedFetch({ allowPrivate: true });
+
+    const response = await guardedFetch(`${server.origin}/`, { redirect: "manual" });
+
+    expect(response.status).toBe(302);
+    expect(response.headers.get("location")).toBe("/elsewhere");
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("refuses a manual-mode redirect to a forbidden address before anyone can follow it", async () => {
     const server = await startServer((_req, res) =>
       res.writeHead(302, { location: "http://169.254.169.254/" }).end(),
     );
     const guardedFetch = createGuardedFetch({ allowPrivate: true });
 
-    const response = await guardedFetch(`${server.origin}/`, { redirect: "manual" });
-    expect(response.status).toBe(302);
-    expect(response.headers.get("location")).toBe("http://169.254.169.254/");
-    await expect(guardedFetch(response.headers.get("location") ?? "")).rejects.toThrow(ForbiddenAddressError);
+    const error = await guardedFetch(`${server.origin}/`, { redirect: "manual" }).catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(ForbiddenAddressError);
+    expect((error as Error).message).toMatch(/forbidden address: redirect to 169\.254\.169\.254/);
   });
 
   it("names the host in the refusal but never a header value", async () => {

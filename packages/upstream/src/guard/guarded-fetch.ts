@@ -116,7 +116,15 @@ export function createGuardedFetch(options: GuardedFetchOptions): typeof fetch {
       request.signal.throwIfAborted();
       const response = await sendHop(url, hop, addresses);
       const target = redirectTarget(response, url);
-      if (target === null || request.redirect === "manual") return markRedirected(response, redirects > 0);
+      if (target === null) return markRedirected(response, redirects > 0);
+      if (request.redirect === "manual") {
+        // The caller follows it (or not) itself; a target the policy forbids is refused right here,
+        // so every refusal reads the same, whoever would have followed it.
+        const check = checkUrl(target, policy);
+        if (check.ok || check.reason === "invalid") return markRedirected(response, redirects > 0);
+        await response.body?.cancel();
+        throw new ForbiddenAddressError(target.hostname, check.reason, `redirect to ${check.message}`);
+      }
       await response.body?.cancel();
       if (request.redirect === "error") throw new TypeError("fetch failed: unexpected redirect");
       if (redirects === MAX_REDIRECTS) throw new TypeError("fetch failed: too many redirects");
