@@ -1,4 +1,5 @@
 import { CallToolResultSchema, ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { transportHttpStatus } from "./failure";
 import type { UpstreamSession } from "./session";
 
 /** The longest a call may run, however often progress extends it. */
@@ -135,8 +136,7 @@ function toCallFailure(error: unknown, options: CallOptions): CallFailure {
     return new CallFailure("rpc", error.message, { cause: error });
   }
   const message = error instanceof Error ? error.message : String(error);
-  const code = (error as { code?: unknown }).code;
-  if (code === 404 && message.startsWith("Streamable HTTP error")) {
+  if (transportHttpStatus(error) === 404) {
     return new CallFailure("session_expired", "the upstream no longer knows this session", { cause: error });
   }
   return new CallFailure("unreachable", message, { cause: error });

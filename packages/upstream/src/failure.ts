@@ -75,16 +75,20 @@ function causeChain(error: unknown): ErrorLink[] {
   return chain;
 }
 
-/** The HTTP status carried by SDK transport errors (StreamableHTTPError, SseError). */
+/** The HTTP status of an MCP SDK transport refusal (StreamableHTTPError, SseError); undefined otherwise. */
+export function transportHttpStatus(error: unknown): number | undefined {
+  const { code, message, name } = (error ?? {}) as { code?: unknown; message?: unknown; name?: unknown };
+  const sdkError =
+    name === "StreamableHTTPError" ||
+    name === "SseError" ||
+    /^(Streamable HTTP error|SSE error)/.test(String(message));
+  return sdkError && typeof code === "number" ? code : undefined;
+}
+
+/** The HTTP status an error in the cause chain carries, from the SDK's error or its message. */
 function httpStatus(link: ErrorLink): number | undefined {
-  if (
-    (link.name === "StreamableHTTPError" ||
-      link.name === "SseError" ||
-      /^Streamable HTTP error|SSE error/.test(link.message)) &&
-    typeof link.code === "number"
-  ) {
-    return link.code;
-  }
+  const refusal = transportHttpStatus(link);
+  if (refusal !== undefined) return refusal;
   const match =
     /\bHTTP (\d{3})\b|\b(\d{3}) (?:Unauthorized|Forbidden)\b|Non-200 status code \((\d{3})\)/.exec(
       link.message,

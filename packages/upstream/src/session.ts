@@ -3,6 +3,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { transportHttpStatus } from "./failure";
 
 /** Where an upstream MCP server lives and what to send it. */
 export interface UpstreamTarget {
@@ -80,16 +81,8 @@ async function closeSession(client: Client, transport: Transport): Promise<void>
 
 /** A 4xx other than 401/403 on the first POST: the server does not speak streamable HTTP. */
 function isLegacyOnlyRefusal(error: unknown): boolean {
-  const code = (error as { code?: unknown }).code;
-  const message = error instanceof Error ? error.message : "";
-  return (
-    typeof code === "number" &&
-    code >= 400 &&
-    code < 500 &&
-    code !== 401 &&
-    code !== 403 &&
-    message.startsWith("Streamable HTTP error")
-  );
+  const status = transportHttpStatus(error);
+  return status !== undefined && status >= 400 && status < 500 && status !== 401 && status !== 403;
 }
 
 /** Every tool the session's server lists, following pagination cursors. */

@@ -20,6 +20,7 @@ import {
   scrubSecrets,
   type ToolCallResult,
   targetOf,
+  transportHttpStatus,
   type UpstreamSession,
 } from "@mcpgw/upstream";
 import { type Directory, type DirectoryEntry, isAvailable } from "./directory";
@@ -292,10 +293,7 @@ export async function withServerSession<T>(
 /** The reason a warm call's transport failure gives its server: an HTTP refusal says which (401/403, 5xx). */
 function callFailureReason(error: CallFailure): FailureReason {
   if (error.kind === "timeout") return "not_responding";
-  const cause = error.cause as { code?: unknown; message?: unknown } | undefined;
-  const httpRefusal =
-    typeof cause?.code === "number" && /^(Streamable HTTP error|SSE error)/.test(String(cause.message));
-  return httpRefusal ? classifyFailure(cause) : "unreachable";
+  return transportHttpStatus(error.cause) === undefined ? "unreachable" : classifyFailure(error.cause);
 }
 
 async function alive(client: { ping(options?: { timeout?: number }): Promise<unknown> }): Promise<boolean> {
