@@ -14,6 +14,9 @@ import { KINDS, keys } from "./table";
 
 type TransactItem = NonNullable<TransactWriteCommandInput["TransactItems"]>[number];
 
+/** What replacing a stored server needs to know of it (no secrets: they are replaced wholesale). */
+export type StoredIdentity = Pick<ServerRecord, "id" | "name" | "version" | "createdAt">;
+
 /** DynamoDB allows at most this many items in one transaction. */
 const MAX_TRANSACTION_ITEMS = 100;
 
@@ -24,7 +27,7 @@ export interface ServerRepository {
   /** Creates `creates` and overwrites `replaces` all in one transaction: everything or nothing. */
   importAll(
     creates: ServerSpec[],
-    replaces: Array<{ existing: ServerRecord; spec: ServerSpec }>,
+    replaces: Array<{ existing: StoredIdentity; spec: ServerSpec }>,
   ): Promise<ServerRecord[]>;
   get(id: string): Promise<ServerRecord | undefined>;
   /** A server's config without opening its secrets (no KMS call). */
@@ -37,7 +40,7 @@ export interface ServerRepository {
   /** Every server without opening secrets (for sweeps and catalogue joins). */
   listPlain(): Promise<Array<Omit<ServerRecord, "headers" | "env">>>;
   /** Stores `spec` over `existing` if its version is still `existing.version`; renames move the claim. */
-  update(existing: ServerRecord, spec: ServerSpec): Promise<ServerRecord>;
+  update(existing: StoredIdentity, spec: ServerSpec): Promise<ServerRecord>;
   /** Deletes the server and everything it owns; false when it did not exist. */
   remove(id: string): Promise<boolean>;
 }
@@ -113,7 +116,7 @@ export function createServerRepository(
     };
   }
 
-  async function replaceItems(existing: ServerRecord, spec: ServerSpec, now: string) {
+  async function replaceItems(existing: StoredIdentity, spec: ServerSpec, now: string) {
     const record = {
       ...spec,
       id: existing.id,

@@ -129,7 +129,8 @@ export async function importServers(
 ): Promise<{ servers: ServerView[]; skipped: string[] }> {
   const specs = parseMcpJson(document).map((spec) => parseServerSpec(spec));
   for (const spec of specs) assertUpstreamAllowed(deps, spec);
-  const existing = new Map((await deps.store.servers.list()).map((server) => [server.name, server]));
+  // Names and versions are all an import needs of existing servers: no secret is opened.
+  const existing = new Map((await deps.store.servers.listPlain()).map((server) => [server.name, server]));
   const clashes = specs.filter((spec) => existing.has(spec.name)).map((spec) => spec.name);
   if (clashes.length > 0 && onConflict === "fail") {
     throw new AppError("import.name_conflict", `Servers already exist: ${clashes.join(", ")}.`, {
