@@ -1,5 +1,16 @@
 import { describe, expect, it } from "vitest";
-import { checkUrl, classifyAddress, isForbidden, parseHostLiteral } from "./address-policy";
+import {
+  type AddressClass,
+  checkUrl,
+  classifyAddress,
+  IPV4_GUARD_RANGES,
+  IPV4_SPECIAL_REGISTRY,
+  IPV6_GUARD_RANGES,
+  IPV6_SPECIAL_REGISTRY,
+  isForbidden,
+  parseHostLiteral,
+  type SpecialRange,
+} from "./address-policy";
 
 /** Host spellings of 169.254.169.254 accepted by WHATWG URL parsing and/or inet_aton. */
 const METADATA_IPV4_SPELLINGS = [
@@ -216,5 +227,224 @@ describe("checkUrl", () => {
       expect(result.message).not.toContain("secret");
       expect(result.message).not.toContain("meta-data");
     }
+  });
+});
+
+/** First and last address of an IPv4 or IPv6 CIDR, computed independently of the module under test. */
+function bounds(cidr: string): [first: string, last: string] {
+  const [ip = "", length = ""] = cidr.split("/");
+  const bits = ip.includes(":") ? 128 : 32;
+  const value = ip.includes(":")
+    ? ipv6Bits(ip)
+    : ip.split(".").reduce((acc, o) => (acc << 8n) | BigInt(o), 0n);
+  const hostMask = (1n << BigInt(bits - Number(length))) - 1n;
+  const format = bits === 128 ? formatIPv6 : formatIPv4;
+  return [format(value & ~hostMask), format(value | hostMask)];
+}
+
+function ipv4Bits(ip: string): bigint {
+  return ip.split(".").reduce((acc, octet) => (acc << 8n) | BigInt(octet), 0n);
+}
+
+function ipv6Bits(ip: string): bigint {
+  const [head = "", tail = ""] = ip.split("::");
+  const headGroups = head ? head.split(":") : [];
+  const tailGroups = tail ? tail.split(":") : [];
+  const zeros = ip.includes("::") ? Array<string>(8 - headGroups.length - tailGroups.length).fill("0") : [];
+  return [...headGroups, ...zeros, ...tailGroups].reduce((acc, g) => (acc << 16n) | BigInt(`0x${g}`), 0n);
+}
+
+function formatIPv6(value: bigint): string {
+  return [...Array(8).keys()].map((i) => ((value >> BigInt(112 - 16 * i)) & 0xffffn).toString(16)).join(":");
+}
+
+function formatIPv4(value: bigint): string {
+  return [24n, 16n, 8n, 0n].map((shift) => (value >> shift) & 0xffn).join(".");
+}
+
+/** Whether the policy refuses an address of this class. */
+function refused(cls: AddressClass, allowPrivate: boolean): boolean {
+  if (cls === "public") return false;
+  return cls === "loopback" || cls === "private" ? !allowPrivate : true;
+}
+
+describe("special-purpose address tables", () => {
+  const rows: (readonly [table: string, row: SpecialRange])[] = [
+    ...IPV4_SPECIAL_REGISTRY.map((row) => [`IANA IPv4 ${row.cidr} (${row.name})`, row] as const),
+    ...IPV4_GUARD_RANGES.map((row) => [`guard IPv4 ${row.cidr} (${row.name})`, row] as const),
+    ...IPV6_SPECIAL_REGISTRY.map((row) => [`IANA IPv6 ${row.cidr} (${row.name})`, row] as const),
+    ...IPV6_GUARD_RANGES.map((row) => [`guard IPv6 ${row.cidr} (${row.name})`, row] as const),
+  ];
+
+  it.each(rows)("%s: first and last address have the row's class and refusal", (_table, row) => {
+    // Prepare: an embedding row's first and last addresses carry 0.0.0.0 and 255.255.255.255.
+    const expected = row.treatment === "embedded_ipv4" ? "unspecified" : row.treatment;
+
+    for (const address of bounds(row.cidr)) {
+      // Act
+      const cls = classifyAddress(address);
+      // Assess
+      expect(cls, address).toBe(expected);
+      expect(isForbidden(address, ALLOW), address).toBe(refused(expected, true));
+      expect(isForbidden(address, DENY), address).toBe(true);
+    }
+  });
+
+  it.each(rows.filter(([, row]) => row.treatment === "embedded_ipv4"))(
+    "%s: classifies by the embedded IPv4 address",
+    (_table, row) => {
+      // Prepare: the IPv4 address sits in the 32 bits right after the prefix.
+      const [ip = "", length = ""] = row.cidr.split("/");
+      const embed = (v4: string) =>
+        formatIPv6(ipv6Bits(ip) | (ipv4Bits(v4) << BigInt(128 - Number(length) - 32)));
+
+      // Act + Assess
+      expect(classifyAddress(embed("169.254.169.254"))).toBe("metadata");
+      expect(classifyAddress(embed("127.0.0.1"))).toBe("loopback");
+      expect(classifyAddress(embed("10.1.2.3"))).toBe("private");
+      expect(classifyAddress(embed("192.0.2.1"))).toBe("unspecified");
+      expect(classifyAddress(embed("8.8.8.8"))).toBe("public");
+    },
+  );
+
+  it("has no public row: every special-purpose address is refused without allowPrivate", () => {
+    expect(rows.filter(([, row]) => row.treatment === "public")).toEqual([]);
+  });
+
+  it("names every row", () => {
+    for (const [table, row] of rows) {
+      expect(row.name, row.cidr).not.toBe("");
+      if (table.startsWith("IANA")) expect(row.rfc, row.cidr).toMatch(/^RFC \d+/);
+    }
+  });
+
+  it("lists every block of the IANA IPv4 Special-Purpose Address Registry, in registry order", () => {
+    expect(IPV4_SPECIAL_REGISTRY.map((row) => row.cidr)).toEqual([
+      "0.0.0.0/8",
+      "0.0.0.0/32",
+      "10.0.0.0/8",
+      "100.64.0.0/10",
+      "127.0.0.0/8",
+      "169.254.0.0/16",
+      "172.16.0.0/12",
+      "192.0.0.0/24",
+      "192.0.0.0/29",
+      "192.0.0.8/32",
+      "192.0.0.9/32",
+      "192.0.0.10/32",
+      "192.0.0.170/32",
+      "192.0.0.171/32",
+      "192.0.2.0/24",
+      "192.31.196.0/24",
+      "192.52.193.0/24",
+      "192.88.99.0/24",
+      "192.168.0.0/16",
+      "192.175.48.0/24",
+      "198.18.0.0/15",
+      "198.51.100.0/24",
+      "203.0.113.0/24",
+      "240.0.0.0/4",
+      "255.255.255.255/32",
+    ]);
+  });
+
+  it("lists every block of the IANA IPv6 Special-Purpose Address Registry, in registry order", () => {
+    expect(IPV6_SPECIAL_REGISTRY.map((row) => row.cidr)).toEqual([
+      "::1/128",
+      "::/128",
+      "::ffff:0:0/96",
+      "64:ff9b::/96",
+      "64:ff9b:1::/48",
+      "100::/64",
+      "100:0:0:1::/64",
+      "2001::/23",
+      "2001::/32",
+      "2001:1::1/128",
+      "2001:1::2/128",
+      "2001:1::3/128",
+      "2001:2::/48",
+      "2001:3::/32",
+      "2001:4:112::/48",
+      "2001:10::/28",
+      "2001:20::/28",
+      "2001:30::/28",
+      "2001:db8::/32",
+      "2002::/16",
+      "2620:4f:8000::/48",
+      "3fff::/20",
+      "5f00::/16",
+      "fc00::/7",
+      "fe80::/10",
+    ]);
+  });
+
+  it.each([
+    ["2001::1", "Teredo"],
+    ["2001:0:4136:e378:8000:63bf:3fff:fdd2", "Teredo (RFC 4380 example, client 192.0.2.45)"],
+    ["2001:0:808:808:0:f227:f7f7:f7f7", "Teredo with public server and client 8.8.8.8"],
+    ["192.0.0.0", "IETF Protocol Assignments"],
+    ["192.0.0.1", "IPv4 Service Continuity Prefix"],
+    ["192.0.0.9", "PCP anycast"],
+    ["192.0.0.10", "TURN anycast"],
+    ["192.0.0.170", "NAT64/DNS64 discovery"],
+    ["192.0.0.255", "IETF Protocol Assignments"],
+    ["192.0.2.1", "TEST-NET-1"],
+    ["198.51.100.7", "TEST-NET-2"],
+    ["203.0.113.254", "TEST-NET-3"],
+    ["192.31.196.1", "AS112-v4"],
+    ["192.52.193.1", "AMT"],
+    ["192.88.99.1", "deprecated 6to4 relay anycast"],
+    ["192.175.48.6", "direct delegation AS112"],
+    ["240.0.0.1", "reserved"],
+    ["255.255.255.255", "limited broadcast"],
+    ["100::1", "discard-only"],
+    ["100::ffff:ffff:ffff:ffff", "discard-only"],
+    ["100:0:0:1::1", "dummy IPv6 prefix"],
+    ["2001:1::1", "PCP anycast"],
+    ["2001:1::3", "DNS-SD SRP anycast"],
+    ["2001:2::1", "benchmarking"],
+    ["2001:3::1", "AMT"],
+    ["2001:4:112::1", "AS112-v6"],
+    ["2001:10::1", "deprecated ORCHID"],
+    ["2001:20::1", "ORCHIDv2"],
+    ["2001:30::1", "drone DETs"],
+    ["2001:1ff:ffff:ffff:ffff:ffff:ffff:ffff", "IETF Protocol Assignments"],
+    ["2001:db8::1", "documentation"],
+    ["3fff::1", "documentation"],
+    ["2620:4f:8000::6", "direct delegation AS112"],
+    ["5f00::1", "SRv6 SIDs"],
+    ["64:ff9b::192.0.2.1", "NAT64 of TEST-NET-1"],
+    ["::ffff:192.0.0.9", "IPv4-mapped PCP anycast"],
+    ["2002:c000:201::1", "6to4 of TEST-NET-1"],
+    ["2002:c058:6301::1", "6to4 of the 6to4 relay anycast"],
+  ])("refuses %s (%s) even with allowPrivate", (ip) => {
+    expect(classifyAddress(ip)).toBe("unspecified");
+    expect(isForbidden(ip, ALLOW)).toBe(true);
+    expect(checkUrl(`http://${ip.includes(":") ? `[${ip}]` : ip}/mcp`, ALLOW)).toMatchObject({
+      ok: false,
+      reason: "forbidden_address",
+    });
+  });
+
+  it.each(["198.18.0.1", "198.19.255.255", "64:ff9b:1::a00:1"])(
+    "treats %s as private: reachable only with allowPrivate",
+    (ip) => {
+      expect(classifyAddress(ip)).toBe("private");
+      expect(isForbidden(ip, ALLOW)).toBe(false);
+      expect(isForbidden(ip, DENY)).toBe(true);
+    },
+  );
+
+  it.each([
+    "192.0.1.255",
+    "192.0.3.0",
+    "198.51.101.1",
+    "203.0.114.1",
+    "2001:200::1",
+    "2001:db9::1",
+    "2003::1",
+  ])("leaves %s, just outside a special-purpose block, public", (ip) => {
+    expect(classifyAddress(ip)).toBe("public");
+    expect(isForbidden(ip, DENY)).toBe(false);
   });
 });

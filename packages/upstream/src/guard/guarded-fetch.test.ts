@@ -157,6 +157,21 @@ describe("createGuardedFetch", () => {
     expect(hops).toEqual([]);
   });
 
+  it.each(["2001::a9fe:a9fe", "192.0.2.10", "192.0.0.9", "100::1", "2002:c000:20a::1"])(
+    "refuses a hostname that resolves to the special-purpose address %s, even with allowPrivate",
+    async (address) => {
+      const { fetchImpl, hops } = recordingHops();
+      const dns = fakeDns({ "special.test": [address] });
+      const guardedFetch = createGuardedFetch({ allowPrivate: true, lookup: dns, fetchImpl });
+
+      const failure = guardedFetch("http://special.test/mcp");
+
+      await expect(failure).rejects.toThrow(ForbiddenAddressError);
+      await expect(failure).rejects.toThrow(/an unspecified or reserved address/);
+      expect(hops).toEqual([]);
+    },
+  );
+
   it("resolves once and connects to the vetted address, keeping the hostname in Host", async () => {
     const server = await startServer((_req, res) => res.end("ok"));
     const dns = fakeDns({ "upstream.test": ["127.0.0.1"] });
