@@ -97,21 +97,75 @@ function httpStatus(link: ErrorLink): number | undefined {
   return status;
 }
 
+/** What a secret is replaced with. */
+const REDACTED = "[REDACTED]";
+/** Shortest secret value scrubbed at all (raw, URL-encoded, JSON-escaped). */
+const MIN_VALUE_LENGTH = 4;
+/** Shortest derived form scrubbed: a whitespace-separated part, a base64 run. Shorter ones hit plain text. */
+const MIN_FORM_LENGTH = 8;
+
 /**
  * Error text with every secret value replaced — header and env values the server was configured
- * with (also URL-encoded), so diagnostics never carry credentials.
+ * with, so diagnostics never carry credentials. Each value (≥ 4 characters) and each of its
+ * whitespace-separated parts (≥ 8, e.g. the token of "Bearer …") is caught raw, URL-encoded,
+ * JSON-escaped, and base64 / base64url-encoded, also inside longer base64 such as HTTP Basic
+ * credentials. Longest forms are replaced first, so one never leaves a fragment of another.
  */
 export function scrubSecrets(text: string, secrets: Iterable<string>): string {
-  let scrubbed = text;
-  const values = [...secrets].filter((value) => value.length >= 4).sort((a, b) => b.length - a.length);
-  for (const value of values) {
-    for (const form of new Set([
-      value,
-      encodeURIComponent(value),
-      ...value.split(/\s+/).filter((part) => part.length >= 8),
-    ])) {
-      scrubbed = scrubbed.split(form).join("[REDACTED]");
+  const forms = new Set<string>();
+  for (const value of new Set(secrets)) {
+    if (value.length < MIN_VALUE_LENGTH) continue;
+    const parts = value.split(/\s+/).filter((part) => part.length >= MIN_FORM_LENGTH);
+    for (const piece of new Set([value, ...parts])) {
+      forms.add(piece).add(encodeURIComponent(piece));
+      for (const form of jsonEscapedForms(piece)) forms.add(form);
+      for (const form of base64Forms(piece)) if (form.length >= MIN_FORM_LENGTH) forms.add(form);
     }
   }
+  let scrubbed = text;
+  for (const form of [...forms].sort((a, b) => b.length - a.length)) {
+    scrubbed = scrubbed.split(form).join(REDACTED);
+  }
   return scrubbed;
+}
+
+/**
+ * The value as the inside of a JSON string, the way common serializers escape it: JSON.stringify;
+ * non-ASCII as \uXXXX in either hex case (Python, PHP, Jackson); "<", ">", "&", U+2028/9 as \u escapes
+ * (Go); and each of those with "/" escaped as "\/" (PHP, some Java). Same length rule as the raw value:
+ * an escaped spelling is never shorter, nor more common, than the value itself.
+ */
+function jsonEscapedForms(value: string): string[] {
+  const plain = JSON.stringify(value).slice(1, -1);
+  const unicodeEscape = (upper: boolean) => (char: string) => {
+    const hex = char.charCodeAt(0).toString(16).padStart(4, "0");
+    return `\\u${upper ? hex.toUpperCase() : hex}`;
+  };
+  // Without the u flag these classes match UTF-16 code units, so astral characters become surrogate pairs.
+  const variants = [
+    plain,
+    plain.replace(/[\u007f-\uffff]/g, unicodeEscape(false)),
+    plain.replace(/[\u007f-\uffff]/g, unicodeEscape(true)),
+    plain.replace(/[<>&\u2028\u2029]/g, unicodeEscape(false)),
+  ];
+  return variants.flatMap((form) => [form, form.replaceAll("/", "\\/")]);
+}
+
+/**
+ * Base64 and base64url runs that any base64 text encoding the value must contain. Encoded at byte
+ * offset o, the value's bytes from d = (3 - o % 3) % 3 on fill whole 3-byte groups, whose encoding
+ * appears verbatim; so for d = 0, 1, 2 the whole groups from byte d, unpadded. Plus the encoding of
+ * the value alone, with and without padding, so its trailing partial group goes too.
+ */
+function base64Forms(value: string): string[] {
+  const bytes = Buffer.from(value, "utf8");
+  const runs = [0, 1, 2].map((d) => {
+    const whole = Math.max(0, Math.floor((bytes.length - d) / 3) * 3);
+    return bytes.subarray(d, d + whole).toString("base64");
+  });
+  const complete = bytes.toString("base64");
+  return [...runs, complete, complete.replace(/=+$/, "")].flatMap((form) => [
+    form,
+    form.replaceAll("+", "-").replaceAll("/", "_"),
+  ]);
 }
