@@ -2,9 +2,15 @@
  * The stdio runner: a Fargate service built from packages/runner/Dockerfile, in a private VPC, reached
  * by the functions through Cloud Map (`http://<service>.<namespace>:8788`) — never from the internet.
  * `sst dev` runs it as a local process instead (`dev.command`).
+ *
+ * The container starts as root only to run each child under a uid of its own (the image's ENTRYPOINT
+ * keeps six capabilities and sets no_new_privs). The runner reads its token and its AWS credentials
+ * (the ECS container-credentials path) once at start and removes them from its environment; children
+ * get an allow-listed env, run under other uids, and so can read neither — they cannot reach the task
+ * role's credentials.
  */
 import { jobsLink } from "./queue";
-import { keyLink, runnerToken, tableLink } from "./storage";
+import { key, openStdioSecretsOnly, runnerToken, tableLink } from "./storage";
 
 /** The runner's port (the Dockerfile's PORT / EXPOSE). */
 const RUNNER_PORT = 8788;
@@ -31,9 +37,12 @@ export const runner = new sst.aws.Service("StdioRunner", {
   memory: "1 GB",
   // One task: it owns the children and the thread-scoped instances in memory.
   scaling: { min: 1, max: 1 },
-  // Table and key to read server configs and open their sealed env; the job queue for retries.
-  link: [tableLink, keyLink, jobsLink],
+  // Table to read server configs and record deaths; the job queue for retries. No Key link (its
+  // Decrypt is unconditional): the runner may open only stdio env and secret-store values.
+  link: [tableLink, jobsLink],
+  permissions: openStdioSecretsOnly,
   environment: {
+    KMS_KEY_ID: key.arn,
     PORT: String(RUNNER_PORT),
     HOST: $dev ? "127.0.0.1" : "0.0.0.0",
     ...($dev ? { RUNNER_TOKEN: runnerToken.value } : {}),

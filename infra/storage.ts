@@ -59,6 +59,25 @@ export const keyLink = new sst.Linkable("Key", {
   include: [sst.aws.permission({ actions: ["kms:Decrypt"], resources: [key.arn] })],
 });
 
+/**
+ * The stdio runner's only KMS right: open the values it renders for children — stdio env
+ * (`mcpgw:field` = `env`) and secret-store entries (an `mcpgw:secret` context) — never an HTTP
+ * server's headers. Children could not borrow even this: they run under other uids and never learn
+ * the container-credentials path (see infra/runner.ts).
+ */
+export const openStdioSecretsOnly = [
+  {
+    actions: ["kms:Decrypt"],
+    resources: [key.arn],
+    conditions: [{ test: "StringEquals", variable: "kms:EncryptionContext:mcpgw:field", values: ["env"] }],
+  },
+  {
+    actions: ["kms:Decrypt"],
+    resources: [key.arn],
+    conditions: [{ test: "Null", variable: "kms:EncryptionContext:mcpgw:secret", values: ["false"] }],
+  },
+];
+
 /** The extra grant of the functions that seal (server headers/env, secrets). */
 export const sealWithKey = { actions: ["kms:GenerateDataKey"], resources: [key.arn] };
 

@@ -2,10 +2,12 @@
  * `npm run bench -- <name>`: benchmarks that print their figures as ratios measured in one run.
  *   lifecycle  median POST /v1/servers → connected; time to sweep 200 servers
  *   proxy      added latency of POST /v1/tools/{name}/call over a direct warm MCP call
+ *   isolation  spawn-to-ready of stdio children under their own uid vs a shared one (root only)
  */
 const benches: Record<string, () => Promise<unknown>> = {
   lifecycle: () => import("./bench/lifecycle"),
   proxy: () => import("./bench/proxy"),
+  isolation: () => import("./bench/isolation"),
 };
 
 const name = process.argv[2];

@@ -5,8 +5,15 @@
  */
 import { randomBytes } from "node:crypto";
 import { createApp, listen } from "@mcpgw/api";
-import { createStore, ensureResources, loadAppSettings, loadAwsConfig, loadRunnerSettings } from "@mcpgw/aws";
-import { createLogger } from "@mcpgw/core";
+import {
+  createStore,
+  ensureResources,
+  loadAppSettings,
+  loadAwsConfig,
+  loadRunnerSettings,
+  removeCredentialsFromEnv,
+} from "@mcpgw/aws";
+import { createLogger, errorFields } from "@mcpgw/core";
 import { startRunner } from "@mcpgw/runner";
 import { startPoller, startSweeper, workerDepsFromEnv } from "@mcpgw/worker";
 import { startEmulator } from "./lib/emulator";
@@ -25,14 +32,19 @@ const emulator = await startEmulator(log);
 const store = createStore(loadAwsConfig());
 await ensureResources(store.clients, store.config);
 const logger = createLogger({ level: settings.logLevel });
-const { token: runnerToken = "", cacheDir, idleMs, maxChildren } = loadRunnerSettings();
+const { token: runnerToken = "", ...runnerSettings } = loadRunnerSettings();
+const worker = workerDepsFromEnv({ store, logger });
+// Every setting is read: the tokens and AWS credentials leave the environment (the runner's children
+// get an allow-listed env anyway; nothing read later may find them either).
+removeCredentialsFromEnv();
+// A stdio child's misbehaviour must not end the stack: a fault that escapes is logged, not fatal.
+process.on("uncaughtException", (error) => logger.error("uncaught exception", errorFields(error)));
+process.on("unhandledRejection", (error) => logger.error("unhandled rejection", errorFields(error)));
 const runner = await startRunner({
   store,
   logger,
   token: runnerToken,
-  ...(cacheDir ? { cacheDir } : {}),
-  ...(idleMs ? { idleMs } : {}),
-  ...(maxChildren ? { maxChildren } : {}),
+  ...definedOnly({ ...runnerSettings, port: undefined, host: undefined }),
 });
 const runnerEndpoint = { url: runner.url, token: runner.token };
 const app = createApp({
@@ -42,10 +54,10 @@ const app = createApp({
   allowPrivateUpstreams: settings.allowPrivateUpstreams,
   runner: runnerEndpoint,
   mcp: { loopbackOnly: true, allowedOrigins: settings.mcpAllowedOrigins },
+  maxUpstreamMessageBytes: settings.maxUpstreamMessageBytes,
 });
 const api = await listen(app, port);
-const worker = { ...workerDepsFromEnv({ store, logger }), runner: runnerEndpoint };
-const poller = startPoller(worker);
+const poller = startPoller({ ...worker, runner: runnerEndpoint });
 const sweeper = startSweeper(worker, settings.sweepIntervalSeconds);
 
 if (generatedToken) log(`ADMIN_TOKEN=${adminToken} (generated; set ADMIN_TOKEN to choose one)`);
@@ -64,3 +76,8 @@ async function shutdown() {
 }
 process.once("SIGINT", shutdown);
 process.once("SIGTERM", shutdown);
+
+/** The entries of `value` that are set. */
+function definedOnly<T extends object>(value: T): { [K in keyof T]: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as never;
+}

@@ -1,11 +1,13 @@
 /**
  * The stdio runner's image, proved without Docker:
  * - hadolint passes (settings and the one documented exception in tests/deploy/hadolint.yaml);
- * - the documented checks below hold: every base image pinned to a tag that is not `latest`, the final
- *   stage runs as a non-root system user, it has a HEALTHCHECK, CMD and ENTRYPOINT are exec form;
+ * - the documented checks below hold: every base image pinned to a tag that is not `latest`; the final
+ *   stage starts as root only through setpriv (no_new_privs and exactly six capabilities: what running
+ *   each child under its own uid takes); it has a HEALTHCHECK; CMD and ENTRYPOINT are exec form;
  * - the image's start command starts the runner: the runner bundled as the build stage bundles it,
- *   placed where the final stage COPYs it, and the final stage's CMD run as written, from its WORKDIR,
- *   with its ENV, as an unprivileged user — then `GET /healthz` answers.
+ *   placed where the final stage COPYs it, and the final stage's ENTRYPOINT (after tini) + CMD run as
+ *   written, from its WORKDIR, with its ENV — then `GET /healthz` answers, and the process holds only
+ *   those capabilities.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -21,7 +23,9 @@ import { createTestConfig } from "../support/aws";
 const ROOT = resolve(import.meta.dirname, "../..");
 const DOCKERFILE = join(ROOT, "packages/runner/Dockerfile");
 const HADOLINT_CONFIG = join(import.meta.dirname, "hadolint.yaml");
-const NOBODY = 65_534;
+/** The capabilities the runner keeps (setpriv's bounding set), and their bits in /proc/<pid>/status. */
+const KEPT = ["chown", "dac_override", "fowner", "kill", "setgid", "setuid"];
+const KEPT_MASK = (1n << 0n) | (1n << 1n) | (1n << 3n) | (1n << 5n) | (1n << 6n) | (1n << 7n);
 
 interface Instruction {
   keyword: string;
@@ -111,19 +115,18 @@ describe("packages/runner/Dockerfile", () => {
     expect(final.from).toMatch(/^node:\d+-/);
   });
 
-  it("runs as a non-root system user, with a HEALTHCHECK and exec-form ENTRYPOINT and CMD", () => {
+  it("starts as root only through setpriv: no_new_privs and six capabilities; HEALTHCHECK; exec form", () => {
     // Prepare
     const user = last("USER")?.args ?? "root";
-    const userIndex = final.instructions.lastIndexOf(last("USER")!);
-    const cmdIndex = final.instructions.lastIndexOf(last("CMD")!);
-    const created = all("RUN").some((i) => new RegExp(`useradd\\b.*--system\\b.*\\b${user}\\b`).test(i.args));
+    const entrypoint = execForm(last("ENTRYPOINT")?.args ?? "");
 
-    // Assess
-    expect(user).not.toMatch(/^(root|0)(:|$)/);
-    expect(created, `USER ${user} is created with useradd --system`).toBe(true);
-    expect(userIndex).toBeLessThan(cmdIndex);
+    // Assess: root (to give each child its own uid), but narrowed before the runner starts
+    expect(user).toMatch(/^(root|0)(:|$)/);
+    expect(entrypoint?.slice(0, 3)).toEqual(["/usr/bin/tini", "--", "setpriv"]);
+    expect(entrypoint).toContain("--no-new-privs");
+    expect(entrypoint).toContain("--inh-caps=-all");
+    expect(entrypoint).toContain(`--bounding-set=-all,${KEPT.map((cap) => `+${cap}`).join(",")}`);
     expect(last("HEALTHCHECK")?.args).toMatch(/\bCMD \[.*\/healthz/);
-    expect(execForm(last("ENTRYPOINT")?.args ?? "")).toBeDefined();
     expect(execForm(last("CMD")?.args ?? "")).toEqual(["node", "runner.mjs"]);
     expect(all("EXPOSE").map((i) => i.args)).toContain(/\bPORT=(\d+)/.exec(last("ENV")?.args ?? "")?.[1]);
   });
@@ -144,7 +147,7 @@ describe("packages/runner/Dockerfile", () => {
       rmSync(work, { recursive: true, force: true });
     });
 
-    it("serves GET /healthz when the final stage's CMD runs from its WORKDIR as an unprivileged user", async () => {
+    it("serves GET /healthz when the final stage's ENTRYPOINT and CMD run from its WORKDIR", async () => {
       // Prepare: lay the image's /app out as the final stage does (COPY --from=build /src/dist/runner/index.mjs ./runner.mjs)
       const copy = all("COPY").find((i) => /--from=build\b.*dist\/runner\/index\.mjs/.test(i.args));
       expect(copy, "the final stage copies the runner bundle").toBeDefined();
@@ -162,13 +165,16 @@ describe("packages/runner/Dockerfile", () => {
       const config = await createTestConfig();
       const port = await freePort();
       const token = `runner-${randomUUID()}`;
-      const [command = "", ...args] = execForm(last("CMD")!.args)!;
+      const cmd = execForm(last("CMD")!.args)!.map((part) => (part === "node" ? process.execPath : part));
+      // setpriv narrows the bounding set only as root; as another user the CMD alone runs (unisolated).
       const asRoot = process.getuid?.() === 0;
+      const [command = "", ...args] = asRoot
+        ? [...execForm(last("ENTRYPOINT")!.args)!.slice(2), ...cmd]
+        : cmd;
 
-      // Act: the CMD as written (`node runner.mjs`), links as ECS passes them (SST_RESOURCE_* env)
-      child = spawn(command === "node" ? process.execPath : command, args, {
+      // Act: ENTRYPOINT after tini (`setpriv …`) + CMD (`node runner.mjs`), links as ECS passes them
+      child = spawn(command, args, {
         cwd: app,
-        ...(asRoot ? { uid: NOBODY, gid: NOBODY } : {}),
         env: {
           PATH: process.env.PATH,
           ...imageEnv,
@@ -199,10 +205,16 @@ describe("packages/runner/Dockerfile", () => {
       expect((await fetch(`${base}/servers`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(
         200,
       );
-      if (asRoot)
-        expect(
-          existsSync(`/proc/${child.pid}/status`) && readFileSync(`/proc/${child.pid}/status`, "utf8"),
-        ).toMatch(/\nUid:\s+65534\b/);
+      if (asRoot) {
+        const status = existsSync(`/proc/${child.pid}/status`)
+          ? readFileSync(`/proc/${child.pid}/status`, "utf8")
+          : "";
+        const field = (name: string) =>
+          /^(\w+):\s+(.*)$/m.exec(status.split("\n").find((l) => l.startsWith(`${name}:`)) ?? "")?.[2];
+        expect(field("NoNewPrivs")).toBe("1");
+        expect(BigInt(`0x${field("CapBnd")}`)).toBe(KEPT_MASK);
+        expect(BigInt(`0x${field("CapEff")}`)).toBe(KEPT_MASK);
+      }
       const exited = new Promise<number | null>((done) => child!.once("exit", (code) => done(code)));
       child.kill("SIGTERM");
       expect(await exited).toBe(0);

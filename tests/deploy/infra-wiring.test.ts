@@ -22,6 +22,7 @@ interface Recorded {
 interface Grant {
   actions: string[];
   resources: string[];
+  conditions?: Array<{ test: string; variable: string; values: string[] }>;
 }
 
 const recorded: Recorded[] = [];
@@ -205,7 +206,7 @@ describe("least privilege", () => {
       gateway: ["AdminToken", "Jobs", "Key", "Runner", "RunnerToken", "Table"],
       worker: ["Jobs", "Key", "Runner", "RunnerToken", "Table"],
       sweep: ["Jobs", "Table"],
-      runner: ["Jobs", "Key", "Table"],
+      runner: ["Jobs", "Table"],
     });
   });
 
@@ -220,6 +221,20 @@ describe("least privilege", () => {
       sweep: [],
       runner: ["kms:Decrypt"],
     });
+  });
+
+  it("lets the runner open only stdio env and secret-store values (KMS grants conditioned on the context)", () => {
+    const { runner } = compute();
+    const decrypts = runner.grants.filter((g) => g.actions.includes("kms:Decrypt"));
+    expect(decrypts.map((g) => g.conditions)).toEqual([
+      [{ test: "StringEquals", variable: "kms:EncryptionContext:mcpgw:field", values: ["env"] }],
+      [{ test: "Null", variable: "kms:EncryptionContext:mcpgw:secret", values: ["false"] }],
+    ]);
+    // The contexts the code seals under are the ones those conditions name.
+    const sealing = readFileSync(join(ROOT, "packages/aws/src/sealing.ts"), "utf8");
+    expect(sealing).toContain('{ "mcpgw:server": serverId, "mcpgw:field": field }');
+    expect(sealing).toContain('{ "mcpgw:secret": name }');
+    expect(find("Service", "StdioRunner").environment.KMS_KEY_ID).toBe("SealingKey.arn");
   });
 
   it("grants no wildcard action and no wildcard resource", () => {

@@ -145,7 +145,7 @@ describe("runner: spawn/kill cycles", () => {
       await own.runner?.stop();
       expect(inGroups(pids)).toEqual([]);
       expect(withMarker(MARKER)).toEqual([]);
-      expect(readdirSync(own.tempRoot)).toEqual([]);
+      expect(readdirSync(own.tempBase)).toEqual([]);
     } finally {
       await own.cleanup();
     }

@@ -1,5 +1,5 @@
 /** Shared helpers of the stdio-runner suites: fixtures as commands, the runner's own routes, and /proc. */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -33,6 +33,7 @@ let bundled: { dir: string; file: string } | undefined;
 export async function stdioUpstream(): Promise<string> {
   if (bundled) return bundled.file;
   const dir = mkdtempSync(join(tmpdir(), "mcpgw-fixture-"));
+  chmodSync(dir, 0o755); // children run under their own uids: they must be able to read it
   const file = join(dir, "stdio-upstream.mjs");
   await build({
     entryPoints: [join(here, "..", "fixtures", "stdio-upstream.ts")],
@@ -52,15 +53,25 @@ export function removeBundle(): void {
   bundled = undefined;
 }
 
-/** A stack with the runner, its temp root a fresh directory (removed by `cleanup`). */
+/**
+ * A stack with the runner, which makes its own directory (`tempRoot`: the children's HOMEs and secret
+ * files) inside a fresh base directory (`tempBase`, removed by `cleanup`), and runs children under a uid
+ * pool of its own (when root), so parallel suites never share uids.
+ */
 export async function startRunnerStack(
   runner: Record<string, unknown> = {},
   stack: Record<string, unknown> = {},
 ) {
-  const tempRoot = mkdtempSync(join(tmpdir(), "mcpgw-runner-test-"));
-  const started = await startStack({ ...stack, runner: { tempRoot, ...runner } });
+  const tempBase = mkdtempSync(join(tmpdir(), "mcpgw-runner-test-"));
+  chmodSync(tempBase, 0o711); // children traverse it to reach their HOME
+  const started = await startStack({
+    ...stack,
+    runner: { tempBase, uidBase: testUidBase(), uidCount: 200, ...runner },
+  });
+  const tempRoot = started.runner?.dir ?? tempBase;
   return {
     ...started,
+    tempBase,
     tempRoot,
     /** A request to the runner itself with its token (or the given headers). */
     async runnerCall(method: string, path: string, headers?: Record<string, string>) {
@@ -99,12 +110,17 @@ export async function startRunnerStack(
     },
     async cleanup() {
       await started.stop();
-      rmSync(tempRoot, { recursive: true, force: true });
+      rmSync(tempBase, { recursive: true, force: true });
     },
   };
 }
 
 export type RunnerStack = Awaited<ReturnType<typeof startRunnerStack>>;
+
+/** A uid range of its own for each test runner: [base, base + 200), somewhere in 200,000–2,200,000. */
+export function testUidBase(): number {
+  return 200_000 + Math.floor(Math.random() * 10_000) * 200;
+}
 
 export interface RunnerInstance {
   serverId: string;

@@ -89,10 +89,12 @@ describe("runner: secret files", () => {
       expect(read.body.isError).toBe(false);
       expect(textOf(read.body)).toBe(renderSecretFile(secretValues(format), format));
 
-      // 0600, owned by the runner's user, while the child lives.
+      // 0600, owned by the child's own uid (the runner's, when it cannot switch uids), while the child lives.
       const stat = statSync(path);
       expect(stat.mode & 0o777).toBe(0o600);
-      expect(stat.uid).toBe(process.getuid?.());
+      expect(stat.uid).toBe(statSync(`/proc/${pid}`).uid);
+      if (stack.runner?.isolated) expect(stat.uid).not.toBe(process.getuid?.());
+      else expect(stat.uid).toBe(process.getuid?.());
 
       // No secret value in the child's argv or environment (read from /proc, not from the child).
       const args = cmdline(pid).join("\0");

@@ -5,7 +5,7 @@
  * instances' tools; `DELETE /v1/threads/{id}` ends that thread's children and nothing else.
  */
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readlinkSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readlinkSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -38,6 +38,8 @@ describe("runner: thread-scoped server-filesystem", () => {
     for (const side of ["a", "b"] as const) {
       // The server resolves symlinks in its roots; compare against the real path.
       worktrees[side] = realpathSync(mkdtempSync(join(tmpdir(), `mcpgw-worktree-${side}-`)));
+      // Children run under uids of their own: a worktree must be open to them (here: world-readable).
+      chmodSync(worktrees[side], 0o755);
       writeFileSync(join(worktrees[side], `only-in-${side}.txt`), `this is ${side}\n`);
     }
     stack = await startRunnerStack();

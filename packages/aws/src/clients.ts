@@ -13,7 +13,11 @@ export interface AwsClients {
 
 /** Builds the clients; the SQS endpoint is passed explicitly so it never follows a QueueUrl's host. */
 export function createAwsClients(config: AwsConfig): AwsClients {
-  const common = { region: config.region, ...(config.endpoint ? { endpoint: config.endpoint } : {}) };
+  const common = {
+    region: config.region,
+    ...(config.endpoint ? { endpoint: config.endpoint } : {}),
+    ...(config.credentials ? { credentials: config.credentials } : {}),
+  };
   const ddb = DynamoDBDocumentClient.from(new DynamoDBClient(common), {
     marshallOptions: { removeUndefinedValues: true },
   });

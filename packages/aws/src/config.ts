@@ -4,6 +4,8 @@
  * typed by sst-env.d.ts): as `SST_RESOURCE_<Name>` JSON in containers and `sst dev`, and as an
  * encrypted link file in Lambda bundles. Locally the plain variables below (or their defaults) name them.
  */
+import { fromHttp } from "@aws-sdk/credential-provider-http";
+import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from "@aws-sdk/types";
 import { Resource } from "sst/resource";
 
 export interface AwsConfig {
@@ -19,6 +21,12 @@ export interface AwsConfig {
   keyId: string;
   /** The alias the local bootstrap creates for the key. */
   keyAlias: string;
+  /**
+   * Credentials captured from the environment when the config was loaded (static keys, or the ECS
+   * container-credentials endpoint), so they keep working after {@link removeCredentialsFromEnv};
+   * undefined → the SDK's default chain.
+   */
+  credentials?: AwsCredentialIdentity | AwsCredentialIdentityProvider | undefined;
 }
 
 type Env = Record<string, string | undefined>;
@@ -48,7 +56,56 @@ export function loadAwsConfig(env: Env = process.env): AwsConfig {
     deadLetterQueueName: env.DEAD_LETTER_QUEUE_NAME ?? "mcp-gateway-jobs-dlq",
     keyId: sstResource(env, "Key")?.id ?? env.KMS_KEY_ID ?? keyAlias,
     keyAlias,
+    credentials: credentialsFrom(env),
   };
+}
+
+/** The environment's AWS credentials, read now: static keys, or the container-credentials endpoint. */
+function credentialsFrom(env: Env): AwsConfig["credentials"] {
+  if (env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY) {
+    return {
+      accessKeyId: env.AWS_ACCESS_KEY_ID,
+      secretAccessKey: env.AWS_SECRET_ACCESS_KEY,
+      ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}),
+    };
+  }
+  const relative = env.AWS_CONTAINER_CREDENTIALS_RELATIVE_URI;
+  const full = env.AWS_CONTAINER_CREDENTIALS_FULL_URI;
+  if (!relative && !full) return undefined;
+  return fromHttp({
+    ...(relative ? { awsContainerCredentialsRelativeUri: relative } : {}),
+    ...(full ? { awsContainerCredentialsFullUri: full } : {}),
+    ...(env.AWS_CONTAINER_AUTHORIZATION_TOKEN
+      ? { awsContainerAuthorizationToken: env.AWS_CONTAINER_AUTHORIZATION_TOKEN }
+      : {}),
+    ...(env.AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE
+      ? { awsContainerAuthorizationTokenFile: env.AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE }
+      : {}),
+  });
+}
+
+/** Variables that carry a credential: the tokens, AWS keys and the container-credentials endpoint. */
+export const CREDENTIAL_ENV_VARS = [
+  "ADMIN_TOKEN",
+  "RUNNER_TOKEN",
+  "SST_RESOURCE_AdminToken",
+  "SST_RESOURCE_RunnerToken",
+  "AWS_ACCESS_KEY_ID",
+  "AWS_SECRET_ACCESS_KEY",
+  "AWS_SESSION_TOKEN",
+  "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+  "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+  "AWS_CONTAINER_AUTHORIZATION_TOKEN",
+  "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
+] as const;
+
+/**
+ * Removes every credential from the process environment, once settings and AWS config have been read
+ * (they hold their own copies). What a process keeps in `process.env` is what anything it starts, or
+ * anything that reads it later, could see.
+ */
+export function removeCredentialsFromEnv(env: Env = process.env): void {
+  for (const name of CREDENTIAL_ENV_VARS) delete env[name];
 }
 
 /** Settings of the running system (not AWS resource names). */
@@ -65,7 +122,12 @@ export interface AppSettings {
   mcpAllowedOrigins: string[];
   /** The lowest log level written (debug, info, warn, error). */
   logLevel: "debug" | "info" | "warn" | "error";
+  /** The largest message an upstream may send: one HTTP body, one SSE event, one stdio line. */
+  maxUpstreamMessageBytes: number;
 }
+
+/** Default of MAX_UPSTREAM_MESSAGE_BYTES: 16 MiB. */
+export const DEFAULT_MAX_UPSTREAM_MESSAGE_BYTES = 16 * 1024 * 1024;
 
 const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
 
@@ -77,11 +139,17 @@ export function loadAppSettings(env: Env = process.env): AppSettings {
     sweepIntervalSeconds: Number(env.SWEEP_INTERVAL_SECONDS ?? 60),
     runner: runnerEndpoint(env),
     logLevel: LOG_LEVELS.find((level) => level === env.LOG_LEVEL) ?? "info",
+    maxUpstreamMessageBytes: maxMessageBytes(env),
     mcpAllowedOrigins: (env.MCP_ALLOWED_ORIGINS ?? "")
       .split(",")
       .map((o) => o.trim())
       .filter(Boolean),
   };
+}
+
+function maxMessageBytes(env: Env): number {
+  const value = Number(env.MAX_UPSTREAM_MESSAGE_BYTES);
+  return Number.isInteger(value) && value > 0 ? value : DEFAULT_MAX_UPSTREAM_MESSAGE_BYTES;
 }
 
 function runnerEndpoint(env: Env): AppSettings["runner"] {
@@ -100,9 +168,25 @@ export interface RunnerSettings {
   cacheDir: string | undefined;
   idleMs: number | undefined;
   maxChildren: number | undefined;
+  /** Where the runner makes its own fresh temp directory (default: the OS temp dir). */
+  tempBase: string | undefined;
+  /** The first uid (and gid) of the pool children run as, and how many there are. */
+  uidBase: number | undefined;
+  uidCount: number | undefined;
+  /**
+   * The longest line a child may write to stdout (one JSON-RPC message): MAX_UPSTREAM_MESSAGE_BYTES,
+   * and never more than the MCP SDK's own stdio bound of 10 MiB.
+   */
+  maxMessageBytes: number;
 }
 
-/** Runner settings from env (PORT, HOST, RUNNER_CACHE_DIR, RUNNER_IDLE_SECONDS, RUNNER_MAX_CHILDREN). */
+/** The MCP SDK's bound on one stdio message (its `STDIO_DEFAULT_MAX_BUFFER_SIZE`): 10 MiB. */
+export const MAX_STDIO_MESSAGE_BYTES = 10 * 1024 * 1024;
+
+/**
+ * Runner settings from env (PORT, HOST, RUNNER_CACHE_DIR, RUNNER_IDLE_SECONDS, RUNNER_MAX_CHILDREN,
+ * RUNNER_TEMP_DIR, RUNNER_UID_BASE, RUNNER_UID_COUNT, MAX_UPSTREAM_MESSAGE_BYTES).
+ */
 export function loadRunnerSettings(env: Env = process.env): RunnerSettings {
   const number = (name: string) => (env[name] ? Number(env[name]) : undefined);
   return {
@@ -112,5 +196,9 @@ export function loadRunnerSettings(env: Env = process.env): RunnerSettings {
     cacheDir: env.RUNNER_CACHE_DIR || undefined,
     idleMs: env.RUNNER_IDLE_SECONDS ? Number(env.RUNNER_IDLE_SECONDS) * 1_000 : undefined,
     maxChildren: number("RUNNER_MAX_CHILDREN"),
+    tempBase: env.RUNNER_TEMP_DIR || undefined,
+    uidBase: number("RUNNER_UID_BASE"),
+    uidCount: number("RUNNER_UID_COUNT"),
+    maxMessageBytes: Math.min(maxMessageBytes(env), MAX_STDIO_MESSAGE_BYTES),
   };
 }

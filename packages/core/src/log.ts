@@ -43,3 +43,11 @@ export function errorFields(error: unknown): LogFields {
     ? { error: error.name, errorMessage: error.message }
     : { error: String(error) };
 }
+
+/** A byte count for people: `16 MiB`, `512 KiB`, `300 bytes`. */
+export function describeBytes(bytes: number): string {
+  if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
+  if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+  if (bytes >= 1024) return `${Math.round(bytes / 1024)} KiB`;
+  return `${bytes} bytes`;
+}

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { ChildTransport } from "./child-transport";
+import { ChildTransport, LineReader } from "./child-transport";
 
 const started: ChildTransport[] = [];
 
@@ -170,5 +170,44 @@ describe("ChildTransport", () => {
     await expect(transport.start()).rejects.toThrow(/ENOENT/);
     await transport.whenExited();
     expect(closed).toBe(true);
+  });
+});
+
+describe("LineReader", () => {
+  it("frames lines across chunks, dropping a trailing CR", () => {
+    const reader = new LineReader(100);
+
+    expect(reader.push(Buffer.from('{"a":'))).toEqual([]);
+    expect(reader.push(Buffer.from('1}\r\n{"b":2}\n{"c"'))).toEqual(['{"a":1}', '{"b":2}']);
+    expect(reader.push(Buffer.from(":3}\n"))).toEqual(['{"c":3}']);
+  });
+
+  it("refuses a line longer than its bound, even before the line ends", () => {
+    const reader = new LineReader(10);
+
+    expect(reader.push(Buffer.from("0123456789\n"))).toEqual(["0123456789"]);
+    expect(reader.push(Buffer.from("01234567890"))).toBeUndefined();
+  });
+});
+
+describe("ChildTransport's bound on a stdout line", () => {
+  it("kills the child that writes a line past it, and says why", async () => {
+    const transport = new ChildTransport({
+      command: process.execPath,
+      args: ["-e", 'process.stdout.write("x".repeat(4096)); setInterval(() => {}, 1000)'],
+      env: { PATH: process.env.PATH ?? "" },
+      cwd: tmpdir(),
+      maxMessageBytes: 1024,
+    });
+    started.push(transport);
+    const errors: Error[] = [];
+    transport.onerror = (error) => errors.push(error);
+
+    await transport.start();
+    await transport.whenExited();
+
+    expect(transport.killedBy).toBe("message_too_large");
+    expect(transport.exitStatus).toEqual({ code: null, signal: "SIGKILL" });
+    expect(errors.map((e) => e.message)).toContain("the server wrote a message larger than 1024 bytes");
   });
 });

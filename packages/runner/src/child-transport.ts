@@ -1,16 +1,26 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
+import { deserializeMessage, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 
 const STDERR_TAIL_BYTES = 4_096;
+/** The longest stdout line (one JSON-RPC message) a child may write unless told otherwise: 10 MiB. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
 
 export interface ChildSpec {
   command: string;
   args: string[];
   env: Record<string, string>;
   cwd: string;
+  /** The uid and gid the child runs as (its own, from the runner's pool); unset → the runner's. */
+  uid?: number;
+  gid?: number;
+  /** A stdout line longer than this kills the child (that child only). */
+  maxMessageBytes?: number;
 }
+
+/** Why a child was ended by its transport rather than by its own exit or by close(). */
+export type TransportKill = "message_too_large";
 
 /**
  * An MCP client transport over a child's stdio — like the SDK's StdioClientTransport, but the child
@@ -23,7 +33,8 @@ export class ChildTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
 
   private child: ChildProcess | undefined;
-  private readonly buffer = new ReadBuffer();
+  private readonly lines: LineReader;
+  private killedFor: TransportKill | undefined;
   private stderr = "";
   private exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   private readonly exited: Promise<void>;
@@ -33,24 +44,27 @@ export class ChildTransport implements Transport {
     this.exited = new Promise((resolve) => {
       this.markExited = resolve;
     });
+    this.lines = new LineReader(spec.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
   }
 
   async start(): Promise<void> {
     await new Promise<void>((resolve, reject) => {
-      const child = spawn(this.spec.command, this.spec.args, {
-        env: this.spec.env,
-        cwd: this.spec.cwd,
+      const spec = this.spec;
+      const child = spawn(spec.command, spec.args, {
+        env: spec.env,
+        cwd: spec.cwd,
         stdio: ["pipe", "pipe", "pipe"],
         detached: true,
         shell: false,
+        ...(spec.uid === undefined ? {} : { uid: spec.uid, gid: spec.gid ?? spec.uid }),
       });
       this.child = child;
       child.once("error", (error) => {
         this.exit ??= { code: null, signal: null };
         this.markExited();
         reject(error);
-        this.onerror?.(error);
-        this.onclose?.();
+        this.report(error);
+        this.closed();
       });
       child.once("spawn", () => resolve());
       child.once("exit", (code, signal) => {
@@ -58,26 +72,60 @@ export class ChildTransport implements Transport {
         if (child.pid !== undefined) signalGroup(child.pid, "SIGKILL");
         this.exit = { code, signal };
         this.markExited();
-        this.onclose?.();
+        this.closed();
       });
-      child.stdout?.on("data", (chunk: Buffer) => {
-        this.buffer.append(chunk);
-        for (let message = this.readMessage(); message; message = this.readMessage())
-          this.onmessage?.(message);
-      });
+      child.stdout?.on("data", (chunk: Buffer) => this.onStdout(child, chunk));
       child.stderr?.on("data", (chunk: Buffer) => {
         this.stderr = (this.stderr + chunk.toString("utf8")).slice(-STDERR_TAIL_BYTES);
       });
-      child.stdin?.on("error", (error) => this.onerror?.(error));
+      child.stdin?.on("error", (error) => this.report(error));
     });
   }
 
-  private readMessage(): JSONRPCMessage | null {
+  /** `onerror`, never throwing into the child's event listeners. */
+  private report(error: Error): void {
     try {
-      return this.buffer.readMessage();
+      this.onerror?.(error);
+    } catch {
+      // a handler's own fault must not take the runner down
+    }
+  }
+
+  private closed(): void {
+    try {
+      this.onclose?.();
     } catch (error) {
-      this.onerror?.(error as Error);
-      return null;
+      this.report(error as Error);
+    }
+  }
+
+  /**
+   * Frames stdout into messages. Nothing a child writes may throw out of here (that would take the
+   * runner and every other child down): a line that is not JSON-RPC is reported to `onerror`, and a
+   * line past the limit kills this child's process group.
+   */
+  private onStdout(child: ChildProcess, chunk: Buffer): void {
+    if (this.killedFor) return;
+    const lines = this.lines.push(chunk);
+    if (lines === undefined) {
+      this.killedFor = "message_too_large";
+      if (child.pid !== undefined) signalGroup(child.pid, "SIGKILL");
+      this.report(new Error(`the server wrote a message larger than ${this.lines.maxBytes} bytes`));
+      return;
+    }
+    for (const line of lines) {
+      let message: JSONRPCMessage;
+      try {
+        message = deserializeMessage(line);
+      } catch (error) {
+        this.report(error as Error);
+        continue;
+      }
+      try {
+        this.onmessage?.(message);
+      } catch (error) {
+        this.report(error as Error);
+      }
     }
   }
 
@@ -113,9 +161,56 @@ export class ChildTransport implements Transport {
     return this.exit;
   }
 
+  /** The longest stdout line this child may write. */
+  get maxMessageBytes(): number {
+    return this.lines.maxBytes;
+  }
+
+  /** Set when the transport itself killed the child, and why. */
+  get killedBy(): TransportKill | undefined {
+    return this.killedFor;
+  }
+
   /** Resolves when the child has exited. */
   whenExited(): Promise<void> {
     return this.exited;
+  }
+}
+
+/**
+ * Newline framing with a bound: chunks are kept as they arrive (never re-concatenated per chunk) until
+ * a newline completes a line; a line longer than `maxBytes` makes `push` return undefined.
+ */
+export class LineReader {
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+
+  constructor(readonly maxBytes: number) {}
+
+  /** The complete lines this chunk finishes (without their newline, a trailing CR dropped). */
+  push(chunk: Buffer): string[] | undefined {
+    const lines: string[] = [];
+    let start = 0;
+    for (let end = chunk.indexOf(0x0a); end !== -1; end = chunk.indexOf(0x0a, start)) {
+      if (this.pendingBytes + end - start > this.maxBytes) return this.overflow();
+      this.pending.push(chunk.subarray(start, end));
+      lines.push(Buffer.concat(this.pending).toString("utf8").replace(/\r$/, ""));
+      this.pending = [];
+      this.pendingBytes = 0;
+      start = end + 1;
+    }
+    if (start < chunk.length) {
+      this.pendingBytes += chunk.length - start;
+      if (this.pendingBytes > this.maxBytes) return this.overflow();
+      this.pending.push(chunk.subarray(start));
+    }
+    return lines;
+  }
+
+  private overflow(): undefined {
+    this.pending = [];
+    this.pendingBytes = 0;
+    return undefined;
   }
 }
 

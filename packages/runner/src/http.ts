@@ -15,7 +15,8 @@ export interface RunnerHttpOptions {
 /**
  * The runner's HTTP face: `/servers/{id}/mcp` and `/servers/{id}/threads/{thread}/mcp` (streamable
  * HTTP MCP per child), thread lifecycle (`POST /threads/{t}/servers/{id}`, `DELETE /threads/{t}`),
- * `GET /servers` (live instances) and `GET /healthz`.
+ * `DELETE /servers/{id}` (stop a changed server's children), `GET /servers` (live instances) and
+ * `GET /healthz`.
  */
 export function createRunnerServer(options: RunnerHttpOptions): Server {
   return createServer((req, res) => {
@@ -76,6 +77,14 @@ async function handle(options: RunnerHttpOptions, req: IncomingMessage, res: Ser
       threadId: instance.threadId,
       pid: instance.transport.pid,
     });
+  }
+  // DELETE /servers/{id}?below=<generation>: the server was deleted, disabled or reconfigured
+  if (req.method === "DELETE" && parts[0] === "servers" && parts[1] && parts.length === 2) {
+    const below = url.searchParams.get("below");
+    const generation = below === null ? undefined : Number(below);
+    if (generation !== undefined && !Number.isInteger(generation))
+      return send(res, 400, { code: "request.invalid", detail: "below must be an integer generation" });
+    return send(res, 200, { stopped: await instances.stopServer(parts[1], generation) });
   }
   // DELETE /threads/{thread}
   if (req.method === "DELETE" && parts[0] === "threads" && parts[1] && parts.length === 2) {

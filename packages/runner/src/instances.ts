@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { recordFailure, type Store } from "@mcpgw/aws";
 import {
   AppError,
+  describeBytes,
   errorFields,
   type Logger,
   planSpawn,
@@ -14,6 +15,7 @@ import {
 import { scrubSecrets } from "@mcpgw/upstream";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ChildTransport } from "./child-transport";
+import type { ChildIdentity, Isolation } from "./isolation";
 
 /** A live child process and the MCP client session the runner holds with it. */
 export interface Instance {
@@ -28,6 +30,12 @@ export interface Instance {
   startedAt: number;
   lastUsed: number;
   busy: number;
+  /** The uid/gid it runs as (undefined when children are not isolated). */
+  identity: ChildIdentity | undefined;
+  /** Its HOME and TMPDIR (with its secret file), removed when it ends. */
+  home: string;
+  /** Settles once the child has exited and everything it had is cleaned up. */
+  ended: Promise<void>;
 }
 
 export interface InstanceManagerOptions {
@@ -35,10 +43,10 @@ export interface InstanceManagerOptions {
   logger: Logger;
   /** The runner's own environment; children see only the allow-listed part of it. */
   runnerEnv: Record<string, string | undefined>;
-  /** Where per-instance temp dirs (the child's HOME, secret files) are made. */
-  tempRoot: string;
-  /** A shared npm/uv cache for children. */
-  cacheDir?: string;
+  /** The runner's own directory, where per-instance dirs (the child's HOME, secret files) are made. */
+  runnerDir: string;
+  /** How children are kept apart (their own uids), and their package-manager caches. */
+  isolation: Isolation;
   /** Idle instances are stopped after this long. */
   idleMs?: number;
   /** The most children alive at once. */
@@ -47,6 +55,8 @@ export interface InstanceManagerOptions {
   startTimeoutMs?: number;
   /** How long a cached config/generation check stays valid. */
   configTtlMs?: number;
+  /** The longest line a child may write (one JSON-RPC message); past it the child is killed. */
+  maxMessageBytes?: number;
 }
 
 type PlainStdio = Omit<StdioServerSpec, "env"> & Omit<ServerRecord, "headers" | "env">;
@@ -55,21 +65,25 @@ const CLIENT_INFO = { name: "mcp-gateway-runner", version: "1.0.0" };
 
 /**
  * The runner's children: one per project-scoped server (shared by every caller) and one per
- * (server, thread) for thread-scoped ones — spawned lazily, restarted on config change, reaped when
- * idle, capped in number, and killed with their whole process group.
+ * (server, thread) for thread-scoped ones — spawned lazily under their own uid, restarted on config
+ * change, stopped when their server is deleted, disabled or reconfigured, reaped when idle, capped in
+ * number, and killed with their whole process group.
  */
 export class InstanceManager {
   private readonly instances = new Map<string, Promise<Instance>>();
+  /** What each spawn promise in `instances` resolved to (read synchronously: never await a spawn here). */
+  private readonly spawned = new WeakMap<Promise<Instance>, Instance>();
   private readonly restarts = new Map<string, number>();
   private readonly stopping = new Set<Instance>();
   /** Started children not yet exited, and spawns under way: together never more than maxChildren. */
   private readonly live = new Set<Instance>();
   private spawning = 0;
-  private readonly homes = new WeakMap<Instance, string>();
   private readonly configCache = new Map<
     string,
     { at: number; value: Promise<{ server: PlainStdio; generation: number }> }
   >();
+  /** Per server, the lowest generation that may still run (raised when the server is stopped). */
+  private readonly floors = new Map<string, number>();
   private readonly reaper: NodeJS.Timeout;
   private readonly idleMs: number;
   private readonly maxChildren: number;
@@ -128,7 +142,7 @@ export class InstanceManager {
         return instance;
       }
       if (instance && this.instances.get(key) === existing) {
-        this.restarts.set(key, (this.restarts.get(key) ?? 0) + 1);
+        this.countRestart(key);
         await this.stop(instance, "config changed");
       }
     }
@@ -136,9 +150,12 @@ export class InstanceManager {
     if (current && current !== existing) return current;
     const starting = this.spawn(key, serverId, threadId, generation);
     this.instances.set(key, starting);
-    starting.catch(() => {
-      if (this.instances.get(key) === starting) this.instances.delete(key);
-    });
+    starting.then(
+      (instance) => this.spawned.set(starting, instance),
+      () => {
+        if (this.instances.get(key) === starting) this.instances.delete(key);
+      },
+    );
     return starting;
   }
 
@@ -159,23 +176,56 @@ export class InstanceManager {
   /** Stops every instance of a thread; returns how many were stopped. */
   async stopThread(threadId: string): Promise<number> {
     const keys = [...this.instances.keys()].filter((key) => key.endsWith(`#${threadId}`));
-    const instances = await Promise.all(keys.map((key) => this.instances.get(key)?.catch(() => undefined)));
-    await Promise.all(
-      instances.map((instance) => (instance ? this.stop(instance, "thread closed") : undefined)),
+    return this.stopKeys(keys, "thread closed");
+  }
+
+  /**
+   * Stops every instance (project and thread ones) of a server that was deleted, disabled or
+   * reconfigured: those spawned below `belowGeneration`, or all of them. Instances spawned later for a
+   * generation below it are refused too. Resolves once their processes, dirs and secret files are gone.
+   */
+  async stopServer(serverId: string, belowGeneration?: number): Promise<number> {
+    this.configCache.delete(serverId);
+    if (belowGeneration !== undefined)
+      this.floors.set(serverId, Math.max(belowGeneration, this.floors.get(serverId) ?? 0));
+    const keys = [...this.instances.keys()].filter(
+      (key) => key === serverId || key.startsWith(`${serverId}#`),
     );
-    return instances.filter(Boolean).length;
+    const instances = await Promise.all(keys.map((key) => this.instances.get(key)?.catch(() => undefined)));
+    const stale = instances.filter(
+      (instance): instance is Instance =>
+        instance !== undefined && (belowGeneration === undefined || instance.generation < belowGeneration),
+    );
+    for (const instance of stale) if (belowGeneration !== undefined) this.countRestart(instance.key);
+    await Promise.all(stale.map((instance) => this.stop(instance, "server changed")));
+    return stale.length;
   }
 
   /** Stops everything and stops reaping (runner shutdown). */
   async shutdown(): Promise<void> {
     clearInterval(this.reaper);
-    const instances = await Promise.all([...this.instances.values()].map((p) => p.catch(() => undefined)));
-    await Promise.all(instances.map((instance) => (instance ? this.stop(instance, "shutdown") : undefined)));
+    await this.stopKeys([...this.instances.keys()], "shutdown");
   }
 
   /** Number of live children. */
   get size(): number {
     return this.instances.size;
+  }
+
+  private async stopKeys(keys: string[], why: string): Promise<number> {
+    const instances = await Promise.all(keys.map((key) => this.instances.get(key)?.catch(() => undefined)));
+    await Promise.all(instances.map((instance) => (instance ? this.stop(instance, why) : undefined)));
+    return instances.filter(Boolean).length;
+  }
+
+  /** Drops `instance` from the live map, if it is still the one there (a newer spawn is left alone). */
+  private forget(instance: Instance): void {
+    const current = this.instances.get(instance.key);
+    if (current && this.spawned.get(current) === instance) this.instances.delete(instance.key);
+  }
+
+  private countRestart(key: string): void {
+    this.restarts.set(key, (this.restarts.get(key) ?? 0) + 1);
   }
 
   private config(serverId: string, fresh = false) {
@@ -189,6 +239,9 @@ export class InstanceManager {
       ]);
       if (server?.transport !== "stdio" || !status) {
         throw new AppError("server.not_found", `No stdio server with id '${serverId}'.`);
+      }
+      if (status.generation < (this.floors.get(serverId) ?? 0)) {
+        throw new AppError("server.unavailable", `Server '${server.name}' changed; retry.`);
       }
       return { server: server as PlainStdio, generation: status.generation };
     })();
@@ -219,28 +272,39 @@ export class InstanceManager {
     threadId: string | undefined,
     generation: number,
   ): Promise<Instance> {
-    const { store } = this.options;
+    const { store, isolation } = this.options;
     const record = await store.servers.get(serverId);
     if (record?.transport !== "stdio")
       throw new AppError("server.not_found", `No stdio server with id '${serverId}'.`);
-    const home = await mkdtemp(join(this.options.tempRoot, "mcpgw-"));
+    const identity = await isolation.acquire(key);
+    let home: string | undefined;
+    /** Set once the instance exists: from then on its exit (or failed spawn) cleans up, in onExit. */
+    let handedOver = false;
+    // What a child's stderr must never carry into lastError or a log line: its env and secret values.
+    let scrub: string[] = Object.values(record.env);
     try {
+      home = await mkdtemp(join(this.options.runnerDir, "i-"));
+      await isolation.own(home, identity);
       const worktreeRoot = await this.worktreeOf(record, threadId, home);
-      const secret = await this.writeSecretFile(record, home);
-      const secretFile = secret?.path;
-      // What a child's stderr must never carry into lastError or a log line: its env and secret values.
-      const scrub = [...Object.values(record.env), ...(secret?.scrub ?? [])];
+      const secret = await this.writeSecretFile(record, home, identity);
+      scrub = [...scrub, ...(secret?.scrub ?? [])];
+      const cacheDir = await isolation.cacheDir(identity);
       const plan = planSpawn({
         command: record.command,
         args: record.args,
         env: record.env,
         runnerEnv: this.options.runnerEnv,
         home,
-        ...(this.options.cacheDir ? { cacheDir: this.options.cacheDir } : {}),
-        ...(secretFile ? { secretFile } : {}),
+        ...(cacheDir ? { cacheDir } : {}),
+        ...(secret ? { secretFile: secret.path } : {}),
         ...(worktreeRoot ? { worktreeRoot } : {}),
       });
-      const transport = new ChildTransport({ ...plan, cwd: worktreeRoot ?? home });
+      const transport = new ChildTransport({
+        ...plan,
+        cwd: worktreeRoot ?? home,
+        ...(identity ?? {}),
+        ...(this.options.maxMessageBytes ? { maxMessageBytes: this.options.maxMessageBytes } : {}),
+      });
       const client = new Client(CLIENT_INFO);
       const instance: Instance = {
         key,
@@ -253,27 +317,42 @@ export class InstanceManager {
         startedAt: Date.now(),
         lastUsed: Date.now(),
         busy: 0,
+        identity,
+        home,
+        ended: Promise.resolve(),
       };
-      this.homes.set(instance, home);
-      void transport.whenExited().then(() => this.onExit(instance, home, scrub));
+      const scrubbed = [...scrub];
+      instance.ended = transport.whenExited().then(() => this.onExit(instance, scrubbed));
+      handedOver = true;
       try {
         await client.connect(transport, { timeout: this.options.startTimeoutMs ?? 60_000 });
       } catch (error) {
         await transport.close(500);
-        const tail = scrubSecrets(transport.stderrTail.trim(), scrub).slice(-1_000);
+        await instance.ended;
+        const tail = transport.stderrTail.trim().slice(-1_000);
+        const detail = `the child did not start: ${(error as Error).message}${tail ? `; stderr: ${tail}` : ""}`;
         // A 502 with the (scrubbed) reason, so the probe or call that asked records why.
-        throw new AppError(
-          "upstream.error",
-          `the child did not start: ${(error as Error).message}${tail ? `; stderr: ${tail}` : ""}`,
-          {},
-          { cause: error },
-        );
+        throw new AppError("upstream.error", scrubSecrets(detail, scrub), {}, { cause: error });
       }
-      this.options.logger.info("child started", { serverId, threadId, pid: transport.pid });
+      this.options.logger.info("child started", {
+        serverId,
+        threadId,
+        pid: transport.pid,
+        uid: identity?.uid,
+      });
       return instance;
     } catch (error) {
-      await rm(home, { recursive: true, force: true });
-      throw error;
+      if (!handedOver) {
+        if (home) await rm(home, { recursive: true, force: true });
+        await isolation.release(identity);
+      }
+      if (error instanceof AppError) throw error;
+      throw new AppError(
+        "upstream.error",
+        scrubSecrets(`the child did not start: ${(error as Error).message}`, scrub),
+        {},
+        { cause: error },
+      );
     }
   }
 
@@ -296,6 +375,7 @@ export class InstanceManager {
   private async writeSecretFile(
     record: ServerRecord & { transport: "stdio" },
     home: string,
+    identity: ChildIdentity | undefined,
   ): Promise<{ path: string; scrub: string[] } | undefined> {
     if (!record.secretRef) return undefined;
     const values = await this.options.store.secrets.get(record.secretRef);
@@ -304,30 +384,32 @@ export class InstanceManager {
     const path = join(home, `secret-${randomUUID()}.${format}`);
     const content = renderSecretFile(values, format);
     await writeFile(path, content, { mode: 0o600, flag: "wx" });
+    await this.options.isolation.own(path, identity);
     // The values as given and as rendered (escaped, one entry per line), so a child echoing its file is scrubbed.
     const lines = content.split("\n").map((line) => line.trim().replace(/,$/, ""));
     return { path, scrub: [...Object.values(values), ...lines] };
   }
 
-  private async onExit(instance: Instance, home: string, scrub: string[]): Promise<void> {
+  private async onExit(instance: Instance, scrub: string[]): Promise<void> {
     const wasRunning = this.live.delete(instance);
-    if (
-      this.instances.get(instance.key) &&
-      (await this.instances.get(instance.key)?.catch(() => undefined)) === instance
-    ) {
-      this.instances.delete(instance.key);
-    }
-    await rm(home, { recursive: true, force: true });
+    this.forget(instance);
+    await rm(instance.home, { recursive: true, force: true });
+    await this.options.isolation.release(instance.identity);
     await instance.client.close().catch(() => undefined);
     const expected = this.stopping.delete(instance);
     if (expected) return;
-    const exit = instance.transport.exitStatus;
-    const tail = scrubSecrets(instance.transport.stderrTail.trim(), scrub).slice(-1_000);
-    const error = `process exited unexpectedly (${exit?.signal ?? `code ${exit?.code}`})${tail ? `: ${tail}` : ""}`;
+    const { transport } = instance;
+    const exit = transport.exitStatus;
+    const tail = scrubSecrets(transport.stderrTail.trim(), scrub).slice(-1_000);
+    const error =
+      transport.killedBy === "message_too_large"
+        ? `the server wrote a message larger than ${describeBytes(transport.maxMessageBytes)} (MAX_UPSTREAM_MESSAGE_BYTES) and was stopped`
+        : `process exited unexpectedly (${exit?.signal ?? `code ${exit?.code}`})${tail ? `: ${tail}` : ""}`;
     this.options.logger.warn("child died", {
       serverId: instance.serverId,
       threadId: instance.threadId,
       exit,
+      ...(transport.killedBy ? { killedBy: transport.killedBy } : {}),
     });
     if (instance.threadId) return; // a thread instance respawns on its next use
     // A child that never finished starting: the probe or call that started it records the failure and
@@ -350,23 +432,17 @@ export class InstanceManager {
     }
   }
 
+  /** Ends the child's process group; resolves once its dir, secret file and uid are released. */
   private async stop(instance: Instance, why: string): Promise<void> {
     this.stopping.add(instance);
-    if (
-      this.instances.get(instance.key) &&
-      (await this.instances.get(instance.key)?.catch(() => undefined)) === instance
-    ) {
-      this.instances.delete(instance.key);
-    }
+    this.forget(instance);
     this.options.logger.info("child stopping", {
       serverId: instance.serverId,
       threadId: instance.threadId,
       why,
     });
     await instance.transport.close();
-    // Its temp dir (and secret file) is gone once stop() resolves — shutdown may exit the process next.
-    const home = this.homes.get(instance);
-    if (home) await rm(home, { recursive: true, force: true });
+    await instance.ended;
   }
 
   private async reapIdle(): Promise<void> {

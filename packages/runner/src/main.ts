@@ -1,13 +1,24 @@
 /** The runner as a process (the container's command; `npm run dev` starts it in-process instead). */
-import { createStore, loadRunnerSettings } from "@mcpgw/aws";
-import { createLogger } from "@mcpgw/core";
+import { createStore, loadAwsConfig, loadRunnerSettings, removeCredentialsFromEnv } from "@mcpgw/aws";
+import { createLogger, errorFields } from "@mcpgw/core";
 import { startRunner } from "./start";
 
 const logger = createLogger();
+// Everything secret is read once, here; then it leaves the environment (children never see it anyway).
 const { token, ...settings } = loadRunnerSettings();
+const store = createStore(loadAwsConfig());
+removeCredentialsFromEnv();
 if (!token) throw new Error("Missing required environment variable RUNNER_TOKEN");
-const runner = await startRunner({ store: createStore(), logger, token, ...definedOnly(settings) });
-logger.info("runner listening", { url: runner.url });
+// One child's misbehaviour must never end the others: a fault that escapes is logged, not fatal.
+process.on("uncaughtException", (error) => logger.error("uncaught exception", errorFields(error)));
+process.on("unhandledRejection", (error) => logger.error("unhandled rejection", errorFields(error)));
+const runner = await startRunner({
+  store,
+  logger,
+  token,
+  ...definedOnly(settings),
+});
+logger.info("runner listening", { url: runner.url, isolated: runner.isolated });
 
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, () => {

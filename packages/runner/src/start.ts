@@ -1,18 +1,29 @@
-import { mkdir } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { Store } from "@mcpgw/aws";
 import type { Logger } from "@mcpgw/core";
 import { createRunnerServer } from "./http";
 import { InstanceManager, type InstanceManagerOptions } from "./instances";
+import { createIsolation, DEFAULT_UID_BASE, DEFAULT_UID_COUNT, type Isolation } from "./isolation";
+import { createRunnerDir } from "./runner-dir";
 
-export interface RunnerOptions extends Partial<Omit<InstanceManagerOptions, "store" | "logger">> {
+export interface RunnerOptions
+  extends Partial<Omit<InstanceManagerOptions, "store" | "logger" | "runnerDir" | "isolation">> {
   store: Store;
   logger: Logger;
   token: string;
   port?: number;
   host?: string;
+  /** Where the runner makes its own fresh directory (default: the OS temp dir). */
+  tempBase?: string;
+  /** Package-manager cache root for children (one subdirectory per child uid when isolated). */
+  cacheDir?: string;
+  /** The uid pool children run as: [uidBase, uidBase + uidCount). */
+  uidBase?: number;
+  uidCount?: number;
+  /** Tests may force isolation off (or on); by default it is on exactly when the runner is root. */
+  isolation?: Isolation;
 }
 
 /** A running stdio runner. */
@@ -21,16 +32,35 @@ export interface Runner {
   /** The token requests to the runner must carry. */
   token: string;
   instances: InstanceManager;
+  /** The runner's own temp directory (instance HOMEs and secret files live inside it). */
+  dir: string;
+  /** Whether children run under uids of their own. */
+  isolated: boolean;
   stop(): Promise<void>;
 }
 
-/** Starts the runner's HTTP face on `host:port` (127.0.0.1:0 by default). */
+/**
+ * Starts the runner's HTTP face on `host:port` (127.0.0.1:0 by default): wipes what a dead predecessor
+ * left (its directory; its children, when they ran under this uid pool), then serves.
+ */
 export async function startRunner(options: RunnerOptions): Promise<Runner> {
-  const tempRoot = options.tempRoot ?? join(tmpdir(), "mcpgw-runner");
-  await mkdir(tempRoot, { recursive: true, mode: 0o700 });
+  const uidCount = options.uidCount ?? DEFAULT_UID_COUNT;
+  const maxChildren = options.maxChildren ?? 50;
+  const isolation =
+    options.isolation ??
+    createIsolation({
+      logger: options.logger,
+      uidBase: options.uidBase ?? DEFAULT_UID_BASE,
+      uidCount: Math.max(uidCount, maxChildren),
+      cacheRoot: options.cacheDir,
+    });
+  await isolation.sweep();
+  const dir = await createRunnerDir(options.tempBase ?? tmpdir());
   const instances = new InstanceManager({
     ...options,
-    tempRoot,
+    maxChildren,
+    runnerDir: dir,
+    isolation,
     runnerEnv: options.runnerEnv ?? process.env,
   });
   const server = createRunnerServer({ instances, logger: options.logger, token: options.token });
@@ -43,12 +73,15 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     url: `http://${options.host ?? "127.0.0.1"}:${port}`,
     token: options.token,
     instances,
+    dir,
+    isolated: isolation.isolated,
     async stop() {
       await instances.shutdown();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
       });
+      await rm(dir, { recursive: true, force: true });
     },
   };
 }

@@ -1,0 +1,52 @@
+/**
+ * The runner's own temp directory: made fresh at every start (never a fixed path another process may
+ * already own), traversable but not listable by children (0711), named after its owner so a later
+ * start can recognise — and wipe — the directory of a runner that died without cleaning up.
+ */
+import { readFileSync } from "node:fs";
+import { chmod, lstat, mkdtemp, readdir, rm } from "node:fs/promises";
+import { join } from "node:path";
+
+const PREFIX = "mcpgw-runner-";
+
+/**
+ * Wipes what dead runners left under `base` (their instance dirs and secret files), then makes this
+ * runner's directory there. Returns its path.
+ */
+export async function createRunnerDir(base: string): Promise<string> {
+  await wipeDeadRunnerDirs(base);
+  const dir = await mkdtemp(join(base, `${PREFIX}${process.pid}-${startTicks(process.pid) ?? 0}-`));
+  await chmod(dir, 0o711);
+  return dir;
+}
+
+/** Removes `mcpgw-runner-<pid>-<start>-…` dirs under `base` whose process is gone (or is another one). */
+export async function wipeDeadRunnerDirs(base: string): Promise<string[]> {
+  // Without /proc, whether a runner is alive cannot be told: wipe nothing.
+  if (startTicks(process.pid) === undefined) return [];
+  const entries = await readdir(base).catch(() => [] as string[]);
+  const wiped: string[] = [];
+  const me = process.getuid?.();
+  for (const name of entries) {
+    const owner = /^mcpgw-runner-(\d+)-(\d+)-/.exec(name);
+    if (!owner) continue;
+    const path = join(base, name);
+    const stat = await lstat(path).catch(() => undefined);
+    if (!stat?.isDirectory() || (me !== undefined && stat.uid !== me)) continue;
+    if (startTicks(Number(owner[1])) === Number(owner[2])) continue; // its runner is alive
+    await rm(path, { recursive: true, force: true });
+    wiped.push(path);
+  }
+  return wiped;
+}
+
+/** When a process started (clock ticks since boot, /proc/<pid>/stat field 22); undefined if it is gone. */
+function startTicks(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return Number(fields[19]);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,130 @@
+/**
+ * `npm run dev` as its own process (API, worker, sweep and stdio runner in one), on the run's emulator
+ * with resources of its own: for what only another process can show — its memory, surviving a child's
+ * fault with the same pid, or a hard kill and restart.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { freePort } from "../../scripts/lib/processes";
+import { createTestConfig } from "./aws";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+
+export interface DevProcess {
+  url: string;
+  pid: number;
+  adminToken: string;
+  /** Everything it wrote to stderr (its JSON log lines) so far. */
+  logs(): string;
+  /** An admin API request with a JSON body. */
+  // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted on, not typed
+  call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
+  /** Peak and current resident set (KiB), from /proc/<pid>/status. */
+  memory(): { peakKiB: number; rssKiB: number };
+  /** True while the process runs. */
+  alive(): boolean;
+  /** SIGKILL (a hard stop: nothing is cleaned up). */
+  kill(): Promise<void>;
+  /** SIGTERM, then SIGKILL after 10 s. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `scripts/dev.ts` with `env` on top of its own fresh table, queues and port; resolves once it
+ * prints its ready line. Pass the same `env` (and `config` of a previous start) to restart "the same" stack.
+ */
+export async function startDevProcess(
+  env: Record<string, string> = {},
+  previous?: { config: Awaited<ReturnType<typeof createTestConfig>> },
+  timeoutMs = 60_000,
+): Promise<DevProcess & { config: Awaited<ReturnType<typeof createTestConfig>> }> {
+  const config = previous?.config ?? (await createTestConfig());
+  const port = await freePort();
+  const adminToken = `dev-admin-${randomUUID()}`;
+  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", resolve(ROOT, "scripts/dev.ts")], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      AWS_ENDPOINT_URL: config.endpoint ?? "",
+      TABLE_NAME: config.tableName,
+      QUEUE_NAME: config.queueName,
+      DEAD_LETTER_QUEUE_NAME: config.deadLetterQueueName,
+      KMS_KEY_ALIAS: config.keyAlias,
+      PORT: String(port),
+      ADMIN_TOKEN: adminToken,
+      LOG_LEVEL: "info",
+      ...env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString("utf8");
+  });
+  const exited = new Promise<void>((done) => child.once("exit", () => done()));
+  const killOnExit = () => child.kill("SIGKILL");
+  process.once("exit", killOnExit);
+  const url = await new Promise<string>((done, fail) => {
+    const timer = setTimeout(
+      () => fail(new Error(`dev stack not ready in ${timeoutMs} ms:\n${stderr}`)),
+      timeoutMs,
+    );
+    child.once("exit", (code) => fail(new Error(`dev stack exited (${code}):\n${stderr}`)));
+    createInterface({ input: child.stdout! }).on("line", (line) => {
+      const ready = /MCP Gateway ready at (\S+)/.exec(line);
+      if (ready?.[1]) {
+        clearTimeout(timer);
+        done(ready[1]);
+      }
+    });
+  });
+  const pid = child.pid as number;
+  const alive = () => child.exitCode === null && child.signalCode === null;
+  return {
+    config,
+    url,
+    pid,
+    adminToken,
+    logs: () => stderr,
+    async call(method, path, body) {
+      const response = await fetch(`${url}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${adminToken}`,
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      const text = await response.text();
+      let parsed: unknown;
+      try {
+        parsed = text ? JSON.parse(text) : undefined;
+      } catch {
+        parsed = text;
+      }
+      return { status: response.status, body: parsed };
+    },
+    memory() {
+      const status = readFileSync(`/proc/${pid}/status`, "utf8");
+      const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(status)?.[1]);
+      return { peakKiB: field("VmHWM"), rssKiB: field("VmRSS") };
+    },
+    alive,
+    async kill() {
+      process.off("exit", killOnExit);
+      if (alive()) child.kill("SIGKILL");
+      await exited;
+    },
+    async stop() {
+      process.off("exit", killOnExit);
+      if (!alive()) return;
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
