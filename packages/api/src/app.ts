@@ -28,6 +28,8 @@ export interface AppDeps {
   mcp?: McpOriginPolicy;
   /** Which route groups to serve: both locally; one per Lambda function when deployed. */
   serve?: { admin?: boolean; gateway?: boolean };
+  /** The largest message an upstream may send (MAX_UPSTREAM_MESSAGE_BYTES; default 16 MiB). */
+  maxUpstreamMessageBytes?: number;
   /** Data-plane parts, made here unless given (tests inject their own). */
   gateway?: Partial<Pick<GatewayDeps, "directory" | "pool" | "fetch" | "heartbeatMs">>;
 }
@@ -129,5 +131,6 @@ function gatewayDeps(deps: AppDeps): GatewayDeps {
     pool,
     fetch: deps.gateway?.fetch ?? createGuardedFetch({ allowPrivate: deps.allowPrivateUpstreams }),
     ...(deps.gateway?.heartbeatMs ? { heartbeatMs: deps.gateway.heartbeatMs } : {}),
+    ...(deps.maxUpstreamMessageBytes ? { maxMessageBytes: deps.maxUpstreamMessageBytes } : {}),
   };
 }

@@ -8,6 +8,7 @@ export const ERROR_CODES = {
   "request.invalid": [400, "Invalid request"],
   "request.malformed_json": [400, "Malformed JSON"],
   "request.too_large": [413, "Request body too large"],
+  "request.too_deep": [400, "Request nested too deeply"],
   "request.precondition_failed": [412, "Precondition failed"],
   "request.not_found": [404, "Not found"],
   "auth.unauthorized": [401, "Unauthorized"],
@@ -28,6 +29,7 @@ export const ERROR_CODES = {
   "upstream.unreachable": [502, "Upstream unreachable"],
   "upstream.timeout": [504, "Upstream timed out"],
   "upstream.error": [502, "Upstream answered with an error"],
+  "upstream.response_too_large": [502, "Upstream response too large"],
   internal: [500, "Internal error"],
 } as const satisfies Record<string, readonly [number, string]>;
 

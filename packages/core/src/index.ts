@@ -1,5 +1,6 @@
 export * from "./errors";
 export * from "./job";
+export * from "./json-depth";
 export * from "./log";
 export * from "./masking";
 export * from "./mcp-json";

@@ -1,6 +1,6 @@
 import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
-import { CallFailure, requestUpstream, shapeResult } from "./call";
+import { CallFailure, requestUpstream, shapeResult, textParts } from "./call";
 
 describe("requestUpstream", () => {
   it("leaves no listeners behind on the session's long-lived signal, however many calls it carries", async () => {
@@ -43,22 +43,30 @@ describe("requestUpstream", () => {
 });
 
 describe("shapeResult", () => {
-  it("joins the text parts and keeps structured content and the error flag", () => {
-    const result = shapeResult({
-      content: [
+  it("passes the result on whole: content, structured content, _meta and the error flag", () => {
+    const content = [
+      { type: "text", text: "a" },
+      { type: "image", data: "x", mimeType: "image/png" },
+      { type: "text", text: "b" },
+    ];
+
+    const result = shapeResult({ content, structuredContent: { n: 1 }, isError: true, _meta: { m: 2 } });
+
+    expect(result).toEqual({ content, structuredContent: { n: 1 }, isError: true, _meta: { m: 2 } });
+    expect(shapeResult({})).toEqual({ content: [], isError: false });
+  });
+});
+
+describe("textParts", () => {
+  it("keeps the text parts in order and nothing else", () => {
+    expect(
+      textParts([
         { type: "text", text: "a" },
         { type: "image", data: "x", mimeType: "image/png" },
+        { type: "text", text: 3 },
+        null,
         { type: "text", text: "b" },
-      ],
-      structuredContent: { n: 1 },
-      isError: true,
-    });
-
-    expect(result).toEqual({
-      content: expect.any(Array),
-      structuredContent: { n: 1 },
-      text: "a\nb",
-      isError: true,
-    });
+      ]),
+    ).toEqual(["a", "b"]);
   });
 });

@@ -1,21 +1,27 @@
 import { CallToolResultSchema, ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { transportHttpStatus } from "./failure";
+import { isMessageTooLarge } from "./limits";
 import type { UpstreamSession } from "./session";
 
 /** The longest a call may run, however often progress extends it. */
 export const MAX_CALL_MS = 15 * 60_000;
 
-/** A tool call's result as the gateway returns it. */
+/** A tool call's result as the gateway returns it: the upstream's, whole. */
 export interface ToolCallResult {
   content: unknown[];
   structuredContent?: Record<string, unknown>;
-  /** The text parts of `content`, joined by newlines. */
-  text: string;
   isError: boolean;
+  _meta?: Record<string, unknown>;
 }
 
 /** Why a call did not produce a result. */
-export type CallFailureKind = "timeout" | "unreachable" | "rpc" | "cancelled" | "session_expired";
+export type CallFailureKind =
+  | "timeout"
+  | "unreachable"
+  | "rpc"
+  | "cancelled"
+  | "session_expired"
+  | "too_large";
 
 /** A tool call that failed below the tool level (the upstream never produced a tool result). */
 export class CallFailure extends Error {
@@ -55,9 +61,7 @@ export async function callTool(
       }),
     options,
   );
-  return shapeResult(
-    result as { content?: unknown[]; structuredContent?: Record<string, unknown>; isError?: boolean },
-  );
+  return shapeResult(result as Parameters<typeof shapeResult>[0]);
 }
 
 /**
@@ -101,28 +105,34 @@ function linkSignals(...sources: Array<AbortSignal | undefined>): {
   };
 }
 
-/** `{content, structuredContent?, text, isError}` from an MCP CallToolResult. */
+/** An MCP CallToolResult as the gateway passes it on: `content` always an array, `isError` a boolean. */
 export function shapeResult(result: {
   content?: unknown[];
   structuredContent?: Record<string, unknown>;
   isError?: boolean;
+  _meta?: Record<string, unknown>;
 }): ToolCallResult {
-  const content = result.content ?? [];
-  const text = content
-    .filter((part): part is { type: "text"; text: string } => (part as { type?: string }).type === "text")
-    .map((part) => part.text)
-    .join("\n");
   return {
-    content,
-    ...(result.structuredContent ? { structuredContent: result.structuredContent } : {}),
-    text,
+    ...result,
+    content: result.content ?? [],
     isError: result.isError === true,
   };
+}
+
+/** The text parts of a result's content, in order (what the REST `text` field joins with newlines). */
+export function textParts(content: readonly unknown[]): string[] {
+  return content
+    .filter((part): part is { type: "text"; text: string } => {
+      const { type, text } = (part ?? {}) as { type?: unknown; text?: unknown };
+      return type === "text" && typeof text === "string";
+    })
+    .map((part) => part.text);
 }
 
 function toCallFailure(error: unknown, options: CallOptions): CallFailure {
   if (options.signal?.aborted)
     return new CallFailure("cancelled", "the caller cancelled the call", { cause: error });
+  if (isMessageTooLarge(error)) return new CallFailure("too_large", describeError(error), { cause: error });
   if (options.broken?.aborted) {
     return new CallFailure("unreachable", `upstream connection lost: ${reasonText(options.broken.reason)}`, {
       cause: error,
@@ -140,6 +150,10 @@ function toCallFailure(error: unknown, options: CallOptions): CallFailure {
     return new CallFailure("session_expired", "the upstream no longer knows this session", { cause: error });
   }
   return new CallFailure("unreachable", message, { cause: error });
+}
+
+function describeError(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).replace(/^(MCP error -?\d+: )+/, "");
 }
 
 function reasonText(reason: unknown): string {

@@ -1,6 +1,7 @@
 import type { AttemptOutcome, ToolInfo } from "@mcpgw/core";
 import { classifyFailure, DeadlineError, describeFailure, scrubSecrets } from "./failure";
-import { listAllTools, openSession, type UpstreamTarget } from "./session";
+import { isMessageTooLarge, tooLargeText } from "./limits";
+import { DEFAULT_MAX_MESSAGE_BYTES, listAllTools, openSession, type UpstreamTarget } from "./session";
 
 /** Each attempt's own deadline. */
 export const PROBE_DEADLINE_MS = 10_000;
@@ -8,6 +9,8 @@ export const PROBE_DEADLINE_MS = 10_000;
 export interface ProbeOptions {
   fetch: typeof fetch;
   deadlineMs?: number;
+  /** The largest message the upstream may send (its tools/list pages included). */
+  maxMessageBytes?: number;
 }
 
 /** A probe's outcome plus, on success, the tools it listed. */
@@ -29,17 +32,25 @@ export async function probeUpstream(target: UpstreamTarget, options: ProbeOption
   let session: Awaited<ReturnType<typeof openSession>> | undefined;
   try {
     const signal = controller.signal;
-    session = await openSession(target, { fetch: options.fetch, signal, timeoutMs: deadlineMs });
+    session = await openSession(target, {
+      fetch: options.fetch,
+      signal,
+      timeoutMs: deadlineMs,
+      ...(options.maxMessageBytes ? { maxMessageBytes: options.maxMessageBytes } : {}),
+    });
     const latencyMs = Math.round(performance.now() - started);
     const tools = await listAllTools(session, { signal, timeoutMs: deadlineMs });
     return { ok: true, at, latencyMs, toolCount: tools.length, tools };
   } catch (error) {
     const cause = controller.signal.aborted ? controller.signal.reason : error;
+    const text = isMessageTooLarge(cause)
+      ? tooLargeText(options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES)
+      : describeFailure(cause);
     return {
       ok: false,
       at,
       reason: classifyFailure(cause),
-      error: scrubSecrets(describeFailure(cause), Object.values(target.headers)),
+      error: scrubSecrets(text, Object.values(target.headers)),
     };
   } finally {
     clearTimeout(timer);

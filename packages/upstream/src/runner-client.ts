@@ -7,6 +7,11 @@ export interface RunnerClient {
   startThreadInstance(threadId: string, serverId: string): Promise<{ pid: number | null }>;
   /** Ends every instance of the thread; resolves to how many were running. */
   stopThread(threadId: string): Promise<number>;
+  /**
+   * Ends the children of a deleted, disabled or reconfigured server — those of generations below
+   * `belowGeneration`, or all — and resolves once they, their dirs and secret files are gone.
+   */
+  stopServer(serverId: string, belowGeneration?: number): Promise<number>;
 }
 
 /** How the runner's refusals reach admins: missing server, or the runner at its children cap. */
@@ -43,6 +48,11 @@ export function createRunnerClient(runner: RunnerEndpoint, fetchImpl: typeof fet
     },
     async stopThread(threadId) {
       const body = await request("DELETE", `/threads/${encodeURIComponent(threadId)}`);
+      return Number(body.stopped ?? 0);
+    },
+    async stopServer(serverId, belowGeneration) {
+      const query = belowGeneration === undefined ? "" : `?below=${belowGeneration}`;
+      const body = await request("DELETE", `/servers/${encodeURIComponent(serverId)}${query}`);
       return Number(body.stopped ?? 0);
     },
   };

@@ -4,6 +4,7 @@ import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { transportHttpStatus } from "./failure";
+import { limitResponses } from "./limits";
 
 /** Where an upstream MCP server lives and what to send it. */
 export interface UpstreamTarget {
@@ -30,7 +31,12 @@ export interface OpenOptions {
   signal?: AbortSignal;
   /** Per-request timeout for initialize. */
   timeoutMs: number;
+  /** The largest message the upstream may send (one body, one SSE event); default 16 MiB. */
+  maxMessageBytes?: number;
 }
+
+/** The default bound of one upstream message: 16 MiB. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
 const CLIENT_INFO = { name: "mcp-gateway", version: "1.0.0" };
 
@@ -41,7 +47,10 @@ const CLIENT_INFO = { name: "mcp-gateway", version: "1.0.0" };
 export async function openSession(target: UpstreamTarget, options: OpenOptions): Promise<UpstreamSession> {
   const url = new URL(target.url);
   const requestInit = { headers: target.headers };
-  const fetchImpl = target.internal ? fetch : options.fetch;
+  const fetchImpl = limitResponses(
+    target.internal ? fetch : options.fetch,
+    options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+  );
   try {
     const transport = new StreamableHTTPClientTransport(url, { requestInit, fetch: fetchImpl });
     return await initialize(transport, "streamable-http", options);

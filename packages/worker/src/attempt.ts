@@ -17,6 +17,8 @@ export interface AttemptDeps {
   runner?: RunnerEndpoint | undefined;
   deadlineMs?: number;
   graceMs?: number;
+  /** The largest message an upstream may send (MAX_UPSTREAM_MESSAGE_BYTES). */
+  maxMessageBytes?: number;
 }
 
 /**
@@ -45,7 +47,12 @@ export async function attemptConnection(server: TargetSource, deps: AttemptDeps)
     );
   });
   try {
-    return await Promise.race([probeUpstream(target, { fetch: deps.fetch, deadlineMs }), forced]);
+    const probe = probeUpstream(target, {
+      fetch: deps.fetch,
+      deadlineMs,
+      ...(deps.maxMessageBytes ? { maxMessageBytes: deps.maxMessageBytes } : {}),
+    });
+    return await Promise.race([probe, forced]);
   } finally {
     clearTimeout(timer);
   }

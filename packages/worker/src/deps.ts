@@ -11,5 +11,6 @@ export function workerDepsFromEnv(overrides: { store?: Store; logger?: Logger } 
     logger: overrides.logger ?? createLogger({ level: settings.logLevel }),
     fetch: createGuardedFetch({ allowPrivate: settings.allowPrivateUpstreams }),
     runner: settings.runner,
+    maxMessageBytes: settings.maxUpstreamMessageBytes,
   };
 }

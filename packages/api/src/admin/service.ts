@@ -12,7 +12,7 @@ import {
   type ServerSpec,
   type StoredStatus,
 } from "@mcpgw/core";
-import { checkUrl } from "@mcpgw/upstream";
+import { checkUrl, createRunnerClient, type RunnerEndpoint } from "@mcpgw/upstream";
 import { type ServerView, toServerView } from "../views";
 
 /** What the admin operations need. */
@@ -21,6 +21,8 @@ export interface AdminDeps {
   logger: Logger;
   /** Whether upstreams on loopback/private addresses are allowed (on for local runs). */
   allowPrivateUpstreams: boolean;
+  /** The stdio runner, told to stop the children of servers that change. */
+  runner?: RunnerEndpoint | undefined;
 }
 
 export type OnConflict = "fail" | "skip" | "replace";
@@ -79,6 +81,7 @@ export async function updateServer(
   assertUpstreamAllowed(deps, spec);
   const updated = await deps.store.servers.update(existing, spec);
   const status = await supersede(deps, updated);
+  await stopChildren(deps, updated, status?.generation);
   deps.logger.info("server updated", {
     serverId: updated.id,
     server: updated.name,
@@ -91,6 +94,7 @@ export async function updateServer(
 export async function deleteServer(deps: AdminDeps, idOrName: string): Promise<void> {
   const server = await findServer(deps, idOrName);
   if (!(await deps.store.servers.remove(server.id))) throw notFound(idOrName);
+  await stopChildren(deps, server);
   deps.logger.info("server deleted", { serverId: server.id, server: server.name });
 }
 
@@ -151,9 +155,9 @@ export async function importServers(
   const replacedIds = new Set(replaces.map((r) => r.existing.id));
   const views = await Promise.all(
     written.map(async (server) => {
-      const status = replacedIds.has(server.id)
-        ? await supersede(deps, server)
-        : await deps.store.statuses.get(server.id);
+      const replaced = replacedIds.has(server.id);
+      const status = replaced ? await supersede(deps, server) : await deps.store.statuses.get(server.id);
+      if (replaced) await stopChildren(deps, server, status?.generation);
       if (!replacedIds.has(server.id) && server.enabled) {
         await enqueue(deps, { type: "connect", serverId: server.id, generation: status?.generation ?? 1 });
       }
@@ -184,6 +188,25 @@ async function supersede(deps: AdminDeps, server: ServerRecord): Promise<StoredS
   if (status && server.enabled)
     await enqueue(deps, { type: "connect", serverId: server.id, generation: status.generation });
   return status;
+}
+
+/**
+ * Ends a stdio server's children that belong to its earlier config (all of them once it is deleted):
+ * their processes, secret files and temp dirs are gone when this returns. The runner being away is
+ * logged, not fatal — it would not serve an outdated generation anyway.
+ */
+async function stopChildren(
+  deps: AdminDeps,
+  server: Pick<ServerRecord, "id" | "transport">,
+  belowGeneration?: number,
+): Promise<void> {
+  if (server.transport !== "stdio" || !deps.runner) return;
+  try {
+    const stopped = await createRunnerClient(deps.runner).stopServer(server.id, belowGeneration);
+    if (stopped > 0) deps.logger.info("stdio children stopped", { serverId: server.id, stopped });
+  } catch (error) {
+    deps.logger.error("could not stop stdio children", { serverId: server.id, ...errorFields(error) });
+  }
 }
 
 /** Enqueues a job; a queue outage is logged, not fatal: the health sweep picks the server up later. */

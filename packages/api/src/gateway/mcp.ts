@@ -1,5 +1,5 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { AppError, qualifyToolName } from "@mcpgw/core";
+import { AppError, describeBytes, jsonDepth, MAX_JSON_DEPTH, qualifyToolName } from "@mcpgw/core";
 import { CallFailure, requestUpstream, type UpstreamSession } from "@mcpgw/upstream";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
@@ -87,6 +87,8 @@ async function serveMcp(
       { allow: "POST" },
     );
   }
+  const parsed = await readMcpBody(c.req.raw);
+  if (parsed instanceof Response) return parsed;
   const passthrough = server === undefined ? undefined : await upstreamCapabilities(deps, server);
   const mcp = createMcpServer(deps, scope, server, passthrough);
   const transport = new WebStandardStreamableHTTPServerTransport({
@@ -96,10 +98,78 @@ async function serveMcp(
   });
   await mcp.connect(transport);
   try {
-    return await transport.handleRequest(c.req.raw);
+    return await transport.handleRequest(c.req.raw, { parsedBody: parsed.body });
   } finally {
     void mcp.close();
   }
+}
+
+/**
+ * The request's JSON-RPC body, bounded before anything parses it for real: at most 1 MiB (else 413),
+ * and tool-call arguments at most 64 levels deep (else 400 `request.too_deep`) — a hostile caller's
+ * 10,000-level arguments never reach an upstream (or a recursive serialiser). Errors are JSON-RPC
+ * error bodies with the gateway's code in `data.code`.
+ */
+async function readMcpBody(request: Request): Promise<{ body: unknown } | Response> {
+  const text = await readBounded(request, MAX_MCP_BODY_BYTES);
+  if (text === undefined) {
+    return rpcError(413, -32600, `The request body exceeds ${describeBytes(MAX_MCP_BODY_BYTES)}.`, {
+      code: "request.too_large",
+    });
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return rpcError(400, -32700, "Parse error: the body is not valid JSON.");
+  }
+  for (const message of Array.isArray(body) ? body : [body]) {
+    const { method, params, id } = (message ?? {}) as { method?: unknown; params?: unknown; id?: unknown };
+    const args =
+      method === "tools/call" ? (params as { arguments?: unknown } | undefined)?.arguments : undefined;
+    const tooDeep =
+      jsonDepth(args) > MAX_JSON_DEPTH || jsonDepth(message, MAX_JSON_DEPTH + 8) > MAX_JSON_DEPTH + 8;
+    if (tooDeep) {
+      return rpcError(
+        400,
+        ErrorCode.InvalidParams,
+        `Tool-call arguments nest deeper than ${MAX_JSON_DEPTH} levels.`,
+        { code: "request.too_deep", limit: MAX_JSON_DEPTH },
+        typeof id === "string" || typeof id === "number" ? id : null,
+      );
+    }
+  }
+  return { body };
+}
+
+/** The body as text, or undefined once it passes `limit` bytes (reading stops there). */
+async function readBounded(request: Request, limit: number): Promise<string | undefined> {
+  if (Number(request.headers.get("content-length") ?? 0) > limit) return undefined;
+  if (!request.body) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
+    size += chunk.byteLength;
+    if (size > limit) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+function rpcError(
+  status: number,
+  code: number,
+  message: string,
+  data?: Record<string, unknown>,
+  id: string | number | null = null,
+): Response {
+  return new Response(
+    JSON.stringify({ jsonrpc: "2.0", error: { code, message, ...(data ? { data } : {}) }, id }),
+    {
+      status,
+      headers: { "content-type": "application/json", ...(status === 413 ? { connection: "close" } : {}) },
+    },
+  );
 }
 
 /** What `/mcp/{server}` passes through besides tools: the upstream's resources and prompts, if any. */
@@ -247,6 +317,8 @@ function toMcpError(error: unknown): McpError {
       // The upstream's own code passes through; the text is the failure's, already scrubbed of credentials.
       return new McpError(error.cause.code, error.message.replace(/^(MCP error -?\d+: )+/, ""));
     }
+    if (error.kind === "too_large")
+      return new McpError(ErrorCode.InternalError, error.message, { code: "upstream.response_too_large" });
     return new McpError(ErrorCode.InternalError, `upstream ${error.kind}: ${error.message}`);
   }
   if (!(error instanceof AppError)) return new McpError(ErrorCode.InternalError, "internal error");

@@ -1,8 +1,9 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { AppError } from "@mcpgw/core";
+import { AppError, assertJsonDepth } from "@mcpgw/core";
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { json, jsonBody, problems, security } from "../openapi-helpers";
+import { toolResultResponse } from "./result-body";
 import { callGatewayTool, type GatewayDeps, listTools, restTool, type ServerScope } from "./service";
 
 const ChatId = z.string().min(1).max(256);
@@ -35,7 +36,8 @@ const CallResultView = z
   .object({
     content: z.array(z.unknown()),
     structuredContent: z.record(z.string(), z.unknown()).optional(),
-    text: z.string(),
+    _meta: z.record(z.string(), z.unknown()).optional(),
+    text: z.string().openapi({ description: "The text parts of `content`, joined by newlines" }),
     isError: z.boolean(),
   })
   .openapi("ToolCallResult");
@@ -88,17 +90,19 @@ export function registerGatewayRoutes(app: OpenAPIHono<AppEnv>, appDeps: Gateway
         params: z.object({ name: z.string().min(1).max(256) }),
         ...jsonBody(CallRequest),
       },
-      responses: { 200: json(CallResultView, "Result"), ...problems(400, 401, 404, 409, 502, 504) },
+      responses: { 200: json(CallResultView, "Result"), ...problems(400, 401, 404, 409, 413, 502, 504) },
     }),
     async (c) => {
       const body = c.req.valid("json");
+      assertJsonDepth(body.arguments, "Tool-call arguments");
       const result = await callGatewayTool(scoped(c), c.req.valid("param").name, body.arguments, {
         scope: scopeOf(c.get("principal")),
         signal: c.req.raw.signal,
         ...(body.chat ? { chat: body.chat } : {}),
         ...(body.thread ? { thread: body.thread } : {}),
       });
-      return c.json(result, 200);
+      // Streamed part by part: a large text result is not held twice (content + joined text).
+      return toolResultResponse(result) as never;
     },
   );
 

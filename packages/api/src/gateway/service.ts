@@ -15,6 +15,7 @@ import {
   describeFailure,
   NO_RUNNER_ERROR,
   openSession,
+  type PooledSession,
   type RunnerEndpoint,
   type SessionPool,
   scrubSecrets,
@@ -36,6 +37,8 @@ export interface GatewayDeps {
   runner?: RunnerEndpoint | undefined;
   /** How often an in-flight call logs a heartbeat. */
   heartbeatMs?: number;
+  /** The largest message an upstream may send (MAX_UPSTREAM_MESSAGE_BYTES). */
+  maxMessageBytes?: number;
 }
 
 /** A tool in the aggregated catalogue. */
@@ -219,8 +222,11 @@ function callOnce(
 
 /**
  * Runs `op` on the server's warm upstream session (opening it when cold: one config read with KMS,
- * one initialize, shared by concurrent callers). A transport failure evicts the session, marks the
- * server failed once (under the fence) and schedules its retry; its text is scrubbed of credentials.
+ * one initialize, shared by concurrent callers). Only transport loss — the connection gone, or the
+ * server no longer answering a liveness ping — evicts the session, marks the server failed once
+ * (under the fence) and schedules its retry; any other failure (a JSON-RPC error, an HTTP refusal or
+ * a timeout of this one call while the server still answers) goes back to this caller only. Error
+ * text is scrubbed of credentials.
  */
 export async function withServerSession<T>(
   deps: GatewayDeps,
@@ -254,6 +260,7 @@ export async function withServerSession<T>(
       const session = await openSession(target, {
         fetch: deps.fetch,
         timeoutMs: Math.min(timeoutMs, 10_000),
+        ...(deps.maxMessageBytes ? { maxMessageBytes: deps.maxMessageBytes } : {}),
       });
       sessionSecrets.set(session, secrets);
       return session;
@@ -280,14 +287,34 @@ export async function withServerSession<T>(
         { cause: caught.cause },
       );
       if (error.kind === "session_expired") pooled.claimFailure();
-      const down =
-        error.kind === "unreachable" || (error.kind === "timeout" && !(await alive(pooled.session.client)));
-      if (down && pooled.claimFailure()) {
-        await markFailed(deps, entry, callFailureReason(error), error.message);
+      if (await isTransportLoss(error, pooled)) {
+        if (pooled.claimFailure()) await markFailed(deps, entry, callFailureReason(error), error.message);
+        throw error;
       }
-      throw error;
+      throw answeredFailure(error);
     }
   });
+}
+
+/**
+ * Whether a failed call means the server is gone for everyone: its session broke under the call, or
+ * (for a connection or timeout failure) it no longer answers a ping. JSON-RPC errors, messages past the
+ * size limit, cancellations and expired sessions (reopened by the caller) never are.
+ */
+async function isTransportLoss(error: CallFailure, pooled: PooledSession): Promise<boolean> {
+  if (error.kind !== "unreachable" && error.kind !== "timeout") return false;
+  if (pooled.broken.aborted) return true;
+  return !(await alive(pooled.session.client));
+}
+
+/**
+ * A call failure of a server that still answers: an HTTP refusal of this one call is the server's
+ * answer (502 upstream.error), not unreachability.
+ */
+function answeredFailure(error: CallFailure): CallFailure {
+  const status = transportHttpStatus(error.cause);
+  if (error.kind !== "unreachable" || status === undefined) return error;
+  return new CallFailure("rpc", `HTTP ${status} for this call: ${error.message}`, { cause: error.cause });
 }
 
 /** The reason a warm call's transport failure gives its server: an HTTP refusal says which (401/403, 5xx). */
@@ -332,6 +359,8 @@ function toAppError(error: CallFailure, server: string): AppError {
       return new AppError("upstream.error", `Server '${server}' answered with an error: ${error.message}`);
     case "cancelled":
       return new AppError("upstream.unreachable", "The call was cancelled.");
+    case "too_large":
+      return new AppError("upstream.response_too_large", `Server '${server}': ${error.message}.`);
     default:
       return new AppError(
         "upstream.unreachable",

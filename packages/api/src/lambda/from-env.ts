@@ -13,6 +13,7 @@ export function appFromEnvironment(serve: AppDeps["serve"]) {
     allowPrivateUpstreams: settings.allowPrivateUpstreams,
     runner: settings.runner,
     mcp: { allowedOrigins: settings.mcpAllowedOrigins },
+    maxUpstreamMessageBytes: settings.maxUpstreamMessageBytes,
     serve,
   });
 }
