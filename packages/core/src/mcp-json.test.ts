@@ -559,4 +559,24 @@ describe("parseMcpJson broken documents", () => {
       ]);
     },
   );
+
+  it.each([
+    ["CR LF", "Bearer abc\r\nX-Injected: 1"],
+    ["LF", "Bearer abc\n"],
+    ["CR", "Bearer a\rbc"],
+    ["NUL", "Bearer abc\u0000"],
+  ])("rejects a header value containing %s", (_label, value) => {
+    // Prepare
+    const document = {
+      mcpServers: { remote: { url: "https://x.example/mcp", headers: { Authorization: value } } },
+    };
+
+    // Act
+    const problems = problemsOf(document);
+
+    // Assess
+    expect(problems).toEqual([
+      { entry: "remote", message: "headers.Authorization: must not contain CR, LF or NUL" },
+    ]);
+  });
 });
