@@ -1,7 +1,7 @@
 /**
  * Admin API, secrets: the header and env mask rules, the secret store routes, and the sentinel sweep —
- * secrets planted everywhere, every route driven, and every response, log line, job and raw item
- * searched for them.
+ * secrets planted everywhere, every route driven (refused URL moves included), and every response, log
+ * line, job and raw item searched for them.
  */
 import { beforeEach, describe, expect, it } from "vitest";
 import { scanTable } from "../support/aws";
@@ -425,6 +425,11 @@ describe("sentinel secrets", () => {
     await drive("PATCH", "/v1/servers/cli", { env: { TOKEN: S.env, MODE: "fast" } });
     await drive("PATCH", "/v1/servers/cli", { env: { TOKEN: "[SECRET]", MODE: "[SECRET]" } });
     await drive("PATCH", "/v1/servers/cli", { env: { TOKEN: "[SECRET]", GONE: "[SECRET]" } });
+    await drive("PATCH", "/v1/servers/web", { url: "https://moved.example.net/mcp" });
+    await drive("PATCH", "/v1/servers/web", {
+      url: "https://moved.example.net/mcp",
+      headers: { Authorization: "Bearer [SECRET]", "X-Api-Key": "[SECRET]" },
+    });
     await drive("POST", "/v1/servers", {
       ...webSpec,
       name: "crlf",
@@ -478,7 +483,14 @@ describe("sentinel secrets", () => {
     });
     expect(body("GET /v1/servers/cli")).toMatchObject({ env: { TOKEN: "[SECRET]" } });
     expect(body("PATCH /v1/servers/cli")).toMatchObject({ env: { TOKEN: "[SECRET]", MODE: "[SECRET]" } });
-    // The header edit with masks kept the real values.
+    const refusedMoves = exchanges.filter((e) =>
+      e.body.includes('"code":"server.credentials_origin_changed"'),
+    );
+    expect(refusedMoves.map((e) => `${e.route} ${e.status}`)).toEqual([
+      "PATCH /v1/servers/web 400",
+      "PATCH /v1/servers/web 400",
+    ]);
+    // The header edit with masks kept the real values; the refused moves changed nothing.
     expect((await app.store.servers.get(web.id as string)) as Json).toMatchObject({
       url: "https://web.example.com/mcp",
       headers: { Authorization: `Bearer ${S.auth}`, "X-Api-Key": S.header },

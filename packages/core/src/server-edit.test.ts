@@ -332,6 +332,121 @@ describe("applyServerPatch env (mask rule)", () => {
   });
 });
 
+describe("applyServerPatch url origin (credentials stay where they belong)", () => {
+  const MOVED = "https://elsewhere.example.net/mcp";
+
+  it.each([
+    ["another host", MOVED],
+    ["another scheme", "http://mcp.example.com/mcp"],
+    ["another port", "https://mcp.example.com:8443/mcp"],
+  ])("refuses a move to %s that keeps the stored headers by omitting `headers`", (_label, url) => {
+    // Prepare
+    const stored = storedHttp();
+
+    // Act
+    const error = appErrorFrom(() => applyServerPatch(stored, { url }));
+
+    // Assess
+    expect(error.code).toBe("server.credentials_origin_changed");
+    expect(error.status).toBe(400);
+    expect(error.extra.headers).toEqual(["Authorization", "X-Team"]);
+    expect(error.detail).not.toContain("s3cr3t");
+  });
+
+  it("refuses a move that keeps one stored header by its mask, naming only that header", () => {
+    // Prepare
+    const stored = storedHttp();
+    const patch: ServerPatch = {
+      url: MOVED,
+      headers: { Authorization: "Bearer [SECRET]", "X-Team": "blue" },
+    };
+
+    // Act
+    const error = appErrorFrom(() => applyServerPatch(stored, patch));
+
+    // Assess
+    expect(error.code).toBe("server.credentials_origin_changed");
+    expect(error.extra.headers).toEqual(["Authorization"]);
+  });
+
+  it("refuses a move that keeps a non-Authorization header by its mask", () => {
+    // Prepare
+    const stored = storedHttp();
+    const patch: ServerPatch = { url: MOVED, headers: { Authorization: "Bearer n3w", "x-team": "[SECRET]" } };
+
+    // Act
+    const error = appErrorFrom(() => applyServerPatch(stored, patch));
+
+    // Assess
+    expect(error.code).toBe("server.credentials_origin_changed");
+    expect(error.extra.headers).toEqual(["x-team"]);
+  });
+
+  it("answers a mask matching nothing stored with server.invalid, as without a move", () => {
+    // Prepare
+    const stored = storedHttp();
+    const patch: ServerPatch = { url: MOVED, headers: { Authorization: "Basic [SECRET]" } };
+
+    // Act
+    const error = appErrorFrom(() => applyServerPatch(stored, patch));
+
+    // Assess
+    expect(error.code).toBe("server.invalid");
+  });
+
+  it("allows a move with every header value re-sent", () => {
+    // Prepare
+    const stored = storedHttp();
+    const patch: ServerPatch = { url: MOVED, headers: { Authorization: "Bearer n3w", "X-Team": "blue" } };
+
+    // Act
+    const result = applyServerPatch(stored, patch);
+
+    // Assess
+    expect(result).toMatchObject({ url: MOVED, headers: { Authorization: "Bearer n3w", "X-Team": "blue" } });
+  });
+
+  it("allows a move that drops the headers with an empty map, or drops some and re-sends others", () => {
+    // Prepare
+    const stored = storedHttp();
+
+    // Act
+    const dropped = applyServerPatch(stored, { url: MOVED, headers: {} });
+    const partly = applyServerPatch(stored, { url: MOVED, headers: { "X-Team": "blue" } });
+
+    // Assess
+    expect(headersOf(dropped)).toEqual({});
+    expect(headersOf(partly)).toEqual({ "X-Team": "blue" });
+  });
+
+  it("allows any move when nothing is stored", () => {
+    // Prepare
+    const stored = storedHttp({});
+
+    // Act
+    const result = applyServerPatch(stored, { url: MOVED });
+
+    // Assess
+    expect(result).toMatchObject({ url: MOVED, headers: {} });
+  });
+
+  it.each([
+    ["another path", "https://mcp.example.com/v2/mcp"],
+    ["a query", "https://mcp.example.com/mcp?tenant=1"],
+    ["the default port spelled out", "https://mcp.example.com:443/mcp"],
+    ["an upper-case host", "https://MCP.example.com/mcp"],
+  ])("keeps the headers on a same-origin change to %s", (_label, url) => {
+    // Prepare
+    const stored = storedHttp();
+
+    // Act
+    const result = applyServerPatch(stored, { url });
+
+    // Assess
+    expect(result).toMatchObject({ url, headers: { Authorization: "Bearer s3cr3t", "X-Team": "blue" } });
+  });
+});
+
 describe("applyServerPatch secrets", () => {
   it("clears secretRef (and with it the format it needs) on null", () => {
     // Prepare

@@ -1,6 +1,6 @@
 import { AppError, describeIssues } from "./errors";
 import { ENV_MASKS, HEADER_MASKS, type MaskRule, maskedKeys, mergeMasked } from "./masking";
-import { type ServerPatch, ServerSpec } from "./server";
+import { type HttpServerSpec, type ServerPatch, ServerSpec } from "./server";
 
 /** Validates a new server's spec; throws `server.invalid` listing every problem. */
 export function parseServerSpec(input: unknown): ServerSpec {
@@ -23,12 +23,14 @@ export function submittedMasks(spec: ServerSpec): string[] {
 /**
  * The spec after a partial edit. `headers` and `env`, when given, are the whole new map under the
  * mask rule (mask unchanged keeps the stored value, omitted removes it, other values replace it);
- * `null` clears `secretRef`/`secretFormat`. The transport cannot change.
+ * `null` clears `secretRef`/`secretFormat`. The transport cannot change, and a URL moving to another
+ * origin must re-send or drop the stored headers (`server.credentials_origin_changed`).
  */
 export function applyServerPatch(stored: ServerSpec, patch: ServerPatch): ServerSpec {
   if (patch.transport && patch.transport !== stored.transport) {
     throw invalid([`transport: cannot change from ${stored.transport}; delete and re-create the server`]);
   }
+  if (stored.transport === "http") assertCredentialsStay(stored, patch);
   const merged: Record<string, unknown> = { ...stored };
   for (const [key, value] of Object.entries(patch)) {
     if (value === null) delete merged[key];
@@ -45,6 +47,42 @@ export function applyServerPatch(stored: ServerSpec, patch: ServerPatch): Server
   const parsed = ServerSpec.safeParse(merged);
   if (!parsed.success) throw invalid(describeIssues(parsed.error.issues));
   return parsed.data;
+}
+
+/**
+ * Stored headers were given for the stored URL's origin: a URL moving to another origin (scheme, host
+ * or port) may only keep headers whose real values are submitted again. Omitting `headers` (keeps them
+ * all) or submitting a mask (keeps one) is refused; `headers: {}` or all-real values are fine.
+ */
+function assertCredentialsStay(stored: HttpServerSpec, patch: ServerPatch): void {
+  const names = Object.keys(stored.headers);
+  if (names.length === 0 || patch.url === undefined) return;
+  const from = originOf(stored.url);
+  const to = originOf(patch.url);
+  // An unparseable URL is reported by validation; only a real origin change matters here.
+  if (from === undefined || to === undefined || from === to) return;
+  const kept = patch.headers ? keptByMask(stored.headers, patch.headers) : names;
+  if (kept.length === 0) return;
+  throw new AppError(
+    "server.credentials_origin_changed",
+    `The URL moves from ${from} to ${to}; stored headers (${kept.join(", ")}) would go there. ` +
+      "Submit their real values again, or drop them with `headers: {}`.",
+    { headers: kept },
+  );
+}
+
+/** The submitted names whose masks keep a stored value (masks that match nothing are refused later). */
+function keptByMask(stored: Record<string, string>, submitted: Record<string, string>): string[] {
+  const { unmatchedMasks } = mergeMasked(stored, submitted, HEADER_MASKS);
+  return maskedKeys(submitted).filter((name) => !unmatchedMasks.includes(name));
+}
+
+function originOf(url: string): string | undefined {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return undefined;
+  }
 }
 
 function mergeOrThrow(
