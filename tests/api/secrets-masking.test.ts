@@ -1,7 +1,7 @@
 /**
  * Admin API, secrets: the header and env mask rules, the secret store routes, and the sentinel sweep —
- * secrets planted everywhere, every route driven (refused URL moves included), and every response, log
- * line, job and raw item searched for them.
+ * secrets planted everywhere, every route driven (env reveal and refused URL moves included), and every
+ * response, log line, job and raw item searched for them.
  */
 import { beforeEach, describe, expect, it } from "vitest";
 import { scanTable } from "../support/aws";
@@ -45,6 +45,7 @@ describe("header mask rule", () => {
     const server = await createMasked();
 
     const one = await expectJson(await app.call("GET", `/v1/servers/${server.id}`), 200);
+    const revealed = await expectJson(await app.call("GET", `/v1/servers/${server.id}?reveal=env`), 200);
     const { servers } = await expectJson<{ servers: Json[] }>(await app.call("GET", "/v1/servers"), 200);
     const reconnected = await expectJson(await app.call("POST", "/v1/servers/masked/reconnect"), 202);
     const patched = await expectJson(
@@ -52,7 +53,7 @@ describe("header mask rule", () => {
       200,
     );
 
-    for (const view of [one, servers[0], reconnected, patched]) {
+    for (const view of [one, revealed, servers[0], reconnected, patched]) {
       expect(view?.headers).toEqual(MASKED);
     }
     expect(await storedHeaders(server.id)).toEqual({ Authorization: TOKEN, "X-Team": "blue" });
@@ -228,6 +229,8 @@ describe("env mask rule", () => {
 
     expect(updated.env).toEqual({ API_KEY: "[SECRET]", MODE: "[SECRET]", NEW: "[SECRET]" });
     expect(await storedEnv(server.id)).toEqual({ API_KEY: "k-123", MODE: "y", NEW: "n" });
+    const revealed = await expectJson(await app.call("GET", "/v1/servers/envy?reveal=env"), 200);
+    expect(revealed.env).toEqual({ API_KEY: "k-123", MODE: "y", NEW: "n" });
   });
 
   it("keeps the whole env when a patch does not mention env, and drops it all on `env: {}`", async () => {
@@ -345,12 +348,18 @@ describe("sentinel secrets", () => {
     auth: "sntl-auth-5c0f8e21",
     /** A non-Authorization header value: never leaves the system (masked as `[SECRET]`). */
     header: "sntl-hdr-9b47d3a6",
-    /** A stdio env value: never leaves the system (masked as `[SECRET]`). */
+    /** A stdio env value: shown only by `GET /v1/servers/{id}?reveal=env` (the edit form needs it). */
     env: "sntl-env-2e6a1f94",
     /** A secret-store value: never leaves the system. */
     store: "sntl-store-71d5c0b8",
   };
   const ALL = Object.values(S);
+  /** Where the contract lets a sentinel appear in a server view: only env, only when revealed. */
+  const ALLOWED_PATH: Partial<Record<keyof typeof S, RegExp>> = {
+    env: /^env\.TOKEN$/,
+  };
+  /** The one route whose 2xx body may show a value in the clear: one server, env revealed. */
+  const REVEAL_ROUTE = /^GET \/v1\/servers\/[^/?]+\?reveal=env$/;
 
   interface Exchange {
     route: string;
@@ -358,7 +367,7 @@ describe("sentinel secrets", () => {
     body: string;
   }
 
-  it("never appear: not in any response, log line, raw item or job", async () => {
+  it("appear only where the contract allows: an env value when revealed, nothing else, never in logs or raw items", async () => {
     const exchanges: Exchange[] = [];
     const drive = async (
       method: string,
@@ -417,6 +426,10 @@ describe("sentinel secrets", () => {
     await drive("GET", `/v1/servers/${web.id}`);
     await drive("GET", "/v1/servers/cli");
     await drive("GET", "/v1/servers/imp-web");
+    await drive("GET", "/v1/servers/cli?reveal=env");
+    await drive("GET", "/v1/servers/web?reveal=env");
+    await drive("GET", "/v1/servers/cli?reveal=headers");
+    await drive("GET", "/v1/servers?reveal=env");
     // Edits: mask kept, env resubmitted, stale If-Match, bad mask, unknown field.
     await drive("PATCH", "/v1/servers/web", {
       headers: { Authorization: "Bearer [SECRET]", "X-Api-Key": S.header },
@@ -475,13 +488,17 @@ describe("sentinel secrets", () => {
     await drive("DELETE", "/v1/secrets/team");
     await drive("DELETE", "/v1/secrets/team");
 
-    // The server views show masks.
+    // The server views show masks; only the env reveal shows values (what the edit form needs).
     const body = (route: string, status = 200) =>
       JSON.parse(exchanges.find((e) => e.route === route && e.status === status)?.body ?? "{}") as Json;
     expect(body("GET /v1/servers/web")).toMatchObject({
       headers: { Authorization: "Bearer [SECRET]", "X-Api-Key": "[SECRET]" },
     });
+    expect(body("GET /v1/servers/web?reveal=env")).toMatchObject({
+      headers: { Authorization: "Bearer [SECRET]", "X-Api-Key": "[SECRET]" },
+    });
     expect(body("GET /v1/servers/cli")).toMatchObject({ env: { TOKEN: "[SECRET]" } });
+    expect(body("GET /v1/servers/cli?reveal=env")).toMatchObject({ env: { TOKEN: S.env } });
     expect(body("PATCH /v1/servers/cli")).toMatchObject({ env: { TOKEN: "[SECRET]", MODE: "[SECRET]" } });
     const refusedMoves = exchanges.filter((e) =>
       e.body.includes('"code":"server.credentials_origin_changed"'),
@@ -495,8 +512,13 @@ describe("sentinel secrets", () => {
       url: "https://web.example.com/mcp",
       headers: { Authorization: `Bearer ${S.auth}`, "X-Api-Key": S.header },
     });
+    // Revealing logged key names, never values.
+    const reveals = app.logs
+      .map((line) => JSON.parse(line) as Json)
+      .filter((l) => l.msg === "server env revealed");
+    expect(reveals).toEqual([expect.objectContaining({ server: "cli", keys: ["TOKEN"] })]);
 
-    // Responses: not one sentinel, as a value or a key.
+    // Responses: each sentinel only at its allowed place, only in a successful env reveal.
     const leaks: string[] = [];
     for (const exchange of exchanges) {
       let parsed: unknown;
@@ -509,7 +531,12 @@ describe("sentinel secrets", () => {
       for (const [path, value] of leaves(parsed)) {
         for (const [kind, sentinel] of Object.entries(S) as Array<[keyof typeof S, string]>) {
           if (!value.includes(sentinel) && !path.includes(sentinel)) continue;
-          leaks.push(`${exchange.route} (${exchange.status}) ${path}: ${kind}`);
+          const allowed =
+            ALLOWED_PATH[kind]?.test(path) === true &&
+            value === sentinel &&
+            exchange.status < 300 &&
+            REVEAL_ROUTE.test(exchange.route);
+          if (!allowed) leaks.push(`${exchange.route} (${exchange.status}) ${path}: ${kind}`);
         }
       }
     }

@@ -28,9 +28,14 @@ export const ServerView = z
       }),
     command: z.string().optional(),
     args: z.array(z.string()).optional(),
-    env: z.record(z.string(), z.string()).optional().openapi({
-      description: "every value masked as `[SECRET]`; send a mask back unchanged to keep the stored value",
-    }),
+    env: z
+      .record(z.string(), z.string())
+      .optional()
+      .openapi({
+        description:
+          "every value masked as `[SECRET]` (`GET /v1/servers/{id}?reveal=env` shows them); " +
+          "send a mask back unchanged to keep the stored value",
+      }),
     timeoutSeconds: z.number().int(),
     scope: Scope,
     secretRef: z.string().optional(),
@@ -43,8 +48,15 @@ export const ServerView = z
   .openapi("Server");
 export type ServerView = z.infer<typeof ServerView>;
 
-/** The view of a stored server and its status (generation stays internal); header and env values masked. */
-export function toServerView(server: ServerRecord, status: StoredStatus | undefined): ServerView {
+/**
+ * The view of a stored server and its status (generation stays internal). Header and env values are
+ * masked; `revealEnv` shows a stdio server's env values in the clear (the admin edit form needs them).
+ */
+export function toServerView(
+  server: ServerRecord,
+  status: StoredStatus | undefined,
+  { revealEnv = false }: { revealEnv?: boolean } = {},
+): ServerView {
   const { generation: _generation, ...visible } = status ?? {
     ...initialStatus(server.enabled),
     generation: 0,
@@ -67,7 +79,7 @@ export function toServerView(server: ServerRecord, status: StoredStatus | undefi
     ...common,
     command: server.command,
     args: server.args,
-    env: maskEnv(server.env),
+    env: revealEnv ? server.env : maskEnv(server.env),
     scope: server.scope,
     ...(server.secretRef ? { secretRef: server.secretRef } : {}),
     ...(server.secretFormat ? { secretFormat: server.secretFormat } : {}),
