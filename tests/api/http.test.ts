@@ -54,7 +54,7 @@ describe("over real HTTP", () => {
     expect(created).toMatchObject({
       name: "over-http",
       transport: "http",
-      headers: { Authorization: "Bearer [SECRET]", "X-Team": "blue" },
+      headers: { Authorization: "Bearer [SECRET]", "X-Team": "[SECRET]" },
       status: { state: "connecting" },
     });
     expect(await takeJobs(app.store)).toEqual([{ type: "connect", serverId: created.id, generation: 1 }]);
@@ -85,7 +85,7 @@ describe("over real HTTP", () => {
     expect(patched).toMatchObject({
       version: 2,
       enabled: false,
-      headers: { Authorization: "Bearer [SECRET]", "X-Team": "red" },
+      headers: { Authorization: "Bearer [SECRET]", "X-Team": "[SECRET]" },
       status: { state: "disabled" },
     });
     expect(await app.store.servers.get(created.id as string)).toMatchObject({

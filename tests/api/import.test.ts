@@ -113,9 +113,12 @@ describe("POST /v1/servers/import — real-world samples", () => {
       enabled: true,
       command: "npx",
       args: ["-y", "@modelcontextprotocol/server-github"],
-      env: { GITHUB_PERSONAL_ACCESS_TOKEN: "ghp_exampleexampleexample" },
+      env: { GITHUB_PERSONAL_ACCESS_TOKEN: "[SECRET]" },
       version: 1,
       status: { state: "connecting" },
+    });
+    expect(await app.store.servers.getByName("github")).toMatchObject({
+      env: { GITHUB_PERSONAL_ACCESS_TOKEN: "ghp_exampleexampleexample" },
     });
     expect(byName(result, "filesystem")).toMatchObject({
       args: CLAUDE_DESKTOP.mcpServers.filesystem.args,
@@ -131,7 +134,7 @@ describe("POST /v1/servers/import — real-world samples", () => {
     expect((await listed()).map((s) => s.name)).toEqual(["brave-search", "filesystem", "github"]);
   });
 
-  it("imports Claude Code entries of every type: http, sse (as http) and stdio; Authorization masked", async () => {
+  it("imports Claude Code entries of every type: http, sse (as http) and stdio; every value masked", async () => {
     const result = await expectJson<ImportResult>(await importDoc(CLAUDE_CODE), 201);
 
     expect(result.servers.map((s) => s.name)).toEqual(["airtable", "api-server", "linear", "sentry"]);
@@ -139,15 +142,20 @@ describe("POST /v1/servers/import — real-world samples", () => {
     expect(byName(result, "linear")).toMatchObject({ transport: "http", url: "https://mcp.linear.app/sse" });
     expect(byName(result, "api-server")).toMatchObject({
       transport: "http",
-      headers: { Authorization: "Bearer [SECRET]", "X-Region": "eu" },
+      headers: { Authorization: "Bearer [SECRET]", "X-Region": "[SECRET]" },
     });
     expect(byName(result, "airtable")).toMatchObject({
       transport: "stdio",
       command: "npx",
-      env: { AIRTABLE_API_KEY: "key-example" },
+      env: { AIRTABLE_API_KEY: "[SECRET]" },
     });
     const apiServer = await app.store.servers.get(byName(result, "api-server")?.id ?? "");
-    expect(apiServer).toMatchObject({ headers: { Authorization: "Bearer sk-example-123" } });
+    expect(apiServer).toMatchObject({
+      headers: { Authorization: "Bearer sk-example-123", "X-Region": "eu" },
+    });
+    expect(await app.store.servers.getByName("airtable")).toMatchObject({
+      env: { AIRTABLE_API_KEY: "key-example" },
+    });
   });
 
   it("imports Cursor entries: url-only ones as http, command ones as stdio", async () => {
@@ -157,7 +165,7 @@ describe("POST /v1/servers/import — real-world samples", () => {
     expect(byName(result, "remote-server")).toMatchObject({
       transport: "http",
       url: "https://server.example.com/mcp",
-      headers: { API_KEY: "value" },
+      headers: { API_KEY: "[SECRET]" },
     });
     expect(byName(result, "local-python")).toMatchObject({
       transport: "stdio",
@@ -174,6 +182,9 @@ describe("POST /v1/servers/import — real-world samples", () => {
     expect(byName(result, "Perplexity")).toMatchObject({
       transport: "stdio",
       command: "npx",
+      env: { PERPLEXITY_API_KEY: "[SECRET]" },
+    });
+    expect(await app.store.servers.getByName("Perplexity")).toMatchObject({
       env: { PERPLEXITY_API_KEY: VS_CODE_INPUT },
     });
     expect(byName(result, "github")).toMatchObject({
@@ -276,6 +287,12 @@ describe("POST /v1/servers/import — broken documents write nothing", () => {
       { mcpServers: { x: { url: "https://x.example.com", headers: { Authorization: "Bearer [SECRET]" } } } },
       "x",
     ],
+    [
+      "a masked header",
+      { mcpServers: { x: { url: "https://x.example.com", headers: { "X-Key": "[SECRET]" } } } },
+      "x",
+    ],
+    ["a masked env value", { mcpServers: { x: { command: "npx", env: { TOKEN: "[SECRET]" } } } }, "x"],
   ])("refuses %s with 400 import.invalid_entry naming the entry", async (_, document, entry) => {
     const problem = await expectProblem(
       await importDoc({ ...document, mcpServers: { ...document.mcpServers, fine: { command: "npx" } } }),
@@ -408,6 +425,8 @@ describe("POST /v1/servers/import — name clashes", () => {
     expect(await takeJobs(app.store)).toEqual([]);
   });
 
+  // The replacing config is the document's own (headers included): no stored header follows the
+  // server to its new origin (here alpha.example.com → alpha-new.example.com).
   it("onConflict=replace overwrites the config keeping the id, bumps version and generation", async () => {
     const alpha = await createServer(
       app,

@@ -1,7 +1,7 @@
 /**
- * Admin API, secrets: the Authorization mask rule, the secret store routes, and the sentinel sweep —
- * secrets planted everywhere, every route driven, and every response, log line, job and raw item
- * searched for them.
+ * Admin API, secrets: the header and env mask rules, the secret store routes, and the sentinel sweep —
+ * secrets planted everywhere, every route driven (env reveal and refused URL moves included), and every
+ * response, log line, job and raw item searched for them.
  */
 import { beforeEach, describe, expect, it } from "vitest";
 import { scanTable } from "../support/aws";
@@ -28,27 +28,33 @@ async function storedHeaders(id: string): Promise<Record<string, string>> {
   return server.headers;
 }
 
-describe("Authorization mask rule", () => {
+describe("header mask rule", () => {
   const TOKEN = "Bearer tok-0a1b2c3d4e5f";
+  const MASKED = { Authorization: "Bearer [SECRET]", "X-Team": "[SECRET]" };
 
   async function createMasked(): Promise<Json & { id: string }> {
     const server = await createServer(
       app,
       httpServer("masked", { headers: { Authorization: TOKEN, "X-Team": "blue" } }),
     );
-    expect(server.headers).toEqual({ Authorization: "Bearer [SECRET]", "X-Team": "blue" });
+    expect(server.headers).toEqual(MASKED);
     return server;
   }
 
-  it("shows Authorization as `<scheme> [SECRET]` everywhere, other headers as configured", async () => {
+  it("shows Authorization as `<scheme> [SECRET]` and every other header as `[SECRET]` everywhere", async () => {
     const server = await createMasked();
 
     const one = await expectJson(await app.call("GET", `/v1/servers/${server.id}`), 200);
+    const revealed = await expectJson(await app.call("GET", `/v1/servers/${server.id}?reveal=env`), 200);
     const { servers } = await expectJson<{ servers: Json[] }>(await app.call("GET", "/v1/servers"), 200);
     const reconnected = await expectJson(await app.call("POST", "/v1/servers/masked/reconnect"), 202);
+    const patched = await expectJson(
+      await app.call("PATCH", "/v1/servers/masked", { timeoutSeconds: 9 }),
+      200,
+    );
 
-    for (const view of [one, servers[0], reconnected]) {
-      expect(view?.headers).toEqual({ Authorization: "Bearer [SECRET]", "X-Team": "blue" });
+    for (const view of [one, revealed, servers[0], reconnected, patched]) {
+      expect(view?.headers).toEqual(MASKED);
     }
     expect(await storedHeaders(server.id)).toEqual({ Authorization: TOKEN, "X-Team": "blue" });
   });
@@ -56,28 +62,29 @@ describe("Authorization mask rule", () => {
   it("masks a scheme-less value as `[SECRET]` and any header-name casing", async () => {
     const server = await createServer(
       app,
-      httpServer("raw", { headers: { authorization: "just-a-token-xyz" } }),
+      httpServer("raw", { headers: { authorization: "just-a-token-xyz", "x-key": "Bearer k-xyz" } }),
     );
 
-    expect(server.headers).toEqual({ authorization: "[SECRET]" });
-    expect(JSON.stringify(server)).not.toContain("just-a-token-xyz");
+    expect(server.headers).toEqual({ authorization: "[SECRET]", "x-key": "[SECRET]" });
+    expect(JSON.stringify(server)).not.toMatch(/xyz/);
   });
 
-  it("keeps the stored value when the mask is submitted unchanged", async () => {
+  it("keeps the stored values when their masks are submitted unchanged", async () => {
     const server = await createMasked();
 
     const updated = await expectJson(
       await app.call("PATCH", `/v1/servers/${server.id}`, {
-        headers: { Authorization: "Bearer [SECRET]", "X-Team": "red" },
+        headers: { Authorization: "Bearer [SECRET]", "X-Team": "[SECRET]", "X-New": "fresh" },
       }),
       200,
     );
 
-    expect(updated).toMatchObject({
-      version: 2,
-      headers: { Authorization: "Bearer [SECRET]", "X-Team": "red" },
+    expect(updated).toMatchObject({ version: 2, headers: { ...MASKED, "X-New": "[SECRET]" } });
+    expect(await storedHeaders(server.id)).toEqual({
+      Authorization: TOKEN,
+      "X-Team": "blue",
+      "X-New": "fresh",
     });
-    expect(await storedHeaders(server.id)).toEqual({ Authorization: TOKEN, "X-Team": "red" });
   });
 
   it("keeps the stored value when the mask is submitted under another casing of the name", async () => {
@@ -85,40 +92,38 @@ describe("Authorization mask rule", () => {
 
     await expectJson(
       await app.call("PATCH", `/v1/servers/${server.id}`, {
-        headers: { authorization: "Bearer [SECRET]", "X-Team": "blue" },
+        headers: { authorization: "Bearer [SECRET]", "x-team": "[SECRET]" },
       }),
       200,
     );
 
-    const stored = await storedHeaders(server.id);
-    const authorization = Object.entries(stored).find(([name]) => name.toLowerCase() === "authorization");
-    expect(authorization?.[1]).toBe(TOKEN);
+    expect(await storedHeaders(server.id)).toEqual({ authorization: TOKEN, "x-team": "blue" });
   });
 
-  it("removes Authorization when the submitted headers leave it out", async () => {
+  it("removes a header when the submitted headers leave it out", async () => {
     const server = await createMasked();
 
     const updated = await expectJson(
-      await app.call("PATCH", `/v1/servers/${server.id}`, { headers: { "X-Team": "blue" } }),
+      await app.call("PATCH", `/v1/servers/${server.id}`, { headers: { "X-Team": "[SECRET]" } }),
       200,
     );
 
-    expect(updated.headers).toEqual({ "X-Team": "blue" });
+    expect(updated.headers).toEqual({ "X-Team": "[SECRET]" });
     expect(await storedHeaders(server.id)).toEqual({ "X-Team": "blue" });
   });
 
-  it("replaces Authorization with any other submitted value", async () => {
+  it("replaces a header with any other submitted value", async () => {
     const server = await createMasked();
 
     const updated = await expectJson(
       await app.call("PATCH", `/v1/servers/${server.id}`, {
-        headers: { Authorization: "Token new-value-77", "X-Team": "blue" },
+        headers: { Authorization: "Token new-value-77", "X-Team": "red" },
       }),
       200,
     );
 
-    expect(updated.headers).toEqual({ Authorization: "Token [SECRET]", "X-Team": "blue" });
-    expect(await storedHeaders(server.id)).toEqual({ Authorization: "Token new-value-77", "X-Team": "blue" });
+    expect(updated.headers).toEqual({ Authorization: "Token [SECRET]", "X-Team": "[SECRET]" });
+    expect(await storedHeaders(server.id)).toEqual({ Authorization: "Token new-value-77", "X-Team": "red" });
   });
 
   it("leaves every header alone when a patch does not mention headers", async () => {
@@ -130,20 +135,35 @@ describe("Authorization mask rule", () => {
   });
 
   it.each([
-    ["a mask of another scheme", { Authorization: "Basic [SECRET]" }],
-    ["a bare mask for a scheme'd value", { Authorization: "[SECRET]" }],
-  ])("refuses %s with 400 server.invalid and keeps the stored value", async (_, headers) => {
-    const server = await createMasked();
+    ["a mask of another scheme", { Authorization: "Basic [SECRET]", "X-Team": "[SECRET]" }, "Authorization"],
+    [
+      "a bare mask for a scheme'd value",
+      { Authorization: "[SECRET]", "X-Team": "[SECRET]" },
+      "Authorization",
+    ],
+    [
+      "a scheme'd mask for another header",
+      { Authorization: "Bearer [SECRET]", "X-Team": "Bearer [SECRET]" },
+      "X-Team",
+    ],
+    ["a mask for a header not stored", { ...MASKED, "X-Other": "[SECRET]" }, "X-Other"],
+  ])(
+    "refuses %s with 400 server.invalid naming the header, and keeps the stored values",
+    async (_, headers, name) => {
+      const server = await createMasked();
 
-    const problem = await expectProblem(
-      await app.call("PATCH", `/v1/servers/${server.id}`, { headers }),
-      400,
-      "server.invalid",
-    );
+      const problem = await expectProblem(
+        await app.call("PATCH", `/v1/servers/${server.id}`, { headers }),
+        400,
+        "server.invalid",
+      );
 
-    expect(problem.detail).toContain("Authorization");
-    expect(await storedHeaders(server.id)).toEqual({ Authorization: TOKEN, "X-Team": "blue" });
-  });
+      expect(problem.errors).toEqual([
+        `headers.${name}: the mask matches no stored value; submit the real value`,
+      ]);
+      expect(await storedHeaders(server.id)).toEqual({ Authorization: TOKEN, "X-Team": "blue" });
+    },
+  );
 
   it("refuses a mask when nothing is stored to keep", async () => {
     const server = await createServer(app, httpServer("plain"));
@@ -153,21 +173,102 @@ describe("Authorization mask rule", () => {
       400,
       "server.invalid",
     );
+    await expectProblem(
+      await app.call("PATCH", `/v1/servers/${server.id}`, { headers: { "X-Api-Key": "[SECRET]" } }),
+      400,
+      "server.invalid",
+    );
     expect(await storedHeaders(server.id)).toEqual({});
   });
 
-  it("returns stdio env values as configured, and keeps them across edits", async () => {
-    const server = await createServer(app, stdioServer("envy", { env: { API_KEY: "k-123", MODE: "x" } }));
+  it.each([
+    ["Authorization", "Bearer [SECRET]"],
+    ["X-Api-Key", "[SECRET]"],
+    ["X-Note", " [SECRET] "],
+  ])("refuses a masked %s on create: a mask is never stored as a value", async (name, value) => {
+    const problem = await expectProblem(
+      await app.call("POST", "/v1/servers", httpServer("pasted", { headers: { [name]: value } })),
+      400,
+      "server.invalid",
+    );
 
-    expect(server.env).toEqual({ API_KEY: "k-123", MODE: "x" });
-    const updated = await expectJson(await app.call("PATCH", "/v1/servers/envy", { args: ["run"] }), 200);
-    expect(updated.env).toEqual({ API_KEY: "k-123", MODE: "x" });
-    const replaced = await expectJson(
-      await app.call("PATCH", "/v1/servers/envy", { env: { MODE: "y" } }),
+    expect(problem.errors).toEqual([`headers.${name}: is a mask; submit the real value`]);
+    expect(await app.store.servers.listPlain()).toEqual([]);
+  });
+});
+
+describe("env mask rule", () => {
+  const ENV = { API_KEY: "k-123", MODE: "x", OLD: "o" };
+  const MASKED = { API_KEY: "[SECRET]", MODE: "[SECRET]", OLD: "[SECRET]" };
+
+  async function storedEnv(id: string): Promise<Record<string, string>> {
+    const server = await app.store.servers.get(id);
+    if (server?.transport !== "stdio") throw new Error(`server ${id} is not a stdio server`);
+    return server.env;
+  }
+
+  it("masks every env value in create, GET, list, PATCH and reconnect responses", async () => {
+    const server = await createServer(app, stdioServer("envy", { env: ENV }));
+
+    const one = await expectJson(await app.call("GET", "/v1/servers/envy"), 200);
+    const { servers } = await expectJson<{ servers: Json[] }>(await app.call("GET", "/v1/servers"), 200);
+    const patched = await expectJson(await app.call("PATCH", "/v1/servers/envy", { args: ["run"] }), 200);
+    const reconnected = await expectJson(await app.call("POST", "/v1/servers/envy/reconnect"), 202);
+
+    for (const view of [server, one, servers[0], patched, reconnected]) expect(view?.env).toEqual(MASKED);
+    expect(await storedEnv(server.id)).toEqual(ENV);
+  });
+
+  it("per key: an unchanged mask keeps the value, an omitted key is removed, another value replaces", async () => {
+    const server = await createServer(app, stdioServer("envy", { env: ENV }));
+
+    const updated = await expectJson(
+      await app.call("PATCH", "/v1/servers/envy", { env: { API_KEY: "[SECRET]", MODE: "y", NEW: "n" } }),
       200,
     );
-    expect(replaced.env).toEqual({ MODE: "y" });
-    expect((await app.store.servers.get(server.id)) as Json).toMatchObject({ env: { MODE: "y" } });
+
+    expect(updated.env).toEqual({ API_KEY: "[SECRET]", MODE: "[SECRET]", NEW: "[SECRET]" });
+    expect(await storedEnv(server.id)).toEqual({ API_KEY: "k-123", MODE: "y", NEW: "n" });
+    const revealed = await expectJson(await app.call("GET", "/v1/servers/envy?reveal=env"), 200);
+    expect(revealed.env).toEqual({ API_KEY: "k-123", MODE: "y", NEW: "n" });
+  });
+
+  it("keeps the whole env when a patch does not mention env, and drops it all on `env: {}`", async () => {
+    const server = await createServer(app, stdioServer("envy", { env: ENV }));
+
+    await expectJson(await app.call("PATCH", "/v1/servers/envy", { timeoutSeconds: 12 }), 200);
+    expect(await storedEnv(server.id)).toEqual(ENV);
+    await expectJson(await app.call("PATCH", "/v1/servers/envy", { env: {} }), 200);
+    expect(await storedEnv(server.id)).toEqual({});
+  });
+
+  it.each([
+    ["a key not stored", { ...MASKED, NEW: "[SECRET]" }, "NEW"],
+    ["a key in another case", { api_key: "[SECRET]" }, "api_key"],
+    ["a scheme'd mask", { API_KEY: "Bearer [SECRET]" }, "API_KEY"],
+  ])("refuses a mask for %s with 400 server.invalid naming the key; nothing changes", async (_, env, key) => {
+    const server = await createServer(app, stdioServer("envy", { env: ENV }));
+
+    const problem = await expectProblem(
+      await app.call("PATCH", "/v1/servers/envy", { env }),
+      400,
+      "server.invalid",
+    );
+
+    expect(problem.errors).toEqual([`env.${key}: the mask matches no stored value; submit the real value`]);
+    expect(await storedEnv(server.id)).toEqual(ENV);
+    expect(await app.store.servers.get(server.id)).toMatchObject({ version: 1 });
+  });
+
+  it("refuses a masked env value on create", async () => {
+    const problem = await expectProblem(
+      await app.call("POST", "/v1/servers", stdioServer("pasted", { env: { TOKEN: "[SECRET]", OK: "1" } })),
+      400,
+      "server.invalid",
+    );
+
+    expect(problem.errors).toEqual(["env.TOKEN: is a mask; submit the real value"]);
+    expect(await app.store.servers.listPlain()).toEqual([]);
   });
 });
 
@@ -245,22 +346,20 @@ describe("sentinel secrets", () => {
   const S = {
     /** An Authorization header value: never leaves the system. */
     auth: "sntl-auth-5c0f8e21",
-    /** A non-Authorization header value: shown in server views only (the edit form needs it). */
+    /** A non-Authorization header value: never leaves the system (masked as `[SECRET]`). */
     header: "sntl-hdr-9b47d3a6",
-    /** A stdio env value: shown in server views only. */
+    /** A stdio env value: shown only by `GET /v1/servers/{id}?reveal=env` (the edit form needs it). */
     env: "sntl-env-2e6a1f94",
     /** A secret-store value: never leaves the system. */
     store: "sntl-store-71d5c0b8",
   };
   const ALL = Object.values(S);
-  /** Where the contract lets a sentinel appear in a server view (`servers.N.` or `` prefix). */
+  /** Where the contract lets a sentinel appear in a server view: only env, only when revealed. */
   const ALLOWED_PATH: Partial<Record<keyof typeof S, RegExp>> = {
-    header: /^(servers\.\d+\.)?headers\.X-Api-Key$/,
-    env: /^(servers\.\d+\.)?env\.TOKEN$/,
+    env: /^env\.TOKEN$/,
   };
-  /** Routes whose 2xx body is a server view or a list of them. */
-  const SERVER_VIEW_ROUTE =
-    /^(GET \/v1\/servers(\/[^/]+)?|POST \/v1\/servers(\/import.*|\/[^/]+\/reconnect)?|PATCH \/v1\/servers\/[^/]+)$/;
+  /** The one route whose 2xx body may show a value in the clear: one server, env revealed. */
+  const REVEAL_ROUTE = /^GET \/v1\/servers\/[^/?]+\?reveal=env$/;
 
   interface Exchange {
     route: string;
@@ -268,7 +367,7 @@ describe("sentinel secrets", () => {
     body: string;
   }
 
-  it("appear only where the contract allows: never Authorization or store values, never in logs or raw items", async () => {
+  it("appear only where the contract allows: an env value when revealed, nothing else, never in logs or raw items", async () => {
     const exchanges: Exchange[] = [];
     const drive = async (
       method: string,
@@ -327,12 +426,28 @@ describe("sentinel secrets", () => {
     await drive("GET", `/v1/servers/${web.id}`);
     await drive("GET", "/v1/servers/cli");
     await drive("GET", "/v1/servers/imp-web");
+    await drive("GET", "/v1/servers/cli?reveal=env");
+    await drive("GET", "/v1/servers/web?reveal=env");
+    await drive("GET", "/v1/servers/cli?reveal=headers");
+    await drive("GET", "/v1/servers?reveal=env");
     // Edits: mask kept, env resubmitted, stale If-Match, bad mask, unknown field.
     await drive("PATCH", "/v1/servers/web", {
       headers: { Authorization: "Bearer [SECRET]", "X-Api-Key": S.header },
       timeoutSeconds: 10,
     });
     await drive("PATCH", "/v1/servers/cli", { env: { TOKEN: S.env, MODE: "fast" } });
+    await drive("PATCH", "/v1/servers/cli", { env: { TOKEN: "[SECRET]", MODE: "[SECRET]" } });
+    await drive("PATCH", "/v1/servers/cli", { env: { TOKEN: "[SECRET]", GONE: "[SECRET]" } });
+    await drive("PATCH", "/v1/servers/web", { url: "https://moved.example.net/mcp" });
+    await drive("PATCH", "/v1/servers/web", {
+      url: "https://moved.example.net/mcp",
+      headers: { Authorization: "Bearer [SECRET]", "X-Api-Key": "[SECRET]" },
+    });
+    await drive("POST", "/v1/servers", {
+      ...webSpec,
+      name: "crlf",
+      headers: { ...sentinelHeaders, "X-Bad": `${S.header}\r\nX-Injected: 1` },
+    });
     await drive("PATCH", "/v1/servers/web", { timeoutSeconds: 11 }, { "if-match": '"1"' });
     await drive("PATCH", "/v1/servers/web", {
       headers: { Authorization: "Basic [SECRET]", "X-Api-Key": S.header },
@@ -361,6 +476,10 @@ describe("sentinel secrets", () => {
     // Raw storage and the job queue, while everything still exists.
     const raw = JSON.stringify(await scanTable(app.store.config), rawReplacer);
     const jobs = JSON.stringify(await takeJobs(app.store));
+    // The env edits with masks kept the real values.
+    expect((await app.store.servers.get(cli.id as string)) as Json).toMatchObject({
+      env: { TOKEN: S.env, MODE: "fast" },
+    });
 
     // Disable, delete.
     await drive("PATCH", "/v1/servers/web", { enabled: false });
@@ -369,21 +488,37 @@ describe("sentinel secrets", () => {
     await drive("DELETE", "/v1/secrets/team");
     await drive("DELETE", "/v1/secrets/team");
 
-    // The server views show what the edit form needs.
-    const shown = exchanges.find((e) => e.route === "GET /v1/servers/web");
-    expect(JSON.parse(shown?.body ?? "{}")).toMatchObject({
-      headers: { Authorization: "Bearer [SECRET]", "X-Api-Key": S.header },
+    // The server views show masks; only the env reveal shows values (what the edit form needs).
+    const body = (route: string, status = 200) =>
+      JSON.parse(exchanges.find((e) => e.route === route && e.status === status)?.body ?? "{}") as Json;
+    expect(body("GET /v1/servers/web")).toMatchObject({
+      headers: { Authorization: "Bearer [SECRET]", "X-Api-Key": "[SECRET]" },
     });
-    const shownCli = exchanges.find((e) => e.route === "GET /v1/servers/cli");
-    expect(JSON.parse(shownCli?.body ?? "{}")).toMatchObject({ env: { TOKEN: S.env } });
-    const patched = exchanges.find((e) => e.route === "PATCH /v1/servers/cli" && e.status === 200);
-    expect(JSON.parse(patched?.body ?? "{}")).toMatchObject({ env: { TOKEN: S.env, MODE: "fast" } });
-    // The edit with the mask kept the real Authorization.
+    expect(body("GET /v1/servers/web?reveal=env")).toMatchObject({
+      headers: { Authorization: "Bearer [SECRET]", "X-Api-Key": "[SECRET]" },
+    });
+    expect(body("GET /v1/servers/cli")).toMatchObject({ env: { TOKEN: "[SECRET]" } });
+    expect(body("GET /v1/servers/cli?reveal=env")).toMatchObject({ env: { TOKEN: S.env } });
+    expect(body("PATCH /v1/servers/cli")).toMatchObject({ env: { TOKEN: "[SECRET]", MODE: "[SECRET]" } });
+    const refusedMoves = exchanges.filter((e) =>
+      e.body.includes('"code":"server.credentials_origin_changed"'),
+    );
+    expect(refusedMoves.map((e) => `${e.route} ${e.status}`)).toEqual([
+      "PATCH /v1/servers/web 400",
+      "PATCH /v1/servers/web 400",
+    ]);
+    // The header edit with masks kept the real values; the refused moves changed nothing.
     expect((await app.store.servers.get(web.id as string)) as Json).toMatchObject({
-      headers: { Authorization: `Bearer ${S.auth}` },
+      url: "https://web.example.com/mcp",
+      headers: { Authorization: `Bearer ${S.auth}`, "X-Api-Key": S.header },
     });
+    // Revealing logged key names, never values.
+    const reveals = app.logs
+      .map((line) => JSON.parse(line) as Json)
+      .filter((l) => l.msg === "server env revealed");
+    expect(reveals).toEqual([expect.objectContaining({ server: "cli", keys: ["TOKEN"] })]);
 
-    // Responses: each sentinel only at its allowed place, only in a successful server view.
+    // Responses: each sentinel only at its allowed place, only in a successful env reveal.
     const leaks: string[] = [];
     for (const exchange of exchanges) {
       let parsed: unknown;
@@ -400,7 +535,7 @@ describe("sentinel secrets", () => {
             ALLOWED_PATH[kind]?.test(path) === true &&
             value === sentinel &&
             exchange.status < 300 &&
-            SERVER_VIEW_ROUTE.test(exchange.route);
+            REVEAL_ROUTE.test(exchange.route);
           if (!allowed) leaks.push(`${exchange.route} (${exchange.status}) ${path}: ${kind}`);
         }
       }

@@ -61,7 +61,7 @@ describe("POST /v1/servers", () => {
       transport: "http",
       enabled: true,
       url: "https://remote.example.com/mcp",
-      headers: { "X-Team": "blue" },
+      headers: { "X-Team": "[SECRET]" },
       timeoutSeconds: 20,
       scope: "project",
       version: 1,
@@ -87,7 +87,7 @@ describe("POST /v1/servers", () => {
     expect(await takeJobs(app.store)).toEqual([{ type: "connect", serverId: server.id, generation: 1 }]);
   });
 
-  it("creates a stdio server with defaults, transport inferred from command, env shown as configured", async () => {
+  it("creates a stdio server with defaults, transport inferred from command, env values masked", async () => {
     const response = await app.call("POST", "/v1/servers", {
       name: "local",
       command: "npx",
@@ -102,7 +102,7 @@ describe("POST /v1/servers", () => {
       enabled: true,
       command: "npx",
       args: ["-y", "@example/server"],
-      env: { LOG_LEVEL: "debug" },
+      env: { LOG_LEVEL: "[SECRET]" },
       timeoutSeconds: 30,
       scope: "project",
       version: 1,
@@ -321,7 +321,7 @@ describe("PATCH /v1/servers/{id}", () => {
     await takeJobs(app.store);
 
     const response = await app.call("PATCH", `/v1/servers/${created.id}`, {
-      url: "https://moved.example.com/mcp",
+      url: "https://edit.example.com/v2/mcp",
       timeoutSeconds: 60,
     });
 
@@ -330,9 +330,9 @@ describe("PATCH /v1/servers/{id}", () => {
     expect(updated).toMatchObject({
       id: created.id,
       name: "edit",
-      url: "https://moved.example.com/mcp",
+      url: "https://edit.example.com/v2/mcp",
       timeoutSeconds: 60,
-      headers: { "X-Team": "blue" },
+      headers: { "X-Team": "[SECRET]" },
       enabled: true,
       version: 2,
       createdAt: created.createdAt,
@@ -344,7 +344,7 @@ describe("PATCH /v1/servers/{id}", () => {
     expect(await takeJobs(app.store)).toEqual([{ type: "connect", serverId: created.id, generation: 2 }]);
     expect(await expectJson(await app.call("GET", "/v1/servers/edit"), 200)).toMatchObject({
       version: 2,
-      url: "https://moved.example.com/mcp",
+      url: "https://edit.example.com/v2/mcp",
     });
   });
 
@@ -356,7 +356,8 @@ describe("PATCH /v1/servers/{id}", () => {
       200,
     );
 
-    expect(updated).toMatchObject({ command: "npx", args: ["serve"], env: { B: "2" }, version: 2 });
+    expect(updated).toMatchObject({ command: "npx", args: ["serve"], env: { B: "[SECRET]" }, version: 2 });
+    expect(await app.store.servers.getByName("tool")).toMatchObject({ env: { B: "2" } });
   });
 
   it("clears a secret reference with null", async () => {

@@ -245,7 +245,7 @@ describe("Lambda bundles (esbuild, ESM, minified) against the emulator", () => {
         body: {
           name: "bundle-probe",
           url: "https://upstream.invalid/mcp",
-          headers: { Authorization: "Bearer upstream-secret" },
+          headers: { Authorization: "Bearer upstream-secret", "X-Api-Key": "upstream-key-value" },
         },
       }),
       urlEvent("GET", "/v1/servers", { token: ADMIN_TOKEN }),
@@ -259,8 +259,10 @@ describe("Lambda bundles (esbuild, ESM, minified) against the emulator", () => {
     serverId = created.id;
     const listed = JSON.stringify(json(results[2], 200));
     expect(listed).toContain("bundle-probe");
-    expect(listed).toContain("Bearer [SECRET]");
+    expect(listed).toContain('"Authorization":"Bearer [SECRET]"');
+    expect(listed).toContain('"X-Api-Key":"[SECRET]"');
     expect(listed).not.toContain("upstream-secret");
+    expect(listed).not.toContain("upstream-key-value");
     expect((results[3] as HttpResult).statusCode).toBe(401);
   });
 

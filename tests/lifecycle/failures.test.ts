@@ -169,7 +169,7 @@ describe.concurrent("connection lifecycle: failures, reasons and healing", () =>
       expect(seen).not.toContain(secret);
       expect(stack.logs.join("\n")).not.toContain(secret);
     }
-    expect(created.body.headers).toEqual({ Authorization: "Bearer [SECRET]", "X-Trace": "lifecycle" });
+    expect(created.body.headers).toEqual({ Authorization: "Bearer [SECRET]", "X-Trace": "[SECRET]" });
     // PATCHing `headers` replaces the map: the header left out is gone.
     expect(patched.body.headers).toEqual({ Authorization: "Bearer [SECRET]" });
   });

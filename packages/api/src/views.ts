@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import {
   initialStatus,
+  maskEnv,
   maskHeaders,
   Scope,
   SecretFormat,
@@ -9,7 +10,7 @@ import {
   type StoredStatus,
 } from "@mcpgw/core";
 
-/** A server as the API shows it: secrets of `Authorization` masked, its live status attached. */
+/** A server as the API shows it: every header and env value masked, its live status attached. */
 export const ServerView = z
   .object({
     id: z.string(),
@@ -20,10 +21,21 @@ export const ServerView = z
     headers: z
       .record(z.string(), z.string())
       .optional()
-      .openapi({ description: "Authorization is shown as `<scheme> [SECRET]`" }),
+      .openapi({
+        description:
+          "every value masked: Authorization as `<scheme> [SECRET]`, others `[SECRET]`; " +
+          "send a mask back unchanged to keep the stored value",
+      }),
     command: z.string().optional(),
     args: z.array(z.string()).optional(),
-    env: z.record(z.string(), z.string()).optional(),
+    env: z
+      .record(z.string(), z.string())
+      .optional()
+      .openapi({
+        description:
+          "every value masked as `[SECRET]` (`GET /v1/servers/{id}?reveal=env` shows them); " +
+          "send a mask back unchanged to keep the stored value",
+      }),
     timeoutSeconds: z.number().int(),
     scope: Scope,
     secretRef: z.string().optional(),
@@ -36,8 +48,15 @@ export const ServerView = z
   .openapi("Server");
 export type ServerView = z.infer<typeof ServerView>;
 
-/** The view of a stored server and its status (generation stays internal). */
-export function toServerView(server: ServerRecord, status: StoredStatus | undefined): ServerView {
+/**
+ * The view of a stored server and its status (generation stays internal). Header and env values are
+ * masked; `revealEnv` shows a stdio server's env values in the clear (the admin edit form needs them).
+ */
+export function toServerView(
+  server: ServerRecord,
+  status: StoredStatus | undefined,
+  { revealEnv = false }: { revealEnv?: boolean } = {},
+): ServerView {
   const { generation: _generation, ...visible } = status ?? {
     ...initialStatus(server.enabled),
     generation: 0,
@@ -60,7 +79,7 @@ export function toServerView(server: ServerRecord, status: StoredStatus | undefi
     ...common,
     command: server.command,
     args: server.args,
-    env: server.env,
+    env: revealEnv ? server.env : maskEnv(server.env),
     scope: server.scope,
     ...(server.secretRef ? { secretRef: server.secretRef } : {}),
     ...(server.secretFormat ? { secretFormat: server.secretFormat } : {}),

@@ -15,6 +15,7 @@ export const ERROR_CODES = {
   "auth.forbidden": [403, "Forbidden"],
   "server.invalid": [400, "Invalid server configuration"],
   "server.url_forbidden": [400, "Forbidden upstream URL"],
+  "server.credentials_origin_changed": [400, "Credentials would go to a new origin"],
   "server.not_found": [404, "Server not found"],
   "server.name_taken": [409, "Server name taken"],
   "server.version_conflict": [409, "Server changed concurrently"],

@@ -1,10 +1,15 @@
 import { describe, expect, it } from "vitest";
 import {
-  isMaskedHeader,
+  ENV_MASKS,
+  HEADER_MASKS,
+  isAuthorizationHeader,
   looksMasked,
   maskAuthorization,
+  maskEnv,
+  maskedKeys,
   maskHeaders,
-  mergeMaskedHeaders,
+  maskMap,
+  mergeMasked,
   SECRET_MASK,
 } from "./masking";
 
@@ -58,7 +63,7 @@ describe("maskAuthorization", () => {
 
 describe("maskHeaders", () => {
   it.each([["Authorization"], ["authorization"], ["AUTHORIZATION"], ["aUtHoRiZaTiOn"]])(
-    "masks the %s header and leaves the others",
+    "masks the %s header with its scheme and every other header as [SECRET]",
     (name) => {
       // Prepare
       const headers = { [name]: "Bearer abc", "X-Api-Key": "k3y", Accept: "application/json" };
@@ -69,9 +74,23 @@ describe("maskHeaders", () => {
       // Assess
       expect(masked).toStrictEqual({
         [name]: "Bearer [SECRET]",
-        "X-Api-Key": "k3y",
-        Accept: "application/json",
+        "X-Api-Key": "[SECRET]",
+        Accept: "[SECRET]",
       });
+    },
+  );
+
+  it.each([["X-Api-Key"], ["X-Authorization"], ["Proxy-Authorization"], ["Cookie"]])(
+    "never shows the value of %s, not even its scheme",
+    (name) => {
+      // Prepare
+      const headers = { [name]: "Bearer s3ntinel" };
+
+      // Act
+      const masked = maskHeaders(headers);
+
+      // Assess
+      expect(masked).toStrictEqual({ [name]: SECRET_MASK });
     },
   );
 
@@ -85,17 +104,44 @@ describe("maskHeaders", () => {
 
   it("does not modify its input", () => {
     // Prepare
-    const headers = { Authorization: "Bearer abc" };
+    const headers = { Authorization: "Bearer abc", "X-Team": "blue" };
 
     // Act
     maskHeaders(headers);
 
     // Assess
-    expect(headers).toStrictEqual({ Authorization: "Bearer abc" });
+    expect(headers).toStrictEqual({ Authorization: "Bearer abc", "X-Team": "blue" });
   });
 });
 
-describe("isMaskedHeader", () => {
+describe("maskEnv", () => {
+  it("masks every value as [SECRET], whatever the key (even one named Authorization)", () => {
+    // Prepare
+    const env = { API_TOKEN: "t0k3n", LOG_LEVEL: "debug", Authorization: "Bearer abc", EMPTY: "" };
+
+    // Act
+    const masked = maskEnv(env);
+
+    // Assess
+    expect(masked).toStrictEqual({
+      API_TOKEN: "[SECRET]",
+      LOG_LEVEL: "[SECRET]",
+      Authorization: "[SECRET]",
+      EMPTY: "[SECRET]",
+    });
+  });
+
+  it("is maskMap under the env rule", () => {
+    // Prepare
+    const env = { A: "1", B: "2" };
+
+    // Act / Assess
+    expect(maskEnv(env)).toStrictEqual(maskMap(env, ENV_MASKS));
+    expect(maskHeaders(env)).toStrictEqual(maskMap(env, HEADER_MASKS));
+  });
+});
+
+describe("isAuthorizationHeader", () => {
   it.each([
     ["Authorization", true],
     ["authorization", true],
@@ -104,7 +150,7 @@ describe("isMaskedHeader", () => {
     ["X-Api-Key", false],
   ])("%s → %s", (name, expected) => {
     // Prepare / Act / Assess
-    expect(isMaskedHeader(name)).toBe(expected);
+    expect(isAuthorizationHeader(name)).toBe(expected);
   });
 });
 
@@ -122,43 +168,97 @@ describe("looksMasked", () => {
   });
 });
 
-describe("mergeMaskedHeaders", () => {
-  it("keeps the stored value for an unchanged mask and passes the rest through", () => {
+describe("maskedKeys", () => {
+  it("names every key whose value is a mask", () => {
     // Prepare
-    const stored = { Authorization: "Bearer s3cr3t", "X-Old": "gone" };
-    const submitted = { authorization: "Bearer [SECRET]", "X-New": "[SECRET]" };
+    const map = { Authorization: "Bearer [SECRET]", "X-Team": "[SECRET]", "X-Real": "blue" };
 
     // Act
-    const result = mergeMaskedHeaders(stored, submitted);
+    const keys = maskedKeys(map);
+
+    // Assess
+    expect(keys).toStrictEqual(["Authorization", "X-Team"]);
+  });
+});
+
+describe("mergeMasked (headers)", () => {
+  it("keeps the stored value for an unchanged mask of any header and passes real values through", () => {
+    // Prepare
+    const stored = { Authorization: "Bearer s3cr3t", "X-Api-Key": "k3y", "X-Old": "gone" };
+    const submitted = { authorization: "Bearer [SECRET]", "x-api-key": "[SECRET]", "X-New": "fresh" };
+
+    // Act
+    const result = mergeMasked(stored, submitted, HEADER_MASKS);
 
     // Assess
     expect(result).toStrictEqual({
-      headers: { authorization: "Bearer s3cr3t", "X-New": "[SECRET]" },
+      values: { authorization: "Bearer s3cr3t", "x-api-key": "k3y", "X-New": "fresh" },
       unmatchedMasks: [],
     });
   });
 
   it("reports masks that match nothing stored", () => {
     // Prepare
-    const stored = { Authorization: "Bearer s3cr3t" };
-    const submitted = { Authorization: "Basic [SECRET]" };
+    const stored = { Authorization: "Bearer s3cr3t", "X-Team": "blue" };
+    const submitted = { Authorization: "Basic [SECRET]", "X-Team": "Bearer [SECRET]", "X-New": "[SECRET]" };
 
     // Act
-    const result = mergeMaskedHeaders(stored, submitted);
+    const result = mergeMasked(stored, submitted, HEADER_MASKS);
 
     // Assess
-    expect(result).toStrictEqual({ headers: {}, unmatchedMasks: ["Authorization"] });
+    expect(result).toStrictEqual({ values: {}, unmatchedMasks: ["Authorization", "X-Team", "X-New"] });
   });
 
   it("takes a new, unmasked value as is", () => {
     // Prepare
-    const stored = { Authorization: "Bearer s3cr3t" };
-    const submitted = { Authorization: "Bearer n3w" };
+    const stored = { Authorization: "Bearer s3cr3t", "X-Team": "blue" };
+    const submitted = { Authorization: "Bearer n3w", "X-Team": "red" };
 
     // Act
-    const result = mergeMaskedHeaders(stored, submitted);
+    const result = mergeMasked(stored, submitted, HEADER_MASKS);
 
     // Assess
-    expect(result).toStrictEqual({ headers: { Authorization: "Bearer n3w" }, unmatchedMasks: [] });
+    expect(result).toStrictEqual({ values: submitted, unmatchedMasks: [] });
+  });
+});
+
+describe("mergeMasked (env)", () => {
+  it("keeps per key: an unchanged mask keeps, an omitted key is gone, another value replaces", () => {
+    // Prepare
+    const stored = { API_TOKEN: "t0k3n", MODE: "fast", OLD: "x" };
+    const submitted = { API_TOKEN: "[SECRET]", MODE: "slow", NEW: "y" };
+
+    // Act
+    const result = mergeMasked(stored, submitted, ENV_MASKS);
+
+    // Assess
+    expect(result).toStrictEqual({
+      values: { API_TOKEN: "t0k3n", MODE: "slow", NEW: "y" },
+      unmatchedMasks: [],
+    });
+  });
+
+  it("matches env names case-sensitively", () => {
+    // Prepare
+    const stored = { API_TOKEN: "t0k3n" };
+    const submitted = { api_token: "[SECRET]" };
+
+    // Act
+    const result = mergeMasked(stored, submitted, ENV_MASKS);
+
+    // Assess
+    expect(result).toStrictEqual({ values: {}, unmatchedMasks: ["api_token"] });
+  });
+
+  it("refuses a scheme'd mask for an env value (env masks are always bare)", () => {
+    // Prepare
+    const stored = { AUTH: "Bearer t0k3n" };
+    const submitted = { AUTH: "Bearer [SECRET]" };
+
+    // Act
+    const result = mergeMasked(stored, submitted, ENV_MASKS);
+
+    // Assess
+    expect(result).toStrictEqual({ values: {}, unmatchedMasks: ["AUTH"] });
   });
 });

@@ -559,4 +559,43 @@ describe("parseMcpJson broken documents", () => {
       ]);
     },
   );
+
+  it.each([
+    [
+      "a masked header",
+      { url: "https://x.example/mcp", headers: { "X-Api-Key": "[SECRET]" } },
+      "headers.X-Api-Key",
+    ],
+    ["a masked env value", { command: "npx", env: { API_TOKEN: "[SECRET]" } }, "env.API_TOKEN"],
+    ["a scheme'd mask in env", { command: "npx", env: { AUTH: "Bearer [SECRET]" } }, "env.AUTH"],
+  ])("rejects %s instead of storing the mask as a value", (_label, entry, key) => {
+    // Prepare
+    const document = { mcpServers: { pasted: entry } };
+
+    // Act
+    const problems = problemsOf(document);
+
+    // Assess
+    expect(problems).toEqual([{ entry: "pasted", message: `${key}: is a mask; submit the real value` }]);
+  });
+
+  it.each([
+    ["CR LF", "Bearer abc\r\nX-Injected: 1"],
+    ["LF", "Bearer abc\n"],
+    ["CR", "Bearer a\rbc"],
+    ["NUL", "Bearer abc\u0000"],
+  ])("rejects a header value containing %s", (_label, value) => {
+    // Prepare
+    const document = {
+      mcpServers: { remote: { url: "https://x.example/mcp", headers: { Authorization: value } } },
+    };
+
+    // Act
+    const problems = problemsOf(document);
+
+    // Assess
+    expect(problems).toEqual([
+      { entry: "remote", message: "headers.Authorization: must not contain CR, LF or NUL" },
+    ]);
+  });
 });

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { AppError, describeIssues } from "./errors";
-import { isMaskedHeader, looksMasked } from "./masking";
 import { ServerSpec } from "./server";
+import { submittedMasks } from "./server-edit";
 
 /** One problem with one entry of an imported document. */
 export interface ImportProblem {
@@ -71,13 +71,8 @@ function toSpec(name: string, raw: unknown): ServerSpec | string[] {
   const spec = ServerSpec.safeParse({ ...candidate, enabled: disabled !== true });
   if (!spec.success) return describeIssues(spec.error.issues);
   // As on create: a pasted mask (e.g. from this gateway's own output) must never be stored as a credential.
-  if (spec.data.transport === "http") {
-    const masked = Object.entries(spec.data.headers).filter(
-      ([key, value]) => isMaskedHeader(key) && looksMasked(value),
-    );
-    if (masked.length > 0) return masked.map(([key]) => `headers.${key}: is a mask; submit the real value`);
-  }
-  return spec.data;
+  const masks = submittedMasks(spec.data);
+  return masks.length > 0 ? masks : spec.data;
 }
 
 function transportOf(entry: Entry): "stdio" | "http" | undefined {

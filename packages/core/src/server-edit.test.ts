@@ -98,15 +98,36 @@ describe("parseServerSpec", () => {
     expect(error.extra.errors).toEqual([`headers.${name}: is a mask; submit the real value`]);
   });
 
-  it("accepts a mask-like value in a header that is never masked", () => {
+  it.each([
+    [
+      "a non-Authorization header",
+      { url: "https://mcp.example.com/mcp", headers: { "X-Note": "[SECRET]" } },
+      "headers.X-Note",
+    ],
+    ["an env value", { command: "npx", env: { API_TOKEN: "[SECRET]" } }, "env.API_TOKEN"],
+    ["a scheme'd env value", { command: "npx", env: { AUTH: " Bearer [SECRET] " } }, "env.AUTH"],
+  ])("rejects a mask in %s on create", (_label, fields, key) => {
     // Prepare
-    const input = { name: "remote", url: "https://mcp.example.com/mcp", headers: { "X-Note": "[SECRET]" } };
+    const input = { name: "pasted", ...fields };
 
     // Act
-    const spec = parseServerSpec(input);
+    const error = appErrorFrom(() => parseServerSpec(input));
 
     // Assess
-    expect(headersOf(spec)).toEqual({ "X-Note": "[SECRET]" });
+    expect(error.code).toBe("server.invalid");
+    expect(error.extra.errors).toEqual([`${key}: is a mask; submit the real value`]);
+  });
+
+  it("rejects a header value with CR/LF as server.invalid", () => {
+    // Prepare
+    const input = { name: "remote", url: "https://mcp.example.com/mcp", headers: { "X-A": "a\r\nX-B: b" } };
+
+    // Act
+    const error = appErrorFrom(() => parseServerSpec(input));
+
+    // Assess
+    expect(error.code).toBe("server.invalid");
+    expect(error.extra.errors).toEqual(["headers.X-A: must not contain CR, LF or NUL"]);
   });
 });
 
@@ -157,6 +178,24 @@ describe("applyServerPatch headers (mask rule)", () => {
 
     // Assess
     expect(headersOf(result)).toEqual({ Authorization: "raw-token-123" });
+  });
+
+  it("keeps any stored header when its `[SECRET]` mask comes back, matching the name case-insensitively", () => {
+    // Prepare
+    const stored = storedHttp({ Authorization: "Bearer s3cr3t", "X-Api-Key": "k3y", "X-Team": "blue" });
+    const patch: ServerPatch = {
+      headers: { Authorization: "Bearer [SECRET]", "x-api-key": "[SECRET]", "X-Team": "red" },
+    };
+
+    // Act
+    const result = applyServerPatch(stored, patch);
+
+    // Assess
+    expect(headersOf(result)).toEqual({
+      Authorization: "Bearer s3cr3t",
+      "x-api-key": "k3y",
+      "X-Team": "red",
+    });
   });
 
   it("removes the Authorization header when it is left out", () => {
@@ -211,7 +250,7 @@ describe("applyServerPatch headers (mask rule)", () => {
     ["the scheme differs", { Authorization: "Bearer s3cr3t" }, "Basic [SECRET]"],
     ["the stored value had no scheme", { Authorization: "raw" }, "Bearer [SECRET]"],
     ["the stored value had a scheme", { Authorization: "Bearer s3cr3t" }, "[SECRET]"],
-  ])("rejects a mask when %s", (_label, headers, mask) => {
+  ])("rejects an Authorization mask when %s", (_label, headers, mask) => {
     // Prepare
     const stored = storedHttp(headers);
     const patch: ServerPatch = { headers: { Authorization: mask } };
@@ -224,6 +263,187 @@ describe("applyServerPatch headers (mask rule)", () => {
     expect(error.extra.errors).toEqual([
       "headers.Authorization: the mask matches no stored value; submit the real value",
     ]);
+  });
+
+  it.each([
+    ["nothing is stored under it", { Authorization: "Bearer s3cr3t" }, "[SECRET]"],
+    ["it carries a scheme", { "X-Team": "Bearer blue" }, "Bearer [SECRET]"],
+  ])("rejects a mask of another header when %s", (_label, headers, mask) => {
+    // Prepare
+    const stored = storedHttp(headers);
+    const patch: ServerPatch = { headers: { "X-Team": mask } };
+
+    // Act
+    const error = appErrorFrom(() => applyServerPatch(stored, patch));
+
+    // Assess
+    expect(error.code).toBe("server.invalid");
+    expect(error.extra.errors).toEqual([
+      "headers.X-Team: the mask matches no stored value; submit the real value",
+    ]);
+  });
+});
+
+describe("applyServerPatch env (mask rule)", () => {
+  function envOf(spec: ServerSpec): Record<string, string> {
+    if (spec.transport !== "stdio") throw new Error("expected a stdio spec");
+    return spec.env;
+  }
+
+  it("keeps a value whose mask comes back, removes an omitted key, replaces any other value", () => {
+    // Prepare
+    const stored = storedStdio({ env: { API_TOKEN: "t0k3n", MODE: "fast", OLD: "x" } });
+    const patch: ServerPatch = { env: { API_TOKEN: "[SECRET]", MODE: "slow", NEW: "y" } };
+
+    // Act
+    const result = applyServerPatch(stored, patch);
+
+    // Assess
+    expect(envOf(result)).toEqual({ API_TOKEN: "t0k3n", MODE: "slow", NEW: "y" });
+  });
+
+  it("keeps the whole env when the patch has no env", () => {
+    // Prepare
+    const stored = storedStdio();
+
+    // Act
+    const result = applyServerPatch(stored, { args: ["serve"] });
+
+    // Assess
+    expect(envOf(result)).toEqual({ API_TOKEN: "t0k3n" });
+  });
+
+  it.each([
+    ["nothing is stored under the key", { OTHER: "[SECRET]" }, "OTHER"],
+    ["the key differs in case", { api_token: "[SECRET]" }, "api_token"],
+    ["the mask carries a scheme", { API_TOKEN: "Bearer [SECRET]" }, "API_TOKEN"],
+  ])("rejects a mask when %s, naming the key", (_label, env, key) => {
+    // Prepare
+    const stored = storedStdio();
+
+    // Act
+    const error = appErrorFrom(() => applyServerPatch(stored, { env }));
+
+    // Assess
+    expect(error.code).toBe("server.invalid");
+    expect(error.extra.errors).toEqual([
+      `env.${key}: the mask matches no stored value; submit the real value`,
+    ]);
+  });
+});
+
+describe("applyServerPatch url origin (credentials stay where they belong)", () => {
+  const MOVED = "https://elsewhere.example.net/mcp";
+
+  it.each([
+    ["another host", MOVED],
+    ["another scheme", "http://mcp.example.com/mcp"],
+    ["another port", "https://mcp.example.com:8443/mcp"],
+  ])("refuses a move to %s that keeps the stored headers by omitting `headers`", (_label, url) => {
+    // Prepare
+    const stored = storedHttp();
+
+    // Act
+    const error = appErrorFrom(() => applyServerPatch(stored, { url }));
+
+    // Assess
+    expect(error.code).toBe("server.credentials_origin_changed");
+    expect(error.status).toBe(400);
+    expect(error.extra.headers).toEqual(["Authorization", "X-Team"]);
+    expect(error.detail).not.toContain("s3cr3t");
+  });
+
+  it("refuses a move that keeps one stored header by its mask, naming only that header", () => {
+    // Prepare
+    const stored = storedHttp();
+    const patch: ServerPatch = {
+      url: MOVED,
+      headers: { Authorization: "Bearer [SECRET]", "X-Team": "blue" },
+    };
+
+    // Act
+    const error = appErrorFrom(() => applyServerPatch(stored, patch));
+
+    // Assess
+    expect(error.code).toBe("server.credentials_origin_changed");
+    expect(error.extra.headers).toEqual(["Authorization"]);
+  });
+
+  it("refuses a move that keeps a non-Authorization header by its mask", () => {
+    // Prepare
+    const stored = storedHttp();
+    const patch: ServerPatch = { url: MOVED, headers: { Authorization: "Bearer n3w", "x-team": "[SECRET]" } };
+
+    // Act
+    const error = appErrorFrom(() => applyServerPatch(stored, patch));
+
+    // Assess
+    expect(error.code).toBe("server.credentials_origin_changed");
+    expect(error.extra.headers).toEqual(["x-team"]);
+  });
+
+  it("answers a mask matching nothing stored with server.invalid, as without a move", () => {
+    // Prepare
+    const stored = storedHttp();
+    const patch: ServerPatch = { url: MOVED, headers: { Authorization: "Basic [SECRET]" } };
+
+    // Act
+    const error = appErrorFrom(() => applyServerPatch(stored, patch));
+
+    // Assess
+    expect(error.code).toBe("server.invalid");
+  });
+
+  it("allows a move with every header value re-sent", () => {
+    // Prepare
+    const stored = storedHttp();
+    const patch: ServerPatch = { url: MOVED, headers: { Authorization: "Bearer n3w", "X-Team": "blue" } };
+
+    // Act
+    const result = applyServerPatch(stored, patch);
+
+    // Assess
+    expect(result).toMatchObject({ url: MOVED, headers: { Authorization: "Bearer n3w", "X-Team": "blue" } });
+  });
+
+  it("allows a move that drops the headers with an empty map, or drops some and re-sends others", () => {
+    // Prepare
+    const stored = storedHttp();
+
+    // Act
+    const dropped = applyServerPatch(stored, { url: MOVED, headers: {} });
+    const partly = applyServerPatch(stored, { url: MOVED, headers: { "X-Team": "blue" } });
+
+    // Assess
+    expect(headersOf(dropped)).toEqual({});
+    expect(headersOf(partly)).toEqual({ "X-Team": "blue" });
+  });
+
+  it("allows any move when nothing is stored", () => {
+    // Prepare
+    const stored = storedHttp({});
+
+    // Act
+    const result = applyServerPatch(stored, { url: MOVED });
+
+    // Assess
+    expect(result).toMatchObject({ url: MOVED, headers: {} });
+  });
+
+  it.each([
+    ["another path", "https://mcp.example.com/v2/mcp"],
+    ["a query", "https://mcp.example.com/mcp?tenant=1"],
+    ["the default port spelled out", "https://mcp.example.com:443/mcp"],
+    ["an upper-case host", "https://MCP.example.com/mcp"],
+  ])("keeps the headers on a same-origin change to %s", (_label, url) => {
+    // Prepare
+    const stored = storedHttp();
+
+    // Act
+    const result = applyServerPatch(stored, { url });
+
+    // Assess
+    expect(result).toMatchObject({ url, headers: { Authorization: "Bearer s3cr3t", "X-Team": "blue" } });
   });
 });
 
@@ -375,10 +595,10 @@ describe("applyServerPatch validation", () => {
     const stored = storedHttp();
 
     // Act
-    const result = applyServerPatch(stored, { name: "renamed", url: "http://localhost:9000/mcp" });
+    const result = applyServerPatch(stored, { name: "renamed", url: "https://mcp.example.com/v2/mcp" });
 
     // Assess
-    expect(result).toStrictEqual({ ...stored, name: "renamed", url: "http://localhost:9000/mcp" });
+    expect(result).toStrictEqual({ ...stored, name: "renamed", url: "https://mcp.example.com/v2/mcp" });
   });
 
   it("does not modify the stored spec", () => {

@@ -352,6 +352,45 @@ describe("ServerSpec header and env names", () => {
     expect(problems).toEqual([expect.stringMatching(/^headers\.X-Big: /)]);
   });
 
+  it.each([
+    ["CR LF", "Bearer abc\r\nX-Injected: 1"],
+    ["LF", "abc\ndef"],
+    ["CR", "abc\rdef"],
+    ["NUL", "abc\u0000def"],
+  ])("rejects a header value containing %s", (_label, value) => {
+    // Prepare / Act
+    const problems = problemsOf({ ...HTTP, headers: { "X-Api-Key": value } });
+
+    // Assess
+    expect(problems).toEqual(["headers.X-Api-Key: must not contain CR, LF or NUL"]);
+  });
+
+  it("rejects a CR, LF or NUL header value in a patch too", () => {
+    // Prepare / Act
+    const result = ServerPatch.safeParse({ headers: { Authorization: "Bearer a\nb" } });
+
+    // Assess
+    expect(describeIssues(result.error?.issues ?? [])).toEqual([
+      "headers.Authorization: must not contain CR, LF or NUL",
+    ]);
+  });
+
+  it("accepts a header value with tabs and other printable text", () => {
+    // Prepare / Act
+    const result = ServerSpec.safeParse({ ...HTTP, headers: { "X-Note": "a\tb ünïcode [x]" } });
+
+    // Assess
+    expect(result.success).toBe(true);
+  });
+
+  it("leaves env values alone (newlines are fine in an environment variable)", () => {
+    // Prepare / Act
+    const result = ServerSpec.safeParse({ ...STDIO, env: { CERT: "-----BEGIN-----\nabc\n-----END-----" } });
+
+    // Assess
+    expect(result.success).toBe(true);
+  });
+
   it.each([["PATH"], ["_X"], ["a1"], ["GITHUB_PERSONAL_ACCESS_TOKEN"]])("accepts the env name %j", (name) => {
     // Prepare / Act
     const result = ServerSpec.safeParse({ ...STDIO, env: { [name]: "v" } });

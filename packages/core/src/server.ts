@@ -4,7 +4,12 @@ import { ServerName } from "./names";
 /** Header and env maps: string keys to string values. */
 const HeaderName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, "must be a valid HTTP header name");
 const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be a valid environment variable name");
-export const HeaderMap = z.record(HeaderName, z.string().max(8_192));
+/** A header value: CR, LF or NUL could split or smuggle headers, so they are refused at registration. */
+const HeaderValue = z
+  .string()
+  .max(8_192)
+  .refine((value) => !/[\r\n\0]/.test(value), "must not contain CR, LF or NUL");
+export const HeaderMap = z.record(HeaderName, HeaderValue);
 export const EnvMap = z.record(EnvName, z.string().max(32_768));
 
 /** Names of secret-store entries (what `secretRef` points at). */

@@ -24,6 +24,15 @@ const IdParam = z.object({
     .openapi({ description: "Server id or name", param: { name: "id", in: "path" } }),
 });
 const SecretParam = z.object({ name: SecretName });
+const RevealQuery = z.object({
+  reveal: z
+    .enum(["env"])
+    .optional()
+    .openapi({
+      description: "`env`: show a stdio server's env values in the clear (logged); headers stay masked",
+      param: { name: "reveal", in: "query" },
+    }),
+});
 /** Registers the admin routes (servers, import, secrets) on `app`. */
 export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, appDeps: AdminDeps): void {
   /** The deps of one request: its logger carries the request id (contract: every log line has one). */
@@ -91,13 +100,13 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, appDeps: AdminDeps
       path: "/v1/servers/{id}",
       tags: ["servers"],
       security,
-      summary: "One server with its status",
-      request: { params: IdParam },
-      responses: { 200: json(ServerView, "Server"), ...problems(401, 404) },
+      summary: "One server with its status (`?reveal=env` shows a stdio server's env values)",
+      request: { params: IdParam, query: RevealQuery },
+      responses: { 200: json(ServerView, "Server"), ...problems(400, 401, 404) },
     }),
     async (c) => {
       const deps = scoped(c);
-      const server = await getServer(deps, c.req.valid("param").id);
+      const server = await getServer(deps, c.req.valid("param").id, c.req.valid("query").reveal);
       c.header("ETag", `"${server.version}"`);
       return c.json(server, 200);
     },
@@ -109,7 +118,7 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, appDeps: AdminDeps
       path: "/v1/servers/{id}",
       tags: ["servers"],
       security,
-      summary: "Edit a server (headers follow the mask rule); reconnects or settles disabled",
+      summary: "Edit a server (headers and env follow the mask rule); reconnects or settles disabled",
       request: {
         params: IdParam,
         headers: z.object({ "if-match": z.string().optional() }),

@@ -33,10 +33,28 @@ export async function listServers({ store }: AdminDeps): Promise<ServerView[]> {
   return servers.map((server) => toServerView(server, statuses.get(server.id)));
 }
 
-/** One server (by id or name) with its status; 404 when missing. */
-export async function getServer({ store }: AdminDeps, idOrName: string): Promise<ServerView> {
+/** What a GET may show in the clear: `env` is a stdio server's env values (for the edit form). */
+export type Reveal = "env";
+
+/**
+ * One server (by id or name) with its status; 404 when missing. `reveal: "env"` shows a stdio
+ * server's env values and logs that it did (key names only); headers stay masked.
+ */
+export async function getServer(
+  { store, logger }: AdminDeps,
+  idOrName: string,
+  reveal?: Reveal,
+): Promise<ServerView> {
   const server = await findServer({ store }, idOrName);
-  return toServerView(server, await store.statuses.get(server.id));
+  const revealEnv = reveal === "env" && server.transport === "stdio";
+  if (revealEnv) {
+    logger.info("server env revealed", {
+      serverId: server.id,
+      server: server.name,
+      keys: Object.keys(server.env),
+    });
+  }
+  return toServerView(server, await store.statuses.get(server.id), { revealEnv });
 }
 
 /** Creates a server and enqueues its first connection attempt; never waits on the upstream. */

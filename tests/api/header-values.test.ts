@@ -1,0 +1,64 @@
+/**
+ * Admin API, header values with CR, LF or NUL (header splitting / smuggling): refused at registration
+ * on create, PATCH and import, and nothing is stored.
+ */
+import { beforeEach, describe, expect, it } from "vitest";
+import { createServer, expectProblem, freshApp, httpServer, type TestApp } from "./helpers";
+
+let app: TestApp;
+beforeEach(async () => {
+  app = await freshApp();
+});
+
+describe("header values with CR, LF or NUL", () => {
+  const BAD = [
+    ["CR LF", "Bearer abc\r\nX-Injected: 1"],
+    ["LF", "abc\ndef"],
+    ["CR", "abc\rdef"],
+    ["NUL", "abc\u0000def"],
+  ] as const;
+
+  it.each(BAD)("are refused on create (%s): 400, nothing stored", async (_, value) => {
+    const problem = await expectProblem(
+      await app.call("POST", "/v1/servers", httpServer("crlf", { headers: { "X-Key": value } })),
+      400,
+      "request.invalid",
+    );
+
+    expect(problem.errors).toEqual(["headers.X-Key: must not contain CR, LF or NUL"]);
+    expect(await app.store.servers.listPlain()).toEqual([]);
+  });
+
+  it.each(BAD)("are refused on PATCH (%s): 400, nothing changes", async (_, value) => {
+    const server = await createServer(app, httpServer("crlf", { headers: { "X-Key": "ok" } }));
+
+    const problem = await expectProblem(
+      await app.call("PATCH", `/v1/servers/${server.id}`, { headers: { "X-Key": value } }),
+      400,
+      "request.invalid",
+    );
+
+    expect(problem.errors).toEqual(["headers.X-Key: must not contain CR, LF or NUL"]);
+    expect(await app.store.servers.get(server.id)).toMatchObject({ version: 1, headers: { "X-Key": "ok" } });
+  });
+
+  it.each(BAD)("are refused on import (%s): 400 import.invalid_entry, nothing stored", async (_, value) => {
+    const document = {
+      mcpServers: {
+        crlf: { url: "https://crlf.example.com/mcp", headers: { Authorization: value } },
+        fine: { command: "npx" },
+      },
+    };
+
+    const problem = await expectProblem(
+      await app.call("POST", "/v1/servers/import", document),
+      400,
+      "import.invalid_entry",
+    );
+
+    expect(problem.errors).toEqual([
+      { entry: "crlf", message: "headers.Authorization: must not contain CR, LF or NUL" },
+    ]);
+    expect(await app.store.servers.listPlain()).toEqual([]);
+  });
+});
