@@ -64,17 +64,18 @@ describe("client API keys", () => {
     await Promise.allSettled([alphaUpstream?.close(), betaUpstream?.close()]);
   });
 
-  it("creation shows the key once: mgw_ prefix, 256 bits of randomness, servers as given (null = all)", ({
+  it("creation shows the key once: mgw_ prefix, 256 bits of randomness, servers bound to ids (null = all)", ({
     expect,
   }) => {
     expect(everyKey).toEqual({
       id: expect.any(String),
       name: "every server",
       servers: null,
+      serverIds: null,
       key: expect.stringMatching(/^mgw_[A-Za-z0-9_-]{43}$/),
       createdAt: expect.any(String),
     });
-    expect(alphaKey).toMatchObject({ name: "alpha only", servers: [alpha] });
+    expect(alphaKey).toMatchObject({ name: "alpha only", servers: [alpha], serverIds: [alphaId] });
     expect(alphaKey.key).not.toBe(everyKey.key);
   });
 
@@ -100,8 +101,20 @@ describe("client API keys", () => {
     );
     expect(mine).toEqual(
       expect.arrayContaining([
-        { id: everyKey.id, name: "every server", servers: null, createdAt: everyKey.createdAt },
-        { id: alphaKey.id, name: "alpha only", servers: [alpha], createdAt: alphaKey.createdAt },
+        {
+          id: everyKey.id,
+          name: "every server",
+          servers: null,
+          serverIds: null,
+          createdAt: everyKey.createdAt,
+        },
+        {
+          id: alphaKey.id,
+          name: "alpha only",
+          servers: [alpha],
+          serverIds: [alphaId],
+          createdAt: alphaKey.createdAt,
+        },
       ]),
     );
     for (const created of [everyKey, alphaKey]) {
@@ -259,7 +272,7 @@ describe("client API keys", () => {
 
     // An empty scope is no servers at all, not every server.
     const none = await createKey(stack, "no servers", []);
-    expect(none.servers).toEqual([]);
+    expect(none).toMatchObject({ servers: [], serverIds: [] });
     expect((await as(none.key)("GET", "/v1/tools")).body.tools).toEqual([]);
     expect(
       (await as(none.key)("POST", `/v1/tools/${alpha}__echo/call`, { arguments: { text: "x" } })).status,

@@ -43,7 +43,7 @@ export function authenticate(options: {
     if (!key) throw new AppError("auth.unauthorized", "Missing or invalid bearer token.");
     if (ADMIN_ONLY.test(c.req.path))
       throw new AppError("auth.forbidden", "Client API keys cannot use admin routes.");
-    c.set("principal", { kind: "key", keyId: key.id, servers: key.servers });
+    c.set("principal", { kind: "key", keyId: key.id, serverIds: key.serverIds });
     await next();
   });
 }

@@ -1,7 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { AppError } from "@mcpgw/core";
 import type { Context } from "hono";
-import type { AppEnv } from "../env";
+import type { AppEnv, Principal } from "../env";
 import { json, jsonBody, problems, security } from "../openapi-helpers";
 import { callGatewayTool, type GatewayDeps, listTools, restTool, type ServerScope } from "./service";
 
@@ -44,9 +44,9 @@ const ChatToggleView = z
   .object({ id: z.string(), name: z.string(), enabled: z.boolean() })
   .openapi("ChatServerToggle");
 
-/** The servers a principal may use: all for the admin token, a key's list otherwise. */
-export function scopeOf(principal: AppEnv["Variables"]["principal"] | undefined): ServerScope {
-  return principal?.kind === "key" && principal.servers ? new Set(principal.servers) : null;
+/** The server ids a principal may use: all for the admin token, a key's ids otherwise. */
+export function scopeOf(principal: Principal | undefined): ServerScope {
+  return principal?.kind === "key" && principal.serverIds ? new Set(principal.serverIds) : null;
 }
 
 /** Registers the data-plane routes (aggregated tools, tool calls, chat toggles) on `app`. */
@@ -120,7 +120,7 @@ export function registerGatewayRoutes(app: OpenAPIHono<AppEnv>, appDeps: Gateway
       ]);
       const scope = scopeOf(c.get("principal"));
       const servers = [...snapshot.byName.values()]
-        .filter((entry) => !scope || scope.has(entry.server.name))
+        .filter((entry) => !scope || scope.has(entry.server.id))
         .map(({ server }) => ({ id: server.id, name: server.name, enabled: !off.has(server.id) }))
         .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
       return c.json({ servers }, 200);
@@ -145,7 +145,7 @@ export function registerGatewayRoutes(app: OpenAPIHono<AppEnv>, appDeps: Gateway
       const { enabled } = c.req.valid("json");
       const server = await findServer(appDeps, idOrName);
       const scope = scopeOf(c.get("principal"));
-      if (!server || (scope && !scope.has(server.name))) {
+      if (!server || (scope && !scope.has(server.id))) {
         throw new AppError("server.not_found", `No server with id or name '${idOrName}'.`);
       }
       await appDeps.store.chats.set(chatId, server.id, enabled);

@@ -51,7 +51,7 @@ export interface CatalogTool {
   annotations?: Record<string, unknown>;
 }
 
-/** Which servers a caller may use: every one (`null`) or these names. */
+/** Which servers a caller may use: every one (`null`) or these ids (a rename keeps them). */
 export type ServerScope = ReadonlySet<string> | null;
 
 const LIVENESS_PING_MS = 2_000;
@@ -74,7 +74,7 @@ export async function listTools(
   ]);
   const tools: CatalogTool[] = [];
   for (const entry of snapshot.byName.values()) {
-    if (!isAvailable(entry) || hidden.has(entry.server.id) || !inScope(options.scope, entry.server.name))
+    if (!isAvailable(entry) || hidden.has(entry.server.id) || !inScope(options.scope, entry.server.id))
       continue;
     // A thread-scoped server's tools belong to the threads that started an instance of it.
     if (isThreadScoped(entry) && !threadServers.has(entry.server.id)) continue;
@@ -113,7 +113,7 @@ export async function resolveTool(
     hiddenServers(deps, options.chat),
   ]);
   const entry = snapshot.byName.get(server);
-  if (!entry || !inScope(options.scope, server))
+  if (!entry || !inScope(options.scope, entry.server.id))
     throw new AppError("server.not_found", `No server named '${server}'.`);
   if (hidden.has(entry.server.id)) {
     throw new AppError(
@@ -340,8 +340,9 @@ function toAppError(error: CallFailure, server: string): AppError {
   }
 }
 
-function inScope(scope: ServerScope | undefined, server: string): boolean {
-  return !scope || scope.has(server);
+/** True when the scope lets the caller use the server with this id. */
+export function inScope(scope: ServerScope | undefined, serverId: string): boolean {
+  return !scope || scope.has(serverId);
 }
 
 /** Ids of servers the chat switched off (a preference, not a boundary). */
