@@ -8,7 +8,7 @@ import { requestId } from "hono/request-id";
 import { registerKeyRoutes } from "./admin/keys";
 import { registerAdminRoutes } from "./admin/routes";
 import { registerThreadRoutes } from "./admin/threads";
-import { authenticate, cachedKeyVerifier } from "./auth";
+import { authenticate, KeyIndex } from "./auth";
 import type { AppEnv } from "./env";
 import { Directory, type Snapshot } from "./gateway/directory";
 import { type McpOriginPolicy, registerMcpRoutes } from "./gateway/mcp";
@@ -81,14 +81,15 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   );
 
   app.get("/healthz", (c) => c.json({ ok: true }));
-  const auth = authenticate({ adminToken: deps.adminToken, verifyKey: cachedKeyVerifier(deps.store.keys) });
+  const keyIndex = new KeyIndex(deps.store.keys);
+  const auth = authenticate({ adminToken: deps.adminToken, verifyKey: (token) => keyIndex.verify(token) });
   app.use("/v1/*", auth);
   app.use("/mcp", auth);
   app.use("/mcp/*", auth);
   const dataPlane = gatewayDeps(deps);
   if (serve.admin) {
     registerAdminRoutes(app, deps);
-    registerKeyRoutes(app, deps);
+    registerKeyRoutes(app, { store: deps.store, keyChanges: keyIndex });
     registerThreadRoutes(app, dataPlane);
   }
   if (serve.gateway) {

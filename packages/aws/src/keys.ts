@@ -1,11 +1,5 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
-import {
-  DeleteCommand,
-  type DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-} from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, type DynamoDBDocumentClient, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { queryKind } from "./dynamo";
 import { KINDS, TABLE_KEYS } from "./table";
 
@@ -26,8 +20,8 @@ export interface ApiKeyStore {
   /** Creates a key scoped to `serverIds` (null: every server); the returned `key` is shown once, never stored. */
   create(name: string, serverIds: string[] | null): Promise<ApiKeyInfo & { key: string }>;
   list(): Promise<ApiKeyInfo[]>;
-  /** The key's info when `key` is a live key. */
-  verify(key: string): Promise<ApiKeyInfo | undefined>;
+  /** Every live key by the hash it is stored under: one paginated index query, whatever the count. */
+  byHash(): Promise<Map<string, ApiKeyInfo>>;
   /** Revokes a key by id; false when there is none. */
   revoke(id: string): Promise<boolean>;
 }
@@ -60,12 +54,10 @@ export function createApiKeyStore(ddb: DynamoDBDocumentClient, tableName: string
       return (await items()).map(toInfo).sort((a, b) => (a.createdAt < b.createdAt ? -1 : 1));
     },
 
-    async verify(key) {
-      if (!key.startsWith(API_KEY_PREFIX)) return undefined;
-      const { Item } = await ddb.send(
-        new GetCommand({ TableName: tableName, Key: keyItemKey(hashApiKey(key)), ConsistentRead: true }),
+    async byHash() {
+      return new Map(
+        (await items()).map((item) => [String(item.pk).slice(HASH_PREFIX.length), toInfo(item)]),
       );
-      return Item ? toInfo(Item) : undefined;
     },
 
     async revoke(id) {
