@@ -41,6 +41,7 @@ const app = createApp({
   adminToken,
   allowPrivateUpstreams: settings.allowPrivateUpstreams,
   runner: runnerEndpoint,
+  worktreeBase: settings.worktreeBase,
   mcp: { loopbackOnly: true, allowedOrigins: settings.mcpAllowedOrigins },
 });
 const api = await listen(app, port);

@@ -24,6 +24,8 @@ export interface AppDeps {
   allowPrivateUpstreams: boolean;
   /** How to reach the stdio runner, when there is one. */
   runner?: RunnerEndpoint | undefined;
+  /** When set, thread worktree roots must be this absolute path or under it (WORKTREE_BASE). */
+  worktreeBase?: string | undefined;
   /** Origin/Host checks of the MCP endpoints (DNS-rebinding protection). */
   mcp?: McpOriginPolicy;
   /** Which route groups to serve: both locally; one per Lambda function when deployed. */
@@ -90,7 +92,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   if (serve.admin) {
     registerAdminRoutes(app, deps);
     registerKeyRoutes(app, { store: deps.store, keyChanges: keyIndex });
-    registerThreadRoutes(app, dataPlane);
+    registerThreadRoutes(app, { ...dataPlane, worktreeBase: deps.worktreeBase });
   }
   if (serve.gateway) {
     registerGatewayRoutes(app, dataPlane);

@@ -4,6 +4,7 @@
  * typed by sst-env.d.ts): as `SST_RESOURCE_<Name>` JSON in containers and `sst dev`, and as an
  * encrypted link file in Lambda bundles. Locally the plain variables below (or their defaults) name them.
  */
+import { posix } from "node:path";
 import { Resource } from "sst/resource";
 
 export interface AwsConfig {
@@ -65,6 +66,8 @@ export interface AppSettings {
   mcpAllowedOrigins: string[];
   /** The lowest log level written (debug, info, warn, error). */
   logLevel: "debug" | "info" | "warn" | "error";
+  /** When set, every thread's worktreeRoot must be this absolute path or lie under it. */
+  worktreeBase: string | undefined;
 }
 
 const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
@@ -81,7 +84,18 @@ export function loadAppSettings(env: Env = process.env): AppSettings {
       .split(",")
       .map((o) => o.trim())
       .filter(Boolean),
+    worktreeBase: worktreeBase(env),
   };
+}
+
+/** WORKTREE_BASE, normalised; a relative one is a configuration error (thrown, never ignored). */
+function worktreeBase(env: Env): string | undefined {
+  const base = env.WORKTREE_BASE?.trim();
+  if (!base) return undefined;
+  if (!base.startsWith("/") || base.includes("\0")) {
+    throw new Error(`WORKTREE_BASE must be an absolute path, not '${base}'`);
+  }
+  return posix.resolve(base);
 }
 
 function runnerEndpoint(env: Env): AppSettings["runner"] {

@@ -11,3 +11,4 @@ export * from "./spawn-plan";
 export * from "./status";
 export * from "./tokens";
 export * from "./tool";
+export * from "./worktree";

@@ -1,5 +1,5 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { AppError } from "@mcpgw/core";
+import { AppError, checkWorktreeRoot } from "@mcpgw/core";
 import { createRunnerClient } from "@mcpgw/upstream";
 import type { AppEnv } from "../env";
 import { Directory } from "../gateway/directory";
@@ -18,10 +18,25 @@ const ThreadInstanceView = z
   })
   .openapi("ThreadInstance");
 
+const WorktreeRoot = z
+  .string()
+  .startsWith("/", "must be an absolute path")
+  .max(4_096)
+  .refine((path) => !path.includes("\0"), "must not contain NUL bytes")
+  .openapi({
+    description:
+      "The thread's worktree, an absolute path; stored normalised (`.`, `..` and trailing slashes resolved). With WORKTREE_BASE set it must be that path or under it (else 400 thread.worktree_forbidden)",
+    example: "/work/t1",
+  });
+
 /** Registers the thread routes: start a thread-scoped server in a thread, its tools, tear it down. */
 export function registerThreadRoutes(
   app: OpenAPIHono<AppEnv>,
-  deps: Pick<GatewayDeps, "store" | "logger" | "runner"> & { directory?: Directory },
+  deps: Pick<GatewayDeps, "store" | "logger" | "runner"> & {
+    directory?: Directory;
+    /** Worktree roots must be this path or under it (WORKTREE_BASE), when set. */
+    worktreeBase?: string | undefined;
+  },
 ): void {
   const directory = deps.directory ?? new Directory(deps.store, deps.logger);
   const runner = () => {
@@ -38,9 +53,7 @@ export function registerThreadRoutes(
       summary: "Start a thread-scoped stdio server in a thread (idempotent: a live instance is kept)",
       request: {
         params: z.object({ threadId: ThreadId, id: z.string().min(1).max(128) }),
-        ...jsonBody(
-          z.strictObject({ worktreeRoot: z.string().startsWith("/", "must be an absolute path").max(4_096) }),
-        ),
+        ...jsonBody(z.strictObject({ worktreeRoot: WorktreeRoot })),
       },
       responses: {
         200: json(ThreadInstanceView, "Running"),
@@ -50,6 +63,7 @@ export function registerThreadRoutes(
     }),
     async (c) => {
       const { threadId, id } = c.req.valid("param");
+      const worktreeRoot = checkWorktreeRoot(c.req.valid("json").worktreeRoot, deps.worktreeBase);
       const server = await deps.store.servers.resolve(id);
       if (!server) throw new AppError("server.not_found", `No server with id or name '${id}'.`);
       if (server.transport !== "stdio" || server.scope !== "thread") {
@@ -60,7 +74,7 @@ export function registerThreadRoutes(
       const { instance, created } = await deps.store.threads.register({
         threadId,
         serverId: server.id,
-        worktreeRoot: c.req.valid("json").worktreeRoot,
+        worktreeRoot,
       });
       const { pid } = await client.startThreadInstance(threadId, server.id);
       c.get("logger").info("thread instance started", { threadId, server: server.name, created, pid });
