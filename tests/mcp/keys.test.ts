@@ -1,8 +1,9 @@
 /**
  * Client API keys: stored only as SHA-256 hashes (raw DynamoDB items are read), never shown again
  * after creation, revoked within the 2 s verification cache, 401 when wrong or missing, 403 on every
- * admin route group; the admin token keeps working on the data plane; keys work on `/v1/tools`,
- * `/v1/chats` and `/mcp`, scoped to their servers.
+ * admin route group but `/v1/threads` (keys own their threads: tests/runner/thread-owners.test.ts);
+ * the admin token keeps working on the data plane; keys work on `/v1/tools`, `/v1/chats` and `/mcp`,
+ * scoped to their servers.
  */
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, it } from "vitest";
@@ -170,9 +171,6 @@ describe("client API keys", () => {
       ["GET", "/v1/keys"],
       ["POST", "/v1/keys", { name: "escalate" }],
       ["DELETE", `/v1/keys/${everyKey.id}`],
-      ["POST", `/v1/threads/t1/servers/${alpha}`],
-      ["GET", "/v1/threads/t1/tools"],
-      ["DELETE", "/v1/threads/t1"],
       ["GET", "/v1/servers/"],
       ["GET", "/v1/keys/nope/deeper"],
     ];

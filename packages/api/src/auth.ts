@@ -12,8 +12,8 @@ export const KEY_CACHE_MS = 2_000;
  */
 const INDEX_LAG_MS = 1_000;
 
-/** Routes only the admin token may use; client keys get 403 there. */
-const ADMIN_ONLY = /^\/v1\/(servers|secrets|keys|threads)(\/|$)/;
+/** Routes only the admin token may use; client keys get 403 there (`/v1/threads` checks ownership itself). */
+const ADMIN_ONLY = /^\/v1\/(servers|secrets|keys)(\/|$)/;
 
 type KeyMap = Map<string, ApiKeyInfo>;
 
@@ -81,8 +81,8 @@ export class KeyIndex {
 }
 
 /**
- * Who is calling: the admin token (everything) or a client API key (the data plane and MCP endpoints
- * only — 403 on admin routes). Anything else is 401.
+ * Who is calling: the admin token (everything) or a client API key (the data plane, the MCP endpoints
+ * and its own threads — 403 on the other admin routes). Anything else is 401.
  */
 export function authenticate(options: {
   adminToken: string;

@@ -26,7 +26,8 @@ const CallRequest = z
     arguments: z.record(z.string(), z.unknown()).default({}),
     chat: ChatId.optional(),
     thread: ThreadId.optional().openapi({
-      description: "The thread whose instance runs a thread-scoped server's tool",
+      description:
+        "The thread whose instance runs a thread-scoped server's tool: one the caller started (any, for the admin)",
     }),
   })
   .openapi("ToolCallRequest");
@@ -94,6 +95,7 @@ export function registerGatewayRoutes(app: OpenAPIHono<AppEnv>, appDeps: Gateway
       const body = c.req.valid("json");
       const result = await callGatewayTool(scoped(c), c.req.valid("param").name, body.arguments, {
         scope: scopeOf(c.get("principal")),
+        principal: c.get("principal"),
         signal: c.req.raw.signal,
         ...(body.chat ? { chat: body.chat } : {}),
         ...(body.thread ? { thread: body.thread } : {}),

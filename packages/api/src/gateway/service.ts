@@ -1,4 +1,4 @@
-import { recordFailure, type Store } from "@mcpgw/aws";
+import { ADMIN_OWNER, recordFailure, type Store } from "@mcpgw/aws";
 import {
   AppError,
   errorFields,
@@ -23,6 +23,7 @@ import {
   transportHttpStatus,
   type UpstreamSession,
 } from "@mcpgw/upstream";
+import type { Principal } from "../env";
 import { type Directory, type DirectoryEntry, isAvailable } from "./directory";
 
 /** What the data plane needs. */
@@ -135,11 +136,25 @@ export function isThreadScoped(entry: DirectoryEntry): boolean {
   return (entry.server as { scope?: string }).scope === "thread";
 }
 
-/** The thread a call to a thread-scoped server runs in; it must have started an instance there. */
+/** The owner a principal's threads are recorded under: `admin`, or the key's id. */
+export function threadOwner(principal: Principal): string {
+  return principal.kind === "key" ? principal.keyId : ADMIN_OWNER;
+}
+
+/** True when the principal may use a thread of `owner`: the admin every thread, a key its own (none without a principal). */
+export function mayUseThread(principal: Principal | undefined, owner: string): boolean {
+  return principal?.kind === "admin" || (principal?.kind === "key" && principal.keyId === owner);
+}
+
+/**
+ * The thread a call to a thread-scoped server runs in: the caller's own (any, for the admin), with an
+ * instance of the server. Another key's thread reads as one without that instance: 404 either way.
+ */
 async function threadOf(
   deps: GatewayDeps,
   entry: DirectoryEntry,
   thread: string | undefined,
+  principal: Principal | undefined,
 ): Promise<string> {
   if (!thread) {
     throw new AppError(
@@ -147,7 +162,12 @@ async function threadOf(
       `Server '${entry.server.name}' is thread-scoped: pass the \`thread\` to call it in.`,
     );
   }
-  if (!(await deps.store.threads.get(thread, entry.server.id))) {
+  const found = await deps.store.threads.thread(thread);
+  if (
+    !found ||
+    !mayUseThread(principal, found.owner) ||
+    !found.instances.some((instance) => instance.serverId === entry.server.id)
+  ) {
     throw new AppError(
       "request.not_found",
       `Thread '${thread}' has no instance of '${entry.server.name}'; start one with POST /v1/threads/${thread}/servers/${entry.server.name}.`,
@@ -169,10 +189,19 @@ export async function callGatewayTool(
   deps: GatewayDeps,
   qualified: string,
   args: Record<string, unknown>,
-  options: { chat?: string; scope?: ServerScope; signal?: AbortSignal; thread?: string } = {},
+  options: {
+    chat?: string;
+    scope?: ServerScope;
+    signal?: AbortSignal;
+    thread?: string;
+    /** Who calls: decides whose threads `thread` may name. */
+    principal?: Principal;
+  } = {},
 ): Promise<ToolCallResult> {
   const { entry, tool } = await resolveTool(deps, qualified, options);
-  const thread = isThreadScoped(entry) ? await threadOf(deps, entry, options.thread) : undefined;
+  const thread = isThreadScoped(entry)
+    ? await threadOf(deps, entry, options.thread, options.principal)
+    : undefined;
   const { server } = entry;
   const logger = deps.logger.child({ server: server.name, tool: tool.name });
   const started = performance.now();
