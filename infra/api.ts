@@ -9,8 +9,14 @@ import { jobsLink } from "./queue";
 import { runnerLink, vpc } from "./runner";
 import { adminToken, keyLink, runnerToken, sealWithKey, tableLink } from "./storage";
 
-/** Upstreams on loopback / private addresses are refused when deployed (one object per function). */
-const environment = () => ({ ALLOW_PRIVATE_UPSTREAMS: "false" });
+/**
+ * Upstreams on loopback / private addresses are refused when deployed (one object per function);
+ * `WORKTREE_BASE`, when set at deploy time, bounds where thread worktrees may be.
+ */
+const environment = () => ({
+  ALLOW_PRIVATE_UPSTREAMS: "false",
+  ...(process.env.WORKTREE_BASE ? { WORKTREE_BASE: process.env.WORKTREE_BASE } : {}),
+});
 
 /**
  * Control plane: writes server configs and secrets, so it is the one function that seals

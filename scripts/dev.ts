@@ -53,6 +53,7 @@ const app = createApp({
   adminToken,
   allowPrivateUpstreams: settings.allowPrivateUpstreams,
   runner: runnerEndpoint,
+  worktreeBase: settings.worktreeBase,
   mcp: { loopbackOnly: true, allowedOrigins: settings.mcpAllowedOrigins },
   maxUpstreamMessageBytes: settings.maxUpstreamMessageBytes,
 });

@@ -46,7 +46,7 @@ try {
     const stack = stacks[mode];
     const threadId = `bench-${thread++}`;
     const serverId = ids[mode][kind] as string;
-    await stack.store.threads.register({ threadId, serverId, worktreeRoot: stack.tempRoot });
+    await stack.store.threads.register({ threadId, serverId, worktreeRoot: stack.tempRoot, owner: "admin" });
     const started = performance.now();
     const response = await stack.runnerCall("POST", `/threads/${threadId}/servers/${serverId}`);
     const elapsed = performance.now() - started;

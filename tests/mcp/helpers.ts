@@ -11,12 +11,15 @@ import type { Stack } from "../gateway/helpers";
 export interface CreatedKey {
   id: string;
   name: string;
+  /** Current names of the servers in scope (null = every server). */
   servers: string[] | null;
+  /** Ids of the servers in scope, as bound at creation. */
+  serverIds: string[] | null;
   key: string;
   createdAt: string;
 }
 
-/** Creates a client API key through the admin API (asserts 201). */
+/** Creates a client API key through the admin API (asserts 201); `servers` are names or ids. */
 export async function createKey(stack: Stack, name: string, servers?: string[]): Promise<CreatedKey> {
   const created = await stack.call("POST", "/v1/keys", { name, ...(servers ? { servers } : {}) });
   if (created.status !== 201)

@@ -1,8 +1,9 @@
 /**
  * Client API keys: stored only as SHA-256 hashes (raw DynamoDB items are read), never shown again
  * after creation, revoked within the 2 s verification cache, 401 when wrong or missing, 403 on every
- * admin route group; the admin token keeps working on the data plane; keys work on `/v1/tools`,
- * `/v1/chats` and `/mcp`, scoped to their servers.
+ * admin route group but `/v1/threads` (keys own their threads: tests/runner/thread-owners.test.ts);
+ * the admin token keeps working on the data plane; keys work on `/v1/tools`, `/v1/chats` and `/mcp`,
+ * scoped to their servers.
  */
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, it } from "vitest";
@@ -64,17 +65,18 @@ describe("client API keys", () => {
     await Promise.allSettled([alphaUpstream?.close(), betaUpstream?.close()]);
   });
 
-  it("creation shows the key once: mgw_ prefix, 256 bits of randomness, servers as given (null = all)", ({
+  it("creation shows the key once: mgw_ prefix, 256 bits of randomness, servers bound to ids (null = all)", ({
     expect,
   }) => {
     expect(everyKey).toEqual({
       id: expect.any(String),
       name: "every server",
       servers: null,
+      serverIds: null,
       key: expect.stringMatching(/^mgw_[A-Za-z0-9_-]{43}$/),
       createdAt: expect.any(String),
     });
-    expect(alphaKey).toMatchObject({ name: "alpha only", servers: [alpha] });
+    expect(alphaKey).toMatchObject({ name: "alpha only", servers: [alpha], serverIds: [alphaId] });
     expect(alphaKey.key).not.toBe(everyKey.key);
   });
 
@@ -100,8 +102,20 @@ describe("client API keys", () => {
     );
     expect(mine).toEqual(
       expect.arrayContaining([
-        { id: everyKey.id, name: "every server", servers: null, createdAt: everyKey.createdAt },
-        { id: alphaKey.id, name: "alpha only", servers: [alpha], createdAt: alphaKey.createdAt },
+        {
+          id: everyKey.id,
+          name: "every server",
+          servers: null,
+          serverIds: null,
+          createdAt: everyKey.createdAt,
+        },
+        {
+          id: alphaKey.id,
+          name: "alpha only",
+          servers: [alpha],
+          serverIds: [alphaId],
+          createdAt: alphaKey.createdAt,
+        },
       ]),
     );
     for (const created of [everyKey, alphaKey]) {
@@ -157,9 +171,6 @@ describe("client API keys", () => {
       ["GET", "/v1/keys"],
       ["POST", "/v1/keys", { name: "escalate" }],
       ["DELETE", `/v1/keys/${everyKey.id}`],
-      ["POST", `/v1/threads/t1/servers/${alpha}`],
-      ["GET", "/v1/threads/t1/tools"],
-      ["DELETE", "/v1/threads/t1"],
       ["GET", "/v1/servers/"],
       ["GET", "/v1/keys/nope/deeper"],
     ];
@@ -259,7 +270,7 @@ describe("client API keys", () => {
 
     // An empty scope is no servers at all, not every server.
     const none = await createKey(stack, "no servers", []);
-    expect(none.servers).toEqual([]);
+    expect(none).toMatchObject({ servers: [], serverIds: [] });
     expect((await as(none.key)("GET", "/v1/tools")).body.tools).toEqual([]);
     expect(
       (await as(none.key)("POST", `/v1/tools/${alpha}__echo/call`, { arguments: { text: "x" } })).status,

@@ -53,11 +53,14 @@ describe("runner: spawn/kill cycles", () => {
     const threads = Array.from({ length: CYCLES }, (_, i) => `cycle-${i}`);
     for (let i = 0; i < threads.length; i += 25) {
       await Promise.all(
-        threads
-          .slice(i, i + 25)
-          .map((threadId) =>
-            stack.store.threads.register({ threadId, serverId: id, worktreeRoot: stack.tempRoot }),
-          ),
+        threads.slice(i, i + 25).map((threadId) =>
+          stack.store.threads.register({
+            threadId,
+            serverId: id,
+            worktreeRoot: stack.tempRoot,
+            owner: "admin",
+          }),
+        ),
       );
     }
     const pids: number[] = [];
@@ -138,7 +141,12 @@ describe("runner: spawn/kill cycles", () => {
       if (!manager) throw new Error("no runner");
       const pids: number[] = [];
       for (const threadId of ["s1", "s2", "s3", "s4", "s5"]) {
-        await own.store.threads.register({ threadId, serverId: shutdownId, worktreeRoot: own.tempRoot });
+        await own.store.threads.register({
+          threadId,
+          serverId: shutdownId,
+          worktreeRoot: own.tempRoot,
+          owner: "admin",
+        });
         pids.push((await manager.acquire(shutdownId, threadId)).transport.pid as number);
       }
       expect(withMarker(MARKER)).toHaveLength(10); // 5 children (the marker is in their argv) + 5 sleepers

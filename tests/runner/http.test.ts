@@ -56,6 +56,7 @@ describe("runner: HTTP routes", () => {
       threadId: "t-unauth",
       serverId: threadServer,
       worktreeRoot: "/tmp",
+      owner: "admin",
     });
     const badHeaders: Array<Record<string, string>> = [
       {},
@@ -107,6 +108,7 @@ describe("runner: HTTP routes", () => {
       threadId: "t-list",
       serverId: threadServer,
       worktreeRoot: stack.tempRoot,
+      owner: "admin",
     });
     const thread = await stack.runnerCall("POST", `/threads/t-list/servers/${threadServer}`);
     expect(thread.status).toBe(200);

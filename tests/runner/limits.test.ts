@@ -136,7 +136,12 @@ describe("runner: limits", () => {
     await reaches(s, id, "connected");
     const threads = ["b1", "b2", "b3", "b4", "b5", "b6"];
     for (const thread of threads)
-      await s.store.threads.register({ threadId: thread, serverId: id, worktreeRoot: s.tempRoot });
+      await s.store.threads.register({
+        threadId: thread,
+        serverId: id,
+        worktreeRoot: s.tempRoot,
+        owner: "admin",
+      });
     const manager = s.runner?.instances;
     if (!manager) throw new Error("no runner");
     let most = 0;

@@ -61,7 +61,12 @@ describe("runner: measurements", () => {
 
   async function newThread(kind: "everything" | "tiny"): Promise<string> {
     const threadId = `m-${thread++}`;
-    await stack.store.threads.register({ threadId, serverId: ids[kind], worktreeRoot: stack.tempRoot });
+    await stack.store.threads.register({
+      threadId,
+      serverId: ids[kind],
+      worktreeRoot: stack.tempRoot,
+      owner: "admin",
+    });
     return threadId;
   }
 

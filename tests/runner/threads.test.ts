@@ -1,6 +1,7 @@
 /**
  * Thread scope with the published `@modelcontextprotocol/server-filesystem` as a thread-scoped server
- * whose only argument is `{{worktree_root}}`: each thread gets its own child rooted in its own worktree;
+ * whose only argument is `{{worktree_root}}`: each thread gets its own child rooted in its own worktree
+ * (normalised: `/./`, `..` and trailing slashes resolved before it is stored or spawned);
  * starting is idempotent (the live child is kept); a thread's tool list is the project's tools plus its
  * instances' tools; `DELETE /v1/threads/{id}` ends that thread's children and nothing else.
  */
@@ -69,8 +70,10 @@ describe("runner: thread-scoped server-filesystem", () => {
       ["a", threadA],
       ["b", threadB],
     ] as const) {
+      // Thread b names its worktree unnormalised: it is stored, returned and spawned normalised.
+      const given = side === "a" ? worktrees.a : `${worktrees.b}/./sub/..//`;
       const first = await stack.call("POST", `/v1/threads/${thread}/servers/${fsId}`, {
-        worktreeRoot: worktrees[side],
+        worktreeRoot: given,
       });
       expect(first.status).toBe(201);
       expect(first.body).toMatchObject({

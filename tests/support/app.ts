@@ -5,7 +5,9 @@ import { createTestStore } from "./aws";
 
 export const TEST_ADMIN_TOKEN = "test-admin-token-5d1e";
 
-export async function createTestApp(options: { allowPrivateUpstreams?: boolean } = {}) {
+export async function createTestApp(
+  options: { allowPrivateUpstreams?: boolean; worktreeBase?: string } = {},
+) {
   const store = await createTestStore();
   const logs: string[] = [];
   const logger = createLogger({ level: "debug", sink: (line) => logs.push(line) });
@@ -14,6 +16,7 @@ export async function createTestApp(options: { allowPrivateUpstreams?: boolean }
     logger,
     adminToken: TEST_ADMIN_TOKEN,
     allowPrivateUpstreams: options.allowPrivateUpstreams ?? true,
+    ...(options.worktreeBase === undefined ? {} : { worktreeBase: options.worktreeBase }),
   });
   /** A request with the admin token and a JSON body. */
   const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>

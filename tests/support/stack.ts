@@ -20,6 +20,8 @@ export interface StackOptions {
   gateway?: AppDeps["gateway"];
   /** Origin/Host policy of the MCP endpoints passed to createApp (allowed origins, loopback-only Host). */
   mcp?: AppDeps["mcp"];
+  /** Thread worktree roots must be this path or under it (WORKTREE_BASE). */
+  worktreeBase?: string;
   /** Starts the stdio runner with the stack's store and logger, wired into the API and the worker. */
   runner?: boolean | Partial<RunnerOptions>;
 }
@@ -45,6 +47,7 @@ export async function startStack(options: StackOptions = {}) {
     allowPrivateUpstreams: allowPrivate,
     ...(options.gateway === undefined ? {} : { gateway: options.gateway }),
     ...(options.mcp === undefined ? {} : { mcp: options.mcp }),
+    ...(options.worktreeBase === undefined ? {} : { worktreeBase: options.worktreeBase }),
     ...(runnerEndpoint ? { runner: runnerEndpoint } : {}),
   });
   const api = await listen(app, 0);

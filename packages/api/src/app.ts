@@ -8,7 +8,7 @@ import { requestId } from "hono/request-id";
 import { registerKeyRoutes } from "./admin/keys";
 import { registerAdminRoutes } from "./admin/routes";
 import { registerThreadRoutes } from "./admin/threads";
-import { authenticate, cachedKeyVerifier } from "./auth";
+import { authenticate, KeyIndex } from "./auth";
 import type { AppEnv } from "./env";
 import { Directory, type Snapshot } from "./gateway/directory";
 import { type McpOriginPolicy, registerMcpRoutes } from "./gateway/mcp";
@@ -24,6 +24,8 @@ export interface AppDeps {
   allowPrivateUpstreams: boolean;
   /** How to reach the stdio runner, when there is one. */
   runner?: RunnerEndpoint | undefined;
+  /** When set, thread worktree roots must be this absolute path or under it (WORKTREE_BASE). */
+  worktreeBase?: string | undefined;
   /** Origin/Host checks of the MCP endpoints (DNS-rebinding protection). */
   mcp?: McpOriginPolicy;
   /** Which route groups to serve: both locally; one per Lambda function when deployed. */
@@ -83,15 +85,16 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   );
 
   app.get("/healthz", (c) => c.json({ ok: true }));
-  const auth = authenticate({ adminToken: deps.adminToken, verifyKey: cachedKeyVerifier(deps.store.keys) });
+  const keyIndex = new KeyIndex(deps.store.keys);
+  const auth = authenticate({ adminToken: deps.adminToken, verifyKey: (token) => keyIndex.verify(token) });
   app.use("/v1/*", auth);
   app.use("/mcp", auth);
   app.use("/mcp/*", auth);
   const dataPlane = gatewayDeps(deps);
   if (serve.admin) {
     registerAdminRoutes(app, deps);
-    registerKeyRoutes(app, deps);
-    registerThreadRoutes(app, dataPlane);
+    registerKeyRoutes(app, { store: deps.store, keyChanges: keyIndex });
+    registerThreadRoutes(app, { ...dataPlane, worktreeBase: deps.worktreeBase });
   }
   if (serve.gateway) {
     registerGatewayRoutes(app, dataPlane);

@@ -1,33 +1,88 @@
-import type { ApiKeyInfo, ApiKeyStore } from "@mcpgw/aws";
+import { API_KEY_PREFIX, type ApiKeyInfo, type ApiKeyStore, hashApiKey } from "@mcpgw/aws";
 import { AppError, bearerToken, secretsEqual } from "@mcpgw/core";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "./env";
 
-/** How long a key lookup (hit or miss) is cached: the bound on how late a revocation takes effect. */
+/** How old the in-memory key index may be when it answers: the bound on how late a revocation takes effect. */
 export const KEY_CACHE_MS = 2_000;
 
-/** Routes only the admin token may use; client keys get 403 there. */
-const ADMIN_ONLY = /^\/v1\/(servers|secrets|keys|threads)(\/|$)/;
+/**
+ * How far back this process's own key changes are replayed over a fresh index: the index is read from
+ * an eventually consistent GSI, which may not show a create or revoke of the last moment yet.
+ */
+const INDEX_LAG_MS = 1_000;
 
-/** Looks keys up in the store, remembering answers for KEY_CACHE_MS. */
-export function cachedKeyVerifier(
-  keys: Pick<ApiKeyStore, "verify">,
-): (key: string) => Promise<ApiKeyInfo | undefined> {
-  const cache = new Map<string, { at: number; info: Promise<ApiKeyInfo | undefined> }>();
-  return (key) => {
-    const hit = cache.get(key);
-    if (hit && Date.now() - hit.at < KEY_CACHE_MS) return hit.info;
-    if (cache.size > 10_000) cache.clear();
-    const info = keys.verify(key);
-    cache.set(key, { at: Date.now(), info });
-    info.catch(() => cache.delete(key));
-    return info;
-  };
+/** Routes only the admin token may use; client keys get 403 there (`/v1/threads` checks ownership itself). */
+const ADMIN_ONLY = /^\/v1\/(servers|secrets|keys)(\/|$)/;
+
+type KeyMap = Map<string, ApiKeyInfo>;
+
+/**
+ * Every live key by hash, in memory. A lookup answers from the index while it is younger than
+ * KEY_CACHE_MS; an older index is refreshed first by one paginated query, shared by all callers. So
+ * unknown tokens, however many, cost no read each — at most one query per KEY_CACHE_MS in all — and a
+ * revocation elsewhere takes effect within KEY_CACHE_MS. Keys created or revoked in this process
+ * count at once (`added`, `revoked`).
+ */
+export class KeyIndex {
+  private current: { at: number; byHash: KeyMap } | undefined;
+  private refreshing: Promise<KeyMap> | undefined;
+  private changes: Array<{ at: number; apply: (byHash: KeyMap) => void }> = [];
+
+  constructor(
+    private readonly keys: Pick<ApiKeyStore, "byHash">,
+    private readonly maxAgeMs = KEY_CACHE_MS,
+  ) {}
+
+  /** The key's info when `token` is a live key. */
+  async verify(token: string): Promise<ApiKeyInfo | undefined> {
+    // The cheap shape check first: most junk never gets hashed, and nothing here ever logs a token.
+    if (!token.startsWith(API_KEY_PREFIX)) return undefined;
+    const byHash = await this.fresh();
+    return byHash.get(hashApiKey(token));
+  }
+
+  /** A key this process just created: usable at once. */
+  added(key: string, info: ApiKeyInfo): void {
+    const hash = hashApiKey(key);
+    this.change((byHash) => byHash.set(hash, info));
+  }
+
+  /** A key this process just revoked: refused at once. */
+  revoked(id: string): void {
+    this.change((byHash) => {
+      for (const [hash, info] of byHash) if (info.id === id) byHash.delete(hash);
+    });
+  }
+
+  private change(apply: (byHash: KeyMap) => void): void {
+    this.changes.push({ at: Date.now(), apply });
+    if (this.current) apply(this.current.byHash);
+  }
+
+  private fresh(): Promise<KeyMap> {
+    if (this.current && Date.now() - this.current.at < this.maxAgeMs)
+      return Promise.resolve(this.current.byHash);
+    this.refreshing ??= this.load().finally(() => {
+      this.refreshing = undefined;
+    });
+    return this.refreshing;
+  }
+
+  private async load(): Promise<KeyMap> {
+    // Aged from when the read started: nothing revoked before it is served for longer than maxAgeMs.
+    const at = Date.now();
+    const byHash = await this.keys.byHash();
+    this.changes = this.changes.filter((change) => change.at >= at - INDEX_LAG_MS);
+    for (const change of this.changes) change.apply(byHash);
+    this.current = { at, byHash };
+    return byHash;
+  }
 }
 
 /**
- * Who is calling: the admin token (everything) or a client API key (the data plane and MCP endpoints
- * only — 403 on admin routes). Anything else is 401.
+ * Who is calling: the admin token (everything) or a client API key (the data plane, the MCP endpoints
+ * and its own threads — 403 on the other admin routes). Anything else is 401.
  */
 export function authenticate(options: {
   adminToken: string;
@@ -43,7 +98,7 @@ export function authenticate(options: {
     if (!key) throw new AppError("auth.unauthorized", "Missing or invalid bearer token.");
     if (ADMIN_ONLY.test(c.req.path))
       throw new AppError("auth.forbidden", "Client API keys cannot use admin routes.");
-    c.set("principal", { kind: "key", keyId: key.id, servers: key.servers });
+    c.set("principal", { kind: "key", keyId: key.id, serverIds: key.serverIds });
     await next();
   });
 }

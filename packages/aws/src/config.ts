@@ -4,6 +4,7 @@
  * typed by sst-env.d.ts): as `SST_RESOURCE_<Name>` JSON in containers and `sst dev`, and as an
  * encrypted link file in Lambda bundles. Locally the plain variables below (or their defaults) name them.
  */
+import { posix } from "node:path";
 import { fromHttp } from "@aws-sdk/credential-provider-http";
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from "@aws-sdk/types";
 import { Resource } from "sst/resource";
@@ -124,6 +125,8 @@ export interface AppSettings {
   logLevel: "debug" | "info" | "warn" | "error";
   /** The largest message an upstream may send: one HTTP body, one SSE event, one stdio line. */
   maxUpstreamMessageBytes: number;
+  /** When set, every thread's worktreeRoot must be this absolute path or lie under it. */
+  worktreeBase: string | undefined;
 }
 
 /** Default of MAX_UPSTREAM_MESSAGE_BYTES: 16 MiB. */
@@ -144,12 +147,23 @@ export function loadAppSettings(env: Env = process.env): AppSettings {
       .split(",")
       .map((o) => o.trim())
       .filter(Boolean),
+    worktreeBase: worktreeBase(env),
   };
 }
 
 function maxMessageBytes(env: Env): number {
   const value = Number(env.MAX_UPSTREAM_MESSAGE_BYTES);
   return Number.isInteger(value) && value > 0 ? value : DEFAULT_MAX_UPSTREAM_MESSAGE_BYTES;
+}
+
+/** WORKTREE_BASE, normalised; a relative one is a configuration error (thrown, never ignored). */
+function worktreeBase(env: Env): string | undefined {
+  const base = env.WORKTREE_BASE?.trim();
+  if (!base) return undefined;
+  if (!base.startsWith("/") || base.includes("\0")) {
+    throw new Error(`WORKTREE_BASE must be an absolute path, not '${base}'`);
+  }
+  return posix.resolve(base);
 }
 
 function runnerEndpoint(env: Env): AppSettings["runner"] {

@@ -1,20 +1,14 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
-import {
-  DeleteCommand,
-  type DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-} from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, type DynamoDBDocumentClient, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { queryKind } from "./dynamo";
 import { KINDS, TABLE_KEYS } from "./table";
 
-/** A client API key as it may be shown: never the key material, never its hash. */
+/** A client API key as stored, minus the key material and its hash. */
 export interface ApiKeyInfo {
   id: string;
   name: string;
-  /** Server names the key may use; null for every enabled server. */
-  servers: string[] | null;
+  /** Ids of the servers the key may use (stable across renames); null for every enabled server. */
+  serverIds: string[] | null;
   createdAt: string;
 }
 
@@ -23,11 +17,11 @@ export const API_KEY_PREFIX = "mgw_";
 
 /** Client API keys, stored only as SHA-256 hashes (keys are 256-bit random: no slow hash needed). */
 export interface ApiKeyStore {
-  /** Creates a key; the returned `key` is shown once and never stored. */
-  create(name: string, servers: string[] | null): Promise<ApiKeyInfo & { key: string }>;
+  /** Creates a key scoped to `serverIds` (null: every server); the returned `key` is shown once, never stored. */
+  create(name: string, serverIds: string[] | null): Promise<ApiKeyInfo & { key: string }>;
   list(): Promise<ApiKeyInfo[]>;
-  /** The key's info when `key` is a live key. */
-  verify(key: string): Promise<ApiKeyInfo | undefined>;
+  /** Every live key by the hash it is stored under: one paginated index query, whatever the count. */
+  byHash(): Promise<Map<string, ApiKeyInfo>>;
   /** Revokes a key by id; false when there is none. */
   revoke(id: string): Promise<boolean>;
 }
@@ -37,13 +31,15 @@ export function hashApiKey(key: string): string {
   return createHash("sha256").update(key).digest("hex");
 }
 
-const keyItemKey = (hash: string) => ({ pk: `KEYHASH#${hash}`, sk: "KEY" });
+const HASH_PREFIX = "KEYHASH#";
+const keyItemKey = (hash: string) => ({ pk: `${HASH_PREFIX}${hash}`, sk: "KEY" });
 
 export function createApiKeyStore(ddb: DynamoDBDocumentClient, tableName: string): ApiKeyStore {
+  const items = () => queryKind(ddb, tableName, KINDS.apiKey);
   return {
-    async create(name, servers) {
+    async create(name, serverIds) {
       const key = `${API_KEY_PREFIX}${randomBytes(32).toString("base64url")}`;
-      const info: ApiKeyInfo = { id: randomUUID(), name, servers, createdAt: new Date().toISOString() };
+      const info: ApiKeyInfo = { id: randomUUID(), name, serverIds, createdAt: new Date().toISOString() };
       await ddb.send(
         new PutCommand({
           TableName: tableName,
@@ -55,16 +51,13 @@ export function createApiKeyStore(ddb: DynamoDBDocumentClient, tableName: string
     },
 
     async list() {
-      const items = await queryKind(ddb, tableName, KINDS.apiKey);
-      return items.map(toInfo).sort((a, b) => (a.createdAt < b.createdAt ? -1 : 1));
+      return (await items()).map(toInfo).sort((a, b) => (a.createdAt < b.createdAt ? -1 : 1));
     },
 
-    async verify(key) {
-      if (!key.startsWith(API_KEY_PREFIX)) return undefined;
-      const { Item } = await ddb.send(
-        new GetCommand({ TableName: tableName, Key: keyItemKey(hashApiKey(key)), ConsistentRead: true }),
+    async byHash() {
+      return new Map(
+        (await items()).map((item) => [String(item.pk).slice(HASH_PREFIX.length), toInfo(item)]),
       );
-      return Item ? toInfo(Item) : undefined;
     },
 
     async revoke(id) {
@@ -89,7 +82,18 @@ function toInfo(item: Record<string, unknown>): ApiKeyInfo {
   return {
     id: String(item.id),
     name: String(item.name),
-    servers: Array.isArray(item.servers) ? (item.servers as string[]) : null,
+    serverIds: storedScope(item),
     createdAt: String(item.createdAt),
   };
+}
+
+/**
+ * The server ids a stored key may use. Keys made before scopes bound ids hold `servers` (names) and no
+ * `serverIds`; a name can be renamed away or taken by a new server, so such a key fails closed: it is
+ * scoped to nothing (re-create it to scope it again). A key with neither is unscoped, as it always was.
+ */
+function storedScope(item: Record<string, unknown>): string[] | null {
+  if (Array.isArray(item.serverIds)) return item.serverIds.map(String);
+  if (Array.isArray(item.servers)) return [];
+  return null;
 }

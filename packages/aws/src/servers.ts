@@ -35,6 +35,8 @@ export interface ServerRepository {
   getByName(name: string): Promise<ServerRecord | undefined>;
   /** A server by id, or by name when `idOrName` is not an id. */
   resolve(idOrName: string): Promise<ServerRecord | undefined>;
+  /** `resolve` without opening secrets (no KMS call): at most two consistent reads. */
+  resolvePlain(idOrName: string): Promise<Omit<ServerRecord, "headers" | "env"> | undefined>;
   /** Every server, sorted by name (two index queries, whatever the count; secrets opened in parallel). */
   list(): Promise<ServerRecord[]>;
   /** Every server without opening secrets (for sweeps and catalogue joins). */
@@ -227,6 +229,14 @@ export function createServerRepository(
 
     async resolve(idOrName) {
       return UUID.test(idOrName) ? repository.get(idOrName.toLowerCase()) : repository.getByName(idOrName);
+    },
+
+    async resolvePlain(idOrName) {
+      if (UUID.test(idOrName)) return repository.getPlain(idOrName.toLowerCase());
+      const { Item } = await ddb.send(
+        new GetCommand({ TableName: tableName, Key: keys.nameClaim(idOrName), ConsistentRead: true }),
+      );
+      return typeof Item?.serverId === "string" ? repository.getPlain(Item.serverId) : undefined;
     },
 
     async list() {

@@ -2,7 +2,7 @@
 export const TABLE_KEYS = {
   partition: "pk",
   sort: "sk",
-  /** Index listing items of one kind (servers by name, statuses, catalogues, secrets). */
+  /** Index listing items of one kind (servers by name, statuses, catalogues, secrets, keys, threads). */
   byKindIndex: "byKind",
   kind: "kind",
   kindSort: "kindSort",
@@ -27,4 +27,6 @@ export const KINDS = {
   catalog: "CATALOG",
   secret: "SECRET",
   apiKey: "APIKEY",
+  /** A thread's ownership record (`kindSort` `<owner>#<threadId>`). */
+  thread: "THREAD",
 } as const;

@@ -25,6 +25,8 @@ export const ERROR_CODES = {
   "import.invalid_entry": [400, "Invalid server entry"],
   "import.name_conflict": [409, "Server names already taken"],
   "secret.not_found": [404, "Secret not found"],
+  "key.unknown_server": [400, "Unknown server in key scope"],
+  "thread.worktree_forbidden": [400, "Worktree outside the allowed base"],
   "tool.invalid_name": [400, "Invalid tool name"],
   "tool.not_found": [404, "Tool not found"],
   "upstream.unreachable": [502, "Upstream unreachable"],

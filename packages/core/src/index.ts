@@ -12,3 +12,4 @@ export * from "./spawn-plan";
 export * from "./status";
 export * from "./tokens";
 export * from "./tool";
+export * from "./worktree";

@@ -1,6 +1,6 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import type { Store } from "@mcpgw/aws";
-import { AppError, ServerName } from "@mcpgw/core";
+import type { ApiKeyInfo, Store } from "@mcpgw/aws";
+import { AppError } from "@mcpgw/core";
 import type { AppEnv } from "../env";
 import { json, jsonBody, problems, security } from "../openapi-helpers";
 
@@ -8,10 +8,14 @@ const KeyInfo = z
   .object({
     id: z.string(),
     name: z.string(),
-    servers: z
-      .array(z.string())
-      .nullable()
-      .openapi({ description: "Server names the key may use; null = every enabled server" }),
+    servers: z.array(z.string()).nullable().openapi({
+      description:
+        "Current names of the servers the key may use (deleted servers left out); null = every enabled server",
+    }),
+    serverIds: z.array(z.string()).nullable().openapi({
+      description:
+        "Ids of the servers the key may use: a renamed server keeps its keys, a new server with an old name gets none",
+    }),
     createdAt: z.string(),
   })
   .openapi("ApiKey");
@@ -22,11 +26,23 @@ const NewKey = KeyInfo.extend({
 
 const CreateKey = z.strictObject({
   name: z.string().trim().min(1).max(128),
-  servers: z.array(ServerName).max(500).optional(),
+  servers: z.array(z.string().trim().min(1).max(64)).max(500).optional().openapi({
+    description:
+      "Names or ids of the servers the key may use, each bound to the server's id now (unknown → 400 key.unknown_server); omitted = every server",
+  }),
 });
 
+/** What the key routes tell about keys they create or revoke (the in-process key index). */
+export interface KeyChanges {
+  added(key: string, info: ApiKeyInfo): void;
+  revoked(id: string): void;
+}
+
 /** Registers the client API key routes (admin only). */
-export function registerKeyRoutes(app: OpenAPIHono<AppEnv>, deps: { store: Store }): void {
+export function registerKeyRoutes(
+  app: OpenAPIHono<AppEnv>,
+  deps: { store: Store; keyChanges?: KeyChanges },
+): void {
   app.openapi(
     createRoute({
       method: "post",
@@ -39,9 +55,11 @@ export function registerKeyRoutes(app: OpenAPIHono<AppEnv>, deps: { store: Store
     }),
     async (c) => {
       const { name, servers } = c.req.valid("json");
-      const created = await deps.store.keys.create(name, servers ? [...new Set(servers)].sort() : null);
-      c.get("logger").info("api key created", { keyId: created.id, scoped: created.servers !== null });
-      return c.json(created, 201);
+      const scope = servers ? await resolveScope(deps.store, servers) : null;
+      const created = await deps.store.keys.create(name, scope ? [...scope.keys()].sort() : null);
+      deps.keyChanges?.added(created.key, created);
+      c.get("logger").info("api key created", { keyId: created.id, scoped: created.serverIds !== null });
+      return c.json({ ...keyView(created, scope ?? new Map()), key: created.key }, 201);
     },
   );
 
@@ -51,10 +69,14 @@ export function registerKeyRoutes(app: OpenAPIHono<AppEnv>, deps: { store: Store
       path: "/v1/keys",
       tags: ["keys"],
       security,
-      summary: "Client API keys (never the key material)",
+      summary: "Client API keys (never the key material); scopes show the servers' current names",
       responses: { 200: json(z.object({ keys: z.array(KeyInfo) }), "Keys"), ...problems(401, 403) },
     }),
-    async (c) => c.json({ keys: await deps.store.keys.list() }, 200),
+    async (c) => {
+      const [keys, servers] = await Promise.all([deps.store.keys.list(), deps.store.servers.listPlain()]);
+      const names = new Map(servers.map((server) => [server.id, server.name]));
+      return c.json({ keys: keys.map((key) => keyView(key, names)) }, 200);
+    },
   );
 
   app.openapi(
@@ -71,8 +93,33 @@ export function registerKeyRoutes(app: OpenAPIHono<AppEnv>, deps: { store: Store
       const { id } = c.req.valid("param");
       if (!(await deps.store.keys.revoke(id)))
         throw new AppError("request.not_found", `No API key with id '${id}'.`);
+      deps.keyChanges?.revoked(id);
       c.get("logger").info("api key revoked", { keyId: id });
       return c.body(null, 204);
     },
   );
+}
+
+/**
+ * The servers named by `entries` (names or ids) as id → current name, read without opening secrets.
+ * Any entry naming no server → 400 `key.unknown_server`, listing them all.
+ */
+async function resolveScope(store: Store, entries: string[]): Promise<Map<string, string>> {
+  const unique = [...new Set(entries)];
+  const found = await Promise.all(unique.map((entry) => store.servers.resolvePlain(entry)));
+  const unknown = unique.filter((_, index) => !found[index]);
+  if (unknown.length > 0) {
+    throw new AppError(
+      "key.unknown_server",
+      `No server with id or name ${unknown.map((entry) => `'${entry}'`).join(", ")}.`,
+      { unknown },
+    );
+  }
+  return new Map(found.flatMap((server) => (server ? [[server.id, server.name] as const] : [])));
+}
+
+/** A key as shown: its scope's ids as stored, and the current names of those servers that still exist. */
+function keyView(key: ApiKeyInfo, names: ReadonlyMap<string, string>) {
+  const servers = key.serverIds?.flatMap((id) => names.get(id) ?? []).sort() ?? null;
+  return { id: key.id, name: key.name, servers, serverIds: key.serverIds, createdAt: key.createdAt };
 }

@@ -1,27 +1,75 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { AppError } from "@mcpgw/core";
+import type { ThreadDetail } from "@mcpgw/aws";
+import { AppError, checkWorktreeRoot } from "@mcpgw/core";
 import { createRunnerClient } from "@mcpgw/upstream";
+import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { Directory } from "../gateway/directory";
-import { CatalogToolView, ThreadId } from "../gateway/routes";
-import { type GatewayDeps, listTools, restTool } from "../gateway/service";
+import { CatalogToolView, scopeOf, ThreadId } from "../gateway/routes";
+import {
+  type GatewayDeps,
+  inScope,
+  listTools,
+  mayUseThread,
+  restTool,
+  threadOwner,
+} from "../gateway/service";
 import { json, jsonBody, problems, security } from "../openapi-helpers";
 
-const ThreadInstanceView = z
+const ThreadRegistrationView = z
   .object({
     threadId: z.string(),
     serverId: z.string(),
     server: z.string(),
     worktreeRoot: z.string(),
     createdAt: z.string(),
-    pid: z.number().int().nullable(),
   })
-  .openapi("ThreadInstance");
+  .openapi("ThreadRegistration");
 
-/** Registers the thread routes: start a thread-scoped server in a thread, its tools, tear it down. */
+const ThreadInstanceView = ThreadRegistrationView.extend({ pid: z.number().int().nullable() }).openapi(
+  "ThreadInstance",
+);
+
+const Owner = z.string().openapi({ description: "Who started the thread: `admin`, or the client key's id" });
+
+const ThreadView = z
+  .object({ id: z.string(), owner: Owner, createdAt: z.string(), instances: z.array(ThreadRegistrationView) })
+  .openapi("Thread");
+
+const ThreadSummaryView = z
+  .object({
+    id: z.string(),
+    owner: Owner,
+    createdAt: z.string(),
+    instances: z
+      .array(z.object({ serverId: z.string(), server: z.string() }))
+      .openapi({ description: "The servers with an instance registered in the thread" }),
+  })
+  .openapi("ThreadSummary");
+
+const WorktreeRoot = z
+  .string()
+  .startsWith("/", "must be an absolute path")
+  .max(4_096)
+  .refine((path) => !path.includes("\0"), "must not contain NUL bytes")
+  .openapi({
+    description:
+      "The thread's worktree, an absolute path; stored normalised (`.`, `..` and trailing slashes resolved). With WORKTREE_BASE set it must be that path or under it (else 400 thread.worktree_forbidden)",
+    example: "/work/t1",
+  });
+
+/**
+ * Registers the thread routes: list threads, start a thread-scoped server in a thread, a thread's
+ * tools, tear it down. The admin token sees every thread; a client key only the threads it started
+ * (another's thread is 404 on every route), and starts instances only of servers in its scope.
+ */
 export function registerThreadRoutes(
   app: OpenAPIHono<AppEnv>,
-  deps: Pick<GatewayDeps, "store" | "logger" | "runner"> & { directory?: Directory },
+  deps: Pick<GatewayDeps, "store" | "logger" | "runner"> & {
+    directory?: Directory;
+    /** Worktree roots must be this path or under it (WORKTREE_BASE), when set. */
+    worktreeBase?: string | undefined;
+  },
 ): void {
   const directory = deps.directory ?? new Directory(deps.store, deps.logger);
   const runner = () => {
@@ -29,18 +77,100 @@ export function registerThreadRoutes(
     return createRunnerClient(deps.runner);
   };
 
+  /** The thread when the caller may see it; undefined when there is none; 404 when another key owns it. */
+  async function visibleThread(c: Context<AppEnv>, threadId: string): Promise<ThreadDetail | undefined> {
+    const thread = await deps.store.threads.thread(threadId);
+    if (thread && !mayUseThread(c.get("principal"), thread.owner)) throw noThread(threadId);
+    return thread;
+  }
+
+  /** Current names of servers by id (re-read once when one is missing: it may be newer than the snapshot). */
+  async function serverNames(ids: Iterable<string>): Promise<Map<string, string>> {
+    const wanted = [...new Set(ids)];
+    let snapshot = await directory.snapshot();
+    if (wanted.some((id) => !snapshot.byId.has(id))) {
+      directory.invalidate();
+      snapshot = await directory.snapshot();
+    }
+    return new Map(
+      wanted.flatMap((id) => {
+        const entry = snapshot.byId.get(id);
+        return entry ? [[id, entry.server.name] as const] : [];
+      }),
+    );
+  }
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/v1/threads",
+      tags: ["threads"],
+      security,
+      summary: "Threads the caller may see: every thread for the admin, its own for a client key",
+      responses: {
+        200: json(z.object({ threads: z.array(ThreadSummaryView) }), "Threads"),
+        ...problems(401),
+      },
+    }),
+    async (c) => {
+      const principal = c.get("principal");
+      const threads = await deps.store.threads.threads(
+        principal.kind === "admin" ? undefined : threadOwner(principal),
+      );
+      const names = await serverNames(threads.flatMap((thread) => thread.serverIds));
+      const views = threads
+        .map((thread) => ({
+          id: thread.threadId,
+          owner: thread.owner,
+          createdAt: thread.createdAt,
+          // A deleted server's instance went with it.
+          instances: thread.serverIds.flatMap((serverId) => {
+            const server = names.get(serverId);
+            return server ? [{ serverId, server }] : [];
+          }),
+        }))
+        .sort((a, b) => compare(a.createdAt, b.createdAt) || compare(a.id, b.id));
+      return c.json({ threads: views }, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/v1/threads/{threadId}",
+      tags: ["threads"],
+      security,
+      summary: "One thread and its registered instances",
+      request: { params: z.object({ threadId: ThreadId }) },
+      responses: { 200: json(ThreadView, "Thread"), ...problems(401, 404) },
+    }),
+    async (c) => {
+      const { threadId } = c.req.valid("param");
+      const thread = await visibleThread(c, threadId);
+      if (!thread) throw noThread(threadId);
+      const names = await serverNames(thread.instances.map((instance) => instance.serverId));
+      const instances = thread.instances.flatMap((instance) => {
+        const server = names.get(instance.serverId);
+        return server ? [{ ...instance, server }] : [];
+      });
+      return c.json(
+        { id: thread.threadId, owner: thread.owner, createdAt: thread.createdAt, instances },
+        200,
+      );
+    },
+  );
+
   app.openapi(
     createRoute({
       method: "post",
       path: "/v1/threads/{threadId}/servers/{id}",
       tags: ["threads"],
       security,
-      summary: "Start a thread-scoped stdio server in a thread (idempotent: a live instance is kept)",
+      summary:
+        "Start a thread-scoped stdio server in a thread (idempotent: a live instance is kept); the first start makes the caller the thread's owner",
       request: {
         params: z.object({ threadId: ThreadId, id: z.string().min(1).max(128) }),
-        ...jsonBody(
-          z.strictObject({ worktreeRoot: z.string().startsWith("/", "must be an absolute path").max(4_096) }),
-        ),
+        ...jsonBody(z.strictObject({ worktreeRoot: WorktreeRoot })),
       },
       responses: {
         200: json(ThreadInstanceView, "Running"),
@@ -50,17 +180,24 @@ export function registerThreadRoutes(
     }),
     async (c) => {
       const { threadId, id } = c.req.valid("param");
-      const server = await deps.store.servers.resolve(id);
-      if (!server) throw new AppError("server.not_found", `No server with id or name '${id}'.`);
-      if (server.transport !== "stdio" || server.scope !== "thread") {
+      const worktreeRoot = checkWorktreeRoot(c.req.valid("json").worktreeRoot, deps.worktreeBase);
+      const principal = c.get("principal");
+      // Config only (no secrets are opened: the runner reads what it spawns with itself).
+      const server = await deps.store.servers.resolvePlain(id);
+      if (!server || !inScope(scopeOf(principal), server.id))
+        throw new AppError("server.not_found", `No server with id or name '${id}'.`);
+      // (A plain record's type keeps only the fields both transports share; `scope` is stdio's.)
+      if (server.transport !== "stdio" || (server as { scope?: string }).scope !== "thread") {
         throw new AppError("request.invalid", `Server '${server.name}' is not a thread-scoped stdio server.`);
       }
       if (!server.enabled) throw new AppError("server.unavailable", `Server '${server.name}' is disabled.`);
+      await visibleThread(c, threadId);
       const client = runner();
       const { instance, created } = await deps.store.threads.register({
         threadId,
         serverId: server.id,
-        worktreeRoot: c.req.valid("json").worktreeRoot,
+        worktreeRoot,
+        owner: threadOwner(principal),
       });
       const { pid } = await client.startThreadInstance(threadId, server.id);
       c.get("logger").info("thread instance started", { threadId, server: server.name, created, pid });
@@ -74,14 +211,16 @@ export function registerThreadRoutes(
       path: "/v1/threads/{threadId}/tools",
       tags: ["threads"],
       security,
-      summary: "The project's tools plus the tools of this thread's instances",
+      summary: "The project's tools plus the tools of this thread's instances (within the caller's scope)",
       request: { params: z.object({ threadId: ThreadId }) },
-      responses: { 200: json(z.object({ tools: z.array(CatalogToolView) }), "Tools"), ...problems(401) },
+      responses: { 200: json(z.object({ tools: z.array(CatalogToolView) }), "Tools"), ...problems(401, 404) },
     }),
     async (c) => {
+      const { threadId } = c.req.valid("param");
+      await visibleThread(c, threadId);
       const tools = await listTools(
         { store: deps.store, directory },
-        { thread: c.req.valid("param").threadId },
+        { thread: threadId, scope: scopeOf(c.get("principal")) },
       );
       return c.json({ tools: tools.map(restTool) }, 200);
     },
@@ -93,19 +232,28 @@ export function registerThreadRoutes(
       path: "/v1/threads/{threadId}",
       tags: ["threads"],
       security,
-      summary: "Close a thread: end every instance it started",
+      summary: "Close a thread: end every instance it started and forget it (closing no thread is a no-op)",
       request: { params: z.object({ threadId: ThreadId }) },
       responses: {
         200: json(z.object({ stopped: z.number().int(), removed: z.number().int() }), "Closed"),
-        ...problems(401, 502),
+        ...problems(401, 404, 502),
       },
     }),
     async (c) => {
       const { threadId } = c.req.valid("param");
+      await visibleThread(c, threadId);
       const removed = await deps.store.threads.removeThread(threadId);
       const stopped = deps.runner ? await runner().stopThread(threadId) : 0;
       c.get("logger").info("thread closed", { threadId, removed: removed.length, stopped });
       return c.json({ stopped, removed: removed.length }, 200);
     },
   );
+}
+
+function noThread(threadId: string): AppError {
+  return new AppError("request.not_found", `No thread '${threadId}'.`, { threadId });
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -26,6 +26,7 @@ import {
   type CatalogTool,
   callGatewayTool,
   type GatewayDeps,
+  inScope,
   isThreadScoped,
   listTools,
   type ServerScope,
@@ -69,8 +70,8 @@ async function serveMcp(
   const deps = { ...appDeps, logger: c.get("logger") ?? appDeps.logger };
   const scope = scopeOf(c.get("principal"));
   if (server !== undefined) {
-    const snapshot = await deps.directory.snapshot();
-    if (!snapshot.byName.has(server) || (scope && !scope.has(server))) {
+    const entry = (await deps.directory.snapshot()).byName.get(server);
+    if (!entry || !inScope(scope, entry.server.id)) {
       return problemOf(c, "server.not_found", `No server named '${server}'.`);
     }
   }

@@ -1,7 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { AppError, assertJsonDepth } from "@mcpgw/core";
 import type { Context } from "hono";
-import type { AppEnv } from "../env";
+import type { AppEnv, Principal } from "../env";
 import { json, jsonBody, problems, security } from "../openapi-helpers";
 import { toolResultResponse } from "./result-body";
 import { callGatewayTool, type GatewayDeps, listTools, restTool, type ServerScope } from "./service";
@@ -27,7 +27,8 @@ const CallRequest = z
     arguments: z.record(z.string(), z.unknown()).default({}),
     chat: ChatId.optional(),
     thread: ThreadId.optional().openapi({
-      description: "The thread whose instance runs a thread-scoped server's tool",
+      description:
+        "The thread whose instance runs a thread-scoped server's tool: one the caller started (any, for the admin)",
     }),
   })
   .openapi("ToolCallRequest");
@@ -46,9 +47,9 @@ const ChatToggleView = z
   .object({ id: z.string(), name: z.string(), enabled: z.boolean() })
   .openapi("ChatServerToggle");
 
-/** The servers a principal may use: all for the admin token, a key's list otherwise. */
-export function scopeOf(principal: AppEnv["Variables"]["principal"] | undefined): ServerScope {
-  return principal?.kind === "key" && principal.servers ? new Set(principal.servers) : null;
+/** The server ids a principal may use: all for the admin token, a key's ids otherwise. */
+export function scopeOf(principal: Principal | undefined): ServerScope {
+  return principal?.kind === "key" && principal.serverIds ? new Set(principal.serverIds) : null;
 }
 
 /** Registers the data-plane routes (aggregated tools, tool calls, chat toggles) on `app`. */
@@ -97,6 +98,7 @@ export function registerGatewayRoutes(app: OpenAPIHono<AppEnv>, appDeps: Gateway
       assertJsonDepth(body.arguments, "Tool-call arguments");
       const result = await callGatewayTool(scoped(c), c.req.valid("param").name, body.arguments, {
         scope: scopeOf(c.get("principal")),
+        principal: c.get("principal"),
         signal: c.req.raw.signal,
         ...(body.chat ? { chat: body.chat } : {}),
         ...(body.thread ? { thread: body.thread } : {}),
@@ -124,7 +126,7 @@ export function registerGatewayRoutes(app: OpenAPIHono<AppEnv>, appDeps: Gateway
       ]);
       const scope = scopeOf(c.get("principal"));
       const servers = [...snapshot.byName.values()]
-        .filter((entry) => !scope || scope.has(entry.server.name))
+        .filter((entry) => !scope || scope.has(entry.server.id))
         .map(({ server }) => ({ id: server.id, name: server.name, enabled: !off.has(server.id) }))
         .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
       return c.json({ servers }, 200);
@@ -149,7 +151,7 @@ export function registerGatewayRoutes(app: OpenAPIHono<AppEnv>, appDeps: Gateway
       const { enabled } = c.req.valid("json");
       const server = await findServer(appDeps, idOrName);
       const scope = scopeOf(c.get("principal"));
-      if (!server || (scope && !scope.has(server.name))) {
+      if (!server || (scope && !scope.has(server.id))) {
         throw new AppError("server.not_found", `No server with id or name '${idOrName}'.`);
       }
       await appDeps.store.chats.set(chatId, server.id, enabled);

@@ -1,4 +1,4 @@
-import { recordFailure, type Store } from "@mcpgw/aws";
+import { ADMIN_OWNER, recordFailure, type Store } from "@mcpgw/aws";
 import {
   AppError,
   errorFields,
@@ -24,6 +24,7 @@ import {
   transportHttpStatus,
   type UpstreamSession,
 } from "@mcpgw/upstream";
+import type { Principal } from "../env";
 import { type Directory, type DirectoryEntry, isAvailable } from "./directory";
 
 /** What the data plane needs. */
@@ -54,7 +55,7 @@ export interface CatalogTool {
   annotations?: Record<string, unknown>;
 }
 
-/** Which servers a caller may use: every one (`null`) or these names. */
+/** Which servers a caller may use: every one (`null`) or these ids (a rename keeps them). */
 export type ServerScope = ReadonlySet<string> | null;
 
 const LIVENESS_PING_MS = 2_000;
@@ -77,7 +78,7 @@ export async function listTools(
   ]);
   const tools: CatalogTool[] = [];
   for (const entry of snapshot.byName.values()) {
-    if (!isAvailable(entry) || hidden.has(entry.server.id) || !inScope(options.scope, entry.server.name))
+    if (!isAvailable(entry) || hidden.has(entry.server.id) || !inScope(options.scope, entry.server.id))
       continue;
     // A thread-scoped server's tools belong to the threads that started an instance of it.
     if (isThreadScoped(entry) && !threadServers.has(entry.server.id)) continue;
@@ -116,7 +117,7 @@ export async function resolveTool(
     hiddenServers(deps, options.chat),
   ]);
   const entry = snapshot.byName.get(server);
-  if (!entry || !inScope(options.scope, server))
+  if (!entry || !inScope(options.scope, entry.server.id))
     throw new AppError("server.not_found", `No server named '${server}'.`);
   if (hidden.has(entry.server.id)) {
     throw new AppError(
@@ -138,11 +139,25 @@ export function isThreadScoped(entry: DirectoryEntry): boolean {
   return (entry.server as { scope?: string }).scope === "thread";
 }
 
-/** The thread a call to a thread-scoped server runs in; it must have started an instance there. */
+/** The owner a principal's threads are recorded under: `admin`, or the key's id. */
+export function threadOwner(principal: Principal): string {
+  return principal.kind === "key" ? principal.keyId : ADMIN_OWNER;
+}
+
+/** True when the principal may use a thread of `owner`: the admin every thread, a key its own (none without a principal). */
+export function mayUseThread(principal: Principal | undefined, owner: string): boolean {
+  return principal?.kind === "admin" || (principal?.kind === "key" && principal.keyId === owner);
+}
+
+/**
+ * The thread a call to a thread-scoped server runs in: the caller's own (any, for the admin), with an
+ * instance of the server. Another key's thread reads as one without that instance: 404 either way.
+ */
 async function threadOf(
   deps: GatewayDeps,
   entry: DirectoryEntry,
   thread: string | undefined,
+  principal: Principal | undefined,
 ): Promise<string> {
   if (!thread) {
     throw new AppError(
@@ -150,7 +165,12 @@ async function threadOf(
       `Server '${entry.server.name}' is thread-scoped: pass the \`thread\` to call it in.`,
     );
   }
-  if (!(await deps.store.threads.get(thread, entry.server.id))) {
+  const found = await deps.store.threads.thread(thread);
+  if (
+    !found ||
+    !mayUseThread(principal, found.owner) ||
+    !found.instances.some((instance) => instance.serverId === entry.server.id)
+  ) {
     throw new AppError(
       "request.not_found",
       `Thread '${thread}' has no instance of '${entry.server.name}'; start one with POST /v1/threads/${thread}/servers/${entry.server.name}.`,
@@ -172,10 +192,19 @@ export async function callGatewayTool(
   deps: GatewayDeps,
   qualified: string,
   args: Record<string, unknown>,
-  options: { chat?: string; scope?: ServerScope; signal?: AbortSignal; thread?: string } = {},
+  options: {
+    chat?: string;
+    scope?: ServerScope;
+    signal?: AbortSignal;
+    thread?: string;
+    /** Who calls: decides whose threads `thread` may name. */
+    principal?: Principal;
+  } = {},
 ): Promise<ToolCallResult> {
   const { entry, tool } = await resolveTool(deps, qualified, options);
-  const thread = isThreadScoped(entry) ? await threadOf(deps, entry, options.thread) : undefined;
+  const thread = isThreadScoped(entry)
+    ? await threadOf(deps, entry, options.thread, options.principal)
+    : undefined;
   const { server } = entry;
   const logger = deps.logger.child({ server: server.name, tool: tool.name });
   const started = performance.now();
@@ -369,8 +398,9 @@ function toAppError(error: CallFailure, server: string): AppError {
   }
 }
 
-function inScope(scope: ServerScope | undefined, server: string): boolean {
-  return !scope || scope.has(server);
+/** True when the scope lets the caller use the server with this id. */
+export function inScope(scope: ServerScope | undefined, serverId: string): boolean {
+  return !scope || scope.has(serverId);
 }
 
 /** Ids of servers the chat switched off (a preference, not a boundary). */

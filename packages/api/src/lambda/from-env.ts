@@ -12,6 +12,7 @@ export function appFromEnvironment(serve: AppDeps["serve"]) {
     adminToken: settings.adminToken,
     allowPrivateUpstreams: settings.allowPrivateUpstreams,
     runner: settings.runner,
+    worktreeBase: settings.worktreeBase,
     mcp: { allowedOrigins: settings.mcpAllowedOrigins },
     maxUpstreamMessageBytes: settings.maxUpstreamMessageBytes,
     serve,
