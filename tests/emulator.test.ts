@@ -73,3 +73,57 @@ describe("emulator harness", () => {
     );
   });
 });
+
+describe("the emulator's DynamoDB is serializable, like DynamoDB", () => {
+  it("a failing conditional transaction never undoes writes that committed meanwhile", async () => {
+    // Prepare: fresh resources on the run's emulator; one item every transaction's condition fails on
+    const { createTestConfig } = await import("./support/aws");
+    const { createAwsClients } = await import("@mcpgw/aws");
+    const { PutCommand, TransactWriteCommand, ScanCommand } = await import("@aws-sdk/lib-dynamodb");
+    const config = await createTestConfig();
+    const { ddb } = createAwsClients(config);
+    const TableName = config.tableName;
+    await ddb.send(
+      new PutCommand({ TableName, Item: { pk: "GUARD", sk: "X", kind: "G", kindSort: "G", n: 1 } }),
+    );
+
+    // Act: 200 plain writes of distinct items, interleaved with 200 transactions that fail their condition
+    const writes = Array.from({ length: 200 }, (_, i) =>
+      ddb.send(
+        new PutCommand({ TableName, Item: { pk: `ITEM#${i}`, sk: "X", kind: "I", kindSort: String(i) } }),
+      ),
+    );
+    const failing = Array.from({ length: 200 }, (_, i) =>
+      ddb
+        .send(
+          new TransactWriteCommand({
+            TransactItems: [
+              { Put: { TableName, Item: { pk: `TX#${i}`, sk: "X", kind: "T", kindSort: String(i) } } },
+              {
+                Update: {
+                  TableName,
+                  Key: { pk: "GUARD", sk: "X" },
+                  UpdateExpression: "SET n = n + :one",
+                  ConditionExpression: "n = :never",
+                  ExpressionAttributeValues: { ":one": 1, ":never": -1 },
+                },
+              },
+            ],
+          }),
+        )
+        .then(
+          () => "committed",
+          (error: Error) => error.name,
+        ),
+    );
+    const outcomes = await Promise.all([...writes, ...failing]);
+
+    // Assess: every plain write is there; no transaction's put survived; the guard untouched
+    const { Items = [] } = await ddb.send(new ScanCommand({ TableName, ConsistentRead: true }));
+    const keys = new Set(Items.map((item) => String(item.pk)));
+    expect(outcomes.slice(200).every((outcome) => outcome === "TransactionCanceledException")).toBe(true);
+    expect(Array.from({ length: 200 }, (_, i) => keys.has(`ITEM#${i}`)).every(Boolean)).toBe(true);
+    expect([...keys].filter((key) => key.startsWith("TX#"))).toEqual([]);
+    expect(Items.find((item) => item.pk === "GUARD")?.n).toBe(1);
+  });
+});

@@ -60,18 +60,11 @@ function run(bin: string, args: string[], what: string): void {
 }
 
 /**
- * The emulator runs moto's threaded server inside a Python process that exits as soon as its stdin
- * closes — so it dies with its parent however the parent ends (no orphans, even on SIGKILL).
+ * moto's threaded server with DynamoDB made serializable (see moto_server.py), in a Python process that
+ * exits as soon as its stdin closes — so it dies with its parent however the parent ends (no orphans,
+ * even on SIGKILL).
  */
-const SERVER_SCRIPT = `
-import sys
-from moto.moto_server.threaded_moto_server import ThreadedMotoServer
-server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-server.start()
-host, port = server.get_host_and_port()
-print(f"ready http://{host}:{port}", flush=True)
-sys.stdin.read()
-`;
+const SERVER_SCRIPT = join(ROOT, "scripts", "lib", "moto_server.py");
 
 /** Starts moto (or adopts AWS_ENDPOINT_URL) and sets AWS_ENDPOINT_URL and dummy credentials in process.env. */
 export async function startEmulator(log: (line: string) => void = () => {}): Promise<Emulator> {
@@ -80,7 +73,7 @@ export async function startEmulator(log: (line: string) => void = () => {}): Pro
   if (existing) return { endpoint: existing, pid: undefined, owned: false, stop: async () => {} };
 
   ensureVenv(log);
-  const child = spawn(VENV_PYTHON, ["-c", SERVER_SCRIPT], { stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn(VENV_PYTHON, [SERVER_SCRIPT], { stdio: ["pipe", "pipe", "pipe"] });
   const endpoint = await waitForReady(child);
   await waitUntilAnswering(endpoint);
   process.env.AWS_ENDPOINT_URL = endpoint;

@@ -1,0 +1,125 @@
+"""
+moto's threaded server for local runs and tests, with DynamoDB made serializable like the real one.
+
+moto 5 handles requests on many threads with no lock around its DynamoDB backend, and rolls a failed
+TransactWriteItems back by restoring a deep copy of every table it touched, taken when the transaction
+began. Under concurrency that loses other requests' committed writes (a conditional transaction that
+fails wipes out whatever committed meanwhile) and lets conditions be checked against half-applied
+transactions. Real DynamoDB serializes transactions against other writes; so does this server:
+
+- every DynamoDB request runs under one lock (moto is one Python process: nothing is lost in speed);
+- a failed transaction undoes only the items it wrote, from copies of those items (not of the tables,
+  which also made each transaction cost the size of the table).
+
+Everything else is moto as published. The process exits when its stdin closes, so it dies with its
+parent however the parent ends. Prints `ready http://host:port` once listening.
+"""
+
+import copy
+import sys
+import threading
+
+from moto.dynamodb import models as dynamodb_models
+from moto.dynamodb.models.dynamo_type import DynamoType
+from moto.dynamodb.responses import DynamoHandler
+from moto.moto_server.threaded_moto_server import ThreadedMotoServer
+
+_lock = threading.RLock()
+_call_action = DynamoHandler.call_action
+
+
+def _serialized_call_action(self):
+    with _lock:
+        return _call_action(self)
+
+
+def _key_of(table, attrs):
+    key = {table.hash_key_attr: attrs[table.hash_key_attr]}
+    if table.range_key_attr is not None:
+        key[table.range_key_attr] = attrs[table.range_key_attr]
+    return key
+
+
+def _restore(backend, journal):
+    """Puts every item a transaction wrote back as it was (or removes it if it did not exist)."""
+    for table_name, key, original in reversed(journal):
+        table = backend.get_table(table_name)
+        hash_value = DynamoType(key[table.hash_key_attr])
+        range_value = DynamoType(key[table.range_key_attr]) if table.range_key_attr else None
+        if original is None:
+            table.delete_item(hash_value, range_value)
+        elif range_value is not None:
+            table.items[hash_value][range_value] = original
+        else:
+            table.items[hash_value] = original
+
+
+def _transact_write_items(self, transact_items):
+    """moto's TransactWriteItems, with a per-item undo journal instead of whole-table copies."""
+    if len(transact_items) > 100:
+        raise dynamodb_models.TooManyTransactionsException()
+    journal = []
+    target_items = set()
+    errors = []
+    for item in transact_items:
+        original_item = None
+        if len(list(item.keys())) > 1:
+            raise dynamodb_models.TransactWriteSingleOpException
+        try:
+            op_type, op = next(iter(item.items()))
+            if op_type not in {"ConditionCheck", "Put", "Delete", "Update"}:
+                raise ValueError("Unsupported transaction operation")
+            table_name = op["TableName"]
+            condition_expression = op.get("ConditionExpression")
+            names = op.get("ExpressionAttributeNames")
+            values = op.get("ExpressionAttributeValues")
+            key = _key_of(self.get_table(table_name), op["Item"]) if op_type == "Put" else op["Key"]
+            unique = (str(table_name), str(dict(sorted(key.items()))))
+            if unique in target_items:
+                raise dynamodb_models.MultipleTransactionsException()
+            target_items.add(unique)
+
+            current = self.get_item(table_name, key)
+            if condition_expression is not None:
+                condition = dynamodb_models.get_filter_expression(condition_expression, names, values)
+                if not condition.expr(current):
+                    if op.get("ReturnValuesOnConditionCheckFailure") == "ALL_OLD" and current:
+                        original_item = current.to_json()["Attributes"]
+                    raise dynamodb_models.ConditionalCheckFailed(item=original_item)
+
+            if op_type != "ConditionCheck":
+                journal.append((table_name, key, copy.deepcopy(current)))
+            common = dict(
+                condition_expression=condition_expression,
+                expression_attribute_names=names,
+                expression_attribute_values=values,
+            )
+            if op_type == "Put":
+                self.put_item(table_name, op["Item"], **common)
+            elif op_type == "Delete":
+                self.delete_item(table_name, key, **common)
+            elif op_type == "Update":
+                self.update_item(table_name, key, update_expression=op["UpdateExpression"], **common)
+            errors.append((None, None, None))
+        except (dynamodb_models.MultipleTransactionsException, dynamodb_models.MockValidationException):
+            _restore(self, journal)
+            raise
+        except dynamodb_models.ConditionalCheckFailed as error:
+            errors.append(("ConditionalCheckFailed", str(error.message), original_item))
+        except Exception as error:  # noqa: BLE001 - moto reports any other failure per item, too
+            errors.append((type(error).__name__, str(error), original_item))
+
+    if any(code is not None for code, _, _ in errors):
+        _restore(self, journal)
+        raise dynamodb_models.TransactionCanceledException(errors)
+
+
+DynamoHandler.call_action = _serialized_call_action
+dynamodb_models.DynamoDBBackend.transact_write_items = _transact_write_items
+
+port = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+server.start()
+host, bound = server.get_host_and_port()
+print(f"ready http://{host}:{bound}", flush=True)
+sys.stdin.read()
