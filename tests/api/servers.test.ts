@@ -722,7 +722,7 @@ describe("errors", () => {
     expect(JSON.stringify(body)).not.toMatch(/kms|alias\/missing|top-secret/i);
     expect(logs.join("\n")).not.toContain("top-secret-value");
     expect(logs.some((line) => JSON.parse(line).requestId === body.requestId)).toBe(true);
-    expect(await store.servers.list()).toEqual([]);
+    expect(await store.servers.listPlain()).toEqual([]);
   });
 });
 

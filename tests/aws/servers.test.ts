@@ -100,7 +100,7 @@ describe("server repository on DynamoDB", () => {
     expect(await store.servers.resolve(created[0]!.id)).toMatchObject({ name: "zeta" });
     expect(await store.servers.resolve("alpha")).toMatchObject({ id: created[1]!.id });
     expect(await store.servers.resolve("missing")).toBeUndefined();
-    const listed = (await store.servers.list()).map((s) => s.name);
+    const listed = (await store.servers.listPlain()).map((s) => s.name);
     expect(listed).toEqual([...listed].sort());
     expect(listed).toEqual(expect.arrayContaining(names));
   });

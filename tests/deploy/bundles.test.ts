@@ -313,7 +313,7 @@ describe("Lambda bundles (esbuild, ESM, minified) against the emulator", () => {
     ]);
 
     // Assess
-    expect(results[0]).toEqual({ probes: expect.any(Number) });
+    expect(results[0]).toEqual({ probes: expect.any(Number), reconnects: 0, repaired: 0 });
   });
 
   it("gateway: /healthz, the aggregated GET /v1/tools with a token, 401 without", () => {

@@ -85,7 +85,8 @@ export async function startStack(options: StackOptions = {}) {
     worker,
     runner,
     call,
-    sweep: () => runSweep({ store, logger }),
+    /** One health sweep; resolves to the number of probes it enqueued. */
+    sweep: async () => (await runSweep({ store, logger })).probes,
     async stop() {
       await Promise.all([poller.stop(), api.close()]);
       await runner?.stop();

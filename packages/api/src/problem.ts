@@ -20,6 +20,7 @@ export function problemBody(error: AppError, instance?: string): Record<string, 
 export function problem(c: Context, error: AppError): Response {
   const headers: Record<string, string> = { "content-type": "application/problem+json" };
   if (error.code === "auth.unauthorized") headers["www-authenticate"] = 'Bearer realm="mcp-gateway"';
+  if (error.status === 503) headers["retry-after"] = "1";
   return new Response(JSON.stringify(problemBody(error, c.req.path)), { status: error.status, headers });
 }
 
@@ -45,6 +46,12 @@ export function onError(error: Error, c: Context<AppEnv>): Response {
     if (error.status < 500) return problemOf(c, "request.invalid", error.message);
   }
   c.get("logger")?.error("request failed", errorFields(error));
+  if (error.name === "StoreError") {
+    // Nothing was written: the caller may simply try again.
+    return problemOf(c, "store.unavailable", `${error.message}. Try again.`, {
+      requestId: c.get("requestId"),
+    });
+  }
   return problemOf(c, "internal", "An internal error occurred; see the logs with this request id.", {
     requestId: c.get("requestId"),
   });

@@ -1,13 +1,12 @@
 import { z } from "@hono/zod-openapi";
 import {
   initialStatus,
-  maskEnv,
-  maskHeaders,
+  type PlainServer,
   Scope,
   SecretFormat,
-  type ServerRecord,
   ServerStatus,
   type StoredStatus,
+  UNREADABLE_SECRETS,
 } from "@mcpgw/core";
 
 /** A server as the API shows it: every header and env value masked, its live status attached. */
@@ -48,19 +47,34 @@ export const ServerView = z
   .openapi("Server");
 export type ServerView = z.infer<typeof ServerView>;
 
+/** The status a server whose sealed values cannot be opened shows, whatever was stored before. */
+function unreadable(status: ServerView["status"]): ServerView["status"] {
+  return {
+    ...status,
+    state: "failed",
+    reason: "failed",
+    error: UNREADABLE_SECRETS,
+    lastError: UNREADABLE_SECRETS,
+    toolCount: 0,
+  };
+}
+
 /**
- * The view of a stored server and its status (generation stays internal). Header and env values are
- * masked; `revealEnv` shows a stdio server's env values in the clear (the admin edit form needs them).
+ * The view of a stored server and its status (generation stays internal), from its masked secrets —
+ * no KMS call. `revealedEnv` shows a stdio server's env values in the clear (the admin edit form).
  */
 export function toServerView(
-  server: ServerRecord,
+  server: PlainServer,
   status: StoredStatus | undefined,
-  { revealEnv = false }: { revealEnv?: boolean } = {},
+  { revealedEnv }: { revealedEnv?: Record<string, string> } = {},
 ): ServerView {
-  const { generation: _generation, ...visible } = status ?? {
-    ...initialStatus(server.enabled),
-    generation: 0,
-  };
+  const {
+    generation: _generation,
+    supersededAt: _supersededAt,
+    ...stored
+  } = status ?? { ...initialStatus(server.enabled), generation: 0, supersededAt: null };
+  const visible = server.sealIntact ? stored : unreadable(stored);
+  const masked = server.masked ?? {};
   const common = {
     id: server.id,
     name: server.name,
@@ -72,14 +86,12 @@ export function toServerView(
     updatedAt: server.updatedAt,
     status: visible,
   };
-  if (server.transport === "http") {
-    return { ...common, url: server.url, headers: maskHeaders(server.headers), scope: "project" };
-  }
+  if (server.transport === "http") return { ...common, url: server.url, headers: masked, scope: "project" };
   return {
     ...common,
     command: server.command,
     args: server.args,
-    env: revealEnv ? server.env : maskEnv(server.env),
+    env: revealedEnv ?? masked,
     scope: server.scope,
     ...(server.secretRef ? { secretRef: server.secretRef } : {}),
     ...(server.secretFormat ? { secretFormat: server.secretFormat } : {}),

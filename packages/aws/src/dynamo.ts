@@ -58,3 +58,19 @@ export function failedConditions(error: unknown): number[] {
 export function isConditionFailure(error: unknown): boolean {
   return error instanceof Error && error.name === "ConditionalCheckFailedException";
 }
+
+/**
+ * A write the store did not make (the table did not answer, a transaction was cancelled for another
+ * reason than a condition): nothing changed, and trying again may work. The API answers 503 with a
+ * retry hint.
+ */
+export class StoreError extends Error {
+  override readonly name = "StoreError";
+}
+
+/** `error` as a StoreError about `what`, unless it already is a user-visible error. */
+export function storeFailure(error: unknown, what: string): Error {
+  if (error instanceof Error && (error.name === "AppError" || error.name === "StoreError")) return error;
+  const reason = error instanceof Error ? error.name : String(error);
+  return new StoreError(`${what} was not saved (${reason}); nothing changed`, { cause: error });
+}

@@ -1,13 +1,20 @@
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import {
   type DynamoDBDocumentClient,
   GetCommand,
   TransactWriteCommand,
   type TransactWriteCommandInput,
-  UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
-import { AppError, initialStatus, type ServerRecord, type ServerSpec } from "@mcpgw/core";
-import { deleteAll, failedConditions, queryAll, queryKind } from "./dynamo";
+import {
+  AppError,
+  initialStatus,
+  maskEnv,
+  maskHeaders,
+  type PlainServer,
+  type ServerRecord,
+  type ServerSpec,
+} from "@mcpgw/core";
+import { deleteAll, failedConditions, queryAll, queryKind, storeFailure } from "./dynamo";
 import { type SealedValue, type Sealer, serverFieldContext } from "./sealing";
 import { statusItem } from "./statuses";
 import { KINDS, keys } from "./table";
@@ -20,34 +27,74 @@ export type StoredIdentity = Pick<ServerRecord, "id" | "name" | "version" | "cre
 /** DynamoDB allows at most this many items in one transaction. */
 const MAX_TRANSACTION_ITEMS = 100;
 
-/** Server configs with unique names, sealed secrets and optimistic concurrency. */
+/**
+ * Server configs with unique names, sealed secrets and optimistic concurrency. Every change is one
+ * transaction with the status it supersedes: a config and its generation move together or not at all.
+ */
 export interface ServerRepository {
   /** Creates a server, its name claim and its initial status (generation 1) in one transaction. */
   create(spec: ServerSpec): Promise<ServerRecord>;
-  /** Creates `creates` and overwrites `replaces` all in one transaction: everything or nothing. */
+  /**
+   * Creates `creates` and overwrites `replaces` (superseding their statuses) all in one transaction:
+   * everything or nothing.
+   */
   importAll(
     creates: ServerSpec[],
     replaces: Array<{ existing: StoredIdentity; spec: ServerSpec }>,
   ): Promise<ServerRecord[]>;
+  /** A server with its secrets opened (KMS); throws SealError when they cannot be. */
   get(id: string): Promise<ServerRecord | undefined>;
-  /** A server's config without opening its secrets (no KMS call). */
-  getPlain(id: string): Promise<Omit<ServerRecord, "headers" | "env"> | undefined>;
+  /** `get` by name (opens the secrets). */
   getByName(name: string): Promise<ServerRecord | undefined>;
-  /** A server by id, or by name when `idOrName` is not an id. */
+  /** `get` by id, or by name when `idOrName` is not an id (opens the secrets). */
   resolve(idOrName: string): Promise<ServerRecord | undefined>;
-  /** `resolve` without opening secrets (no KMS call): at most two consistent reads. */
-  resolvePlain(idOrName: string): Promise<Omit<ServerRecord, "headers" | "env"> | undefined>;
-  /** Every server, sorted by name (two index queries, whatever the count; secrets opened in parallel). */
-  list(): Promise<ServerRecord[]>;
-  /** Every server without opening secrets (for sweeps and catalogue joins). */
-  listPlain(): Promise<Array<Omit<ServerRecord, "headers" | "env">>>;
-  /** Stores `spec` over `existing` if its version is still `existing.version`; renames move the claim. */
-  update(existing: StoredIdentity, spec: ServerSpec): Promise<ServerRecord>;
-  /** Deletes the server and everything it owns; false when it did not exist. */
+  /** A server's config and masked view without opening its secrets (no KMS call). */
+  getPlain(id: string): Promise<PlainServer | undefined>;
+  /** `getPlain` by id, or by name when `idOrName` is not an id: at most two consistent reads. */
+  resolvePlain(idOrName: string): Promise<PlainServer | undefined>;
+  /** Every server without opening secrets, sorted by name (one index query). */
+  listPlain(): Promise<PlainServer[]>;
+  /**
+   * Stores `spec` over `existing` if its version is still `existing.version` and supersedes its status
+   * (generation + 1; `connecting`, or `disabled`) in the same transaction; renames move the claim.
+   * `keepSealed` keeps the stored sealed value (and its masks) as it is: `spec`'s secret map is then
+   * the masked one, never sealed — an edit that leaves secrets alone opens and seals nothing.
+   */
+  update(
+    existing: StoredIdentity,
+    spec: ServerSpec,
+    options?: { keepSealed?: boolean },
+  ): Promise<ServerRecord>;
+  /**
+   * Supersedes the status of an enabled server whose config is still at `version` (generation + 1,
+   * `connecting`): a reconnect can never revive a server disabled or changed meanwhile.
+   */
+  reconnect(id: string, version: number): Promise<void>;
+  /** Deletes the server, its name claim and status in one transaction, then all it owns; false when missing. */
   remove(id: string): Promise<boolean>;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The status update that starts a new generation: earlier attempts' results are fenced off. */
+function supersedeStatus(tableName: string, id: string, enabled: boolean, now: string): TransactItem {
+  return {
+    Update: {
+      TableName: tableName,
+      Key: keys.serverStatus(id),
+      UpdateExpression:
+        "SET #state = :state, reason = :null, #error = :null, supersededAt = :now ADD generation :one",
+      ConditionExpression: "attribute_exists(pk)",
+      ExpressionAttributeNames: { "#state": "state", "#error": "error" },
+      ExpressionAttributeValues: {
+        ":state": enabled ? "connecting" : "disabled",
+        ":null": null,
+        ":now": now,
+        ":one": 1,
+      },
+    },
+  };
+}
 
 export function createServerRepository(
   ddb: DynamoDBDocumentClient,
@@ -59,36 +106,35 @@ export function createServerRepository(
       headers?: Record<string, string>;
       env?: Record<string, string>;
     };
+    const field = record.transport === "http" ? "headers" : "env";
+    const secrets = (record.transport === "http" ? headers : env) ?? {};
     // Seal first: if sealing fails, nothing is written (fail closed).
-    const [sealedHeaders, sealedEnv] = await Promise.all([
-      headers && Object.keys(headers).length > 0
-        ? sealer.seal(headers, serverFieldContext(record.id, "headers"))
-        : undefined,
-      env && Object.keys(env).length > 0 ? sealer.seal(env, serverFieldContext(record.id, "env")) : undefined,
-    ]);
+    const sealed =
+      Object.keys(secrets).length > 0
+        ? await sealer.seal(secrets, serverFieldContext(record.id, field))
+        : undefined;
     return {
       ...keys.serverConfig(record.id),
       kind: KINDS.server,
       kindSort: record.name,
       ...plain,
-      ...(record.transport === "http" ? { sealedHeaders } : { sealedEnv }),
+      [field === "headers" ? "sealedHeaders" : "sealedEnv"]: sealed,
+      // Shown without opening anything (lists and reads make no KMS call); checked against `sealed`.
+      masked: field === "headers" ? maskHeaders(secrets) : maskEnv(secrets),
+      ...(sealed ? { sealedDigest: sealDigest(sealed) } : {}),
     };
   }
 
   async function fromItem(item: Record<string, unknown>): Promise<ServerRecord> {
-    const plain = plainFromItem(item);
-    if (plain.transport === "http") {
-      const sealed = item.sealedHeaders as SealedValue | undefined;
-      const headers = sealed
-        ? await sealer.open<Record<string, string>>(sealed, serverFieldContext(plain.id, "headers"))
-        : {};
-      return { ...plain, headers } as ServerRecord;
-    }
-    const sealed = item.sealedEnv as SealedValue | undefined;
-    const env = sealed
-      ? await sealer.open<Record<string, string>>(sealed, serverFieldContext(plain.id, "env"))
+    const { masked: _masked, sealIntact: _intact, ...plain } = plainFromItem(item);
+    const field = plain.transport === "http" ? "headers" : "env";
+    const sealed = (plain.transport === "http" ? item.sealedHeaders : item.sealedEnv) as
+      | SealedValue
+      | undefined;
+    const secrets = sealed
+      ? await sealer.open<Record<string, string>>(sealed, serverFieldContext(plain.id, field))
       : {};
-    return { ...plain, env } as ServerRecord;
+    return { ...plain, [field]: secrets } as ServerRecord;
   }
 
   async function newServerItems(
@@ -111,14 +157,37 @@ export function createServerRepository(
         {
           Put: {
             TableName: tableName,
-            Item: statusItem(record.id, { ...initialStatus(spec.enabled), generation: 1 }),
+            Item: statusItem(record.id, { ...initialStatus(spec.enabled), generation: 1, supersededAt: now }),
           },
         },
       ],
     };
   }
 
-  async function replaceItems(existing: StoredIdentity, spec: ServerSpec, now: string) {
+  /** The stored item with `record`'s plain fields and the current item's sealed value, masks and digest. */
+  async function itemKeepingSealed(record: ServerRecord): Promise<Record<string, unknown>> {
+    const current = await readConfig(record.id);
+    if (current?.version !== record.version - 1) {
+      throw new AppError(
+        "server.version_conflict",
+        "The server changed since it was read; fetch it and retry.",
+      );
+    }
+    const { headers: _h, env: _e, ...plain } = record as ServerRecord & { headers?: unknown; env?: unknown };
+    const kept = ["sealedHeaders", "sealedEnv", "masked", "sealedDigest"].filter(
+      (name) => current[name] !== undefined,
+    );
+    return {
+      ...keys.serverConfig(record.id),
+      kind: KINDS.server,
+      kindSort: record.name,
+      ...plain,
+      ...Object.fromEntries(kept.map((name) => [name, current[name]])),
+    };
+  }
+
+  /** The config put (version-checked), the name-claim move, and the superseding status update. */
+  async function replaceItems(existing: StoredIdentity, spec: ServerSpec, now: string, keepSealed = false) {
     const record = {
       ...spec,
       id: existing.id,
@@ -130,7 +199,7 @@ export function createServerRepository(
       {
         Put: {
           TableName: tableName,
-          Item: await toItem(record),
+          Item: keepSealed ? await itemKeepingSealed(record) : await toItem(record),
           ConditionExpression: "#version = :expected",
           ExpressionAttributeNames: { "#version": "version" },
           ExpressionAttributeValues: { ":expected": existing.version },
@@ -156,18 +225,32 @@ export function createServerRepository(
         },
       );
     }
+    items.push(supersedeStatus(tableName, existing.id, spec.enabled, now));
     return { record, items };
   }
 
-  async function transact(items: TransactItem[]): Promise<void> {
-    await ddb.send(new TransactWriteCommand({ TransactItems: items }));
+  /** Runs a transaction; a failure that is not a lost condition becomes a StoreError (503, retry). */
+  async function transact(items: TransactItem[], what: string): Promise<void> {
+    try {
+      await ddb.send(new TransactWriteCommand({ TransactItems: items }));
+    } catch (error) {
+      if (failedConditions(error).length > 0) throw error;
+      throw storeFailure(error, what);
+    }
+  }
+
+  async function readConfig(id: string): Promise<Record<string, unknown> | undefined> {
+    const { Item } = await ddb.send(
+      new GetCommand({ TableName: tableName, Key: keys.serverConfig(id), ConsistentRead: true }),
+    );
+    return Item;
   }
 
   const repository: ServerRepository = {
     async create(spec) {
       const { record, items } = await newServerItems(spec, new Date().toISOString());
       try {
-        await transact(items);
+        await transact(items, "The new server");
       } catch (error) {
         if (failedConditions(error).includes(0)) {
           throw new AppError("server.name_taken", `A server named '${spec.name}' already exists.`, {
@@ -193,7 +276,7 @@ export function createServerRepository(
         );
       }
       try {
-        await transact(items);
+        await transact(items, "The import");
       } catch (error) {
         if (failedConditions(error).length > 0) {
           throw new AppError(
@@ -207,17 +290,8 @@ export function createServerRepository(
     },
 
     async get(id) {
-      const { Item } = await ddb.send(
-        new GetCommand({ TableName: tableName, Key: keys.serverConfig(id), ConsistentRead: true }),
-      );
-      return Item ? fromItem(Item) : undefined;
-    },
-
-    async getPlain(id) {
-      const { Item } = await ddb.send(
-        new GetCommand({ TableName: tableName, Key: keys.serverConfig(id), ConsistentRead: true }),
-      );
-      return Item ? plainFromItem(Item) : undefined;
+      const item = await readConfig(id);
+      return item ? fromItem(item) : undefined;
     },
 
     async getByName(name) {
@@ -231,6 +305,11 @@ export function createServerRepository(
       return UUID.test(idOrName) ? repository.get(idOrName.toLowerCase()) : repository.getByName(idOrName);
     },
 
+    async getPlain(id) {
+      const item = await readConfig(id);
+      return item ? plainFromItem(item) : undefined;
+    },
+
     async resolvePlain(idOrName) {
       if (UUID.test(idOrName)) return repository.getPlain(idOrName.toLowerCase());
       const { Item } = await ddb.send(
@@ -239,20 +318,16 @@ export function createServerRepository(
       return typeof Item?.serverId === "string" ? repository.getPlain(Item.serverId) : undefined;
     },
 
-    async list() {
-      const items = await queryKind(ddb, tableName, KINDS.server);
-      return Promise.all(items.map(fromItem));
-    },
-
     async listPlain() {
       const items = await queryKind(ddb, tableName, KINDS.server);
       return items.map(plainFromItem);
     },
 
-    async update(existing, spec) {
-      const { record, items } = await replaceItems(existing, spec, new Date().toISOString());
+    async update(existing, spec, options = {}) {
+      const now = new Date().toISOString();
+      const { record, items } = await replaceItems(existing, spec, now, options.keepSealed);
       try {
-        await transact(items);
+        await transact(items, "The change");
       } catch (error) {
         const failed = failedConditions(error);
         if (failed.includes(0)) {
@@ -261,67 +336,92 @@ export function createServerRepository(
             "The server changed since it was read; fetch it and retry.",
           );
         }
-        if (failed.includes(2)) {
+        if (failed.includes(2) && items.length === 4) {
           throw new AppError("server.name_taken", `A server named '${spec.name}' already exists.`, {
             name: spec.name,
           });
+        }
+        if (failed.includes(items.length - 1)) {
+          throw new AppError("server.not_found", `Server '${existing.name}' was deleted meanwhile.`);
         }
         throw error;
       }
       return record;
     },
 
-    async remove(id) {
-      const existing = await ddb.send(
-        new GetCommand({ TableName: tableName, Key: keys.serverConfig(id), ConsistentRead: true }),
-      );
-      if (!existing.Item) return false;
-      // Bump the generation first: any in-flight attempt's fenced write now fails, so nothing reappears.
-      await ddb
-        .send(
-          new UpdateCommand({
-            TableName: tableName,
-            Key: keys.serverStatus(id),
-            UpdateExpression: "ADD generation :one",
-            ConditionExpression: "attribute_exists(pk)",
-            ExpressionAttributeValues: { ":one": 1 },
-          }),
-        )
-        .catch(() => undefined);
-      const name = String(existing.Item.name);
+    async reconnect(id, version) {
       try {
-        await transact([
-          {
-            Delete: {
-              TableName: tableName,
-              Key: keys.serverConfig(id),
-              ConditionExpression: "attribute_exists(pk)",
+        await transact(
+          [
+            {
+              ConditionCheck: {
+                TableName: tableName,
+                Key: keys.serverConfig(id),
+                ConditionExpression: "#version = :version AND enabled = :true",
+                ExpressionAttributeNames: { "#version": "version" },
+                ExpressionAttributeValues: { ":version": version, ":true": true },
+              },
             },
-          },
-          {
-            Delete: {
-              TableName: tableName,
-              Key: keys.nameClaim(name),
-              ConditionExpression: "serverId = :id",
-              ExpressionAttributeValues: { ":id": id },
-            },
-          },
-        ]);
+            supersedeStatus(tableName, id, true, new Date().toISOString()),
+          ],
+          "The reconnect",
+        );
       } catch (error) {
         if (failedConditions(error).length === 0) throw error;
-        // A concurrent delete won; still sweep whatever is left below.
+        throw new AppError(
+          "server.version_conflict",
+          "The server changed (or was disabled) since it was read; fetch it and retry.",
+        );
       }
-      const owned = [
-        ...(await queryAll(ddb, {
-          TableName: tableName,
-          KeyConditionExpression: "pk = :pk",
-          ExpressionAttributeValues: { ":pk": keys.serverPartition(id) },
-          ProjectionExpression: "pk, sk",
-        })),
-        ...(await queryKind(ddb, tableName, ownedKind(id))),
-      ];
-      await deleteAll(ddb, tableName, owned as Array<{ pk: unknown; sk: unknown }>);
-      return true;
+    },
+
+    async remove(id) {
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const existing = await readConfig(id);
+        if (!existing) return false;
+        try {
+          // One transaction: the config, its name and its status (which fences off in-flight attempts).
+          await transact(
+            [
+              {
+                Delete: {
+                  TableName: tableName,
+                  Key: keys.serverConfig(id),
+                  ConditionExpression: "#version = :version",
+                  ExpressionAttributeNames: { "#version": "version" },
+                  ExpressionAttributeValues: { ":version": existing.version },
+                },
+              },
+              {
+                Delete: {
+                  TableName: tableName,
+                  Key: keys.nameClaim(String(existing.name)),
+                  ConditionExpression: "serverId = :id",
+                  ExpressionAttributeValues: { ":id": id },
+                },
+              },
+              { Delete: { TableName: tableName, Key: keys.serverStatus(id) } },
+            ],
+            "The delete",
+          );
+        } catch (error) {
+          if (failedConditions(error).length === 0) throw error;
+          continue; // changed or deleted meanwhile: read again
+        }
+        // What else it owns (catalogue, chat toggles, thread registrations) can no longer be reached.
+        const owned = [
+          ...(await queryAll(ddb, {
+            TableName: tableName,
+            KeyConditionExpression: "pk = :pk",
+            ExpressionAttributeValues: { ":pk": keys.serverPartition(id) },
+            ProjectionExpression: "pk, sk",
+          })),
+          ...(await queryKind(ddb, tableName, ownedKind(id))),
+        ];
+        await deleteAll(ddb, tableName, owned as Array<{ pk: unknown; sk: unknown }>);
+        return true;
+      }
+      throw new AppError("server.version_conflict", "The server kept changing while it was deleted; retry.");
     },
   };
   return repository;
@@ -332,17 +432,32 @@ export function ownedKind(serverId: string): string {
   return `OWNED#${serverId}`;
 }
 
-function plainFromItem(item: Record<string, unknown>): Omit<ServerRecord, "headers" | "env"> {
+/** A digest of a sealed value as stored: tampering with it shows without a KMS call. */
+function sealDigest(sealed: SealedValue): string {
+  return createHash("sha256")
+    .update([sealed.v, sealed.key, sealed.iv, sealed.tag, sealed.data].join("."))
+    .digest("base64url");
+}
+
+function plainFromItem(item: Record<string, unknown>): PlainServer {
   const {
     pk: _pk,
     sk: _sk,
     kind: _kind,
     kindSort: _kindSort,
-    sealedHeaders: _h,
-    sealedEnv: _e,
+    sealedHeaders,
+    sealedEnv,
+    sealedDigest,
+    masked,
     ...plain
   } = item;
-  return plain as Omit<ServerRecord, "headers" | "env">;
+  const sealed = (sealedHeaders ?? sealedEnv) as SealedValue | undefined;
+  const sealIntact = !sealed || sealedDigest === undefined || sealDigest(sealed) === sealedDigest;
+  return {
+    ...plain,
+    masked: (masked as Record<string, string> | undefined) ?? (sealed ? undefined : {}),
+    sealIntact,
+  } as PlainServer;
 }
 
 function compareNames(a: string, b: string): number {

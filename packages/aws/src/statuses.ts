@@ -1,13 +1,16 @@
+import { createHash } from "node:crypto";
 import { gunzipSync, gzipSync } from "node:zlib";
 import {
   type DynamoDBDocumentClient,
   GetCommand,
   TransactWriteCommand,
+  type TransactWriteCommandInput,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import {
   type AttemptOutcome,
   attemptChanges,
+  describeBytes,
   initialStatus,
   type ServerStatus,
   type StoredStatus,
@@ -15,6 +18,8 @@ import {
 } from "@mcpgw/core";
 import { failedConditions, isConditionFailure, queryKind } from "./dynamo";
 import { KINDS, keys } from "./table";
+
+type TransactItem = NonNullable<TransactWriteCommandInput["TransactItems"]>[number];
 
 /** The stored item of a server's status. */
 export function statusItem(serverId: string, status: StoredStatus): Record<string, unknown> {
@@ -28,6 +33,26 @@ export interface Catalog {
   updatedAt: string;
 }
 
+/**
+ * A catalogue is stored gzipped, split into parts of at most this many bytes (DynamoDB items hold
+ * 400 KB); all parts and the status go in one transaction (4 MB), so the whole is bounded too.
+ */
+export const CATALOG_PART_BYTES = 300_000;
+export const MAX_CATALOG_PARTS = 12;
+
+/** A catalogue too large to store: the probe's outcome becomes a failure that says so. */
+export class CatalogTooLargeError extends Error {
+  override readonly name = "CatalogTooLargeError";
+  constructor(
+    readonly toolCount: number,
+    readonly gzippedBytes: number,
+  ) {
+    super(
+      `catalogue too large: ${toolCount} tools, ${Math.round(gzippedBytes / 1024)} KB compressed (at most ${describeBytes(CATALOG_PART_BYTES * MAX_CATALOG_PARTS)})`,
+    );
+  }
+}
+
 /** Live status under the generation fence, and the tool catalogue written with it. */
 export interface StatusRepository {
   get(serverId: string): Promise<StoredStatus | undefined>;
@@ -35,13 +60,20 @@ export interface StatusRepository {
   list(): Promise<Map<string, StoredStatus>>;
   /**
    * Supersedes every earlier attempt: generation + 1, state `connecting` or `disabled`, reason and
-   * error cleared. Returns the new status; undefined when the server has no status (deleted).
+   * error cleared (only while the generation is still `expected`, when given). Returns the new status;
+   * undefined when the server has no status (deleted) or its generation moved on.
    */
-  bump(serverId: string, state: "connecting" | "disabled"): Promise<StoredStatus | undefined>;
+  bump(
+    serverId: string,
+    state: "connecting" | "disabled",
+    expected?: number,
+  ): Promise<StoredStatus | undefined>;
   /**
-   * Writes an attempt's outcome — and on success its tool catalogue, in the same transaction — only if
-   * the stored generation still equals `generation`. False when fenced off (stale or deleted), or when
-   * `jobId` already recorded its outcome (a redelivered job: at-least-once delivery made idempotent).
+   * Writes an attempt's outcome — and on success its tool catalogue, in the same transaction, when it
+   * changed — only if the stored generation still equals `generation` and the server is not disabled.
+   * False when fenced off (stale, disabled or deleted), or when `jobId` already recorded its outcome (a
+   * redelivered job: at-least-once delivery made idempotent).
+   * @throws CatalogTooLargeError when the tools cannot be stored.
    */
   recordAttempt(
     serverId: string,
@@ -58,6 +90,56 @@ export interface StatusRepository {
 const STATUS_FIELDS = Object.keys(initialStatus(true)) as Array<keyof ServerStatus>;
 
 export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: string): StatusRepository {
+  /** The catalogue's parts to write (and stale ones to delete) — none when its content is unchanged. */
+  async function catalogWrites(serverId: string, tools: ToolInfo[], at: string): Promise<TransactItem[]> {
+    const json = JSON.stringify(tools);
+    const hash = createHash("sha256").update(json).digest("base64url");
+    const { Item: head } = await ddb.send(
+      new GetCommand({ TableName: tableName, Key: keys.serverCatalog(serverId), ConsistentRead: true }),
+    );
+    if (head?.hash === hash) return [];
+    const gzipped = gzipSync(json);
+    const count = Math.max(1, Math.ceil(gzipped.length / CATALOG_PART_BYTES));
+    if (count > MAX_CATALOG_PARTS) throw new CatalogTooLargeError(tools.length, gzipped.length);
+    const part = (i: number) => gzipped.subarray(i * CATALOG_PART_BYTES, (i + 1) * CATALOG_PART_BYTES);
+    const writes: TransactItem[] = [
+      {
+        Put: {
+          TableName: tableName,
+          Item: {
+            ...keys.serverCatalog(serverId),
+            kind: KINDS.catalog,
+            kindSort: serverId,
+            serverId,
+            updatedAt: at,
+            hash,
+            parts: count,
+            tools: part(0),
+          },
+        },
+      },
+    ];
+    for (let i = 1; i < count; i++) {
+      writes.push({
+        Put: {
+          TableName: tableName,
+          Item: {
+            ...keys.serverCatalogPart(serverId, i),
+            kind: KINDS.catalog,
+            kindSort: `${serverId}#${i}`,
+            serverId,
+            part: i,
+            tools: part(i),
+          },
+        },
+      });
+    }
+    const previous = Number(head?.parts ?? 1);
+    for (let i = count; i < previous; i++)
+      writes.push({ Delete: { TableName: tableName, Key: keys.serverCatalogPart(serverId, i) } });
+    return writes;
+  }
+
   return {
     async get(serverId) {
       const { Item } = await ddb.send(
@@ -71,16 +153,23 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
       return new Map(items.map((item) => [String(item.serverId), toStatus(item)]));
     },
 
-    async bump(serverId, state) {
+    async bump(serverId, state, expected) {
       try {
         const { Attributes } = await ddb.send(
           new UpdateCommand({
             TableName: tableName,
             Key: keys.serverStatus(serverId),
-            UpdateExpression: "SET #state = :state, reason = :null, #error = :null ADD generation :one",
-            ConditionExpression: "attribute_exists(pk)",
+            UpdateExpression:
+              "SET #state = :state, reason = :null, #error = :null, supersededAt = :now ADD generation :one",
+            ConditionExpression: `attribute_exists(pk)${expected === undefined ? "" : " AND generation = :expected"}`,
             ExpressionAttributeNames: { "#state": "state", "#error": "error" },
-            ExpressionAttributeValues: { ":state": state, ":null": null, ":one": 1 },
+            ExpressionAttributeValues: {
+              ":state": state,
+              ":null": null,
+              ":one": 1,
+              ":now": new Date().toISOString(),
+              ...(expected === undefined ? {} : { ":expected": expected }),
+            },
             ReturnValues: "ALL_NEW",
           }),
         );
@@ -97,42 +186,29 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
         ...(options.jobId ? { lastJobId: options.jobId } : {}),
       };
       const names = Object.keys(changes);
-      const statusUpdate = {
+      const statusUpdate: TransactItem = {
         Update: {
           TableName: tableName,
           Key: keys.serverStatus(serverId),
           UpdateExpression: `SET ${names.map((_, i) => `#f${i} = :v${i}`).join(", ")}`,
-          ConditionExpression: `attribute_exists(pk) AND generation = :generation${
+          ConditionExpression: `attribute_exists(pk) AND generation = :generation AND #state <> :disabled${
             options.jobId ? " AND (attribute_not_exists(lastJobId) OR lastJobId <> :v_job)" : ""
           }`,
-          ExpressionAttributeNames: Object.fromEntries(names.map((name, i) => [`#f${i}`, name])),
+          ExpressionAttributeNames: {
+            ...Object.fromEntries(names.map((name, i) => [`#f${i}`, name])),
+            "#state": "state",
+          },
           ExpressionAttributeValues: {
             ...Object.fromEntries(names.map((name, i) => [`:v${i}`, changes[name]])),
             ":generation": generation,
+            ":disabled": "disabled",
             ...(options.jobId ? { ":v_job": options.jobId } : {}),
           },
         },
       };
-      const catalogPut =
-        outcome.ok && tools
-          ? [
-              {
-                Put: {
-                  TableName: tableName,
-                  Item: {
-                    ...keys.serverCatalog(serverId),
-                    kind: KINDS.catalog,
-                    kindSort: serverId,
-                    serverId,
-                    updatedAt: outcome.at,
-                    tools: gzipSync(JSON.stringify(tools)),
-                  },
-                },
-              },
-            ]
-          : [];
+      const catalog = outcome.ok && tools ? await catalogWrites(serverId, tools, outcome.at) : [];
       try {
-        await ddb.send(new TransactWriteCommand({ TransactItems: [statusUpdate, ...catalogPut] }));
+        await ddb.send(new TransactWriteCommand({ TransactItems: [statusUpdate, ...catalog] }));
         return true;
       } catch (error) {
         if (failedConditions(error).includes(0)) return false;
@@ -144,12 +220,23 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
       const { Item } = await ddb.send(
         new GetCommand({ TableName: tableName, Key: keys.serverCatalog(serverId) }),
       );
-      return Item ? toCatalog(Item) : undefined;
+      if (!Item) return undefined;
+      if (Number(Item.parts ?? 1) <= 1) return toCatalog([Item]);
+      const items = await queryKind(ddb, tableName, KINDS.catalog);
+      return toCatalog(items.filter((item) => item.serverId === serverId));
     },
 
     async listCatalogs() {
       const items = await queryKind(ddb, tableName, KINDS.catalog);
-      return items.map(toCatalog);
+      const byServer = new Map<string, Record<string, unknown>[]>();
+      for (const item of items) {
+        const serverId = String(item.serverId);
+        byServer.set(serverId, [...(byServer.get(serverId) ?? []), item]);
+      }
+      return [...byServer.values()].flatMap((parts) => {
+        const catalog = toCatalog(parts);
+        return catalog ? [catalog] : [];
+      });
     },
   };
 }
@@ -158,10 +245,32 @@ function toStatus(item: Record<string, unknown>): StoredStatus {
   const status = Object.fromEntries(
     STATUS_FIELDS.map((field) => [field, item[field] ?? null]),
   ) as ServerStatus;
-  return { ...status, toolCount: Number(item.toolCount ?? 0), generation: Number(item.generation ?? 0) };
+  return {
+    ...status,
+    toolCount: Number(item.toolCount ?? 0),
+    generation: Number(item.generation ?? 0),
+    supersededAt: typeof item.supersededAt === "string" ? item.supersededAt : null,
+  };
 }
 
-function toCatalog(item: Record<string, unknown>): Catalog {
-  const tools = JSON.parse(gunzipSync(item.tools as Uint8Array).toString("utf8")) as ToolInfo[];
-  return { serverId: String(item.serverId), tools, updatedAt: String(item.updatedAt) };
+/**
+ * A catalogue from its head item and parts; undefined while they do not add up (a write under way
+ * between two reads of an eventually consistent index: the next read sees it whole).
+ */
+function toCatalog(items: Record<string, unknown>[]): Catalog | undefined {
+  const head = items.find((item) => item.part === undefined);
+  if (!head) return undefined;
+  const count = Number(head.parts ?? 1);
+  const parts = [
+    head,
+    ...items.filter((item) => item.part !== undefined).sort((a, b) => Number(a.part) - Number(b.part)),
+  ];
+  if (parts.length < count) return undefined;
+  try {
+    const gzipped = Buffer.concat(parts.slice(0, count).map((part) => Buffer.from(part.tools as Uint8Array)));
+    const tools = JSON.parse(gunzipSync(gzipped).toString("utf8")) as ToolInfo[];
+    return { serverId: String(head.serverId), tools, updatedAt: String(head.updatedAt) };
+  } catch {
+    return undefined; // a damaged catalogue stays with its server: it shows no tools until its next probe
+  }
 }

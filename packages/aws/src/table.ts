@@ -15,6 +15,8 @@ export const keys = {
   serverConfig: (id: string) => ({ pk: `SERVER#${id}`, sk: "CONFIG" }),
   serverStatus: (id: string) => ({ pk: `SERVER#${id}`, sk: "STATUS" }),
   serverCatalog: (id: string) => ({ pk: `SERVER#${id}`, sk: "CATALOG" }),
+  /** Parts 1… of a catalogue too large for one item (part 0 is the `CATALOG` item itself). */
+  serverCatalogPart: (id: string, part: number) => ({ pk: `SERVER#${id}`, sk: `CATALOG#${part}` }),
   serverPartition: (id: string) => `SERVER#${id}`,
   nameClaim: (name: string) => ({ pk: `NAME#${name}`, sk: "NAME" }),
   secret: (name: string) => ({ pk: `SECRET#${name}`, sk: "SECRET" }),

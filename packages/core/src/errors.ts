@@ -20,6 +20,7 @@ export const ERROR_CODES = {
   "server.name_taken": [409, "Server name taken"],
   "server.version_conflict": [409, "Server changed concurrently"],
   "server.unavailable": [409, "Server unavailable"],
+  "server.secrets_unreadable": [409, "Stored secrets cannot be opened"],
   "import.invalid_document": [400, "Invalid .mcp.json document"],
   "import.no_servers": [400, "No servers to import"],
   "import.invalid_entry": [400, "Invalid server entry"],
@@ -33,6 +34,7 @@ export const ERROR_CODES = {
   "upstream.timeout": [504, "Upstream timed out"],
   "upstream.error": [502, "Upstream answered with an error"],
   "upstream.response_too_large": [502, "Upstream response too large"],
+  "store.unavailable": [503, "Store unavailable"],
   internal: [500, "Internal error"],
 } as const satisfies Record<string, readonly [number, string]>;
 

@@ -107,3 +107,20 @@ export type ServerRecord = ServerSpec & {
   createdAt: string;
   updatedAt: string;
 };
+
+/** `Omit` applied to each member of a union (a plain `Omit` would flatten the discriminated union). */
+export type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/**
+ * A stored server without its sealed fields — what a read can return without a KMS call — with the
+ * masked view of its secret map (headers for HTTP, env for stdio) stored beside the sealed value.
+ */
+export type PlainServer = DistributiveOmit<ServerRecord, "headers" | "env"> & {
+  /** Every header (HTTP) or env (stdio) name with its mask; undefined for records stored before masks were. */
+  masked: Record<string, string> | undefined;
+  /** False when the sealed value no longer matches the digest written with it (tampered or corrupted). */
+  sealIntact: boolean;
+};
+
+/** A plain stdio server (the runner's view). */
+export type PlainStdioServer = Extract<PlainServer, { transport: "stdio" }>;

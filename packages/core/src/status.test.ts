@@ -5,7 +5,9 @@ import {
   initialStatus,
   ServerState,
   ServerStatus,
+  type StoredStatus,
   statusAfterAttempt,
+  sweepAction,
 } from "./status";
 
 const T1 = "2025-01-01T00:00:01.000Z";
@@ -237,5 +239,42 @@ describe("statusAfterAttempt", () => {
 
     // Assess
     expect(previous).toStrictEqual(before);
+  });
+});
+
+describe("sweepAction", () => {
+  const now = Date.parse("2026-12-01T10:00:00.000Z");
+  const ago = (ms: number) => new Date(now - ms).toISOString();
+  const options = { staleMs: 60_000, graceMs: 2_000 };
+  const stored = (changes: Partial<StoredStatus>): StoredStatus => ({
+    ...initialStatus(true),
+    generation: 3,
+    supersededAt: ago(10_000),
+    ...changes,
+  });
+
+  it("disables a status that says otherwise when the config is disabled (a lost write)", () => {
+    expect(sweepAction(false, stored({ state: "connecting" }), ago(0), now, options)).toBe("disable");
+    expect(sweepAction(false, stored({ state: "connected" }), ago(0), now, options)).toBe("disable");
+    expect(sweepAction(false, stored({ state: "disabled" }), ago(0), now, options)).toBeUndefined();
+  });
+
+  it("enables a disabled status when the config is enabled", () => {
+    expect(sweepAction(true, stored({ state: "disabled" }), ago(0), now, options)).toBe("enable");
+  });
+
+  it("re-sends the connect job of a generation no attempt has started since, after the grace", () => {
+    const lost = stored({ state: "connecting", lastConnectionAttemptAt: ago(30_000) });
+    const fresh = stored({ state: "connecting", supersededAt: ago(500), lastConnectionAttemptAt: null });
+    const started = stored({ state: "connecting", lastConnectionAttemptAt: ago(5_000) });
+
+    expect(sweepAction(true, lost, ago(0), now, options)).toBe("connect");
+    expect(sweepAction(true, fresh, ago(0), now, options)).toBeUndefined();
+    expect(sweepAction(true, started, ago(0), now, options)).toBeUndefined();
+  });
+
+  it("probes connected servers, and nothing at all without a status (deleted)", () => {
+    expect(sweepAction(true, stored({ state: "connected" }), ago(0), now, options)).toBe("probe");
+    expect(sweepAction(true, undefined, ago(0), now, options)).toBeUndefined();
   });
 });

@@ -21,8 +21,14 @@ export const ServerStatus = z.object({
 });
 export type ServerStatus = z.infer<typeof ServerStatus>;
 
-/** The status as stored: the API view plus the generation fence. */
-export type StoredStatus = ServerStatus & { generation: number };
+/**
+ * The status as stored: the API view plus the generation fence, and when the current generation began
+ * (`supersededAt`: the create, edit or reconnect that asked for a new attempt).
+ */
+export type StoredStatus = ServerStatus & { generation: number; supersededAt: string | null };
+
+/** The sentence a server's status carries when its sealed values cannot be opened. */
+export const UNREADABLE_SECRETS = "stored secrets cannot be opened";
 
 /** The status of a server nobody has tried to reach yet. */
 export function initialStatus(enabled: boolean): ServerStatus {
@@ -88,4 +94,29 @@ export function needsSweepProbe(
   if (status.state === "connected") return true;
   const last = Date.parse(status.lastConnectionAttemptAt ?? since);
   return Number.isNaN(last) || now - last >= staleMs;
+}
+
+/**
+ * What the health sweep does for one server:
+ * - `disable` / `enable`: its status disagrees with its config (`enabled` but `disabled`, or the
+ *   reverse) — a write was lost; supersede the status to match;
+ * - `connect`: it is `connecting` and no attempt has started since its generation began, `graceMs` ago
+ *   — its connect job was lost (a queue send that failed after the change committed);
+ * - `probe`: as {@link needsSweepProbe};
+ * - undefined: nothing to do.
+ */
+export function sweepAction(
+  enabled: boolean,
+  status: StoredStatus | undefined,
+  since: string,
+  now: number,
+  { staleMs, graceMs }: { staleMs: number; graceMs: number },
+): "disable" | "enable" | "connect" | "probe" | undefined {
+  if (!status) return undefined;
+  if (!enabled) return status.state === "disabled" ? undefined : "disable";
+  if (status.state === "disabled") return "enable";
+  const began = status.supersededAt ? Date.parse(status.supersededAt) : Number.NaN;
+  const attemptedSince = (status.lastConnectionAttemptAt ?? "") >= (status.supersededAt ?? "");
+  if (status.state === "connecting" && !attemptedSince && now - began >= graceMs) return "connect";
+  return needsSweepProbe(status, since, now, staleMs) ? "probe" : undefined;
 }

@@ -1,16 +1,17 @@
 import { randomUUID } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { recordFailure, type Store } from "@mcpgw/aws";
+import { recordFailure, SealError, type Store } from "@mcpgw/aws";
 import {
   AppError,
   describeBytes,
   errorFields,
   type Logger,
+  type PlainStdioServer,
   planSpawn,
   renderSecretFile,
   type ServerRecord,
-  type StdioServerSpec,
+  UNREADABLE_SECRETS,
 } from "@mcpgw/core";
 import { scrubSecrets } from "@mcpgw/upstream";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -59,8 +60,6 @@ export interface InstanceManagerOptions {
   maxMessageBytes?: number;
 }
 
-type PlainStdio = Omit<StdioServerSpec, "env"> & Omit<ServerRecord, "headers" | "env">;
-
 const CLIENT_INFO = { name: "mcp-gateway-runner", version: "1.0.0" };
 
 /**
@@ -80,7 +79,7 @@ export class InstanceManager {
   private spawning = 0;
   private readonly configCache = new Map<
     string,
-    { at: number; value: Promise<{ server: PlainStdio; generation: number }> }
+    { at: number; value: Promise<{ server: PlainStdioServer; generation: number }> }
   >();
   /** Per server, the lowest generation that may still run (raised when the server is stopped). */
   private readonly floors = new Map<string, number>();
@@ -240,10 +239,11 @@ export class InstanceManager {
       if (server?.transport !== "stdio" || !status) {
         throw new AppError("server.not_found", `No stdio server with id '${serverId}'.`);
       }
+      if (!server.sealIntact) throw new AppError("upstream.error", UNREADABLE_SECRETS);
       if (status.generation < (this.floors.get(serverId) ?? 0)) {
         throw new AppError("server.unavailable", `Server '${server.name}' changed; retry.`);
       }
-      return { server: server as PlainStdio, generation: status.generation };
+      return { server: server as PlainStdioServer, generation: status.generation };
     })();
     this.configCache.set(serverId, { at: Date.now(), value });
     value.catch(() => this.configCache.delete(serverId));
@@ -273,7 +273,11 @@ export class InstanceManager {
     generation: number,
   ): Promise<Instance> {
     const { store, isolation } = this.options;
-    const record = await store.servers.get(serverId);
+    const record = await store.servers.get(serverId).catch((error: unknown) => {
+      if (error instanceof SealError)
+        throw new AppError("upstream.error", UNREADABLE_SECRETS, {}, { cause: error });
+      throw error;
+    });
     if (record?.transport !== "stdio")
       throw new AppError("server.not_found", `No stdio server with id '${serverId}'.`);
     const identity = await isolation.acquire(key);
@@ -378,7 +382,15 @@ export class InstanceManager {
     identity: ChildIdentity | undefined,
   ): Promise<{ path: string; scrub: string[] } | undefined> {
     if (!record.secretRef) return undefined;
-    const values = await this.options.store.secrets.get(record.secretRef);
+    const values = await this.options.store.secrets.get(record.secretRef).catch((error: unknown) => {
+      if (!(error instanceof SealError)) throw error;
+      throw new AppError(
+        "upstream.error",
+        `secret '${record.secretRef}': ${UNREADABLE_SECRETS}`,
+        {},
+        { cause: error },
+      );
+    });
     if (!values) throw new AppError("secret.not_found", `Secret '${record.secretRef}' does not exist.`);
     const format = record.secretFormat ?? "env";
     const path = join(home, `secret-${randomUUID()}.${format}`);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { scrubSecrets } from "./failure";
+import { describeFailure, scrubSecrets } from "./failure";
 
 const SECRET = 'sk-live "quoted"\nline2 / päss 🔑';
 const base64 = (text: string) => Buffer.from(text, "utf8").toString("base64");
@@ -124,5 +124,37 @@ describe("scrubSecrets", () => {
     // Assess
     expect(scrubbed).toBe(text);
     expect(scrubSecrets("token s3cr3t", ["s3cr3t"])).toBe("token [REDACTED]");
+  });
+});
+
+describe("describeFailure speaks to people", () => {
+  it("says what a reply that is not JSON-RPC is, never the validator's dump", () => {
+    const zod = Object.assign(new Error('[\n  {\n    "code": "invalid_union",\n    "errors": []\n  }\n]'), {
+      name: "ZodError",
+    });
+
+    expect(describeFailure(zod)).toBe(
+      "the server's reply is not a JSON-RPC message (is this URL an MCP endpoint?)",
+    );
+  });
+
+  it("says so for a reply that is not JSON, and for a body of another kind", () => {
+    const syntax = new SyntaxError(`Unexpected token 'o', "not json" is not valid JSON`);
+    const html = new Error("Streamable HTTP error: Unexpected content type: text/html");
+
+    expect(describeFailure(syntax)).toBe(
+      "the server's reply is not valid JSON (is this URL an MCP endpoint?)",
+    );
+    expect(describeFailure(html)).toBe(
+      "the server answered with text/html, not MCP (is this URL an MCP endpoint?)",
+    );
+  });
+
+  it("keeps other errors' own words and causes", () => {
+    const error = new Error("fetch failed", {
+      cause: Object.assign(new Error("connect refused"), { code: "ECONNREFUSED" }),
+    });
+
+    expect(describeFailure(error)).toBe("fetch failed: connect refused (ECONNREFUSED)");
   });
 });

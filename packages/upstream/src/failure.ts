@@ -48,11 +48,27 @@ export function classifyFailure(error: unknown): FailureReason {
 export function describeFailure(error: unknown): string {
   const parts: string[] = [];
   for (const link of causeChain(error)) {
+    const plain = plainWords(link);
+    if (plain) return parts.length > 0 ? `${parts.join(": ")}: ${plain}` : plain;
     const code = typeof link.code === "string" ? ` (${link.code})` : "";
     const text = `${link.message}${code}`.trim();
     if (text && !parts.some((part) => part.includes(text))) parts.push(text);
   }
   return parts.join(": ").slice(0, 1_000) || "unknown error";
+}
+
+/**
+ * A sentence a person can act on for errors whose own text is a dump: a reply that is not JSON, or
+ * JSON that is not JSON-RPC (a validator's issue list), or a body of the wrong kind.
+ */
+function plainWords(link: ErrorLink): string | undefined {
+  if (link.name === "ZodError" || /^\s*\[\s*\{\s*"(code|expected|path)"/.test(link.message))
+    return "the server's reply is not a JSON-RPC message (is this URL an MCP endpoint?)";
+  if (link.name === "SyntaxError" && /JSON/.test(link.message))
+    return "the server's reply is not valid JSON (is this URL an MCP endpoint?)";
+  const type = /Unexpected content type: ([^\s;]+)/.exec(link.message)?.[1];
+  if (type) return `the server answered with ${type}, not MCP (is this URL an MCP endpoint?)`;
+  return undefined;
 }
 
 type ErrorLink = { name: string; message: string; code?: unknown; status?: unknown };

@@ -8,4 +8,4 @@ const deps = workerDepsFromEnv();
 
 export const handler = (event: { Records: SqsRecord[] }) => handleBatch(deps, event.Records);
 
-export const sweepHandler = async () => ({ probes: await runSweep(deps) });
+export const sweepHandler = () => runSweep(deps);

@@ -1,6 +1,6 @@
-import { recordFailure, type Store } from "@mcpgw/aws";
-import { isOvertakenRetry, type Job, type Logger } from "@mcpgw/core";
-import type { TargetSource } from "@mcpgw/upstream";
+import { CatalogTooLargeError, type Failure, recordFailure, SealError, type Store } from "@mcpgw/aws";
+import { isOvertakenRetry, type Job, type Logger, type PlainServer, UNREADABLE_SECRETS } from "@mcpgw/core";
+import type { ProbeResult, TargetSource } from "@mcpgw/upstream";
 import { type AttemptDeps, attemptConnection } from "./attempt";
 
 /** What the worker needs to run jobs. */
@@ -29,44 +29,76 @@ export async function processJob(deps: WorkerDeps, job: Job, jobId?: string): Pr
     logger.debug("job dropped", { why: "a later attempt owns the retry chain" });
     return "dropped";
   }
-  // Only an HTTP server's headers are needed (a KMS call); a stdio server is reached by id through the runner.
   const plain = await store.servers.getPlain(job.serverId);
-  const server: (TargetSource & { name: string; enabled: boolean }) | undefined =
-    plain?.transport === "http"
-      ? await store.servers.get(job.serverId)
-      : plain && { transport: "stdio", id: plain.id, name: plain.name, enabled: plain.enabled };
-  if (!server?.enabled) {
-    logger.debug("job dropped", { why: server ? "disabled" : "server deleted" });
+  if (!plain?.enabled) {
+    logger.debug("job dropped", { why: plain ? "disabled" : "server deleted" });
     return "dropped";
   }
-  const { tools, ...outcome } = await attemptConnection(server, deps);
-  if (!outcome.ok) {
-    const written = await recordFailure(store, server.id, job.generation, outcome, {
-      ...(jobId ? { jobId } : {}),
-      ...(deps.retryDelaySeconds === undefined ? {} : { retryDelaySeconds: deps.retryDelaySeconds }),
-    });
+  const target = await targetSource(store, plain);
+  const result: ProbeResult = target
+    ? await attemptConnection(target, deps)
+    : { ok: false, at: new Date().toISOString(), reason: "failed", error: UNREADABLE_SECRETS };
+  const failOptions = {
+    ...(jobId ? { jobId } : {}),
+    ...(deps.retryDelaySeconds === undefined ? {} : { retryDelaySeconds: deps.retryDelaySeconds }),
+  };
+  const recordFailed = async (failure: Failure) => {
+    const written = await recordFailure(store, plain.id, job.generation, failure, failOptions);
     if (!written) {
       logger.info("attempt result dropped", { why: "superseded or already recorded" });
-      return "dropped";
+      return "dropped" as const;
     }
-    logger.warn("server failed", { server: server.name, reason: outcome.reason });
-    return "failed";
+    logger.warn("server failed", { server: plain.name, reason: failure.reason });
+    return "failed" as const;
+  };
+  if (!result.ok) return recordFailed(result);
+  let written: boolean;
+  try {
+    written = await store.statuses.recordAttempt(
+      plain.id,
+      job.generation,
+      result,
+      result.tools,
+      jobId ? { jobId } : {},
+    );
+  } catch (error) {
+    // A result that cannot be stored settles as a failure that says why — never `connecting` forever.
+    const why =
+      error instanceof CatalogTooLargeError
+        ? error.message
+        : `the probe's result could not be stored (${errorName(error)})`;
+    return recordFailed({ at: result.at, reason: "failed", error: why });
   }
-  const written = await store.statuses.recordAttempt(
-    server.id,
-    job.generation,
-    outcome,
-    tools,
-    jobId ? { jobId } : {},
-  );
   if (!written) {
     logger.info("attempt result dropped", { why: "superseded or already recorded" });
     return "dropped";
   }
   logger.info("server connected", {
-    server: server.name,
-    latencyMs: outcome.latencyMs,
-    toolCount: outcome.toolCount,
+    server: plain.name,
+    latencyMs: result.latencyMs,
+    toolCount: result.toolCount,
   });
   return "connected";
+}
+
+/**
+ * What the probe needs: an HTTP server's URL and opened headers (one KMS call), or just a stdio
+ * server's id (the runner opens its env). Undefined when the sealed values cannot be opened.
+ */
+async function targetSource(store: Store, plain: PlainServer): Promise<TargetSource | undefined> {
+  if (!plain.sealIntact) return undefined;
+  if (plain.transport === "stdio") return { transport: "stdio", id: plain.id };
+  try {
+    const record = await store.servers.get(plain.id);
+    return record?.transport === "http"
+      ? { transport: "http", id: record.id, url: record.url, headers: record.headers }
+      : undefined;
+  } catch (error) {
+    if (error instanceof SealError) return undefined;
+    throw error;
+  }
+}
+
+function errorName(error: unknown): string {
+  return error instanceof Error ? error.name : "unknown error";
 }

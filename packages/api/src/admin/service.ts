@@ -1,16 +1,21 @@
-import type { Store } from "@mcpgw/aws";
+import { SealError, type Store } from "@mcpgw/aws";
 import {
   AppError,
   applyServerPatch,
   errorFields,
   type Job,
   type Logger,
+  maskEnv,
+  maskedKeys,
+  maskHeaders,
+  type PlainServer,
   parseMcpJson,
   parseServerSpec,
   type ServerPatch,
   type ServerRecord,
   type ServerSpec,
   type StoredStatus,
+  UNREADABLE_SECRETS,
 } from "@mcpgw/core";
 import { checkUrl, createRunnerClient, type RunnerEndpoint } from "@mcpgw/upstream";
 import { type ServerView, toServerView } from "../views";
@@ -27,10 +32,11 @@ export interface AdminDeps {
 
 export type OnConflict = "fail" | "skip" | "replace";
 
-/** Every server with its status, sorted by name. */
-export async function listServers({ store }: AdminDeps): Promise<ServerView[]> {
-  const [servers, statuses] = await Promise.all([store.servers.list(), store.statuses.list()]);
-  return servers.map((server) => toServerView(server, statuses.get(server.id)));
+/** Every server with its status, sorted by name: no secret is opened (masks are stored with them). */
+export async function listServers(deps: AdminDeps): Promise<ServerView[]> {
+  const [servers, statuses] = await Promise.all([deps.store.servers.listPlain(), deps.store.statuses.list()]);
+  const viewable = await Promise.all(servers.map((server) => withMasks(deps, server)));
+  return viewable.map((server) => toServerView(server, statuses.get(server.id)));
 }
 
 /** What a GET may show in the clear: `env` is a stdio server's env values (for the edit form). */
@@ -40,21 +46,18 @@ export type Reveal = "env";
  * One server (by id or name) with its status; 404 when missing. `reveal: "env"` shows a stdio
  * server's env values and logs that it did (key names only); headers stay masked.
  */
-export async function getServer(
-  { store, logger }: AdminDeps,
-  idOrName: string,
-  reveal?: Reveal,
-): Promise<ServerView> {
-  const server = await findServer({ store }, idOrName);
-  const revealEnv = reveal === "env" && server.transport === "stdio";
-  if (revealEnv) {
-    logger.info("server env revealed", {
-      serverId: server.id,
-      server: server.name,
-      keys: Object.keys(server.env),
-    });
-  }
-  return toServerView(server, await store.statuses.get(server.id), { revealEnv });
+export async function getServer(deps: AdminDeps, idOrName: string, reveal?: Reveal): Promise<ServerView> {
+  const server = await withMasks(deps, await findServer(deps, idOrName));
+  const status = await deps.store.statuses.get(server.id);
+  if (reveal !== "env" || server.transport !== "stdio") return toServerView(server, status);
+  const record = await openSecrets(deps, server);
+  const env = record.transport === "stdio" ? record.env : {};
+  deps.logger.info("server env revealed", {
+    serverId: server.id,
+    server: server.name,
+    keys: Object.keys(env),
+  });
+  return toServerView(server, status, { revealedEnv: env });
 }
 
 /** Creates a server and enqueues its first connection attempt; never waits on the upstream. */
@@ -70,12 +73,14 @@ export async function createServer(deps: AdminDeps, input: unknown): Promise<Ser
     server: server.name,
     transport: server.transport,
   });
-  return toServerView(server, status);
+  return viewOf(deps, server.id, status);
 }
 
 /**
- * Applies a partial edit (If-Match checked against the version), supersedes earlier attempts and
- * either enqueues a new connection or settles `disabled`.
+ * Applies a partial edit (If-Match checked against the version). The new config and the superseded
+ * status (generation + 1: `connecting`, or `disabled`) commit together or not at all; then a new
+ * connection is enqueued (a lost enqueue is repaired by the sweep). Secrets are opened only when the
+ * edit keeps some by their masks; sending every value again repairs secrets that cannot be opened.
  */
 export async function updateServer(
   deps: AdminDeps,
@@ -84,31 +89,59 @@ export async function updateServer(
   ifMatch: string | undefined,
 ): Promise<ServerView> {
   const existing = await findServer(deps, idOrName);
-  if (ifMatch !== undefined && parseVersion(ifMatch) !== existing.version) {
+  if (ifMatch !== undefined && !matchesVersion(ifMatch, existing.version)) {
     throw new AppError(
       "request.precondition_failed",
       `If-Match ${ifMatch} does not match version ${existing.version}.`,
-      {
-        version: existing.version,
-      },
+      { version: existing.version },
     );
   }
-  // Only the spec is patched: the record's identity/version fields are not spec fields (strict schema).
-  const { id: _id, version: _version, createdAt: _createdAt, updatedAt: _updatedAt, ...stored } = existing;
-  const spec = applyServerPatch(stored as ServerSpec, patch);
+  const stored = await editableSpec(deps, existing, patch);
+  const spec = applyServerPatch(stored.spec, patch);
   assertUpstreamAllowed(deps, spec);
-  const updated = await deps.store.servers.update(existing, spec);
-  const status = await supersede(deps, updated);
+  const updated = await deps.store.servers.update(existing, spec, { keepSealed: stored.keepSealed });
+  const status = await deps.store.statuses.get(updated.id);
+  if (updated.enabled && status)
+    await enqueue(deps, { type: "connect", serverId: updated.id, generation: status.generation });
   await stopChildren(deps, updated, status?.generation);
   deps.logger.info("server updated", {
     serverId: updated.id,
     server: updated.name,
     fields: Object.keys(patch),
   });
-  return toServerView(updated, status);
+  return viewOf(deps, updated.id, status);
 }
 
-/** Deletes a server and everything it owns; 404 when missing. */
+/**
+ * The stored spec an edit applies to. Its secret map is the masked one (nothing opened; the sealed
+ * value is kept as it is when the edit leaves the map alone) unless the edit keeps stored values by
+ * their masks: then they are opened.
+ */
+async function editableSpec(
+  deps: AdminDeps,
+  existing: PlainServer,
+  patch: ServerPatch,
+): Promise<{ spec: ServerSpec; keepSealed: boolean }> {
+  const submitted = existing.transport === "http" ? patch.headers : patch.env;
+  const keepsByMask = submitted !== undefined && maskedKeys(submitted).length > 0;
+  if (!keepsByMask) {
+    const {
+      id: _i,
+      version: _v,
+      createdAt: _c,
+      updatedAt: _u,
+      masked,
+      sealIntact: _s,
+      ...plain
+    } = await withMasks(deps, existing);
+    const field = existing.transport === "http" ? "headers" : "env";
+    return { spec: { ...plain, [field]: masked ?? {} } as ServerSpec, keepSealed: submitted === undefined };
+  }
+  const { id: _i, version: _v, createdAt: _c, updatedAt: _u, ...spec } = await openSecrets(deps, existing);
+  return { spec: spec as ServerSpec, keepSealed: false };
+}
+
+/** Deletes a server and everything it owns; 404 when missing. No secret is opened. */
 export async function deleteServer(deps: AdminDeps, idOrName: string): Promise<void> {
   const server = await findServer(deps, idOrName);
   if (!(await deps.store.servers.remove(server.id))) throw notFound(idOrName);
@@ -116,13 +149,18 @@ export async function deleteServer(deps: AdminDeps, idOrName: string): Promise<v
   deps.logger.info("server deleted", { serverId: server.id, server: server.name });
 }
 
-/** Starts a fresh connection attempt now, superseding any pending one. */
+/**
+ * Starts a fresh connection attempt now, superseding any pending one — only while the server is
+ * enabled and unchanged since it was read (a reconnect never revives a server disabled meanwhile).
+ */
 export async function reconnectServer(deps: AdminDeps, idOrName: string): Promise<ServerView> {
   const server = await findServer(deps, idOrName);
   if (!server.enabled)
     throw new AppError("server.unavailable", `Server '${server.name}' is disabled; enable it first.`);
-  const status = await supersede(deps, server);
-  return toServerView(server, status);
+  await deps.store.servers.reconnect(server.id, server.version);
+  const status = await deps.store.statuses.get(server.id);
+  if (status) await enqueue(deps, { type: "connect", serverId: server.id, generation: status.generation });
+  return toServerView(await withMasks(deps, server), status);
 }
 
 /** The tools of a connected server's last good probe; empty otherwise. */
@@ -173,13 +211,12 @@ export async function importServers(
   const replacedIds = new Set(replaces.map((r) => r.existing.id));
   const views = await Promise.all(
     written.map(async (server) => {
-      const replaced = replacedIds.has(server.id);
-      const status = replaced ? await supersede(deps, server) : await deps.store.statuses.get(server.id);
-      if (replaced) await stopChildren(deps, server, status?.generation);
-      if (!replacedIds.has(server.id) && server.enabled) {
-        await enqueue(deps, { type: "connect", serverId: server.id, generation: status?.generation ?? 1 });
-      }
-      return toServerView(server, status);
+      // Replaced servers' statuses were superseded in the import's own transaction.
+      const status = await deps.store.statuses.get(server.id);
+      if (replacedIds.has(server.id)) await stopChildren(deps, server, status?.generation);
+      if (server.enabled && status)
+        await enqueue(deps, { type: "connect", serverId: server.id, generation: status.generation });
+      return viewOf(deps, server.id, status);
     }),
   );
   deps.logger.info("servers imported", {
@@ -190,8 +227,8 @@ export async function importServers(
   return { servers: views, skipped: onConflict === "skip" ? clashes : [] };
 }
 
-async function findServer({ store }: Pick<AdminDeps, "store">, idOrName: string): Promise<ServerRecord> {
-  const server = await store.servers.resolve(idOrName);
+async function findServer({ store }: Pick<AdminDeps, "store">, idOrName: string): Promise<PlainServer> {
+  const server = await store.servers.resolvePlain(idOrName);
   if (!server) throw notFound(idOrName);
   return server;
 }
@@ -200,12 +237,47 @@ function notFound(idOrName: string): AppError {
   return new AppError("server.not_found", `No server with id or name '${idOrName}'.`);
 }
 
-/** Bumps the generation (cancelling pending work) and enqueues a connect when the server is enabled. */
-async function supersede(deps: AdminDeps, server: ServerRecord): Promise<StoredStatus | undefined> {
-  const status = await deps.store.statuses.bump(server.id, server.enabled ? "connecting" : "disabled");
-  if (status && server.enabled)
-    await enqueue(deps, { type: "connect", serverId: server.id, generation: status.generation });
-  return status;
+/** The view of a server just written (read back plain: the masks as stored). */
+async function viewOf(deps: AdminDeps, id: string, status: StoredStatus | undefined): Promise<ServerView> {
+  const server = await deps.store.servers.getPlain(id);
+  if (!server) throw notFound(id);
+  return toServerView(await withMasks(deps, server), status);
+}
+
+/**
+ * A server with its masked view: as stored, or — for a record written before masks were stored —
+ * computed by opening its secrets once. Secrets that cannot be opened mark it unreadable.
+ */
+async function withMasks(deps: AdminDeps, server: PlainServer): Promise<PlainServer> {
+  if (server.masked || !server.sealIntact) return server;
+  try {
+    const record = await deps.store.servers.get(server.id);
+    if (!record) return { ...server, masked: {} };
+    const masked = record.transport === "http" ? maskHeaders(record.headers) : maskEnv(record.env);
+    return { ...server, masked };
+  } catch (error) {
+    if (!(error instanceof SealError)) throw error;
+    return { ...server, masked: {}, sealIntact: false };
+  }
+}
+
+/** The server with its secrets opened; 409 `server.secrets_unreadable` when they cannot be. */
+async function openSecrets(deps: AdminDeps, server: PlainServer): Promise<ServerRecord> {
+  const what = server.transport === "http" ? "header" : "env";
+  const unreadable = () =>
+    new AppError(
+      "server.secrets_unreadable",
+      `Server '${server.name}': ${UNREADABLE_SECRETS}. Send every ${what} value again (no masks) to repair it, or delete it.`,
+    );
+  if (!server.sealIntact) throw unreadable();
+  try {
+    const record = await deps.store.servers.get(server.id);
+    if (!record) throw notFound(server.id);
+    return record;
+  } catch (error) {
+    if (error instanceof SealError) throw unreadable();
+    throw error;
+  }
 }
 
 /**
@@ -250,6 +322,11 @@ function assertUpstreamAllowed(deps: AdminDeps, spec: ServerSpec): void {
   }
 }
 
-function parseVersion(ifMatch: string): number {
-  return Number(ifMatch.replace(/^W\//, "").replace(/"/g, "").trim());
+/** Whether an If-Match header (`"3"`, `W/"3"`, a list, or `*`) matches the stored version. */
+function matchesVersion(ifMatch: string, version: number): boolean {
+  const tags = ifMatch.split(",").map((tag) => tag.trim().replace(/^W\//, "").replace(/"/g, ""));
+  if (tags.some((tag) => tag === "" || (tag !== "*" && !/^\d+$/.test(tag)))) {
+    throw new AppError("request.invalid", `If-Match must be a version like "3" (or *), not '${ifMatch}'.`);
+  }
+  return tags.some((tag) => tag === "*" || Number(tag) === version);
 }

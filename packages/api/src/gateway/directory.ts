@@ -2,14 +2,11 @@ import type { Store } from "@mcpgw/aws";
 import {
   errorFields,
   type Logger,
+  type PlainServer,
   qualifyToolName,
-  type ServerRecord,
   type StoredStatus,
   type ToolInfo,
 } from "@mcpgw/core";
-
-/** A server's config without secrets, as the data plane routes by it. */
-export type PlainServer = Omit<ServerRecord, "headers" | "env">;
 
 /** One server as the data plane sees it: config (no secrets), status, tools by qualified name. */
 export interface DirectoryEntry {
@@ -34,6 +31,8 @@ export interface Snapshot {
 export class Directory {
   private current: Snapshot | undefined;
   private refreshing: Promise<Snapshot> | undefined;
+  private refreshStartedAt = 0;
+  private lastForcedAt = 0;
   private readonly chats = new Map<string, { at: number; off: Promise<Set<string>> }>();
 
   constructor(
@@ -58,6 +57,31 @@ export class Directory {
     return this.refresh();
   }
 
+  /**
+   * A snapshot taken after this call arrived: for a miss (an unknown or not-yet-connected server),
+   * which may just be newer than the cached view — once the admin API shows a server connected, a
+   * call that follows finds it. Misses share one refresh at a time, at most one per `spacingMs`, so
+   * a flood of them costs a bounded number of reads.
+   */
+  async fresh(spacingMs = 100): Promise<Snapshot> {
+    const arrived = Date.now();
+    for (;;) {
+      if (this.current && this.current.takenAt >= arrived) return this.current;
+      if (this.refreshing && this.refreshStartedAt >= arrived) return this.refreshing;
+      if (this.refreshing) {
+        await this.refreshing.catch(() => undefined);
+        continue;
+      }
+      const wait = this.lastForcedAt + spacingMs - Date.now();
+      if (wait > 0) {
+        await new Promise((resolve) => setTimeout(resolve, wait));
+        continue;
+      }
+      this.lastForcedAt = Date.now();
+      return this.refresh();
+    }
+  }
+
   /** Forgets the cached snapshot (after this process changed something itself). */
   invalidate(): void {
     this.current = undefined;
@@ -80,9 +104,12 @@ export class Directory {
   }
 
   private refresh(): Promise<Snapshot> {
-    this.refreshing ??= this.load().finally(() => {
-      this.refreshing = undefined;
-    });
+    if (!this.refreshing) {
+      this.refreshStartedAt = Date.now();
+      this.refreshing = this.load().finally(() => {
+        this.refreshing = undefined;
+      });
+    }
     return this.refreshing;
   }
 

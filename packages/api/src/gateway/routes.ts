@@ -165,8 +165,5 @@ export function registerGatewayRoutes(app: OpenAPIHono<AppEnv>, appDeps: Gateway
 async function findServer(deps: GatewayDeps, idOrName: string) {
   const lookup = (snapshot: Awaited<ReturnType<GatewayDeps["directory"]["snapshot"]>>) =>
     (snapshot.byName.get(idOrName) ?? snapshot.byId.get(idOrName))?.server;
-  const found = lookup(await deps.directory.snapshot());
-  if (found) return found;
-  deps.directory.invalidate();
-  return lookup(await deps.directory.snapshot());
+  return lookup(await deps.directory.snapshot()) ?? lookup(await deps.directory.fresh());
 }

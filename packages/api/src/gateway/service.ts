@@ -1,4 +1,4 @@
-import { ADMIN_OWNER, recordFailure, type Store } from "@mcpgw/aws";
+import { ADMIN_OWNER, recordFailure, SealError, type Store } from "@mcpgw/aws";
 import {
   AppError,
   errorFields,
@@ -6,6 +6,7 @@ import {
   type Logger,
   parseQualifiedName,
   type ToolInfo,
+  UNREADABLE_SECRETS,
 } from "@mcpgw/core";
 import {
   CallFailure,
@@ -112,10 +113,11 @@ export async function resolveTool(
   options: { chat?: string; scope?: ServerScope } = {},
 ): Promise<{ entry: DirectoryEntry; tool: ToolInfo }> {
   const { server } = parseQualifiedName(qualified);
-  const [snapshot, hidden] = await Promise.all([
-    deps.directory.snapshot(),
-    hiddenServers(deps, options.chat),
-  ]);
+  const [cached, hidden] = await Promise.all([deps.directory.snapshot(), hiddenServers(deps, options.chat)]);
+  // A server created, enabled or connected a moment ago may be newer than the cached view: look again.
+  const known = cached.byName.get(server);
+  const snapshot =
+    known && isAvailable(known) && known.tools.has(qualified) ? cached : await deps.directory.fresh();
   const entry = snapshot.byName.get(server);
   if (!entry || !inScope(options.scope, entry.server.id))
     throw new AppError("server.not_found", `No server named '${server}'.`);
@@ -274,7 +276,11 @@ export async function withServerSession<T>(
     // Only an HTTP server's headers need opening (KMS); a stdio server is reached by id via the runner.
     const record =
       server.transport === "http"
-        ? await deps.store.servers.get(server.id)
+        ? await deps.store.servers.get(server.id).catch(async (error: unknown) => {
+            if (!(error instanceof SealError)) throw error;
+            await markFailed(deps, entry, "failed", UNREADABLE_SECRETS);
+            throw new CallFailure("unreachable", UNREADABLE_SECRETS, { cause: error });
+          })
         : { transport: "stdio" as const, id: server.id };
     if (!record) throw new AppError("server.not_found", `No server named '${server.name}'.`);
     const target = targetOf(record, deps.runner, thread);
