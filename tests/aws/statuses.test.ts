@@ -1,6 +1,8 @@
+import { randomBytes } from "node:crypto";
+import { CatalogTooLargeError } from "@mcpgw/aws";
 import { parseServerSpec } from "@mcpgw/core";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createTestStore } from "../support/aws";
+import { createTestStore, scanTable } from "../support/aws";
 
 describe("status repository: the generation fence", () => {
   let store: Awaited<ReturnType<typeof createTestStore>>;
@@ -79,5 +81,71 @@ describe("status repository: the generation fence", () => {
     expect(await store.statuses.get(server.id)).toBeUndefined();
     expect(await store.statuses.getCatalog(server.id)).toBeUndefined();
     expect(await store.statuses.bump(server.id, "connecting")).toBeUndefined();
+  });
+});
+
+describe("catalogues of any size", () => {
+  const at = () => new Date().toISOString();
+  const tools = (count: number, descriptionBytes: number) =>
+    Array.from({ length: count }, (_, i) => ({
+      name: `tool_${i}`,
+      description: randomBytes(descriptionBytes / 2).toString("hex"),
+      inputSchema: { type: "object" },
+    }));
+
+  it("stores one too large for an item in parts, reads it whole, and drops parts a smaller one no longer needs", async () => {
+    const store = await createTestStore();
+    const server = await store.servers.create(
+      parseServerSpec({ name: "parts", url: "https://example.com/mcp" }),
+    );
+    const big = tools(3_000, 400); // ~1.2 MB of hex, ~650 KB gzipped: three parts
+    const ok = (count: number) => ({ ok: true as const, at: at(), latencyMs: 1, toolCount: count });
+
+    expect(await store.statuses.recordAttempt(server.id, 1, ok(big.length), big)).toBe(true);
+    const stored = (await scanTable(store.config)).filter((item) => String(item.sk).startsWith("CATALOG"));
+    expect(stored.length).toBeGreaterThan(1);
+    expect((await store.statuses.getCatalog(server.id))?.tools).toEqual(big);
+    expect((await store.statuses.listCatalogs()).find((c) => c.serverId === server.id)?.tools).toEqual(big);
+
+    const small = tools(3, 10);
+    expect(await store.statuses.recordAttempt(server.id, 1, ok(3), small)).toBe(true);
+    const after = (await scanTable(store.config)).filter((item) => String(item.sk).startsWith("CATALOG"));
+    expect(after).toHaveLength(1);
+    expect((await store.statuses.getCatalog(server.id))?.tools).toEqual(small);
+  });
+
+  it("refuses one too large to store at all, saying how large (the probe records that as its failure)", async () => {
+    const store = await createTestStore();
+    const server = await store.servers.create(
+      parseServerSpec({ name: "huge", url: "https://example.com/mcp" }),
+    );
+    const huge = tools(2_000, 4_000); // ~8 MB of hex: ~4.5 MB gzipped
+
+    const refused = store.statuses.recordAttempt(
+      server.id,
+      1,
+      { ok: true, at: at(), latencyMs: 1, toolCount: 2_000 },
+      huge,
+    );
+
+    await expect(refused).rejects.toBeInstanceOf(CatalogTooLargeError);
+    await expect(refused).rejects.toThrow(/^catalogue too large: 2000 tools, \d+ KB compressed/);
+    expect((await store.statuses.get(server.id))?.state).toBe("connecting");
+  });
+
+  it("does not rewrite a catalogue whose content did not change", async () => {
+    const store = await createTestStore();
+    const server = await store.servers.create(
+      parseServerSpec({ name: "same", url: "https://example.com/mcp" }),
+    );
+    const list = tools(5, 10);
+    const ok = { ok: true as const, at: at(), latencyMs: 1, toolCount: 5 };
+    await store.statuses.recordAttempt(server.id, 1, ok, list);
+    const first = (await scanTable(store.config)).find((item) => item.sk === "CATALOG");
+
+    await store.statuses.recordAttempt(server.id, 1, { ...ok, at: at() }, list);
+
+    const second = (await scanTable(store.config)).find((item) => item.sk === "CATALOG");
+    expect(second?.updatedAt).toBe(first?.updatedAt);
   });
 });

@@ -12,6 +12,7 @@
  */
 import { createServer as createHttpServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { GetQueueAttributesCommand, GetQueueUrlCommand } from "@aws-sdk/client-sqs";
 import { type PlainServer, parseServerSpec, type ServerSpec } from "@mcpgw/core";
 import { startSweeper } from "@mcpgw/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -191,6 +192,17 @@ describe("faults settle right", () => {
         (found) => found.length === 3_004,
       );
       expect(tools).toHaveLength(3_004);
+      // Nothing went to the dead-letter queue on the way.
+      const dlq = await stack.store.clients.sqs.send(
+        new GetQueueUrlCommand({ QueueName: stack.store.config.deadLetterQueueName }),
+      );
+      const dead = await stack.store.clients.sqs.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: dlq.QueueUrl,
+          AttributeNames: ["ApproximateNumberOfMessages"],
+        }),
+      );
+      expect(dead.Attributes?.ApproximateNumberOfMessages).toBe("0");
     } finally {
       await big.close();
     }
@@ -312,3 +324,68 @@ function specOf(server: PlainServer): ServerSpec {
     ...(spec.transport === "http" ? { headers: masked ?? {} } : { env: masked ?? {} }),
   } as ServerSpec;
 }
+
+describe("corruption stays with its record: secrets and client keys", () => {
+  it("a secret whose sealed value cannot be opened is listed, replaced and deleted; the others untouched", async () => {
+    const { call, store } = await createTestApp();
+    for (const name of ["sec-a", "sec-b"])
+      expect((await call("PUT", `/v1/secrets/${name}`, { values: { K: name } })).status).toBe(200);
+    const { GetCommand, PutCommand } = await import("@aws-sdk/lib-dynamodb");
+    const TableName = store.config.tableName;
+    const { Item } = await store.clients.ddb.send(
+      new GetCommand({ TableName, Key: { pk: "SECRET#sec-a", sk: "SECRET" } }),
+    );
+    await store.clients.ddb.send(
+      new PutCommand({ TableName, Item: { ...Item, sealed: { ...Item?.sealed, tag: "AAAA" } } }),
+    );
+
+    const listed = await call("GET", "/v1/secrets");
+    const replaced = await call("PUT", "/v1/secrets/sec-a", { values: { K: "again" } });
+
+    expect(listed.status).toBe(200);
+    expect(((await listed.json()) as Json).secrets.map((s: Json) => s.name)).toEqual(
+      expect.arrayContaining(["sec-a", "sec-b"]),
+    );
+    expect(replaced.status).toBe(200);
+    expect(await store.secrets.get("sec-a")).toEqual({ K: "again" });
+    expect(await store.secrets.get("sec-b")).toEqual({ K: "sec-b" });
+    expect((await call("DELETE", "/v1/secrets/sec-a")).status).toBe(204);
+  });
+
+  it("a client key item with a damaged scope is listed and revocable, and scoped to nothing (never wider)", async () => {
+    const { app, call, store } = await createTestApp();
+    const created = (await (await call("POST", "/v1/keys", { name: "damaged" })).json()) as Json;
+    const other = (await (await call("POST", "/v1/keys", { name: "fine" })).json()) as Json;
+    const { QueryCommand, UpdateCommand } = await import("@aws-sdk/lib-dynamodb");
+    const TableName = store.config.tableName;
+    const { Items = [] } = await store.clients.ddb.send(
+      new QueryCommand({
+        TableName,
+        IndexName: "byKind",
+        KeyConditionExpression: "kind = :k AND kindSort = :id",
+        ExpressionAttributeValues: { ":k": "APIKEY", ":id": created.id },
+      }),
+    );
+    await store.clients.ddb.send(
+      new UpdateCommand({
+        TableName,
+        Key: { pk: Items[0]?.pk, sk: Items[0]?.sk },
+        UpdateExpression: "SET serverIds = :garbage REMOVE #name",
+        ExpressionAttributeNames: { "#name": "name" },
+        ExpressionAttributeValues: { ":garbage": "not-a-list" },
+      }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 2_100)); // the key index refreshes
+
+    const listed = await call("GET", "/v1/keys");
+    const tools = await app.request("/v1/tools", { headers: { authorization: `Bearer ${created.key}` } });
+
+    expect(listed.status).toBe(200);
+    expect(((await listed.json()) as Json).keys.map((k: Json) => k.id)).toEqual(
+      expect.arrayContaining([created.id, other.id]),
+    );
+    expect(tools.status).toBe(200);
+    expect(((await tools.json()) as Json).tools).toEqual([]);
+    expect((await call("DELETE", `/v1/keys/${created.id}`)).status).toBe(204);
+  });
+});

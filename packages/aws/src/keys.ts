@@ -80,20 +80,24 @@ export function createApiKeyStore(ddb: DynamoDBDocumentClient, tableName: string
 
 function toInfo(item: Record<string, unknown>): ApiKeyInfo {
   return {
-    id: String(item.id),
-    name: String(item.name),
+    id: String(item.id ?? ""),
+    name: String(item.name ?? ""),
     serverIds: storedScope(item),
-    createdAt: String(item.createdAt),
+    createdAt: String(item.createdAt ?? ""),
   };
 }
 
 /**
  * The server ids a stored key may use. Keys made before scopes bound ids hold `servers` (names) and no
  * `serverIds`; a name can be renamed away or taken by a new server, so such a key fails closed: it is
- * scoped to nothing (re-create it to scope it again). A key with neither is unscoped, as it always was.
+ * scoped to nothing (re-create it to scope it again). A key with neither is unscoped, as it always was;
+ * a scope that is there but damaged scopes to nothing.
  */
 function storedScope(item: Record<string, unknown>): string[] | null {
-  if (Array.isArray(item.serverIds)) return item.serverIds.map(String);
-  if (Array.isArray(item.servers)) return [];
+  // A damaged scope (not a list of ids) fails closed too: never wider than what was stored.
+  if (item.serverIds !== undefined) {
+    return Array.isArray(item.serverIds) ? item.serverIds.filter((id): id is string => typeof id === "string") : [];
+  }
+  if (item.servers !== undefined) return [];
   return null;
 }
