@@ -7,6 +7,7 @@ export * from "./failures";
 export * from "./jobs";
 export * from "./keys";
 export * from "./outages";
+export * from "./readiness";
 export * from "./sealing";
 export * from "./secrets";
 export * from "./servers";

@@ -33,6 +33,7 @@ export const ERROR_CODES = {
   "upstream.timeout": [504, "Upstream timed out"],
   "upstream.error": [502, "Upstream answered with an error"],
   "upstream.response_too_large": [502, "Upstream response too large"],
+  "service.not_ready": [503, "Not ready"],
   internal: [500, "Internal error"],
 } as const satisfies Record<string, readonly [number, string]>;
 
