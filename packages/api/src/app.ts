@@ -59,7 +59,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
       }
     },
   });
-  app.onError(onError);
+  app.onError((error, c) => onError(error, c, deps.store.outages));
   app.notFound((c) => problemOf(c, "request.not_found", `No route for ${c.req.method} ${c.req.path}.`));
 
   app.use(requestId());
