@@ -73,9 +73,14 @@ export class Readiness {
     const last = this.last;
     if (last && (last.settledAt === undefined || Date.now() - last.settledAt < cacheMs)) return last.report;
     const current: NonNullable<typeof this.last> = { settledAt: undefined, report: this.run() };
-    current.report.finally(() => {
-      current.settledAt = Date.now();
-    });
+    current.report.then(
+      () => {
+        current.settledAt = Date.now();
+      },
+      () => {
+        if (this.last === current) this.last = undefined;
+      },
+    );
     this.last = current;
     return current.report;
   }
