@@ -9,11 +9,9 @@ const config = {
   keyId: "alias/mcp-gateway",
 };
 
-/** An error as the AWS SDK names it (the outage log reads only names and causes). */
+/** An error shaped as the AWS SDK's service errors are: a name and the response's `$metadata`. */
 function named(name: string, message = name): Error {
-  const error = new Error(message);
-  error.name = name;
-  return error;
+  return Object.assign(new Error(message), { name, $metadata: { httpStatusCode: 400 } });
 }
 
 function capture() {
@@ -42,6 +40,8 @@ describe("outageOf", () => {
   it("is undefined for any other error", () => {
     expect(outageOf(new Error("connect ECONNREFUSED 127.0.0.1:4566"))).toBeUndefined();
     expect(outageOf(named("AccessDeniedException"))).toBeUndefined();
+    // Not from AWS (no $metadata): another library's NotFoundException is no missing key.
+    expect(outageOf(Object.assign(new Error("nope"), { name: "NotFoundException" }))).toBeUndefined();
     expect(outageOf("not an error")).toBeUndefined();
   });
 });

@@ -11,24 +11,29 @@ export type Outage = "missing" | "unusable";
 export const OUTAGE_LOG_INTERVAL_MS = 30_000;
 
 /** The dependency and outage an AWS error reports (error names of DynamoDB, SQS and KMS). */
-const OUTAGE_ERRORS: Record<string, { dependency: Dependency; outage: Outage }> = {
-  ResourceNotFoundException: { dependency: "table", outage: "missing" },
-  QueueDoesNotExist: { dependency: "queue", outage: "missing" },
-  "AWS.SimpleQueueService.NonExistentQueue": { dependency: "queue", outage: "missing" },
-  NotFoundException: { dependency: "key", outage: "missing" },
-  DisabledException: { dependency: "key", outage: "unusable" },
-  KMSInvalidStateException: { dependency: "key", outage: "unusable" },
-};
+const OUTAGE_ERRORS = new Map<string, { dependency: Dependency; outage: Outage }>([
+  ["ResourceNotFoundException", { dependency: "table", outage: "missing" }],
+  ["QueueDoesNotExist", { dependency: "queue", outage: "missing" }],
+  ["AWS.SimpleQueueService.NonExistentQueue", { dependency: "queue", outage: "missing" }],
+  ["NotFoundException", { dependency: "key", outage: "missing" }],
+  ["DisabledException", { dependency: "key", outage: "unusable" }],
+  ["KMSInvalidStateException", { dependency: "key", outage: "unusable" }],
+]);
 
 /**
  * The missing (or unusable) resource an error is about, looking through `cause`s (a `QueueError` or
- * `SealError` wraps the SDK's error); undefined for any other error.
+ * `SealError` wraps the SDK's error); undefined for any other error. Only errors AWS answered with
+ * count (they carry the SDK's `$metadata`): another library's `NotFoundException` is not a missing key.
  */
 export function outageOf(
   error: unknown,
 ): { dependency: Dependency; outage: Outage; error: Error } | undefined {
   for (let current = error, depth = 0; current instanceof Error && depth < 5; depth++) {
-    const found = OUTAGE_ERRORS[current.name] ?? OUTAGE_ERRORS[(current as { Code?: string }).Code ?? ""];
+    const answered = current as Error & { $metadata?: unknown; Code?: string };
+    const found =
+      answered.$metadata !== undefined
+        ? (OUTAGE_ERRORS.get(answered.name) ?? OUTAGE_ERRORS.get(answered.Code ?? ""))
+        : undefined;
     if (found) return { ...found, error: current };
     current = current.cause;
   }
