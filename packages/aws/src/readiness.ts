@@ -85,6 +85,8 @@ export function checkStateOf(error: unknown): CheckState {
   if (outage) return outage.outage;
   if (error instanceof Error && (error.name === "AbortError" || error.name === "TimeoutError"))
     return "timeout";
+  // No credentials to sign with: nothing was sent, but the endpoint is not to blame.
+  if (error instanceof Error && error.name === "CredentialsProviderError") return "error";
   // No HTTP status: nothing answered (connection refused or reset, DNS, a closed socket).
   const status = (error as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata
     ?.httpStatusCode;
