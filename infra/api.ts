@@ -5,9 +5,9 @@
  */
 
 import { nodejs } from "./bundling";
-import { jobsLink } from "./queue";
+import { inspectJobQueue, jobsLink } from "./queue";
 import { runnerLink, vpc } from "./runner";
-import { adminToken, keyLink, runnerToken, sealWithKey, tableLink } from "./storage";
+import { adminToken, describeKey, keyLink, runnerToken, sealWithKey, tableLink } from "./storage";
 
 /**
  * Upstreams on loopback / private addresses are refused when deployed (one object per function);
@@ -17,6 +17,12 @@ const environment = () => ({
   ALLOW_PRIVATE_UPSTREAMS: "false",
   ...(process.env.WORKTREE_BASE ? { WORKTREE_BASE: process.env.WORKTREE_BASE } : {}),
 });
+
+/**
+ * `GET /readyz` (both functions) checks the table (a GetItem, already granted), the job queue and the
+ * key: these two read-only grants are all it adds.
+ */
+const checkReadiness = [inspectJobQueue, describeKey];
 
 /**
  * Control plane: writes server configs and secrets, so it is the one function that seals
@@ -32,7 +38,7 @@ export const admin = new sst.aws.Function("Admin", {
   timeout: "2 minutes",
   url: true,
   link: [tableLink, jobsLink, keyLink, adminToken, runnerLink, runnerToken],
-  permissions: [sealWithKey],
+  permissions: [sealWithKey, ...checkReadiness],
   vpc,
   environment: environment(),
 });
@@ -51,6 +57,7 @@ export const gateway = new sst.aws.Function("Gateway", {
   timeout: "15 minutes",
   url: true,
   link: [tableLink, jobsLink, keyLink, adminToken, runnerLink, runnerToken],
+  permissions: checkReadiness,
   vpc,
   environment: environment(),
 });

@@ -21,3 +21,6 @@ export const jobsLink = new sst.Linkable("Jobs", {
   properties: { url: jobQueue.url },
   include: [sst.aws.permission({ actions: ["sqs:SendMessage"], resources: [jobQueue.arn] })],
 });
+
+/** What `/readyz` asks of the queue (that it exists): its attributes, nothing that moves messages. */
+export const inspectJobQueue = { actions: ["sqs:GetQueueAttributes"], resources: [jobQueue.arn] };

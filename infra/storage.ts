@@ -78,6 +78,9 @@ export const openStdioSecretsOnly = [
   },
 ];
 
+/** What `/readyz` asks of the key: its metadata (exists, enabled), never a cryptographic operation. */
+export const describeKey = { actions: ["kms:DescribeKey"], resources: [key.arn] };
+
 /** The extra grant of the functions that seal (server headers/env, secrets). */
 export const sealWithKey = { actions: ["kms:GenerateDataKey"], resources: [key.arn] };
 

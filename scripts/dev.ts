@@ -1,7 +1,9 @@
 /**
  * `npm run dev`: the whole system on one machine — the AWS emulator (unless AWS_ENDPOINT_URL names
  * one), resources created idempotently, the API on http://127.0.0.1:$PORT, the worker's queue
- * poller, the health sweep timer and the stdio runner (on its own loopback port).
+ * poller, the health sweep timer and the stdio runner (on its own loopback port). When the emulator
+ * comes back empty (restarted, reset), the resources are re-created as soon as something finds one
+ * missing (/readyz, the poller, a request), and the stack serves again without a restart.
  */
 import { randomBytes } from "node:crypto";
 import { createApp, listen } from "@mcpgw/api";
@@ -11,6 +13,7 @@ import {
   loadAppSettings,
   loadAwsConfig,
   loadRunnerSettings,
+  recreateWhenMissing,
   removeCredentialsFromEnv,
 } from "@mcpgw/aws";
 import { createLogger, errorFields } from "@mcpgw/core";
@@ -56,10 +59,13 @@ const app = createApp({
   worktreeBase: settings.worktreeBase,
   mcp: { loopbackOnly: true, allowedOrigins: settings.mcpAllowedOrigins },
   maxUpstreamMessageBytes: settings.maxUpstreamMessageBytes,
+  // The runner runs in this process: /readyz checks it too.
+  readiness: { runner: true },
 });
 const api = await listen(app, port);
 const poller = startPoller({ ...worker, runner: runnerEndpoint });
 const sweeper = startSweeper(worker, settings.sweepIntervalSeconds);
+const stopRecreating = recreateWhenMissing(store, logger, { onRecreated: () => poller.wake() });
 
 if (generatedToken) log(`ADMIN_TOKEN=${adminToken} (generated; set ADMIN_TOKEN to choose one)`);
 log(`AWS endpoint ${emulator.endpoint}${emulator.owned ? " (moto, started for this run)" : ""}`);
@@ -70,6 +76,7 @@ async function shutdown() {
   if (stopping) return;
   stopping = true;
   sweeper.stop();
+  stopRecreating();
   await Promise.all([api.close(), poller.stop()]);
   await runner.stop();
   await emulator.stop();

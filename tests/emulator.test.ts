@@ -2,7 +2,8 @@ import { spawn } from "node:child_process";
 import { resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { afterEach, describe, expect, it } from "vitest";
-import { startEmulator } from "../scripts/lib/emulator";
+import { startEmulator, startMoto } from "../scripts/lib/emulator";
+import { parkedPort } from "../scripts/lib/processes";
 import { waitFor } from "./support/stack";
 
 const ROOT = resolve(import.meta.dirname, "..");
@@ -40,6 +41,24 @@ describe("emulator harness", () => {
     expect(emulator.endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(answered.ok).toBe(true);
     expect(alive(emulator.pid!)).toBe(false);
+  });
+
+  it("starts moto on a chosen port, and an empty one there again after a stop, leaving the env alone", async () => {
+    const port = await parkedPort();
+    const before = process.env.AWS_ENDPOINT_URL;
+
+    const first = await startMoto({ port });
+    const created = await fetch(`${first.endpoint}/?Action=CreateQueue&QueueName=left-behind`);
+    await first.stop();
+    const second = await startMoto({ port });
+    const listed = await (await fetch(`${second.endpoint}/?Action=ListQueues`)).text();
+    await second.stop();
+
+    expect(first.endpoint).toBe(`http://127.0.0.1:${port}`);
+    expect(second.endpoint).toBe(first.endpoint);
+    expect(created.ok).toBe(true);
+    expect(listed).not.toContain("left-behind");
+    expect(process.env.AWS_ENDPOINT_URL).toBe(before);
   });
 
   it("leaves no orphan when its parent is killed with SIGKILL", async () => {

@@ -71,17 +71,29 @@ export async function startEmulator(log: (line: string) => void = () => {}): Pro
   for (const [key, value] of Object.entries(EMULATOR_ENV)) process.env[key] ??= value;
   const existing = process.env.AWS_ENDPOINT_URL;
   if (existing) return { endpoint: existing, pid: undefined, owned: false, stop: async () => {} };
+  const emulator = await startMoto({ log });
+  process.env.AWS_ENDPOINT_URL = emulator.endpoint;
+  return emulator;
+}
 
-  ensureVenv(log);
-  const child = spawn(VENV_PYTHON, [SERVER_SCRIPT], { stdio: ["pipe", "pipe", "pipe"] });
+/**
+ * Starts a moto server of this process's own on 127.0.0.1:`port` (default 0: a free port), empty,
+ * leaving process.env alone — e.g. for a test that stops it and starts an empty one on the same port.
+ */
+export async function startMoto(
+  options: { port?: number; log?: (line: string) => void } = {},
+): Promise<Emulator & { owned: true; pid: number }> {
+  ensureVenv(options.log);
+  const child = spawn(VENV_PYTHON, [SERVER_SCRIPT, String(options.port ?? 0)], {
+    stdio: ["pipe", "pipe", "pipe"],
+  });
   const endpoint = await waitForReady(child);
   await waitUntilAnswering(endpoint);
-  process.env.AWS_ENDPOINT_URL = endpoint;
   const onExit = () => child.kill("SIGKILL");
   process.once("exit", onExit);
   return {
     endpoint,
-    pid: child.pid,
+    pid: child.pid as number,
     owned: true,
     stop: async () => {
       process.off("exit", onExit);

@@ -97,10 +97,13 @@ describe("GET /openapi.json", () => {
     expect(documented).toEqual(expect.arrayContaining(CONTRACT_ROUTES));
   });
 
-  it("documents every /v1 route the app actually serves, and nothing it does not serve", () => {
+  it("documents every /v1 route and probe the app actually serves, and nothing it does not serve", () => {
+    const probes = ["/healthz", "/readyz"];
     const served = new Set(
       app.app.routes
-        .filter((route) => route.method !== "ALL" && route.path.startsWith("/v1/"))
+        .filter(
+          (route) => route.method !== "ALL" && (route.path.startsWith("/v1/") || probes.includes(route.path)),
+        )
         .map((route) => `${route.method.toLowerCase()} ${route.path.replace(/:([A-Za-z0-9_]+)/g, "{$1}")}`),
     );
     const documented = new Set(operations().map(([method, path]) => `${method} ${path}`));
@@ -313,5 +316,31 @@ describe("GET /healthz", () => {
 
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ ok: true });
+  });
+});
+
+describe("GET /readyz", () => {
+  /** The schema of one response of an operation, `$ref`s followed. */
+  const responseSchema = (op: Operation, status: string, type: string) => {
+    const response = op.responses[status] as Json;
+    return deref((response.content as Record<string, Json>)[type]?.schema as Json);
+  };
+
+  it("is documented without auth: 200 with every check, 503 problem+json naming the checks", () => {
+    const readyz = operation("get /readyz");
+    const healthz = operation("get /healthz");
+
+    expect(readyz.security ?? doc.security).toBeUndefined();
+    expect(healthz.security ?? doc.security).toBeUndefined();
+    const ok = responseSchema(readyz, "200", "application/json");
+    expect(ok.required).toEqual(expect.arrayContaining(["ok", "checks"]));
+    const checks = deref((ok.properties as Record<string, Json>).checks as Json);
+    expect(Object.keys(checks.properties as Json)).toEqual(["table", "queue", "key", "runner"]);
+    // The Problem shape with `checks` added (allOf: Problem, { checks }).
+    const notReady = responseSchema(readyz, "503", "application/problem+json");
+    const parts = ((notReady.allOf as Json[] | undefined) ?? [notReady]).map(deref);
+    expect(parts.flatMap((part) => (part.required as string[] | undefined) ?? [])).toEqual(
+      expect.arrayContaining(["type", "title", "status", "detail", "code", "checks"]),
+    );
   });
 });

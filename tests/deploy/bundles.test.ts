@@ -330,6 +330,28 @@ describe("Lambda bundles (esbuild, ESM, minified) against the emulator", () => {
     expect((results[2] as HttpResult).statusCode).toBe(401);
   });
 
+  it.each(["admin", "gateway"] as const)(
+    "%s: /readyz checks the linked table, queue (by its linked URL) and key; 503 names a missing table",
+    (handler) => {
+      // Prepare: the same links, but a table that does not exist
+      const broken = {
+        ...links,
+        Table: { name: `missing-${randomUUID().slice(0, 8)}`, type: "sst.sst.Linkable" },
+      };
+
+      // Act
+      const ready = invoke(handler, "handler", [urlEvent("GET", "/readyz")]).results[0];
+      const notReady = invoke(handler, "handler", [urlEvent("GET", "/readyz")], broken).results[0];
+
+      // Assess
+      expect(json(ready, 200)).toEqual({ ok: true, checks: { table: "ok", queue: "ok", key: "ok" } });
+      expect(json(notReady, 503)).toMatchObject({
+        code: "service.not_ready",
+        checks: { table: "missing", queue: "ok", key: "ok" },
+      });
+    },
+  );
+
   it.each(["admin", "gateway", "worker"] as const)(
     "%s stays within its size and cold-import budgets",
     (handler) => {

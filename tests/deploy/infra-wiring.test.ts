@@ -215,12 +215,31 @@ describe("least privilege", () => {
       Object.entries(compute()).map(([name, g]) => [name, g.actions.filter((a) => a.startsWith("kms:"))]),
     );
     expect(kms).toEqual({
-      admin: ["kms:Decrypt", "kms:GenerateDataKey"],
-      gateway: ["kms:Decrypt"],
+      admin: ["kms:Decrypt", "kms:DescribeKey", "kms:GenerateDataKey"],
+      gateway: ["kms:Decrypt", "kms:DescribeKey"],
       worker: ["kms:Decrypt"],
       sweep: [],
       runner: ["kms:Decrypt"],
     });
+  });
+
+  it("grants /readyz's two reads (queue attributes, key metadata) to the API functions only, on their resources", () => {
+    const reads = ["sqs:GetQueueAttributes", "kms:DescribeKey"];
+    const granted = Object.fromEntries(
+      Object.entries(compute()).map(([name, g]) => [name, g.actions.filter((a) => reads.includes(a))]),
+    );
+    expect(granted).toEqual({
+      admin: ["kms:DescribeKey", "sqs:GetQueueAttributes"],
+      gateway: ["kms:DescribeKey", "sqs:GetQueueAttributes"],
+      worker: [],
+      sweep: [],
+      runner: [],
+    });
+    const { gateway } = compute();
+    const resourcesOf = (action: string) =>
+      gateway.grants.filter((g) => g.actions.includes(action)).flatMap((g) => g.resources);
+    expect(resourcesOf("sqs:GetQueueAttributes")).toEqual(["JobQueue.arn"]);
+    expect(resourcesOf("kms:DescribeKey")).toEqual(["SealingKey.arn"]);
   });
 
   it("lets the runner open only stdio env and secret-store values (KMS grants conditioned on the context)", () => {
@@ -272,6 +291,9 @@ describe("least privilege", () => {
       ],
       SendMessageCommand: ["sqs:SendMessage"],
       SendMessageBatchCommand: ["sqs:SendMessage"],
+      // The readiness checks (GET /readyz); their GetItem is a GetCommand.
+      GetQueueAttributesCommand: ["sqs:GetQueueAttributes"],
+      DescribeKeyCommand: ["kms:DescribeKey"],
       // Only without the Jobs link (local runs); deployed, the queue URL is linked.
       GetQueueUrlCommand: [],
       DecryptCommand: ["kms:Decrypt"],

@@ -14,6 +14,7 @@ import { Directory, type Snapshot } from "./gateway/directory";
 import { type McpOriginPolicy, registerMcpRoutes } from "./gateway/mcp";
 import { registerGatewayRoutes } from "./gateway/routes";
 import type { GatewayDeps } from "./gateway/service";
+import { Readiness, type ReadinessOptions, registerHealthRoutes } from "./health";
 import { onError, problemOf } from "./problem";
 
 /** Everything the HTTP app needs from its surroundings. */
@@ -32,6 +33,11 @@ export interface AppDeps {
   serve?: { admin?: boolean; gateway?: boolean };
   /** The largest message an upstream may send (MAX_UPSTREAM_MESSAGE_BYTES; default 16 MiB). */
   maxUpstreamMessageBytes?: number;
+  /**
+   * What `/readyz` checks besides the table, queue and key: `runner: true` adds the stdio runner
+   * (`npm run dev`, where it runs in the same process); cache and timeout overrides for tests.
+   */
+  readiness?: Omit<ReadinessOptions, "runner"> & { runner?: boolean };
   /** Data-plane parts, made here unless given (tests inject their own). */
   gateway?: Partial<Pick<GatewayDeps, "directory" | "pool" | "fetch" | "heartbeatMs">>;
 }
@@ -53,7 +59,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
       }
     },
   });
-  app.onError(onError);
+  app.onError((error, c) => onError(error, c, deps.store.outages));
   app.notFound((c) => problemOf(c, "request.not_found", `No route for ${c.req.method} ${c.req.path}.`));
 
   app.use(requestId());
@@ -84,7 +90,12 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     }),
   );
 
-  app.get("/healthz", (c) => c.json({ ok: true }));
+  const { runner: checkRunner, ...readinessOptions } = deps.readiness ?? {};
+  const readiness = new Readiness(deps.store, deps.logger, {
+    ...readinessOptions,
+    ...(checkRunner ? { runner: deps.runner } : {}),
+  });
+  registerHealthRoutes(app, readiness);
   const keyIndex = new KeyIndex(deps.store.keys);
   const auth = authenticate({ adminToken: deps.adminToken, verifyKey: (token) => keyIndex.verify(token) });
   app.use("/v1/*", auth);

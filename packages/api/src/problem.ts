@@ -1,3 +1,4 @@
+import type { OutageLog } from "@mcpgw/aws";
 import { AppError, type ErrorCode, errorFields } from "@mcpgw/core";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
@@ -34,8 +35,11 @@ export function problemOf(
   return problem(c, new AppError(code, detail, extra));
 }
 
-/** The one error handler: AppErrors as they are, HTTP errors mapped to codes, anything else a bare 500. */
-export function onError(error: Error, c: Context<AppEnv>): Response {
+/**
+ * The one error handler: AppErrors as they are, HTTP errors mapped to codes, anything else a bare 500.
+ * A missing AWS resource is logged through `outages` (one line per interval, not one per request).
+ */
+export function onError(error: Error, c: Context<AppEnv>, outages?: OutageLog): Response {
   if (error instanceof AppError) return problem(c, error);
   if (error instanceof HTTPException) {
     if (error.status === 400 && /malformed json/i.test(error.message)) {
@@ -45,7 +49,9 @@ export function onError(error: Error, c: Context<AppEnv>): Response {
     if (error.status === 401) return problemOf(c, "auth.unauthorized", "Missing or invalid bearer token.");
     if (error.status < 500) return problemOf(c, "request.invalid", error.message);
   }
-  c.get("logger")?.error("request failed", errorFields(error));
+  const logger = c.get("logger");
+  if (logger && outages?.report(logger, error)) logger.debug("request failed", errorFields(error));
+  else logger?.error("request failed", errorFields(error));
   if (error.name === "StoreError") {
     // Nothing was written: the caller may simply try again.
     return problemOf(c, "store.unavailable", `${error.message}. Try again.`, {

@@ -13,8 +13,11 @@ import {
   NotFoundException,
 } from "@aws-sdk/client-kms";
 import { CreateQueueCommand, GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
+import { errorFields, type Logger } from "@mcpgw/core";
 import type { AwsClients } from "./clients";
 import type { AwsConfig } from "./config";
+import type { Store } from "./context";
+import type { Dependency } from "./outages";
 import { TABLE_KEYS } from "./table";
 
 /** How often a job may be received before SQS moves it to the dead-letter queue. */
@@ -112,4 +115,41 @@ async function ensureKey({ kms }: AwsClients, { keyAlias }: AwsConfig): Promise<
     // A concurrent bootstrap created the alias first; its key is the one in use.
     if (!(error instanceof AlreadyExistsException)) throw error;
   }
+}
+
+/** The shortest time between two re-creations by {@link recreateWhenMissing}. */
+export const RECREATE_GAP_MS = 2_000;
+
+/**
+ * For local runs (`npm run dev`): when the store's outage log records a missing resource — the
+ * emulator came back empty — runs {@link ensureResources} again, so the stack serves again without a
+ * restart. One run at a time, at most one per `gapMs`; reports meanwhile (from calls already in flight)
+ * are ignored, and a resource still missing after a failed run is reported, and re-created, again.
+ * `onRecreated` runs after each successful run (e.g. to end the poller's pause). Returns the stop.
+ */
+export function recreateWhenMissing(
+  store: Pick<Store, "clients" | "config" | "outages" | "jobs">,
+  logger: Logger,
+  options: { onRecreated?: () => void; gapMs?: number } = {},
+): () => void {
+  const gapMs = options.gapMs ?? RECREATE_GAP_MS;
+  let running = false;
+  let lastRun = Number.NEGATIVE_INFINITY;
+  return store.outages.onOutage((dependency: Dependency, outage) => {
+    // A key disabled or pending deletion is someone's decision, not an empty emulator: left alone.
+    if (outage !== "missing" || running || Date.now() - lastRun < gapMs) return;
+    running = true;
+    lastRun = Date.now();
+    logger.warn("re-creating the local resources", { dependency });
+    ensureResources(store.clients, store.config)
+      .then(() => {
+        store.jobs.forgetUrl();
+        logger.info("local resources re-created", { dependency });
+        options.onRecreated?.();
+      })
+      .catch((error) => logger.error("could not re-create the local resources", errorFields(error)))
+      .finally(() => {
+        running = false;
+      });
+  });
 }

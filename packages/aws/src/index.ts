@@ -6,6 +6,8 @@ export * from "./context";
 export * from "./failures";
 export * from "./jobs";
 export * from "./keys";
+export * from "./outages";
+export * from "./readiness";
 export * from "./sealing";
 export * from "./secrets";
 export * from "./servers";

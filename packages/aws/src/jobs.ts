@@ -5,6 +5,7 @@ import {
   type SQSClient,
 } from "@aws-sdk/client-sqs";
 import type { Job } from "@mcpgw/core";
+import { outageOf } from "./outages";
 
 const SEND_CONCURRENCY = 5;
 
@@ -21,6 +22,11 @@ export interface JobQueue {
   sendMany(jobs: Job[]): Promise<void>;
   /** The queue URL (resolved once, never built by hand). */
   url(): Promise<string>;
+  /**
+   * Forgets a URL resolved by name, so the next use resolves it again — for when the queue was found
+   * missing (a re-created queue may have another URL). A linked URL (SST) is kept.
+   */
+  forgetUrl(): void;
 }
 
 /** A producer for the queue named `queueName`, or at `queueUrl` when it is known (SST link). */
@@ -39,6 +45,13 @@ export function createJobQueue(
     });
     return resolved;
   };
+  const forgetUrl = () => {
+    if (!queue.queueUrl) resolved = undefined;
+  };
+  /** A send failed: when the queue is gone, its URL is resolved again next time. */
+  const sendFailed = (cause: unknown) => {
+    if (outageOf(cause)) forgetUrl();
+  };
   async function sendBatch(queueUrl: string, batch: Job[]): Promise<void> {
     try {
       const result = await sqs.send(
@@ -50,12 +63,14 @@ export function createJobQueue(
       if (result.Failed && result.Failed.length > 0)
         throw new Error(`${result.Failed.length} jobs were refused`);
     } catch (cause) {
+      sendFailed(cause);
       throw new QueueError("Could not enqueue a batch of jobs", { cause });
     }
   }
 
   return {
     url,
+    forgetUrl,
     async send(job, delaySeconds = 0) {
       try {
         await sqs.send(
@@ -66,6 +81,7 @@ export function createJobQueue(
           }),
         );
       } catch (cause) {
+        sendFailed(cause);
         throw new QueueError(`Could not enqueue a ${job.type} job`, { cause });
       }
     },

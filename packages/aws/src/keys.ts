@@ -96,7 +96,9 @@ function toInfo(item: Record<string, unknown>): ApiKeyInfo {
 function storedScope(item: Record<string, unknown>): string[] | null {
   // A damaged scope (not a list of ids) fails closed too: never wider than what was stored.
   if (item.serverIds !== undefined) {
-    return Array.isArray(item.serverIds) ? item.serverIds.filter((id): id is string => typeof id === "string") : [];
+    return Array.isArray(item.serverIds)
+      ? item.serverIds.filter((id): id is string => typeof id === "string")
+      : [];
   }
   if (item.servers !== undefined) return [];
   return null;

@@ -20,6 +20,8 @@ export const keys = {
   serverPartition: (id: string) => `SERVER#${id}`,
   nameClaim: (name: string) => ({ pk: `NAME#${name}`, sk: "NAME" }),
   secret: (name: string) => ({ pk: `SECRET#${name}`, sk: "SECRET" }),
+  /** Never written: the readiness check reads it to learn the table answers (GetItem is granted). */
+  readinessProbe: { pk: "READINESS", sk: "PROBE" },
 } as const;
 
 /** Values of the `kind` attribute the byKind index partitions on. */

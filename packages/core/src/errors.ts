@@ -35,6 +35,7 @@ export const ERROR_CODES = {
   "upstream.error": [502, "Upstream answered with an error"],
   "upstream.response_too_large": [502, "Upstream response too large"],
   "store.unavailable": [503, "Store unavailable"],
+  "service.not_ready": [503, "Not ready"],
   internal: [500, "Internal error"],
 } as const satisfies Record<string, readonly [number, string]>;
 

@@ -29,11 +29,10 @@ export async function handleBatch(deps: WorkerDeps, records: SqsRecord[]): Promi
         await processJob(deps, job, record.messageId);
         return undefined;
       } catch (error) {
-        deps.logger.error("job failed", {
-          messageId: record.messageId,
-          serverId: job.serverId,
-          ...errorFields(error),
-        });
+        const fields = { messageId: record.messageId, serverId: job.serverId, ...errorFields(error) };
+        // A missing table or key is logged once per interval, not once per job.
+        if (deps.store.outages.report(deps.logger, error)) deps.logger.debug("job failed", fields);
+        else deps.logger.error("job failed", fields);
         return { itemIdentifier: record.messageId };
       }
     }),

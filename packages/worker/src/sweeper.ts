@@ -2,13 +2,22 @@ import type { Store } from "@mcpgw/aws";
 import { errorFields, type Logger } from "@mcpgw/core";
 import { runSweep } from "./sweep";
 
-/** The local stand-in for the scheduled sweep: runs it every `intervalSeconds`. */
+/**
+ * The local stand-in for the scheduled sweep: runs it every `intervalSeconds`. A missing table or
+ * queue is logged through the store's outage log (once per its interval, however short this one is).
+ */
 export function startSweeper(
   deps: { store: Store; logger: Logger },
   intervalSeconds: number,
 ): { stop(): void } {
+  const logger = deps.logger.child({ source: "sweep" });
   const timer = setInterval(() => {
-    runSweep(deps).catch((error) => deps.logger.error("sweep failed", errorFields(error)));
+    runSweep({ store: deps.store, logger }).then(
+      () => deps.store.outages.recovered(logger, "table"),
+      (error) => {
+        if (!deps.store.outages.report(logger, error)) logger.error("sweep failed", errorFields(error));
+      },
+    );
   }, intervalSeconds * 1_000);
   timer.unref();
   return { stop: () => clearInterval(timer) };

@@ -304,6 +304,7 @@ async function enqueue(deps: AdminDeps, job: Job): Promise<void> {
   try {
     await deps.store.jobs.send(job);
   } catch (error) {
+    if (deps.store.outages.report(deps.logger, error)) return;
     deps.logger.error("could not enqueue job", {
       serverId: job.serverId,
       type: job.type,

@@ -51,7 +51,11 @@ export class Directory {
     const age = this.current ? Date.now() - this.current.takenAt : Number.POSITIVE_INFINITY;
     if (this.current && age < this.maxAgeMs) return this.current;
     if (this.current && age < 2 * this.maxAgeMs) {
-      this.refresh().catch((error) => this.logger.error("directory refresh failed", errorFields(error)));
+      this.refresh().catch((error) => {
+        // A missing table is logged once per interval (the store's outage log), not once a second.
+        if (!this.store.outages.report(this.logger, error))
+          this.logger.error("directory refresh failed", errorFields(error));
+      });
       return this.current;
     }
     return this.refresh();
@@ -120,7 +124,8 @@ export class Directory {
       this.store.statuses.list(),
       this.store.statuses.listCatalogs().catch((error) => {
         // Best effort: without catalogues the servers are still known; calls report tool.not_found.
-        this.logger.error("catalogue read failed", errorFields(error));
+        if (!this.store.outages.report(this.logger, error))
+          this.logger.error("catalogue read failed", errorFields(error));
         return [];
       }),
     ]);

@@ -71,7 +71,8 @@ async function serveMcp(
   const scope = scopeOf(c.get("principal"));
   if (server !== undefined) {
     const entry =
-      (await deps.directory.snapshot()).byName.get(server) ?? (await deps.directory.fresh()).byName.get(server);
+      (await deps.directory.snapshot()).byName.get(server) ??
+      (await deps.directory.fresh()).byName.get(server);
     if (!entry || !inScope(scope, entry.server.id)) {
       return problemOf(c, "server.not_found", `No server named '${server}'.`);
     }
