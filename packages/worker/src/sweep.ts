@@ -66,6 +66,6 @@ export async function runSweep(
     }
   }
   await store.jobs.sendMany(jobs);
-  logger.info("sweep enqueued jobs", { servers: servers.length, ...result });
+  logger.info("sweep enqueued probes", { servers: servers.length, ...result });
   return result;
 }
