@@ -14,6 +14,7 @@ import { Directory, type Snapshot } from "./gateway/directory";
 import { type McpOriginPolicy, registerMcpRoutes } from "./gateway/mcp";
 import { registerGatewayRoutes } from "./gateway/routes";
 import type { GatewayDeps } from "./gateway/service";
+import { unmatchedRequests } from "./method-not-allowed";
 import { onError, problemOf } from "./problem";
 
 /** Everything the HTTP app needs from its surroundings. */
@@ -54,7 +55,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     },
   });
   app.onError(onError);
-  app.notFound((c) => problemOf(c, "request.not_found", `No route for ${c.req.method} ${c.req.path}.`));
+  app.notFound(unmatchedRequests(app));
 
   app.use(requestId());
   app.use(async function closeUnreadBodies(c, next) {
