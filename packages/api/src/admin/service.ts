@@ -3,8 +3,10 @@ import {
   AppError,
   applyServerPatch,
   errorFields,
+  ifMatchAllows,
   type Job,
   type Logger,
+  parseIfMatch,
   parseMcpJson,
   parseServerSpec,
   type ServerPatch,
@@ -84,7 +86,7 @@ export async function updateServer(
   ifMatch: string | undefined,
 ): Promise<ServerView> {
   const existing = await findServer(deps, idOrName);
-  if (ifMatch !== undefined && parseVersion(ifMatch) !== existing.version) {
+  if (ifMatch !== undefined && !ifMatchAllows(parseIfMatch(ifMatch), existing.version)) {
     throw new AppError(
       "request.precondition_failed",
       `If-Match ${ifMatch} does not match version ${existing.version}.`,
@@ -248,8 +250,4 @@ function assertUpstreamAllowed(deps: AdminDeps, spec: ServerSpec): void {
       name: spec.name,
     });
   }
-}
-
-function parseVersion(ifMatch: string): number {
-  return Number(ifMatch.replace(/^W\//, "").replace(/"/g, "").trim());
 }
