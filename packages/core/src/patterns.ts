@@ -1,8 +1,9 @@
 /**
  * Regular expressions that put rules zod checks with code into the JSON Schema of the API document
  * too, so that every value the document calls valid is accepted. JSON Schema patterns are ECMA-262;
- * these are also read alike by Python's `re` (what schema fuzzers generate from): no `\s`/`\S`, whose
- * sets differ between the two, and no `$` where a trailing newline would matter.
+ * these are also read alike by Python's `re` (what schema fuzzers generate from): whitespace spelled
+ * out (`\s` differs between the two; `[\s\S]`, any character, does not), NUL as `\x00`, and no `$`
+ * where a trailing newline would matter.
  */
 import { z } from "zod";
 
