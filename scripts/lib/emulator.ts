@@ -3,15 +3,20 @@
  * port and stopped with its parent. With AWS_ENDPOINT_URL already set (LocalStack, another moto),
  * nothing is started and that endpoint is used.
  */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { type ChildProcess, spawn } from "node:child_process";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { ensureVenv as ensurePinnedVenv, type VenvSpec, venvPath } from "./venv";
 
 export const MOTO_REQUIREMENT = "moto[server]==5.2.5";
-const ROOT = resolve(import.meta.dirname, "../..");
-export const VENV_DIR = join(ROOT, ".venv-moto");
-const VENV_PYTHON = join(VENV_DIR, "bin", "python");
+const MOTO: VenvSpec = {
+  dir: ".venv-moto",
+  requirement: MOTO_REQUIREMENT,
+  probe: "import moto.server, flask",
+  purpose: "The AWS emulator",
+};
+export const VENV_DIR = venvPath(MOTO);
+const VENV_PYTHON = venvPath(MOTO, "bin", "python");
 const START_TIMEOUT_MS = 30_000;
 
 /** Credentials and region for talking to an emulator; never real ones. */
@@ -34,29 +39,7 @@ export interface Emulator {
 
 /** Creates the venv with the pinned moto when it is missing. Throws a clear error without Python/pip. */
 export function ensureVenv(log: (line: string) => void = () => {}): void {
-  if (existsSync(VENV_PYTHON) && moduleImportable()) return;
-  const python = ["python3", "python"].find((bin) => spawnSync(bin, ["--version"]).status === 0);
-  if (!python) {
-    throw new Error("The AWS emulator needs Python 3 (python3) with venv and pip; none was found on PATH.");
-  }
-  log(`creating ${VENV_DIR} with ${MOTO_REQUIREMENT} (first run only)`);
-  run(python, ["-m", "venv", VENV_DIR], "create the emulator venv (is python3-venv installed?)");
-  run(
-    VENV_PYTHON,
-    ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", MOTO_REQUIREMENT],
-    `pip install ${MOTO_REQUIREMENT}`,
-  );
-}
-
-function moduleImportable(): boolean {
-  return spawnSync(VENV_PYTHON, ["-c", "import moto.server, flask"], { stdio: "ignore" }).status === 0;
-}
-
-function run(bin: string, args: string[], what: string): void {
-  const result = spawnSync(bin, args, { stdio: ["ignore", "inherit", "pipe"], encoding: "utf8" });
-  if (result.status !== 0) {
-    throw new Error(`Could not ${what}: ${(result.stderr || result.error?.message || "").trim()}`);
-  }
+  ensurePinnedVenv(MOTO, log);
 }
 
 /**
@@ -64,7 +47,7 @@ function run(bin: string, args: string[], what: string): void {
  * exits as soon as its stdin closes — so it dies with its parent however the parent ends (no orphans,
  * even on SIGKILL).
  */
-const SERVER_SCRIPT = join(ROOT, "scripts", "lib", "moto_server.py");
+const SERVER_SCRIPT = join(import.meta.dirname, "moto_server.py");
 
 /** Starts moto (or adopts AWS_ENDPOINT_URL) and sets AWS_ENDPOINT_URL and dummy credentials in process.env. */
 export async function startEmulator(log: (line: string) => void = () => {}): Promise<Emulator> {

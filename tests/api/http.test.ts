@@ -1,5 +1,6 @@
 /** Admin API through a real HTTP listener (`listen(app, 0)`) against the emulator. */
 import { request as httpRequest } from "node:http";
+import { connect } from "node:net";
 import { type Listener, listen } from "@mcpgw/api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TEST_ADMIN_TOKEN } from "../support/app";
@@ -212,6 +213,21 @@ describe("over real HTTP", () => {
         await followUp.text();
       }
     }
+  });
+
+  it("answers TRACE (no declared method) with 405 and Allow, as problem+json", async () => {
+    // Raw: Node's fetch refuses TRACE, and its http client would frame one with a chunked body.
+    const socket = connect(listener.port, "127.0.0.1");
+    socket.end(
+      `TRACE /v1/servers/any HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TEST_ADMIN_TOKEN}\r\nConnection: close\r\n\r\n`,
+    );
+    let raw = "";
+    for await (const chunk of socket) raw += chunk.toString();
+
+    const [head = "", body = ""] = raw.split("\r\n\r\n");
+    expect(head).toMatch(/^HTTP\/1\.1 405 /);
+    expect(head).toMatch(/\r\nallow: DELETE, GET, HEAD, PATCH\r\n/i);
+    expect(JSON.parse(body)).toMatchObject({ status: 405, code: "request.method_not_allowed" });
   });
 
   it("answers malformed JSON with 400 request.malformed_json", async () => {

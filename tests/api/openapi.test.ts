@@ -166,6 +166,18 @@ describe("GET /openapi.json", () => {
     }
   });
 
+  it("documents the problems every operation can answer: 401 and 500; 400 where it reads input; 403 on admin-only paths; 413 where a body may come", () => {
+    for (const [method, path, op] of operations()) {
+      if (!path.startsWith("/v1/")) continue;
+      const statuses = Object.keys(op.responses);
+      const expected = ["401", "500"];
+      if (op.parameters?.length || op.requestBody) expected.push("400");
+      if (/^\/v1\/(servers|secrets|keys)(\/|$)/.test(path)) expected.push("403");
+      if (method !== "get") expected.push("413");
+      expect(statuses, `${method} ${path}`).toEqual(expect.arrayContaining(expected));
+    }
+  });
+
   it("declares every path parameter, required, exactly once; parameters are well formed", () => {
     for (const [method, path, op] of operations()) {
       const templated = [...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]);

@@ -419,6 +419,40 @@ describe("PATCH /v1/servers/{id}", () => {
     },
   );
 
+  it.each([['"1", "2"'], ['W/"7", "1"'], ["*"]])(
+    "applies the edit when If-Match %s names the version or any (a list, *)",
+    async (tag) => {
+      await createServer(app, httpServer("guarded"));
+
+      const updated = await expectJson(
+        await app.call("PATCH", "/v1/servers/guarded", { timeoutSeconds: 9 }, { "if-match": tag }),
+        200,
+      );
+
+      expect(updated).toMatchObject({ timeoutSeconds: 9, version: 2 });
+    },
+  );
+
+  it.each([[""], [" "], ["abc"], ['"1'], ['"1",'], ["*, 1"]])(
+    "refuses the empty or malformed If-Match %j with 400 request.invalid (never read as version 0)",
+    async (tag) => {
+      await createServer(app, httpServer("guarded"));
+      await takeJobs(app.store);
+
+      const problem = await expectProblem(
+        await app.call("PATCH", "/v1/servers/guarded", { timeoutSeconds: 9 }, { "if-match": tag }),
+        400,
+        "request.invalid",
+      );
+
+      expect(problem.detail).toContain('If-Match must be a version like "3"');
+      expect(await expectJson(await app.call("GET", "/v1/servers/guarded"), 200)).toMatchObject({
+        version: 1,
+      });
+      expect(await takeJobs(app.store)).toEqual([]);
+    },
+  );
+
   it("refuses a stale If-Match with 412 request.precondition_failed and changes nothing", async () => {
     await createServer(app, httpServer("guarded"));
     await app.call("PATCH", "/v1/servers/guarded", { timeoutSeconds: 9 });
@@ -698,6 +732,27 @@ describe("authentication", () => {
 describe("errors", () => {
   it("answers an unknown route with 404 problem+json", async () => {
     await expectProblem(await app.call("GET", "/v1/nothing-here"), 404, "request.not_found");
+  });
+
+  it.each([
+    ["PUT", "/v1/servers", "GET, HEAD, POST"],
+    ["PUT", "/v1/servers/any", "DELETE, GET, HEAD, PATCH"],
+    ["PUT", "/v1/servers/import", "POST"],
+    ["OPTIONS", "/v1/tools", "GET, HEAD"],
+    ["DELETE", "/v1/tools/a__b/call", "POST"],
+    ["POST", "/healthz", "GET, HEAD"],
+  ])("answers %s %s with 405 request.method_not_allowed and Allow: %s", async (method, path, allow) => {
+    const response = await app.call(method, path);
+
+    expect(response.headers.get("allow")).toBe(allow);
+    const problem = await expectProblem(response, 405, "request.method_not_allowed");
+    expect(problem.allow).toEqual(allow.split(", "));
+  });
+
+  it("still asks for a token before telling which methods a path takes", async () => {
+    const response = await app.app.request("/v1/servers", { method: "PUT" });
+
+    await expectProblem(response, 401, "auth.unauthorized");
   });
 
   it("renders an unexpected failure as a bare 500 with a request id, no stack and no message", async () => {

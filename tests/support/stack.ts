@@ -24,6 +24,8 @@ export interface StackOptions {
   worktreeBase?: string;
   /** Starts the stdio runner with the stack's store and logger, wired into the API and the worker. */
   runner?: boolean | Partial<RunnerOptions>;
+  /** The upstream fetch of the worker and the data plane (default: the outbound guard). */
+  fetch?: typeof fetch;
 }
 
 export async function startStack(options: StackOptions = {}) {
@@ -40,12 +42,13 @@ export async function startStack(options: StackOptions = {}) {
       })
     : undefined;
   const runnerEndpoint = runner ? { url: runner.url, token: runner.token } : undefined;
+  const gateway = options.fetch ? { ...options.gateway, fetch: options.fetch } : options.gateway;
   const app = createApp({
     store,
     logger,
     adminToken: TEST_ADMIN_TOKEN,
     allowPrivateUpstreams: allowPrivate,
-    ...(options.gateway === undefined ? {} : { gateway: options.gateway }),
+    ...(gateway === undefined ? {} : { gateway }),
     ...(options.mcp === undefined ? {} : { mcp: options.mcp }),
     ...(options.worktreeBase === undefined ? {} : { worktreeBase: options.worktreeBase }),
     ...(runnerEndpoint ? { runner: runnerEndpoint } : {}),
@@ -54,7 +57,7 @@ export async function startStack(options: StackOptions = {}) {
   const worker: WorkerDeps = {
     store,
     logger,
-    fetch: createGuardedFetch({ allowPrivate }),
+    fetch: options.fetch ?? createGuardedFetch({ allowPrivate }),
     ...(options.retryDelaySeconds === undefined ? {} : { retryDelaySeconds: options.retryDelaySeconds }),
     ...(options.deadlineMs === undefined ? {} : { deadlineMs: options.deadlineMs }),
     ...(options.graceMs === undefined ? {} : { graceMs: options.graceMs }),

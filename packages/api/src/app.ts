@@ -15,6 +15,7 @@ import { type McpOriginPolicy, registerMcpRoutes } from "./gateway/mcp";
 import { registerGatewayRoutes } from "./gateway/routes";
 import type { GatewayDeps } from "./gateway/service";
 import { Readiness, type ReadinessOptions, registerHealthRoutes } from "./health";
+import { unmatchedRequests } from "./method-not-allowed";
 import { onError, problemOf } from "./problem";
 
 /** Everything the HTTP app needs from its surroundings. */
@@ -60,7 +61,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     },
   });
   app.onError((error, c) => onError(error, c, deps.store.outages));
-  app.notFound((c) => problemOf(c, "request.not_found", `No route for ${c.req.method} ${c.req.path}.`));
+  app.notFound(unmatchedRequests(app));
 
   app.use(requestId());
   app.use(async function closeUnreadBodies(c, next) {

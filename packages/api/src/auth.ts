@@ -13,7 +13,7 @@ export const KEY_CACHE_MS = 2_000;
 const INDEX_LAG_MS = 1_000;
 
 /** Routes only the admin token may use; client keys get 403 there (`/v1/threads` checks ownership itself). */
-const ADMIN_ONLY = /^\/v1\/(servers|secrets|keys)(\/|$)/;
+export const ADMIN_ONLY = /^\/v1\/(servers|secrets|keys)(\/|$)/;
 
 type KeyMap = Map<string, ApiKeyInfo>;
 

@@ -1,25 +1,86 @@
-import type { z } from "@hono/zod-openapi";
+import { createRoute, type RouteConfig, type z } from "@hono/zod-openapi";
+import { ADMIN_ONLY } from "./auth";
 import { Problem } from "./views";
 
 /** The bearer-token security requirement of authenticated routes. */
 export const security = [{ bearer: [] }];
 
+/** Response headers a route documents (e.g. `ETag`). */
+type Headers = Record<string, { description: string; schema: { type: "string" } }>;
+
 /** A JSON response entry for a route's `responses`. */
-export const json = <T extends z.ZodType>(schema: T, description: string) => ({
+export const json = <T extends z.ZodType>(schema: T, description: string, headers?: Headers) => ({
   content: { "application/json": { schema } },
   description,
+  ...(headers ? { headers } : {}),
 });
+
+/** The `ETag` header of a server: its version, quoted (send it back as If-Match). */
+export const etag: Headers = {
+  ETag: { description: 'The server\'s version, e.g. `"3"` (for If-Match)', schema: { type: "string" } },
+};
+
+/** What each problem status means, wherever it is answered. */
+const PROBLEMS: Record<number, string> = {
+  400: "Invalid request: a parameter or the body breaks the schema (`request.invalid`, `request.malformed_json`, a body that is not `application/json`) or a rule of the operation (its `code` says which)",
+  401: "Missing or invalid bearer token (`auth.unauthorized`)",
+  403: "A client API key on an admin route (`auth.forbidden`)",
+  404: "Not found (`server.not_found`, `tool.not_found`, `secret.not_found`, `request.not_found`)",
+  409: "Conflicts with the current state (`server.name_taken`, `server.version_conflict`, `server.unavailable`, `import.name_conflict`)",
+  412: "If-Match names another version (`request.precondition_failed`)",
+  413: "The request body exceeds 1 MiB (`request.too_large`)",
+  500: "An internal error (`internal`; the logs have its request id)",
+  502: "The upstream or the stdio runner failed (`upstream.unreachable`, `upstream.error`, `upstream.response_too_large`)",
+  504: "The upstream did not answer in time (`upstream.timeout`)",
+};
 
 /** problem+json response entries for these statuses. */
 export const problems = (...statuses: number[]) =>
   Object.fromEntries(
     statuses.map((status) => [
       status,
-      { content: { "application/problem+json": { schema: Problem } }, description: "Problem" },
+      {
+        content: { "application/problem+json": { schema: Problem } },
+        description: PROBLEMS[status] ?? "Problem",
+      },
     ]),
   );
 
-/** A required JSON request body. */
-export const jsonBody = <T extends z.ZodType>(schema: T) => ({
-  body: { content: { "application/json": { schema } }, required: true },
+/**
+ * A JSON request body, required unless `optional`: an optional one may be left out (no body and no
+ * Content-Type), and the handler then gets `{}` — unvalidated, so it must read it with defaults.
+ */
+export const jsonBody = <T extends z.ZodType>(schema: T, { optional = false } = {}) => ({
+  body: { content: { "application/json": { schema } }, required: !optional },
 });
+
+/** Methods whose requests may carry a body, so the 1 MiB body limit (413) applies to them. */
+const BODY_METHODS = new Set(["post", "put", "patch", "delete"]);
+
+/**
+ * The problems any authenticated route may answer, from its shape: 401 and 500 always; 400 when it
+ * reads parameters, headers or a body; 403 on admin-only paths; 413 where a body may come.
+ */
+export function commonProblems(config: Pick<RouteConfig, "method" | "path" | "request">): number[] {
+  const { request } = config;
+  const reads = Boolean(request?.params || request?.query || request?.headers || request?.body);
+  return [
+    ...(reads ? [400] : []),
+    401,
+    ...(ADMIN_ONLY.test(config.path.replace(/\{[^}]+\}/g, "x")) ? [403] : []),
+    ...(BODY_METHODS.has(config.method) ? [413] : []),
+    500,
+  ];
+}
+
+/**
+ * An authenticated route: `createRoute` with the bearer security requirement and the common problems
+ * (`commonProblems`) added to the responses it names, so a new route documents them by default.
+ */
+export function route<const R extends RouteConfig>(config: R): R {
+  return createRoute({
+    security,
+    ...config,
+    responses: { ...problems(...commonProblems(config)), ...config.responses },
+  }) as R;
+}

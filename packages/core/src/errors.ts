@@ -11,6 +11,7 @@ export const ERROR_CODES = {
   "request.too_deep": [400, "Request nested too deeply"],
   "request.precondition_failed": [412, "Precondition failed"],
   "request.not_found": [404, "Not found"],
+  "request.method_not_allowed": [405, "Method not allowed"],
   "auth.unauthorized": [401, "Unauthorized"],
   "auth.forbidden": [403, "Forbidden"],
   "server.invalid": [400, "Invalid server configuration"],

@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { AppError, describeIssues } from "./errors";
-import { ServerSpec } from "./server";
+import { SERVER_NAME_RULE, ServerName } from "./names";
+import { recordOf } from "./patterns";
+import { Args, Command, HttpUrl, RealEnvMap, RealHeaderMap, ServerSpec } from "./server";
 import { submittedMasks } from "./server-edit";
 
 /** One problem with one entry of an imported document. */
@@ -21,6 +23,49 @@ const Entry = z.object({
   disabled: z.boolean().optional(),
 });
 type Entry = z.infer<typeof Entry>;
+
+/** The most servers one import may hold (each takes three items of one 100-item transaction). */
+export const MAX_IMPORTED_SERVERS = 33;
+const HTTP_TYPES = ["http", "streamable-http", "streamableHttp", "sse"] as const;
+/** The keys an entry may carry whatever its transport, typed as `parseMcpJson` reads them. */
+const entryKeys = Entry.omit({ type: true }).shape;
+
+const StdioEntry = z.looseObject({
+  ...entryKeys,
+  type: z.literal("stdio").optional(),
+  command: Command,
+  args: Args.optional(),
+  env: RealEnvMap.optional(),
+});
+const HttpEntry = z.looseObject({
+  ...entryKeys,
+  type: z.enum(HTTP_TYPES),
+  url: HttpUrl,
+  headers: RealHeaderMap.optional(),
+});
+/** An entry with a `url` and neither `type` nor `command` (either would make it another kind). */
+const UrlEntry = z
+  .looseObject({ ...entryKeys, url: HttpUrl, headers: RealHeaderMap.optional() })
+  .refine((entry) => entry.command === undefined && !("type" in entry), "has a `type` or a `command`")
+  .meta({ not: { anyOf: [{ required: ["type"] }, { required: ["command"] }] } });
+
+const ServerEntries = recordOf(ServerName, SERVER_NAME_RULE, z.union([StdioEntry, HttpEntry, UrlEntry]))
+  .refine((entries) => Object.keys(entries).length > 0, "lists no servers")
+  .meta({ minProperties: 1, maxProperties: MAX_IMPORTED_SERVERS });
+
+/**
+ * The `.mcp.json` documents an import accepts, for the API document: `mcpServers` (or, without it,
+ * `servers`) maps 1–33 server names to entries that each make a valid server — stdio when `type` is
+ * `stdio` or a `command` comes without a type, HTTP otherwise. `parseMcpJson` is the rule and names
+ * each problem; this schema accepts nothing it refuses, save masked values (documented, refused there).
+ */
+export const McpJsonDocument = z.union([
+  z.looseObject({ mcpServers: ServerEntries }),
+  z
+    .looseObject({ servers: ServerEntries })
+    .refine((document) => !("mcpServers" in document), "`mcpServers` is read first")
+    .meta({ not: { required: ["mcpServers"] } }),
+]);
 
 /**
  * Parses a pasted client config — Claude Desktop / Claude Code / Cursor (`mcpServers`) or VS Code

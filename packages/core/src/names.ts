@@ -5,16 +5,25 @@ import { AppError } from "./errors";
 /** Server names: 1–32 of [A-Za-z0-9_-], alphanumeric at both ends, never containing `__`. */
 export const SERVER_NAME_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9_-]{0,30}[A-Za-z0-9])?$/;
 
+/** The same rule in one pattern, `__` excluded by a lookahead (for the API document). */
+export const SERVER_NAME_RULE = new RegExp(`^(?!.*__)${SERVER_NAME_PATTERN.source.slice(1)}`);
+
 export const ServerName = z
   .string()
   .regex(SERVER_NAME_PATTERN, "must be 1-32 letters, digits, '_' or '-', starting and ending alphanumeric")
-  .refine((name) => !name.includes("__"), "must not contain '__' (it separates server and tool names)");
+  .refine((name) => !name.includes("__"), "must not contain '__' (it separates server and tool names)")
+  .meta({ pattern: SERVER_NAME_RULE.source });
 
 /** The separator between server and tool in a qualified tool name. */
 export const TOOL_SEPARATOR = "__";
 /** The longest tool name MCP clients and LLM APIs accept. */
 export const MAX_QUALIFIED_LENGTH = 64;
 const SAFE_TOOL_NAME = /^[A-Za-z0-9_-]+$/;
+/**
+ * What `parseQualifiedName` accepts, in one pattern (its 64-character bound is a `maxLength`): a server
+ * name (which never contains `__`), `__`, then a non-empty tool part.
+ */
+export const QUALIFIED_NAME_PATTERN = /^[A-Za-z0-9](?:(?:[A-Za-z0-9-]|_(?!_)){0,30}[A-Za-z0-9])?__[\s\S]/;
 const HASH_LENGTH = 8;
 
 /**
@@ -39,13 +48,11 @@ export interface QualifiedName {
 
 /** Splits `<server>__<tool>`; throws `tool.invalid_name` when it is not of that form. */
 export function parseQualifiedName(qualified: string): QualifiedName {
-  const at = qualified.indexOf(TOOL_SEPARATOR);
-  const server = qualified.slice(0, Math.max(at, 0));
-  const tool = qualified.slice(at + TOOL_SEPARATOR.length);
-  if (at <= 0 || !tool || !SERVER_NAME_PATTERN.test(server) || qualified.length > MAX_QUALIFIED_LENGTH) {
+  if (qualified.length > MAX_QUALIFIED_LENGTH || !QUALIFIED_NAME_PATTERN.test(qualified)) {
     throw new AppError("tool.invalid_name", `'${truncate(qualified)}' is not of the form <server>__<tool>`);
   }
-  return { server, tool };
+  const at = qualified.indexOf(TOOL_SEPARATOR);
+  return { server: qualified.slice(0, at), tool: qualified.slice(at + TOOL_SEPARATOR.length) };
 }
 
 function truncate(text: string): string {

@@ -1,22 +1,43 @@
 import { z } from "zod";
 import { ServerName } from "./names";
+import { HTTP_URL, NO_CR_LF_NUL, NOT_BLANK, NOT_MASKED, recordOf } from "./patterns";
 
 /** Header and env maps: string keys to string values. */
-const HeaderName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, "must be a valid HTTP header name");
-const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be a valid environment variable name");
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const HeaderName = z.string().regex(HEADER_NAME, "must be a valid HTTP header name");
+const EnvName = z.string().regex(ENV_NAME, "must be a valid environment variable name");
 /** A header value: CR, LF or NUL could split or smuggle headers, so they are refused at registration. */
-const HeaderValue = z
-  .string()
-  .max(8_192)
-  .refine((value) => !/[\r\n\0]/.test(value), "must not contain CR, LF or NUL");
-export const HeaderMap = z.record(HeaderName, HeaderValue);
-export const EnvMap = z.record(EnvName, z.string().max(32_768));
+const HeaderValue = z.string().max(8_192).regex(NO_CR_LF_NUL, "must not contain CR, LF or NUL");
+const EnvValue = z.string().max(32_768);
+/**
+ * A value to store, documented as never a mask: a pasted mask (e.g. from this gateway's own output) is
+ * no credential. `parseServerSpec` refuses masks (server.invalid), naming each.
+ */
+const real = (value: z.ZodString, pattern: RegExp) =>
+  value.meta({ pattern: pattern.source, description: "the real value, never a mask (`…[SECRET]`)" });
+
+/** Headers and env as an edit submits them: a value may be the mask of the stored one (kept). */
+export const HeaderMap = recordOf(HeaderName, HEADER_NAME, HeaderValue);
+export const EnvMap = recordOf(EnvName, ENV_NAME, EnvValue);
+/** Headers and env of a spec: real values only. */
+export const RealHeaderMap = recordOf(
+  HeaderName,
+  HEADER_NAME,
+  real(HeaderValue, new RegExp(NOT_MASKED.source + NO_CR_LF_NUL.source.slice(1))),
+);
+export const RealEnvMap = recordOf(EnvName, ENV_NAME, real(EnvValue, NOT_MASKED));
 
 /** Names of secret-store entries (what `secretRef` points at). */
 export const SecretName = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/, "must be 1-128 letters, digits, '_', '.' or '-'");
 
+const URL_MESSAGE = "must be an http(s) URL without credentials";
+/**
+ * An upstream URL: what the URL parser reads as http(s) without credentials. The document shows the
+ * canonical spellings (`HTTP_URL`); other spellings parse too, so the upstream policy can refuse them.
+ */
 export const HttpUrl = z
   .string()
   .max(2_048)
@@ -27,7 +48,17 @@ export const HttpUrl = z
     } catch {
       return false;
     }
-  }, "must be an http(s) URL without credentials");
+  }, URL_MESSAGE)
+  .meta({ format: "uri", pattern: HTTP_URL.source });
+
+/** A command line's program: not blank (it is stored trimmed). */
+export const Command = z
+  .string()
+  .trim()
+  .min(1, "must not be empty")
+  .max(1_024)
+  .meta({ pattern: NOT_BLANK.source });
+export const Args = z.array(z.string().max(8_192)).max(256);
 
 export const SECRET_FORMATS = ["env", "properties", "json", "yaml"] as const;
 export const SecretFormat = z.enum(SECRET_FORMATS);
@@ -43,20 +74,20 @@ const common = {
 
 /** A remote MCP server reached over streamable HTTP (or legacy SSE). */
 export const HttpServerSpec = z.strictObject({
-  transport: z.literal("http"),
+  transport: z.literal("http").default("http"),
   ...common,
   url: HttpUrl,
-  headers: HeaderMap.default({}),
+  headers: RealHeaderMap.default({}),
 });
 
 /** A command-based MCP server spoken to over stdio (run by the stdio runner). */
 export const StdioServerSpec = z
   .strictObject({
-    transport: z.literal("stdio"),
+    transport: z.literal("stdio").default("stdio"),
     ...common,
-    command: z.string().trim().min(1, "must not be empty").max(1_024),
-    args: z.array(z.string().max(8_192)).max(256).default([]),
-    env: EnvMap.default({}),
+    command: Command,
+    args: Args.default([]),
+    env: RealEnvMap.default({}),
     scope: Scope.default("project"),
     secretRef: SecretName.optional(),
     secretFormat: SecretFormat.optional(),
@@ -64,9 +95,13 @@ export const StdioServerSpec = z
   .refine((spec) => !spec.secretFormat || spec.secretRef, {
     message: "secretFormat needs a secretRef",
     path: ["secretFormat"],
-  });
+  })
+  .meta({ dependentRequired: { secretFormat: ["secretRef"] } });
 
-/** What an admin configures for a server; `transport` may be left out when `url` or `command` says it. */
+/**
+ * What an admin configures for a server; `transport` may be left out when `url` or `command` says it
+ * (the document shows it optional: `url` makes it http, `command` stdio).
+ */
 export const ServerSpec = z.preprocess(
   inferTransport,
   z.discriminatedUnion("transport", [HttpServerSpec, StdioServerSpec]),
@@ -91,8 +126,12 @@ export const ServerPatch = z.strictObject({
   timeoutSeconds: TimeoutSeconds.optional(),
   url: HttpUrl.optional(),
   headers: HeaderMap.optional(),
-  command: z.string().optional(),
-  args: z.array(z.string()).optional(),
+  // Checked with the merged server (server.invalid); documented with the rules it must meet.
+  command: z.string().meta({ pattern: NOT_BLANK.source, maxLength: 1_024 }).optional(),
+  args: z
+    .array(z.string().meta({ maxLength: 8_192 }))
+    .meta({ maxItems: 256 })
+    .optional(),
   env: EnvMap.optional(),
   scope: Scope.optional(),
   secretRef: SecretName.nullable().optional(),

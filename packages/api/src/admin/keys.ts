@@ -1,8 +1,8 @@
-import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { ApiKeyInfo, Store } from "@mcpgw/aws";
 import { AppError } from "@mcpgw/core";
 import type { AppEnv } from "../env";
-import { json, jsonBody, problems, security } from "../openapi-helpers";
+import { json, jsonBody, problems, route } from "../openapi-helpers";
 
 const KeyInfo = z
   .object({
@@ -44,14 +44,13 @@ export function registerKeyRoutes(
   deps: { store: Store; keyChanges?: KeyChanges },
 ): void {
   app.openapi(
-    createRoute({
+    route({
       method: "post",
       path: "/v1/keys",
       tags: ["keys"],
-      security,
       summary: "Create a client API key for the data plane and MCP endpoints, optionally scoped to servers",
       request: jsonBody(CreateKey),
-      responses: { 201: json(NewKey, "Created (the key is shown only now)"), ...problems(400, 401, 403) },
+      responses: { 201: json(NewKey, "Created (the key is shown only now)") },
     }),
     async (c) => {
       const { name, servers } = c.req.valid("json");
@@ -64,13 +63,12 @@ export function registerKeyRoutes(
   );
 
   app.openapi(
-    createRoute({
+    route({
       method: "get",
       path: "/v1/keys",
       tags: ["keys"],
-      security,
       summary: "Client API keys (never the key material); scopes show the servers' current names",
-      responses: { 200: json(z.object({ keys: z.array(KeyInfo) }), "Keys"), ...problems(401, 403) },
+      responses: { 200: json(z.object({ keys: z.array(KeyInfo) }), "Keys") },
     }),
     async (c) => {
       const [keys, servers] = await Promise.all([deps.store.keys.list(), deps.store.servers.listPlain()]);
@@ -80,14 +78,13 @@ export function registerKeyRoutes(
   );
 
   app.openapi(
-    createRoute({
+    route({
       method: "delete",
       path: "/v1/keys/{id}",
       tags: ["keys"],
-      security,
       summary: "Revoke a key (takes effect within 2 s everywhere)",
       request: { params: z.object({ id: z.string().min(1).max(64) }) },
-      responses: { 204: { description: "Revoked" }, ...problems(401, 403, 404) },
+      responses: { 204: { description: "Revoked" }, ...problems(404) },
     }),
     async (c) => {
       const { id } = c.req.valid("param");

@@ -1,8 +1,19 @@
-import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { AppError, describeIssues, SecretName, ServerPatch, ServerSpec } from "@mcpgw/core";
+import { type OpenAPIHono, z } from "@hono/zod-openapi";
+import {
+  AppError,
+  describeIssues,
+  IF_MATCH_MESSAGE,
+  IF_MATCH_PATTERN,
+  McpJsonDocument,
+  parseMcpJson,
+  recordOf,
+  SecretName,
+  ServerPatch,
+  ServerSpec,
+} from "@mcpgw/core";
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
-import { json, jsonBody, problems, security } from "../openapi-helpers";
+import { etag, json, jsonBody, problems, route } from "../openapi-helpers";
 import { ImportResult, SecretSummaryView, ServerList, ServerView, ToolList } from "../views";
 import {
   type AdminDeps,
@@ -24,6 +35,24 @@ const IdParam = z.object({
     .openapi({ description: "Server id or name", param: { name: "id", in: "path" } }),
 });
 const SecretParam = z.object({ name: SecretName });
+/** Keys of a secret's values (what `{{secret_file}}` renders). */
+const SECRET_KEY = /^[A-Za-z0-9_.-]{1,128}$/;
+const SecretValues = z.strictObject({
+  values: recordOf(z.string().regex(SECRET_KEY), SECRET_KEY, z.string().max(65_536)),
+});
+/** The import body (core's schemas are plain zod: named through zod's own metadata). */
+const ImportDocument = McpJsonDocument.meta({ id: "McpJson" });
+const IfMatch = z.object({
+  "if-match": z
+    .string()
+    .regex(IF_MATCH_PATTERN, IF_MATCH_MESSAGE)
+    .optional()
+    .openapi({
+      description:
+        'Apply the edit only at this version: the ETag (`"3"`), a list (`"3", "4"`) or `*` (any); else 412. Empty or malformed → 400',
+      param: { name: "if-match", in: "header" },
+    }),
+});
 const RevealQuery = z.object({
   reveal: z
     .enum(["env"])
@@ -41,68 +70,58 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, appDeps: AdminDeps
     logger: c.get("logger") ?? appDeps.logger,
   });
   app.openapi(
-    createRoute({
+    route({
       method: "get",
       path: "/v1/servers",
       tags: ["servers"],
-      security,
       summary: "List servers with their status, sorted by name",
-      responses: { 200: json(ServerList, "Servers"), ...problems(401) },
+      responses: { 200: json(ServerList, "Servers") },
     }),
     async (c) => c.json({ servers: await listServers(scoped(c)) }, 200),
   );
 
   app.openapi(
-    createRoute({
+    route({
       method: "post",
       path: "/v1/servers",
       tags: ["servers"],
-      security,
       summary: "Register a server; its first connection attempt is queued",
       request: jsonBody(ServerSpec),
-      responses: { 201: json(ServerView, "Created"), ...problems(400, 401, 409, 413) },
+      responses: { 201: json(ServerView, "Created"), ...problems(409) },
     }),
     async (c) => c.json(await createServer(scoped(c), c.req.valid("json")), 201),
   );
 
   app.openapi(
-    createRoute({
+    route({
       method: "post",
       path: "/v1/servers/import",
       tags: ["servers"],
-      security,
       summary: "Import a Claude / Cursor / VS Code MCP config (.mcp.json), all or nothing",
       request: {
         query: z.object({ onConflict: z.enum(["fail", "skip", "replace"]).default("fail") }),
-        ...jsonBody(z.record(z.string(), z.unknown()).openapi("McpJson")),
+        ...jsonBody(ImportDocument),
       },
-      responses: { 201: json(ImportResult, "Imported"), ...problems(400, 401, 409, 413) },
+      responses: { 201: json(ImportResult, "Imported"), ...problems(409) },
     }),
     async (c) =>
       c.json(await importServers(scoped(c), c.req.valid("json"), c.req.valid("query").onConflict), 201),
-    // A body that is not a JSON object is a broken document: an `import.*` error like the others.
     (result) => {
       if (result.success) return undefined;
-      if (result.target === "json") {
-        throw new AppError(
-          "import.invalid_document",
-          "Expected a JSON object with `mcpServers` (or `servers`).",
-        );
-      }
+      if (result.target === "json") return refuseDocument(result);
       const errors = describeIssues(result.error.issues);
       throw new AppError("request.invalid", errors.join("; "), { errors });
     },
   );
 
   app.openapi(
-    createRoute({
+    route({
       method: "get",
       path: "/v1/servers/{id}",
       tags: ["servers"],
-      security,
       summary: "One server with its status (`?reveal=env` shows a stdio server's env values)",
       request: { params: IdParam, query: RevealQuery },
-      responses: { 200: json(ServerView, "Server"), ...problems(400, 401, 404) },
+      responses: { 200: json(ServerView, "Server", etag), ...problems(404) },
     }),
     async (c) => {
       const deps = scoped(c);
@@ -113,18 +132,18 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, appDeps: AdminDeps
   );
 
   app.openapi(
-    createRoute({
+    route({
       method: "patch",
       path: "/v1/servers/{id}",
       tags: ["servers"],
-      security,
       summary: "Edit a server (headers and env follow the mask rule); reconnects or settles disabled",
       request: {
         params: IdParam,
-        headers: z.object({ "if-match": z.string().optional() }),
-        ...jsonBody(ServerPatch),
+        headers: IfMatch,
+        // No body is an empty edit (it still bumps the version and reconnects), as it always was.
+        ...jsonBody(ServerPatch, { optional: true }),
       },
-      responses: { 200: json(ServerView, "Updated"), ...problems(400, 401, 404, 409, 412, 413) },
+      responses: { 200: json(ServerView, "Updated", etag), ...problems(404, 409, 412) },
     }),
     async (c) => {
       const deps = scoped(c);
@@ -140,14 +159,13 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, appDeps: AdminDeps
   );
 
   app.openapi(
-    createRoute({
+    route({
       method: "delete",
       path: "/v1/servers/{id}",
       tags: ["servers"],
-      security,
       summary: "Delete a server and everything it owns",
       request: { params: IdParam },
-      responses: { 204: { description: "Deleted" }, ...problems(401, 404) },
+      responses: { 204: { description: "Deleted" }, ...problems(404) },
     }),
     async (c) => {
       const deps = scoped(c);
@@ -157,62 +175,53 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, appDeps: AdminDeps
   );
 
   app.openapi(
-    createRoute({
+    route({
       method: "post",
       path: "/v1/servers/{id}/reconnect",
       tags: ["servers"],
-      security,
       summary: "Start a fresh connection attempt",
       request: { params: IdParam },
-      responses: { 202: json(ServerView, "Reconnecting"), ...problems(401, 404, 409) },
+      responses: { 202: json(ServerView, "Reconnecting"), ...problems(404, 409) },
     }),
     async (c) => c.json(await reconnectServer(scoped(c), c.req.valid("param").id), 202),
   );
 
   app.openapi(
-    createRoute({
+    route({
       method: "get",
       path: "/v1/servers/{id}/tools",
       tags: ["servers"],
-      security,
       summary: "The tools of a connected server (empty otherwise)",
       request: { params: IdParam },
-      responses: { 200: json(ToolList, "Tools"), ...problems(401, 404) },
+      responses: { 200: json(ToolList, "Tools"), ...problems(404) },
     }),
     async (c) => c.json({ tools: await listServerTools(scoped(c), c.req.valid("param").id) }, 200),
   );
 
   app.openapi(
-    createRoute({
+    route({
       method: "get",
       path: "/v1/secrets",
       tags: ["secrets"],
-      security,
       summary: "Secret names and their key names (never values)",
       responses: {
         200: json(z.object({ secrets: z.array(SecretSummaryView) }), "Secrets"),
-        ...problems(401),
       },
     }),
     async (c) => c.json({ secrets: await appDeps.store.secrets.list() }, 200),
   );
 
   app.openapi(
-    createRoute({
+    route({
       method: "put",
       path: "/v1/secrets/{name}",
       tags: ["secrets"],
-      security,
       summary: "Create or replace a secret (a flat key/value map, sealed)",
       request: {
         params: SecretParam,
-        ...jsonBody(
-          z.strictObject({
-            values: z.record(z.string().regex(/^[A-Za-z0-9_.-]{1,128}$/), z.string().max(65_536)),
-          }),
-        ),
+        ...jsonBody(SecretValues),
       },
-      responses: { 200: json(SecretSummaryView, "Stored"), ...problems(400, 401, 413) },
+      responses: { 200: json(SecretSummaryView, "Stored") },
     }),
     async (c) => {
       const deps = scoped(c);
@@ -223,14 +232,13 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, appDeps: AdminDeps
   );
 
   app.openapi(
-    createRoute({
+    route({
       method: "delete",
       path: "/v1/secrets/{name}",
       tags: ["secrets"],
-      security,
       summary: "Delete a secret",
       request: { params: SecretParam },
-      responses: { 204: { description: "Deleted" }, ...problems(401, 404) },
+      responses: { 204: { description: "Deleted" }, ...problems(404) },
     }),
     async (c) => {
       const deps = scoped(c);
@@ -240,4 +248,15 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, appDeps: AdminDeps
       return c.body(null, 204);
     },
   );
+}
+
+/**
+ * A document the import schema refuses gets the `import.*` error that names its problem, as
+ * `parseMcpJson` words it; one it would take is `import.invalid_document` with the schema's issues.
+ * (The validator hands its hook the value it read as `data`: `{}` when there is no JSON body.)
+ */
+function refuseDocument(result: { error: { issues: Parameters<typeof describeIssues>[0] } }): never {
+  parseMcpJson((result as { data?: unknown }).data ?? {});
+  const errors = describeIssues(result.error.issues);
+  throw new AppError("import.invalid_document", errors.join("; "), { errors });
 }

@@ -3,12 +3,14 @@ import {
   AppError,
   applyServerPatch,
   errorFields,
+  ifMatchAllows,
   type Job,
   type Logger,
   maskEnv,
   maskedKeys,
   maskHeaders,
   type PlainServer,
+  parseIfMatch,
   parseMcpJson,
   parseServerSpec,
   type ServerPatch,
@@ -89,7 +91,7 @@ export async function updateServer(
   ifMatch: string | undefined,
 ): Promise<ServerView> {
   const existing = await findServer(deps, idOrName);
-  if (ifMatch !== undefined && !matchesVersion(ifMatch, existing.version)) {
+  if (ifMatch !== undefined && !ifMatchAllows(parseIfMatch(ifMatch), existing.version)) {
     throw new AppError(
       "request.precondition_failed",
       `If-Match ${ifMatch} does not match version ${existing.version}.`,
@@ -321,13 +323,4 @@ function assertUpstreamAllowed(deps: AdminDeps, spec: ServerSpec): void {
       name: spec.name,
     });
   }
-}
-
-/** Whether an If-Match header (`"3"`, `W/"3"`, a list, or `*`) matches the stored version. */
-function matchesVersion(ifMatch: string, version: number): boolean {
-  const tags = ifMatch.split(",").map((tag) => tag.trim().replace(/^W\//, "").replace(/"/g, ""));
-  if (tags.some((tag) => tag === "" || (tag !== "*" && !/^\d+$/.test(tag)))) {
-    throw new AppError("request.invalid", `If-Match must be a version like "3" (or *), not '${ifMatch}'.`);
-  }
-  return tags.some((tag) => tag === "*" || Number(tag) === version);
 }

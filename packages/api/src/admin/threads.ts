@@ -1,4 +1,4 @@
-import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { ThreadDetail } from "@mcpgw/aws";
 import { AppError, checkWorktreeRoot } from "@mcpgw/core";
 import { createRunnerClient } from "@mcpgw/upstream";
@@ -14,7 +14,7 @@ import {
   restTool,
   threadOwner,
 } from "../gateway/service";
-import { json, jsonBody, problems, security } from "../openapi-helpers";
+import { json, jsonBody, problems, route } from "../openapi-helpers";
 
 const ThreadRegistrationView = z
   .object({
@@ -49,9 +49,9 @@ const ThreadSummaryView = z
 
 const WorktreeRoot = z
   .string()
-  .startsWith("/", "must be an absolute path")
   .max(4_096)
-  .refine((path) => !path.includes("\0"), "must not contain NUL bytes")
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is what it refuses (as \x00: schema tools read it)
+  .regex(/^\/[^\x00]*$/, "must be an absolute path without NUL bytes")
   .openapi({
     description:
       "The thread's worktree, an absolute path; stored normalised (`.`, `..` and trailing slashes resolved). With WORKTREE_BASE set it must be that path or under it (else 400 thread.worktree_forbidden)",
@@ -101,15 +101,13 @@ export function registerThreadRoutes(
   }
 
   app.openapi(
-    createRoute({
+    route({
       method: "get",
       path: "/v1/threads",
       tags: ["threads"],
-      security,
       summary: "Threads the caller may see: every thread for the admin, its own for a client key",
       responses: {
         200: json(z.object({ threads: z.array(ThreadSummaryView) }), "Threads"),
-        ...problems(401),
       },
     }),
     async (c) => {
@@ -135,14 +133,13 @@ export function registerThreadRoutes(
   );
 
   app.openapi(
-    createRoute({
+    route({
       method: "get",
       path: "/v1/threads/{threadId}",
       tags: ["threads"],
-      security,
       summary: "One thread and its registered instances",
       request: { params: z.object({ threadId: ThreadId }) },
-      responses: { 200: json(ThreadView, "Thread"), ...problems(401, 404) },
+      responses: { 200: json(ThreadView, "Thread"), ...problems(404) },
     }),
     async (c) => {
       const { threadId } = c.req.valid("param");
@@ -161,11 +158,10 @@ export function registerThreadRoutes(
   );
 
   app.openapi(
-    createRoute({
+    route({
       method: "post",
       path: "/v1/threads/{threadId}/servers/{id}",
       tags: ["threads"],
-      security,
       summary:
         "Start a thread-scoped stdio server in a thread (idempotent: a live instance is kept); the first start makes the caller the thread's owner",
       request: {
@@ -175,7 +171,7 @@ export function registerThreadRoutes(
       responses: {
         200: json(ThreadInstanceView, "Running"),
         201: json(ThreadInstanceView, "Started"),
-        ...problems(400, 401, 404, 409, 502),
+        ...problems(404, 409, 502),
       },
     }),
     async (c) => {
@@ -206,14 +202,13 @@ export function registerThreadRoutes(
   );
 
   app.openapi(
-    createRoute({
+    route({
       method: "get",
       path: "/v1/threads/{threadId}/tools",
       tags: ["threads"],
-      security,
       summary: "The project's tools plus the tools of this thread's instances (within the caller's scope)",
       request: { params: z.object({ threadId: ThreadId }) },
-      responses: { 200: json(z.object({ tools: z.array(CatalogToolView) }), "Tools"), ...problems(401, 404) },
+      responses: { 200: json(z.object({ tools: z.array(CatalogToolView) }), "Tools"), ...problems(404) },
     }),
     async (c) => {
       const { threadId } = c.req.valid("param");
@@ -227,16 +222,15 @@ export function registerThreadRoutes(
   );
 
   app.openapi(
-    createRoute({
+    route({
       method: "delete",
       path: "/v1/threads/{threadId}",
       tags: ["threads"],
-      security,
       summary: "Close a thread: end every instance it started and forget it (closing no thread is a no-op)",
       request: { params: z.object({ threadId: ThreadId }) },
       responses: {
         200: json(z.object({ stopped: z.number().int(), removed: z.number().int() }), "Closed"),
-        ...problems(401, 404, 502),
+        ...problems(404, 502),
       },
     }),
     async (c) => {

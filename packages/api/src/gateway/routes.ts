@@ -1,12 +1,25 @@
-import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { AppError, assertJsonDepth } from "@mcpgw/core";
+import { type OpenAPIHono, z } from "@hono/zod-openapi";
+import {
+  AppError,
+  assertJsonDepth,
+  describeIssues,
+  MAX_QUALIFIED_LENGTH,
+  parseQualifiedName,
+  QUALIFIED_NAME_PATTERN,
+} from "@mcpgw/core";
 import type { Context } from "hono";
 import type { AppEnv, Principal } from "../env";
-import { json, jsonBody, problems, security } from "../openapi-helpers";
+import { json, jsonBody, problems, route } from "../openapi-helpers";
 import { toolResultResponse } from "./result-body";
 import { callGatewayTool, type GatewayDeps, listTools, restTool, type ServerScope } from "./service";
 
 const ChatId = z.string().min(1).max(256);
+/** A tool as `<server>__<tool>`; a name of another form is 400 `tool.invalid_name`. */
+const ToolName = z
+  .string()
+  .max(MAX_QUALIFIED_LENGTH)
+  .regex(QUALIFIED_NAME_PATTERN)
+  .openapi({ description: "`<server>__<tool>`, at most 64 characters", example: "github__search_issues" });
 /** Thread ids: what a client names its conversation/worktree by. */
 export const ThreadId = z
   .string()
@@ -61,14 +74,13 @@ export function registerGatewayRoutes(app: OpenAPIHono<AppEnv>, appDeps: Gateway
   });
 
   app.openapi(
-    createRoute({
+    route({
       method: "get",
       path: "/v1/tools",
       tags: ["tools"],
-      security,
       summary: "Every tool of every enabled, connected server, as <server>__<tool>, sorted",
       request: { query: z.object({ chat: ChatId.optional() }) },
-      responses: { 200: json(z.object({ tools: z.array(CatalogToolView) }), "Tools"), ...problems(401) },
+      responses: { 200: json(z.object({ tools: z.array(CatalogToolView) }), "Tools") },
     }),
     async (c) => {
       const { chat } = c.req.valid("query");
@@ -81,20 +93,21 @@ export function registerGatewayRoutes(app: OpenAPIHono<AppEnv>, appDeps: Gateway
   );
 
   app.openapi(
-    createRoute({
+    route({
       method: "post",
       path: "/v1/tools/{name}/call",
       tags: ["tools"],
-      security,
       summary: "Call a tool; tool-level failures are results with isError: true",
       request: {
-        params: z.object({ name: z.string().min(1).max(256) }),
-        ...jsonBody(CallRequest),
+        params: z.object({ name: ToolName }),
+        // No body calls the tool without arguments.
+        ...jsonBody(CallRequest, { optional: true }),
       },
-      responses: { 200: json(CallResultView, "Result"), ...problems(400, 401, 404, 409, 413, 502, 504) },
+      responses: { 200: json(CallResultView, "Result"), ...problems(404, 409, 502, 504) },
     }),
     async (c) => {
-      const body = c.req.valid("json");
+      // Parsed again: a call without a body comes as an unvalidated `{}` (defaults not applied).
+      const body = CallRequest.parse(c.req.valid("json"));
       assertJsonDepth(body.arguments, "Tool-call arguments");
       const result = await callGatewayTool(scoped(c), c.req.valid("param").name, body.arguments, {
         scope: scopeOf(c.get("principal")),
@@ -106,17 +119,23 @@ export function registerGatewayRoutes(app: OpenAPIHono<AppEnv>, appDeps: Gateway
       // Streamed part by part: a large text result is not held twice (content + joined text).
       return toolResultResponse(result) as never;
     },
+    // A name not of the form <server>__<tool> is `tool.invalid_name`, as parseQualifiedName says.
+    (result, c) => {
+      if (result.success) return undefined;
+      if (result.target === "param") parseQualifiedName(c.req.param("name") ?? "");
+      const errors = describeIssues(result.error.issues);
+      throw new AppError("request.invalid", errors.join("; "), { errors });
+    },
   );
 
   app.openapi(
-    createRoute({
+    route({
       method: "get",
       path: "/v1/chats/{chatId}/servers",
       tags: ["chats"],
-      security,
       summary: "Every server and whether this chat shows its tools",
       request: { params: z.object({ chatId: ChatId }) },
-      responses: { 200: json(z.object({ servers: z.array(ChatToggleView) }), "Toggles"), ...problems(401) },
+      responses: { 200: json(z.object({ servers: z.array(ChatToggleView) }), "Toggles") },
     }),
     async (c) => {
       const { chatId } = c.req.valid("param");
@@ -134,17 +153,16 @@ export function registerGatewayRoutes(app: OpenAPIHono<AppEnv>, appDeps: Gateway
   );
 
   app.openapi(
-    createRoute({
+    route({
       method: "put",
       path: "/v1/chats/{chatId}/servers/{server}",
       tags: ["chats"],
-      security,
       summary: "Show or hide one server's tools in one chat (a preference, not a security boundary)",
       request: {
         params: z.object({ chatId: ChatId, server: z.string().min(1).max(128) }),
         ...jsonBody(z.strictObject({ enabled: z.boolean() })),
       },
-      responses: { 200: json(ChatToggleView, "Toggle"), ...problems(400, 401, 404) },
+      responses: { 200: json(ChatToggleView, "Toggle"), ...problems(404) },
     }),
     async (c) => {
       const { chatId, server: idOrName } = c.req.valid("param");

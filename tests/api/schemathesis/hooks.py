@@ -1,0 +1,79 @@
+"""
+Schemathesis hooks for tests/api/schemathesis.test.ts.
+
+One hook, `filter_failure`: a schema-valid request (ST202) may still be refused for what only the
+server's state or the deployment's policy decides, never its shape. Those answers carry a problem
+`code` saying so, documented on their operations; a failure is dropped only for one of them, so
+every other rejection of a schema-valid request still fails the run. The summary counts the drops.
+"""
+
+import atexit
+import collections
+import json
+import re
+import sys
+
+import schemathesis
+
+# Problem codes that refuse a well-formed request for state or policy:
+STATE_OR_POLICY = {
+    # An IP literal the upstream policy refuses (metadata, link-local, reserved, documentation...).
+    "server.url_forbidden",
+    # A key scope naming servers that do not exist.
+    "key.unknown_server",
+    # If-Match naming a version other than the current one.
+    "request.precondition_failed",
+    # A URL on a new origin while the stored headers would be kept.
+    "server.credentials_origin_changed",
+}
+
+# An edit is checked against the stored server once merged (server.invalid): these problems come from
+# what is stored, not from the edit's shape (a field of the other transport, a format without a
+# reference that the stored server lacks).
+MERGE_PROBLEMS = re.compile(
+    r"^(?:Unrecognized keys?: |transport: cannot change |secretFormat: secretFormat needs a secretRef$)"
+)
+
+# Only thread-scoped stdio servers start in threads; which one an id names is the server's state.
+NOT_THREAD_SCOPED = re.compile(r"^Server '.*' is not a thread-scoped stdio server\.$")
+
+
+# What was dropped, printed when the run ends so the test output shows it.
+DROPPED = collections.Counter()
+atexit.register(
+    lambda: DROPPED
+    and print(
+        "Dropped as state or policy answers: "
+        + ", ".join(f"{key} x{count}" for key, count in sorted(DROPPED.items())),
+        file=sys.stderr,
+    )
+)
+
+
+def _problem(response):
+    try:
+        body = json.loads(response.content)
+    except ValueError:
+        return None
+    return body if isinstance(body, dict) else None
+
+
+def _state_or_policy(case, problem):
+    code = problem.get("code")
+    if code in STATE_OR_POLICY:
+        return True
+    if code == "server.invalid" and case.method.upper() == "PATCH":
+        errors = problem.get("errors") or []
+        return bool(errors) and all(isinstance(e, str) and MERGE_PROBLEMS.search(e) for e in errors)
+    return code == "request.invalid" and bool(NOT_THREAD_SCOPED.search(str(problem.get("detail", ""))))
+
+
+@schemathesis.hook
+def filter_failure(context, failure, case, response):
+    if failure.code != "ST202" or response.status_code not in (400, 412):
+        return True
+    problem = _problem(response) or {}
+    if not _state_or_policy(case, problem):
+        return True
+    DROPPED[f"{case.method.upper()} {case.operation.path} {problem.get('code')}"] += 1
+    return False
