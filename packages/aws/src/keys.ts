@@ -95,11 +95,12 @@ function toInfo(item: Record<string, unknown>): ApiKeyInfo {
  */
 function storedScope(item: Record<string, unknown>): string[] | null {
   // A damaged scope (not a list of ids) fails closed too: never wider than what was stored.
-  if (item.serverIds !== undefined) {
+  if (item.serverIds !== undefined && item.serverIds !== null) {
     return Array.isArray(item.serverIds)
       ? item.serverIds.filter((id): id is string => typeof id === "string")
       : [];
   }
+  if (item.serverIds === null) return null;
   if (item.servers !== undefined) return [];
   return null;
 }
