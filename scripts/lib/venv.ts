@@ -63,7 +63,7 @@ function run(bin: string, args: string[], what: string): void {
 }
 
 /** Runs `fn` holding `lock` (a directory: `mkdir` is atomic), waiting for another holder first. */
-function withLock(lock: string, fn: () => void): void {
+export function withLock(lock: string, fn: () => void): void {
   const deadline = Date.now() + LOCK_WAIT_MS;
   for (;;) {
     try {

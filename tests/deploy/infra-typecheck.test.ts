@@ -1,17 +1,17 @@
 /**
  * sst.config.ts and infra/** type-check for real against SST's platform types (`.sst/platform`, written
- * by `npm run infra:install`, which .ci/run runs after `npm ci`), and the check has teeth: the same
+ * by `sst install`, which the test runs itself the first time), and the check has teeth: the same
  * infra with one wrong component property fails it.
  */
 import { spawn } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ensureSstPlatform } from "../../scripts/lib/tools";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const TSC = join(ROOT, "node_modules/typescript/bin/tsc");
-const PLATFORM = join(ROOT, ".sst/platform/config.d.ts");
 
 /** Runs `tsc -p <project>`; resolves with its exit code and output. */
 function typecheck(project: string): Promise<{ code: number | null; output: string }> {
@@ -44,13 +44,9 @@ describe("infra type-check (tsc -p infra/tsconfig.json over SST's platform types
   let copy: string;
 
   beforeAll(() => {
-    if (!existsSync(PLATFORM)) {
-      throw new Error(
-        "SST's platform types are missing (.sst/platform). Run `npm run infra:install` first — .ci/run does, right after `npm ci`.",
-      );
-    }
+    ensureSstPlatform(); // first run only: `sst install` from the npm registry
     copy = copyInfra();
-  });
+  }, 300_000);
 
   afterAll(() => {
     if (copy) rmSync(copy, { recursive: true, force: true });
