@@ -1,7 +1,7 @@
 import { swaggerUI } from "@hono/swagger-ui";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Store } from "@mcpgw/aws";
-import { AppError, describeIssues, type Logger } from "@mcpgw/core";
+import type { Logger } from "@mcpgw/core";
 import { createGuardedFetch, type RunnerEndpoint, SessionPool } from "@mcpgw/upstream";
 import { bodyLimit } from "hono/body-limit";
 import { requestId } from "hono/request-id";
@@ -17,6 +17,7 @@ import type { GatewayDeps } from "./gateway/service";
 import { Readiness, type ReadinessOptions, registerHealthRoutes } from "./health";
 import { unmatchedRequests } from "./method-not-allowed";
 import { onError, problemOf } from "./problem";
+import { requireAdmin, requireClient, routeGroup, validationHook } from "./route-groups";
 
 /** Everything the HTTP app needs from its surroundings. */
 export interface AppDeps {
@@ -52,14 +53,7 @@ export const MAX_BODY_BYTES = 1024 * 1024;
  */
 export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const serve = { admin: deps.serve?.admin ?? true, gateway: deps.serve?.gateway ?? true };
-  const app = new OpenAPIHono<AppEnv>({
-    defaultHook: (result) => {
-      if (!result.success) {
-        const errors = describeIssues(result.error.issues);
-        throw new AppError("request.invalid", errors.join("; "), { errors });
-      }
-    },
-  });
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   app.onError((error, c) => onError(error, c, deps.store.outages));
   app.notFound(unmatchedRequests(app));
 
@@ -102,15 +96,20 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.use("/v1/*", auth);
   app.use("/mcp", auth);
   app.use("/mcp/*", auth);
-  const dataPlane = gatewayDeps(deps);
+  // Each plane is a route group behind its own guard; each Lambda mounts only its own plane.
   if (serve.admin) {
-    registerAdminRoutes(app, deps);
-    registerKeyRoutes(app, { store: deps.store, keyChanges: keyIndex });
-    registerThreadRoutes(app, { ...dataPlane, worktreeBase: deps.worktreeBase });
+    const admin = routeGroup(requireAdmin, [403]);
+    registerAdminRoutes(admin, deps);
+    registerKeyRoutes(admin, { store: deps.store, keyChanges: keyIndex });
+    app.route("/", admin);
   }
   if (serve.gateway) {
-    registerGatewayRoutes(app, dataPlane);
-    registerMcpRoutes(app, dataPlane, deps.mcp);
+    const dataPlane = gatewayDeps(deps);
+    const client = routeGroup(requireClient, []);
+    registerGatewayRoutes(client, dataPlane);
+    registerThreadRoutes(client, { ...dataPlane, worktreeBase: deps.worktreeBase });
+    registerMcpRoutes(client, dataPlane, deps.mcp);
+    app.route("/", client);
   }
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {

@@ -12,9 +12,6 @@ export const KEY_CACHE_MS = 2_000;
  */
 const INDEX_LAG_MS = 1_000;
 
-/** Routes only the admin token may use; client keys get 403 there (`/v1/threads` checks ownership itself). */
-export const ADMIN_ONLY = /^\/v1\/(servers|secrets|keys)(\/|$)/;
-
 type KeyMap = Map<string, ApiKeyInfo>;
 
 /**
@@ -81,8 +78,8 @@ export class KeyIndex {
 }
 
 /**
- * Who is calling: the admin token (everything) or a client API key (the data plane, the MCP endpoints
- * and its own threads — 403 on the other admin routes). Anything else is 401.
+ * Who is calling: the admin token or a client API key (set as the request's `principal`); anything
+ * else is 401. What each may use is the route groups' business (`requireAdmin`, `requireClient`).
  */
 export function authenticate(options: {
   adminToken: string;
@@ -96,8 +93,6 @@ export function authenticate(options: {
     }
     const key = token ? await options.verifyKey(token) : undefined;
     if (!key) throw new AppError("auth.unauthorized", "Missing or invalid bearer token.");
-    if (ADMIN_ONLY.test(c.req.path))
-      throw new AppError("auth.forbidden", "Client API keys cannot use admin routes.");
     c.set("principal", { kind: "key", keyId: key.id, serverIds: key.serverIds });
     await next();
   });

@@ -1,5 +1,4 @@
 import { createRoute, type RouteConfig, type z } from "@hono/zod-openapi";
-import { ADMIN_ONLY } from "./auth";
 import { Problem } from "./views";
 
 /** The bearer-token security requirement of authenticated routes. */
@@ -24,7 +23,7 @@ export const etag: Headers = {
 const PROBLEMS: Record<number, string> = {
   400: "Invalid request: a parameter or the body breaks the schema (`request.invalid`, `request.malformed_json`, a body that is not `application/json`) or a rule of the operation (its `code` says which)",
   401: "Missing or invalid bearer token (`auth.unauthorized`)",
-  403: "A client API key on an admin route (`auth.forbidden`)",
+  403: "A client API key on an admin route, or a key on a thread of another (`auth.forbidden`)",
   404: "Not found (`server.not_found`, `tool.not_found`, `secret.not_found`, `request.not_found`)",
   409: "Conflicts with the current state (`server.name_taken`, `server.version_conflict`, `server.unavailable`, `import.name_conflict`)",
   412: "If-Match names another version (`request.precondition_failed`)",
@@ -59,18 +58,12 @@ const BODY_METHODS = new Set(["post", "put", "patch", "delete"]);
 
 /**
  * The problems any authenticated route may answer, from its shape: 401 and 500 always; 400 when it
- * reads parameters, headers or a body; 403 on admin-only paths; 413 where a body may come.
+ * reads parameters, headers or a body; 413 where a body may come. (Its route group adds its guard's.)
  */
 export function commonProblems(config: Pick<RouteConfig, "method" | "path" | "request">): number[] {
   const { request } = config;
   const reads = Boolean(request?.params || request?.query || request?.headers || request?.body);
-  return [
-    ...(reads ? [400] : []),
-    401,
-    ...(ADMIN_ONLY.test(config.path.replace(/\{[^}]+\}/g, "x")) ? [403] : []),
-    ...(BODY_METHODS.has(config.method) ? [413] : []),
-    500,
-  ];
+  return [...(reads ? [400] : []), 401, ...(BODY_METHODS.has(config.method) ? [413] : []), 500];
 }
 
 /**

@@ -1,4 +1,3 @@
-import type { OpenAPIHono } from "@hono/zod-openapi";
 import { AppError, describeBytes, jsonDepth, MAX_JSON_DEPTH, qualifyToolName } from "@mcpgw/core";
 import { CallFailure, requestUpstream, type UpstreamSession } from "@mcpgw/upstream";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
@@ -20,6 +19,7 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
 import { problemOf } from "../problem";
+import type { RouteGroup } from "../route-groups";
 import { type DirectoryEntry, isAvailable } from "./directory";
 import { scopeOf } from "./routes";
 import {
@@ -50,16 +50,10 @@ export interface McpOriginPolicy {
  * `<server>__<tool>`; `/mcp/{server}` fronts one server under its own tool names. Stateless,
  * JSON responses — the same code behind a buffered Lambda and locally.
  */
-export function registerMcpRoutes(
-  app: OpenAPIHono<AppEnv>,
-  deps: GatewayDeps,
-  policy: McpOriginPolicy = {},
-): void {
-  const guard = originGuard(policy);
-  app.use("/mcp", guard);
-  app.use("/mcp/*", guard);
-  app.all("/mcp", (c) => serveMcp(c, deps, undefined));
-  app.all("/mcp/:server", (c) => serveMcp(c, deps, c.req.param("server")));
+export function registerMcpRoutes(group: RouteGroup, deps: GatewayDeps, policy: McpOriginPolicy = {}): void {
+  const origins = originGuard(policy);
+  group.all("/mcp", origins, group.guard, (c) => serveMcp(c, deps, undefined));
+  group.all("/mcp/:server", origins, group.guard, (c) => serveMcp(c, deps, c.req.param("server")));
 }
 
 async function serveMcp(
