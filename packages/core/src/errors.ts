@@ -1,44 +1,54 @@
 /**
- * User-visible errors: a stable dotted code, an HTTP status and a human title, rendered as
- * problem+json by the API. Everything else (infrastructure faults) is a plain Error with a cause.
+ * User-visible errors: a stable dotted code with its HTTP status, a human title and its JSON-RPC code
+ * — one table read by the problem+json renderer (REST) and the MCP endpoints alike. Everything else
+ * (infrastructure faults) is a plain Error with a cause.
  */
 
-/** Every user-visible error code, with its HTTP status and title. */
+/** JSON-RPC 2.0 error codes (the spec's; MCP uses the same). */
+export const RPC = {
+  PARSE_ERROR: -32700,
+  INVALID_REQUEST: -32600,
+  INVALID_PARAMS: -32602,
+  INTERNAL_ERROR: -32603,
+} as const;
+const { PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS, INTERNAL_ERROR } = RPC;
+
+/** Every user-visible error code: its HTTP status, title and JSON-RPC code. */
 export const ERROR_CODES = {
-  "request.invalid": [400, "Invalid request"],
-  "request.malformed_json": [400, "Malformed JSON"],
-  "request.too_large": [413, "Request body too large"],
-  "request.too_deep": [400, "Request nested too deeply"],
-  "request.precondition_failed": [412, "Precondition failed"],
-  "request.not_found": [404, "Not found"],
-  "request.method_not_allowed": [405, "Method not allowed"],
-  "auth.unauthorized": [401, "Unauthorized"],
-  "auth.forbidden": [403, "Forbidden"],
-  "server.invalid": [400, "Invalid server configuration"],
-  "server.url_forbidden": [400, "Forbidden upstream URL"],
-  "server.credentials_origin_changed": [400, "Credentials would go to a new origin"],
-  "server.not_found": [404, "Server not found"],
-  "server.name_taken": [409, "Server name taken"],
-  "server.version_conflict": [409, "Server changed concurrently"],
-  "server.unavailable": [409, "Server unavailable"],
-  "server.secrets_unreadable": [409, "Stored secrets cannot be opened"],
-  "import.invalid_document": [400, "Invalid .mcp.json document"],
-  "import.no_servers": [400, "No servers to import"],
-  "import.invalid_entry": [400, "Invalid server entry"],
-  "import.name_conflict": [409, "Server names already taken"],
-  "secret.not_found": [404, "Secret not found"],
-  "key.unknown_server": [400, "Unknown server in key scope"],
-  "thread.worktree_forbidden": [400, "Worktree outside the allowed base"],
-  "tool.invalid_name": [400, "Invalid tool name"],
-  "tool.not_found": [404, "Tool not found"],
-  "upstream.unreachable": [502, "Upstream unreachable"],
-  "upstream.timeout": [504, "Upstream timed out"],
-  "upstream.error": [502, "Upstream answered with an error"],
-  "upstream.response_too_large": [502, "Upstream response too large"],
-  "store.unavailable": [503, "Store unavailable"],
-  "service.not_ready": [503, "Not ready"],
-  internal: [500, "Internal error"],
-} as const satisfies Record<string, readonly [number, string]>;
+  "request.invalid": [400, "Invalid request", INVALID_PARAMS],
+  "request.malformed_json": [400, "Malformed JSON", PARSE_ERROR],
+  "request.too_large": [413, "Request body too large", INVALID_REQUEST],
+  "request.too_deep": [400, "Request nested too deeply", INVALID_PARAMS],
+  "request.precondition_failed": [412, "Precondition failed", INVALID_REQUEST],
+  "request.not_found": [404, "Not found", INVALID_PARAMS],
+  "request.method_not_allowed": [405, "Method not allowed", INVALID_REQUEST],
+  "auth.unauthorized": [401, "Unauthorized", INVALID_REQUEST],
+  "auth.forbidden": [403, "Forbidden", INVALID_REQUEST],
+  "server.invalid": [400, "Invalid server configuration", INVALID_PARAMS],
+  "server.url_forbidden": [400, "Forbidden upstream URL", INVALID_PARAMS],
+  "server.credentials_origin_changed": [400, "Credentials would go to a new origin", INVALID_PARAMS],
+  "server.not_found": [404, "Server not found", INVALID_PARAMS],
+  "server.name_taken": [409, "Server name taken", INVALID_REQUEST],
+  "server.version_conflict": [409, "Server changed concurrently", INVALID_REQUEST],
+  "server.unavailable": [409, "Server unavailable", INVALID_PARAMS],
+  "server.secrets_unreadable": [409, "Stored secrets cannot be opened", INTERNAL_ERROR],
+  "import.invalid_document": [400, "Invalid .mcp.json document", INVALID_PARAMS],
+  "import.no_servers": [400, "No servers to import", INVALID_PARAMS],
+  "import.invalid_entry": [400, "Invalid server entry", INVALID_PARAMS],
+  "import.name_conflict": [409, "Server names already taken", INVALID_REQUEST],
+  "secret.not_found": [404, "Secret not found", INVALID_PARAMS],
+  "key.unknown_server": [400, "Unknown server in key scope", INVALID_PARAMS],
+  "thread.worktree_forbidden": [400, "Worktree outside the allowed base", INVALID_PARAMS],
+  "tool.invalid_name": [400, "Invalid tool name", INVALID_PARAMS],
+  "tool.not_found": [404, "Tool not found", INVALID_PARAMS],
+  "upstream.unreachable": [502, "Upstream unreachable", INTERNAL_ERROR],
+  "upstream.timeout": [504, "Upstream timed out", INTERNAL_ERROR],
+  "upstream.error": [502, "Upstream answered with an error", INTERNAL_ERROR],
+  "upstream.response_too_large": [502, "Upstream response too large", INTERNAL_ERROR],
+  "store.unavailable": [503, "Store unavailable", INTERNAL_ERROR],
+  "service.not_ready": [503, "Not ready", INTERNAL_ERROR],
+  internal: [500, "Internal error", INTERNAL_ERROR],
+} as const satisfies Record<string, readonly [number, string, number]>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
@@ -47,6 +57,8 @@ export class AppError extends Error {
   override readonly name = "AppError";
   readonly status: number;
   readonly title: string;
+  /** The JSON-RPC error code this problem carries on the MCP endpoints. */
+  readonly rpcCode: number;
 
   constructor(
     readonly code: ErrorCode,
@@ -55,7 +67,7 @@ export class AppError extends Error {
     options?: { cause?: unknown },
   ) {
     super(detail, options);
-    [this.status, this.title] = ERROR_CODES[code];
+    [this.status, this.title, this.rpcCode] = ERROR_CODES[code];
   }
 }
 

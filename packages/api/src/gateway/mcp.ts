@@ -1,4 +1,4 @@
-import { AppError, describeBytes, jsonDepth, MAX_JSON_DEPTH, qualifyToolName } from "@mcpgw/core";
+import { AppError, describeBytes, jsonDepth, MAX_JSON_DEPTH, qualifyToolName, RPC } from "@mcpgw/core";
 import { CallFailure, requestUpstream, type UpstreamSession } from "@mcpgw/upstream";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
@@ -110,15 +110,15 @@ async function serveMcp(
 async function readMcpBody(request: Request): Promise<{ body: unknown } | Response> {
   const text = await readBounded(request, MAX_MCP_BODY_BYTES);
   if (text === undefined) {
-    return rpcError(413, -32600, `The request body exceeds ${describeBytes(MAX_MCP_BODY_BYTES)}.`, {
-      code: "request.too_large",
-    });
+    return rpcError(
+      new AppError("request.too_large", `The request body exceeds ${describeBytes(MAX_MCP_BODY_BYTES)}.`),
+    );
   }
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
-    return rpcError(400, -32700, "Parse error: the body is not valid JSON.");
+    return rpcError(new AppError("request.malformed_json", "Parse error: the body is not valid JSON."));
   }
   for (const message of Array.isArray(body) ? body : [body]) {
     const { method, params, id } = (message ?? {}) as { method?: unknown; params?: unknown; id?: unknown };
@@ -127,13 +127,14 @@ async function readMcpBody(request: Request): Promise<{ body: unknown } | Respon
     const tooDeep =
       jsonDepth(args) > MAX_JSON_DEPTH || jsonDepth(message, MAX_JSON_DEPTH + 8) > MAX_JSON_DEPTH + 8;
     if (tooDeep) {
-      return rpcError(
-        400,
-        ErrorCode.InvalidParams,
+      const error = new AppError(
+        "request.too_deep",
         `Tool-call arguments nest deeper than ${MAX_JSON_DEPTH} levels.`,
-        { code: "request.too_deep", limit: MAX_JSON_DEPTH },
-        typeof id === "string" || typeof id === "number" ? id : null,
+        {
+          limit: MAX_JSON_DEPTH,
+        },
       );
+      return rpcError(error, typeof id === "string" || typeof id === "number" ? id : null);
     }
   }
   return { body };
@@ -153,20 +154,18 @@ async function readBounded(request: Request, limit: number): Promise<string | un
   return Buffer.concat(chunks).toString("utf8");
 }
 
-function rpcError(
-  status: number,
-  code: number,
-  message: string,
-  data?: Record<string, unknown>,
-  id: string | number | null = null,
-): Response {
-  return new Response(
-    JSON.stringify({ jsonrpc: "2.0", error: { code, message, ...(data ? { data } : {}) }, id }),
-    {
-      status,
-      headers: { "content-type": "application/json", ...(status === 413 ? { connection: "close" } : {}) },
-    },
-  );
+/** A gateway problem as a JSON-RPC error response: the HTTP status and JSON-RPC code from the table. */
+function rpcError(error: AppError, id: string | number | null = null): Response {
+  const body = {
+    jsonrpc: "2.0",
+    error: { code: error.rpcCode, message: error.detail, data: { code: error.code, ...error.extra } },
+    id,
+  };
+  const headers = {
+    "content-type": "application/json",
+    ...(error.status === 413 ? { connection: "close" } : {}),
+  };
+  return new Response(JSON.stringify(body), { status: error.status, headers });
 }
 
 /** What `/mcp/{server}` passes through besides tools: the upstream's resources and prompts, if any. */
@@ -305,29 +304,38 @@ function mcpTool(tool: CatalogTool, unprefixed: boolean): Tool {
 }
 
 /**
- * Errors that cross the wire as JSON-RPC: an upstream's own JSON-RPC error passes through as it is;
- * unknown/unavailable tools are invalid params; everything else is internal, with a clear message.
+ * Errors that cross the wire as JSON-RPC, from the one error table: an upstream's own JSON-RPC error
+ * (on tools/call as on every forwarded request) passes through with its code and its (scrubbed)
+ * message; a gateway problem carries its table code and its dotted code in `data.code`; anything
+ * else is an internal error that says nothing more.
  */
-function toMcpError(error: unknown): McpError {
-  if (error instanceof CallFailure) {
-    if (error.kind === "rpc" && error.cause instanceof McpError) {
-      // The upstream's own code passes through; the text is the failure's, already scrubbed of credentials.
-      return new McpError(error.cause.code, error.message.replace(/^(MCP error -?\d+: )+/, ""));
+export function toMcpError(error: unknown): McpError {
+  const upstream = upstreamRpcError(error);
+  if (upstream) return upstream;
+  if (error instanceof CallFailure && error.kind === "too_large") return toMcpError(tooLarge(error));
+  if (error instanceof CallFailure)
+    return new McpError(RPC.INTERNAL_ERROR, `upstream ${error.kind}: ${error.message}`);
+  if (!(error instanceof AppError)) return new McpError(RPC.INTERNAL_ERROR, "internal error");
+  return new McpError(error.rpcCode, error.detail, { code: error.code, ...error.extra });
+}
+
+/** An upstream's JSON-RPC error behind `error` (through AppError and CallFailure causes), as sent on. */
+function upstreamRpcError(error: unknown): McpError | undefined {
+  for (let link = error, depth = 0; link instanceof Error && depth < 4; link = link.cause, depth++) {
+    if (link instanceof CallFailure && link.kind === "rpc" && link.cause instanceof McpError) {
+      // The failure's text is already scrubbed of credentials; the SDK's "MCP error -N:" prefixes go.
+      return new McpError(
+        link.cause.code,
+        link.message.replace(/^(MCP error -?\d+: )+/, ""),
+        link.cause.data,
+      );
     }
-    if (error.kind === "too_large")
-      return new McpError(ErrorCode.InternalError, error.message, { code: "upstream.response_too_large" });
-    return new McpError(ErrorCode.InternalError, `upstream ${error.kind}: ${error.message}`);
   }
-  if (!(error instanceof AppError)) return new McpError(ErrorCode.InternalError, "internal error");
-  const invalid = [
-    "tool.invalid_name",
-    "tool.not_found",
-    "server.not_found",
-    "server.unavailable",
-    "request.invalid",
-  ];
-  const code = invalid.includes(error.code) ? ErrorCode.InvalidParams : ErrorCode.InternalError;
-  return new McpError(code, error.detail, { code: error.code });
+  return undefined;
+}
+
+function tooLarge(error: CallFailure): AppError {
+  return new AppError("upstream.response_too_large", error.message);
 }
 
 function encodeCursor(offset: number): string {

@@ -386,20 +386,34 @@ async function markServerFailed(
   }
 }
 
+/** A call failure as the gateway's problem; the failure stays its cause (an upstream's JSON-RPC error in it). */
 function toAppError(error: CallFailure, server: string): AppError {
+  const cause = { cause: error };
   switch (error.kind) {
     case "timeout":
-      return new AppError("upstream.timeout", `Server '${server}' did not answer the call in time.`);
+      return new AppError(
+        "upstream.timeout",
+        `Server '${server}' did not answer the call in time.`,
+        {},
+        cause,
+      );
     case "rpc":
-      return new AppError("upstream.error", `Server '${server}' answered with an error: ${error.message}`);
+      return new AppError(
+        "upstream.error",
+        `Server '${server}' answered with an error: ${error.message}`,
+        {},
+        cause,
+      );
     case "cancelled":
-      return new AppError("upstream.unreachable", "The call was cancelled.");
+      return new AppError("upstream.unreachable", "The call was cancelled.", {}, cause);
     case "too_large":
-      return new AppError("upstream.response_too_large", `Server '${server}': ${error.message}.`);
+      return new AppError("upstream.response_too_large", `Server '${server}': ${error.message}.`, {}, cause);
     default:
       return new AppError(
         "upstream.unreachable",
         `Server '${server}' could not be reached: ${error.message}`,
+        {},
+        cause,
       );
   }
 }
