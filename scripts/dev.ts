@@ -8,7 +8,9 @@
 import { randomBytes } from "node:crypto";
 import { createApp, listen } from "@mcpgw/api";
 import {
+  ConfigError,
   createStore,
+  EnvReader,
   ensureResources,
   loadAppSettings,
   loadAwsConfig,
@@ -22,20 +24,18 @@ import { startPoller, startSweeper, workerDepsFromEnv } from "@mcpgw/worker";
 import { startEmulator } from "./lib/emulator";
 
 const log = (line: string) => process.stderr.write(`[dev] ${line}\n`);
-// Local defaults, then the same settings reader the deployed system uses.
-const port = Number(process.env.PORT ?? 8787);
+// Local defaults, then the same settings reader the deployed system uses: a bad value stops here.
 process.env.ALLOW_PRIVATE_UPSTREAMS ??= "true";
 const generatedToken = !process.env.ADMIN_TOKEN;
 process.env.ADMIN_TOKEN ||= randomBytes(24).toString("base64url");
 process.env.RUNNER_TOKEN ||= randomBytes(24).toString("base64url");
-const settings = loadAppSettings();
+const { port, settings, runnerToken, runnerSettings } = readSettings();
 const adminToken = process.env.ADMIN_TOKEN;
 
 const emulator = await startEmulator(log);
 const store = createStore(loadAwsConfig());
 await ensureResources(store.clients, store.config);
 const logger = createLogger({ level: settings.logLevel });
-const { token: runnerToken = "", ...runnerSettings } = loadRunnerSettings();
 const worker = workerDepsFromEnv({ store, logger });
 // Every setting is read: the tokens and AWS credentials leave the environment (the runner's children
 // get an allow-listed env anyway; nothing read later may find them either).
@@ -88,4 +88,19 @@ process.once("SIGTERM", shutdown);
 /** The entries of `value` that are set. */
 function definedOnly<T extends object>(value: T): { [K in keyof T]: Exclude<T[K], undefined> } {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as never;
+}
+
+/** Every setting `npm run dev` uses, checked before anything starts; a bad value exits with its name. */
+function readSettings() {
+  try {
+    const read = new EnvReader(process.env);
+    const port = read.integer("PORT", 8787, { max: 65_535 });
+    read.check();
+    const { token: runnerToken = "", ...runnerSettings } = loadRunnerSettings();
+    return { port, settings: loadAppSettings(), runnerToken, runnerSettings };
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    log(error.message);
+    process.exit(2);
+  }
 }

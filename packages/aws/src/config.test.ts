@@ -8,6 +8,7 @@ import {
   MAX_STDIO_MESSAGE_BYTES,
   removeCredentialsFromEnv,
 } from "./config";
+import { ConfigError } from "./env-reader";
 
 describe("credentials leave the environment once read", () => {
   it("captures static AWS keys in the config, so clients keep them after the env is cleared", () => {
@@ -68,5 +69,52 @@ describe("message bounds", () => {
   it("a child's stdout line is bounded by it, and never above the SDK's 10 MiB stdio bound", () => {
     expect(loadRunnerSettings({}).maxMessageBytes).toBe(MAX_STDIO_MESSAGE_BYTES);
     expect(loadRunnerSettings({ MAX_UPSTREAM_MESSAGE_BYTES: "65536" }).maxMessageBytes).toBe(65_536);
+  });
+});
+
+describe("configuration fails fast", () => {
+  it.each([
+    ["SWEEP_INTERVAL_SECONDS", "abc", () => loadAppSettings({ SWEEP_INTERVAL_SECONDS: "abc" })],
+    ["SWEEP_INTERVAL_SECONDS", "0", () => loadAppSettings({ SWEEP_INTERVAL_SECONDS: "0" })],
+    ["MAX_UPSTREAM_MESSAGE_BYTES", "16MB", () => loadAppSettings({ MAX_UPSTREAM_MESSAGE_BYTES: "16MB" })],
+    ["LOG_LEVEL", "loud", () => loadAppSettings({ LOG_LEVEL: "loud" })],
+    ["ALLOW_PRIVATE_UPSTREAMS", "sure", () => loadAppSettings({ ALLOW_PRIVATE_UPSTREAMS: "sure" })],
+    [
+      "MCP_ALLOWED_ORIGINS",
+      "app.example.com",
+      () => loadAppSettings({ MCP_ALLOWED_ORIGINS: "app.example.com" }),
+    ],
+    ["WORKTREE_BASE", "relative/dir", () => loadAppSettings({ WORKTREE_BASE: "relative/dir" })],
+    ["RUNNER_URL", "not a url", () => loadAppSettings({ RUNNER_URL: "not a url", RUNNER_TOKEN: "t" })],
+    ["PORT", "80000", () => loadRunnerSettings({ PORT: "80000" })],
+    ["RUNNER_MAX_CHILDREN", "-1", () => loadRunnerSettings({ RUNNER_MAX_CHILDREN: "-1" })],
+    ["RUNNER_UID_BASE", "12", () => loadRunnerSettings({ RUNNER_UID_BASE: "12" })],
+    ["AWS_ENDPOINT_URL", "localhost:4566", () => loadAwsConfig({ AWS_ENDPOINT_URL: "localhost:4566" })],
+  ])("%s=%s stops the start with a ConfigError naming the variable", (name, value, load) => {
+    expect(load).toThrow(ConfigError);
+    expect(load).toThrow(new RegExp(`${name} .*\\(got '${value.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}'\\)`));
+  });
+
+  it("reports every bad variable at once", () => {
+    expect(() => loadAppSettings({ SWEEP_INTERVAL_SECONDS: "x", LOG_LEVEL: "loud" })).toThrow(
+      /SWEEP_INTERVAL_SECONDS .*; LOG_LEVEL /,
+    );
+  });
+
+  it("reads good values as typed values, defaults when unset", () => {
+    const settings = loadAppSettings({
+      SWEEP_INTERVAL_SECONDS: "30",
+      ALLOW_PRIVATE_UPSTREAMS: "yes",
+      MCP_ALLOWED_ORIGINS: "https://App.example.com/, http://localhost:5173",
+      WORKTREE_BASE: "/srv/wt/../work",
+    });
+
+    expect(settings).toMatchObject({
+      sweepIntervalSeconds: 30,
+      allowPrivateUpstreams: true,
+      logLevel: "info",
+      mcpAllowedOrigins: ["https://app.example.com", "http://localhost:5173"],
+      worktreeBase: "/srv/work",
+    });
   });
 });

@@ -8,6 +8,7 @@ import { posix } from "node:path";
 import { fromHttp } from "@aws-sdk/credential-provider-http";
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from "@aws-sdk/types";
 import { Resource } from "sst/resource";
+import { EnvReader } from "./env-reader";
 
 export interface AwsConfig {
   region: string;
@@ -47,10 +48,13 @@ function sstResource<Name extends LinkName>(env: Env, name: Name): Resource[Name
 
 /** AWS resource names and endpoint, from SST links when deployed and from env/defaults locally. */
 export function loadAwsConfig(env: Env = process.env): AwsConfig {
+  const read = new EnvReader(env);
   const keyAlias = env.KMS_KEY_ALIAS ?? "alias/mcp-gateway";
+  const endpoint = read.url("AWS_ENDPOINT_URL");
+  read.check();
   return {
     region: env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? "us-east-1",
-    endpoint: env.AWS_ENDPOINT_URL || undefined,
+    endpoint,
     tableName: sstResource(env, "Table")?.name ?? env.TABLE_NAME ?? "mcp-gateway",
     queueName: env.QUEUE_NAME ?? "mcp-gateway-jobs",
     queueUrl: sstResource(env, "Jobs")?.url,
@@ -134,41 +138,32 @@ export const DEFAULT_MAX_UPSTREAM_MESSAGE_BYTES = 16 * 1024 * 1024;
 
 const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
 
-/** App settings from SST secrets when deployed, env locally. */
+/**
+ * App settings from SST secrets when deployed, env locally. Every value is checked: a bad one throws
+ * a ConfigError naming its variable (the process must not start with it).
+ */
 export function loadAppSettings(env: Env = process.env): AppSettings {
-  return {
-    adminToken: sstResource(env, "AdminToken")?.value ?? env.ADMIN_TOKEN,
-    allowPrivateUpstreams: /^(1|true|yes)$/i.test(env.ALLOW_PRIVATE_UPSTREAMS ?? ""),
-    sweepIntervalSeconds: Number(env.SWEEP_INTERVAL_SECONDS ?? 60),
-    runner: runnerEndpoint(env),
-    logLevel: LOG_LEVELS.find((level) => level === env.LOG_LEVEL) ?? "info",
-    maxUpstreamMessageBytes: maxMessageBytes(env),
-    mcpAllowedOrigins: (env.MCP_ALLOWED_ORIGINS ?? "")
-      .split(",")
-      .map((o) => o.trim())
-      .filter(Boolean),
-    worktreeBase: worktreeBase(env),
+  const read = new EnvReader(env);
+  const base = read.absolutePath("WORKTREE_BASE");
+  const settings: AppSettings = {
+    adminToken: sstResource(env, "AdminToken")?.value ?? read.string("ADMIN_TOKEN"),
+    allowPrivateUpstreams: read.boolean("ALLOW_PRIVATE_UPSTREAMS", false),
+    sweepIntervalSeconds: read.integer("SWEEP_INTERVAL_SECONDS", 60, { min: 1, max: 3_600 }),
+    runner: runnerEndpoint(env, read),
+    logLevel: read.oneOf("LOG_LEVEL", LOG_LEVELS, "info"),
+    maxUpstreamMessageBytes: read.integer("MAX_UPSTREAM_MESSAGE_BYTES", DEFAULT_MAX_UPSTREAM_MESSAGE_BYTES, {
+      min: 1_024,
+    }),
+    mcpAllowedOrigins: read.origins("MCP_ALLOWED_ORIGINS"),
+    worktreeBase: base === undefined ? undefined : posix.resolve(base),
   };
+  read.check();
+  return settings;
 }
 
-function maxMessageBytes(env: Env): number {
-  const value = Number(env.MAX_UPSTREAM_MESSAGE_BYTES);
-  return Number.isInteger(value) && value > 0 ? value : DEFAULT_MAX_UPSTREAM_MESSAGE_BYTES;
-}
-
-/** WORKTREE_BASE, normalised; a relative one is a configuration error (thrown, never ignored). */
-function worktreeBase(env: Env): string | undefined {
-  const base = env.WORKTREE_BASE?.trim();
-  if (!base) return undefined;
-  if (!base.startsWith("/") || base.includes("\0")) {
-    throw new Error(`WORKTREE_BASE must be an absolute path, not '${base}'`);
-  }
-  return posix.resolve(base);
-}
-
-function runnerEndpoint(env: Env): AppSettings["runner"] {
-  const url = sstResource(env, "Runner")?.url ?? env.RUNNER_URL;
-  const token = sstResource(env, "RunnerToken")?.value ?? env.RUNNER_TOKEN;
+function runnerEndpoint(env: Env, read: EnvReader): AppSettings["runner"] {
+  const url = sstResource(env, "Runner")?.url ?? read.url("RUNNER_URL");
+  const token = sstResource(env, "RunnerToken")?.value ?? read.string("RUNNER_TOKEN");
   return url && token ? { url, token } : undefined;
 }
 
@@ -202,17 +197,23 @@ export const MAX_STDIO_MESSAGE_BYTES = 10 * 1024 * 1024;
  * RUNNER_TEMP_DIR, RUNNER_UID_BASE, RUNNER_UID_COUNT, MAX_UPSTREAM_MESSAGE_BYTES).
  */
 export function loadRunnerSettings(env: Env = process.env): RunnerSettings {
-  const number = (name: string) => (env[name] ? Number(env[name]) : undefined);
-  return {
-    token: sstResource(env, "RunnerToken")?.value ?? env.RUNNER_TOKEN,
-    port: number("PORT") ?? 8788,
-    host: env.HOST ?? "0.0.0.0",
-    cacheDir: env.RUNNER_CACHE_DIR || undefined,
-    idleMs: env.RUNNER_IDLE_SECONDS ? Number(env.RUNNER_IDLE_SECONDS) * 1_000 : undefined,
-    maxChildren: number("RUNNER_MAX_CHILDREN"),
-    tempBase: env.RUNNER_TEMP_DIR || undefined,
-    uidBase: number("RUNNER_UID_BASE"),
-    uidCount: number("RUNNER_UID_COUNT"),
-    maxMessageBytes: Math.min(maxMessageBytes(env), MAX_STDIO_MESSAGE_BYTES),
+  const read = new EnvReader(env);
+  const idleSeconds = read.integer("RUNNER_IDLE_SECONDS", undefined, { min: 1 });
+  const settings: RunnerSettings = {
+    token: sstResource(env, "RunnerToken")?.value ?? read.string("RUNNER_TOKEN"),
+    port: read.integer("PORT", 8788, { max: 65_535 }),
+    host: read.string("HOST") ?? "0.0.0.0",
+    cacheDir: read.absolutePath("RUNNER_CACHE_DIR"),
+    idleMs: idleSeconds === undefined ? undefined : idleSeconds * 1_000,
+    maxChildren: read.integer("RUNNER_MAX_CHILDREN", undefined, { min: 1, max: 10_000 }),
+    tempBase: read.absolutePath("RUNNER_TEMP_DIR"),
+    uidBase: read.integer("RUNNER_UID_BASE", undefined, { min: 1_000, max: 2 ** 31 - 100_000 }),
+    uidCount: read.integer("RUNNER_UID_COUNT", undefined, { min: 1, max: 100_000 }),
+    maxMessageBytes: Math.min(
+      read.integer("MAX_UPSTREAM_MESSAGE_BYTES", DEFAULT_MAX_UPSTREAM_MESSAGE_BYTES, { min: 1_024 }),
+      MAX_STDIO_MESSAGE_BYTES,
+    ),
   };
+  read.check();
+  return settings;
 }

@@ -3,6 +3,8 @@ export * from "./chats";
 export * from "./clients";
 export * from "./config";
 export * from "./context";
+export * from "./dynamo";
+export * from "./env-reader";
 export * from "./failures";
 export * from "./jobs";
 export * from "./keys";

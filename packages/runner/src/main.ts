@@ -1,12 +1,18 @@
 /** The runner as a process (the container's command; `npm run dev` starts it in-process instead). */
-import { createStore, loadAwsConfig, loadRunnerSettings, removeCredentialsFromEnv } from "@mcpgw/aws";
+import {
+  ConfigError,
+  createStore,
+  loadAwsConfig,
+  loadRunnerSettings,
+  removeCredentialsFromEnv,
+} from "@mcpgw/aws";
 import { createLogger, errorFields } from "@mcpgw/core";
 import { startRunner } from "./start";
 
 const logger = createLogger();
 // Everything secret is read once, here; then it leaves the environment (children never see it anyway).
-const { token, ...settings } = loadRunnerSettings();
-const store = createStore(loadAwsConfig());
+const { token, ...settings } = settingsOrExit(loadRunnerSettings);
+const store = createStore(settingsOrExit(loadAwsConfig));
 removeCredentialsFromEnv();
 if (!token) throw new Error("Missing required environment variable RUNNER_TOKEN");
 // One child's misbehaviour must never end the others: a fault that escapes is logged, not fatal.
@@ -28,4 +34,15 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
 
 function definedOnly<T extends object>(value: T): { [K in keyof T]: Exclude<T[K], undefined> } {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as never;
+}
+
+/** The settings, or — a value there but wrong — exit at once, naming the variable. */
+function settingsOrExit<T>(load: () => T): T {
+  try {
+    return load();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    logger.error(error.message);
+    process.exit(2);
+  }
 }
