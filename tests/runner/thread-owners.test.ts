@@ -198,6 +198,7 @@ describe("thread ownership", () => {
       `${other}__crash`,
       `${other}__pid`,
       `${other}__ping`,
+      `${other}__slow`,
     ]);
   });
 
