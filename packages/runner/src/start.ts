@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import type { Store } from "@mcpgw/aws";
 import type { Logger } from "@mcpgw/core";
+import { parentDeathWrapper } from "./child-transport";
 import { createRunnerServer } from "./http";
 import { InstanceManager, type InstanceManagerOptions } from "./instances";
 import { createIsolation, DEFAULT_UID_BASE, DEFAULT_UID_COUNT, type Isolation } from "./isolation";
@@ -55,6 +56,11 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
       cacheRoot: options.cacheDir,
     });
   await isolation.sweep();
+  if (!parentDeathWrapper()) {
+    options.logger.warn(
+      "children do not die with the runner: util-linux setpriv (--pdeathsig) is not available, so a runner killed hard leaves them running until its next start sweeps them (when isolated)",
+    );
+  }
   const dir = await createRunnerDir(options.tempBase ?? tmpdir());
   const instances = new InstanceManager({
     ...options,
