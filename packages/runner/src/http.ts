@@ -17,6 +17,9 @@ export interface RunnerHttpOptions {
  * HTTP MCP per child), thread lifecycle (`POST /threads/{t}/servers/{id}`, `DELETE /threads/{t}`),
  * `DELETE /servers/{id}` (stop a changed server's children), `GET /servers` (live instances) and
  * `GET /healthz`.
+ *
+ * A request whose connection closes before it is answered has been given up by its caller (a probe
+ * past its deadline closes its request): a child start it was waiting for is abandoned with it.
  */
 export function createRunnerServer(options: RunnerHttpOptions): Server {
   return createServer((req, res) => {
@@ -34,6 +37,10 @@ export function createRunnerServer(options: RunnerHttpOptions): Server {
 }
 
 async function handle(options: RunnerHttpOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const gone = new AbortController();
+  res.once("close", () => {
+    if (!res.writableFinished) gone.abort(new AppError("request.invalid", "the caller went away"));
+  });
   const url = new URL(req.url ?? "/", "http://runner");
   const parts = url.pathname.split("/").filter(Boolean).map(decodeURIComponent);
   if (req.method === "GET" && url.pathname === "/healthz")
@@ -58,9 +65,13 @@ async function handle(options: RunnerHttpOptions, req: IncomingMessage, res: Ser
     const body = req.method === "POST" ? await readJson(req) : undefined;
     // A new MCP session (the worker's probe, a gateway's cold open) reads the config afresh: a probe of a
     // new config must reach a child of that config, not the old one still inside the config cache's TTL.
-    return instances.use(parts[1], threadId, (instance) => serveFace(instance.client, req, res, body), {
-      fresh: isInitialize(body),
-    });
+    return instances.use(
+      parts[1],
+      threadId,
+      (instance) =>
+        serveFace(instance.client, req, res, body, { alive: () => instances.checkAlive(instance) }),
+      { fresh: isInitialize(body), signal: gone.signal },
+    );
   }
   // POST /threads/{thread}/servers/{id}
   if (
@@ -71,7 +82,7 @@ async function handle(options: RunnerHttpOptions, req: IncomingMessage, res: Ser
     parts[3] &&
     parts.length === 4
   ) {
-    const instance = await instances.acquire(parts[3], parts[1], { fresh: true });
+    const instance = await instances.acquire(parts[3], parts[1], { fresh: true, signal: gone.signal });
     return send(res, 200, {
       serverId: instance.serverId,
       threadId: instance.threadId,
