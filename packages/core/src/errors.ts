@@ -27,6 +27,7 @@ export const ERROR_CODES = {
   "secret.not_found": [404, "Secret not found"],
   "key.unknown_server": [400, "Unknown server in key scope"],
   "thread.worktree_forbidden": [400, "Worktree outside the allowed base"],
+  "thread.worktree_missing": [400, "Worktree missing or unreachable"],
   "tool.invalid_name": [400, "Invalid tool name"],
   "tool.not_found": [404, "Tool not found"],
   "upstream.unreachable": [502, "Upstream unreachable"],

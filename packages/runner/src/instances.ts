@@ -18,6 +18,7 @@ import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { ChildTransport, killGroupNow } from "./child-transport";
 import type { ChildIdentity, Isolation } from "./isolation";
 import { mayDownloadAtStart } from "./start-rules";
+import { checkWorktree } from "./worktree";
 
 /** A live child process and the MCP client session the runner holds with it. */
 export interface Instance {
@@ -455,6 +456,8 @@ export class InstanceManager {
       home = await mkdtemp(join(this.options.runnerDir, "i-"));
       await isolation.own(home, identity);
       const worktreeRoot = await this.worktreeOf(record, threadId, home);
+      // Refused here in a sentence naming the path, not as `spawn … ENOENT` from the kernel.
+      if (threadId && worktreeRoot) await checkWorktree(worktreeRoot, identity);
       signal.throwIfAborted();
       const secret = await this.writeSecretFile(record, home, identity);
       scrub = [...scrub, ...(secret?.scrub ?? [])];

@@ -177,6 +177,8 @@ export function registerThreadRoutes(
         201: json(ThreadInstanceView, "Started"),
         ...problems(400, 401, 404, 409, 502),
       },
+      description:
+        "The runner checks the worktree before it spawns: a path that does not exist there, is not a directory or cannot be entered by the child's uid is 400 thread.worktree_missing (and the registration is not kept).",
     }),
     async (c) => {
       const { threadId, id } = c.req.valid("param");
@@ -199,7 +201,13 @@ export function registerThreadRoutes(
         worktreeRoot,
         owner: threadOwner(principal),
       });
-      const { pid } = await client.startThreadInstance(threadId, server.id);
+      const { pid } = await client.startThreadInstance(threadId, server.id).catch(async (error) => {
+        // The runner found the worktree unusable: this registration must not outlive the refusal, or
+        // a retry with a corrected path would keep the bad one.
+        if (created && error instanceof AppError && error.code === "thread.worktree_missing")
+          await deps.store.threads.unregister(threadId, server.id);
+        throw error;
+      });
       c.get("logger").info("thread instance started", { threadId, server: server.name, created, pid });
       return c.json({ ...instance, server: server.name, pid }, created ? 201 : 200);
     },
