@@ -62,6 +62,12 @@ async function handle(options: RunnerHttpOptions, req: IncomingMessage, res: Ser
     const threadId = parts.length === 5 && parts[2] === "threads" ? parts[3] : undefined;
     if (parts.length === 5 && !threadId)
       return send(res, 404, { code: "request.not_found", detail: "no such route" });
+    // A face is stateless: nothing of the child's reaches a caller but answers to its own requests, so
+    // there is no stream to hold open (405 tells MCP clients not to keep one per session).
+    if (req.method === "GET") {
+      res.setHeader("allow", "POST, DELETE");
+      return send(res, 405, { code: "request.invalid", detail: "this MCP endpoint has no GET stream" });
+    }
     const body = req.method === "POST" ? await readJson(req) : undefined;
     // A new MCP session (the worker's probe, a gateway's cold open) reads the config afresh: a probe of a
     // new config must reach a child of that config, not the old one still inside the config cache's TTL.

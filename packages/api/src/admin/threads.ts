@@ -66,6 +66,8 @@ const WorktreeRoot = z
 export function registerThreadRoutes(
   app: OpenAPIHono<AppEnv>,
   deps: Pick<GatewayDeps, "store" | "logger" | "runner"> & {
+    /** The data plane's warm sessions: a closed thread's are released at once. */
+    pool?: GatewayDeps["pool"];
     directory?: Directory;
     /** Worktree roots must be this path or under it (WORKTREE_BASE), when set. */
     worktreeBase?: string | undefined;
@@ -251,8 +253,10 @@ export function registerThreadRoutes(
       const { threadId } = c.req.valid("param");
       await visibleThread(c, threadId);
       const removed = await deps.store.threads.removeThread(threadId);
+      // This process's warm sessions to the thread's instances go now, not when they idle out.
+      const released = deps.pool?.releaseThread(threadId) ?? 0;
       const stopped = deps.runner ? await runner().stopThread(threadId) : 0;
-      c.get("logger").info("thread closed", { threadId, removed: removed.length, stopped });
+      c.get("logger").info("thread closed", { threadId, removed: removed.length, stopped, released });
       return c.json({ stopped, removed: removed.length }, 200);
     },
   );
