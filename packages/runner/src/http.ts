@@ -26,6 +26,7 @@ export function createRunnerServer(options: RunnerHttpOptions): Server {
     handle(options, req, res).catch((error) => {
       const status = error instanceof AppError ? error.status : 500;
       if (!(error instanceof AppError)) options.logger.error("runner request failed", errorFields(error));
+      if (res.destroyed) return; // the caller is gone: nobody to answer
       if (res.headersSent) {
         res.destroy();
         return;

@@ -148,6 +148,8 @@ export class InstanceManager {
     options: AcquireOptions = {},
   ): Promise<T> {
     const instance = await this.acquire(serverId, threadId, options);
+    // The caller left while it waited: nothing to serve (a call must not reach the child for nobody).
+    options.signal?.throwIfAborted();
     instance.busy++;
     try {
       return await use(instance);
