@@ -71,14 +71,22 @@ if (generatedToken) log(`ADMIN_TOKEN=${adminToken} (generated; set ADMIN_TOKEN t
 log(`AWS endpoint ${emulator.endpoint}${emulator.owned ? " (moto, started for this run)" : ""}`);
 console.log(`MCP Gateway ready at ${api.url} (docs: ${api.url}/docs)`);
 
+/** A graceful stop's bound: past it, every child is SIGKILLed and the process exits anyway. */
+const STOP_DEADLINE_MS = 10_000;
 let stopping = false;
 async function shutdown() {
   if (stopping) return;
   stopping = true;
+  setTimeout(() => {
+    log(`stop took over ${STOP_DEADLINE_MS / 1_000} s: killing every child and exiting`);
+    runner.instances.killAll();
+    process.exit(1);
+  }, STOP_DEADLINE_MS).unref();
   sweeper.stop();
   stopRecreating();
-  await Promise.all([api.close(), poller.stop()]);
-  await runner.stop();
+  // The runner stops alongside the API and the poller: a start under way is abandoned at once, so a
+  // probe waiting on it ends now instead of holding the poller (and the runner) for its deadline.
+  await Promise.all([api.close(), poller.stop(), runner.stop()]);
   await emulator.stop();
   process.exit(0);
 }

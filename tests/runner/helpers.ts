@@ -1,5 +1,7 @@
 /** Shared helpers of the stdio-runner suites: fixtures as commands, the runner's own routes, and /proc. */
+import { execFile } from "node:child_process";
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -216,6 +218,30 @@ export function withMarker(marker: string): number[] {
       return false;
     }
   });
+}
+
+/**
+ * TCP connections established to `port` on this machine, counted on the listener's side (source port
+ * = `port`): by `ss` (netlink, filtered in the kernel, and not blocking this process while it runs),
+ * else from /proc/net/tcp{,6} (slow on a busy machine: tens of ms per read).
+ */
+export async function connectionsTo(port: number): Promise<number> {
+  const listed = await new Promise<string | undefined>((resolve) => {
+    execFile("ss", ["-Htn", "state", "established", `( sport = :${port} )`], (error, stdout) =>
+      resolve(error ? undefined : stdout),
+    );
+  });
+  if (listed !== undefined) return listed.split("\n").filter((line) => line.trim()).length;
+  const hex = port.toString(16).toUpperCase().padStart(4, "0");
+  let count = 0;
+  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    const text = await readFile(table, "utf8").catch(() => "");
+    for (const line of text.split("\n").slice(1)) {
+      const [, local, , state] = line.trim().split(/\s+/);
+      if (state === "01" && local?.endsWith(`:${hex}`)) count++;
+    }
+  }
+  return count;
 }
 
 /** The text of a gateway tool-call response body. */

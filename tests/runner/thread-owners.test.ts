@@ -6,7 +6,7 @@
  * Worktrees lie under WORKTREE_BASE here, checked segment by segment.
  */
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PutCommand } from "@aws-sdk/lib-dynamodb";
@@ -24,6 +24,8 @@ import {
 
 const tag = randomBytes(4).toString("hex");
 const base = realpathSync(mkdtempSync(join(tmpdir(), "mcpgw-wt-base-")));
+// Children run under uids of their own: every directory down to a worktree must be searchable by them.
+chmodSync(base, 0o755);
 
 interface Key {
   id: string;
@@ -198,6 +200,7 @@ describe("thread ownership", () => {
       `${other}__crash`,
       `${other}__pid`,
       `${other}__ping`,
+      `${other}__slow`,
     ]);
   });
 

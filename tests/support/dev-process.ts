@@ -28,8 +28,14 @@ export interface DevProcess {
   alive(): boolean;
   /** SIGKILL (a hard stop: nothing is cleaned up). */
   kill(): Promise<void>;
-  /** SIGTERM, then SIGKILL after 10 s. */
-  stop(): Promise<void>;
+  /** SIGTERM, then SIGKILL after 10 s; resolves to how it exited. */
+  stop(): Promise<ExitStatus>;
+}
+
+/** How the process ended: its exit code, or the signal that ended it. */
+export interface ExitStatus {
+  code: number | null;
+  signal: NodeJS.Signals | null;
 }
 
 /**
@@ -64,7 +70,9 @@ export async function startDevProcess(
   child.stderr?.on("data", (chunk: Buffer) => {
     stderr += chunk.toString("utf8");
   });
-  const exited = new Promise<void>((done) => child.once("exit", () => done()));
+  const exited = new Promise<ExitStatus>((done) =>
+    child.once("exit", (code, signal) => done({ code, signal })),
+  );
   const killOnExit = () => child.kill("SIGKILL");
   process.once("exit", killOnExit);
   const url = await new Promise<string>((done, fail) => {
@@ -120,11 +128,12 @@ export async function startDevProcess(
     },
     async stop() {
       process.off("exit", killOnExit);
-      if (!alive()) return;
+      if (!alive()) return exited;
       child.kill("SIGTERM");
       const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-      await exited;
+      const status = await exited;
       clearTimeout(timer);
+      return status;
     },
   };
 }

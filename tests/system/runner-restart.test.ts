@@ -1,13 +1,16 @@
 /**
  * A runner that dies hard leaves its children's files and stray processes behind; the next runner
  * start wipes them: its predecessor's directory (instance HOMEs, 0600 secret files) is gone, and what
- * still ran under the pool's uids (an orphaned grandchild) is killed. Shown with `npm run dev` as a
- * process, SIGKILLed and started again on the same temp dir and uid pool.
+ * still ran under the pool's uids (an orphaned grandchild) is killed. The child itself does not even
+ * wait for the restart: it dies with the runner (parent-death signal), though it ignores its stdin's
+ * end. Shown with `npm run dev` as a process, SIGKILLed and started again on the same temp dir and
+ * uid pool.
  */
 import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { parentDeathWrapper } from "@mcpgw/runner";
 import { afterAll, describe, expect, it } from "vitest";
 import { cmdline, environ, isAlive, TINY_STDIO, testUidBase, withMarker } from "../runner/helpers";
 import { type DevProcess, startDevProcess } from "../support/dev-process";
@@ -41,7 +44,7 @@ describe("a runner start wipes what a hard-killed predecessor left", () => {
     rmSync(tempBase, { recursive: true, force: true });
   });
 
-  it("its dir and secret files are gone, and (isolated) its stray processes too", async () => {
+  it("the child dies with the runner though it ignores stdin's end; its dir, secret files and (isolated) strays go at the restart", async () => {
     const first = await startDevProcess(env);
     const secret = `restart-${randomBytes(3).toString("hex")}`;
     expect(
@@ -50,7 +53,7 @@ describe("a runner start wipes what a hard-killed predecessor left", () => {
     const created = await first.call("POST", "/v1/servers", {
       name: uniqueName("orphan"),
       command: process.execPath,
-      args: [TINY_STDIO, "--grandchild", MARKER],
+      args: [TINY_STDIO, "--ignore-stdin-eof", "--grandchild", MARKER],
       env: { LEAK_FILE: "{{secret_file}}" },
       secretRef: secret,
     });
@@ -64,9 +67,23 @@ describe("a runner start wipes what a hard-killed predecessor left", () => {
     const [oldDir] = readdirSync(tempBase);
     expect(existsSync(secretFile)).toBe(true);
 
+    // Its grandchild runs too before the runner dies (a child killed sooner would never start it).
+    await waitFor(
+      async () => withMarker(MARKER).filter(isSleep).length,
+      (started) => started === 1,
+      { timeoutMs: 5_000 },
+    );
     await first.kill();
-    // Hard-killed: nothing cleaned up. (The child itself leaves at stdin's end; its grandchild stays.)
+    // Hard-killed: nothing cleaned up. The child, which ignores its stdin's end, dies with the runner
+    // all the same (SIGKILL from the kernel: its parent-death signal); its grandchild stays.
     expect(existsSync(secretFile)).toBe(true);
+    if (parentDeathWrapper()) {
+      await waitFor(
+        async () => isAlive(child as number),
+        (alive) => !alive,
+        { timeoutMs: 2_000, intervalMs: 20 },
+      );
+    }
     await waitFor(
       async () => withMarker(MARKER).filter(isSleep).length,
       (strays) => strays === 1,
@@ -80,5 +97,6 @@ describe("a runner start wipes what a hard-killed predecessor left", () => {
     expect(readdirSync(tempBase)).toHaveLength(1); // the new runner's own
     const strays = withMarker(MARKER);
     if (isRoot) expect(strays.filter(isAlive)).toEqual([]);
+    if (isRoot || parentDeathWrapper()) expect(isAlive(child as number)).toBe(false);
   }, 120_000);
 });

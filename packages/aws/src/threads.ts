@@ -1,4 +1,10 @@
-import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import {
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
 import { AppError } from "@mcpgw/core";
 import { deleteAll, isConditionFailure, queryAll } from "./dynamo";
 import { ownedKind } from "./servers";
@@ -52,6 +58,11 @@ export interface ThreadRegistry {
   threads(owner?: string): Promise<ThreadSummary[]>;
   /** Removes the thread: every registration and its ownership record; returns the registrations removed. */
   removeThread(threadId: string): Promise<ThreadInstance[]>;
+  /**
+   * Takes back one registration (a start the runner refused): the instance and its server in the
+   * thread's list; a thread left with no server goes too.
+   */
+  unregister(threadId: string, serverId: string): Promise<void>;
 }
 
 const threadPartition = (threadId: string) => `THREAD#${threadId}`;
@@ -190,6 +201,39 @@ export function createThreadRegistry(ddb: DynamoDBDocumentClient, tableName: str
         items.map((item) => ({ pk: item.pk, sk: item.sk })),
       );
       return items.filter((item) => String(item.sk).startsWith(INSTANCE_PREFIX)).map(toInstance);
+    },
+
+    async unregister(threadId, serverId) {
+      await ddb.send(new DeleteCommand({ TableName: tableName, Key: threadKey(threadId, serverId) }));
+      const { Attributes } = await ddb
+        .send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: metaKey(threadId),
+            UpdateExpression: "DELETE serverIds :server",
+            ConditionExpression: "attribute_exists(pk)",
+            ExpressionAttributeValues: { ":server": new Set([serverId]) },
+            ReturnValues: "ALL_NEW",
+          }),
+        )
+        .catch((error) => {
+          if (isConditionFailure(error)) return { Attributes: undefined };
+          throw error;
+        });
+      // An empty set is no attribute: a thread with no server left has no reason to exist.
+      if (Attributes && !Attributes.serverIds) {
+        await ddb
+          .send(
+            new DeleteCommand({
+              TableName: tableName,
+              Key: metaKey(threadId),
+              ConditionExpression: "attribute_not_exists(serverIds)",
+            }),
+          )
+          .catch((error) => {
+            if (!isConditionFailure(error)) throw error;
+          });
+      }
     },
   };
 

@@ -39,6 +39,7 @@ export const ERROR_CODES = {
   "secret.not_found": [404, "Secret not found", INVALID_PARAMS],
   "key.unknown_server": [400, "Unknown server in key scope", INVALID_PARAMS],
   "thread.worktree_forbidden": [400, "Worktree outside the allowed base", INVALID_PARAMS],
+  "thread.worktree_missing": [400, "Worktree missing or unreachable", INVALID_PARAMS],
   "tool.invalid_name": [400, "Invalid tool name", INVALID_PARAMS],
   "tool.not_found": [404, "Tool not found", INVALID_PARAMS],
   "upstream.unreachable": [502, "Upstream unreachable", INTERNAL_ERROR],

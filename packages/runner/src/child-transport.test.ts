@@ -1,8 +1,11 @@
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { ChildTransport, LineReader } from "./child-transport";
+import { ChildTransport, findCommand, LineReader, parentDeathWrapper } from "./child-transport";
 
 const started: ChildTransport[] = [];
 
@@ -84,7 +87,10 @@ describe("ChildTransport", () => {
     const { transport } = await node("setInterval(() => {}, 1000)");
     const pid = transport.pid as number;
     expect(stat(pid)).toMatchObject({ ppid: process.pid, pgrp: pid });
-    expect(readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")[0]).toBe(process.execPath);
+    // Through setpriv (where it is), which execs the command in place: same pid, the command's argv.
+    const argv0 = () => readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")[0];
+    await until(() => argv0() !== parentDeathWrapper());
+    expect(argv0()).toBe(process.execPath);
   });
 
   it("frames JSON-RPC both ways", async () => {
@@ -170,6 +176,71 @@ describe("ChildTransport", () => {
     await expect(transport.start()).rejects.toThrow(/ENOENT/);
     await transport.whenExited();
     expect(closed).toBe(true);
+  });
+});
+
+describe("ChildTransport: children die with the runner", () => {
+  /**
+   * A stand-in runner: a process that starts one ChildTransport child which ignores its stdin's end,
+   * prints the child's pid, and waits. Resolves to both pids.
+   */
+  async function runnerWithChild(dieWithParent: boolean): Promise<{ runner: number; child: number }> {
+    const module = join(import.meta.dirname, "child-transport.ts");
+    const script = `
+      import { ChildTransport } from ${JSON.stringify(module)};
+      const transport = new ChildTransport({
+        command: process.execPath,
+        args: ["-e", "setInterval(() => {}, 1000)"],
+        env: { PATH: process.env.PATH ?? "" },
+        cwd: ${JSON.stringify(tmpdir())},
+        dieWithParent: ${dieWithParent},
+      });
+      await transport.start();
+      console.log(transport.pid);
+      setInterval(() => {}, 1000);
+    `;
+    const runner = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    const line = await new Promise<string>((resolve, reject) => {
+      runner.once("exit", (code) => reject(new Error(`stand-in runner exited (${code})`)));
+      createInterface({ input: runner.stdout }).once("line", resolve);
+    });
+    return { runner: runner.pid as number, child: Number(line) };
+  }
+
+  it.runIf(parentDeathWrapper() !== undefined)(
+    "a child dies with its SIGKILLed runner, even one that ignores its stdin's end",
+    async () => {
+      const { runner, child } = await runnerWithChild(true);
+      // Wait until the child is the command itself (setpriv set the signal, then exec'd it).
+      await until(() => readFileSync(`/proc/${child}/cmdline`, "utf8").startsWith(process.execPath));
+      process.kill(runner, "SIGKILL");
+      await until(() => !alive(child), 3_000);
+    },
+  );
+
+  it("without the wrapper the same child is orphaned (what the wrapper prevents)", async () => {
+    const { runner, child } = await runnerWithChild(false);
+    try {
+      process.kill(runner, "SIGKILL");
+      await until(() => !alive(runner));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(alive(child)).toBe(true);
+    } finally {
+      process.kill(-child, "SIGKILL");
+    }
+  });
+});
+
+describe("findCommand", () => {
+  it("finds a command on PATH, a path as it is, and nothing else", () => {
+    expect(findCommand("sh", "/nonexistent:/usr/bin:/bin", "/")).toMatch(/\/sh$/);
+    expect(findCommand(process.execPath, "", "/")).toBe(process.execPath);
+    expect(findCommand("no-such-command-here", "/usr/bin:/bin", "/")).toBeUndefined();
+    expect(findCommand("/nonexistent/server", "/usr/bin", "/")).toBeUndefined();
+    // A directory is not a command.
+    expect(findCommand("tmp", "/", "/")).toBeUndefined();
   });
 });
 

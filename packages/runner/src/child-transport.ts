@@ -1,4 +1,6 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { accessSync, constants, statSync } from "node:fs";
+import { delimiter, isAbsolute, join, resolve } from "node:path";
 import { deserializeMessage, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
@@ -17,6 +19,11 @@ export interface ChildSpec {
   gid?: number;
   /** A stdout line longer than this kills the child (that child only). */
   maxMessageBytes?: number;
+  /**
+   * SIGKILL the child when the runner dies (Linux: exec'd through `setpriv --pdeathsig KILL`, when
+   * util-linux's setpriv is there). Default true.
+   */
+  dieWithParent?: boolean;
 }
 
 /** Why a child was ended by its transport rather than by its own exit or by close(). */
@@ -25,7 +32,8 @@ export type TransportKill = "message_too_large";
 /**
  * An MCP client transport over a child's stdio — like the SDK's StdioClientTransport, but the child
  * leads its own process group (so the whole tree can be killed), gets exactly the env it is given
- * (nothing merged in), and its stderr tail is kept for diagnostics.
+ * (nothing merged in), dies with the runner (a parent-death signal, where the platform has one), and
+ * its stderr tail is kept for diagnostics.
  */
 export class ChildTransport implements Transport {
   onclose?: () => void;
@@ -50,7 +58,29 @@ export class ChildTransport implements Transport {
   async start(): Promise<void> {
     await new Promise<void>((resolve, reject) => {
       const spec = this.spec;
-      const child = spawn(spec.command, spec.args, {
+      const wrapper = spec.dieWithParent === false ? undefined : parentDeathWrapper();
+      let argv: [string, string[]] = [spec.command, spec.args];
+      if (wrapper) {
+        // setpriv would report a missing command as its own exit 127: find it first, as spawn does,
+        // so a missing command still fails start() with ENOENT.
+        const command = findCommand(spec.command, spec.env.PATH, spec.cwd);
+        if (!command) {
+          this.exit = { code: null, signal: null };
+          this.markExited();
+          const error = Object.assign(new Error(`spawn ${spec.command} ENOENT`), {
+            code: "ENOENT",
+            errno: -2,
+            syscall: `spawn ${spec.command}`,
+            path: spec.command,
+          });
+          reject(error);
+          this.report(error);
+          this.closed();
+          return;
+        }
+        argv = [wrapper, ["--pdeathsig", "KILL", "--", command, ...spec.args]];
+      }
+      const child = spawn(argv[0], argv[1], {
         env: spec.env,
         cwd: spec.cwd,
         stdio: ["pipe", "pipe", "pipe"],
@@ -135,12 +165,16 @@ export class ChildTransport implements Transport {
     if (!stdin.write(serializeMessage(message))) await new Promise((resolve) => stdin.once("drain", resolve));
   }
 
-  /** Ends the child's whole process group: SIGTERM, then SIGKILL after `graceMs`. */
+  /**
+   * Ends the child's whole process group: SIGTERM, then SIGKILL after `graceMs` (at once with 0: a
+   * child that stopped answering gets no grace, and SIGTERM would not reach a stopped one).
+   */
   async close(graceMs = 2_000): Promise<void> {
     const pid = this.child?.pid;
     if (pid === undefined || this.exit) return;
-    signalGroup(pid, "SIGTERM");
-    const timer = setTimeout(() => signalGroup(pid, "SIGKILL"), graceMs);
+    if (graceMs <= 0) signalGroup(pid, "SIGKILL");
+    else signalGroup(pid, "SIGTERM");
+    const timer = setTimeout(() => signalGroup(pid, "SIGKILL"), Math.max(graceMs, 0));
     await this.exited;
     clearTimeout(timer);
     // Grandchildren that ignored SIGTERM go too.
@@ -211,6 +245,62 @@ export class LineReader {
     this.pending = [];
     this.pendingBytes = 0;
     return undefined;
+  }
+}
+
+/** SIGKILLs the child's process group now, synchronously (a runner that must exit at once). */
+export function killGroupNow(transport: ChildTransport): void {
+  if (transport.pid !== undefined && !transport.exitStatus) signalGroup(transport.pid, "SIGKILL");
+}
+
+let wrapperPath: string | null | undefined;
+
+/**
+ * util-linux's `setpriv`, when it is there and takes `--pdeathsig` (checked once): a child exec'd
+ * through it gets SIGKILL when the runner dies, even by SIGKILL. It runs after the uid switch (the
+ * kernel clears the setting when credentials change, so it must) and execs the command in place: same
+ * pid, same process group, argv still never a shell. Undefined elsewhere (no Linux, no util-linux).
+ */
+export function parentDeathWrapper(): string | undefined {
+  if (wrapperPath === undefined) {
+    wrapperPath = null;
+    if (process.platform === "linux") {
+      for (const candidate of ["/usr/bin/setpriv", "/bin/setpriv", "/usr/sbin/setpriv", "/sbin/setpriv"]) {
+        // `true` from the runner's PATH: ~5 ms once (node itself would take ~80 ms).
+        const check = spawnSync(candidate, ["--pdeathsig", "KILL", "--", "true"], {
+          stdio: "ignore",
+          timeout: 5_000,
+        });
+        if (check.status === 0) {
+          wrapperPath = candidate;
+          break;
+        }
+      }
+    }
+  }
+  return wrapperPath ?? undefined;
+}
+
+/**
+ * Where `command` is, looked up the way spawn looks it up: a path (anything with a slash) relative
+ * to `cwd`, else the first executable file of that name on the child's PATH. Undefined when none is.
+ */
+export function findCommand(command: string, path: string | undefined, cwd: string): string | undefined {
+  if (command.includes("/")) return isExecutableFile(resolve(cwd, command)) ? command : undefined;
+  // No PATH: the default libuv searches (`_PATH_DEFPATH`).
+  for (const dir of (path ?? "/usr/bin:/bin").split(delimiter)) {
+    const candidate = join(isAbsolute(dir) ? dir : resolve(cwd, dir), command);
+    if (isExecutableFile(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+function isExecutableFile(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return statSync(path).isFile();
+  } catch {
+    return false;
   }
 }
 

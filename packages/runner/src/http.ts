@@ -17,12 +17,16 @@ export interface RunnerHttpOptions {
  * HTTP MCP per child), thread lifecycle (`POST /threads/{t}/servers/{id}`, `DELETE /threads/{t}`),
  * `DELETE /servers/{id}` (stop a changed server's children), `GET /servers` (live instances) and
  * `GET /healthz`.
+ *
+ * A request whose connection closes before it is answered has been given up by its caller (a probe
+ * past its deadline closes its request): a child start it was waiting for is abandoned with it.
  */
 export function createRunnerServer(options: RunnerHttpOptions): Server {
   return createServer((req, res) => {
     handle(options, req, res).catch((error) => {
       const status = error instanceof AppError ? error.status : 500;
       if (!(error instanceof AppError)) options.logger.error("runner request failed", errorFields(error));
+      if (res.destroyed) return; // the caller is gone: nobody to answer
       if (res.headersSent) {
         res.destroy();
         return;
@@ -34,6 +38,10 @@ export function createRunnerServer(options: RunnerHttpOptions): Server {
 }
 
 async function handle(options: RunnerHttpOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const gone = new AbortController();
+  res.once("close", () => {
+    if (!res.writableFinished) gone.abort(new AppError("request.invalid", "the caller went away"));
+  });
   const url = new URL(req.url ?? "/", "http://runner");
   const parts = url.pathname.split("/").filter(Boolean).map(decodeURIComponent);
   if (req.method === "GET" && url.pathname === "/healthz")
@@ -55,12 +63,22 @@ async function handle(options: RunnerHttpOptions, req: IncomingMessage, res: Ser
     const threadId = parts.length === 5 && parts[2] === "threads" ? parts[3] : undefined;
     if (parts.length === 5 && !threadId)
       return send(res, 404, { code: "request.not_found", detail: "no such route" });
+    // A face is stateless: nothing of the child's reaches a caller but answers to its own requests, so
+    // there is no stream to hold open (405 tells MCP clients not to keep one per session).
+    if (req.method === "GET") {
+      res.setHeader("allow", "POST, DELETE");
+      return send(res, 405, { code: "request.invalid", detail: "this MCP endpoint has no GET stream" });
+    }
     const body = req.method === "POST" ? await readJson(req) : undefined;
     // A new MCP session (the worker's probe, a gateway's cold open) reads the config afresh: a probe of a
     // new config must reach a child of that config, not the old one still inside the config cache's TTL.
-    return instances.use(parts[1], threadId, (instance) => serveFace(instance.client, req, res, body), {
-      fresh: isInitialize(body),
-    });
+    return instances.use(
+      parts[1],
+      threadId,
+      (instance) =>
+        serveFace(instance.client, req, res, body, { alive: () => instances.checkAlive(instance) }),
+      { fresh: isInitialize(body), signal: gone.signal },
+    );
   }
   // POST /threads/{thread}/servers/{id}
   if (
@@ -71,7 +89,7 @@ async function handle(options: RunnerHttpOptions, req: IncomingMessage, res: Ser
     parts[3] &&
     parts.length === 4
   ) {
-    const instance = await instances.acquire(parts[3], parts[1], { fresh: true });
+    const instance = await instances.acquire(parts[3], parts[1], { fresh: true, signal: gone.signal });
     return send(res, 200, {
       serverId: instance.serverId,
       threadId: instance.threadId,

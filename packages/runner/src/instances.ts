@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { recordFailure, SealError, type Store } from "@mcpgw/aws";
 import {
@@ -15,8 +15,11 @@ import {
 } from "@mcpgw/core";
 import { scrubSecrets } from "@mcpgw/upstream";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { ChildTransport } from "./child-transport";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ChildTransport, killGroupNow } from "./child-transport";
 import type { ChildIdentity, Isolation } from "./isolation";
+import { mayDownloadAtStart } from "./start-rules";
+import { checkWorktree } from "./worktree";
 
 /** A live child process and the MCP client session the runner holds with it. */
 export interface Instance {
@@ -37,6 +40,8 @@ export interface Instance {
   home: string;
   /** Settles once the child has exited and everything it had is cleaned up. */
   ended: Promise<void>;
+  /** The liveness check under way, if any (concurrent suspicions share one ping). */
+  liveness?: Promise<boolean> | undefined;
 }
 
 export interface InstanceManagerOptions {
@@ -52,13 +57,36 @@ export interface InstanceManagerOptions {
   idleMs?: number;
   /** The most children alive at once. */
   maxChildren?: number;
-  /** How long a child may take to answer `initialize` (first `npx` runs download). */
+  /**
+   * The longest a child may take to answer `initialize` while someone waits for it (a thread start; a
+   * package runner's first, cold start after its caller left — first `npx` runs download).
+   */
   startTimeoutMs?: number;
+  /**
+   * How long a child has to answer the runner's ping once a request to it went unanswered (its caller
+   * gave up, or it timed out); a child that does not is hung, and is killed.
+   */
+  pingTimeoutMs?: number;
   /** How long a cached config/generation check stays valid. */
   configTtlMs?: number;
   /** The longest line a child may write (one JSON-RPC message); past it the child is killed. */
   maxMessageBytes?: number;
 }
+
+/** A spawn under way: how many requests wait for it, and how to abandon it. */
+interface Starting {
+  /** The status generation it is spawned for. */
+  generation: number;
+  controller: AbortController;
+  /** Requests waiting for it; when the last one goes away the start is abandoned. */
+  waiters: number;
+  /** Set once known: a package runner's cold first start, which may finish with nobody waiting. */
+  mayOutliveCallers: boolean;
+  settled: boolean;
+}
+
+/** The default of `pingTimeoutMs`. */
+export const DEFAULT_PING_TIMEOUT_MS = 5_000;
 
 const CLIENT_INFO = { name: "mcp-gateway-runner", version: "1.0.0" };
 
@@ -67,11 +95,22 @@ const CLIENT_INFO = { name: "mcp-gateway-runner", version: "1.0.0" };
  * (server, thread) for thread-scoped ones — spawned lazily under their own uid, restarted on config
  * change, stopped when their server is deleted, disabled or reconfigured, reaped when idle, capped in
  * number, and killed with their whole process group.
+ *
+ * Children end with their attempt: a start is abandoned (the child killed, its files removed) once
+ * every request waiting for it has gone — the probe that gave up closed its connection — save a
+ * package runner's cold first start (see {@link mayDownloadAtStart}), which may finish in the
+ * background within `startTimeoutMs`. A child that leaves a request unanswered and then fails a ping
+ * within `pingTimeoutMs` is hung, and is killed; the next use spawns a new one.
  */
 export class InstanceManager {
   private readonly instances = new Map<string, Promise<Instance>>();
   /** What each spawn promise in `instances` resolved to (read synchronously: never await a spawn here). */
   private readonly spawned = new WeakMap<Promise<Instance>, Instance>();
+  /** Spawns under way, by their promise (the values of `instances` while they start). */
+  private readonly starts = new Map<Promise<Instance>, Starting>();
+  /** Every child not yet exited, started or starting (what a hard stop must kill). */
+  private readonly children = new Set<Instance>();
+  private closing = false;
   private readonly restarts = new Map<string, number>();
   private readonly stopping = new Set<Instance>();
   /** Started children not yet exited, and spawns under way: together never more than maxChildren. */
@@ -86,25 +125,30 @@ export class InstanceManager {
   private readonly reaper: NodeJS.Timeout;
   private readonly idleMs: number;
   private readonly maxChildren: number;
+  private readonly pingTimeoutMs: number;
 
   constructor(private readonly options: InstanceManagerOptions) {
     this.idleMs = options.idleMs ?? 10 * 60_000;
     this.maxChildren = options.maxChildren ?? 50;
+    this.pingTimeoutMs = options.pingTimeoutMs ?? DEFAULT_PING_TIMEOUT_MS;
     this.reaper = setInterval(() => void this.reapIdle(), Math.max(250, Math.min(this.idleMs / 2, 30_000)));
     this.reaper.unref();
   }
 
   /**
    * Runs `use` with the live instance of (server, thread), spawning it when there is none or when its
-   * config changed since it was spawned. `fresh` reads the config now instead of from the short cache.
+   * config changed since it was spawned. `fresh` reads the config now instead of from the short cache;
+   * `signal` aborts when the request that asked has gone (its caller gave up or disconnected).
    */
   async use<T>(
     serverId: string,
     threadId: string | undefined,
     use: (instance: Instance) => Promise<T>,
-    options: { fresh?: boolean } = {},
+    options: AcquireOptions = {},
   ): Promise<T> {
     const instance = await this.acquire(serverId, threadId, options);
+    // The caller left while it waited: nothing to serve (a call must not reach the child for nobody).
+    options.signal?.throwIfAborted();
     instance.busy++;
     try {
       return await use(instance);
@@ -114,12 +158,18 @@ export class InstanceManager {
     }
   }
 
-  /** The live instance, started if needed (what `POST /threads/{t}/servers/{s}` does). */
+  /**
+   * The live instance, started if needed (what `POST /threads/{t}/servers/{s}` does). A caller whose
+   * `signal` aborts stops waiting at once; a start nobody waits for any more is abandoned.
+   */
   async acquire(
     serverId: string,
     threadId: string | undefined,
-    options: { fresh?: boolean } = {},
+    options: AcquireOptions = {},
   ): Promise<Instance> {
+    const { signal } = options;
+    this.refuseWhenClosing();
+    signal?.throwIfAborted();
     const { server, generation } = await this.config(serverId, options.fresh);
     if (server.scope === "project" && threadId) {
       throw new AppError(
@@ -130,7 +180,10 @@ export class InstanceManager {
     const key = threadId ? `${serverId}#${threadId}` : serverId;
     const existing = this.instances.get(key);
     if (existing) {
-      const instance = await existing.catch(() => undefined);
+      const instance = await this.wait(existing, signal).catch((error) => {
+        if (signal?.aborted) throw error;
+        return undefined;
+      });
       if (
         instance &&
         instance.version === server.version &&
@@ -146,7 +199,9 @@ export class InstanceManager {
       }
     }
     const current = this.instances.get(key);
-    if (current && current !== existing) return current;
+    if (current && current !== existing) return this.wait(current, signal);
+    this.refuseWhenClosing();
+    signal?.throwIfAborted();
     const starting = this.spawn(key, serverId, threadId, generation);
     this.instances.set(key, starting);
     starting.then(
@@ -155,14 +210,43 @@ export class InstanceManager {
         if (this.instances.get(key) === starting) this.instances.delete(key);
       },
     );
-    return starting;
+    return this.wait(starting, signal);
   }
 
-  /** Live instances, for `GET /servers`. */
+  /**
+   * Whether the instance's child still answers: a ping within `pingTimeoutMs` (an error answer counts:
+   * it answered). One that does not is hung and is killed at once (SIGKILL to its group: a stopped
+   * process takes no SIGTERM), so the next use spawns a new one. Concurrent checks share one ping.
+   */
+  checkAlive(instance: Instance): Promise<boolean> {
+    if (instance.transport.exitStatus) return Promise.resolve(false);
+    instance.liveness ??= (async () => {
+      try {
+        await instance.client.ping({ timeout: this.pingTimeoutMs });
+        return true;
+      } catch (error) {
+        if (instance.transport.exitStatus) return false;
+        if (!(error instanceof McpError) || error.code !== ErrorCode.RequestTimeout) return true;
+        this.options.logger.warn("child not answering", {
+          serverId: instance.serverId,
+          threadId: instance.threadId,
+          pid: instance.transport.pid,
+          pingTimeoutMs: this.pingTimeoutMs,
+        });
+        this.countRestart(instance.key);
+        await this.stop(instance, "not answering", 0);
+        return false;
+      } finally {
+        instance.liveness = undefined;
+      }
+    })();
+    return instance.liveness;
+  }
+
+  /** Live instances, for `GET /servers` (a child still starting is not listed yet). */
   async list() {
-    const settled = await Promise.all([...this.instances.values()].map((p) => p.catch(() => undefined)));
-    return settled
-      .filter((instance): instance is Instance => instance !== undefined && !instance.transport.exitStatus)
+    return this.started()
+      .filter((instance) => !instance.transport.exitStatus)
       .map((instance) => ({
         serverId: instance.serverId,
         threadId: instance.threadId ?? null,
@@ -190,6 +274,7 @@ export class InstanceManager {
     const keys = [...this.instances.keys()].filter(
       (key) => key === serverId || key.startsWith(`${serverId}#`),
     );
+    this.callOffStarts(keys, "its server changed", belowGeneration);
     const instances = await Promise.all(keys.map((key) => this.instances.get(key)?.catch(() => undefined)));
     const stale = instances.filter(
       (instance): instance is Instance =>
@@ -200,10 +285,24 @@ export class InstanceManager {
     return stale.length;
   }
 
-  /** Stops everything and stops reaping (runner shutdown). */
+  /**
+   * Stops everything and stops reaping (runner shutdown): new requests are refused, starts under way
+   * are abandoned (their children killed), live children get SIGTERM and, 2 s later, SIGKILL.
+   */
   async shutdown(): Promise<void> {
+    this.closing = true;
     clearInterval(this.reaper);
+    const reason = new AppError("server.unavailable", "The runner is stopping.");
+    for (const start of this.starts.values()) start.controller.abort(reason);
+    await Promise.allSettled([...this.starts.keys()]);
     await this.stopKeys([...this.instances.keys()], "shutdown");
+    await Promise.all([...this.children].map((instance) => this.stop(instance, "shutdown")));
+  }
+
+  /** SIGKILLs every child's process group now, synchronously (a stop past its deadline). */
+  killAll(): void {
+    this.closing = true;
+    for (const instance of this.children) killGroupNow(instance.transport);
   }
 
   /** Number of live children. */
@@ -212,9 +311,28 @@ export class InstanceManager {
   }
 
   private async stopKeys(keys: string[], why: string): Promise<number> {
+    this.callOffStarts(keys, why);
     const instances = await Promise.all(keys.map((key) => this.instances.get(key)?.catch(() => undefined)));
     await Promise.all(instances.map((instance) => (instance ? this.stop(instance, why) : undefined)));
     return instances.filter(Boolean).length;
+  }
+
+  /** Aborts the starts under way of these keys (those spawned below `belowGeneration`, when given). */
+  private callOffStarts(keys: Iterable<string>, why: string, belowGeneration?: number): void {
+    for (const key of keys) {
+      const pending = this.instances.get(key);
+      const start = pending && this.starts.get(pending);
+      if (start && (belowGeneration === undefined || start.generation < belowGeneration))
+        start.controller.abort(new AppError("server.unavailable", `The start was called off: ${why}.`));
+    }
+  }
+
+  /** The instances whose start finished (never waits for one under way). */
+  private started(): Instance[] {
+    return [...this.instances.values()].flatMap((promise) => {
+      const instance = this.spawned.get(promise);
+      return instance ? [instance] : [];
+    });
   }
 
   /** Drops `instance` from the live map, if it is still the one there (a newer spawn is left alone). */
@@ -250,20 +368,71 @@ export class InstanceManager {
     return value;
   }
 
-  private async spawn(
-    key: string,
-    serverId: string,
-    threadId: string | undefined,
-    generation: number,
-  ): Promise<Instance> {
-    await this.makeRoom();
-    try {
-      const instance = await this.start(key, serverId, threadId, generation);
-      if (!instance.transport.exitStatus) this.live.add(instance);
-      return instance;
-    } finally {
-      this.spawning--;
-    }
+  private refuseWhenClosing(): void {
+    if (this.closing) throw new AppError("server.unavailable", "The runner is stopping.");
+  }
+
+  /**
+   * `spawn`, as one waiting request sees it: it counts as a waiter of a start under way until its
+   * `signal` aborts (then it is rejected at once, and the start is abandoned when it was the last).
+   */
+  private wait(spawn: Promise<Instance>, signal: AbortSignal | undefined): Promise<Instance> {
+    const start = this.starts.get(spawn);
+    if (!start) return spawn;
+    start.waiters++;
+    if (!signal) return spawn;
+    return new Promise<Instance>((resolve, reject) => {
+      const leave = () => {
+        reject(signal.reason);
+        start.waiters--;
+        if (start.waiters === 0) this.abandon(start);
+      };
+      if (signal.aborted) return leave();
+      signal.addEventListener("abort", leave, { once: true });
+      spawn.then(
+        (instance) => {
+          signal.removeEventListener("abort", leave);
+          resolve(instance);
+        },
+        (error) => {
+          signal.removeEventListener("abort", leave);
+          reject(error);
+        },
+      );
+    });
+  }
+
+  /** A start nobody waits for: aborted, unless it may finish in the background. */
+  private abandon(start: Starting): void {
+    if (start.settled || start.waiters > 0 || start.mayOutliveCallers) return;
+    start.controller.abort(new AppError("server.unavailable", "Nobody waits for this start any more."));
+  }
+
+  private spawn(key: string, serverId: string, threadId: string | undefined, generation: number) {
+    const start: Starting = {
+      generation,
+      controller: new AbortController(),
+      waiters: 0,
+      mayOutliveCallers: false,
+      settled: false,
+    };
+    const spawning = (async () => {
+      await this.makeRoom(start.controller.signal);
+      try {
+        const instance = await this.start(key, serverId, threadId, generation, start);
+        if (!instance.transport.exitStatus) this.live.add(instance);
+        return instance;
+      } finally {
+        this.spawning--;
+      }
+    })();
+    this.starts.set(spawning, start);
+    const settle = () => {
+      start.settled = true;
+      this.starts.delete(spawning);
+    };
+    spawning.then(settle, settle);
+    return spawning;
   }
 
   private async start(
@@ -271,8 +440,10 @@ export class InstanceManager {
     serverId: string,
     threadId: string | undefined,
     generation: number,
+    start: Starting,
   ): Promise<Instance> {
     const { store, isolation } = this.options;
+    const { signal } = start.controller;
     const record = await store.servers.get(serverId).catch((error: unknown) => {
       if (error instanceof SealError)
         throw new AppError("upstream.error", UNREADABLE_SECRETS, {}, { cause: error });
@@ -280,6 +451,7 @@ export class InstanceManager {
     });
     if (record?.transport !== "stdio")
       throw new AppError("server.not_found", `No stdio server with id '${serverId}'.`);
+    signal.throwIfAborted();
     const identity = await isolation.acquire(key);
     let home: string | undefined;
     /** Set once the instance exists: from then on its exit (or failed spawn) cleans up, in onExit. */
@@ -290,9 +462,14 @@ export class InstanceManager {
       home = await mkdtemp(join(this.options.runnerDir, "i-"));
       await isolation.own(home, identity);
       const worktreeRoot = await this.worktreeOf(record, threadId, home);
+      // Refused here in a sentence naming the path, not as `spawn … ENOENT` from the kernel.
+      if (threadId && worktreeRoot) await checkWorktree(worktreeRoot, identity);
+      signal.throwIfAborted();
       const secret = await this.writeSecretFile(record, home, identity);
       scrub = [...scrub, ...(secret?.scrub ?? [])];
       const cacheDir = await isolation.cacheDir(identity);
+      start.mayOutliveCallers = mayDownloadAtStart(record.command) && (await isColdCache(cacheDir));
+      signal.throwIfAborted();
       const plan = planSpawn({
         command: record.command,
         args: record.args,
@@ -327,10 +504,21 @@ export class InstanceManager {
       };
       const scrubbed = [...scrub];
       instance.ended = transport.whenExited().then(() => this.onExit(instance, scrubbed));
+      this.children.add(instance);
       handedOver = true;
       try {
-        await client.connect(transport, { timeout: this.options.startTimeoutMs ?? 60_000 });
+        await client.connect(transport, { timeout: this.options.startTimeoutMs ?? 60_000, signal });
       } catch (error) {
+        if (signal.aborted) {
+          // Abandoned (its callers gone, or the runner stopping): an expected end, not a death.
+          this.stopping.add(instance);
+          this.options.logger.info("child start abandoned", {
+            serverId,
+            threadId,
+            pid: transport.pid,
+            why: (signal.reason as Error)?.message,
+          });
+        }
         await transport.close(500);
         await instance.ended;
         const tail = transport.stderrTail.trim().slice(-1_000);
@@ -403,6 +591,7 @@ export class InstanceManager {
   }
 
   private async onExit(instance: Instance, scrub: string[]): Promise<void> {
+    this.children.delete(instance);
     const wasRunning = this.live.delete(instance);
     this.forget(instance);
     await rm(instance.home, { recursive: true, force: true });
@@ -444,24 +633,28 @@ export class InstanceManager {
     }
   }
 
-  /** Ends the child's process group; resolves once its dir, secret file and uid are released. */
-  private async stop(instance: Instance, why: string): Promise<void> {
-    this.stopping.add(instance);
+  /**
+   * Ends the child's process group (SIGTERM, SIGKILL after `graceMs`); resolves once its dir, secret
+   * file and uid are released.
+   */
+  private async stop(instance: Instance, why: string, graceMs?: number): Promise<void> {
+    if (!this.stopping.has(instance)) {
+      this.stopping.add(instance);
+      this.options.logger.info("child stopping", {
+        serverId: instance.serverId,
+        threadId: instance.threadId,
+        why,
+      });
+    }
     this.forget(instance);
-    this.options.logger.info("child stopping", {
-      serverId: instance.serverId,
-      threadId: instance.threadId,
-      why,
-    });
-    await instance.transport.close();
+    await instance.transport.close(graceMs);
     await instance.ended;
   }
 
   private async reapIdle(): Promise<void> {
     const cutoff = Date.now() - this.idleMs;
-    const instances = await Promise.all([...this.instances.values()].map((p) => p.catch(() => undefined)));
-    for (const instance of instances) {
-      if (instance && instance.busy === 0 && instance.lastUsed < cutoff) await this.stop(instance, "idle");
+    for (const instance of this.started()) {
+      if (instance.busy === 0 && instance.lastUsed < cutoff) await this.stop(instance, "idle");
     }
   }
 
@@ -470,8 +663,9 @@ export class InstanceManager {
    * instance makes way (concurrent spawns each wait for their own victim to exit); with none idle, the
    * spawn is refused.
    */
-  private async makeRoom(): Promise<void> {
+  private async makeRoom(signal: AbortSignal): Promise<void> {
     for (;;) {
+      signal.throwIfAborted();
       if (this.live.size + this.spawning < this.maxChildren) {
         this.spawning++;
         return;
@@ -489,4 +683,18 @@ export class InstanceManager {
         );
     }
   }
+}
+
+/** How `acquire` and `use` are asked. */
+export interface AcquireOptions {
+  /** Read the config now instead of from the short cache. */
+  fresh?: boolean;
+  /** Aborts when the request that asked has gone. */
+  signal?: AbortSignal;
+}
+
+/** No package cache kept between starts, or an empty one: a package runner would download. */
+async function isColdCache(cacheDir: string | undefined): Promise<boolean> {
+  if (!cacheDir) return true;
+  return (await readdir(cacheDir).catch(() => [])).length === 0;
 }

@@ -26,8 +26,15 @@ const runner = await startRunner({
 });
 logger.info("runner listening", { url: runner.url, isolated: runner.isolated });
 
+/** A graceful stop's bound (ECS waits 30 s before SIGKILL): past it, every child is killed and we exit. */
+const STOP_DEADLINE_MS = 10_000;
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, () => {
+    setTimeout(() => {
+      logger.error("stop past its deadline: killing every child", { deadlineMs: STOP_DEADLINE_MS });
+      runner.instances.killAll();
+      process.exit(1);
+    }, STOP_DEADLINE_MS).unref();
     void runner.stop().finally(() => process.exit(0));
   });
 }

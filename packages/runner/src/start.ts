@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import type { Store } from "@mcpgw/aws";
 import type { Logger } from "@mcpgw/core";
+import { parentDeathWrapper } from "./child-transport";
 import { createRunnerServer } from "./http";
 import { InstanceManager, type InstanceManagerOptions } from "./instances";
 import { createIsolation, DEFAULT_UID_BASE, DEFAULT_UID_COUNT, type Isolation } from "./isolation";
@@ -24,7 +25,12 @@ export interface RunnerOptions
   uidCount?: number;
   /** Tests may force isolation off (or on); by default it is on exactly when the runner is root. */
   isolation?: Isolation;
+  /** The longest `stop()` waits for children to end before it SIGKILLs them all (default 8 s). */
+  stopDeadlineMs?: number;
 }
+
+/** The default of `stopDeadlineMs`: inside a 10 s stop of the whole process, with time to spare. */
+export const DEFAULT_STOP_DEADLINE_MS = 8_000;
 
 /** A running stdio runner. */
 export interface Runner {
@@ -36,6 +42,10 @@ export interface Runner {
   dir: string;
   /** Whether children run under uids of their own. */
   isolated: boolean;
+  /**
+   * Stops serving, abandons starts under way and ends every child (SIGTERM, SIGKILL 2 s later; all
+   * of them SIGKILLed at `stopDeadlineMs`), then removes the runner's directory. Idempotent.
+   */
   stop(): Promise<void>;
 }
 
@@ -55,6 +65,11 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
       cacheRoot: options.cacheDir,
     });
   await isolation.sweep();
+  if (!parentDeathWrapper()) {
+    options.logger.warn(
+      "children do not die with the runner: util-linux setpriv (--pdeathsig) is not available, so a runner killed hard leaves them running until its next start sweeps them (when isolated)",
+    );
+  }
   const dir = await createRunnerDir(options.tempBase ?? tmpdir());
   const instances = new InstanceManager({
     ...options,
@@ -69,19 +84,32 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => resolve());
   });
   const { port } = server.address() as AddressInfo;
+  const deadlineMs = options.stopDeadlineMs ?? DEFAULT_STOP_DEADLINE_MS;
+  let stopped: Promise<void> | undefined;
   return {
     url: `http://${options.host ?? "127.0.0.1"}:${port}`,
     token: options.token,
     instances,
     dir,
     isolated: isolation.isolated,
-    async stop() {
-      await instances.shutdown();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
+    stop() {
+      stopped ??= (async () => {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<"late">((resolve) => {
+          timer = setTimeout(() => resolve("late"), deadlineMs);
+        });
+        const outcome = await Promise.race([instances.shutdown(), late]);
+        clearTimeout(timer);
+        if (outcome === "late") {
+          options.logger.warn("runner stop past its deadline: killing every child", { deadlineMs });
+          instances.killAll();
+        }
         server.closeAllConnections();
-      });
-      await rm(dir, { recursive: true, force: true });
+        await closed;
+        await rm(dir, { recursive: true, force: true });
+      })();
+      return stopped;
     },
   };
 }

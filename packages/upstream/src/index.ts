@@ -1,6 +1,7 @@
 export * from "./call";
 export * from "./failure";
 export * from "./guard";
+export * from "./internal-fetch";
 export * from "./limits";
 export * from "./pool";
 export * from "./probe";

@@ -69,6 +69,20 @@ export class SessionPool {
     }
   }
 
+  /**
+   * Closes every session of thread `threadId` (keyed `<serverId>#<threadId>`) at once, in use or not:
+   * the thread was closed, its instances are gone. Returns how many there were.
+   */
+  releaseThread(threadId: string): number {
+    const suffix = `#${threadId}`;
+    let released = 0;
+    for (const serverKey of [...this.entries.keys()]) {
+      if (serverKey.endsWith(suffix) && this.evict(serverKey, undefined, new Error("thread closed")))
+        released++;
+    }
+    return released;
+  }
+
   private entryFor(serverId: string, version: number, open: () => Promise<UpstreamSession>): Entry {
     const key = `${serverId}@${version}`;
     const existing = this.entries.get(serverId);

@@ -17,6 +17,9 @@ export interface RunnerClient {
 /** How the runner's refusals reach admins: missing server, or the runner at its children cap. */
 const RUNNER_STATUS_CODES: Record<number, ErrorCode> = { 404: "server.not_found", 409: "server.unavailable" };
 
+/** The runner's refusals of the request itself, passed on as they are (code and sentence). */
+const PASSED_ON: ReadonlySet<string> = new Set<ErrorCode>(["thread.worktree_missing", "request.invalid"]);
+
 /** A client of the runner's control routes, authenticated with the runner token. */
 export function createRunnerClient(runner: RunnerEndpoint, fetchImpl: typeof fetch = fetch): RunnerClient {
   const base = runner.url.replace(/\/$/, "");
@@ -34,6 +37,8 @@ export function createRunnerClient(runner: RunnerEndpoint, fetchImpl: typeof fet
     const body = (await response.json().catch(() => ({}))) as Record<string, unknown>;
     if (!response.ok) {
       const detail = typeof body.detail === "string" ? body.detail : `runner answered ${response.status}`;
+      if (response.status === 400 && typeof body.code === "string" && PASSED_ON.has(body.code))
+        throw new AppError(body.code as ErrorCode, detail);
       throw new AppError(RUNNER_STATUS_CODES[response.status] ?? "upstream.error", `Runner: ${detail}`);
     }
     return body;

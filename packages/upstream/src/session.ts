@@ -4,6 +4,7 @@ import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { transportHttpStatus } from "./failure";
+import { internalFetch } from "./internal-fetch";
 import { limitResponses } from "./limits";
 
 /** Where an upstream MCP server lives and what to send it. */
@@ -28,6 +29,8 @@ export interface UpstreamSession {
 export interface OpenOptions {
   /** The fetch every request goes through (the outbound guard). */
   fetch: typeof fetch;
+  /** The fetch for an `internal` target (default: the process's one socket-capped internal fetch). */
+  internalFetch?: typeof fetch;
   signal?: AbortSignal;
   /** Per-request timeout for initialize. */
   timeoutMs: number;
@@ -48,7 +51,7 @@ export async function openSession(target: UpstreamTarget, options: OpenOptions):
   const url = new URL(target.url);
   const requestInit = { headers: target.headers };
   const fetchImpl = limitResponses(
-    target.internal ? fetch : options.fetch,
+    target.internal ? (options.internalFetch ?? internalFetch()) : options.fetch,
     options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
   );
   try {

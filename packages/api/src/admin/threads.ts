@@ -66,6 +66,8 @@ const WorktreeRoot = z
 export function registerThreadRoutes(
   app: OpenAPIHono<AppEnv>,
   deps: Pick<GatewayDeps, "store" | "logger" | "runner"> & {
+    /** The data plane's warm sessions: a closed thread's are released at once. */
+    pool?: GatewayDeps["pool"];
     directory?: Directory;
     /** Worktree roots must be this path or under it (WORKTREE_BASE), when set. */
     worktreeBase?: string | undefined;
@@ -173,6 +175,8 @@ export function registerThreadRoutes(
         201: json(ThreadInstanceView, "Started"),
         ...problems(404, 409, 502),
       },
+      description:
+        "The runner checks the worktree before it spawns: a path that does not exist there, is not a directory or cannot be entered by the child's uid is 400 thread.worktree_missing (and the registration is not kept).",
     }),
     async (c) => {
       const { threadId, id } = c.req.valid("param");
@@ -195,7 +199,13 @@ export function registerThreadRoutes(
         worktreeRoot,
         owner: threadOwner(principal),
       });
-      const { pid } = await client.startThreadInstance(threadId, server.id);
+      const { pid } = await client.startThreadInstance(threadId, server.id).catch(async (error) => {
+        // The runner found the worktree unusable: this registration must not outlive the refusal, or
+        // a retry with a corrected path would keep the bad one.
+        if (created && error instanceof AppError && error.code === "thread.worktree_missing")
+          await deps.store.threads.unregister(threadId, server.id);
+        throw error;
+      });
       c.get("logger").info("thread instance started", { threadId, server: server.name, created, pid });
       return c.json({ ...instance, server: server.name, pid }, created ? 201 : 200);
     },
@@ -237,8 +247,10 @@ export function registerThreadRoutes(
       const { threadId } = c.req.valid("param");
       await visibleThread(c, threadId);
       const removed = await deps.store.threads.removeThread(threadId);
+      // This process's warm sessions to the thread's instances go now, not when they idle out.
+      const released = deps.pool?.releaseThread(threadId) ?? 0;
       const stopped = deps.runner ? await runner().stopThread(threadId) : 0;
-      c.get("logger").info("thread closed", { threadId, removed: removed.length, stopped });
+      c.get("logger").info("thread closed", { threadId, removed: removed.length, stopped, released });
       return c.json({ stopped, removed: removed.length }, 200);
     },
   );

@@ -14,7 +14,7 @@ import {
   isForbidden,
   parseHostLiteral,
 } from "./address-policy";
-import { createPinnedFetch, type HopFetch, type HopInit } from "./pinned-fetch";
+import { createPinnedFetch, type HopFetch, type HopInit, type SocketLimits } from "./pinned-fetch";
 
 /** Most redirects one call follows (with the default `redirect: "follow"`). */
 export const MAX_REDIRECTS = 5;
@@ -38,6 +38,8 @@ export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
 export interface GuardedFetchOptions extends AddressPolicy {
   /** Sends one vetted hop; defaults to node:http(s) pinned to the vetted addresses ({@link createPinnedFetch}). */
   fetchImpl?: HopFetch;
+  /** Bounds of the default hop's sockets per upstream origin (defaults: `DEFAULT_SOCKET_LIMITS`). */
+  sockets?: Partial<SocketLimits>;
   /** DNS resolver; defaults to `dns.lookup(host, { all: true })`. Injectable for tests. */
   lookup?: Resolver;
 }
@@ -67,7 +69,7 @@ export class ForbiddenAddressError extends Error {
  */
 export function createGuardedFetch(options: GuardedFetchOptions): typeof fetch {
   const policy: AddressPolicy = { allowPrivate: options.allowPrivate };
-  const sendHop = options.fetchImpl ?? createPinnedFetch();
+  const sendHop = options.fetchImpl ?? createPinnedFetch(options.sockets);
   const resolve: Resolver = options.lookup ?? ((hostname) => lookup(hostname, { all: true }));
 
   /** Checks the URL, resolves its host once, and returns the addresses the connection may use. */

@@ -37,8 +37,12 @@ export type {
   HopFetch,
   /** The request shape a `HopFetch` receives. */
   HopInit,
+  /** Per-origin socket bounds: `maxSockets`, `maxFreeSockets`, `freeSocketTimeoutMs`. */
+  SocketLimits,
 } from "./pinned-fetch";
 export {
   /** The default `HopFetch`: node:http(s) connecting only to the vetted addresses. */
   createPinnedFetch,
+  /** The default per-origin socket bounds (32 sockets, 4 kept idle for 4 s). */
+  DEFAULT_SOCKET_LIMITS,
 } from "./pinned-fetch";

@@ -23,14 +23,54 @@ export interface HopInit extends RequestInit {
  */
 export type HopFetch = (url: URL, init: HopInit, addresses: readonly LookupAddress[]) => Promise<Response>;
 
+/** How many sockets one fetch keeps per upstream origin. */
+export interface SocketLimits {
+  /** Sockets open at once per origin for requests; more requests wait for one. */
+  maxSockets: number;
+  /** Idle keep-alive sockets kept per origin. */
+  maxFreeSockets: number;
+  /** An idle keep-alive socket is closed after this long (under servers' usual 5 s keep-alive). */
+  freeSocketTimeoutMs: number;
+}
+
+/**
+ * The default bounds: 32 sockets per origin, 4 of them kept idle for 4 s. A burst of calls queues
+ * for sockets instead of opening one per call, and leaves at most 4 open a moment after it.
+ */
+export const DEFAULT_SOCKET_LIMITS: SocketLimits = {
+  maxSockets: 32,
+  maxFreeSockets: 4,
+  freeSocketTimeoutMs: 4_000,
+};
+
 /**
  * Creates the default {@link HopFetch}: node:http(s) whose socket `lookup` answers with the vetted
  * addresses (Node still does happy-eyeballs across them). The hostname stays the request's host, so the
  * Host header, TLS SNI and certificate verification all use the original name. Keep-alive sockets are
  * pooled per instance, so create one per guarded fetch and reuse it.
+ *
+ * Requests share keep-alive agents capped by `limits` per origin. A session's standing event stream
+ * (GET `text/event-stream`: one per MCP session, open as long as it lives) gets a connection of its
+ * own outside the cap, so open sessions can never take every socket and starve their own calls.
  */
-export function createPinnedFetch(): HopFetch {
-  const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+export function createPinnedFetch(limits: Partial<SocketLimits> = {}): HopFetch {
+  return createNodeFetch(limits);
+}
+
+/**
+ * The node:http(s) fetch behind {@link createPinnedFetch}; with `addresses` undefined it resolves DNS
+ * itself (the deployment's own endpoints, which need no vetting).
+ */
+export function createNodeFetch(
+  limits: Partial<SocketLimits> = {},
+): (url: URL, init: HopInit, addresses: readonly LookupAddress[] | undefined) => Promise<Response> {
+  const { maxSockets, maxFreeSockets, freeSocketTimeoutMs } = { ...DEFAULT_SOCKET_LIMITS, ...limits };
+  const pooled = { keepAlive: true, maxSockets, maxFreeSockets, timeout: freeSocketTimeoutMs };
+  const agents = { http: new http.Agent(pooled), https: new https.Agent(pooled) };
+  // Uncapped, and kept alive (a `Connection: close` on a standing stream trips up naive proxies that
+  // forward hop-by-hop headers); at most one kept idle, as briefly as the others.
+  const standing = { keepAlive: true, maxFreeSockets: 1, timeout: freeSocketTimeoutMs };
+  const streams = { http: new http.Agent(standing), https: new https.Agent(standing) };
 
   return (url, init, addresses) =>
     new Promise<Response>((resolve, reject) => {
@@ -45,14 +85,16 @@ export function createPinnedFetch(): HopFetch {
       headers.accept ??= "*/*";
       if (init.body) headers["content-length"] = String(init.body.byteLength);
 
+      const stream = init.method === "GET" && /text\/event-stream/i.test(headers.accept ?? "");
+      const pool = stream ? streams : agents;
       const request = (secure ? https : http).request({
-        agent: secure ? agents.https : agents.http,
+        agent: secure ? pool.https : pool.http,
         host,
         port: url.port || (secure ? 443 : 80),
         path: `${url.pathname}${url.search}`,
         method: init.method,
         headers,
-        lookup: pinnedLookup(addresses),
+        ...(addresses ? { lookup: pinnedLookup(addresses) } : {}),
         ...(secure && isIP(host) === 0 ? { servername: host } : {}),
       });
 

@@ -1,0 +1,31 @@
+import { createNodeFetch, type SocketLimits } from "./guard/pinned-fetch";
+
+/**
+ * A `fetch` for the deployment's own endpoint, the stdio runner: node:http(s) with DNS as usual (the
+ * endpoint is configured, not admin-supplied, so nothing is vetted) and the guarded fetch's per-origin
+ * socket caps — every stdio server's calls share the runner's one origin. An aborted request closes
+ * its connection, which is how the runner learns that a caller gave up.
+ */
+export function createInternalFetch(limits: Partial<SocketLimits> = {}): typeof fetch {
+  const send = createNodeFetch(limits);
+  return async (input, init) => {
+    const request = new Request(input, init);
+    const body = request.body ? new Uint8Array(await request.arrayBuffer()) : null;
+    const hop = {
+      method: request.method,
+      headers: new Headers(request.headers),
+      body,
+      signal: request.signal,
+      redirect: "manual" as const,
+    };
+    return send(new URL(request.url), hop, undefined);
+  };
+}
+
+let shared: typeof fetch | undefined;
+
+/** The process's one internal fetch (one socket pool to the runner, shared by every session). */
+export function internalFetch(): typeof fetch {
+  shared ??= createInternalFetch();
+  return shared;
+}
