@@ -1,34 +1,14 @@
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
+import { linkedUpstream } from "./linked-upstream";
 import { probeUpstream } from "./probe";
-import { connectSession, type SessionOpener, type UpstreamTarget } from "./session";
-
-type ListTools = (cursor: string | undefined) => Promise<{ tools: unknown[]; nextCursor?: string }>;
-
-/** An SDK server on the far end of a linked in-memory pair, answering tools/list with `list`. */
-function linkedUpstream(list: ListTools): { open: SessionOpener; targets: UpstreamTarget[] } {
-  const targets: UpstreamTarget[] = [];
-  const open: SessionOpener = async (target, options) => {
-    targets.push(target);
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    const server = new Server({ name: "linked", version: "1.0.0" }, { capabilities: { tools: {} } });
-    server.setRequestHandler(ListToolsRequestSchema, async (request) => {
-      const page = await list(request.params?.cursor);
-      return page as { tools: [] };
-    });
-    await server.connect(serverSide);
-    return connectSession(clientSide, options);
-  };
-  return { open, targets };
-}
+import type { UpstreamTarget } from "./session";
 
 const target: UpstreamTarget = {
   url: "https://upstream.test/mcp",
   headers: { authorization: "Bearer sk-live-0123456789abcdef" },
 };
-const tool = (name: string) => ({ name, inputSchema: { type: "object" } });
+const tool = (name: string) => ({ name, inputSchema: { type: "object" as const } });
 
 describe("probeUpstream over a linked in-memory session", () => {
   it("lists every page of tools and times the connection", async () => {
