@@ -314,7 +314,7 @@ function mcpTool(tool: CatalogTool, unprefixed: boolean): Tool {
  * Errors that cross the wire as JSON-RPC: an upstream's own JSON-RPC error passes through as it is;
  * unknown/unavailable tools are invalid params; everything else is internal, with a clear message.
  */
-function toMcpError(error: unknown): McpError {
+export function toMcpError(error: unknown): McpError {
   if (error instanceof CallFailure) {
     if (error.kind === "rpc" && error.cause instanceof McpError) {
       // The upstream's own code passes through; the text is the failure's, already scrubbed of credentials.
@@ -336,11 +336,13 @@ function toMcpError(error: unknown): McpError {
   return new McpError(code, error.detail, { code: error.code });
 }
 
-function encodeCursor(offset: number): string {
+/** The `tools/list` cursor for the page starting at `offset`: opaque to clients, as MCP asks. */
+export function encodeCursor(offset: number): string {
   return Buffer.from(JSON.stringify({ o: offset })).toString("base64url");
 }
 
-function decodeCursor(cursor: string | undefined): number {
+/** The offset a cursor stands for (0 without one); one that names no whole offset ≥ 0 is invalid params. */
+export function decodeCursor(cursor: string | undefined): number {
   if (!cursor) return 0;
   try {
     const offset = (JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as { o?: unknown }).o;
