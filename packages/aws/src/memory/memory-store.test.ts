@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { parseServerSpec } from "@mcpgw/core";
 import { describe, expect, it } from "vitest";
 import { serverFieldContext } from "../sealing";
@@ -7,6 +9,22 @@ import { createMemoryJobQueue, createMemoryStore } from ".";
 describeStoreContract("memory", async () => createMemoryStore());
 
 describe("memory store: what only it shows", () => {
+  it("is never imported by production code (only by tests)", () => {
+    const packages = join(import.meta.dirname, "../../..");
+    const sources = readdirSync(packages, { recursive: true, encoding: "utf8" }).filter(
+      (path) => /^[^/]+\/src\/.*\.ts$/.test(path) && !path.endsWith(".test.ts") && !path.includes("/memory/"),
+    );
+
+    const importers = sources.filter((path) =>
+      /from "(@mcpgw\/aws\/memory|@mcpgw\/upstream\/linked-upstream|\.\/memory)/.test(
+        readFileSync(join(packages, path), "utf8"),
+      ),
+    );
+
+    expect(sources.length).toBeGreaterThan(50);
+    expect(importers).toEqual([]);
+  });
+
   it("binds a sealed value to its context, as KMS does", async () => {
     const { sealer } = createMemoryStore();
     const sealed = await sealer.seal({ A: "1" }, serverFieldContext("s-1", "headers"));
