@@ -10,7 +10,7 @@ import {
   ReceiveMessageCommand,
   SendMessageCommand,
 } from "@aws-sdk/client-sqs";
-import { MAX_RECEIVE_COUNT } from "@mcpgw/aws";
+import { createJobQueue, MAX_RECEIVE_COUNT } from "@mcpgw/aws";
 import { createLogger, type Job } from "@mcpgw/core";
 import { createGuardedFetch } from "@mcpgw/upstream";
 import { handleBatch, startPoller, type WorkerDeps } from "@mcpgw/worker";
@@ -30,7 +30,9 @@ function failingDeps(store: TestStore, logs: string[], queueUrl?: string): Worke
         ...store.statuses,
         get: () => Promise.reject(new Error("simulated table outage")),
       },
-      ...(queueUrl ? { jobs: { ...store.jobs, url: async () => queueUrl } } : {}),
+      ...(queueUrl
+        ? { jobs: createJobQueue(store.clients.sqs, { queueName: store.config.queueName, queueUrl }) }
+        : {}),
     },
     logger: createLogger({ level: "debug", sink: (line) => logs.push(line) }),
     fetch: createGuardedFetch({ allowPrivate: true }),

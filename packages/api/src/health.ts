@@ -1,12 +1,5 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import {
-  bounded,
-  CHECK_STATES,
-  type CheckState,
-  checkResources,
-  type Dependency,
-  type Store,
-} from "@mcpgw/aws";
+import { bounded, CHECK_STATES, type CheckState, type Dependency, type Store } from "@mcpgw/aws";
 import { AppError, type Logger } from "@mcpgw/core";
 import type { RunnerEndpoint } from "@mcpgw/upstream";
 import type { AppEnv } from "./env";
@@ -63,7 +56,7 @@ export class Readiness {
   private last: { settledAt: number | undefined; report: Promise<ReadinessReport> } | undefined;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: Pick<Store, "resources" | "outages">,
     private readonly logger: Logger,
     private readonly options: ReadinessOptions = {},
   ) {}
@@ -88,7 +81,7 @@ export class Readiness {
   private async run(): Promise<ReadinessReport> {
     const { runner, timeoutMs } = this.options;
     const [resources, runnerState] = await Promise.all([
-      checkResources(this.store, timeoutMs),
+      this.store.resources.check(timeoutMs),
       runner ? checkRunner(runner, timeoutMs) : undefined,
     ]);
     const logger = this.logger.child({ source: "readiness" });

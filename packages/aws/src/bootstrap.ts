@@ -16,7 +16,7 @@ import { CreateQueueCommand, GetQueueAttributesCommand } from "@aws-sdk/client-s
 import { errorFields, type Logger } from "@mcpgw/core";
 import type { AwsClients } from "./clients";
 import type { AwsConfig } from "./config";
-import type { Store } from "./context";
+import type { AwsStore } from "./context";
 import type { Dependency } from "./outages";
 import { TABLE_KEYS } from "./table";
 
@@ -128,7 +128,7 @@ export const RECREATE_GAP_MS = 2_000;
  * `onRecreated` runs after each successful run (e.g. to end the poller's pause). Returns the stop.
  */
 export function recreateWhenMissing(
-  store: Pick<Store, "clients" | "config" | "outages" | "jobs">,
+  store: Pick<AwsStore, "clients" | "config" | "outages" | "jobs">,
   logger: Logger,
   options: { onRecreated?: () => void; gapMs?: number } = {},
 ): () => void {

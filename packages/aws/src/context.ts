@@ -1,14 +1,27 @@
 import { createChatToggles } from "./chats";
-import { createAwsClients } from "./clients";
+import { type AwsClients, createAwsClients } from "./clients";
 import { type AwsConfig, loadAwsConfig } from "./config";
-import { createJobQueue } from "./jobs";
+import { createJobQueue, type SqsJobQueue } from "./jobs";
 import { createApiKeyStore } from "./keys";
 import { createOutageLog } from "./outages";
-import { createKmsSealer } from "./sealing";
+import { checkResources } from "./readiness";
+import { createKmsSealer, type Sealer } from "./sealing";
 import { createSecretStore } from "./secrets";
 import { createServerRepository } from "./servers";
 import { createStatusRepository } from "./statuses";
+import type { Store } from "./store";
 import { createThreadRegistry } from "./threads";
+
+/**
+ * The store on AWS, plus what only the AWS wiring uses: the config (resource names), the clients (the
+ * local bootstrap; integration tests that look at raw items) and the sealer; its queue resolves a URL.
+ */
+export interface AwsStore extends Store {
+  config: AwsConfig;
+  clients: AwsClients;
+  sealer: Sealer;
+  jobs: SqsJobQueue;
+}
 
 /**
  * Every adapter, wired to one set of clients; what handlers and workers are built from. `outages` is
@@ -17,9 +30,10 @@ import { createThreadRegistry } from "./threads";
 export function createStore(
   config: AwsConfig = loadAwsConfig(),
   options: { outageLogIntervalMs?: number } = {},
-) {
+): AwsStore {
   const clients = createAwsClients(config);
   const sealer = createKmsSealer(clients.kms, config.keyId);
+  const jobs = createJobQueue(clients.sqs, { queueName: config.queueName, queueUrl: config.queueUrl });
   return {
     config,
     clients,
@@ -30,9 +44,8 @@ export function createStore(
     threads: createThreadRegistry(clients.ddb, config.tableName),
     keys: createApiKeyStore(clients.ddb, config.tableName),
     secrets: createSecretStore(clients.ddb, config.tableName, sealer),
-    jobs: createJobQueue(clients.sqs, { queueName: config.queueName, queueUrl: config.queueUrl }),
+    jobs,
     outages: createOutageLog(config, options.outageLogIntervalMs),
+    resources: { check: (timeoutMs) => checkResources({ clients, config, jobs }, timeoutMs) },
   };
 }
-
-export type Store = ReturnType<typeof createStore>;

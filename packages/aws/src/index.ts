@@ -14,5 +14,6 @@ export * from "./sealing";
 export * from "./secrets";
 export * from "./servers";
 export * from "./statuses";
+export * from "./store";
 export * from "./table";
 export * from "./threads";

@@ -1,5 +1,7 @@
 import {
+  DeleteMessageBatchCommand,
   GetQueueUrlCommand,
+  ReceiveMessageCommand,
   SendMessageBatchCommand,
   SendMessageCommand,
   type SQSClient,
@@ -14,12 +16,38 @@ export class QueueError extends Error {
   override readonly name = "QueueError";
 }
 
-/** Producer of worker jobs on the SQS job queue. */
+/** A job as received: its message id, its body (not yet parsed) and the receipt that acknowledges it. */
+export interface ReceivedJob {
+  messageId: string;
+  body: string;
+  receipt: string;
+}
+
+/** What a receive asks for: at most `max` jobs (1–10), waiting up to `waitSeconds` for the first. */
+export interface ReceiveOptions {
+  max?: number;
+  waitSeconds?: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * The worker jobs' queue: producers send; a consumer (the local poller) receives and acknowledges. A
+ * received job stays hidden from other receives until acknowledged, or until its visibility timeout
+ * passes and it is delivered again (at least once).
+ */
 export interface JobQueue {
   /** Sends one job, delayed by `delaySeconds` (0–900). */
   send(job: Job, delaySeconds?: number): Promise<void>;
   /** Sends many jobs in batches of 10. */
   sendMany(jobs: Job[]): Promise<void>;
+  /** Jobs visible now, up to `max`; waits (long-polls) up to `waitSeconds` while there are none. */
+  receive(options?: ReceiveOptions): Promise<ReceivedJob[]>;
+  /** Deletes handled jobs by their receipts. */
+  ack(receipts: string[]): Promise<void>;
+}
+
+/** The job queue on SQS, with the URL it resolves by name (for the readiness check and the bootstrap). */
+export interface SqsJobQueue extends JobQueue {
   /** The queue URL (resolved once, never built by hand). */
   url(): Promise<string>;
   /**
@@ -33,7 +61,7 @@ export interface JobQueue {
 export function createJobQueue(
   sqs: SQSClient,
   queue: { queueName: string; queueUrl?: string | undefined },
-): JobQueue {
+): SqsJobQueue {
   let resolved: Promise<string> | undefined = queue.queueUrl ? Promise.resolve(queue.queueUrl) : undefined;
   const url = () => {
     resolved ??= sqs.send(new GetQueueUrlCommand({ QueueName: queue.queueName })).then(({ QueueUrl }) => {
@@ -48,8 +76,8 @@ export function createJobQueue(
   const forgetUrl = () => {
     if (!queue.queueUrl) resolved = undefined;
   };
-  /** A send failed: when the queue is gone, its URL is resolved again next time. */
-  const sendFailed = (cause: unknown) => {
+  /** A call failed: when the queue is gone, its URL is resolved again next time. */
+  const callFailed = (cause: unknown) => {
     if (outageOf(cause)) forgetUrl();
   };
   async function sendBatch(queueUrl: string, batch: Job[]): Promise<void> {
@@ -63,7 +91,7 @@ export function createJobQueue(
       if (result.Failed && result.Failed.length > 0)
         throw new Error(`${result.Failed.length} jobs were refused`);
     } catch (cause) {
-      sendFailed(cause);
+      callFailed(cause);
       throw new QueueError("Could not enqueue a batch of jobs", { cause });
     }
   }
@@ -81,8 +109,48 @@ export function createJobQueue(
           }),
         );
       } catch (cause) {
-        sendFailed(cause);
+        callFailed(cause);
         throw new QueueError(`Could not enqueue a ${job.type} job`, { cause });
+      }
+    },
+    async receive(options = {}) {
+      try {
+        const received = await sqs.send(
+          new ReceiveMessageCommand({
+            QueueUrl: await url(),
+            MaxNumberOfMessages: options.max ?? 10,
+            WaitTimeSeconds: options.waitSeconds ?? 0,
+          }),
+          { abortSignal: options.signal },
+        );
+        return (received.Messages ?? []).flatMap(({ MessageId, ReceiptHandle, Body }) =>
+          MessageId && ReceiptHandle
+            ? [{ messageId: MessageId, body: Body ?? "", receipt: ReceiptHandle }]
+            : [],
+        );
+      } catch (cause) {
+        // Thrown as it is: the caller's outage log reads the SDK's error.
+        callFailed(cause);
+        throw cause;
+      }
+    },
+    async ack(receipts) {
+      if (receipts.length === 0) return;
+      try {
+        const queueUrl = await url();
+        for (let start = 0; start < receipts.length; start += 10) {
+          await sqs.send(
+            new DeleteMessageBatchCommand({
+              QueueUrl: queueUrl,
+              Entries: receipts
+                .slice(start, start + 10)
+                .map((ReceiptHandle, index) => ({ Id: String(index), ReceiptHandle })),
+            }),
+          );
+        }
+      } catch (cause) {
+        callFailed(cause);
+        throw cause;
       }
     },
     async sendMany(jobs) {

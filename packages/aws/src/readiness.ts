@@ -3,7 +3,7 @@ import { GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
 import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import type { AwsClients } from "./clients";
 import type { AwsConfig } from "./config";
-import type { JobQueue } from "./jobs";
+import type { SqsJobQueue } from "./jobs";
 import { type Dependency, outageOf } from "./outages";
 import { keys } from "./table";
 
@@ -25,7 +25,7 @@ export const CHECK_TIMEOUT_MS = 2_000;
  * sqs:GetQueueAttributes and kms:DescribeKey granted for this (infra/).
  */
 export async function checkResources(
-  store: { clients: AwsClients; config: AwsConfig; jobs: JobQueue },
+  store: { clients: AwsClients; config: AwsConfig; jobs: SqsJobQueue },
   timeoutMs = CHECK_TIMEOUT_MS,
 ): Promise<Record<Dependency, CheckState>> {
   const { clients, config, jobs } = store;

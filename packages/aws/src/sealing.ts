@@ -42,7 +42,7 @@ export function createKmsSealer(kms: KMSClient, keyId: string): Sealer {
       try {
         const iv = randomBytes(12);
         const cipher = createCipheriv("aes-256-gcm", plainKey, iv);
-        cipher.setAAD(contextBytes(context));
+        cipher.setAAD(sealContextBytes(context));
         const data = Buffer.concat([cipher.update(JSON.stringify(value), "utf8"), cipher.final()]);
         return {
           v: 1,
@@ -72,7 +72,7 @@ export function createKmsSealer(kms: KMSClient, keyId: string): Sealer {
       if (!plainKey) throw new SealError("KMS returned no plaintext key");
       try {
         const decipher = createDecipheriv("aes-256-gcm", plainKey, Buffer.from(sealed.iv, "base64"));
-        decipher.setAAD(contextBytes(context));
+        decipher.setAAD(sealContextBytes(context));
         decipher.setAuthTag(Buffer.from(sealed.tag, "base64"));
         const text = Buffer.concat([decipher.update(Buffer.from(sealed.data, "base64")), decipher.final()]);
         return JSON.parse(text.toString("utf8")) as T;
@@ -86,7 +86,7 @@ export function createKmsSealer(kms: KMSClient, keyId: string): Sealer {
 }
 
 /** Canonical bytes of a context (keys sorted), so the same context always authenticates. */
-function contextBytes(context: SealContext): Buffer {
+export function sealContextBytes(context: SealContext): Buffer {
   return Buffer.from(JSON.stringify(Object.entries(context).sort(([a], [b]) => (a < b ? -1 : 1))));
 }
 

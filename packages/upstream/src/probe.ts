@@ -1,7 +1,13 @@
 import type { AttemptOutcome, ToolInfo } from "@mcpgw/core";
 import { classifyFailure, DeadlineError, describeFailure, scrubSecrets } from "./failure";
 import { isMessageTooLarge, tooLargeText } from "./limits";
-import { DEFAULT_MAX_MESSAGE_BYTES, listAllTools, openSession, type UpstreamTarget } from "./session";
+import {
+  DEFAULT_MAX_MESSAGE_BYTES,
+  listAllTools,
+  openSession,
+  type SessionOpener,
+  type UpstreamTarget,
+} from "./session";
 
 /** Each attempt's own deadline. */
 export const PROBE_DEADLINE_MS = 10_000;
@@ -11,6 +17,8 @@ export interface ProbeOptions {
   deadlineMs?: number;
   /** The largest message the upstream may send (its tools/list pages included). */
   maxMessageBytes?: number;
+  /** How the session is opened (default {@link openSession}, over HTTP). */
+  open?: SessionOpener;
 }
 
 /** A probe's outcome plus, on success, the tools it listed. */
@@ -32,7 +40,7 @@ export async function probeUpstream(target: UpstreamTarget, options: ProbeOption
   let session: Awaited<ReturnType<typeof openSession>> | undefined;
   try {
     const signal = controller.signal;
-    session = await openSession(target, {
+    session = await (options.open ?? openSession)(target, {
       fetch: options.fetch,
       signal,
       timeoutMs: deadlineMs,

@@ -22,7 +22,8 @@ export interface UpstreamTarget {
 export interface UpstreamSession {
   client: Client;
   transport: Transport;
-  kind: "streamable-http" | "sse";
+  /** `in-memory`: a transport handed in ({@link connectSession}), as in-process tests do. */
+  kind: "streamable-http" | "sse" | "in-memory";
   close(): Promise<void>;
 }
 
@@ -37,6 +38,12 @@ export interface OpenOptions {
   /** The largest message the upstream may send (one body, one SSE event); default 16 MiB. */
   maxMessageBytes?: number;
 }
+
+/**
+ * How a probe opens its session: {@link openSession} (HTTP) unless told otherwise — a unit test hands
+ * in one that connects over the SDK's linked in-memory transports instead.
+ */
+export type SessionOpener = (target: UpstreamTarget, options: OpenOptions) => Promise<UpstreamSession>;
 
 /** The default bound of one upstream message: 16 MiB. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
@@ -64,10 +71,21 @@ export async function openSession(target: UpstreamTarget, options: OpenOptions):
   return initialize(transport, "sse", options);
 }
 
+/**
+ * Connects and initializes a client over a transport already made — e.g. one end of
+ * `InMemoryTransport.createLinkedPair()`, the other served by an SDK `Server` — for in-process tests.
+ */
+export function connectSession(
+  transport: Transport,
+  options: Pick<OpenOptions, "signal" | "timeoutMs">,
+): Promise<UpstreamSession> {
+  return initialize(transport, "in-memory", options);
+}
+
 async function initialize(
   transport: Transport,
   kind: UpstreamSession["kind"],
-  options: OpenOptions,
+  options: Pick<OpenOptions, "signal" | "timeoutMs">,
 ): Promise<UpstreamSession> {
   const client = new Client(CLIENT_INFO);
   try {

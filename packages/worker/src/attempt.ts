@@ -4,6 +4,7 @@ import {
   type ProbeResult,
   probeUpstream,
   type RunnerEndpoint,
+  type SessionOpener,
   type TargetSource,
   targetOf,
 } from "@mcpgw/upstream";
@@ -19,6 +20,8 @@ export interface AttemptDeps {
   graceMs?: number;
   /** The largest message an upstream may send (MAX_UPSTREAM_MESSAGE_BYTES). */
   maxMessageBytes?: number;
+  /** How the probe opens its session (default: over HTTP); unit tests link an in-memory upstream. */
+  openSession?: SessionOpener;
 }
 
 /**
@@ -51,6 +54,7 @@ export async function attemptConnection(server: TargetSource, deps: AttemptDeps)
       fetch: deps.fetch,
       deadlineMs,
       ...(deps.maxMessageBytes ? { maxMessageBytes: deps.maxMessageBytes } : {}),
+      ...(deps.openSession ? { open: deps.openSession } : {}),
     });
     return await Promise.race([probe, forced]);
   } finally {

@@ -1,4 +1,3 @@
-import { DeleteMessageBatchCommand, ReceiveMessageCommand } from "@aws-sdk/client-sqs";
 import { errorFields } from "@mcpgw/core";
 import { handleBatch } from "./handler";
 import type { WorkerDeps } from "./process-job";
@@ -26,16 +25,15 @@ export const POLLER_PAUSE_MS = 1_000;
 export const POLLER_MAX_PAUSE_MS = 10_000;
 
 /**
- * The local stand-in for Lambda's SQS trigger: long-polls the job queue and feeds batches to the
- * same `handleBatch` the Lambda runs, deleting what succeeded (failures reappear after the
- * visibility timeout, and go to the dead-letter queue after maxReceiveCount).
+ * The local stand-in for Lambda's SQS trigger: long-polls the job queue (`jobs.receive`) and feeds
+ * batches to the same `handleBatch` the Lambda runs, acknowledging what succeeded (`jobs.ack`; failures
+ * reappear after the visibility timeout, and go to the dead-letter queue after maxReceiveCount).
  *
  * A failed receive pauses every loop, for longer with each failure in a row (1 s doubling to 10 s), so
  * a missing queue or an endpoint that is down costs a few calls a pause, not a spin. A missing queue
  * is logged through the store's outage log (once per interval); another failure once per pause.
  */
 export function startPoller(deps: WorkerDeps, options: PollerOptions = {}): Poller {
-  const { sqs } = deps.store.clients;
   const { outages, jobs } = deps.store;
   const logger = deps.logger.child({ source: "poller" });
   const controller = new AbortController();
@@ -69,8 +67,8 @@ export function startPoller(deps: WorkerDeps, options: PollerOptions = {}): Poll
   function failed(error: unknown): void {
     // Loops that fail while a pause is on were in flight with the one that started it: no new pause.
     if (pause) return;
-    if (outages.report(logger, error)) jobs.forgetUrl();
-    else logger.error("poller receive failed", errorFields(error));
+    // The queue forgets a URL of a queue gone by itself: a re-created one is looked up again.
+    if (!outages.report(logger, error)) logger.error("poller receive failed", errorFields(error));
     startPause();
   }
 
@@ -81,31 +79,14 @@ export function startPoller(deps: WorkerDeps, options: PollerOptions = {}): Poll
         continue;
       }
       try {
-        const queueUrl = await jobs.url();
-        const received = await sqs.send(
-          new ReceiveMessageCommand({
-            QueueUrl: queueUrl,
-            MaxNumberOfMessages: 10,
-            WaitTimeSeconds: waitSeconds,
-          }),
-          { abortSignal: controller.signal },
-        );
+        const received = await jobs.receive({ max: 10, waitSeconds, signal: controller.signal });
         failures = 0;
         outages.recovered(logger, "queue");
-        const messages = (received.Messages ?? []).filter((m) => m.MessageId && m.ReceiptHandle);
-        if (messages.length === 0) continue;
-        const records = messages.map((m) => ({ messageId: m.MessageId as string, body: m.Body ?? "" }));
+        if (received.length === 0) continue;
+        const records = received.map(({ messageId, body }) => ({ messageId, body }));
         const { batchItemFailures } = await handleBatch(deps, records);
         const failedIds = new Set(batchItemFailures.map((f) => f.itemIdentifier));
-        const done = messages.filter((m) => !failedIds.has(m.MessageId as string));
-        if (done.length > 0) {
-          await sqs.send(
-            new DeleteMessageBatchCommand({
-              QueueUrl: queueUrl,
-              Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
-            }),
-          );
-        }
+        await jobs.ack(received.filter((job) => !failedIds.has(job.messageId)).map((job) => job.receipt));
       } catch (error) {
         if (controller.signal.aborted) return;
         failed(error);

@@ -338,11 +338,13 @@ function tooLarge(error: CallFailure): AppError {
   return new AppError("upstream.response_too_large", error.message);
 }
 
-function encodeCursor(offset: number): string {
+/** The `tools/list` cursor for the page starting at `offset`: opaque to clients, as MCP asks. */
+export function encodeCursor(offset: number): string {
   return Buffer.from(JSON.stringify({ o: offset })).toString("base64url");
 }
 
-function decodeCursor(cursor: string | undefined): number {
+/** The offset a cursor stands for (0 without one); one that names no whole offset ≥ 0 is invalid params. */
+export function decodeCursor(cursor: string | undefined): number {
   if (!cursor) return 0;
   try {
     const offset = (JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as { o?: unknown }).o;

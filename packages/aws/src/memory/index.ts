@@ -1,0 +1,48 @@
+/**
+ * The in-memory store: a second implementation of the {@link Store} port, with the DynamoDB, SQS and
+ * KMS wiring's semantics where behaviour depends on them, and nothing to reach over a network. For
+ * unit tests only (`@mcpgw/aws/memory`; production code imports `@mcpgw/aws` and never this).
+ */
+import { createOutageLog } from "../outages";
+import type { Sealer } from "../sealing";
+import type { Store } from "../store";
+import { createMemoryChatToggles } from "./chats";
+import { createMemoryJobQueue, type MemoryJobQueue } from "./jobs";
+import { createMemoryApiKeyStore } from "./keys";
+import { createMemorySealer } from "./sealer";
+import { createMemorySecretStore } from "./secrets";
+import { createMemoryServerRepository } from "./servers";
+import { createMemoryStatusRepository } from "./statuses";
+import { createMemoryTables } from "./tables";
+import { createMemoryThreadRegistry } from "./threads";
+
+export { createMemoryJobQueue, type MemoryJobQueue, type QueuedJob } from "./jobs";
+export { createMemorySealer } from "./sealer";
+
+/** A {@link Store} in memory; its queue shows what was sent, and its sealer needs no KMS. */
+export interface MemoryStore extends Store {
+  jobs: MemoryJobQueue;
+  sealer: Sealer;
+}
+
+export function createMemoryStore(options: { jobs?: MemoryJobQueue } = {}): MemoryStore {
+  const tables = createMemoryTables();
+  const sealer = createMemorySealer();
+  return {
+    sealer,
+    servers: createMemoryServerRepository(tables, sealer),
+    statuses: createMemoryStatusRepository(tables),
+    chats: createMemoryChatToggles(tables),
+    threads: createMemoryThreadRegistry(tables),
+    keys: createMemoryApiKeyStore(tables),
+    secrets: createMemorySecretStore(tables, sealer),
+    jobs: options.jobs ?? createMemoryJobQueue(),
+    outages: createOutageLog({
+      tableName: "memory",
+      queueName: "memory-jobs",
+      queueUrl: undefined,
+      keyId: "memory",
+    }),
+    resources: { check: async () => ({ table: "ok", queue: "ok", key: "ok" }) },
+  };
+}

@@ -1,0 +1,230 @@
+import { randomUUID } from "node:crypto";
+import {
+  AppError,
+  initialStatus,
+  maskEnv,
+  maskHeaders,
+  type PlainServer,
+  type ServerRecord,
+  type ServerSpec,
+} from "@mcpgw/core";
+import { type Sealer, serverFieldContext } from "../sealing";
+import type { ServerRepository, StoredIdentity } from "../servers";
+import { byKey, copy, type MemoryServer, type MemoryTables, removeOwned } from "./tables";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** The DynamoDB repository's bound: at most this many items in one transaction. */
+const MAX_TRANSACTION_ITEMS = 100;
+
+const versionConflict = () =>
+  new AppError("server.version_conflict", "The server changed since it was read; fetch it and retry.");
+const nameTaken = (name: string) =>
+  new AppError("server.name_taken", `A server named '${name}' already exists.`, { name });
+
+/**
+ * Servers in memory with the DynamoDB repository's rules: unique names, sealed secrets, version
+ * checks, and every change superseding the status (generation + 1) at once or not at all. Sealing
+ * happens before anything is checked or written; checks and writes run with no await between them.
+ */
+export function createMemoryServerRepository(tables: MemoryTables, sealer: Sealer): ServerRepository {
+  async function stored(record: ServerRecord): Promise<MemoryServer> {
+    const { headers, env, ...plain } = record as ServerRecord & {
+      headers?: Record<string, string>;
+      env?: Record<string, string>;
+    };
+    const field = record.transport === "http" ? "headers" : "env";
+    const secrets = (field === "headers" ? headers : env) ?? {};
+    const sealed =
+      Object.keys(secrets).length > 0
+        ? await sealer.seal(secrets, serverFieldContext(record.id, field))
+        : undefined;
+    return {
+      plain: copy(plain),
+      masked: field === "headers" ? maskHeaders(secrets) : maskEnv(secrets),
+      sealed,
+    };
+  }
+
+  function toPlain(server: MemoryServer): PlainServer {
+    return copy({ ...server.plain, masked: server.masked, sealIntact: true }) as PlainServer;
+  }
+
+  async function toRecord(server: MemoryServer): Promise<ServerRecord> {
+    const field = server.plain.transport === "http" ? "headers" : "env";
+    const secrets = server.sealed
+      ? await sealer.open<Record<string, string>>(server.sealed, serverFieldContext(server.plain.id, field))
+      : {};
+    return { ...copy(server.plain), [field]: secrets } as ServerRecord;
+  }
+
+  /** The status update that starts a new generation: earlier attempts' results are fenced off. */
+  function supersede(id: string, enabled: boolean, now: string): void {
+    const status = tables.statuses.get(id);
+    if (!status) return;
+    tables.statuses.set(id, {
+      ...status,
+      state: enabled ? "connecting" : "disabled",
+      reason: null,
+      error: null,
+      supersededAt: now,
+      generation: status.generation + 1,
+    });
+  }
+
+  async function newServer(spec: ServerSpec, now: string) {
+    const record = { ...spec, id: randomUUID(), version: 1, createdAt: now, updatedAt: now } as ServerRecord;
+    return { record, server: await stored(record) };
+  }
+
+  function insert(record: ServerRecord, server: MemoryServer, now: string): void {
+    tables.names.set(record.name, record.id);
+    tables.servers.set(record.id, server);
+    tables.statuses.set(record.id, { ...initialStatus(record.enabled), generation: 1, supersededAt: now });
+  }
+
+  async function replacement(existing: StoredIdentity, spec: ServerSpec, now: string, keepSealed = false) {
+    const record = {
+      ...spec,
+      id: existing.id,
+      version: existing.version + 1,
+      createdAt: existing.createdAt,
+      updatedAt: now,
+    } as ServerRecord;
+    if (!keepSealed) return { existing, record, server: await stored(record) };
+    const current = tables.servers.get(existing.id);
+    if (current?.plain.version !== record.version - 1) throw versionConflict();
+    const { headers: _h, env: _e, ...plain } = record as ServerRecord & { headers?: unknown; env?: unknown };
+    const server: MemoryServer = { plain: copy(plain), masked: current.masked, sealed: current.sealed };
+    return { existing, record, server };
+  }
+
+  /** What stops a replacement, as the DynamoDB transaction's conditions would. */
+  function replaceConflict(
+    existing: StoredIdentity,
+    spec: ServerSpec,
+  ): "version" | "name" | "deleted" | undefined {
+    const current = tables.servers.get(existing.id);
+    if (current?.plain.version !== existing.version) return "version";
+    if (spec.name !== existing.name) {
+      if (tables.names.get(existing.name) !== existing.id) return "version";
+      if (tables.names.has(spec.name)) return "name";
+    }
+    if (!tables.statuses.has(existing.id)) return "deleted";
+    return undefined;
+  }
+
+  function applyReplace(existing: StoredIdentity, record: ServerRecord, server: MemoryServer, now: string) {
+    tables.servers.set(record.id, server);
+    if (record.name !== existing.name) {
+      tables.names.delete(existing.name);
+      tables.names.set(record.name, record.id);
+    }
+    supersede(record.id, record.enabled, now);
+  }
+
+  function idByName(name: string): string | undefined {
+    return tables.names.get(name);
+  }
+
+  const repository: ServerRepository = {
+    async create(spec) {
+      const now = new Date().toISOString();
+      const { record, server } = await newServer(spec, now);
+      if (tables.names.has(spec.name)) throw nameTaken(spec.name);
+      insert(record, server, now);
+      return copy(record);
+    },
+
+    async importAll(creates, replaces) {
+      const now = new Date().toISOString();
+      const items =
+        creates.length * 3 +
+        replaces.reduce((sum, { existing, spec }) => sum + (spec.name === existing.name ? 2 : 4), 0);
+      if (items > MAX_TRANSACTION_ITEMS) {
+        throw new AppError(
+          "import.invalid_document",
+          `Import at most ${Math.floor(MAX_TRANSACTION_ITEMS / 3)} servers at once.`,
+        );
+      }
+      const built = await Promise.all(creates.map((spec) => newServer(spec, now)));
+      const replaced = await Promise.all(
+        replaces.map(({ existing, spec }) => replacement(existing, spec, now)),
+      );
+      const conflict =
+        creates.some((spec) => tables.names.has(spec.name)) ||
+        replaces.some(({ existing, spec }) => replaceConflict(existing, spec) !== undefined);
+      if (conflict) {
+        throw new AppError(
+          "server.version_conflict",
+          "Servers changed while importing; nothing was imported. Retry.",
+        );
+      }
+      for (const { record, server } of built) insert(record, server, now);
+      for (const { existing, record, server } of replaced) applyReplace(existing, record, server, now);
+      return [...built, ...replaced].map(({ record }) => copy(record)).sort((a, b) => byKey(a.name, b.name));
+    },
+
+    async get(id) {
+      const server = tables.servers.get(id);
+      return server ? toRecord(server) : undefined;
+    },
+
+    async getByName(name) {
+      const id = idByName(name);
+      return id ? repository.get(id) : undefined;
+    },
+
+    async resolve(idOrName) {
+      return UUID.test(idOrName) ? repository.get(idOrName.toLowerCase()) : repository.getByName(idOrName);
+    },
+
+    async getPlain(id) {
+      const server = tables.servers.get(id);
+      return server ? toPlain(server) : undefined;
+    },
+
+    async resolvePlain(idOrName) {
+      if (UUID.test(idOrName)) return repository.getPlain(idOrName.toLowerCase());
+      const id = idByName(idOrName);
+      return id ? repository.getPlain(id) : undefined;
+    },
+
+    async listPlain() {
+      return [...tables.servers.values()].map(toPlain).sort((a, b) => byKey(a.name, b.name));
+    },
+
+    async update(existing, spec, options = {}) {
+      const now = new Date().toISOString();
+      const { record, server } = await replacement(existing, spec, now, options.keepSealed);
+      const conflict = replaceConflict(existing, spec);
+      if (conflict === "version") throw versionConflict();
+      if (conflict === "name") throw nameTaken(spec.name);
+      if (conflict === "deleted")
+        throw new AppError("server.not_found", `Server '${existing.name}' was deleted meanwhile.`);
+      applyReplace(existing, record, server, now);
+      return copy(record);
+    },
+
+    async reconnect(id, version) {
+      const current = tables.servers.get(id);
+      if (current?.plain.version !== version || !current.plain.enabled || !tables.statuses.has(id)) {
+        throw new AppError(
+          "server.version_conflict",
+          "The server changed (or was disabled) since it was read; fetch it and retry.",
+        );
+      }
+      supersede(id, true, new Date().toISOString());
+    },
+
+    async remove(id) {
+      const current = tables.servers.get(id);
+      if (!current) return false;
+      tables.servers.delete(id);
+      if (tables.names.get(current.plain.name) === id) tables.names.delete(current.plain.name);
+      tables.statuses.delete(id);
+      removeOwned(tables, id);
+      return true;
+    },
+  };
+  return repository;
+}

@@ -1,0 +1,83 @@
+import { createHash } from "node:crypto";
+import { gzipSync } from "node:zlib";
+import { attemptChanges, type StoredStatus, type ToolInfo } from "@mcpgw/core";
+import {
+  CATALOG_PART_BYTES,
+  type Catalog,
+  CatalogTooLargeError,
+  MAX_CATALOG_PARTS,
+  type StatusRepository,
+} from "../statuses";
+import { copy, type MemoryTables } from "./tables";
+
+/**
+ * Statuses in memory under the same generation fence as the DynamoDB repository: an attempt's outcome
+ * is written only while its generation is current and the server is not disabled, once per job id;
+ * its catalogue goes with it, bounded as the table bounds it.
+ */
+export function createMemoryStatusRepository(tables: MemoryTables): StatusRepository {
+  const view = ({ lastJobId: _job, ...status }: StoredStatus & { lastJobId?: string }): StoredStatus =>
+    copy(status);
+
+  /** The catalogue to write — none when its content is unchanged; throws when it is too large to store. */
+  function catalogWrite(serverId: string, tools: ToolInfo[], at: string) {
+    const json = JSON.stringify(tools);
+    const hash = createHash("sha256").update(json).digest("base64url");
+    if (tables.catalogs.get(serverId)?.hash === hash) return undefined;
+    const gzipped = gzipSync(json);
+    if (Math.ceil(gzipped.length / CATALOG_PART_BYTES) > MAX_CATALOG_PARTS)
+      throw new CatalogTooLargeError(tools.length, gzipped.length);
+    return { serverId, tools: copy(tools), updatedAt: at, hash };
+  }
+
+  const catalogView = ({ hash: _hash, ...catalog }: Catalog & { hash: string }): Catalog => copy(catalog);
+
+  return {
+    async get(serverId) {
+      const status = tables.statuses.get(serverId);
+      return status ? view(status) : undefined;
+    },
+
+    async list() {
+      return new Map([...tables.statuses].map(([id, status]) => [id, view(status)]));
+    },
+
+    async bump(serverId, state, expected) {
+      const status = tables.statuses.get(serverId);
+      if (!status || (expected !== undefined && status.generation !== expected)) return undefined;
+      const bumped = {
+        ...status,
+        state,
+        reason: null,
+        error: null,
+        supersededAt: new Date().toISOString(),
+        generation: status.generation + 1,
+      };
+      tables.statuses.set(serverId, bumped);
+      return view(bumped);
+    },
+
+    async recordAttempt(serverId, generation, outcome, tools, options: { jobId?: string } = {}) {
+      const catalog = outcome.ok && tools ? catalogWrite(serverId, tools, outcome.at) : undefined;
+      const status = tables.statuses.get(serverId);
+      if (!status || status.generation !== generation || status.state === "disabled") return false;
+      if (options.jobId && status.lastJobId === options.jobId) return false;
+      tables.statuses.set(serverId, {
+        ...status,
+        ...attemptChanges(outcome),
+        ...(options.jobId ? { lastJobId: options.jobId } : {}),
+      });
+      if (catalog) tables.catalogs.set(serverId, catalog);
+      return true;
+    },
+
+    async getCatalog(serverId) {
+      const catalog = tables.catalogs.get(serverId);
+      return catalog ? catalogView(catalog) : undefined;
+    },
+
+    async listCatalogs() {
+      return [...tables.catalogs.values()].map(catalogView);
+    },
+  };
+}

@@ -1,0 +1,68 @@
+import type { PlainServer, StoredStatus } from "@mcpgw/core";
+import type { ApiKeyInfo } from "../keys";
+import type { SealedValue } from "../sealing";
+import type { SecretSummary } from "../secrets";
+import type { Catalog } from "../statuses";
+import type { ThreadInstance } from "../threads";
+
+/** A server as kept: its plain fields, the masks of its secret map and the sealed map itself. */
+export interface MemoryServer {
+  plain: Omit<PlainServer, "masked" | "sealIntact">;
+  masked: Record<string, string>;
+  sealed: SealedValue | undefined;
+}
+
+/** A thread as kept: its owner record and its instances by server id. */
+export interface MemoryThread {
+  owner: string;
+  createdAt: string;
+  /** Servers ever registered in it (a deleted server's id lingers, as in the table). */
+  serverIds: Set<string>;
+  instances: Map<string, ThreadInstance>;
+}
+
+/**
+ * What the in-memory repositories share, as the DynamoDB ones share one table: a server's removal
+ * reaches its status, catalogue, chat toggles and thread instances.
+ */
+export interface MemoryTables {
+  servers: Map<string, MemoryServer>;
+  /** Name claims: name → server id. */
+  names: Map<string, string>;
+  statuses: Map<string, StoredStatus & { lastJobId?: string }>;
+  catalogs: Map<string, Catalog & { hash: string }>;
+  /** Chat id → ids of the servers it switched off. */
+  chatsOff: Map<string, Set<string>>;
+  threads: Map<string, MemoryThread>;
+  /** Key hash → key. */
+  keys: Map<string, ApiKeyInfo>;
+  secrets: Map<string, { summary: SecretSummary; sealed: SealedValue }>;
+}
+
+export function createMemoryTables(): MemoryTables {
+  return {
+    servers: new Map(),
+    names: new Map(),
+    statuses: new Map(),
+    catalogs: new Map(),
+    chatsOff: new Map(),
+    threads: new Map(),
+    keys: new Map(),
+    secrets: new Map(),
+  };
+}
+
+/** Deletes what a server owns besides its config, name and status: catalogue, chat toggles, instances. */
+export function removeOwned(tables: MemoryTables, serverId: string): void {
+  tables.catalogs.delete(serverId);
+  for (const off of tables.chatsOff.values()) off.delete(serverId);
+  for (const thread of tables.threads.values()) thread.instances.delete(serverId);
+}
+
+/** A copy of stored data: what a read returns is never the stored object itself (as from a table). */
+export const copy = <T>(value: T): T => structuredClone(value);
+
+/** Byte order of names, as the table's index sorts them. */
+export function byKey(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,287 @@
+/**
+ * What every {@link Store} must do where behaviour depends on it, as one suite run against each
+ * implementation: the in-memory store beside it (unit tier), the AWS one under tests/aws (emulator).
+ */
+import { type AttemptOutcome, parseServerSpec, type ServerRecord } from "@mcpgw/core";
+import { describe, expect, it } from "vitest";
+import { hashApiKey } from "./keys";
+import type { Store } from "./store";
+import { ADMIN_OWNER } from "./threads";
+
+const ok = (toolCount = 1): AttemptOutcome => ({
+  ok: true,
+  at: new Date().toISOString(),
+  latencyMs: 7,
+  toolCount,
+});
+const failed = (error = "refused"): AttemptOutcome => ({
+  ok: false,
+  at: new Date().toISOString(),
+  reason: "unreachable",
+  error,
+});
+const tools = [{ name: "echo", inputSchema: { type: "object" } }];
+
+/** Registers the contract's tests for the store `open` gives (a fresh one per test). */
+export function describeStoreContract(name: string, open: () => Promise<Store>): void {
+  let counter = 0;
+  const unique = (base: string) => `${base}-${Date.now().toString(36)}-${counter++}`;
+  const http = (store: Store, serverName = unique("srv"), headers: Record<string, string> = {}) =>
+    store.servers.create(parseServerSpec({ name: serverName, url: "https://example.com/mcp", headers }));
+
+  describe(`${name} store: servers`, () => {
+    it("creates a server with generation 1 and claims its name", async () => {
+      const store = await open();
+      const server = await http(store);
+
+      expect(await store.statuses.get(server.id)).toMatchObject({ state: "connecting", generation: 1 });
+      await expect(http(store, server.name)).rejects.toMatchObject({ code: "server.name_taken" });
+      expect((await store.servers.resolvePlain(server.name))?.id).toBe(server.id);
+      expect((await store.servers.resolvePlain(server.id.toUpperCase()))?.id).toBe(server.id);
+    });
+
+    it("an update needs the version read, supersedes the status, and moves the name claim", async () => {
+      const store = await open();
+      const server = await http(store);
+      const renamed = unique("renamed");
+
+      const updated = await store.servers.update(server, {
+        ...specOf(server),
+        name: renamed,
+        enabled: false,
+      });
+
+      expect(updated.version).toBe(2);
+      expect(await store.statuses.get(server.id)).toMatchObject({ state: "disabled", generation: 2 });
+      expect(await store.servers.getByName(server.name)).toBeUndefined();
+      expect((await store.servers.getByName(renamed))?.id).toBe(server.id);
+      await expect(store.servers.update(server, specOf(server))).rejects.toMatchObject({
+        code: "server.version_conflict",
+      });
+    });
+
+    it("refuses a rename onto a taken name and changes nothing", async () => {
+      const store = await open();
+      const [a, b] = [await http(store), await http(store)];
+
+      await expect(store.servers.update(a, { ...specOf(a), name: b.name })).rejects.toMatchObject({
+        code: "server.name_taken",
+      });
+
+      expect((await store.servers.getPlain(a.id))?.version).toBe(1);
+      expect((await store.servers.getByName(b.name))?.id).toBe(b.id);
+      expect((await store.statuses.get(a.id))?.generation).toBe(1);
+    });
+
+    it("reconnects only an enabled server still at the version read", async () => {
+      const store = await open();
+      const server = await http(store);
+
+      await store.servers.reconnect(server.id, 1);
+      await expect(store.servers.reconnect(server.id, 7)).rejects.toMatchObject({
+        code: "server.version_conflict",
+      });
+      const disabled = await store.servers.update(server, { ...specOf(server), enabled: false });
+      await expect(store.servers.reconnect(server.id, disabled.version)).rejects.toMatchObject({
+        code: "server.version_conflict",
+      });
+
+      expect(await store.statuses.get(server.id)).toMatchObject({ state: "disabled", generation: 3 });
+    });
+
+    it("stores secrets sealed, shows masks without opening them, and keeps them sealed on request", async () => {
+      const store = await open();
+      const server = await http(store, undefined, { Authorization: "Bearer sk-live-1", "X-Key": "abc" });
+
+      const plain = await store.servers.getPlain(server.id);
+      expect(plain?.masked).toEqual({ Authorization: "Bearer [SECRET]", "X-Key": "[SECRET]" });
+      expect(plain).not.toHaveProperty("headers");
+      expect((await store.servers.listPlain()).find((s) => s.id === server.id)?.sealIntact).toBe(true);
+      const opened = await store.servers.get(server.id);
+      expect(opened?.transport === "http" && opened.headers).toEqual({
+        Authorization: "Bearer sk-live-1",
+        "X-Key": "abc",
+      });
+
+      const masked = { ...specOf(server), headers: plain?.masked ?? {}, enabled: false };
+      await store.servers.update(server, masked, { keepSealed: true });
+      const kept = await store.servers.get(server.id);
+      expect(kept?.transport === "http" && kept.headers).toEqual({
+        Authorization: "Bearer sk-live-1",
+        "X-Key": "abc",
+      });
+    });
+
+    it("remove deletes the server, its name, status, catalogue and toggles", async () => {
+      const store = await open();
+      const server = await http(store);
+      await store.statuses.recordAttempt(server.id, 1, ok(), tools);
+      const chat = unique("chat");
+      await store.chats.set(chat, server.id, false);
+
+      expect(await store.servers.remove(server.id)).toBe(true);
+
+      expect(await store.servers.remove(server.id)).toBe(false);
+      expect(await store.servers.get(server.id)).toBeUndefined();
+      expect(await store.statuses.get(server.id)).toBeUndefined();
+      expect(await store.statuses.getCatalog(server.id)).toBeUndefined();
+      expect(await store.chats.offServers(chat)).toEqual(new Set());
+      expect((await http(store, server.name)).id).not.toBe(server.id);
+    });
+
+    it("imports all or nothing", async () => {
+      const store = await open();
+      const existing = await http(store);
+      const taken = await http(store);
+      const fresh = unique("fresh");
+
+      await expect(
+        store.servers.importAll(
+          [parseServerSpec({ name: fresh, url: "https://example.com/a" })],
+          [{ existing, spec: { ...specOf(existing), name: taken.name } }],
+        ),
+      ).rejects.toMatchObject({ code: "server.version_conflict" });
+      expect(await store.servers.getByName(fresh)).toBeUndefined();
+
+      const imported = await store.servers.importAll(
+        [parseServerSpec({ name: fresh, url: "https://example.com/a" })],
+        [{ existing, spec: { ...specOf(existing), enabled: false } }],
+      );
+      expect(imported.map((s) => s.name)).toEqual([existing.name, fresh].sort());
+      expect(await store.statuses.get(existing.id)).toMatchObject({ state: "disabled", generation: 2 });
+    });
+  });
+
+  describe(`${name} store: the generation fence`, () => {
+    it("writes an attempt of the current generation with its catalogue", async () => {
+      const store = await open();
+      const server = await http(store);
+
+      expect(await store.statuses.recordAttempt(server.id, 1, ok(), tools)).toBe(true);
+
+      expect(await store.statuses.get(server.id)).toMatchObject({ state: "connected", toolCount: 1 });
+      expect((await store.statuses.getCatalog(server.id))?.tools).toEqual(tools);
+      expect((await store.statuses.listCatalogs()).map((c) => c.serverId)).toContain(server.id);
+    });
+
+    it("drops a stale generation, a disabled server and a deleted one", async () => {
+      const store = await open();
+      const server = await http(store);
+      await store.statuses.bump(server.id, "connecting");
+
+      expect(await store.statuses.recordAttempt(server.id, 1, failed())).toBe(false);
+      await store.statuses.bump(server.id, "disabled");
+      expect(await store.statuses.recordAttempt(server.id, 3, ok(), tools)).toBe(false);
+      expect(await store.statuses.get(server.id)).toMatchObject({ state: "disabled", generation: 3 });
+      await store.servers.remove(server.id);
+      expect(await store.statuses.recordAttempt(server.id, 3, failed())).toBe(false);
+      expect(await store.statuses.get(server.id)).toBeUndefined();
+    });
+
+    it("records a job's outcome once: a redelivered job changes nothing", async () => {
+      const store = await open();
+      const server = await http(store);
+
+      expect(
+        await store.statuses.recordAttempt(server.id, 1, failed("first"), undefined, { jobId: "m-1" }),
+      ).toBe(true);
+      expect(await store.statuses.recordAttempt(server.id, 1, ok(), tools, { jobId: "m-1" })).toBe(false);
+
+      expect(await store.statuses.get(server.id)).toMatchObject({ state: "failed", lastError: "first" });
+      expect(await store.statuses.recordAttempt(server.id, 1, ok(), tools, { jobId: "m-2" })).toBe(true);
+    });
+
+    it("bump is fenced on the generation expected", async () => {
+      const store = await open();
+      const server = await http(store);
+
+      expect(await store.statuses.bump(server.id, "connecting", 5)).toBeUndefined();
+      expect(await store.statuses.bump(server.id, "disabled", 1)).toMatchObject({
+        state: "disabled",
+        generation: 2,
+      });
+      expect(await store.statuses.bump("no-such-server", "connecting")).toBeUndefined();
+    });
+  });
+
+  describe(`${name} store: keys, threads, secrets, jobs`, () => {
+    it("keeps keys by hash only, and revokes them", async () => {
+      const store = await open();
+      const created = await store.keys.create(unique("laptop"), null);
+
+      expect((await store.keys.byHash()).get(hashApiKey(created.key))?.id).toBe(created.id);
+      expect(await store.keys.list()).toContainEqual(expect.not.objectContaining({ key: expect.anything() }));
+      expect(await store.keys.revoke(created.id)).toBe(true);
+      expect(await store.keys.revoke(created.id)).toBe(false);
+      expect((await store.keys.byHash()).has(hashApiKey(created.key))).toBe(false);
+    });
+
+    it("gives a thread to whoever starts it; another key finds none, the admin may join", async () => {
+      const store = await open();
+      const thread = unique("thread");
+      const [a, b] = [await http(store), await http(store)];
+
+      const first = await store.threads.register({
+        threadId: thread,
+        serverId: a.id,
+        worktreeRoot: "/w/1",
+        owner: "key-1",
+      });
+      const again = await store.threads.register({
+        threadId: thread,
+        serverId: a.id,
+        worktreeRoot: "/w/other",
+        owner: "key-1",
+      });
+      await expect(
+        store.threads.register({ threadId: thread, serverId: b.id, worktreeRoot: "/w/1", owner: "key-2" }),
+      ).rejects.toMatchObject({ code: "request.not_found" });
+      await store.threads.register({
+        threadId: thread,
+        serverId: b.id,
+        worktreeRoot: "/w/1",
+        owner: ADMIN_OWNER,
+      });
+
+      expect(first.created).toBe(true);
+      expect(again).toEqual({ instance: first.instance, created: false });
+      expect(await store.threads.thread(thread)).toMatchObject({ owner: "key-1" });
+      expect((await store.threads.list(thread)).map((i) => i.serverId)).toEqual([a.id, b.id].sort());
+      expect((await store.threads.threads("key-1")).map((t) => t.threadId)).toContain(thread);
+      expect((await store.threads.threads("key-2")).map((t) => t.threadId)).not.toContain(thread);
+      expect(await store.threads.removeThread(thread)).toHaveLength(2);
+      expect(await store.threads.thread(thread)).toBeUndefined();
+    });
+
+    it("seals secret-store values and lists key names only", async () => {
+      const store = await open();
+      const secret = unique("db");
+
+      await store.secrets.put(secret, { PASSWORD: "hunter2", USER: "app" });
+
+      expect(await store.secrets.get(secret)).toEqual({ PASSWORD: "hunter2", USER: "app" });
+      expect((await store.secrets.list()).find((s) => s.name === secret)?.keys).toEqual(["PASSWORD", "USER"]);
+      expect(JSON.stringify(await store.secrets.list())).not.toContain("hunter2");
+      expect(await store.secrets.remove(secret)).toBe(true);
+      expect(await store.secrets.get(secret)).toBeUndefined();
+    });
+
+    it("delivers a sent job until it is acknowledged", async () => {
+      const store = await open();
+      const job = { type: "probe" as const, serverId: unique("s"), generation: 1 };
+
+      await store.jobs.send(job);
+      const received = await store.jobs.receive({ waitSeconds: 1 });
+      await store.jobs.ack(received.map((r) => r.receipt));
+
+      expect(received.map((r) => JSON.parse(r.body))).toEqual([job]);
+      expect(await store.jobs.receive({ waitSeconds: 0 })).toEqual([]);
+    });
+  });
+}
+
+/** The spec part of a stored server (what an update replaces). */
+function specOf(record: ServerRecord) {
+  const { id: _id, version: _version, createdAt: _created, updatedAt: _updated, ...spec } = record;
+  return spec;
+}

@@ -1,0 +1,33 @@
+import type { ChatToggles } from "./chats";
+import type { JobQueue } from "./jobs";
+import type { ApiKeyStore } from "./keys";
+import type { Dependency, OutageLog } from "./outages";
+import type { CheckState } from "./readiness";
+import type { SecretStore } from "./secrets";
+import type { ServerRepository } from "./servers";
+import type { StatusRepository } from "./statuses";
+import type { ThreadRegistry } from "./threads";
+
+/** The readiness checks of what a store lives on: the table, the job queue and the key. */
+export interface ResourceChecks {
+  /** One cheap check per dependency, in parallel, each bounded by `timeoutMs`. */
+  check(timeoutMs?: number): Promise<Record<Dependency, CheckState>>;
+}
+
+/**
+ * Everything the api, worker and runner read and write, as ports: no raw AWS client. `createStore()`
+ * wires it to DynamoDB, SQS and KMS; `createMemoryStore()` is the in-memory one unit tests use.
+ */
+export interface Store {
+  servers: ServerRepository;
+  statuses: StatusRepository;
+  chats: ChatToggles;
+  threads: ThreadRegistry;
+  keys: ApiKeyStore;
+  secrets: SecretStore;
+  jobs: JobQueue;
+  /** Missing resources, logged once per interval by all who use the store. */
+  outages: OutageLog;
+  /** What `/readyz` checks. */
+  resources: ResourceChecks;
+}

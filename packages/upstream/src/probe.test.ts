@@ -1,0 +1,51 @@
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { describe, expect, it } from "vitest";
+import { linkedUpstream } from "./linked-upstream";
+import { probeUpstream } from "./probe";
+import type { UpstreamTarget } from "./session";
+
+const target: UpstreamTarget = {
+  url: "https://upstream.test/mcp",
+  headers: { authorization: "Bearer sk-live-0123456789abcdef" },
+};
+const tool = (name: string) => ({ name, inputSchema: { type: "object" as const } });
+
+describe("probeUpstream over a linked in-memory session", () => {
+  it("lists every page of tools and times the connection", async () => {
+    const { open, targets } = linkedUpstream(async (cursor) =>
+      cursor ? { tools: [tool("b")] } : { tools: [tool("a")], nextCursor: "page-2" },
+    );
+
+    const result = await probeUpstream(target, { fetch, open });
+
+    expect(result).toMatchObject({ ok: true, toolCount: 2, tools: [tool("a"), tool("b")] });
+    expect(targets).toEqual([target]);
+  });
+
+  it("fails with the upstream's error, scrubbed of the target's header values", async () => {
+    const { open } = linkedUpstream(async () => {
+      throw new McpError(ErrorCode.InternalError, "bad token Bearer sk-live-0123456789abcdef");
+    });
+
+    const result = await probeUpstream(target, { fetch, open });
+
+    expect(result).toMatchObject({ ok: false, reason: "failed" });
+    expect(result.ok === false && result.error).not.toContain("sk-live-0123456789abcdef");
+  });
+
+  it("gives up at its deadline on an upstream that never answers: not_responding", async () => {
+    const { open } = linkedUpstream(() => new Promise(() => {}));
+
+    const result = await probeUpstream(target, { fetch, open, deadlineMs: 200 });
+
+    expect(result).toMatchObject({ ok: false, reason: "not_responding" });
+  });
+
+  it("refuses a cursor the upstream already returned (a loop)", async () => {
+    const { open } = linkedUpstream(async () => ({ tools: [tool("a")], nextCursor: "same" }));
+
+    const result = await probeUpstream(target, { fetch, open });
+
+    expect(result).toMatchObject({ ok: false, error: expect.stringContaining("already returned") });
+  });
+});

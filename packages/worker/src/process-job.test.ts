@@ -1,0 +1,192 @@
+import { randomBytes } from "node:crypto";
+import type { Store } from "@mcpgw/aws";
+import { createMemoryStore, type MemoryStore } from "@mcpgw/aws/memory";
+import { createLogger, type Job, parseServerSpec, RETRY_DELAY_SECONDS } from "@mcpgw/core";
+import { type ListToolsHandler, linkedUpstream } from "@mcpgw/upstream/linked-upstream";
+import { describe, expect, it } from "vitest";
+import { processJob, type WorkerDeps } from "./process-job";
+
+const tool = (name: string, description?: string) => ({
+  name,
+  ...(description ? { description } : {}),
+  inputSchema: { type: "object" as const },
+});
+const twoTools: ListToolsHandler = () => ({ tools: [tool("echo"), tool("add")] });
+
+/** Worker deps over a memory store and a linked in-memory upstream answering `listTools`. */
+function worker(listTools: ListToolsHandler = twoTools, store: MemoryStore = createMemoryStore()) {
+  const upstream = linkedUpstream(listTools);
+  const lines: Array<Record<string, unknown>> = [];
+  const deps: WorkerDeps = {
+    store,
+    logger: createLogger({ level: "debug", sink: (line) => lines.push(JSON.parse(line)) }),
+    fetch: () => Promise.reject(new Error("no network in unit tests")),
+    openSession: upstream.open,
+  };
+  return { deps, store, upstream, lines };
+}
+
+async function httpServer(store: Store, fields: Record<string, unknown> = {}) {
+  return store.servers.create(
+    parseServerSpec({
+      name: `srv-${randomBytes(3).toString("hex")}`,
+      url: "https://upstream.test/mcp",
+      headers: { Authorization: "Bearer sk-live-123456" },
+      ...fields,
+    }),
+  );
+}
+
+const connect = (serverId: string, generation = 1): Job => ({ type: "connect", serverId, generation });
+
+describe("processJob", () => {
+  it("connects: writes the status and the catalogue, probing with the opened headers", async () => {
+    // Prepare
+    const { deps, store, upstream } = worker();
+    const server = await httpServer(store);
+
+    // Act
+    const outcome = await processJob(deps, connect(server.id), "m-1");
+
+    // Assess
+    expect(outcome).toBe("connected");
+    expect(await store.statuses.get(server.id)).toMatchObject({
+      state: "connected",
+      reason: null,
+      toolCount: 2,
+      generation: 1,
+    });
+    expect((await store.statuses.getCatalog(server.id))?.tools.map((t) => t.name)).toEqual(["echo", "add"]);
+    expect(upstream.targets).toEqual([
+      { url: "https://upstream.test/mcp", headers: { Authorization: "Bearer sk-live-123456" } },
+    ]);
+    expect(store.jobs.pending()).toEqual([]);
+  });
+
+  it("drops a job of a stale generation without probing", async () => {
+    const { deps, store, upstream } = worker();
+    const server = await httpServer(store);
+    await store.servers.reconnect(server.id, server.version);
+
+    const outcome = await processJob(deps, connect(server.id, 1));
+
+    expect(outcome).toBe("dropped");
+    expect(upstream.targets).toEqual([]);
+    expect(await store.statuses.get(server.id)).toMatchObject({ state: "connecting", generation: 2 });
+  });
+
+  it("drops a job of a disabled server, and of a deleted one", async () => {
+    const { deps, store, upstream } = worker();
+    const disabled = await httpServer(store, { enabled: false });
+    const deleted = await httpServer(store);
+    await store.servers.remove(deleted.id);
+
+    expect(await processJob(deps, connect(disabled.id))).toBe("dropped");
+    expect(await processJob(deps, connect(deleted.id))).toBe("dropped");
+    expect(upstream.targets).toEqual([]);
+    expect(await store.statuses.get(disabled.id)).toMatchObject({ state: "disabled" });
+    expect(await store.statuses.get(deleted.id)).toBeUndefined();
+  });
+
+  it("drops a retry overtaken by a later attempt (that attempt owns the retry chain)", async () => {
+    const { deps, store, upstream } = worker();
+    const server = await httpServer(store);
+    await processJob(deps, connect(server.id));
+    const retry: Job = {
+      type: "retry",
+      serverId: server.id,
+      generation: 1,
+      after: "2000-01-01T00:00:00.000Z",
+    };
+
+    expect(await processJob(deps, retry)).toBe("dropped");
+    expect(upstream.targets).toHaveLength(1);
+  });
+
+  it("a failure is recorded and schedules the retry that continues the chain", async () => {
+    const { deps, store } = worker(() => {
+      throw new Error("upstream is broken");
+    });
+    const server = await httpServer(store);
+
+    const outcome = await processJob(deps, connect(server.id), "m-1");
+
+    expect(outcome).toBe("failed");
+    const status = await store.statuses.get(server.id);
+    expect(status).toMatchObject({ state: "failed", reason: "failed", toolCount: 0 });
+    expect(status?.error).toContain("upstream is broken");
+    expect(store.jobs.pending()).toMatchObject([
+      {
+        delaySeconds: RETRY_DELAY_SECONDS,
+        job: { type: "retry", serverId: server.id, generation: 1, after: status?.lastConnectionAttemptAt },
+      },
+    ]);
+  });
+
+  it("a redelivered job records its outcome once and schedules one retry", async () => {
+    const { deps, store } = worker(() => {
+      throw new Error("upstream is broken");
+    });
+    const server = await httpServer(store);
+
+    const first = await processJob(deps, connect(server.id), "m-1");
+    const again = await processJob(deps, connect(server.id), "m-1");
+
+    expect([first, again]).toEqual(["failed", "dropped"]);
+    expect(store.jobs.pending()).toHaveLength(1);
+  });
+
+  it("a catalogue too large to store settles as a failure that says so, not `connecting` forever", async () => {
+    // Prepare: ~5 MB of incompressible descriptions: more than the 3.6 MB the table holds gzipped
+    const huge = Array.from({ length: 40 }, (_, i) => tool(`t${i}`, randomBytes(96_000).toString("base64")));
+    const { deps, store } = worker(() => ({ tools: huge }));
+    const server = await httpServer(store);
+
+    // Act
+    const outcome = await processJob(deps, connect(server.id), "m-1");
+
+    // Assess
+    expect(outcome).toBe("failed");
+    const status = await store.statuses.get(server.id);
+    expect(status).toMatchObject({ state: "failed", reason: "failed" });
+    expect(status?.error).toMatch(/^catalogue too large: 40 tools/);
+    expect(await store.statuses.getCatalog(server.id)).toBeUndefined();
+    expect(store.jobs.pending()).toMatchObject([{ job: { type: "retry" } }]);
+  });
+
+  it("a result the store refuses settles as a failure naming why", async () => {
+    const { deps, store } = worker();
+    const server = await httpServer(store);
+    // The store's own port, refusing successes as a table that does not answer would.
+    const refused = Object.assign(new Error("The status was not saved"), { name: "StoreError" });
+    const refusing: Store = {
+      ...store,
+      statuses: {
+        ...store.statuses,
+        recordAttempt: (id, generation, outcome, tools, options) =>
+          outcome.ok
+            ? Promise.reject(refused)
+            : store.statuses.recordAttempt(id, generation, outcome, tools, options),
+      },
+    };
+
+    const outcome = await processJob({ ...deps, store: refusing }, connect(server.id), "m-1");
+
+    expect(outcome).toBe("failed");
+    expect(await store.statuses.get(server.id)).toMatchObject({
+      state: "failed",
+      error: "the probe's result could not be stored (StoreError)",
+    });
+  });
+
+  it("a stdio server without a runner fails saying so", async () => {
+    const { deps, store, upstream } = worker();
+    const server = await store.servers.create(
+      parseServerSpec({ name: "files", command: "npx", args: ["x"] }),
+    );
+
+    expect(await processJob(deps, connect(server.id))).toBe("failed");
+    expect((await store.statuses.get(server.id))?.error).toMatch(/stdio runner/);
+    expect(upstream.targets).toEqual([]);
+  });
+});
