@@ -14,9 +14,9 @@ import {
 } from "@aws-sdk/client-kms";
 import { CreateQueueCommand, GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
 import { errorFields, type Logger } from "@mcpgw/core";
+import type { AwsStore } from "./aws-store";
 import type { AwsClients } from "./clients";
 import type { AwsConfig } from "./config";
-import type { AwsStore } from "./context";
 import type { Dependency } from "./outages";
 import { TABLE_KEYS } from "./table";
 

@@ -1,5 +1,5 @@
 import { CallToolResultSchema, ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
-import { transportHttpStatus } from "./failure";
+import { transportHttpStatus } from "./classify-failure";
 import { isMessageTooLarge } from "./limits";
 import type { UpstreamSession } from "./session";
 

@@ -1,5 +1,5 @@
 export * from "./call";
-export * from "./failure";
+export * from "./classify-failure";
 export * from "./guard";
 export * from "./internal-fetch";
 export * from "./limits";

@@ -1,5 +1,5 @@
 import type { AttemptOutcome, ToolInfo } from "@mcpgw/core";
-import { classifyFailure, DeadlineError, describeFailure, scrubSecrets } from "./failure";
+import { classifyFailure, DeadlineError, describeFailure, scrubSecrets } from "./classify-failure";
 import { isMessageTooLarge, tooLargeText } from "./limits";
 import {
   DEFAULT_MAX_MESSAGE_BYTES,

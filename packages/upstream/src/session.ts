@@ -3,7 +3,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { transportHttpStatus } from "./failure";
+import { transportHttpStatus } from "./classify-failure";
 import { internalFetch } from "./internal-fetch";
 import { limitResponses } from "./limits";
 

@@ -4,4 +4,4 @@ export * from "./handler";
 export * from "./poller";
 export * from "./process-job";
 export * from "./sweep";
-export * from "./sweeper";
+export * from "./sweep-timer";

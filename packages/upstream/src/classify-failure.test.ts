@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { describeFailure, scrubSecrets } from "./failure";
+import { describeFailure, scrubSecrets } from "./classify-failure";
 
 const SECRET = 'sk-live "quoted"\nline2 / päss 🔑';
 const base64 = (text: string) => Buffer.from(text, "utf8").toString("base64");
