@@ -109,9 +109,9 @@ describe("runner: limits", () => {
     if (!manager) throw new Error("no runner");
     const holds = ["t2", "t3"].map((thread) => manager.use(id, thread, () => gate));
     const direct = await s.runnerCall("POST", `/threads/t1/servers/${id}`);
-    expect(direct).toEqual({
+    expect(direct).toMatchObject({
       status: 409,
-      body: { code: "server.unavailable", detail: "The runner is at its limit of 2 children." },
+      body: { status: 409, code: "server.unavailable", detail: "The runner is at its limit of 2 children." },
     });
     // Through the admin API the refusal keeps the runner's words (as an upstream error).
     const refused = await start("t1");

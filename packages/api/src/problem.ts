@@ -1,28 +1,14 @@
 import type { OutageLog } from "@mcpgw/aws";
-import { AppError, type ErrorCode, errorFields } from "@mcpgw/core";
+import { AppError, type ErrorCode, errorFields, problemResponse } from "@mcpgw/core";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { AppEnv } from "./env";
 
-/** The problem+json body of an error. */
-export function problemBody(error: AppError, instance?: string): Record<string, unknown> {
-  return {
-    type: `https://mcp-gateway.dev/problems/${error.code}`,
-    title: error.title,
-    status: error.status,
-    detail: error.detail,
-    code: error.code,
-    ...(instance ? { instance } : {}),
-    ...error.extra,
-  };
-}
+export { problemBody } from "@mcpgw/core";
 
-/** Renders an AppError as an `application/problem+json` response. */
+/** Renders an AppError as an `application/problem+json` response (the one renderer, in core). */
 export function problem(c: Context, error: AppError): Response {
-  const headers: Record<string, string> = { "content-type": "application/problem+json" };
-  if (error.code === "auth.unauthorized") headers["www-authenticate"] = 'Bearer realm="mcp-gateway"';
-  if (error.status === 503) headers["retry-after"] = "1";
-  return new Response(JSON.stringify(problemBody(error, c.req.path)), { status: error.status, headers });
+  return problemResponse(error, c.req.path);
 }
 
 /** Shortcut: a problem response for `code`. */

@@ -7,6 +7,7 @@ export * from "./masking";
 export * from "./mcp-json";
 export * from "./names";
 export * from "./patterns";
+export * from "./problem";
 export * from "./secret-file";
 export * from "./server";
 export * from "./server-edit";
