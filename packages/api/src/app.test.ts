@@ -136,3 +136,13 @@ describe("route guards: who may call what", () => {
     expect((await request("GET", "/v1/tools", ADMIN_TOKEN)).status).toBe(200);
   });
 });
+
+describe("the Server view derives from the spec schemas", () => {
+  it("documents every field of either transport's spec", async () => {
+    const { ServerView } = await import("./views");
+    const { HttpServerSpec, StdioServerSpec } = await import("@mcpgw/core");
+
+    for (const field of [...Object.keys(HttpServerSpec.shape), ...Object.keys(StdioServerSpec.shape)])
+      expect(Object.keys(ServerView.shape), field).toContain(field);
+  });
+});

@@ -1,22 +1,30 @@
 import { z } from "@hono/zod-openapi";
 import {
+  HttpServerSpec,
   initialStatus,
+  looseFields,
   type PlainServer,
   Scope,
-  SecretFormat,
   ServerStatus,
+  StdioServerSpec,
   type StoredStatus,
   UNREADABLE_SECRETS,
 } from "@mcpgw/core";
 
-/** A server as the API shows it: every header and env value masked, its live status attached. */
+/**
+ * A server as the API shows it: the fields of its spec (derived from the spec schemas: a field added
+ * to a spec shows here), every header and env value masked, its identity, version and live status.
+ */
 export const ServerView = z
   .object({
+    ...looseFields(HttpServerSpec.shape),
+    ...looseFields(StdioServerSpec.shape),
     id: z.string(),
     name: z.string(),
     transport: z.enum(["http", "stdio"]),
     enabled: z.boolean(),
-    url: z.string().optional(),
+    timeoutSeconds: z.number().int(),
+    scope: Scope,
     headers: z
       .record(z.string(), z.string())
       .optional()
@@ -25,8 +33,6 @@ export const ServerView = z
           "every value masked: Authorization as `<scheme> [SECRET]`, others `[SECRET]`; " +
           "send a mask back unchanged to keep the stored value",
       }),
-    command: z.string().optional(),
-    args: z.array(z.string()).optional(),
     env: z
       .record(z.string(), z.string())
       .optional()
@@ -35,10 +41,6 @@ export const ServerView = z
           "every value masked as `[SECRET]` (`GET /v1/servers/{id}?reveal=env` shows them); " +
           "send a mask back unchanged to keep the stored value",
       }),
-    timeoutSeconds: z.number().int(),
-    scope: Scope,
-    secretRef: z.string().optional(),
-    secretFormat: SecretFormat.optional(),
     version: z.number().int(),
     createdAt: z.string(),
     updatedAt: z.string(),
@@ -74,28 +76,10 @@ export function toServerView(
     ...stored
   } = status ?? { ...initialStatus(server.enabled), generation: 0, supersededAt: null };
   const visible = server.sealIntact ? stored : unreadable(stored);
-  const masked = server.masked ?? {};
-  const common = {
-    id: server.id,
-    name: server.name,
-    transport: server.transport,
-    enabled: server.enabled,
-    timeoutSeconds: server.timeoutSeconds,
-    version: server.version,
-    createdAt: server.createdAt,
-    updatedAt: server.updatedAt,
-    status: visible,
-  };
-  if (server.transport === "http") return { ...common, url: server.url, headers: masked, scope: "project" };
-  return {
-    ...common,
-    command: server.command,
-    args: server.args,
-    env: revealedEnv ?? masked,
-    scope: server.scope,
-    ...(server.secretRef ? { secretRef: server.secretRef } : {}),
-    ...(server.secretFormat ? { secretFormat: server.secretFormat } : {}),
-  };
+  // Every stored spec field as it is (a new field shows without an edit here); secrets as masks.
+  const { masked = {}, sealIntact: _intact, ...spec } = server;
+  if (spec.transport === "http") return { ...spec, headers: masked, scope: "project", status: visible };
+  return { ...spec, env: revealedEnv ?? masked, status: visible };
 }
 
 export const ServerList = z.object({ servers: z.array(ServerView) }).openapi("ServerList");

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { describeIssues } from "./errors";
-import { SECRET_FORMATS, ServerPatch, ServerSpec } from "./server";
+import { HttpServerSpec, SECRET_FORMATS, ServerPatch, ServerSpec, StdioServerSpec } from "./server";
 
 /** The `path: message` lines for an input ServerSpec rejects (fails the test if it is accepted). */
 function problemsOf(input: unknown): string[] {
@@ -520,5 +520,14 @@ describe("ServerPatch", () => {
     expect(describeIssues(result.error?.issues ?? [])).toEqual([
       expect.stringMatching(new RegExp(`^${path}: `)),
     ]);
+  });
+});
+
+describe("ServerPatch derives from the spec schemas", () => {
+  it("takes every field of either transport's spec, and fills in none of their defaults", () => {
+    const fields = new Set([...Object.keys(HttpServerSpec.shape), ...Object.keys(StdioServerSpec.shape)]);
+
+    expect(new Set(Object.keys(ServerPatch.shape))).toEqual(fields);
+    expect(ServerPatch.parse({})).toEqual({});
   });
 });

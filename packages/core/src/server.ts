@@ -118,22 +118,40 @@ function inferTransport(input: unknown): unknown {
   return input;
 }
 
-/** Fields a PATCH may carry; everything optional, validated again as a whole after merging. */
+/** A spec field as a patch (or a view) carries it: optional, without the default that would fill it in. */
+type LooseField<S> =
+  S extends z.ZodDefault<infer Inner> ? z.ZodOptional<Inner> : z.ZodOptional<S & z.ZodType>;
+
+/** Every field of a spec shape, loosened ({@link LooseField}): what derives from the spec schemas. */
+export function looseFields<Shape extends Record<string, z.ZodType>>(
+  shape: Shape,
+): { [K in keyof Shape]: LooseField<Shape[K]> } {
+  return Object.fromEntries(
+    Object.entries(shape).map(([key, field]) => [
+      key,
+      (field instanceof z.ZodDefault ? (field.unwrap() as z.ZodType) : field).optional(),
+    ]),
+  ) as never;
+}
+
+/**
+ * Fields a PATCH may carry: every field of either transport's spec (derived from them: a field added
+ * to a spec can be patched), all optional, validated again as a whole after merging. What differs
+ * from the spec: either transport may be named (it cannot change); header and env maps may keep
+ * stored values by their masks; a secret reference may be cleared (`null`); command and args are
+ * checked with the merged server.
+ */
 export const ServerPatch = z.strictObject({
-  name: ServerName.optional(),
+  ...looseFields(HttpServerSpec.shape),
+  ...looseFields(StdioServerSpec.shape),
   transport: z.enum(["http", "stdio"]).optional(),
-  enabled: z.boolean().optional(),
-  timeoutSeconds: TimeoutSeconds.optional(),
-  url: HttpUrl.optional(),
   headers: HeaderMap.optional(),
-  // Checked with the merged server (server.invalid); documented with the rules it must meet.
+  env: EnvMap.optional(),
   command: z.string().meta({ pattern: NOT_BLANK.source, maxLength: 1_024 }).optional(),
   args: z
     .array(z.string().meta({ maxLength: 8_192 }))
     .meta({ maxItems: 256 })
     .optional(),
-  env: EnvMap.optional(),
-  scope: Scope.optional(),
   secretRef: SecretName.nullable().optional(),
   secretFormat: SecretFormat.nullable().optional(),
 });
