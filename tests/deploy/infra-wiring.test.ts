@@ -296,6 +296,9 @@ describe("least privilege", () => {
       DescribeKeyCommand: ["kms:DescribeKey"],
       // Only without the Jobs link (local runs); deployed, the queue URL is linked.
       GetQueueUrlCommand: [],
+      // Only the local poller calls jobs.receive/ack; deployed, the SQS event source receives and deletes.
+      ReceiveMessageCommand: [],
+      DeleteMessageBatchCommand: [],
       DecryptCommand: ["kms:Decrypt"],
       GenerateDataKeyCommand: ["kms:GenerateDataKey"],
     };
