@@ -202,7 +202,7 @@ describe("MCP endpoints with the SDK client", () => {
     await expect(connectClient(`${stack.api.url}/mcp/${ev}`, alphaKey.key)).rejects.toThrow(/404/);
   });
 
-  it("/mcp/{server} passes the upstream's resources and prompts through; /mcp and tools-only upstreams do not offer them", async ({
+  it("/mcp/{server} passes the upstream's resources and prompts through; /mcp serves every server's, namespaced", async ({
     expect,
   }) => {
     const evFront = await client(`/mcp/${ev}`, fullKey.key);
@@ -223,14 +223,29 @@ describe("MCP endpoints with the SDK client", () => {
     const missing = await rejection(evFront.readResource({ uri: "demo://resource/nope" }));
     expect(missing.code).not.toBe(ErrorCode.InternalError);
 
-    // The SDK fixture offers tools only: so does its front. The aggregated endpoint serves tools only.
-    for (const mcp of [await client(`/mcp/${alpha}`, fullKey.key), await client("/mcp", fullKey.key)]) {
-      const capabilities = mcp.getServerCapabilities();
-      expect(capabilities?.resources).toBeUndefined();
-      expect(capabilities?.prompts).toBeUndefined();
-      expect((await rejection(mcp.listResources())).code).toBe(ErrorCode.MethodNotFound);
-      expect((await rejection(mcp.listPrompts())).code).toBe(ErrorCode.MethodNotFound);
-    }
+    // The SDK fixture offers tools only: so does its front.
+    const alphaFront = await client(`/mcp/${alpha}`, fullKey.key);
+    expect(alphaFront.getServerCapabilities()?.resources).toBeUndefined();
+    expect(alphaFront.getServerCapabilities()?.prompts).toBeUndefined();
+    expect((await rejection(alphaFront.listResources())).code).toBe(ErrorCode.MethodNotFound);
+
+    // /mcp: every server's resources under gateway URIs (scheme kept), read back through the gateway;
+    // prompts as <server>__<prompt>.
+    const all = await client("/mcp", fullKey.key);
+    const gatewayResources = (await all.listResources()).resources as Array<{ uri: string }>;
+    const mapped = `${first.uri.split(":")[0]}://mcpgw/${ev}/${encodeURIComponent(first.uri)}`;
+    expect(gatewayResources.map((resource) => resource.uri)).toContain(mapped);
+    const readThrough = await all.readResource({ uri: mapped });
+    expect(readThrough.contents[0]).toMatchObject({ uri: mapped });
+    expect(JSON.stringify(readThrough.contents[0])).toEqual(JSON.stringify({ ...read.contents[0], uri: mapped }));
+    const allPrompts = (await all.listPrompts()).prompts.map((prompt) => prompt.name);
+    expect(allPrompts).toEqual(expect.arrayContaining([`${ev}__simple-prompt`, `${ev}__args-prompt`]));
+    expect(await all.getPrompt({ name: `${ev}__args-prompt`, arguments: { city: "Porto" } })).toMatchObject({
+      messages: [{ role: "user", content: { type: "text", text: "What's weather in Porto?" } }],
+    });
+    // A name or URI of no server's is invalid params, not an internal error.
+    expect((await rejection(all.readResource({ uri: first.uri }))).code).toBe(ErrorCode.InvalidParams);
+    expect((await rejection(all.getPrompt({ name: "simple-prompt" }))).code).toBe(ErrorCode.InvalidParams);
   });
 
   it("pagination: 154 tools of one upstream come in two pages through nextCursor; a bad cursor is invalid params", async ({
@@ -332,44 +347,90 @@ describe("MCP endpoints with the SDK client", () => {
     expect(otherHost.status).toBe(200);
   });
 
-  it("stateless transport: no session id is issued, a GET stream is not offered", async ({ expect }) => {
-    const init = await rawRequest(`${stack.api.url}/mcp`, {
-      headers: { authorization: `Bearer ${fullKey.key}` },
-      body: INITIALIZE,
-    });
+  it("2025 callers: initialize opens a session (GET stream, DELETE ends it); a sessionless JSON request stands alone", async ({
+    expect,
+  }) => {
+    const auth = { authorization: `Bearer ${fullKey.key}` };
+    const init = await rawRequest(`${stack.api.url}/mcp`, { headers: auth, body: INITIALIZE });
     expect(init.status).toBe(200);
-    expect(init.headers["content-type"]).toMatch(/application\/json/);
-    expect(init.headers["mcp-session-id"]).toBeUndefined();
-    // A request without initialize first works (every request stands alone).
+    expect(init.body).toMatchObject({ jsonrpc: "2.0", id: 1, result: { protocolVersion: "2025-06-18" } });
+    const session = String(init.headers["mcp-session-id"]);
+    expect(session.length).toBeGreaterThan(20);
+    const inSession = { ...auth, "mcp-session-id": session, "mcp-protocol-version": "2025-06-18" };
+    // The session is this key's, on this endpoint only.
+    const otherKey = await rawRequest(`${stack.api.url}/mcp`, {
+      headers: { ...inSession, authorization: `Bearer ${alphaKey.key}` },
+      body: { jsonrpc: "2.0", id: 2, method: "tools/list", params: {} },
+    });
+    expect(otherKey.status).toBe(404);
+    const otherEndpoint = await rawRequest(`${stack.api.url}/mcp/${alpha}`, {
+      headers: inSession,
+      body: { jsonrpc: "2.0", id: 2, method: "tools/list", params: {} },
+    });
+    expect(otherEndpoint.status).toBe(404);
+    const forged = await rawRequest(`${stack.api.url}/mcp`, {
+      headers: { ...inSession, "mcp-session-id": `${session.slice(0, -4)}AAAA` },
+      body: { jsonrpc: "2.0", id: 2, method: "tools/list", params: {} },
+    });
+    expect(forged.status).toBe(404);
+    // A JSON-only request without a session is answered on its own, as JSON.
     const list = await rawRequest(`${stack.api.url}/mcp/${alpha}`, {
-      headers: { authorization: `Bearer ${fullKey.key}`, "mcp-protocol-version": "2025-06-18" },
+      headers: { ...auth, accept: "application/json", "mcp-protocol-version": "2025-06-18" },
       body: { jsonrpc: "2.0", id: 7, method: "tools/list", params: {} },
     });
     expect(list.status).toBe(200);
-    expect(list.body.result.tools.map((tool: { name: string }) => tool.name)).toEqual([
-      "add",
-      "echo",
-      "fail",
-      "slow",
-    ]);
-    // No standalone SSE stream and no session to end: 405 (the SDK client then stops asking).
+    expect(list.headers["content-type"]).toMatch(/application\/json/);
+    expect(list.body.result.tools.map((tool: { name: string }) => tool.name)).toEqual(["add", "echo", "fail", "slow"]);
+    // Without a session there is no GET stream and nothing to DELETE.
     for (const method of ["GET", "DELETE"]) {
-      for (const path of ["/mcp", `/mcp/${alpha}`]) {
-        const refused = await rawRequest(`${stack.api.url}${path}`, {
-          method,
-          headers: { authorization: `Bearer ${fullKey.key}`, accept: "text/event-stream" },
-        });
-        expect(refused.status, `${method} ${path}`).toBe(405);
-        expect(refused.headers.allow).toBe("POST");
-        expect(refused.body).toMatchObject({ jsonrpc: "2.0", error: { code: -32000 } });
-      }
+      const refused = await rawRequest(`${stack.api.url}/mcp`, { method, headers: { ...auth, accept: "text/event-stream" } });
+      expect(refused.status, method).toBe(405);
+      expect(refused.headers.allow).toBe("POST");
     }
-    const before = logLines(stack).filter((line) => line.msg === "request" && line.method === "GET").length;
-    const mcp = await client("/mcp", fullKey.key);
-    await mcp.ping();
-    await new Promise((resolve) => setTimeout(resolve, 1_500)); // the SDK client's first SSE retry is at 1 s
-    const gets = logLines(stack).filter((line) => line.msg === "request" && line.method === "GET").length;
-    expect(gets - before).toBeLessThanOrEqual(1);
+    // DELETE ends the session; it is then unknown.
+    const ended = await rawRequest(`${stack.api.url}/mcp`, { method: "DELETE", headers: inSession });
+    expect(ended.status).toBe(200);
+    const after = await rawRequest(`${stack.api.url}/mcp`, {
+      headers: inSession,
+      body: { jsonrpc: "2.0", id: 3, method: "tools/list", params: {} },
+    });
+    expect(after.status).toBe(404);
+  });
+
+  it("2026-07-28 callers: server/discover, stateless requests, GET and DELETE 405", async ({ expect }) => {
+    const modern = {
+      authorization: `Bearer ${fullKey.key}`,
+      "mcp-protocol-version": "2026-07-28",
+    };
+    const meta = {
+      "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+      "io.modelcontextprotocol/clientCapabilities": {},
+    };
+    const discover = await rawRequest(`${stack.api.url}/mcp/${alpha}`, {
+      headers: { ...modern, "mcp-method": "server/discover" },
+      body: { jsonrpc: "2.0", id: 1, method: "server/discover", params: { _meta: meta } },
+    });
+    expect(discover.status).toBe(200);
+    expect(discover.headers["mcp-session-id"]).toBeUndefined();
+    expect(discover.body.result).toMatchObject({ supportedVersions: expect.arrayContaining(["2026-07-28"]), capabilities: { tools: {} } });
+    const list = await rawRequest(`${stack.api.url}/mcp/${alpha}`, {
+      headers: { ...modern, "mcp-method": "tools/list" },
+      body: { jsonrpc: "2.0", id: 2, method: "tools/list", params: { _meta: meta } },
+    });
+    expect(list.status).toBe(200);
+    expect(list.body.result).toMatchObject({ ttlMs: 1_000, cacheScope: "private" });
+    expect(list.body.result.tools.map((tool: { name: string }) => tool.name)).toEqual(["add", "echo", "fail", "slow"]);
+    // The routing headers are checked against the body.
+    const mismatch = await rawRequest(`${stack.api.url}/mcp/${alpha}`, {
+      headers: { ...modern, "mcp-method": "tools/call", "mcp-name": "add" },
+      body: { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "echo", arguments: {}, _meta: meta } },
+    });
+    expect(mismatch.status).toBe(400);
+    expect(mismatch.body.error.code).toBe(-32020);
+    for (const method of ["GET", "DELETE"]) {
+      const refused = await rawRequest(`${stack.api.url}/mcp`, { method, headers: { ...modern, accept: "text/event-stream" } });
+      expect(refused.status, method).toBe(405);
+    }
   });
 });
 

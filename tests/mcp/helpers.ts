@@ -102,13 +102,8 @@ export function rawRequest(
         res.on("data", (chunk: Buffer) => chunks.push(chunk));
         res.on("end", () => {
           const text = Buffer.concat(chunks).toString("utf8");
-          let body: unknown;
-          try {
-            body = text ? JSON.parse(text) : undefined;
-          } catch {
-            body = text;
-          }
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body, text });
+          const sse = String(res.headers["content-type"] ?? "").startsWith("text/event-stream");
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: sse ? lastSseMessage(text) : parsed(text), text });
         });
         res.on("error", reject);
       },
@@ -117,6 +112,20 @@ export function rawRequest(
     req.on("error", reject);
     req.end(payload);
   });
+}
+
+function parsed(text: string): unknown {
+  try {
+    return text ? JSON.parse(text) : undefined;
+  } catch {
+    return text;
+  }
+}
+
+/** The last JSON-RPC message of an SSE body (a request's response comes last, after its notifications). */
+function lastSseMessage(text: string): unknown {
+  const data = [...text.matchAll(/^data: ?(.*)$/gm)].map((match) => match[1] ?? "").filter(Boolean);
+  return data.length > 0 ? parsed(data[data.length - 1] ?? "") : text;
 }
 
 /** A running local proxy. */

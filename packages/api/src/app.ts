@@ -12,6 +12,8 @@ import { authenticate, KeyIndex } from "./auth";
 import type { AppEnv } from "./env";
 import { Directory, type Snapshot } from "./gateway/directory";
 import { type McpOriginPolicy, registerMcpRoutes } from "./gateway/mcp";
+import { ChangeWatcher } from "./gateway/mcp-changes";
+import { McpEndpoints } from "./gateway/mcp-endpoint";
 import { registerGatewayRoutes } from "./gateway/routes";
 import type { GatewayDeps } from "./gateway/service";
 import { Readiness, type ReadinessOptions, registerHealthRoutes } from "./health";
@@ -104,11 +106,14 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     app.route("/", admin);
   }
   if (serve.gateway) {
-    const dataPlane = gatewayDeps(deps);
+    const changes = new ChangeWatcher(deps.logger);
+    const dataPlane = gatewayDeps(deps, changes);
+    const endpoints = new McpEndpoints(dataPlane, deps.adminToken, deps.logger);
+    changes.start(dataPlane, endpoints);
     const client = routeGroup(requireClient, []);
     registerGatewayRoutes(client, dataPlane);
     registerThreadRoutes(client, { ...dataPlane, worktreeBase: deps.worktreeBase });
-    registerMcpRoutes(client, dataPlane, deps.mcp);
+    registerMcpRoutes(client, endpoints, deps.mcp);
     app.route("/", client);
   }
 
@@ -129,7 +134,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   return app;
 }
 
-function gatewayDeps(deps: AppDeps): GatewayDeps {
+function gatewayDeps(deps: AppDeps, changes: ChangeWatcher): GatewayDeps {
   const pool = deps.gateway?.pool ?? new SessionPool();
   // Every refresh lets go of warm sessions of servers deleted, disabled or reconfigured since.
   const retainCurrent = (snapshot: Snapshot) =>
@@ -146,5 +151,6 @@ function gatewayDeps(deps: AppDeps): GatewayDeps {
     fetch: deps.gateway?.fetch ?? createGuardedFetch({ allowPrivate: deps.allowPrivateUpstreams }),
     ...(deps.gateway?.heartbeatMs ? { heartbeatMs: deps.gateway.heartbeatMs } : {}),
     ...(deps.maxUpstreamMessageBytes ? { maxMessageBytes: deps.maxUpstreamMessageBytes } : {}),
+    changes,
   };
 }

@@ -42,6 +42,8 @@ export const ERROR_CODES = {
   "thread.worktree_missing": [400, "Worktree missing or unreachable", INVALID_PARAMS],
   "tool.invalid_name": [400, "Invalid tool name", INVALID_PARAMS],
   "tool.not_found": [404, "Tool not found", INVALID_PARAMS],
+  "tool.input_required": [409, "Tool needs input", INVALID_REQUEST],
+  "mcp.round_expired": [400, "Input round expired", INVALID_PARAMS],
   "upstream.unreachable": [502, "Upstream unreachable", INTERNAL_ERROR],
   "upstream.timeout": [504, "Upstream timed out", INTERNAL_ERROR],
   "upstream.error": [502, "Upstream answered with an error", INTERNAL_ERROR],

@@ -1,7 +1,10 @@
 import { z } from "zod";
 
-/** A tool as an upstream lists it (what the catalogue keeps; never call payloads). */
-export const ToolInfo = z.object({
+/**
+ * A tool as an upstream lists it, whole: besides the fields named here, whatever else the upstream says
+ * about it (`_meta` such as MCP Apps' `ui.resourceUri`, `icons`, `execution`) is kept and passed on.
+ */
+export const ToolInfo = z.looseObject({
   name: z.string(),
   title: z.string().optional(),
   description: z.string().optional(),

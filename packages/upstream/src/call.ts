@@ -1,4 +1,13 @@
-import { CallToolResultSchema, ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import type { ToolInfo } from "@mcpgw/core";
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  isInputRequiredResult,
+  LOG_LEVEL_META_KEY,
+  ProtocolError,
+  SdkError,
+  SdkErrorCode,
+} from "@modelcontextprotocol/client";
+import type { CallContext } from "./call-context";
 import { transportHttpStatus } from "./classify-failure";
 import { isMessageTooLarge } from "./limits";
 import type { UpstreamSession } from "./session";
@@ -9,9 +18,31 @@ export const MAX_CALL_MS = 15 * 60_000;
 /** A tool call's result as the gateway returns it: the upstream's, whole. */
 export interface ToolCallResult {
   content: unknown[];
-  structuredContent?: Record<string, unknown>;
+  structuredContent?: unknown;
   isError: boolean;
   _meta?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+/**
+ * A 2026-07-28 upstream's answer that it needs input first (multi round-trip requests): what to ask,
+ * keyed by its own names, and its opaque state to echo on the retry.
+ */
+export interface InputRequired {
+  resultType: "input_required";
+  inputRequests?: Record<string, unknown>;
+  requestState?: string;
+}
+
+/** The retry of a request that needed input: the answers, and the upstream's state echoed. */
+export interface InputRound {
+  inputResponses?: Record<string, unknown>;
+  requestState?: string;
+}
+
+/** True for an upstream's input-required answer. */
+export function isInputRequired(result: unknown): result is InputRequired {
+  return isInputRequiredResult(result);
 }
 
 /** Why a call did not produce a result. */
@@ -44,24 +75,94 @@ export interface CallOptions {
   broken?: AbortSignal;
 }
 
-/** Calls `name` on the session; tool-level errors come back as results, everything else as CallFailure. */
+/** How one call reaches its caller: progress, logs, questions, and the answers of an earlier round. */
+export interface ForwardOptions extends CallOptions {
+  context?: CallContext;
+  round?: InputRound;
+}
+
+/**
+ * Calls `name` on the session; tool-level errors come back as results, an upstream's need for input
+ * (2026-07-28) as {@link InputRequired}, everything else as CallFailure. `tool` (the catalogue's
+ * definition) lets the SDK mirror `x-mcp-header` arguments into headers without listing tools first.
+ */
 export async function callTool(
   session: UpstreamSession,
   name: string,
   args: Record<string, unknown>,
-  options: CallOptions,
-): Promise<ToolCallResult> {
+  options: ForwardOptions & { tool?: ToolInfo },
+): Promise<ToolCallResult | InputRequired> {
+  const { context, round } = options;
   const result = await requestUpstream(
     (requestOptions) =>
-      session.client.callTool({ name, arguments: args }, CallToolResultSchema, {
-        ...requestOptions,
-        resetTimeoutOnProgress: true,
-        maxTotalTimeout: MAX_CALL_MS,
-        onprogress: () => {},
-      }),
+      session.router.run(context, () =>
+        session.client.callTool(
+          { name, arguments: args, ...envelope(session, context), ...roundParams(round) },
+          {
+            ...requestOptions,
+            allowInputRequired: true,
+            resetTimeoutOnProgress: true,
+            maxTotalTimeout: MAX_CALL_MS,
+            onprogress: (progress) => context?.onProgress?.(progress),
+            // The definition without outputSchema: results pass through whole, never re-validated.
+            ...(options.tool ? { toolDefinition: { ...options.tool, outputSchema: undefined } as never } : {}),
+          },
+        ),
+      ),
     options,
   );
+  if (isInputRequired(result)) return result;
   return shapeResult(result as Parameters<typeof shapeResult>[0]);
+}
+
+/**
+ * Forwards any other request (resources, prompts, completions, logging level, subscriptions) to the
+ * session as it came, with the caller's context; the result is the upstream's, whole — including an
+ * input-required answer to `resources/read` or `prompts/get`.
+ */
+export async function forwardRequest(
+  session: UpstreamSession,
+  method: string,
+  params: Record<string, unknown> | undefined,
+  options: ForwardOptions,
+): Promise<Record<string, unknown>> {
+  const { context, round } = options;
+  const withContext = { ...params, ...envelope(session, context), ...roundParams(round) };
+  return requestUpstream(
+    (requestOptions) =>
+      session.router.run(context, () =>
+        session.client.request({ method: method as "ping", params: withContext }, {
+          ...requestOptions,
+          allowInputRequired: true,
+          resetTimeoutOnProgress: true,
+          maxTotalTimeout: MAX_CALL_MS,
+          ...(context?.onProgress ? { onprogress: (progress) => context.onProgress?.(progress) } : {}),
+        }),
+      ),
+    options,
+  ) as Promise<Record<string, unknown>>;
+}
+
+/**
+ * The caller's side of a 2026-07-28 request envelope — its capabilities (an upstream asks only for
+ * what the caller can answer) and log level; the SDK adds the protocol version and client info.
+ * A 2025 session has no envelope: what it may ask was declared once, at initialize.
+ */
+function envelope(session: UpstreamSession, context: CallContext | undefined) {
+  if (session.era !== "modern") return {};
+  return {
+    _meta: {
+      [CLIENT_CAPABILITIES_META_KEY]: context?.clientCapabilities ?? {},
+      ...(context?.logLevel ? { [LOG_LEVEL_META_KEY]: context.logLevel } : {}),
+    },
+  };
+}
+
+function roundParams(round: InputRound | undefined) {
+  return {
+    ...(round?.inputResponses ? { inputResponses: round.inputResponses } : {}),
+    ...(round?.requestState !== undefined ? { requestState: round.requestState } : {}),
+  };
 }
 
 /**
@@ -108,7 +209,7 @@ function linkSignals(...sources: Array<AbortSignal | undefined>): {
 /** An MCP CallToolResult as the gateway passes it on: `content` always an array, `isError` a boolean. */
 export function shapeResult(result: {
   content?: unknown[];
-  structuredContent?: Record<string, unknown>;
+  structuredContent?: unknown;
   isError?: boolean;
   _meta?: Record<string, unknown>;
 }): ToolCallResult {
@@ -138,13 +239,11 @@ function toCallFailure(error: unknown, options: CallOptions): CallFailure {
       cause: error,
     });
   }
-  if (error instanceof McpError) {
-    if (error.code === ErrorCode.RequestTimeout)
-      return new CallFailure("timeout", "the tool did not answer in time", { cause: error });
-    if (error.code === ErrorCode.ConnectionClosed)
-      return new CallFailure("unreachable", "upstream connection closed", { cause: error });
-    return new CallFailure("rpc", error.message, { cause: error });
-  }
+  if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout)
+    return new CallFailure("timeout", "the tool did not answer in time", { cause: error });
+  if (error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed)
+    return new CallFailure("unreachable", "upstream connection closed", { cause: error });
+  if (error instanceof ProtocolError) return new CallFailure("rpc", error.message, { cause: error });
   const message = error instanceof Error ? error.message : String(error);
   if (transportHttpStatus(error) === 404) {
     return new CallFailure("session_expired", "the upstream no longer knows this session", { cause: error });

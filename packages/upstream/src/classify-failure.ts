@@ -34,7 +34,7 @@ export function classifyFailure(error: unknown): FailureReason {
     if (status === 401 || status === 403) return "access_denied";
     if (status !== undefined && status > 0) return "failed";
     if (typeof link.code === "string" && UNREACHABLE_CODES.has(link.code)) return "unreachable";
-    if (link.code === -32001) return "not_responding"; // MCP request timeout
+    if (link.code === -32001 || link.code === "REQUEST_TIMEOUT") return "not_responding"; // MCP request timeout
   }
   const text = causeChain(error)
     .map((link) => link.message)
@@ -91,9 +91,18 @@ function causeChain(error: unknown): ErrorLink[] {
   return chain;
 }
 
-/** The HTTP status of an MCP SDK transport refusal (StreamableHTTPError, SseError); undefined otherwise. */
+/**
+ * The HTTP status of an MCP SDK transport refusal (v2's SdkHttpError; v1's StreamableHTTPError,
+ * SseError); undefined otherwise.
+ */
 export function transportHttpStatus(error: unknown): number | undefined {
-  const { code, message, name } = (error ?? {}) as { code?: unknown; message?: unknown; name?: unknown };
+  const { code, message, name, data } = (error ?? {}) as {
+    code?: unknown;
+    message?: unknown;
+    name?: unknown;
+    data?: { status?: unknown };
+  };
+  if (name === "SdkHttpError" && typeof data?.status === "number") return data.status;
   const sdkError =
     name === "StreamableHTTPError" ||
     name === "SseError" ||

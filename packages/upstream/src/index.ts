@@ -1,4 +1,5 @@
 export * from "./call";
+export * from "./call-context";
 export * from "./classify-failure";
 export * from "./guard";
 export * from "./internal-fetch";

@@ -5,6 +5,7 @@
  * a 502, not the server its `connected` status.
  */
 import { describeBytes } from "@mcpgw/core";
+import { rebody } from "./call-context";
 
 /** The JSON-RPC error code (implementation-defined server range) of a message past the limit. */
 export const MESSAGE_TOO_LARGE_CODE = -32070;
@@ -148,16 +149,4 @@ function requestIds(body: unknown): JsonRpcId[] {
   } catch {
     return [];
   }
-}
-
-/** The same response with another body stream. */
-function rebody(response: Response, body: ReadableStream<Uint8Array>): Response {
-  const rebodied = new Response(body, {
-    status: response.status,
-    statusText: response.statusText,
-    headers: response.headers,
-  });
-  Object.defineProperty(rebodied, "url", { value: response.url });
-  if (response.redirected) Object.defineProperty(rebodied, "redirected", { value: true });
-  return rebodied;
 }

@@ -5,6 +5,8 @@ import {
   DEFAULT_MAX_MESSAGE_BYTES,
   listAllTools,
   openSession,
+  profileOf,
+  type ServerProfile,
   type SessionOpener,
   type UpstreamTarget,
 } from "./session";
@@ -21,11 +23,12 @@ export interface ProbeOptions {
   open?: SessionOpener;
 }
 
-/** A probe's outcome plus, on success, the tools it listed. */
-export type ProbeResult = AttemptOutcome & { tools?: ToolInfo[] };
+/** A probe's outcome plus, on success, the tools it listed and what it learned of the server. */
+export type ProbeResult = AttemptOutcome & { tools?: ToolInfo[]; profile?: ServerProfile };
 
 /**
- * One connection attempt: initialize + tools/list over every page, within the deadline. Never throws:
+ * One connection attempt: connect in the server's era (`server/discover`, else initialize) + tools/list
+ * over every page, within the deadline. Never throws:
  * a failure comes back classified, its text scrubbed of the target's header values.
  */
 export async function probeUpstream(target: UpstreamTarget, options: ProbeOptions): Promise<ProbeResult> {
@@ -48,7 +51,7 @@ export async function probeUpstream(target: UpstreamTarget, options: ProbeOption
     });
     const latencyMs = Math.round(performance.now() - started);
     const tools = await listAllTools(session, { signal, timeoutMs: deadlineMs });
-    return { ok: true, at, latencyMs, toolCount: tools.length, tools };
+    return { ok: true, at, latencyMs, toolCount: tools.length, tools, profile: profileOf(session) };
   } catch (error) {
     const cause = controller.signal.aborted ? controller.signal.reason : error;
     const text = isMessageTooLarge(cause)

@@ -1,8 +1,13 @@
 import type { ToolInfo } from "@mcpgw/core";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import {
+  Client,
+  type DiscoverResult,
+  type PriorDiscovery,
+  SSEClientTransport,
+  StreamableHTTPClientTransport,
+  type Transport,
+} from "@modelcontextprotocol/client";
+import { CallRouter, type UpstreamAsk } from "./call-context";
 import { transportHttpStatus } from "./classify-failure";
 import { internalFetch } from "./internal-fetch";
 import { limitResponses } from "./limits";
@@ -18,12 +23,25 @@ export interface UpstreamTarget {
   internal?: boolean;
 }
 
-/** An initialized MCP client session with an upstream. */
+/** The protocol era a session speaks: 2026-07-28 and later (`modern`), or 2025 and before (`legacy`). */
+export type ProtocolEra = "modern" | "legacy";
+
+/** Which lists of an upstream changed (its `notifications/{tools,prompts,resources}/list_changed`). */
+export type ListKind = "tools" | "prompts" | "resources";
+
+/** A connected MCP client session with an upstream, in whichever era the upstream speaks. */
 export interface UpstreamSession {
   client: Client;
   transport: Transport;
   /** `in-memory`: a transport handed in ({@link connectSession}), as in-process tests do. */
   kind: "streamable-http" | "sse" | "in-memory";
+  era: ProtocolEra;
+  /** The negotiated protocol revision, e.g. `2026-07-28` or `2025-11-25`. */
+  protocolVersion: string;
+  /** Routes what the upstream sends mid-call to the call it belongs to. */
+  router: CallRouter;
+  /** The upstream's `server/discover` answer (modern era): reusable as `prior` for the next connect. */
+  discover: DiscoverResult | undefined;
   close(): Promise<void>;
 }
 
@@ -33,10 +51,19 @@ export interface OpenOptions {
   /** The fetch for an `internal` target (default: the process's one socket-capped internal fetch). */
   internalFetch?: typeof fetch;
   signal?: AbortSignal;
-  /** Per-request timeout for initialize. */
+  /** Per-request timeout for connecting (discover or initialize). */
   timeoutMs: number;
   /** The largest message the upstream may send (one body, one SSE event); default 16 MiB. */
   maxMessageBytes?: number;
+  /** What an earlier connect learned of the server's era: skips negotiating it again. */
+  prior?: PriorDiscovery;
+  /**
+   * Called when the upstream says a list changed, while the session lives: a 2025 session hears it on
+   * its GET stream; a 2026 one keeps a `subscriptions/listen` stream open for it.
+   */
+  onListChanged?: (kind: ListKind) => void;
+  /** Called when the upstream says a subscribed resource changed. */
+  onResourceUpdated?: (uri: string) => void;
 }
 
 /**
@@ -51,50 +78,147 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 const CLIENT_INFO = { name: "mcp-gateway", version: "1.0.0" };
 
 /**
- * Connects and initializes over streamable HTTP, falling back to legacy HTTP+SSE at the same URL when
- * the server refuses streamable HTTP with a 4xx (the SDK's backwards-compatibility recipe).
+ * What the gateway declares to upstreams: it can pass elicitation (form and URL), sampling and roots
+ * requests on to the caller of the call that raised them.
+ */
+const CLIENT_CAPABILITIES = { elicitation: { form: {}, url: {} }, sampling: {}, roots: {} };
+
+/**
+ * Connects over streamable HTTP in the era the server speaks (2026-07-28 via `server/discover`, else
+ * `initialize`), falling back to legacy HTTP+SSE at the same URL when the server refuses streamable
+ * HTTP with a 4xx (the SDK's backwards-compatibility recipe).
  */
 export async function openSession(target: UpstreamTarget, options: OpenOptions): Promise<UpstreamSession> {
   const url = new URL(target.url);
   const requestInit = { headers: target.headers };
-  const fetchImpl = limitResponses(
-    target.internal ? (options.internalFetch ?? internalFetch()) : options.fetch,
-    options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+  const router = new CallRouter();
+  const fetchImpl = router.tap(
+    limitResponses(
+      target.internal ? (options.internalFetch ?? internalFetch()) : options.fetch,
+      options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+    ),
   );
   try {
     const transport = new StreamableHTTPClientTransport(url, { requestInit, fetch: fetchImpl });
-    return await initialize(transport, "streamable-http", options);
+    return await connect(transport, "streamable-http", router, options);
   } catch (error) {
     if (!isLegacyOnlyRefusal(error) || options.signal?.aborted) throw error;
   }
   const transport = new SSEClientTransport(url, { requestInit, fetch: fetchImpl });
-  return initialize(transport, "sse", options);
+  return connect(transport, "sse", router, { ...options, prior: { kind: "legacy" } });
 }
 
 /**
- * Connects and initializes a client over a transport already made — e.g. one end of
+ * Connects a client over a transport already made — e.g. one end of
  * `InMemoryTransport.createLinkedPair()`, the other served by an SDK `Server` — for in-process tests.
  */
 export function connectSession(
   transport: Transport,
-  options: Pick<OpenOptions, "signal" | "timeoutMs">,
+  options: Pick<OpenOptions, "signal" | "timeoutMs" | "prior" | "onListChanged" | "onResourceUpdated">,
 ): Promise<UpstreamSession> {
-  return initialize(transport, "in-memory", options);
+  return connect(transport, "in-memory", new CallRouter(), options);
 }
 
-async function initialize(
+async function connect(
   transport: Transport,
   kind: UpstreamSession["kind"],
-  options: Pick<OpenOptions, "signal" | "timeoutMs">,
+  router: CallRouter,
+  options: Pick<OpenOptions, "signal" | "timeoutMs" | "prior" | "onListChanged" | "onResourceUpdated">,
 ): Promise<UpstreamSession> {
-  const client = new Client(CLIENT_INFO);
+  const client = new Client(CLIENT_INFO, {
+    capabilities: CLIENT_CAPABILITIES,
+    versionNegotiation: { mode: "auto" },
+    // The caller answers what an upstream asks: input_required results are handed back, not fulfilled.
+    inputRequired: { autoFulfill: false },
+  });
+  for (const method of ["elicitation/create", "sampling/createMessage", "roots/list"] as const) {
+    client.setRequestHandler(method, (request, ctx) =>
+      answerAsk(router, ctx.mcpReq.id, { method, params: request.params }, ctx.mcpReq.signal),
+    );
+  }
+  const onListChanged = options.onListChanged;
+  if (onListChanged) {
+    client.setNotificationHandler("notifications/tools/list_changed", () => onListChanged("tools"));
+    client.setNotificationHandler("notifications/prompts/list_changed", () => onListChanged("prompts"));
+    client.setNotificationHandler("notifications/resources/list_changed", () => onListChanged("resources"));
+  }
+  const onResourceUpdated = options.onResourceUpdated;
+  if (onResourceUpdated) {
+    client.setNotificationHandler("notifications/resources/updated", (notification) =>
+      onResourceUpdated(notification.params.uri),
+    );
+  }
   try {
-    await client.connect(transport, { signal: options.signal, timeout: options.timeoutMs });
+    await client.connect(transport, {
+      signal: options.signal,
+      timeout: options.timeoutMs,
+      ...(options.prior ? { prior: options.prior } : {}),
+    });
   } catch (error) {
     await client.close().catch(() => undefined);
     throw error;
   }
-  return { client, transport, kind, close: () => closeSession(client, transport) };
+  const era = client.getProtocolEra() === "modern" ? "modern" : "legacy";
+  let closed = false;
+  if (era === "modern" && onListChanged) void keepListening(client, () => closed);
+  return {
+    client,
+    transport,
+    kind,
+    era,
+    protocolVersion: client.getNegotiatedProtocolVersion() ?? "unknown",
+    router,
+    discover: era === "modern" ? client.getDiscoverResult() : undefined,
+    close: () => {
+      closed = true;
+      return closeSession(client, transport);
+    },
+  };
+}
+
+/** How long a 2026 session waits before listening again after its listen stream dropped. */
+const RELISTEN_DELAY_MS = 2_000;
+
+/**
+ * Keeps a `subscriptions/listen` stream open on a 2026 session for the list changes the server
+ * announces (the notifications reach the session's handlers), listening again after a drop, until
+ * the session closes. A server that announces none is not listened to.
+ */
+async function keepListening(client: Client, isClosed: () => boolean): Promise<void> {
+  const capabilities = client.getServerCapabilities() ?? {};
+  const filter = {
+    ...(capabilities.tools?.listChanged ? { toolsListChanged: true } : {}),
+    ...(capabilities.prompts?.listChanged ? { promptsListChanged: true } : {}),
+    ...(capabilities.resources?.listChanged ? { resourcesListChanged: true } : {}),
+  };
+  if (Object.keys(filter).length === 0) return;
+  while (!isClosed()) {
+    try {
+      const subscription = await client.listen(filter);
+      if ((await subscription.closed) === "local") return;
+    } catch {
+      // The server refused or the stream could not open: try again after the delay.
+    }
+    await new Promise((resolve) => setTimeout(resolve, RELISTEN_DELAY_MS).unref());
+  }
+}
+
+/**
+ * Answers what a (2025) upstream asks mid-call: the caller of the call it came on answers; with no
+ * such caller, or one that cannot answer, the gateway does — it declines an elicitation, offers no
+ * roots, and refuses sampling.
+ */
+async function answerAsk(
+  router: CallRouter,
+  id: string | number,
+  ask: UpstreamAsk,
+  signal: AbortSignal,
+): Promise<never> {
+  const owner = router.ownerOf(id);
+  if (owner?.ask) return (await owner.ask(ask, signal)) as never;
+  if (ask.method === "elicitation/create") return { action: "decline" } as never;
+  if (ask.method === "roots/list") return { roots: [] } as never;
+  throw new Error("The caller of this tool call cannot answer sampling requests.");
 }
 
 /** How long a polite session DELETE may take before the session is simply dropped. */
@@ -115,7 +239,33 @@ function isLegacyOnlyRefusal(error: unknown): boolean {
   return status !== undefined && status >= 400 && status < 500 && status !== 401 && status !== 403;
 }
 
-/** Every tool the session's server lists, following pagination cursors. */
+/** What a session learned of its server: protocol revision, capabilities, identity, instructions. */
+export interface ServerProfile {
+  protocolVersion: string;
+  capabilities: Record<string, unknown>;
+  serverInfo?: Record<string, unknown>;
+  instructions?: string;
+  /** The modern-era `server/discover` answer, kept so later connects need no round trip. */
+  discover?: DiscoverResult;
+}
+
+/** The profile of the server behind a session. */
+export function profileOf(session: UpstreamSession): ServerProfile {
+  const serverInfo = session.client.getServerVersion();
+  const instructions = session.client.getInstructions();
+  return {
+    protocolVersion: session.protocolVersion,
+    capabilities: (session.client.getServerCapabilities() ?? {}) as Record<string, unknown>,
+    ...(serverInfo ? { serverInfo: serverInfo as Record<string, unknown> } : {}),
+    ...(instructions ? { instructions } : {}),
+    ...(session.discover ? { discover: session.discover } : {}),
+  };
+}
+
+/**
+ * Every tool the session's server lists, following pagination cursors, each tool whole (its `_meta`,
+ * `icons` and whatever else the upstream says about it).
+ */
 export async function listAllTools(
   session: UpstreamSession,
   options: { signal?: AbortSignal; timeoutMs: number },
@@ -127,17 +277,9 @@ export async function listAllTools(
     const page = await session.client.listTools(cursor ? { cursor } : {}, {
       signal: options.signal,
       timeout: options.timeoutMs,
+      cacheMode: "bypass",
     });
-    for (const tool of page.tools) {
-      tools.push({
-        name: tool.name,
-        ...(tool.title ? { title: tool.title } : {}),
-        ...(tool.description ? { description: tool.description } : {}),
-        inputSchema: tool.inputSchema as Record<string, unknown>,
-        ...(tool.outputSchema ? { outputSchema: tool.outputSchema as Record<string, unknown> } : {}),
-        ...(tool.annotations ? { annotations: tool.annotations as Record<string, unknown> } : {}),
-      });
-    }
+    for (const tool of page.tools) tools.push(tool as ToolInfo);
     cursor = page.nextCursor;
     if (cursor && seen.has(cursor)) throw new Error("tools/list returned a cursor it already returned");
     if (cursor) seen.add(cursor);

@@ -1,4 +1,5 @@
 import type { Store } from "@mcpgw/aws";
+import type { ServerProfile } from "@mcpgw/upstream";
 import {
   errorFields,
   type Logger,
@@ -14,6 +15,8 @@ export interface DirectoryEntry {
   status: StoredStatus | undefined;
   /** Qualified name (`<server>__<tool>`, shortened past 64 chars) → the upstream's tool. */
   tools: Map<string, ToolInfo>;
+  /** What the last good probe learned of the server: protocol revision, capabilities. */
+  profile?: ServerProfile;
 }
 
 /** A consistent picture of every server, taken at `takenAt`. */

@@ -116,6 +116,14 @@ export function registerGatewayRoutes(app: OpenAPIHono<AppEnv>, appDeps: Gateway
         ...(body.chat ? { chat: body.chat } : {}),
         ...(body.thread ? { thread: body.thread } : {}),
       });
+      if ("resultType" in result) {
+        // REST callers cannot answer: asking the user or the model needs an MCP client.
+        throw new AppError(
+          "tool.input_required",
+          "The tool needs input from the user or the model before it can answer; call it through the MCP endpoint (/mcp) with a client that can give it.",
+          { inputRequests: Object.keys(result.inputRequests ?? {}) },
+        );
+      }
       // Streamed part by part: a large text result is not held twice (content + joined text).
       return toolResultResponse(result) as never;
     },

@@ -9,12 +9,18 @@ import {
   UNREADABLE_SECRETS,
 } from "@mcpgw/core";
 import {
+  type CallContext,
   CallFailure,
   type CallOptions,
   callTool,
+  type ForwardOptions,
+  forwardRequest,
+  type InputRequired,
+  type InputRound,
   classifyFailure,
   describeFailure,
   NO_RUNNER_ERROR,
+  type OpenOptions,
   openSession,
   type PooledSession,
   type RunnerEndpoint,
@@ -41,6 +47,14 @@ export interface GatewayDeps {
   heartbeatMs?: number;
   /** The largest message an upstream may send (MAX_UPSTREAM_MESSAGE_BYTES). */
   maxMessageBytes?: number;
+  /** Where an upstream's own change notifications go (its catalogue refreshed, subscribers told). */
+  changes?: UpstreamChanges;
+}
+
+/** What the data plane does when a warm upstream session says something changed. */
+export interface UpstreamChanges {
+  /** The session callbacks for one server's warm session. */
+  watch(entry: DirectoryEntry): Pick<OpenOptions, "onListChanged" | "onResourceUpdated">;
 }
 
 /** A tool in the aggregated catalogue. */
@@ -54,6 +68,8 @@ export interface CatalogTool {
   title?: string;
   outputSchema?: Record<string, unknown>;
   annotations?: Record<string, unknown>;
+  /** The upstream's definition, whole (`_meta`, `icons` and all): what the MCP endpoints list. */
+  definition: ToolInfo;
 }
 
 /** Which servers a caller may use: every one (`null`) or these ids (a rename keeps them). */
@@ -103,6 +119,7 @@ function catalogTool(name: string, server: string, tool: ToolInfo): CatalogTool 
     ...(tool.title ? { title: tool.title } : {}),
     ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
     ...(tool.annotations ? { annotations: tool.annotations } : {}),
+    definition: tool,
   };
 }
 
@@ -185,24 +202,32 @@ async function threadServerIds(deps: Pick<GatewayDeps, "store">, thread: string)
   return new Set((await deps.store.threads.list(thread)).map((instance) => instance.serverId));
 }
 
+/** How a call reaches back to its caller, and who the caller is. */
+export interface CallerOptions {
+  chat?: string;
+  scope?: ServerScope;
+  signal?: AbortSignal;
+  thread?: string;
+  /** Who calls: decides whose threads `thread` may name. */
+  principal?: Principal;
+  /** The caller's channels for what the upstream sends mid-call (progress, logs, questions). */
+  context?: CallContext;
+  /** The answers of an earlier round, when the upstream needed input (2026-07-28). */
+  round?: InputRound;
+}
+
 /**
  * Calls a tool through the warm session of its server. Tool-level failures are results
- * (`isError: true`); a transport failure marks the server failed (under the generation fence),
- * schedules the retry and becomes `upstream.unreachable` (502) / `upstream.timeout` (504).
+ * (`isError: true`); an upstream's need for input comes back as {@link InputRequired}; a transport
+ * failure marks the server failed (under the generation fence), schedules the retry and becomes
+ * `upstream.unreachable` (502) / `upstream.timeout` (504).
  */
 export async function callGatewayTool(
   deps: GatewayDeps,
   qualified: string,
   args: Record<string, unknown>,
-  options: {
-    chat?: string;
-    scope?: ServerScope;
-    signal?: AbortSignal;
-    thread?: string;
-    /** Who calls: decides whose threads `thread` may name. */
-    principal?: Principal;
-  } = {},
-): Promise<ToolCallResult> {
+  options: CallerOptions = {},
+): Promise<ToolCallResult | InputRequired> {
   const { entry, tool } = await resolveTool(deps, qualified, options);
   const thread = isThreadScoped(entry)
     ? await threadOf(deps, entry, options.thread, options.principal)
@@ -216,14 +241,21 @@ export async function callGatewayTool(
     deps.heartbeatMs ?? 10_000,
   );
   let outcome = "error";
+  const call = () =>
+    withServerSession(
+      deps,
+      entry,
+      (session, callOptions) =>
+        callTool(session, tool.name, args, { ...callOptions, ...forwarded(options), tool }),
+      { ...(options.signal ? { signal: options.signal } : {}), ...(thread ? { thread } : {}) },
+    );
   try {
-    const result = await callOnce(deps, entry, tool.name, args, options.signal, thread).catch((error) => {
+    const result = await call().catch((error) => {
       // An upstream that restarted forgot our session: reopen once and retry.
-      if (error instanceof CallFailure && error.kind === "session_expired")
-        return callOnce(deps, entry, tool.name, args, options.signal, thread);
+      if (error instanceof CallFailure && error.kind === "session_expired") return call();
       throw error;
     });
-    outcome = result.isError ? "tool_error" : "ok";
+    outcome = "resultType" in result ? "input_required" : result.isError ? "tool_error" : "ok";
     return result;
   } catch (error) {
     outcome = error instanceof CallFailure ? error.kind : "error";
@@ -237,18 +269,34 @@ export async function callGatewayTool(
   }
 }
 
-function callOnce(
+/**
+ * Forwards a request other than a tool call (resources, prompts, completions, logging level,
+ * subscriptions) to a server's warm session; failures become the gateway's problems, as for calls.
+ */
+export async function forwardToServer(
   deps: GatewayDeps,
   entry: DirectoryEntry,
-  toolName: string,
-  args: Record<string, unknown>,
-  signal: AbortSignal | undefined,
-  thread?: string,
-): Promise<ToolCallResult> {
-  return withServerSession(deps, entry, (session, options) => callTool(session, toolName, args, options), {
-    ...(signal ? { signal } : {}),
-    ...(thread ? { thread } : {}),
-  });
+  method: string,
+  params: Record<string, unknown> | undefined,
+  options: Pick<CallerOptions, "signal" | "context" | "round"> = {},
+): Promise<Record<string, unknown>> {
+  try {
+    return await withServerSession(
+      deps,
+      entry,
+      (session, callOptions) => forwardRequest(session, method, params, { ...callOptions, ...forwarded(options) }),
+      options.signal ? { signal: options.signal } : {},
+    );
+  } catch (error) {
+    throw error instanceof CallFailure ? toAppError(error, entry.server.name) : error;
+  }
+}
+
+function forwarded(options: Pick<CallerOptions, "context" | "round">): Pick<ForwardOptions, "context" | "round"> {
+  return {
+    ...(options.context ? { context: options.context } : {}),
+    ...(options.round ? { round: options.round } : {}),
+  };
 }
 
 /**
@@ -296,6 +344,8 @@ export async function withServerSession<T>(
         fetch: deps.fetch,
         timeoutMs: Math.min(timeoutMs, 10_000),
         ...(deps.maxMessageBytes ? { maxMessageBytes: deps.maxMessageBytes } : {}),
+        // A thread's instance is not the server: its changes are not the catalogue's.
+        ...(deps.changes && !thread ? deps.changes.watch(entry) : {}),
       });
       sessionSecrets.set(session, secrets);
       return session;

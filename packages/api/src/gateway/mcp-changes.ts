@@ -1,0 +1,110 @@
+/**
+ * Change notifications for MCP clients. Two sources:
+ * - the directory: while some client listens, the data plane's view is compared every second with
+ *   the last one; a server that appeared, went, connected, failed, was enabled, disabled or renamed,
+ *   or whose catalogue was rewritten (a probe, a sweep) tells its endpoints' listeners `tools`.
+ * - the upstreams: a warm session that hears `list_changed` asks the worker for a probe at once
+ *   (the new catalogue then reaches the directory, and from there the listeners); prompts and
+ *   resources, read live, are announced straight away.
+ */
+import { errorFields, type Logger } from "@mcpgw/core";
+import type { DirectoryEntry, Snapshot } from "./directory";
+import type { McpEndpoints } from "./mcp-endpoint";
+import { gatewayUri } from "./mcp-names";
+import type { GatewayDeps, UpstreamChanges } from "./service";
+
+/** How often the directory is compared while someone listens. */
+export const WATCH_INTERVAL_MS = 1_000;
+/** An upstream's `tools/list_changed` bursts become one probe per server per this long. */
+const PROBE_SPACING_MS = 1_000;
+
+/** Watches for what MCP clients must be told, and tells them. */
+export class ChangeWatcher implements UpstreamChanges {
+  private readonly seen = new Map<string, string>();
+  private readonly probing = new Map<string, number>();
+  private timer: NodeJS.Timeout | undefined;
+  private endpoints: McpEndpoints | undefined;
+  private deps: Pick<GatewayDeps, "directory" | "store"> | undefined;
+
+  constructor(
+    private readonly logger: Logger,
+    private readonly intervalMs = WATCH_INTERVAL_MS,
+  ) {}
+
+  /** Starts telling `endpoints`' listeners what changes in `deps`' directory and upstreams. */
+  start(deps: Pick<GatewayDeps, "directory" | "store">, endpoints: McpEndpoints): void {
+    this.deps = deps;
+    this.endpoints = endpoints;
+    this.timer = setInterval(() => void this.tick(), this.intervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  /** The callbacks of one server's warm upstream session. */
+  watch(entry: DirectoryEntry) {
+    const name = entry.server.name;
+    return {
+      onListChanged: (kind: "tools" | "prompts" | "resources") => {
+        if (kind === "tools") void this.requestProbe(entry);
+        else this.endpoints?.notify(name, kind);
+      },
+      onResourceUpdated: (uri: string) => this.endpoints?.resourceUpdated(name, gatewayUri(name, uri), uri),
+    };
+  }
+
+  /** Compares the directory with the last look; tells the endpoints of every server that changed. */
+  async tick(): Promise<void> {
+    const { endpoints, deps } = this;
+    if (!endpoints?.listening || !deps) {
+      this.seen.clear();
+      return;
+    }
+    let snapshot: Snapshot;
+    try {
+      snapshot = await deps.directory.snapshot();
+    } catch {
+      return; // The directory logs its own failures; the next tick looks again.
+    }
+    const first = this.seen.size === 0;
+    const current = new Map([...snapshot.byId.values()].map((entry) => [entry.server.id, fingerprint(entry)]));
+    const changed = new Set<string>();
+    for (const [id, print] of current) if (this.seen.get(id) !== print) changed.add(print.split("\0")[0] ?? "");
+    for (const [id, print] of this.seen) if (!current.has(id)) changed.add(print.split("\0")[0] ?? "");
+    this.seen.clear();
+    for (const [id, print] of current) this.seen.set(id, print);
+    // A first look has nothing to compare with; an empty directory keeps one entry so it is not "first".
+    if (current.size === 0) this.seen.set("", "");
+    if (first) return;
+    for (const name of changed) if (name) endpoints.notify(name, "tools");
+  }
+
+  private async requestProbe(entry: DirectoryEntry): Promise<void> {
+    const { id } = entry.server;
+    const now = Date.now();
+    if ((this.probing.get(id) ?? 0) > now - PROBE_SPACING_MS) return;
+    this.probing.set(id, now);
+    const generation = entry.status?.generation;
+    if (generation === undefined || !this.deps) return;
+    try {
+      await this.deps.store.jobs.send({ type: "probe", serverId: id, generation });
+    } catch (error) {
+      this.logger.warn("could not request a probe after list_changed", { server: entry.server.name, ...errorFields(error) });
+    }
+  }
+}
+
+/** What a listener of a server's tools would notice: name, state, enablement and catalogue. */
+function fingerprint(entry: DirectoryEntry): string {
+  const tools = [...entry.tools.values()].map((tool) => JSON.stringify(tool)).join("\n");
+  return [entry.server.name, entry.server.enabled, entry.status?.state, tools.length, hash(tools)].join("\0");
+}
+
+/** A cheap 32-bit FNV-1a of a string (change detection, not security). */
+function hash(text: string): number {
+  let value = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) value = Math.imul(value ^ text.charCodeAt(i), 0x01000193);
+  return value >>> 0;
+}

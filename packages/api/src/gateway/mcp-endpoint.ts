@@ -1,0 +1,184 @@
+/**
+ * Both protocol eras on one URL. Each request is classified as the SDK does: one carrying the
+ * 2026-07-28 `_meta` envelope goes to the SDK's stateless handler (`server/discover`, routing headers
+ * checked against the body, `subscriptions/listen`, GET/DELETE 405); anything else is 2025-era —
+ * served in a session when it opens or names one ({@link LegacySessions}), otherwise per request as
+ * JSON (a sessionless 2025 caller).
+ */
+import { createHash } from "node:crypto";
+import type { Logger } from "@mcpgw/core";
+import {
+  type AuthInfo,
+  createMcpHandler,
+  createRequestStateCodec,
+  InMemoryServerEventBus,
+  isLegacyRequest,
+  type McpHttpHandler,
+  type ServerCapabilities,
+  WebStandardStreamableHTTPServerTransport,
+} from "@modelcontextprotocol/server";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/server/validators/ajv";
+import { type DirectoryEntry, isAvailable } from "./directory";
+import { ParkedCalls } from "./mcp-parking";
+import { createGatewayServer, endpointCapabilities, type McpCaller, type McpServices, type RoundState } from "./mcp-server";
+import { LegacySessions } from "./mcp-sessions";
+import { type GatewayDeps, isThreadScoped, withServerSession } from "./service";
+
+/** Which list changed, as subscribed clients are told. */
+export type ChangeKind = "tools" | "prompts" | "resources";
+
+/** Listen streams per endpoint in this process (each holds a request open). */
+const MAX_SUBSCRIPTIONS = 1_024;
+
+/** The MCP endpoints of one gateway process. */
+export class McpEndpoints {
+  private readonly handlers = new Map<string, { handler: McpHttpHandler; bus: InMemoryServerEventBus }>();
+  readonly services: McpServices;
+
+  /**
+   * `secret` seals what callers hand back (request state, session ids): every gateway instance
+   * must share it (derived from the admin token when deployed).
+   */
+  constructor(
+    deps: GatewayDeps,
+    secret: string,
+    private readonly logger: Logger,
+  ) {
+    const key = createHash("sha256").update("mcpgw mcp state\0").update(secret).digest();
+    this.services = {
+      deps,
+      parking: new ParkedCalls(),
+      codec: createRequestStateCodec<RoundState>({
+        key,
+        ttlSeconds: 600,
+        bind: (ctx) => `${ctx.mcpReq.method}\0${ctx.http?.authInfo?.clientId ?? ""}`,
+      }),
+      sessions: new LegacySessions(key, (endpoint) => this.newServer(endpoint || undefined)),
+      validator: new AjvJsonSchemaValidator(),
+    };
+  }
+
+  /** Serves one request of `caller` on `/mcp` (no entry) or `/mcp/{server}`. */
+  async serve(request: Request, parsedBody: unknown, caller: McpCaller, entry: DirectoryEntry | undefined): Promise<Response> {
+    const endpoint = entry?.server.name ?? "";
+    const authInfo: AuthInfo = { token: "", clientId: caller.principalKey, scopes: [], extra: { caller } };
+    if (!(await isLegacyRequest(request, parsedBody))) {
+      return this.modern(endpoint).handler.fetch(request, { authInfo, parsedBody });
+    }
+    const sessionful =
+      request.headers.has("mcp-session-id") ||
+      ((parsedBody as { method?: unknown } | undefined)?.method === "initialize" && acceptsEventStream(request));
+    if (sessionful) return this.services.sessions.handle(request, parsedBody, caller.principalKey, endpoint, authInfo);
+    if (request.method !== "POST") return methodNotAllowed();
+    return this.sessionless(request, parsedBody, endpoint, authInfo);
+  }
+
+  /** Tells the clients of `endpoint` (a server name; undefined: every endpoint) that a list changed. */
+  notify(endpoint: string | undefined, kind: ChangeKind): void {
+    for (const [name, { handler }] of this.handlers) {
+      if (endpoint !== undefined && name !== "" && name !== endpoint) continue;
+      if (kind === "tools") handler.notify.toolsChanged();
+      else if (kind === "prompts") handler.notify.promptsChanged();
+      else handler.notify.resourcesChanged();
+    }
+    for (const session of this.services.sessions.of(undefined)) {
+      if (endpoint !== undefined && session.endpoint !== "" && session.endpoint !== endpoint) continue;
+      const server = session.server;
+      const sent =
+        kind === "tools"
+          ? server.sendToolListChanged()
+          : kind === "prompts"
+            ? server.sendPromptListChanged()
+            : server.sendResourceListChanged();
+      void sent.catch(() => undefined);
+    }
+  }
+
+  /** Tells subscribers of a resource of server `endpoint` (its own URI given) that it changed. */
+  resourceUpdated(endpoint: string, gatewayUri: string, uri: string): void {
+    this.handlers.get(endpoint)?.handler.notify.resourceUpdated(uri);
+    this.handlers.get("")?.handler.notify.resourceUpdated(gatewayUri);
+    for (const session of this.services.sessions.of(undefined)) {
+      const named = session.endpoint === "" ? gatewayUri : session.endpoint === endpoint ? uri : undefined;
+      if (named && session.subscriptions.has(named)) void session.server.sendResourceUpdated({ uri: named }).catch(() => undefined);
+    }
+  }
+
+  /** True while some client in this process listens for changes (a listen stream or a 2025 session). */
+  get listening(): boolean {
+    if (this.services.sessions.size > 0) return true;
+    for (const { bus } of this.handlers.values()) if (bus.listenerCount > 0) return true;
+    return false;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.handlers.values()].map(({ handler }) => handler.close()));
+    await this.services.sessions.close();
+  }
+
+  private modern(endpoint: string) {
+    let entry = this.handlers.get(endpoint);
+    if (!entry) {
+      const bus = new InMemoryServerEventBus();
+      const handler = createMcpHandler(() => this.newServer(endpoint || undefined), {
+        legacy: "reject",
+        responseMode: "auto",
+        bus,
+        maxSubscriptions: MAX_SUBSCRIPTIONS,
+        onerror: (error) => this.logger.debug("mcp request refused", { error: error.message }),
+      });
+      entry = { handler, bus };
+      this.handlers.set(endpoint, entry);
+    }
+    return entry;
+  }
+
+  /**
+   * A 2025 request with no session: served on its own and answered as JSON, whatever it accepts
+   * besides (the SDK's transport insists on both types in Accept; a JSON-only caller gets JSON).
+   */
+  private async sessionless(request: Request, parsedBody: unknown, endpoint: string, authInfo: AuthInfo) {
+    const server = await this.newServer(endpoint || undefined);
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const headers = new Headers(request.headers);
+    headers.set("accept", "application/json, text/event-stream");
+    await server.connect(transport);
+    try {
+      return await transport.handleRequest(new Request(request.url, { method: "POST", headers }), { parsedBody, authInfo });
+    } finally {
+      void server.close();
+    }
+  }
+
+  private async newServer(endpoint: string | undefined) {
+    return createGatewayServer(this.services, endpoint, endpointCapabilities(await this.upstreamCapabilities(endpoint)));
+  }
+
+  /**
+   * What `/mcp/{server}` mirrors: the capabilities the server's last probe recorded, else (an older
+   * catalogue) its warm session's. A thread-scoped, unavailable or unreachable server offers tools.
+   */
+  private async upstreamCapabilities(endpoint: string | undefined): Promise<Record<string, unknown> | undefined> {
+    if (endpoint === undefined) return undefined;
+    const entry = (await this.services.deps.directory.snapshot()).byName.get(endpoint);
+    if (entry?.profile) return entry.profile.capabilities;
+    if (!entry || !isAvailable(entry) || isThreadScoped(entry)) return {};
+    try {
+      return await withServerSession(this.services.deps, entry, async (session) => session.client.getServerCapabilities() ?? {});
+    } catch {
+      return {};
+    }
+  }
+}
+
+function acceptsEventStream(request: Request): boolean {
+  return (request.headers.get("accept") ?? "").includes("text/event-stream");
+}
+
+function methodNotAllowed(): Response {
+  const body = { jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed: open a session (initialize) first, or use POST." }, id: null };
+  return new Response(JSON.stringify(body), { status: 405, headers: { "content-type": "application/json", allow: "POST" } });
+}
+
+/** The capabilities `/mcp` serves (exported for tests). */
+export const AGGREGATE_CAPABILITIES: ServerCapabilities = endpointCapabilities(undefined);

@@ -1,0 +1,49 @@
+/** What crosses the MCP wire when something fails, and the opaque list cursor. */
+import { AppError, RPC } from "@mcpgw/core";
+import { CallFailure } from "@mcpgw/upstream";
+import { ProtocolError } from "@modelcontextprotocol/server";
+
+/**
+ * Errors that cross the wire as JSON-RPC, from the one error table: an upstream's own JSON-RPC error
+ * (on tools/call as on every forwarded request) passes through with its code, its (scrubbed) message
+ * and its data; a gateway problem carries its table code and its dotted code in `data.code`; anything
+ * else is an internal error that says nothing more.
+ */
+export function toMcpError(error: unknown): ProtocolError {
+  if (error instanceof ProtocolError) return error;
+  const upstream = upstreamRpcError(error);
+  if (upstream) return upstream;
+  if (error instanceof CallFailure && error.kind === "too_large")
+    return toMcpError(new AppError("upstream.response_too_large", error.message));
+  if (error instanceof CallFailure) return new ProtocolError(RPC.INTERNAL_ERROR, `upstream ${error.kind}: ${error.message}`);
+  if (!(error instanceof AppError)) return new ProtocolError(RPC.INTERNAL_ERROR, "internal error");
+  return new ProtocolError(error.rpcCode, error.detail, { code: error.code, ...error.extra });
+}
+
+/** An upstream's JSON-RPC error behind `error` (through AppError and CallFailure causes), as sent on. */
+function upstreamRpcError(error: unknown): ProtocolError | undefined {
+  for (let link = error, depth = 0; link instanceof Error && depth < 4; link = link.cause, depth++) {
+    if (link instanceof CallFailure && link.kind === "rpc" && link.cause instanceof ProtocolError) {
+      // The failure's text is already scrubbed of credentials; the SDK's "MCP error -N:" prefixes go.
+      return new ProtocolError(link.cause.code, link.message.replace(/^(MCP error -?\d+: )+/, ""), link.cause.data);
+    }
+  }
+  return undefined;
+}
+
+/** The list cursor for the page starting at `offset`: opaque to clients, as MCP asks. */
+export function encodeCursor(offset: number): string {
+  return Buffer.from(JSON.stringify({ o: offset })).toString("base64url");
+}
+
+/** The offset a cursor stands for (0 without one); one that names no whole offset ≥ 0 is invalid params. */
+export function decodeCursor(cursor: string | undefined): number {
+  if (!cursor) return 0;
+  try {
+    const offset = (JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as { o?: unknown }).o;
+    if (typeof offset === "number" && Number.isInteger(offset) && offset >= 0) return offset;
+  } catch {
+    // fall through
+  }
+  throw new ProtocolError(RPC.INVALID_PARAMS, "invalid cursor");
+}
