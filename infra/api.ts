@@ -45,7 +45,9 @@ export const admin = new sst.aws.Function("Admin", {
 
 /**
  * Data plane: tool lists and calls, `/mcp`. Opens sealed headers (kms:Decrypt through the Key link)
- * but never seals; keeps upstream sessions warm across invocations.
+ * but never seals; keeps upstream sessions warm across invocations. Its URL streams (RESPONSE_STREAM;
+ * the handler is `awslambda.streamifyResponse`d): MCP answers as SSE, progress before a tool's result,
+ * long-lived listen/GET streams. The admin API stays buffered.
  */
 export const gateway = new sst.aws.Function("Gateway", {
   handler: "packages/api/src/lambda/gateway.handler",
@@ -53,9 +55,12 @@ export const gateway = new sst.aws.Function("Gateway", {
   nodejs,
   architecture: "arm64",
   memory: "1024 MB",
-  // A call may run for its server's timeoutSeconds (up to 900) and progress extends it to 15 min.
+  // A call may run for its server's timeoutSeconds (up to 900) and progress extends it to 15 min
+  // (MAX_CALL_MS). 15 minutes is Lambda's maximum, and it bounds every stream: one still open then is
+  // cut off, and a client that went away does not end it sooner (the runtime does not report it).
   timeout: "15 minutes",
   url: true,
+  streaming: true,
   link: [tableLink, jobsLink, keyLink, adminToken, runnerLink, runnerToken],
   permissions: checkReadiness,
   vpc,

@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleAll, ENTRIES } from "../../scripts/build";
 import { EMULATOR_ENV } from "../../scripts/lib/emulator";
 import { createTestConfig } from "../support/aws";
+import { urlEvent } from "./support/url-event";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const INVOKE = resolve(import.meta.dirname, "support/invoke-bundle.mjs");
@@ -31,6 +32,8 @@ type Handler = "admin" | "gateway" | "worker";
 type Links = Record<string, Record<string, string>>;
 interface Invocation {
   importMs: number;
+  /** Marked by `awslambda.streamifyResponse`: invoked with a response stream, as on a RESPONSE_STREAM URL. */
+  streaming: boolean;
   results: unknown[];
 }
 interface HttpResult {
@@ -165,46 +168,6 @@ function invoke(handler: Handler, exportName: string, events: unknown[], linked:
   return invocation;
 }
 
-/** A Lambda Function URL event (payload format 2.0, the shape API Gateway HTTP APIs send too). */
-function urlEvent(method: string, path: string, options: { token?: string; body?: unknown } = {}) {
-  const [rawPath = path, rawQueryString = ""] = path.split("?");
-  const headers: Record<string, string> = {
-    host: "abcdefghij.lambda-url.us-east-1.on.aws",
-    "x-forwarded-proto": "https",
-    "user-agent": "bundles.test",
-    accept: "application/json",
-  };
-  if (options.token) headers.authorization = `Bearer ${options.token}`;
-  if (options.body !== undefined) headers["content-type"] = "application/json";
-  return {
-    version: "2.0",
-    routeKey: "$default",
-    rawPath,
-    rawQueryString,
-    headers,
-    requestContext: {
-      accountId: "anonymous",
-      apiId: "abcdefghij",
-      domainName: headers.host,
-      domainPrefix: "abcdefghij",
-      http: {
-        method,
-        path: rawPath,
-        protocol: "HTTP/1.1",
-        sourceIp: "203.0.113.7",
-        userAgent: "bundles.test",
-      },
-      requestId: randomUUID(),
-      routeKey: "$default",
-      stage: "$default",
-      time: new Date().toUTCString(),
-      timeEpoch: Date.now(),
-    },
-    isBase64Encoded: false,
-    ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
-  };
-}
-
 /** An SQS batch event as Lambda's event source mapping delivers it. */
 function sqsEvent(records: Array<{ messageId: string; body: string }>) {
   return {
@@ -238,7 +201,7 @@ describe("Lambda bundles (esbuild, ESM, minified) against the emulator", () => {
 
   it("admin: /healthz, seals and enqueues on POST /v1/servers, lists masked on GET, 401 without the token", () => {
     // Act
-    const { results } = invoke("admin", "handler", [
+    const { streaming, results } = invoke("admin", "handler", [
       urlEvent("GET", "/healthz"),
       urlEvent("POST", "/v1/servers", {
         token: ADMIN_TOKEN,
@@ -253,6 +216,7 @@ describe("Lambda bundles (esbuild, ESM, minified) against the emulator", () => {
     ]);
 
     // Assess
+    expect(streaming, "the admin API answers buffered").toBe(false);
     expect(json(results[0], 200)).toEqual({ ok: true });
     const created = json<{ id: string; name: string }>(results[1], 201);
     expect(created.name).toBe("bundle-probe");
@@ -316,18 +280,22 @@ describe("Lambda bundles (esbuild, ESM, minified) against the emulator", () => {
     expect(results[0]).toEqual({ probes: expect.any(Number), reconnects: 0, repaired: 0 });
   });
 
-  it("gateway: /healthz, the aggregated GET /v1/tools with a token, 401 without", () => {
+  it("gateway (response streaming): /healthz, the aggregated GET /v1/tools with a token, 401 without", () => {
     // Act
-    const { results } = invoke("gateway", "handler", [
+    const { streaming, results } = invoke("gateway", "handler", [
       urlEvent("GET", "/healthz"),
       urlEvent("GET", "/v1/tools", { token: ADMIN_TOKEN }),
       urlEvent("GET", "/v1/tools"),
     ]);
 
     // Assess
+    expect(streaming, "the gateway streams (awslambda.streamifyResponse)").toBe(true);
     expect(json(results[0], 200)).toEqual({ ok: true });
     expect(json(results[1], 200)).toMatchObject({ tools: expect.any(Array) });
-    expect((results[2] as HttpResult).statusCode).toBe(401);
+    const refused = results[2] as HttpResult;
+    expect(refused.statusCode).toBe(401);
+    expect(refused.headers["content-type"]).toBe("application/problem+json");
+    expect(refused.headers["www-authenticate"]).toBe('Bearer realm="mcp-gateway"');
   });
 
   it.each(["admin", "gateway"] as const)(

@@ -8,6 +8,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { MAX_RECEIVE_COUNT, TABLE_KEYS, VISIBILITY_TIMEOUT_SECONDS } from "@mcpgw/aws";
+import { MAX_CALL_MS } from "@mcpgw/upstream";
 import { beforeAll, describe, expect, it } from "vitest";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -177,6 +178,24 @@ describe("sst.config.ts run()", () => {
       expect(fn.environment).toEqual({ ALLOW_PRIVATE_UPSTREAMS: "false" });
     },
   );
+
+  it("streams the gateway's responses (RESPONSE_STREAM URL, a streaming handler); the admin API is buffered", () => {
+    const gateway = find("Function", "Gateway");
+    const admin = find("Function", "Admin");
+    expect(gateway.streaming).toBe(true);
+    expect(admin.streaming ?? false).toBe(false);
+    const source = (handler: string) =>
+      readFileSync(join(ROOT, `${handler.replace(/\.\w+$/, "")}.ts`), "utf8");
+    expect(source(gateway.handler)).toMatch(/export const handler = streamingHandler\(/);
+    expect(source(admin.handler)).toMatch(/export const handler = handle\(/);
+  });
+
+  it("gives the gateway a timeout (what bounds a stream) as long as a tool call may run, within Lambda's 900 s", () => {
+    const { timeout } = find("Function", "Gateway");
+    const minutes = Number(/^(\d+) minutes$/.exec(timeout)?.[1]);
+    expect(minutes * 60_000).toBeGreaterThanOrEqual(MAX_CALL_MS);
+    expect(minutes * 60).toBeLessThanOrEqual(900);
+  });
 
   it("builds the runner from packages/runner/Dockerfile with the repo root as context, runnable by sst dev", () => {
     const runner = find("Service", "StdioRunner");
