@@ -44,9 +44,11 @@ export class ParkedCall<T> {
 
   constructor(
     run: (ask: (ask: UpstreamAsk) => Promise<Record<string, unknown>>, signal: AbortSignal) => Promise<T>,
+    relay: CallContext,
     private readonly onDone: (call: ParkedCall<T>) => void,
     private readonly ttlMs: number,
   ) {
+    this.relay = relay;
     run((ask) => this.ask(ask), this.controller.signal).then(
       (value) => this.settle({ kind: "result", value }),
       (error: unknown) => this.settle({ kind: "error", error }),
@@ -128,15 +130,19 @@ export class ParkedCalls {
 
   constructor(private readonly ttlMs = PARKED_TTL_MS) {}
 
-  /** Starts an upstream call that may park; `run` gets the `ask` that parks it. */
+  /**
+   * Starts an upstream call that may park; `run` gets the `ask` that parks it. `relay` is where its
+   * progress and logs go until a retry takes over.
+   */
   start<T>(
     run: (ask: (ask: UpstreamAsk) => Promise<Record<string, unknown>>, signal: AbortSignal) => Promise<T>,
+    relay: CallContext,
   ): ParkedCall<T> {
     if (this.calls.size >= MAX_PARKED) {
       const oldest = this.calls.values().next().value;
       oldest?.abandon("too many calls are waiting for answers");
     }
-    const call = new ParkedCall<T>(run, (done) => this.calls.delete(done.id), this.ttlMs);
+    const call = new ParkedCall<T>(run, relay, (done) => this.calls.delete(done.id), this.ttlMs);
     this.calls.set(call.id, call as ParkedCall<unknown>);
     return call;
   }

@@ -5,7 +5,7 @@
  * server under its own names. Everything is forwarded whole; what an upstream sends mid-call
  * (progress, logs, questions for the user or the model) reaches the caller in its own era.
  */
-import { AppError, qualifyToolName } from "@mcpgw/core";
+import { AppError, errorFields, qualifyToolName, RPC } from "@mcpgw/core";
 import type { CallContext, InputRequired, LogLevel, ToolCallResult, UpstreamAsk } from "@mcpgw/upstream";
 import {
   CLIENT_CAPABILITIES_META_KEY,
@@ -13,6 +13,7 @@ import {
   type jsonSchemaValidator,
   LOG_LEVEL_META_KEY,
   type RequestStateCodec,
+  SERVER_INFO_META_KEY,
   Server,
   type ServerCapabilities,
   type ServerContext,
@@ -27,7 +28,7 @@ import {
   parseGatewayPromptName,
   parseGatewayUri,
 } from "./mcp-names";
-import type { ParkedCall, ParkedCalls } from "./mcp-parking";
+import type { ParkedCall, ParkedCalls, RoundOutcome } from "./mcp-parking";
 import type { LegacySessions } from "./mcp-sessions";
 import {
   type CatalogTool,
@@ -122,7 +123,10 @@ export function createGatewayServer(
       try {
         return await handle((request.params ?? {}) as Params, ctx);
       } catch (error) {
-        throw toMcpError(error);
+        const wire = toMcpError(error);
+        if (wire.code === RPC.INTERNAL_ERROR && wire.message === "internal error")
+          deps.logger.error("mcp request failed", { method, ...errorFields(error) });
+        throw wire;
       }
     }) as never);
 
@@ -206,14 +210,13 @@ class Handlers {
       }
       parked.relay = this.context(ctx);
       parked.answer(ctx.mcpReq.inputResponses);
-      return this.settleParked(await parked.next(), parked.id, ctx);
+      return this.settleParked(parked, ctx);
     }
-    const parked: ParkedCall<ToolCallResult | InputRequired> = this.services.parking.start((ask, signal) =>
-      call({ ...relayed(() => parked.relay), ask }, signal),
+    const parked: ParkedCall<ToolCallResult | InputRequired> = this.services.parking.start(
+      (ask, signal) => call(relayed(() => parked.relay, ask), signal),
+      this.context(ctx),
     );
-    parked.relay = this.context(ctx);
-    ctx.mcpReq.signal.addEventListener("abort", () => parked.abandon("the caller cancelled the call"), { once: true });
-    return this.settleParked(await parked.next(), parked.id, ctx);
+    return this.settleParked(parked, ctx);
   }
 
   /** Lists of resources, templates or prompts: one server's as it pages them, or all, named for `/mcp`. */
@@ -221,7 +224,7 @@ class Handlers {
     const caller = callerOf(ctx);
     if (this.endpoint) {
       const entry = await this.entry(this.endpoint, caller.scope);
-      return forwardToServer(this.deps, entry, method, cursor ? { cursor } : {}, this.forwardOptions(ctx));
+      return this.forward(entry, method, cursor ? { cursor } : {}, ctx);
     }
     const capability = key === "prompts" ? "prompts" : "resources";
     const entries = await this.aggregated(caller.scope, capability);
@@ -265,18 +268,18 @@ class Handlers {
     const ref = (params.ref ?? {}) as { type?: string; name?: string; uri?: string };
     if (this.endpoint) {
       const entry = await this.entry(this.endpoint, callerOf(ctx).scope);
-      return forwardToServer(this.deps, entry, "completion/complete", params, this.forwardOptions(ctx));
+      return this.forward(entry, "completion/complete", params, ctx);
     }
     if (ref.type === "ref/prompt" && typeof ref.name === "string") {
       const { entry, name } = await this.target(ref.name, (n) => {
         const parsed = parseGatewayPromptName(n);
         return parsed ? { server: parsed.server, uri: parsed.name } : undefined;
       }, ctx);
-      return forwardToServer(this.deps, entry, "completion/complete", { ...params, ref: { ...ref, name } }, this.forwardOptions(ctx));
+      return this.forward(entry, "completion/complete", { ...params, ref: { ...ref, name } }, ctx);
     }
     if (ref.type === "ref/resource" && typeof ref.uri === "string") {
       const { entry, name } = await this.target(ref.uri, parseGatewayUri, ctx);
-      return forwardToServer(this.deps, entry, "completion/complete", { ...params, ref: { ...ref, uri: name } }, this.forwardOptions(ctx));
+      return this.forward(entry, "completion/complete", { ...params, ref: { ...ref, uri: name } }, ctx);
     }
     throw toMcpError(new AppError("request.invalid", "completion/complete needs a ref/prompt or ref/resource reference."));
   }
@@ -346,6 +349,11 @@ class Handlers {
     };
   }
 
+  /** A request forwarded as it is; the upstream's answer whole, less its envelope. */
+  private async forward(entry: DirectoryEntry, method: string, params: Record<string, unknown>, ctx: ServerContext) {
+    return withoutUpstreamEnvelope(await forwardToServer(this.deps, entry, method, params, this.forwardOptions(ctx)));
+  }
+
   private forwardOptions(ctx: ServerContext) {
     return { signal: ctx.mcpReq.signal, context: this.context(ctx) };
   }
@@ -364,7 +372,7 @@ class Handlers {
 
   /** A result as the caller gets it; an upstream's input_required with its state sealed to this caller. */
   private async finish(result: Record<string, unknown> | ToolCallResult | InputRequired, ctx: ServerContext, serverId?: string) {
-    if (result.resultType !== "input_required") return result;
+    if (result.resultType !== "input_required") return withoutUpstreamEnvelope(result);
     const { inputRequests, requestState } = result as InputRequired;
     const id = serverId ?? (await this.entryOfCall(ctx))?.server.id ?? "";
     return inputRequired({
@@ -373,16 +381,24 @@ class Handlers {
     });
   }
 
-  private async settleParked(
-    outcome: Awaited<ReturnType<import("./mcp-parking").ParkedCall<ToolCallResult | InputRequired>["next"]>>,
-    id: string,
-    ctx: ServerContext,
-  ) {
+  /**
+   * Waits for a parked call's next outcome (a caller leaving mid-round cancels it): its result, or
+   * `input_required` with its questions and the call's id sealed as the state to echo.
+   */
+  private async settleParked(parked: ParkedCall<ToolCallResult | InputRequired>, ctx: ServerContext) {
+    const cancel = () => parked.abandon("the caller cancelled the call");
+    ctx.mcpReq.signal.addEventListener("abort", cancel, { once: true });
+    let outcome: RoundOutcome<ToolCallResult | InputRequired>;
+    try {
+      outcome = await parked.next();
+    } finally {
+      ctx.mcpReq.signal.removeEventListener("abort", cancel);
+    }
     if (outcome.kind === "error") throw toMcpError(outcome.error);
     if (outcome.kind === "result") return this.finish(outcome.value, ctx);
     return inputRequired({
       inputRequests: outcome.inputRequests as never,
-      requestState: await this.services.codec.mint({ p: id }, ctx),
+      requestState: await this.services.codec.mint({ p: parked.id }, ctx),
     });
   }
 
@@ -440,8 +456,11 @@ class Handlers {
   }
 }
 
-/** A parked call's channels follow the request of its current round. */
-function relayed(current: () => CallContext | undefined): CallContext {
+/** A parked call's channels follow the request of its current round; its questions park it. */
+function relayed(
+  current: () => CallContext | undefined,
+  ask: (request: UpstreamAsk) => Promise<Record<string, unknown>>,
+): CallContext {
   return {
     onProgress: (progress) => current()?.onProgress?.(progress),
     onLog: (params) => current()?.onLog?.(params),
@@ -451,6 +470,7 @@ function relayed(current: () => CallContext | undefined): CallContext {
     get logLevel() {
       return current()?.logLevel;
     },
+    ask,
   };
 }
 
@@ -479,6 +499,18 @@ function withGatewayUiUri(server: string, meta: unknown): { _meta?: Record<strin
   if (ui && typeof ui.resourceUri === "string") rewritten.ui = { ...ui, resourceUri: gatewayUri(server, ui.resourceUri) };
   if (typeof record["ui/resourceUri"] === "string") rewritten["ui/resourceUri"] = gatewayUri(server, record["ui/resourceUri"]);
   return { _meta: rewritten };
+}
+
+/**
+ * An upstream's result without the protocol envelope it stamped (`io.modelcontextprotocol/serverInfo`
+ * names the upstream; the gateway's own is stamped instead) — everything else passes whole.
+ */
+function withoutUpstreamEnvelope<T extends Record<string, unknown>>(result: T): T {
+  const meta = result._meta as Record<string, unknown> | undefined;
+  if (!meta || !(SERVER_INFO_META_KEY in meta)) return result;
+  const { [SERVER_INFO_META_KEY]: _upstream, ...rest } = meta;
+  const { _meta, ...plain } = result;
+  return (Object.keys(rest).length > 0 ? { ...plain, _meta: rest } : plain) as T;
 }
 
 /** A page of `items` from an offset cursor. */
