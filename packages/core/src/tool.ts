@@ -1,7 +1,10 @@
 import { z } from "zod";
 
-/** A tool as an upstream lists it (what the catalogue keeps; never call payloads). */
-export const ToolInfo = z.object({
+/**
+ * A tool as an upstream lists it, kept whole (`_meta`, `icons` and any newer field too): what the
+ * catalogue keeps; never call payloads.
+ */
+export const ToolInfo = z.looseObject({
   name: z.string(),
   title: z.string().optional(),
   description: z.string().optional(),
