@@ -826,7 +826,7 @@ async function connect(serverId: string, tools: ToolInfo[]): Promise<void> {
     serverId,
     status?.generation ?? 1,
     { ok: true, at: new Date().toISOString(), latencyMs: 42, toolCount: tools.length },
-    tools,
+    { tools },
   );
   expect(written).toBe(true);
 }

@@ -112,7 +112,7 @@ describe("route guards: who may call what", () => {
         server.id,
         1,
         { ok: true, at: new Date().toISOString(), latencyMs: 3, toolCount: 1 },
-        [{ name: "search", inputSchema: { type: "object" } }],
+        { tools: [{ name: "search", inputSchema: { type: "object" } }] },
       );
     }
     const { key } = await newKey(["docs"]);

@@ -1,4 +1,4 @@
-import type { AttemptOutcome, ToolInfo } from "@mcpgw/core";
+import type { AttemptOutcome, ServerProfile, ToolInfo } from "@mcpgw/core";
 import { classifyFailure, DeadlineError, describeFailure, scrubSecrets } from "./classify-failure";
 import { isMessageTooLarge, tooLargeText } from "./limits";
 import {
@@ -21,8 +21,8 @@ export interface ProbeOptions {
   open?: SessionOpener;
 }
 
-/** A probe's outcome plus, on success, the tools it listed. */
-export type ProbeResult = AttemptOutcome & { tools?: ToolInfo[] };
+/** A probe's outcome plus, on success, the tools it listed and what its session learned of the server. */
+export type ProbeResult = AttemptOutcome & { tools?: ToolInfo[]; profile?: ServerProfile };
 
 /**
  * One connection attempt: initialize + tools/list over every page, within the deadline. Never throws:
