@@ -20,7 +20,9 @@ export const ServerStatus = z.object({
   lastConnectionLatencyMs: z.number().nonnegative().nullable(),
   lastError: z.string().nullable(),
   /** The protocol revision the last successful session negotiated; absent until one reported it. */
-  protocolVersion: ProtocolVersion.optional(),
+  protocolVersion: ProtocolVersion.optional().meta({
+    description: "the MCP protocol revision the last successful connection negotiated; absent until one has",
+  }),
 });
 export type ServerStatus = z.infer<typeof ServerStatus>;
 
