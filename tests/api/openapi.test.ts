@@ -300,8 +300,10 @@ describe("GET /openapi.json", () => {
         "lastConnectionFailureAt",
         "lastConnectionLatencyMs",
         "lastError",
+        "protocolVersion",
       ].sort(),
     );
+    expect(status.required).not.toContain("protocolVersion");
     const problem = deref({ $ref: "#/components/schemas/Problem" });
     expect(problem.required).toEqual(expect.arrayContaining(["type", "title", "status", "detail", "code"]));
     const created = operation("post /v1/servers").responses["201"] as Json;

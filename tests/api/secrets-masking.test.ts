@@ -459,7 +459,7 @@ describe("sentinel secrets", () => {
       web.id as string,
       status?.generation ?? 0,
       { ok: true, at: new Date().toISOString(), latencyMs: 3, toolCount: 1 },
-      [{ name: "lookup", description: "Looks things up", inputSchema: { type: "object" } }],
+      { tools: [{ name: "lookup", description: "Looks things up", inputSchema: { type: "object" } }] },
     );
     await drive("GET", "/v1/servers/web/tools");
     await drive("GET", "/v1/servers/cli/tools");

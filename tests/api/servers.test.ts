@@ -1,6 +1,6 @@
 /** Admin API, servers: every route and every error path, in-process through `app.request`. */
 import { createApp } from "@mcpgw/api";
-import { createLogger, type ToolInfo } from "@mcpgw/core";
+import { createLogger, type ServerProfile, type ToolInfo } from "@mcpgw/core";
 import { beforeEach, describe, expect, it } from "vitest";
 import { TEST_ADMIN_TOKEN } from "../support/app";
 import { createTestStore } from "../support/aws";
@@ -262,6 +262,19 @@ describe("GET /v1/servers", () => {
       expect(Object.keys(server.status as Json).sort()).toEqual([...STATUS_KEYS].sort());
       expect((server.status as Json).state).toBe(server.name === "beta" ? "disabled" : "connecting");
     }
+  });
+
+  it("shows the protocol revision a successful probe reported, in the list and the one server", async () => {
+    const modern = await createServer(app, httpServer("modern"));
+    const fresh = await createServer(app, httpServer("fresh"));
+    await connect(modern.id, [], { protocolVersion: "2026-07-28", capabilities: { tools: {} } });
+
+    const { servers } = await expectJson<{ servers: Json[] }>(await app.call("GET", "/v1/servers"), 200);
+    const one = await expectJson(await app.call("GET", `/v1/servers/${modern.id}`), 200);
+
+    expect(servers.find((s) => s.id === modern.id)?.status).toMatchObject({ protocolVersion: "2026-07-28" });
+    expect(servers.find((s) => s.id === fresh.id)?.status).not.toHaveProperty("protocolVersion");
+    expect(one.status).toMatchObject({ state: "connected", protocolVersion: "2026-07-28" });
   });
 
   it("shows the latest recorded status of each server", async () => {
@@ -819,14 +832,14 @@ async function listNames(): Promise<string[]> {
   return servers.map((server) => server.name as string);
 }
 
-/** Records a successful attempt of the server's current generation, with its catalogue. */
-async function connect(serverId: string, tools: ToolInfo[]): Promise<void> {
+/** Records a successful attempt of the server's current generation, with its catalogue (and profile). */
+async function connect(serverId: string, tools: ToolInfo[], profile?: ServerProfile): Promise<void> {
   const status = await app.store.statuses.get(serverId);
   const written = await app.store.statuses.recordAttempt(
     serverId,
     status?.generation ?? 1,
     { ok: true, at: new Date().toISOString(), latencyMs: 42, toolCount: tools.length },
-    tools,
+    profile ? { tools, profile } : { tools },
   );
   expect(written).toBe(true);
 }

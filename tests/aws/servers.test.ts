@@ -137,7 +137,7 @@ describe("server repository on DynamoDB", () => {
       server.id,
       1,
       { ok: true, at: new Date().toISOString(), latencyMs: 3, toolCount: 1 },
-      [{ name: "t", inputSchema: { type: "object" } }],
+      { tools: [{ name: "t", inputSchema: { type: "object" } }] },
     );
 
     expect(await store.servers.remove(server.id)).toBe(true);

@@ -1,5 +1,7 @@
-import { randomBytes } from "node:crypto";
-import { CatalogTooLargeError } from "@mcpgw/aws";
+import { createHash, randomBytes } from "node:crypto";
+import { gzipSync } from "node:zlib";
+import { PutCommand } from "@aws-sdk/lib-dynamodb";
+import { CatalogTooLargeError, createAwsClients, KINDS, keys } from "@mcpgw/aws";
 import { parseServerSpec } from "@mcpgw/core";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createTestStore, scanTable } from "../support/aws";
@@ -18,7 +20,14 @@ describe("status repository: the generation fence", () => {
     );
     const bumped = await store.statuses.bump(server.id, "connecting");
     expect(bumped?.generation).toBe(2);
-    await store.statuses.recordAttempt(server.id, 2, { ok: true, at: at(), latencyMs: 12, toolCount: 2 }, []);
+    await store.statuses.recordAttempt(
+      server.id,
+      2,
+      { ok: true, at: at(), latencyMs: 12, toolCount: 2 },
+      {
+        tools: [],
+      },
+    );
 
     const stale = await store.statuses.recordAttempt(server.id, 1, {
       ok: false,
@@ -42,7 +51,9 @@ describe("status repository: the generation fence", () => {
       parseServerSpec({ name: "diag", url: "https://example.com/mcp" }),
     );
     const ok = { ok: true as const, at: "2026-01-01T00:00:00.000Z", latencyMs: 5, toolCount: 1 };
-    await store.statuses.recordAttempt(server.id, 1, ok, [{ name: "one", inputSchema: { type: "object" } }]);
+    await store.statuses.recordAttempt(server.id, 1, ok, {
+      tools: [{ name: "one", inputSchema: { type: "object" } }],
+    });
     await store.statuses.recordAttempt(server.id, 1, {
       ok: false,
       at: "2026-01-01T00:01:00.000Z",
@@ -74,7 +85,7 @@ describe("status repository: the generation fence", () => {
       server.id,
       1,
       { ok: true, at: at(), latencyMs: 1, toolCount: 0 },
-      [],
+      { tools: [] },
     );
 
     expect(written).toBe(false);
@@ -101,14 +112,14 @@ describe("catalogues of any size", () => {
     const big = tools(3_000, 400); // ~1.2 MB of hex, ~650 KB gzipped: three parts
     const ok = (count: number) => ({ ok: true as const, at: at(), latencyMs: 1, toolCount: count });
 
-    expect(await store.statuses.recordAttempt(server.id, 1, ok(big.length), big)).toBe(true);
+    expect(await store.statuses.recordAttempt(server.id, 1, ok(big.length), { tools: big })).toBe(true);
     const stored = (await scanTable(store.config)).filter((item) => String(item.sk).startsWith("CATALOG"));
     expect(stored.length).toBeGreaterThan(1);
     expect((await store.statuses.getCatalog(server.id))?.tools).toEqual(big);
     expect((await store.statuses.listCatalogs()).find((c) => c.serverId === server.id)?.tools).toEqual(big);
 
     const small = tools(3, 10);
-    expect(await store.statuses.recordAttempt(server.id, 1, ok(3), small)).toBe(true);
+    expect(await store.statuses.recordAttempt(server.id, 1, ok(3), { tools: small })).toBe(true);
     const after = (await scanTable(store.config)).filter((item) => String(item.sk).startsWith("CATALOG"));
     expect(after).toHaveLength(1);
     expect((await store.statuses.getCatalog(server.id))?.tools).toEqual(small);
@@ -125,7 +136,7 @@ describe("catalogues of any size", () => {
       server.id,
       1,
       { ok: true, at: at(), latencyMs: 1, toolCount: 2_000 },
-      huge,
+      { tools: huge },
     );
 
     await expect(refused).rejects.toBeInstanceOf(CatalogTooLargeError);
@@ -140,12 +151,55 @@ describe("catalogues of any size", () => {
     );
     const list = tools(5, 10);
     const ok = { ok: true as const, at: at(), latencyMs: 1, toolCount: 5 };
-    await store.statuses.recordAttempt(server.id, 1, ok, list);
+    await store.statuses.recordAttempt(server.id, 1, ok, { tools: list });
     const first = (await scanTable(store.config)).find((item) => item.sk === "CATALOG");
 
-    await store.statuses.recordAttempt(server.id, 1, { ...ok, at: at() }, list);
+    await store.statuses.recordAttempt(server.id, 1, { ...ok, at: at() }, { tools: list });
 
     const second = (await scanTable(store.config)).find((item) => item.sk === "CATALOG");
     expect(second?.updatedAt).toBe(first?.updatedAt);
+  });
+
+  it("reads a catalogue stored before profiles were kept (a bare tools array), and rewrites it with one", async () => {
+    const store = await createTestStore();
+    const server = await store.servers.create(
+      parseServerSpec({ name: "old", url: "https://example.com/mcp" }),
+    );
+    const list = tools(2, 10);
+    const json = JSON.stringify(list);
+    const { ddb } = createAwsClients(store.config);
+    await ddb.send(
+      new PutCommand({
+        TableName: store.config.tableName,
+        Item: {
+          ...keys.serverCatalog(server.id),
+          kind: KINDS.catalog,
+          kindSort: server.id,
+          serverId: server.id,
+          updatedAt: "2026-01-01T00:00:00.000Z",
+          hash: createHash("sha256").update(json).digest("base64url"),
+          parts: 1,
+          tools: gzipSync(json),
+        },
+      }),
+    );
+
+    const old = await store.statuses.getCatalog(server.id);
+    const profile = { protocolVersion: "2025-11-25", capabilities: { tools: {} } };
+    await store.statuses.recordAttempt(
+      server.id,
+      1,
+      { ok: true, at: at(), latencyMs: 1, toolCount: 2 },
+      {
+        tools: list,
+        profile,
+      },
+    );
+
+    expect(old).toEqual({ serverId: server.id, tools: list, updatedAt: "2026-01-01T00:00:00.000Z" });
+    expect((await store.statuses.listCatalogs()).find((c) => c.serverId === server.id)).toMatchObject({
+      tools: list,
+      profile,
+    });
   });
 });

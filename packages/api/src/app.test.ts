@@ -112,7 +112,7 @@ describe("route guards: who may call what", () => {
         server.id,
         1,
         { ok: true, at: new Date().toISOString(), latencyMs: 3, toolCount: 1 },
-        [{ name: "search", inputSchema: { type: "object" } }],
+        { tools: [{ name: "search", inputSchema: { type: "object" } }] },
       );
     }
     const { key } = await newKey(["docs"]);
@@ -134,6 +134,36 @@ describe("route guards: who may call what", () => {
     expect((await request("GET", "/v1/servers", ADMIN_TOKEN)).status).toBe(404);
     expect((await request("GET", "/v1/servers")).status).toBe(401);
     expect((await request("GET", "/v1/tools", ADMIN_TOKEN)).status).toBe(200);
+  });
+});
+
+describe("the server status view", () => {
+  it("shows the protocol revision once a probe that reported it succeeded, absent before", async () => {
+    const { store, request } = appOver();
+    const server = await store.servers.create(
+      parseServerSpec({ name: "docs", url: "https://docs.example/mcp" }),
+    );
+    const status = async (path: string) =>
+      ((await (await request("GET", path, ADMIN_TOKEN)).json()) as { status: Record<string, unknown> })
+        .status;
+    const before = await status(`/v1/servers/${server.id}`);
+
+    await store.statuses.recordAttempt(
+      server.id,
+      1,
+      { ok: true, at: new Date().toISOString(), latencyMs: 3, toolCount: 0 },
+      { tools: [], profile: { protocolVersion: "2025-11-25", capabilities: { tools: {} } } },
+    );
+
+    expect(before).not.toHaveProperty("protocolVersion");
+    expect(await status(`/v1/servers/${server.id}`)).toMatchObject({
+      state: "connected",
+      protocolVersion: "2025-11-25",
+    });
+    const list = (await (await request("GET", "/v1/servers", ADMIN_TOKEN)).json()) as {
+      servers: Array<{ status: Record<string, unknown> }>;
+    };
+    expect(list.servers[0]?.status.protocolVersion).toBe("2025-11-25");
   });
 });
 

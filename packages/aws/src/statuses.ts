@@ -12,6 +12,7 @@ import {
   attemptChanges,
   describeBytes,
   initialStatus,
+  type ServerProfile,
   type ServerStatus,
   type StoredStatus,
   type ToolInfo,
@@ -26,11 +27,32 @@ export function statusItem(serverId: string, status: StoredStatus): Record<strin
   return { ...keys.serverStatus(serverId), kind: KINDS.status, kindSort: serverId, serverId, ...status };
 }
 
-/** A server's tool catalogue from its last good probe. */
-export interface Catalog {
-  serverId: string;
+/** What a good probe found of its server: its tools and, when its session reported one, its profile. */
+export interface Findings {
   tools: ToolInfo[];
+  profile?: ServerProfile;
+}
+
+/** A server's catalogue: what its last good probe found (tools and profile, stored together), and when. */
+export interface Catalog extends Findings {
+  serverId: string;
   updatedAt: string;
+}
+
+/**
+ * A catalogue's stored body, as JSON (`{tools, profile}`), and its hash: a write whose hash is the
+ * stored one is skipped, so the catalogue is rewritten only when its tools or its profile changed.
+ */
+export function catalogBody({ tools, profile }: Findings): { json: string; hash: string } {
+  const json = JSON.stringify(profile ? { tools, profile } : { tools });
+  return { json, hash: createHash("sha256").update(json).digest("base64url") };
+}
+
+/** What a stored body holds; one written before profiles were kept is the bare tools array. */
+export function parseCatalogBody(json: string): Findings {
+  const body = JSON.parse(json) as ToolInfo[] | Findings;
+  if (Array.isArray(body)) return { tools: body };
+  return body.profile ? { tools: body.tools, profile: body.profile } : { tools: body.tools };
 }
 
 /**
@@ -69,8 +91,9 @@ export interface StatusRepository {
     expected?: number,
   ): Promise<StoredStatus | undefined>;
   /**
-   * Writes an attempt's outcome — and on success its tool catalogue, in the same transaction, when it
-   * changed — only if the stored generation still equals `generation` and the server is not disabled.
+   * Writes an attempt's outcome — and on success what it `found` (the catalogue: tools and profile), in
+   * the same transaction, when that changed; the profile's protocol revision goes in the status — only
+   * if the stored generation still equals `generation` and the server is not disabled.
    * False when fenced off (stale, disabled or deleted), or when `jobId` already recorded its outcome (a
    * redelivered job: at-least-once delivery made idempotent).
    * @throws CatalogTooLargeError when the tools cannot be stored.
@@ -79,7 +102,7 @@ export interface StatusRepository {
     serverId: string,
     generation: number,
     outcome: AttemptOutcome,
-    tools?: ToolInfo[],
+    found?: Findings,
     options?: { jobId?: string },
   ): Promise<boolean>;
   getCatalog(serverId: string): Promise<Catalog | undefined>;
@@ -91,16 +114,15 @@ const STATUS_FIELDS = Object.keys(initialStatus(true)) as Array<keyof ServerStat
 
 export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: string): StatusRepository {
   /** The catalogue's parts to write (and stale ones to delete) — none when its content is unchanged. */
-  async function catalogWrites(serverId: string, tools: ToolInfo[], at: string): Promise<TransactItem[]> {
-    const json = JSON.stringify(tools);
-    const hash = createHash("sha256").update(json).digest("base64url");
+  async function catalogWrites(serverId: string, found: Findings, at: string): Promise<TransactItem[]> {
+    const { json, hash } = catalogBody(found);
     const { Item: head } = await ddb.send(
       new GetCommand({ TableName: tableName, Key: keys.serverCatalog(serverId), ConsistentRead: true }),
     );
     if (head?.hash === hash) return [];
     const gzipped = gzipSync(json);
     const count = Math.max(1, Math.ceil(gzipped.length / CATALOG_PART_BYTES));
-    if (count > MAX_CATALOG_PARTS) throw new CatalogTooLargeError(tools.length, gzipped.length);
+    if (count > MAX_CATALOG_PARTS) throw new CatalogTooLargeError(found.tools.length, gzipped.length);
     const part = (i: number) => gzipped.subarray(i * CATALOG_PART_BYTES, (i + 1) * CATALOG_PART_BYTES);
     const writes: TransactItem[] = [
       {
@@ -180,9 +202,9 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
       }
     },
 
-    async recordAttempt(serverId, generation, outcome, tools, options: { jobId?: string } = {}) {
+    async recordAttempt(serverId, generation, outcome, found, options: { jobId?: string } = {}) {
       const changes: Record<string, unknown> = {
-        ...attemptChanges(outcome),
+        ...attemptChanges(outcome, found?.profile),
         ...(options.jobId ? { lastJobId: options.jobId } : {}),
       };
       const names = Object.keys(changes);
@@ -206,7 +228,7 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
           },
         },
       };
-      const catalog = outcome.ok && tools ? await catalogWrites(serverId, tools, outcome.at) : [];
+      const catalog = outcome.ok && found ? await catalogWrites(serverId, found, outcome.at) : [];
       try {
         await ddb.send(new TransactWriteCommand({ TransactItems: [statusUpdate, ...catalog] }));
         return true;
@@ -247,6 +269,7 @@ function toStatus(item: Record<string, unknown>): StoredStatus {
   ) as ServerStatus;
   return {
     ...status,
+    ...(typeof item.protocolVersion === "string" ? { protocolVersion: item.protocolVersion } : {}),
     toolCount: Number(item.toolCount ?? 0),
     generation: Number(item.generation ?? 0),
     supersededAt: typeof item.supersededAt === "string" ? item.supersededAt : null,
@@ -268,8 +291,8 @@ function toCatalog(items: Record<string, unknown>[]): Catalog | undefined {
   if (parts.length < count) return undefined;
   try {
     const gzipped = Buffer.concat(parts.slice(0, count).map((part) => Buffer.from(part.tools as Uint8Array)));
-    const tools = JSON.parse(gunzipSync(gzipped).toString("utf8")) as ToolInfo[];
-    return { serverId: String(head.serverId), tools, updatedAt: String(head.updatedAt) };
+    const found = parseCatalogBody(gunzipSync(gzipped).toString("utf8"));
+    return { serverId: String(head.serverId), ...found, updatedAt: String(head.updatedAt) };
   } catch {
     return undefined; // a damaged catalogue stays with its server: it shows no tools until its next probe
   }

@@ -2,7 +2,7 @@
  * What every {@link Store} must do where behaviour depends on it, as one suite run against each
  * implementation: the in-memory store beside it (unit tier), the AWS one under tests/aws (emulator).
  */
-import { type AttemptOutcome, parseServerSpec, type ServerRecord } from "@mcpgw/core";
+import { type AttemptOutcome, parseServerSpec, type ServerProfile, type ServerRecord } from "@mcpgw/core";
 import { describe, expect, it } from "vitest";
 import { hashApiKey } from "./keys";
 import type { Store } from "./store";
@@ -21,6 +21,13 @@ const failed = (error = "refused"): AttemptOutcome => ({
   error,
 });
 const tools = [{ name: "echo", inputSchema: { type: "object" } }];
+const profile: ServerProfile = {
+  protocolVersion: "2026-07-28",
+  capabilities: { tools: { listChanged: true }, logging: {} },
+  serverInfo: { name: "echo-server", version: "1.0.0" },
+  instructions: "Echo anything.",
+  discover: { supportedVersions: ["2026-07-28", "2025-11-25"] },
+};
 
 /** Registers the contract's tests for the store `open` gives (a fresh one per test). */
 export function describeStoreContract(name: string, open: () => Promise<Store>): void {
@@ -115,7 +122,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
     it("remove deletes the server, its name, status, catalogue and toggles", async () => {
       const store = await open();
       const server = await http(store);
-      await store.statuses.recordAttempt(server.id, 1, ok(), tools);
+      await store.statuses.recordAttempt(server.id, 1, ok(), { tools });
       const chat = unique("chat");
       await store.chats.set(chat, server.id, false);
 
@@ -157,7 +164,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       const store = await open();
       const server = await http(store);
 
-      expect(await store.statuses.recordAttempt(server.id, 1, ok(), tools)).toBe(true);
+      expect(await store.statuses.recordAttempt(server.id, 1, ok(), { tools })).toBe(true);
 
       expect(await store.statuses.get(server.id)).toMatchObject({ state: "connected", toolCount: 1 });
       expect((await store.statuses.getCatalog(server.id))?.tools).toEqual(tools);
@@ -171,7 +178,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
 
       expect(await store.statuses.recordAttempt(server.id, 1, failed())).toBe(false);
       await store.statuses.bump(server.id, "disabled");
-      expect(await store.statuses.recordAttempt(server.id, 3, ok(), tools)).toBe(false);
+      expect(await store.statuses.recordAttempt(server.id, 3, ok(), { tools })).toBe(false);
       expect(await store.statuses.get(server.id)).toMatchObject({ state: "disabled", generation: 3 });
       await store.servers.remove(server.id);
       expect(await store.statuses.recordAttempt(server.id, 3, failed())).toBe(false);
@@ -185,10 +192,50 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(
         await store.statuses.recordAttempt(server.id, 1, failed("first"), undefined, { jobId: "m-1" }),
       ).toBe(true);
-      expect(await store.statuses.recordAttempt(server.id, 1, ok(), tools, { jobId: "m-1" })).toBe(false);
+      expect(await store.statuses.recordAttempt(server.id, 1, ok(), { tools }, { jobId: "m-1" })).toBe(false);
 
       expect(await store.statuses.get(server.id)).toMatchObject({ state: "failed", lastError: "first" });
-      expect(await store.statuses.recordAttempt(server.id, 1, ok(), tools, { jobId: "m-2" })).toBe(true);
+      expect(await store.statuses.recordAttempt(server.id, 1, ok(), { tools }, { jobId: "m-2" })).toBe(true);
+    });
+
+    it("writes the profile with the catalogue and its revision in the status; a failure keeps both", async () => {
+      const store = await open();
+      const server = await http(store);
+      expect(await store.statuses.get(server.id)).not.toHaveProperty("protocolVersion");
+
+      expect(await store.statuses.recordAttempt(server.id, 1, ok(), { tools, profile })).toBe(true);
+      expect(await store.statuses.recordAttempt(server.id, 1, failed())).toBe(true);
+
+      expect(await store.statuses.get(server.id)).toMatchObject({
+        state: "failed",
+        protocolVersion: "2026-07-28",
+      });
+      expect((await store.statuses.list()).get(server.id)?.protocolVersion).toBe("2026-07-28");
+      expect(await store.statuses.getCatalog(server.id)).toMatchObject({ tools, profile });
+      expect((await store.statuses.listCatalogs()).find((c) => c.serverId === server.id)?.profile).toEqual(
+        profile,
+      );
+    });
+
+    it("rewrites the catalogue only when its tools or its profile changed", async () => {
+      const store = await open();
+      const server = await http(store);
+      const at = (second: number) => ({ ...ok(), at: `2026-01-01T00:00:0${second}.000Z` });
+
+      await store.statuses.recordAttempt(server.id, 1, at(1), { tools, profile });
+      await store.statuses.recordAttempt(server.id, 1, at(2), { tools, profile });
+      const unchanged = await store.statuses.getCatalog(server.id);
+      const changed = { ...profile, protocolVersion: "2025-11-25", instructions: "Echo, politely." };
+      await store.statuses.recordAttempt(server.id, 1, at(3), { tools, profile: changed });
+      const rewritten = await store.statuses.getCatalog(server.id);
+      await store.statuses.recordAttempt(server.id, 1, at(4), { tools });
+
+      expect(unchanged?.updatedAt).toBe(at(1).at);
+      expect(rewritten).toMatchObject({ updatedAt: at(3).at, profile: changed });
+      expect(await store.statuses.get(server.id)).toMatchObject({ protocolVersion: "2025-11-25" });
+      const without = await store.statuses.getCatalog(server.id);
+      expect(without?.updatedAt).toBe(at(4).at);
+      expect(without).not.toHaveProperty("profile");
     });
 
     it("bump is fenced on the generation expected", async () => {

@@ -8,6 +8,7 @@ export * from "./mcp-json";
 export * from "./names";
 export * from "./patterns";
 export * from "./problem";
+export * from "./profile";
 export * from "./secret-file";
 export * from "./server";
 export * from "./server-edit";

@@ -218,6 +218,23 @@ describe("statusAfterAttempt", () => {
     expect(status.state).toBe("failed");
   });
 
+  it("a success shows the protocol revision its session reported; a failure keeps it", () => {
+    // Prepare
+    const profile = { protocolVersion: "2026-07-28", capabilities: { tools: {} } };
+
+    // Act
+    const connected = statusAfterAttempt(initialStatus(true), success(T1), profile);
+    const failed = statusAfterAttempt(connected, failure(T2));
+    const unreported = statusAfterAttempt(failed, success(T3));
+
+    // Assess
+    expect(connected.protocolVersion).toBe("2026-07-28");
+    expect(ServerStatus.parse(connected)).toStrictEqual(connected);
+    expect(failed.protocolVersion).toBe("2026-07-28");
+    expect(unreported.protocolVersion).toBe("2026-07-28");
+    expect(statusAfterAttempt(initialStatus(true), success(T1))).not.toHaveProperty("protocolVersion");
+  });
+
   it("connects a server whose previous status was disabled", () => {
     // Prepare
     const previous = initialStatus(false);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ProtocolVersion, type ServerProfile } from "./profile";
 
 export const ServerState = z.enum(["connecting", "connected", "failed", "disabled"]);
 export type ServerState = z.infer<typeof ServerState>;
@@ -18,6 +19,10 @@ export const ServerStatus = z.object({
   lastConnectionFailureAt: z.string().nullable(),
   lastConnectionLatencyMs: z.number().nonnegative().nullable(),
   lastError: z.string().nullable(),
+  /** The protocol revision the last successful session negotiated; absent until one reported it. */
+  protocolVersion: ProtocolVersion.optional().meta({
+    description: "the MCP protocol revision the last successful connection negotiated; absent until one has",
+  }),
 });
 export type ServerStatus = z.infer<typeof ServerStatus>;
 
@@ -50,8 +55,11 @@ export type AttemptOutcome =
   | { ok: true; at: string; latencyMs: number; toolCount: number }
   | { ok: false; at: string; reason: FailureReason; error: string };
 
-/** The fields one attempt sets; every other diagnostic keeps its earlier value. */
-export function attemptChanges(outcome: AttemptOutcome): Partial<ServerStatus> {
+/**
+ * The fields one attempt sets; every other diagnostic keeps its earlier value. A success sets the
+ * protocol revision of the `profile` its session reported (when it reported one).
+ */
+export function attemptChanges(outcome: AttemptOutcome, profile?: ServerProfile): Partial<ServerStatus> {
   if (outcome.ok) {
     return {
       state: "connected",
@@ -61,6 +69,7 @@ export function attemptChanges(outcome: AttemptOutcome): Partial<ServerStatus> {
       lastConnectionAttemptAt: outcome.at,
       lastSuccessfulConnectionAt: outcome.at,
       lastConnectionLatencyMs: outcome.latencyMs,
+      ...(profile ? { protocolVersion: profile.protocolVersion } : {}),
     };
   }
   return {
@@ -75,8 +84,12 @@ export function attemptChanges(outcome: AttemptOutcome): Partial<ServerStatus> {
 }
 
 /** The status after an attempt: diagnostics from before are kept, the attempt's own fields replace them. */
-export function statusAfterAttempt(previous: ServerStatus, outcome: AttemptOutcome): ServerStatus {
-  return { ...previous, ...attemptChanges(outcome) };
+export function statusAfterAttempt(
+  previous: ServerStatus,
+  outcome: AttemptOutcome,
+  profile?: ServerProfile,
+): ServerStatus {
+  return { ...previous, ...attemptChanges(outcome, profile) };
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { AttemptOutcome, ToolInfo } from "@mcpgw/core";
+import type { AttemptOutcome, ServerProfile, ToolInfo } from "@mcpgw/core";
 import { classifyFailure, DeadlineError, describeFailure, scrubSecrets } from "./classify-failure";
 import { isMessageTooLarge, tooLargeText } from "./limits";
 import {
@@ -6,7 +6,6 @@ import {
   listAllTools,
   openSession,
   profileOf,
-  type ServerProfile,
   type SessionOpener,
   type UpstreamTarget,
 } from "./session";
@@ -51,7 +50,8 @@ export async function probeUpstream(target: UpstreamTarget, options: ProbeOption
     });
     const latencyMs = Math.round(performance.now() - started);
     const tools = await listAllTools(session, { signal, timeoutMs: deadlineMs });
-    return { ok: true, at, latencyMs, toolCount: tools.length, tools, profile: profileOf(session) };
+    const profile = profileOf(session);
+    return { ok: true, at, latencyMs, toolCount: tools.length, tools, ...(profile ? { profile } : {}) };
   } catch (error) {
     const cause = controller.signal.aborted ? controller.signal.reason : error;
     const text = isMessageTooLarge(cause)

@@ -1,4 +1,4 @@
-import type { ToolInfo } from "@mcpgw/core";
+import { type ServerProfile, type ToolInfo, toServerProfile } from "@mcpgw/core";
 import {
   Client,
   type DiscoverResult,
@@ -239,27 +239,18 @@ function isLegacyOnlyRefusal(error: unknown): boolean {
   return status !== undefined && status >= 400 && status < 500 && status !== 401 && status !== 403;
 }
 
-/** What a session learned of its server: protocol revision, capabilities, identity, instructions. */
-export interface ServerProfile {
-  protocolVersion: string;
-  capabilities: Record<string, unknown>;
-  serverInfo?: Record<string, unknown>;
-  instructions?: string;
-  /** The modern-era `server/discover` answer, kept so later connects need no round trip. */
-  discover?: DiscoverResult;
-}
-
-/** The profile of the server behind a session. */
-export function profileOf(session: UpstreamSession): ServerProfile {
-  const serverInfo = session.client.getServerVersion();
-  const instructions = session.client.getInstructions();
-  return {
+/**
+ * What a session learned of its server — protocol revision, capabilities, identity, instructions,
+ * its `server/discover` answer — bounded as the catalogue keeps it (undefined when unusable).
+ */
+export function profileOf(session: UpstreamSession): ServerProfile | undefined {
+  return toServerProfile({
     protocolVersion: session.protocolVersion,
-    capabilities: (session.client.getServerCapabilities() ?? {}) as Record<string, unknown>,
-    ...(serverInfo ? { serverInfo: serverInfo as Record<string, unknown> } : {}),
-    ...(instructions ? { instructions } : {}),
-    ...(session.discover ? { discover: session.discover } : {}),
-  };
+    capabilities: session.client.getServerCapabilities() ?? {},
+    serverInfo: session.client.getServerVersion(),
+    instructions: session.client.getInstructions(),
+    discover: session.discover,
+  });
 }
 
 /**

@@ -22,6 +22,8 @@ export interface AttemptDeps {
   maxMessageBytes?: number;
   /** How the probe opens its session (default: over HTTP); unit tests link an in-memory upstream. */
   openSession?: SessionOpener;
+  /** The probe itself (default {@link probeUpstream}); unit tests may wrap it to shape its result. */
+  probe?: typeof probeUpstream;
 }
 
 /**
@@ -50,7 +52,7 @@ export async function attemptConnection(server: TargetSource, deps: AttemptDeps)
     );
   });
   try {
-    const probe = probeUpstream(target, {
+    const probe = (deps.probe ?? probeUpstream)(target, {
       fetch: deps.fetch,
       deadlineMs,
       ...(deps.maxMessageBytes ? { maxMessageBytes: deps.maxMessageBytes } : {}),

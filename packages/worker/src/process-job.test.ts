@@ -1,7 +1,15 @@
 import { randomBytes } from "node:crypto";
 import type { Store } from "@mcpgw/aws";
 import { createMemoryStore, type MemoryStore } from "@mcpgw/aws/memory";
-import { createLogger, type Job, parseServerSpec, RETRY_DELAY_SECONDS } from "@mcpgw/core";
+import {
+  createLogger,
+  type Job,
+  MAX_INSTRUCTIONS_CHARS,
+  parseServerSpec,
+  RETRY_DELAY_SECONDS,
+  type ServerProfile,
+} from "@mcpgw/core";
+import { probeUpstream } from "@mcpgw/upstream";
 import { type ListToolsHandler, linkedUpstream } from "@mcpgw/upstream/linked-upstream";
 import { describe, expect, it } from "vitest";
 import { processJob, type WorkerDeps } from "./process-job";
@@ -61,6 +69,48 @@ describe("processJob", () => {
       { url: "https://upstream.test/mcp", headers: { Authorization: "Bearer sk-live-123456" } },
     ]);
     expect(store.jobs.pending()).toEqual([]);
+  });
+
+  it("a success's profile lands in the catalogue, its protocol revision in the status", async () => {
+    // Prepare: the probe's session reports a profile (the linked upstream's probe does not yet)
+    const profile: ServerProfile = {
+      protocolVersion: "2026-07-28",
+      capabilities: { tools: { listChanged: true } },
+      serverInfo: { name: "linked-upstream", version: "1.0.0" },
+      instructions: "Use echo to test.",
+    };
+    const { deps, store } = worker();
+    const server = await httpServer(store);
+    const reporting: WorkerDeps = {
+      ...deps,
+      probe: async (target, options) => ({ ...(await probeUpstream(target, options)), profile }),
+    };
+
+    // Act
+    const outcome = await processJob(reporting, connect(server.id), "m-1");
+
+    // Assess
+    expect(outcome).toBe("connected");
+    expect(await store.statuses.get(server.id)).toMatchObject({
+      state: "connected",
+      protocolVersion: "2026-07-28",
+    });
+    expect(await store.statuses.getCatalog(server.id)).toMatchObject({ profile });
+  });
+
+  it("stores a reported profile bounded: instructions past the cap are cut short", async () => {
+    const profile = { protocolVersion: "2025-11-25", capabilities: {}, instructions: "x".repeat(1_000_000) };
+    const { deps, store } = worker();
+    const server = await httpServer(store);
+    const reporting: WorkerDeps = {
+      ...deps,
+      probe: async (target, options) => ({ ...(await probeUpstream(target, options)), profile }),
+    };
+
+    await processJob(reporting, connect(server.id), "m-1");
+
+    const stored = (await store.statuses.getCatalog(server.id))?.profile;
+    expect(stored?.instructions).toHaveLength(MAX_INSTRUCTIONS_CHARS);
   });
 
   it("drops a job of a stale generation without probing", async () => {
@@ -163,10 +213,10 @@ describe("processJob", () => {
       ...store,
       statuses: {
         ...store.statuses,
-        recordAttempt: (id, generation, outcome, tools, options) =>
+        recordAttempt: (id, generation, outcome, found, options) =>
           outcome.ok
             ? Promise.reject(refused)
-            : store.statuses.recordAttempt(id, generation, outcome, tools, options),
+            : store.statuses.recordAttempt(id, generation, outcome, found, options),
       },
     };
 

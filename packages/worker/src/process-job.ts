@@ -1,5 +1,12 @@
 import { CatalogTooLargeError, type Failure, recordFailure, SealError, type Store } from "@mcpgw/aws";
-import { isOvertakenRetry, type Job, type Logger, type PlainServer, UNREADABLE_SECRETS } from "@mcpgw/core";
+import {
+  isOvertakenRetry,
+  type Job,
+  type Logger,
+  type PlainServer,
+  toServerProfile,
+  UNREADABLE_SECRETS,
+} from "@mcpgw/core";
 import type { ProbeResult, TargetSource } from "@mcpgw/upstream";
 import { type AttemptDeps, attemptConnection } from "./attempt";
 
@@ -14,7 +21,9 @@ export type JobOutcome = "connected" | "failed" | "dropped";
 
 /**
  * Runs one job: drops it when the server is gone, disabled or the job's generation is stale;
- * otherwise probes, writes the result under the generation fence, and schedules a retry on failure.
+ * otherwise probes, writes the result under the generation fence — on success with what the probe found
+ * (tools and the server's profile, bounded again here: it is the upstream's word) — and schedules a
+ * retry on failure.
  * Idempotent under redelivery: `jobId` (the SQS message id) records each outcome once.
  */
 export async function processJob(deps: WorkerDeps, job: Job, jobId?: string): Promise<JobOutcome> {
@@ -52,13 +61,15 @@ export async function processJob(deps: WorkerDeps, job: Job, jobId?: string): Pr
     return "failed" as const;
   };
   if (!result.ok) return recordFailed(result);
+  const profile = result.profile && toServerProfile(result.profile);
+  const found = result.tools && { tools: result.tools, ...(profile ? { profile } : {}) };
   let written: boolean;
   try {
     written = await store.statuses.recordAttempt(
       plain.id,
       job.generation,
       result,
-      result.tools,
+      found,
       jobId ? { jobId } : {},
     );
   } catch (error) {
@@ -77,6 +88,7 @@ export async function processJob(deps: WorkerDeps, job: Job, jobId?: string): Pr
     server: plain.name,
     latencyMs: result.latencyMs,
     toolCount: result.toolCount,
+    ...(profile ? { protocolVersion: profile.protocolVersion } : {}),
   });
   return "connected";
 }

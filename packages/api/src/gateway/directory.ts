@@ -1,15 +1,18 @@
 import type { Store } from "@mcpgw/aws";
-import type { ServerProfile } from "@mcpgw/upstream";
 import {
   errorFields,
   type Logger,
   type PlainServer,
   qualifyToolName,
+  type ServerProfile,
   type StoredStatus,
   type ToolInfo,
 } from "@mcpgw/core";
 
-/** One server as the data plane sees it: config (no secrets), status, tools by qualified name. */
+/**
+ * One server as the data plane sees it: config (no secrets), status, tools by qualified name, and
+ * what its last good probe learned of it (revision, capabilities…) — known without opening a session.
+ */
 export interface DirectoryEntry {
   server: PlainServer;
   status: StoredStatus | undefined;
@@ -132,11 +135,17 @@ export class Directory {
         return [];
       }),
     ]);
-    const toolsById = new Map(catalogs.map((catalog) => [catalog.serverId, catalog.tools]));
+    const catalogById = new Map(catalogs.map((catalog) => [catalog.serverId, catalog]));
     const snapshot: Snapshot = { takenAt, byName: new Map(), byId: new Map() };
     for (const server of servers) {
-      const entry: DirectoryEntry = { server, status: statuses.get(server.id), tools: new Map() };
-      for (const tool of toolsById.get(server.id) ?? []) {
+      const catalog = catalogById.get(server.id);
+      const entry: DirectoryEntry = {
+        server,
+        status: statuses.get(server.id),
+        tools: new Map(),
+        ...(catalog?.profile ? { profile: catalog.profile } : {}),
+      };
+      for (const tool of catalog?.tools ?? []) {
         const qualified = qualifyToolName(server.name, tool.name);
         if (!entry.tools.has(qualified)) entry.tools.set(qualified, tool);
       }

@@ -5,7 +5,7 @@
  * server under its own names. Everything is forwarded whole; what an upstream sends mid-call
  * (progress, logs, questions for the user or the model) reaches the caller in its own era.
  */
-import { AppError, errorFields, qualifyToolName, RPC } from "@mcpgw/core";
+import { AppError, errorFields, parseQualifiedName, qualifyToolName, RPC } from "@mcpgw/core";
 import type { CallContext, InputRequired, LogLevel, ToolCallResult, UpstreamAsk } from "@mcpgw/upstream";
 import {
   CLIENT_CAPABILITIES_META_KEY,
@@ -188,17 +188,25 @@ class Handlers {
   async callTool(name: string, args: Record<string, unknown>, ctx: ServerContext) {
     const caller = callerOf(ctx);
     const qualified = this.endpoint ? qualifyToolName(this.endpoint, name) : name;
+    const server = this.endpoint ?? parseQualifiedName(qualified).server;
+    const serverId = (await this.deps.directory.snapshot()).byName.get(server)?.server.id ?? "";
     const state = ctx.mcpReq.requestState<RoundState>();
+    // The upstream's own state goes back only to the server that issued it.
+    const round =
+      state && "s" in state && state.s === serverId
+        ? { inputResponses: ctx.mcpReq.inputResponses ?? {}, requestState: state.u }
+        : undefined;
     const call = (context: CallContext, signal: AbortSignal) =>
       callGatewayTool(this.deps, qualified, args, {
         scope: caller.scope,
         principal: caller.principal,
         signal,
         context,
-        ...(state && "s" in state ? { round: { inputResponses: ctx.mcpReq.inputResponses ?? {}, requestState: state.u } } : {}),
+        ...(round ? { round } : {}),
       });
     if (!this.isModern(ctx)) {
-      return this.finish(await call(this.context(ctx, (ask) => ctx.mcpReq.send(ask as never) as never), ctx.mcpReq.signal), ctx);
+      const asked = (ask: UpstreamAsk) => ctx.mcpReq.send(ask as never) as Promise<Record<string, unknown>>;
+      return this.finish(await call(this.context(ctx, asked), ctx.mcpReq.signal), ctx, serverId);
     }
     // A 2026 caller can only be asked through input_required: a 2025 upstream's question parks the call.
     if (state && "p" in state) {
@@ -210,13 +218,13 @@ class Handlers {
       }
       parked.relay = this.context(ctx);
       parked.answer(ctx.mcpReq.inputResponses);
-      return this.settleParked(parked, ctx);
+      return this.settleParked(parked, ctx, serverId);
     }
     const parked: ParkedCall<ToolCallResult | InputRequired> = this.services.parking.start(
       (ask, signal) => call(relayed(() => parked.relay, ask), signal),
       this.context(ctx),
     );
-    return this.settleParked(parked, ctx);
+    return this.settleParked(parked, ctx, serverId);
   }
 
   /** Lists of resources, templates or prompts: one server's as it pages them, or all, named for `/mcp`. */
@@ -372,9 +380,9 @@ class Handlers {
 
   /** A result as the caller gets it; an upstream's input_required with its state sealed to this caller. */
   private async finish(result: Record<string, unknown> | ToolCallResult | InputRequired, ctx: ServerContext, serverId?: string) {
-    if (result.resultType !== "input_required") return withoutUpstreamEnvelope(result);
+    if (result.resultType !== "input_required") return withoutUpstreamEnvelope(result as Record<string, unknown>);
     const { inputRequests, requestState } = result as InputRequired;
-    const id = serverId ?? (await this.entryOfCall(ctx))?.server.id ?? "";
+    const id = serverId ?? "";
     return inputRequired({
       ...(inputRequests ? { inputRequests: inputRequests as never } : {}),
       requestState: await this.services.codec.mint({ s: id, ...(requestState !== undefined ? { u: requestState } : {}) }, ctx),
@@ -385,7 +393,7 @@ class Handlers {
    * Waits for a parked call's next outcome (a caller leaving mid-round cancels it): its result, or
    * `input_required` with its questions and the call's id sealed as the state to echo.
    */
-  private async settleParked(parked: ParkedCall<ToolCallResult | InputRequired>, ctx: ServerContext) {
+  private async settleParked(parked: ParkedCall<ToolCallResult | InputRequired>, ctx: ServerContext, serverId: string) {
     const cancel = () => parked.abandon("the caller cancelled the call");
     ctx.mcpReq.signal.addEventListener("abort", cancel, { once: true });
     let outcome: RoundOutcome<ToolCallResult | InputRequired>;
@@ -395,17 +403,11 @@ class Handlers {
       ctx.mcpReq.signal.removeEventListener("abort", cancel);
     }
     if (outcome.kind === "error") throw toMcpError(outcome.error);
-    if (outcome.kind === "result") return this.finish(outcome.value, ctx);
+    if (outcome.kind === "result") return this.finish(outcome.value, ctx, serverId);
     return inputRequired({
       inputRequests: outcome.inputRequests as never,
       requestState: await this.services.codec.mint({ p: parked.id }, ctx),
     });
-  }
-
-  private async entryOfCall(ctx: ServerContext): Promise<DirectoryEntry | undefined> {
-    const name = (ctx as { mcpReq: { method: string } }).mcpReq.method === "tools/call" && this.endpoint;
-    if (name) return (await this.deps.directory.snapshot()).byName.get(name);
-    return undefined;
   }
 
   /** The server a gateway name (prompt name, resource URI) points at, and the server's own name for it. */

@@ -1,10 +1,11 @@
-import { createHash } from "node:crypto";
 import { gzipSync } from "node:zlib";
-import { attemptChanges, type StoredStatus, type ToolInfo } from "@mcpgw/core";
+import { attemptChanges, type StoredStatus } from "@mcpgw/core";
 import {
   CATALOG_PART_BYTES,
   type Catalog,
   CatalogTooLargeError,
+  catalogBody,
+  type Findings,
   MAX_CATALOG_PARTS,
   type StatusRepository,
 } from "../statuses";
@@ -19,15 +20,18 @@ export function createMemoryStatusRepository(tables: MemoryTables): StatusReposi
   const view = ({ lastJobId: _job, ...status }: StoredStatus & { lastJobId?: string }): StoredStatus =>
     copy(status);
 
-  /** The catalogue to write — none when its content is unchanged; throws when it is too large to store. */
-  function catalogWrite(serverId: string, tools: ToolInfo[], at: string) {
-    const json = JSON.stringify(tools);
-    const hash = createHash("sha256").update(json).digest("base64url");
+  /**
+   * The catalogue to write — none when its tools and profile are unchanged; throws when it is too large
+   * to store.
+   */
+  function catalogWrite(serverId: string, found: Findings, at: string) {
+    const { json, hash } = catalogBody(found);
     if (tables.catalogs.get(serverId)?.hash === hash) return undefined;
     const gzipped = gzipSync(json);
     if (Math.ceil(gzipped.length / CATALOG_PART_BYTES) > MAX_CATALOG_PARTS)
-      throw new CatalogTooLargeError(tools.length, gzipped.length);
-    return { serverId, tools: copy(tools), updatedAt: at, hash };
+      throw new CatalogTooLargeError(found.tools.length, gzipped.length);
+    const { tools, profile } = copy(found);
+    return { serverId, tools, ...(profile ? { profile } : {}), updatedAt: at, hash };
   }
 
   const catalogView = ({ hash: _hash, ...catalog }: Catalog & { hash: string }): Catalog => copy(catalog);
@@ -57,14 +61,14 @@ export function createMemoryStatusRepository(tables: MemoryTables): StatusReposi
       return view(bumped);
     },
 
-    async recordAttempt(serverId, generation, outcome, tools, options: { jobId?: string } = {}) {
-      const catalog = outcome.ok && tools ? catalogWrite(serverId, tools, outcome.at) : undefined;
+    async recordAttempt(serverId, generation, outcome, found, options: { jobId?: string } = {}) {
+      const catalog = outcome.ok && found ? catalogWrite(serverId, found, outcome.at) : undefined;
       const status = tables.statuses.get(serverId);
       if (!status || status.generation !== generation || status.state === "disabled") return false;
       if (options.jobId && status.lastJobId === options.jobId) return false;
       tables.statuses.set(serverId, {
         ...status,
-        ...attemptChanges(outcome),
+        ...attemptChanges(outcome, found?.profile),
         ...(options.jobId ? { lastJobId: options.jobId } : {}),
       });
       if (catalog) tables.catalogs.set(serverId, catalog);

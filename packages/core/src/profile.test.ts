@@ -1,0 +1,97 @@
+import { describe, expect, it } from "vitest";
+import {
+  MAX_DISCOVER_BYTES,
+  MAX_INSTRUCTIONS_CHARS,
+  MAX_PROFILE_OBJECT_BYTES,
+  ServerProfile,
+  toServerProfile,
+} from "./profile";
+
+const profile = {
+  protocolVersion: "2026-07-28",
+  capabilities: { tools: { listChanged: true }, logging: {} },
+  serverInfo: { name: "docs", version: "1.2.0", icons: [{ src: "https://example.com/i.png" }] },
+  instructions: "Search before you fetch.",
+  discover: { supportedVersions: ["2026-07-28", "2025-11-25"] },
+};
+
+/** A value nesting `levels` objects deep. */
+function nested(levels: number): Record<string, unknown> {
+  let value: Record<string, unknown> = {};
+  for (let i = 1; i < levels; i++) value = { a: value };
+  return value;
+}
+
+describe("ServerProfile", () => {
+  it("accepts a full profile and one with only a revision and capabilities", () => {
+    expect(ServerProfile.parse(profile)).toEqual(profile);
+    expect(ServerProfile.parse({ protocolVersion: "2025-03-26", capabilities: {} })).toEqual({
+      protocolVersion: "2025-03-26",
+      capabilities: {},
+    });
+  });
+
+  it.each([
+    ["2025-11-25", true],
+    ["DRAFT-2026-v1", true],
+    ["", false],
+    ["2025-11-25 ", false],
+    ["2025-11-25\n", false],
+    ["x".repeat(33), false],
+    ["<script>", false],
+  ])("a protocol revision %j is %s", (protocolVersion, valid) => {
+    expect(ServerProfile.safeParse({ ...profile, protocolVersion }).success).toBe(valid);
+  });
+
+  it("refuses instructions past the cap, objects too large or too deep, and arrays for objects", () => {
+    const big = { blob: "x".repeat(MAX_PROFILE_OBJECT_BYTES) };
+
+    expect(
+      ServerProfile.safeParse({ ...profile, instructions: "x".repeat(MAX_INSTRUCTIONS_CHARS) }).success,
+    ).toBe(true);
+    expect(
+      ServerProfile.safeParse({ ...profile, instructions: "x".repeat(MAX_INSTRUCTIONS_CHARS + 1) }).success,
+    ).toBe(false);
+    expect(ServerProfile.safeParse({ ...profile, capabilities: big }).success).toBe(false);
+    expect(ServerProfile.safeParse({ ...profile, serverInfo: big }).success).toBe(false);
+    expect(ServerProfile.safeParse({ ...profile, discover: big }).success).toBe(true);
+    expect(
+      ServerProfile.safeParse({ ...profile, discover: { blob: "x".repeat(MAX_DISCOVER_BYTES) } }).success,
+    ).toBe(false);
+    expect(ServerProfile.safeParse({ ...profile, capabilities: nested(100) }).success).toBe(false);
+    expect(ServerProfile.safeParse({ ...profile, capabilities: [] }).success).toBe(false);
+  });
+});
+
+describe("toServerProfile", () => {
+  it("keeps a valid profile as it is, less unknown keys", () => {
+    expect(toServerProfile({ ...profile, sessionId: "s-1" })).toEqual(profile);
+  });
+
+  it("is undefined without a usable revision or capabilities", () => {
+    expect(toServerProfile(undefined)).toBeUndefined();
+    expect(toServerProfile({ ...profile, protocolVersion: 20251125 })).toBeUndefined();
+    expect(toServerProfile({ ...profile, capabilities: "all" })).toBeUndefined();
+    expect(toServerProfile({ ...profile, capabilities: nested(10_000) })).toBeUndefined();
+  });
+
+  it("cuts long instructions short, never through a surrogate pair", () => {
+    const long = `${"x".repeat(MAX_INSTRUCTIONS_CHARS - 1)}😀 and more`;
+
+    const kept = toServerProfile({ ...profile, instructions: long });
+
+    expect(kept?.instructions).toBe("x".repeat(MAX_INSTRUCTIONS_CHARS - 1));
+    expect(ServerProfile.safeParse(kept).success).toBe(true);
+  });
+
+  it("leaves out a serverInfo or discover answer that is not a bounded JSON object", () => {
+    const kept = toServerProfile({
+      ...profile,
+      serverInfo: "docs",
+      discover: { blob: "x".repeat(MAX_DISCOVER_BYTES) },
+      instructions: 42,
+    });
+
+    expect(kept).toEqual({ protocolVersion: profile.protocolVersion, capabilities: profile.capabilities });
+  });
+});

@@ -1,0 +1,81 @@
+import { z } from "zod";
+import { jsonDepth, MAX_JSON_DEPTH } from "./json-depth";
+
+/** The longest protocol revision kept (`2026-07-28`, `2025-03-26`, a draft's name). */
+export const MAX_PROTOCOL_VERSION_CHARS = 32;
+/** The longest `instructions` text kept, in characters: an upstream could send megabytes. */
+export const MAX_INSTRUCTIONS_CHARS = 64 * 1024;
+/** The largest `capabilities` or `serverInfo` kept, as JSON bytes (icons may be `data:` URIs). */
+export const MAX_PROFILE_OBJECT_BYTES = 64 * 1024;
+/** The largest `server/discover` answer kept, as JSON bytes (it repeats capabilities, identity, instructions). */
+export const MAX_DISCOVER_BYTES = 256 * 1024;
+
+/** A protocol revision: a date (`2025-11-25`) or a word (`DRAFT-2026-v1`); no spaces, at most 32 characters. */
+export const PROTOCOL_VERSION = /^(?:[0-9]{4}-[0-9]{2}-[0-9]{2}|[A-Za-z][A-Za-z0-9._-]*)$/;
+export const ProtocolVersion = z.string().max(MAX_PROTOCOL_VERSION_CHARS).regex(PROTOCOL_VERSION);
+
+/** A plain JSON object nesting at most {@link MAX_JSON_DEPTH} levels and at most `maxBytes` as JSON. */
+function jsonObject(maxBytes: number) {
+  return z.record(z.string(), z.unknown()).superRefine((value, ctx) => {
+    if (jsonDepth(value) > MAX_JSON_DEPTH) {
+      ctx.addIssue({ code: "custom", message: `nests deeper than ${MAX_JSON_DEPTH} levels` });
+      return;
+    }
+    const bytes = jsonBytes(value);
+    if (bytes === undefined) ctx.addIssue({ code: "custom", message: "is not plain JSON" });
+    else if (bytes > maxBytes) ctx.addIssue({ code: "custom", message: `is over ${maxBytes} bytes as JSON` });
+  });
+}
+
+const utf8 = new TextEncoder();
+
+function jsonBytes(value: unknown): number | undefined {
+  try {
+    return utf8.encode(JSON.stringify(value)).length;
+  } catch {
+    return undefined; // a BigInt, or a cycle jsonDepth let through (it cannot: a cycle nests forever)
+  }
+}
+
+/**
+ * What a session learned of its server: the protocol revision it negotiated, the server's declared
+ * capabilities, identity and instructions, and (modern era) its `server/discover` answer, kept so a
+ * later connect needs no round trip. Bounded throughout: it comes from an upstream nobody vouches for.
+ */
+export const ServerProfile = z.object({
+  protocolVersion: ProtocolVersion,
+  capabilities: jsonObject(MAX_PROFILE_OBJECT_BYTES),
+  serverInfo: jsonObject(MAX_PROFILE_OBJECT_BYTES).optional(),
+  instructions: z.string().max(MAX_INSTRUCTIONS_CHARS).optional(),
+  discover: jsonObject(MAX_DISCOVER_BYTES).optional(),
+});
+export type ServerProfile = z.infer<typeof ServerProfile>;
+
+/**
+ * The profile to keep of what a session reported, leniently: undefined only when its revision or its
+ * capabilities are unusable; instructions past {@link MAX_INSTRUCTIONS_CHARS} are cut short, and a
+ * `serverInfo` or `discover` that is not a bounded JSON object is left out. Unknown keys are dropped.
+ */
+export function toServerProfile(reported: unknown): ServerProfile | undefined {
+  if (typeof reported !== "object" || reported === null) return undefined;
+  const raw = reported as Record<string, unknown>;
+  const { shape } = ServerProfile;
+  const protocolVersion = shape.protocolVersion.safeParse(raw.protocolVersion);
+  const capabilities = shape.capabilities.safeParse(raw.capabilities);
+  if (!protocolVersion.success || !capabilities.success) return undefined;
+  const profile: ServerProfile = { protocolVersion: protocolVersion.data, capabilities: capabilities.data };
+  const serverInfo = shape.serverInfo.safeParse(raw.serverInfo);
+  if (serverInfo.success && serverInfo.data) profile.serverInfo = serverInfo.data;
+  if (typeof raw.instructions === "string")
+    profile.instructions = cut(raw.instructions, MAX_INSTRUCTIONS_CHARS);
+  const discover = shape.discover.safeParse(raw.discover);
+  if (discover.success && discover.data) profile.discover = discover.data;
+  return profile;
+}
+
+/** `text` cut to at most `max` characters, never through a surrogate pair. */
+function cut(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const cutShort = text.slice(0, max);
+  return /[\uD800-\uDBFF]$/.test(cutShort) ? cutShort.slice(0, -1) : cutShort;
+}
