@@ -385,6 +385,37 @@ describe("MCP conformance suite (both eras)", () => {
     }
   });
 
+  it("/mcp/{server} passes every scenario the fixture passes directly", ({ expect }) => {
+    for (const era of ERAS) {
+      const direct = runs.get(key(era, "direct")) as Run;
+      const server = runs.get(key(era, "server")) as Run;
+      const passedDirectly = new Set(direct.scenarios.filter((s) => !s.failed).map((s) => s.scenario));
+      expect(
+        server.scenarios
+          .filter((s) => s.failed && passedDirectly.has(s.scenario))
+          .map((s) => `${s.scenario}: ${s.summary}`),
+        era,
+      ).toEqual([]);
+    }
+  });
+
+  it("/mcp fails only by name: every listed scenario passes on /mcp/{server}, or fails against the fixture too", ({
+    expect,
+  }) => {
+    for (const era of ERAS) {
+      const server = runs.get(key(era, "server")) as Run;
+      const direct = runs.get(key(era, "direct")) as Run;
+      const { failures } = baselines.get(key(era, "aggregated")) as Baseline;
+      for (const scenario of Object.keys(failures)) {
+        const failsDirectly = direct.scenarios.find((s) => s.scenario === scenario)?.failed === true;
+        const onServer = server.scenarios.find((s) => s.scenario === scenario);
+        expect(failsDirectly || onServer?.failed === false, `${era} ${scenario}: ${onServer?.summary}`).toBe(
+          true,
+        );
+      }
+    }
+  });
+
   it("reasons that say a scenario passes on /mcp/{server} are true", ({ expect }) => {
     for (const era of ERAS) {
       const server = runs.get(key(era, "server")) as Run;

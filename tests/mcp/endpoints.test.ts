@@ -237,7 +237,9 @@ describe("MCP endpoints with the SDK client", () => {
     expect(gatewayResources.map((resource) => resource.uri)).toContain(mapped);
     const readThrough = await all.readResource({ uri: mapped });
     expect(readThrough.contents[0]).toMatchObject({ uri: mapped });
-    expect(JSON.stringify(readThrough.contents[0])).toEqual(JSON.stringify({ ...read.contents[0], uri: mapped }));
+    expect(JSON.stringify(readThrough.contents[0])).toEqual(
+      JSON.stringify({ ...read.contents[0], uri: mapped }),
+    );
     const allPrompts = (await all.listPrompts()).prompts.map((prompt) => prompt.name);
     expect(allPrompts).toEqual(expect.arrayContaining([`${ev}__simple-prompt`, `${ev}__args-prompt`]));
     expect(await all.getPrompt({ name: `${ev}__args-prompt`, arguments: { city: "Porto" } })).toMatchObject({
@@ -380,10 +382,18 @@ describe("MCP endpoints with the SDK client", () => {
     });
     expect(list.status).toBe(200);
     expect(list.headers["content-type"]).toMatch(/application\/json/);
-    expect(list.body.result.tools.map((tool: { name: string }) => tool.name)).toEqual(["add", "echo", "fail", "slow"]);
+    expect(list.body.result.tools.map((tool: { name: string }) => tool.name)).toEqual([
+      "add",
+      "echo",
+      "fail",
+      "slow",
+    ]);
     // Without a session there is no GET stream and nothing to DELETE.
     for (const method of ["GET", "DELETE"]) {
-      const refused = await rawRequest(`${stack.api.url}/mcp`, { method, headers: { ...auth, accept: "text/event-stream" } });
+      const refused = await rawRequest(`${stack.api.url}/mcp`, {
+        method,
+        headers: { ...auth, accept: "text/event-stream" },
+      });
       expect(refused.status, method).toBe(405);
       expect(refused.headers.allow).toBe("POST");
     }
@@ -412,23 +422,39 @@ describe("MCP endpoints with the SDK client", () => {
     });
     expect(discover.status).toBe(200);
     expect(discover.headers["mcp-session-id"]).toBeUndefined();
-    expect(discover.body.result).toMatchObject({ supportedVersions: expect.arrayContaining(["2026-07-28"]), capabilities: { tools: {} } });
+    expect(discover.body.result).toMatchObject({
+      supportedVersions: expect.arrayContaining(["2026-07-28"]),
+      capabilities: { tools: {} },
+    });
     const list = await rawRequest(`${stack.api.url}/mcp/${alpha}`, {
       headers: { ...modern, "mcp-method": "tools/list" },
       body: { jsonrpc: "2.0", id: 2, method: "tools/list", params: { _meta: meta } },
     });
     expect(list.status).toBe(200);
     expect(list.body.result).toMatchObject({ ttlMs: 1_000, cacheScope: "private" });
-    expect(list.body.result.tools.map((tool: { name: string }) => tool.name)).toEqual(["add", "echo", "fail", "slow"]);
+    expect(list.body.result.tools.map((tool: { name: string }) => tool.name)).toEqual([
+      "add",
+      "echo",
+      "fail",
+      "slow",
+    ]);
     // The routing headers are checked against the body.
     const mismatch = await rawRequest(`${stack.api.url}/mcp/${alpha}`, {
       headers: { ...modern, "mcp-method": "tools/call", "mcp-name": "add" },
-      body: { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "echo", arguments: {}, _meta: meta } },
+      body: {
+        jsonrpc: "2.0",
+        id: 3,
+        method: "tools/call",
+        params: { name: "echo", arguments: {}, _meta: meta },
+      },
     });
     expect(mismatch.status).toBe(400);
     expect(mismatch.body.error.code).toBe(-32020);
     for (const method of ["GET", "DELETE"]) {
-      const refused = await rawRequest(`${stack.api.url}/mcp`, { method, headers: { ...modern, accept: "text/event-stream" } });
+      const refused = await rawRequest(`${stack.api.url}/mcp`, {
+        method,
+        headers: { ...modern, accept: "text/event-stream" },
+      });
       expect(refused.status, method).toBe(405);
     }
   });

@@ -103,7 +103,12 @@ export function rawRequest(
         res.on("end", () => {
           const text = Buffer.concat(chunks).toString("utf8");
           const sse = String(res.headers["content-type"] ?? "").startsWith("text/event-stream");
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: sse ? lastSseMessage(text) : parsed(text), text });
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: sse ? lastSseMessage(text) : parsed(text),
+            text,
+          });
         });
         res.on("error", reject);
       },

@@ -23,6 +23,12 @@ export interface CallContext {
   clientCapabilities?: Record<string, unknown>;
   /** The caller's log level: 2026 upstreams log to the call only when one is given. */
   logLevel?: LogLevel;
+  /**
+   * A 2026 caller's own `Mcp-Param-*` headers (SEP-2243; empty when it sent none), sent on verbatim to
+   * a 2026 upstream, which checks them against the arguments as the caller sent them. Absent (a 2025
+   * or REST caller), the SDK mirrors the arguments into headers itself, from the tool's definition.
+   */
+  paramHeaders?: Record<string, string>;
   /** A progress notification for this call. */
   onProgress?(progress: { progress: number; total?: number; message?: string }): void;
   /** A log message the upstream sent on this call's stream. */

@@ -93,24 +93,25 @@ export async function callTool(
   options: ForwardOptions & { tool?: ToolInfo },
 ): Promise<ToolCallResult | InputRequired> {
   const { context, round } = options;
-  const result = await requestUpstream(
-    (requestOptions) =>
-      session.router.run(context, () =>
-        session.client.callTool(
-          { name, arguments: args, ...envelope(session, context), ...roundParams(round) },
-          {
-            ...requestOptions,
-            allowInputRequired: true,
-            resetTimeoutOnProgress: true,
-            maxTotalTimeout: MAX_CALL_MS,
-            onprogress: (progress) => context?.onProgress?.(progress),
-            // The definition without outputSchema: results pass through whole, never re-validated.
-            ...(options.tool ? { toolDefinition: { ...options.tool, outputSchema: undefined } as never } : {}),
-          },
-        ),
-      ),
-    options,
-  );
+  const params = { name, arguments: args, ...envelope(session, context), ...roundParams(round) };
+  const result = await requestUpstream((requestOptions) => {
+    const callOptions = {
+      ...requestOptions,
+      allowInputRequired: true,
+      resetTimeoutOnProgress: true,
+      maxTotalTimeout: MAX_CALL_MS,
+      onprogress: (progress: { progress: number; total?: number; message?: string }) =>
+        context?.onProgress?.(progress),
+    };
+    const verbatim = session.era === "modern" ? context?.paramHeaders : undefined;
+    return session.router.run(context, () =>
+      verbatim
+        ? // A 2026 caller's own Mcp-Param-* headers (none, too), for the upstream to check (the SDK's
+          // callTool would re-derive them from the arguments, and retry past the upstream's refusal).
+          session.client.request({ method: "tools/call", params }, { ...callOptions, headers: verbatim })
+        : session.client.callTool(params, { ...callOptions, ...mirroring(session, options.tool) }),
+    );
+  }, options);
   if (isInputRequired(result)) return result;
   return shapeResult(result as Parameters<typeof shapeResult>[0]);
 }
@@ -131,13 +132,16 @@ export async function forwardRequest(
   return requestUpstream(
     (requestOptions) =>
       session.router.run(context, () =>
-        session.client.request({ method: method as "ping", params: withContext }, {
-          ...requestOptions,
-          allowInputRequired: true,
-          resetTimeoutOnProgress: true,
-          maxTotalTimeout: MAX_CALL_MS,
-          ...(context?.onProgress ? { onprogress: (progress) => context.onProgress?.(progress) } : {}),
-        }),
+        session.client.request(
+          { method: method as "ping", params: withContext },
+          {
+            ...requestOptions,
+            allowInputRequired: true,
+            resetTimeoutOnProgress: true,
+            maxTotalTimeout: MAX_CALL_MS,
+            ...(context?.onProgress ? { onprogress: (progress) => context.onProgress?.(progress) } : {}),
+          },
+        ),
       ),
     options,
   ) as Promise<Record<string, unknown>>;
@@ -156,6 +160,16 @@ function envelope(session: UpstreamSession, context: CallContext | undefined) {
       ...(context?.logLevel ? { [LOG_LEVEL_META_KEY]: context.logLevel } : {}),
     },
   };
+}
+
+/**
+ * For a caller that sent no `Mcp-Param-*` headers, the SDK mirrors the arguments into them from the
+ * tool's definition (given without its outputSchema: results pass through whole, never re-validated).
+ */
+function mirroring(session: UpstreamSession, tool: ToolInfo | undefined) {
+  return session.era === "modern" && tool
+    ? { toolDefinition: { ...tool, outputSchema: undefined } as never }
+    : {};
 }
 
 function roundParams(round: InputRound | undefined) {

@@ -47,9 +47,11 @@ export class ChangeWatcher implements UpstreamChanges {
   watch(entry: DirectoryEntry) {
     const name = entry.server.name;
     return {
+      // Listeners hear it at once (prompts and resources are read live); a tools change also asks the
+      // worker for a probe, whose new catalogue the directory then serves (and tells again).
       onListChanged: (kind: "tools" | "prompts" | "resources") => {
+        this.endpoints?.notify(name, kind);
         if (kind === "tools") void this.requestProbe(entry);
-        else this.endpoints?.notify(name, kind);
       },
       onResourceUpdated: (uri: string) => this.endpoints?.resourceUpdated(name, gatewayUri(name, uri), uri),
     };
@@ -69,9 +71,12 @@ export class ChangeWatcher implements UpstreamChanges {
       return; // The directory logs its own failures; the next tick looks again.
     }
     const first = this.seen.size === 0;
-    const current = new Map([...snapshot.byId.values()].map((entry) => [entry.server.id, fingerprint(entry)]));
+    const current = new Map(
+      [...snapshot.byId.values()].map((entry) => [entry.server.id, fingerprint(entry)]),
+    );
     const changed = new Set<string>();
-    for (const [id, print] of current) if (this.seen.get(id) !== print) changed.add(print.split("\0")[0] ?? "");
+    for (const [id, print] of current)
+      if (this.seen.get(id) !== print) changed.add(print.split("\0")[0] ?? "");
     for (const [id, print] of this.seen) if (!current.has(id)) changed.add(print.split("\0")[0] ?? "");
     this.seen.clear();
     for (const [id, print] of current) this.seen.set(id, print);
@@ -91,7 +96,10 @@ export class ChangeWatcher implements UpstreamChanges {
     try {
       await this.deps.store.jobs.send({ type: "probe", serverId: id, generation });
     } catch (error) {
-      this.logger.warn("could not request a probe after list_changed", { server: entry.server.name, ...errorFields(error) });
+      this.logger.warn("could not request a probe after list_changed", {
+        server: entry.server.name,
+        ...errorFields(error),
+      });
     }
   }
 }

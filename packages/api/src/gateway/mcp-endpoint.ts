@@ -20,12 +20,21 @@ import {
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/server/validators/ajv";
 import { type DirectoryEntry, isAvailable } from "./directory";
 import { ParkedCalls } from "./mcp-parking";
-import { createGatewayServer, endpointCapabilities, type McpCaller, type McpServices, type RoundState } from "./mcp-server";
+import {
+  createGatewayServer,
+  endpointCapabilities,
+  type McpCaller,
+  type McpServices,
+  type RoundState,
+} from "./mcp-server";
 import { LegacySessions } from "./mcp-sessions";
 import { type GatewayDeps, isThreadScoped, withServerSession } from "./service";
 
 /** Which list changed, as subscribed clients are told. */
 export type ChangeKind = "tools" | "prompts" | "resources";
+
+/** SEP-2243's HeaderMismatch: the request's headers and body disagree. */
+const HEADER_MISMATCH = -32020;
 
 /** Listen streams per endpoint in this process (each holds a request open). */
 const MAX_SUBSCRIPTIONS = 1_024;
@@ -59,16 +68,24 @@ export class McpEndpoints {
   }
 
   /** Serves one request of `caller` on `/mcp` (no entry) or `/mcp/{server}`. */
-  async serve(request: Request, parsedBody: unknown, caller: McpCaller, entry: DirectoryEntry | undefined): Promise<Response> {
+  async serve(
+    request: Request,
+    parsedBody: unknown,
+    caller: McpCaller,
+    entry: DirectoryEntry | undefined,
+  ): Promise<Response> {
     const endpoint = entry?.server.name ?? "";
     const authInfo: AuthInfo = { token: "", clientId: caller.principalKey, scopes: [], extra: { caller } };
     if (!(await isLegacyRequest(request, parsedBody))) {
-      return this.modern(endpoint).handler.fetch(request, { authInfo, parsedBody });
+      const response = await this.modern(endpoint).handler.fetch(request, { authInfo, parsedBody });
+      return isToolCall(parsedBody) ? headerMismatchAsBadRequest(response) : response;
     }
     const sessionful =
       request.headers.has("mcp-session-id") ||
-      ((parsedBody as { method?: unknown } | undefined)?.method === "initialize" && acceptsEventStream(request));
-    if (sessionful) return this.services.sessions.handle(request, parsedBody, caller.principalKey, endpoint, authInfo);
+      ((parsedBody as { method?: unknown } | undefined)?.method === "initialize" &&
+        acceptsEventStream(request));
+    if (sessionful)
+      return this.services.sessions.handle(request, parsedBody, caller.principalKey, endpoint, authInfo);
     if (request.method !== "POST") return methodNotAllowed();
     return this.sessionless(request, parsedBody, endpoint, authInfo);
   }
@@ -100,7 +117,8 @@ export class McpEndpoints {
     this.handlers.get("")?.handler.notify.resourceUpdated(gatewayUri);
     for (const session of this.services.sessions.of(undefined)) {
       const named = session.endpoint === "" ? gatewayUri : session.endpoint === endpoint ? uri : undefined;
-      if (named && session.subscriptions.has(named)) void session.server.sendResourceUpdated({ uri: named }).catch(() => undefined);
+      if (named && session.subscriptions.has(named))
+        void session.server.sendResourceUpdated({ uri: named }).catch(() => undefined);
     }
   }
 
@@ -139,36 +157,72 @@ export class McpEndpoints {
    */
   private async sessionless(request: Request, parsedBody: unknown, endpoint: string, authInfo: AuthInfo) {
     const server = await this.newServer(endpoint || undefined);
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
     const headers = new Headers(request.headers);
     headers.set("accept", "application/json, text/event-stream");
     await server.connect(transport);
     try {
-      return await transport.handleRequest(new Request(request.url, { method: "POST", headers }), { parsedBody, authInfo });
+      return await transport.handleRequest(new Request(request.url, { method: "POST", headers }), {
+        parsedBody,
+        authInfo,
+      });
     } finally {
       void server.close();
     }
   }
 
   private async newServer(endpoint: string | undefined) {
-    return createGatewayServer(this.services, endpoint, endpointCapabilities(await this.upstreamCapabilities(endpoint)));
+    return createGatewayServer(
+      this.services,
+      endpoint,
+      endpointCapabilities(await this.upstreamCapabilities(endpoint)),
+    );
   }
 
   /**
    * What `/mcp/{server}` mirrors: the capabilities the server's last probe recorded, else (an older
    * catalogue) its warm session's. A thread-scoped, unavailable or unreachable server offers tools.
    */
-  private async upstreamCapabilities(endpoint: string | undefined): Promise<Record<string, unknown> | undefined> {
+  private async upstreamCapabilities(
+    endpoint: string | undefined,
+  ): Promise<Record<string, unknown> | undefined> {
     if (endpoint === undefined) return undefined;
     const entry = (await this.services.deps.directory.snapshot()).byName.get(endpoint);
     if (entry?.profile) return entry.profile.capabilities;
     if (!entry || !isAvailable(entry) || isThreadScoped(entry)) return {};
     try {
-      return await withServerSession(this.services.deps, entry, async (session) => session.client.getServerCapabilities() ?? {});
+      return await withServerSession(
+        this.services.deps,
+        entry,
+        async (session) => session.client.getServerCapabilities() ?? {},
+      );
     } catch {
       return {};
     }
   }
+}
+
+function isToolCall(body: unknown): boolean {
+  return (body as { method?: unknown } | undefined)?.method === "tools/call";
+}
+
+/**
+ * A 2026 caller's `Mcp-Param-*` headers (or their absence) go to the upstream verbatim, and the
+ * upstream checks them against the arguments; its HeaderMismatch (-32020) answer is about the
+ * caller's request, so it gets the HTTP 400 SEP-2243 asks for (the SDK answers a handler's error
+ * with 200).
+ */
+async function headerMismatchAsBadRequest(response: Response): Promise<Response> {
+  if (response.status !== 200 || !(response.headers.get("content-type") ?? "").includes("application/json"))
+    return response;
+  const text = await response.text();
+  const mismatch =
+    text.includes(String(HEADER_MISMATCH)) &&
+    (JSON.parse(text) as { error?: { code?: unknown } }).error?.code === HEADER_MISMATCH;
+  return new Response(text, { status: mismatch ? 400 : 200, headers: response.headers });
 }
 
 function acceptsEventStream(request: Request): boolean {
@@ -176,8 +230,15 @@ function acceptsEventStream(request: Request): boolean {
 }
 
 function methodNotAllowed(): Response {
-  const body = { jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed: open a session (initialize) first, or use POST." }, id: null };
-  return new Response(JSON.stringify(body), { status: 405, headers: { "content-type": "application/json", allow: "POST" } });
+  const body = {
+    jsonrpc: "2.0",
+    error: { code: -32000, message: "Method not allowed: open a session (initialize) first, or use POST." },
+    id: null,
+  };
+  return new Response(JSON.stringify(body), {
+    status: 405,
+    headers: { "content-type": "application/json", allow: "POST" },
+  });
 }
 
 /** The capabilities `/mcp` serves (exported for tests). */

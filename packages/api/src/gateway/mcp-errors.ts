@@ -15,7 +15,8 @@ export function toMcpError(error: unknown): ProtocolError {
   if (upstream) return upstream;
   if (error instanceof CallFailure && error.kind === "too_large")
     return toMcpError(new AppError("upstream.response_too_large", error.message));
-  if (error instanceof CallFailure) return new ProtocolError(RPC.INTERNAL_ERROR, `upstream ${error.kind}: ${error.message}`);
+  if (error instanceof CallFailure)
+    return new ProtocolError(RPC.INTERNAL_ERROR, `upstream ${error.kind}: ${error.message}`);
   if (!(error instanceof AppError)) return new ProtocolError(RPC.INTERNAL_ERROR, "internal error");
   return new ProtocolError(error.rpcCode, error.detail, { code: error.code, ...error.extra });
 }
@@ -25,7 +26,11 @@ function upstreamRpcError(error: unknown): ProtocolError | undefined {
   for (let link = error, depth = 0; link instanceof Error && depth < 4; link = link.cause, depth++) {
     if (link instanceof CallFailure && link.kind === "rpc" && link.cause instanceof ProtocolError) {
       // The failure's text is already scrubbed of credentials; the SDK's "MCP error -N:" prefixes go.
-      return new ProtocolError(link.cause.code, link.message.replace(/^(MCP error -?\d+: )+/, ""), link.cause.data);
+      return new ProtocolError(
+        link.cause.code,
+        link.message.replace(/^(MCP error -?\d+: )+/, ""),
+        link.cause.data,
+      );
     }
   }
   return undefined;

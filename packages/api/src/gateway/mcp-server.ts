@@ -6,13 +6,21 @@
  * (progress, logs, questions for the user or the model) reaches the caller in its own era.
  */
 import { AppError, errorFields, parseQualifiedName, qualifyToolName, RPC } from "@mcpgw/core";
-import type { CallContext, InputRequired, LogLevel, ToolCallResult, UpstreamAsk } from "@mcpgw/upstream";
+import type {
+  CallContext,
+  InputRequired,
+  InputRound,
+  LogLevel,
+  ToolCallResult,
+  UpstreamAsk,
+} from "@mcpgw/upstream";
 import {
   CLIENT_CAPABILITIES_META_KEY,
   inputRequired,
   type jsonSchemaValidator,
   LOG_LEVEL_META_KEY,
   type RequestStateCodec,
+  ResourceNotFoundError,
   SERVER_INFO_META_KEY,
   Server,
   type ServerCapabilities,
@@ -83,7 +91,9 @@ export function endpointCapabilities(upstream: Record<string, unknown> | undefin
   const resources = upstream.resources as { subscribe?: boolean } | undefined;
   return {
     tools: { listChanged: true },
-    ...(has("resources") ? { resources: { listChanged: true, ...(resources?.subscribe ? { subscribe: true } : {}) } } : {}),
+    ...(has("resources")
+      ? { resources: { listChanged: true, ...(resources?.subscribe ? { subscribe: true } : {}) } }
+      : {}),
     ...(has("prompts") ? { prompts: { listChanged: true } } : {}),
     ...(has("completions") ? { completions: {} } : {}),
     logging: {},
@@ -119,16 +129,19 @@ export function createGatewayServer(
   const handlers = new Handlers(services, server, endpoint);
   // Every failure crosses the wire as JSON-RPC from the one error table.
   const on = (method: string, handle: (params: Params, ctx: ServerContext) => Promise<unknown>) =>
-    server.setRequestHandler(method as "ping", (async (request: { params?: unknown }, ctx: ServerContext) => {
-      try {
-        return await handle((request.params ?? {}) as Params, ctx);
-      } catch (error) {
-        const wire = toMcpError(error);
-        if (wire.code === RPC.INTERNAL_ERROR && wire.message === "internal error")
-          deps.logger.error("mcp request failed", { method, ...errorFields(error) });
-        throw wire;
-      }
-    }) as never);
+    server.setRequestHandler(
+      method as "ping",
+      (async (request: { params?: unknown }, ctx: ServerContext) => {
+        try {
+          return await handle((request.params ?? {}) as Params, ctx);
+        } catch (error) {
+          const wire = toMcpError(error);
+          if (wire.code === RPC.INTERNAL_ERROR && wire.message === "internal error")
+            deps.logger.error("mcp request failed", { method, ...errorFields(error) });
+          throw wire;
+        }
+      }) as never,
+    );
 
   on("tools/list", (params, ctx) => handlers.listTools(params.cursor, ctx));
   on("tools/call", (params, ctx) => handlers.callTool(params.name, params.arguments ?? {}, ctx));
@@ -140,15 +153,21 @@ export function createGatewayServer(
     on("resources/read", (params, ctx) => handlers.readResource(params.uri, ctx));
     if (capabilities.resources.subscribe) {
       on("resources/subscribe", (params, ctx) => handlers.subscribe("resources/subscribe", params.uri, ctx));
-      on("resources/unsubscribe", (params, ctx) => handlers.subscribe("resources/unsubscribe", params.uri, ctx));
+      on("resources/unsubscribe", (params, ctx) =>
+        handlers.subscribe("resources/unsubscribe", params.uri, ctx),
+      );
     }
   }
   if (capabilities.prompts) {
     on("prompts/list", (params, ctx) => handlers.list("prompts/list", "prompts", params.cursor, ctx));
-    on("prompts/get", (params, ctx) => handlers.getPrompt(params.name, params.arguments as Record<string, string>, ctx));
+    on("prompts/get", (params, ctx) =>
+      handlers.getPrompt(params.name, params.arguments as Record<string, string>, ctx),
+    );
   }
   if (capabilities.completions) {
-    on("completion/complete", (params, ctx) => handlers.complete(params as unknown as Record<string, unknown>, ctx));
+    on("completion/complete", (params, ctx) =>
+      handlers.complete(params as unknown as Record<string, unknown>, ctx),
+    );
   }
   if (capabilities.logging) on("logging/setLevel", (params, ctx) => handlers.setLevel(params.level, ctx));
   return server;
@@ -192,17 +211,14 @@ class Handlers {
     const serverId = (await this.deps.directory.snapshot()).byName.get(server)?.server.id ?? "";
     const state = ctx.mcpReq.requestState<RoundState>();
     // The upstream's own state goes back only to the server that issued it.
-    const round =
-      state && "s" in state && state.s === serverId
-        ? { inputResponses: ctx.mcpReq.inputResponses ?? {}, requestState: state.u }
-        : undefined;
+    const round = roundOf(ctx, state, serverId);
     const call = (context: CallContext, signal: AbortSignal) =>
       callGatewayTool(this.deps, qualified, args, {
         scope: caller.scope,
         principal: caller.principal,
         signal,
         context,
-        ...(round ? { round } : {}),
+        ...withRound(round),
       });
     if (!this.isModern(ctx)) {
       const asked = (ask: UpstreamAsk) => ctx.mcpReq.send(ask as never) as Promise<Record<string, unknown>>;
@@ -213,7 +229,10 @@ class Handlers {
       const parked = this.services.parking.get<ToolCallResult | InputRequired>(state.p);
       if (!parked) {
         throw toMcpError(
-          new AppError("mcp.round_expired", "The call waiting for these answers is gone (expired, or held by another gateway instance); call the tool again."),
+          new AppError(
+            "mcp.round_expired",
+            "The call waiting for these answers is gone (expired, or held by another gateway instance); call the tool again.",
+          ),
         );
       }
       parked.relay = this.context(ctx);
@@ -221,7 +240,11 @@ class Handlers {
       return this.settleParked(parked, ctx, serverId);
     }
     const parked: ParkedCall<ToolCallResult | InputRequired> = this.services.parking.start(
-      (ask, signal) => call(relayed(() => parked.relay, ask), signal),
+      (ask, signal) =>
+        call(
+          relayed(() => parked.relay, ask),
+          signal,
+        ),
       this.context(ctx),
     );
     return this.settleParked(parked, ctx, serverId);
@@ -243,7 +266,11 @@ class Handlers {
           return items.map((item) => renamed(entry.server.name, key, item));
         } catch (error) {
           // Best effort, like tools: one failing server never hides the others'.
-          this.deps.logger.warn("aggregated list skipped a server", { server: entry.server.name, method, error: String(error) });
+          this.deps.logger.warn("aggregated list skipped a server", {
+            server: entry.server.name,
+            method,
+            error: String(error),
+          });
           return [];
         }
       }),
@@ -253,11 +280,19 @@ class Handlers {
   }
 
   async readResource(uri: string, ctx: ServerContext) {
+    // A URI of no server's (not in the gateway's form) is a resource that does not exist here.
+    if (!this.endpoint && !parseGatewayUri(uri))
+      throw new ResourceNotFoundError(uri, `Resource ${uri.slice(0, 200)} not found`);
     const { entry, name } = await this.target(uri, parseGatewayUri, ctx);
-    const result = (await this.forwardRound(entry, "resources/read", { uri: name }, ctx)) as Record<string, unknown>;
+    const result = (await this.forwardRound(entry, "resources/read", { uri: name }, ctx)) as Record<
+      string,
+      unknown
+    >;
     if (this.endpoint || !Array.isArray(result.contents)) return result;
     const contents = (result.contents as Array<Record<string, unknown>>).map((content) =>
-      typeof content.uri === "string" ? { ...content, uri: gatewayUri(entry.server.name, content.uri) } : content,
+      typeof content.uri === "string"
+        ? { ...content, uri: gatewayUri(entry.server.name, content.uri) }
+        : content,
     );
     return { ...result, contents };
   }
@@ -279,17 +314,23 @@ class Handlers {
       return this.forward(entry, "completion/complete", params, ctx);
     }
     if (ref.type === "ref/prompt" && typeof ref.name === "string") {
-      const { entry, name } = await this.target(ref.name, (n) => {
-        const parsed = parseGatewayPromptName(n);
-        return parsed ? { server: parsed.server, uri: parsed.name } : undefined;
-      }, ctx);
+      const { entry, name } = await this.target(
+        ref.name,
+        (n) => {
+          const parsed = parseGatewayPromptName(n);
+          return parsed ? { server: parsed.server, uri: parsed.name } : undefined;
+        },
+        ctx,
+      );
       return this.forward(entry, "completion/complete", { ...params, ref: { ...ref, name } }, ctx);
     }
     if (ref.type === "ref/resource" && typeof ref.uri === "string") {
       const { entry, name } = await this.target(ref.uri, parseGatewayUri, ctx);
       return this.forward(entry, "completion/complete", { ...params, ref: { ...ref, uri: name } }, ctx);
     }
-    throw toMcpError(new AppError("request.invalid", "completion/complete needs a ref/prompt or ref/resource reference."));
+    throw toMcpError(
+      new AppError("request.invalid", "completion/complete needs a ref/prompt or ref/resource reference."),
+    );
   }
 
   /** A 2025 client's log level: kept for its session, and (on `/mcp/{server}`) passed to the upstream. */
@@ -298,7 +339,9 @@ class Handlers {
     if (session) session.logLevel = level;
     if (this.endpoint) {
       const entry = await this.entry(this.endpoint, callerOf(ctx).scope);
-      await forwardToServer(this.deps, entry, "logging/setLevel", { level }, this.forwardOptions(ctx)).catch(() => undefined);
+      await forwardToServer(this.deps, entry, "logging/setLevel", { level }, this.forwardOptions(ctx)).catch(
+        () => undefined,
+      );
     }
     return {};
   }
@@ -309,8 +352,10 @@ class Handlers {
     const session = this.services.sessions.byServer(this.server);
     if (method === "resources/subscribe") session?.subscriptions.add(uri);
     else session?.subscriptions.delete(uri);
+    // A 2026 upstream has no resources/subscribe (its listen stream carries updates): kept here only.
     const upstream = entry.profile?.capabilities?.resources as { subscribe?: boolean } | undefined;
-    if (upstream?.subscribe) await forwardToServer(this.deps, entry, method, { uri: name }, this.forwardOptions(ctx));
+    if (upstream?.subscribe && speaksLegacy(entry))
+      await forwardToServer(this.deps, entry, method, { uri: name }, this.forwardOptions(ctx));
     return {};
   }
 
@@ -327,14 +372,19 @@ class Handlers {
   }
 
   /** The caller's side of a call: its capabilities, log level, progress and log channels, and asks. */
-  private context(ctx: ServerContext, ask?: (request: UpstreamAsk) => Promise<Record<string, unknown>>): CallContext {
+  private context(
+    ctx: ServerContext,
+    ask?: (request: UpstreamAsk) => Promise<Record<string, unknown>>,
+  ): CallContext {
     const progressToken = ctx.mcpReq._meta?.progressToken;
     const modern = this.isModern(ctx);
     const envelope = (ctx.mcpReq.envelope ?? {}) as Record<string, unknown>;
     const logLevel = modern
       ? (envelope[LOG_LEVEL_META_KEY] as LogLevel | undefined)
       : ((this.services.sessions.byServer(this.server)?.logLevel as LogLevel | undefined) ?? "debug");
+    const paramHeaders = modern ? mcpParamHeaders(ctx.http?.req) : undefined;
     return {
+      ...(paramHeaders ? { paramHeaders } : {}),
       clientCapabilities: (modern
         ? envelope[CLIENT_CAPABILITIES_META_KEY]
         : this.server.getClientCapabilities()) as Record<string, unknown> | undefined,
@@ -342,7 +392,9 @@ class Handlers {
       ...(progressToken !== undefined
         ? {
             onProgress: (progress) =>
-              void ctx.mcpReq.notify({ method: "notifications/progress", params: { ...progress, progressToken } }).catch(() => undefined),
+              void ctx.mcpReq
+                .notify({ method: "notifications/progress", params: { ...progress, progressToken } })
+                .catch(() => undefined),
           }
         : {}),
       ...(logLevel
@@ -358,8 +410,15 @@ class Handlers {
   }
 
   /** A request forwarded as it is; the upstream's answer whole, less its envelope. */
-  private async forward(entry: DirectoryEntry, method: string, params: Record<string, unknown>, ctx: ServerContext) {
-    return withoutUpstreamEnvelope(await forwardToServer(this.deps, entry, method, params, this.forwardOptions(ctx)));
+  private async forward(
+    entry: DirectoryEntry,
+    method: string,
+    params: Record<string, unknown>,
+    ctx: ServerContext,
+  ) {
+    return withoutUpstreamEnvelope(
+      await forwardToServer(this.deps, entry, method, params, this.forwardOptions(ctx)),
+    );
   }
 
   private forwardOptions(ctx: ServerContext) {
@@ -367,25 +426,36 @@ class Handlers {
   }
 
   /** Forwards a request that may need input (resources/read, prompts/get), sealing the upstream's state. */
-  private async forwardRound(entry: DirectoryEntry, method: string, params: Record<string, unknown>, ctx: ServerContext) {
+  private async forwardRound(
+    entry: DirectoryEntry,
+    method: string,
+    params: Record<string, unknown>,
+    ctx: ServerContext,
+  ) {
     const state = ctx.mcpReq.requestState<RoundState>();
     const result = await forwardToServer(this.deps, entry, method, params, {
       ...this.forwardOptions(ctx),
-      ...(state && "s" in state && state.s === entry.server.id
-        ? { round: { inputResponses: ctx.mcpReq.inputResponses ?? {}, requestState: state.u } }
-        : {}),
+      ...withRound(roundOf(ctx, state, entry.server.id)),
     });
     return this.finish(result, ctx, entry.server.id);
   }
 
   /** A result as the caller gets it; an upstream's input_required with its state sealed to this caller. */
-  private async finish(result: Record<string, unknown> | ToolCallResult | InputRequired, ctx: ServerContext, serverId?: string) {
-    if (result.resultType !== "input_required") return withoutUpstreamEnvelope(result as Record<string, unknown>);
+  private async finish(
+    result: Record<string, unknown> | ToolCallResult | InputRequired,
+    ctx: ServerContext,
+    serverId?: string,
+  ) {
+    if (result.resultType !== "input_required")
+      return withoutUpstreamEnvelope(result as Record<string, unknown>);
     const { inputRequests, requestState } = result as InputRequired;
     const id = serverId ?? "";
     return inputRequired({
       ...(inputRequests ? { inputRequests: inputRequests as never } : {}),
-      requestState: await this.services.codec.mint({ s: id, ...(requestState !== undefined ? { u: requestState } : {}) }, ctx),
+      requestState: await this.services.codec.mint(
+        { s: id, ...(requestState !== undefined ? { u: requestState } : {}) },
+        ctx,
+      ),
     });
   }
 
@@ -393,7 +463,11 @@ class Handlers {
    * Waits for a parked call's next outcome (a caller leaving mid-round cancels it): its result, or
    * `input_required` with its questions and the call's id sealed as the state to echo.
    */
-  private async settleParked(parked: ParkedCall<ToolCallResult | InputRequired>, ctx: ServerContext, serverId: string) {
+  private async settleParked(
+    parked: ParkedCall<ToolCallResult | InputRequired>,
+    ctx: ServerContext,
+    serverId: string,
+  ) {
     const cancel = () => parked.abandon("the caller cancelled the call");
     ctx.mcpReq.signal.addEventListener("abort", cancel, { once: true });
     let outcome: RoundOutcome<ToolCallResult | InputRequired>;
@@ -420,7 +494,12 @@ class Handlers {
     if (this.endpoint) return { entry: await this.entry(this.endpoint, scope), name: gatewayName };
     const parsed = parse(gatewayName);
     if (!parsed) {
-      throw toMcpError(new AppError("request.invalid", `'${gatewayName.slice(0, 200)}' names no server's prompt or resource on /mcp.`));
+      throw toMcpError(
+        new AppError(
+          "request.invalid",
+          `'${gatewayName.slice(0, 200)}' names no server's prompt or resource on /mcp.`,
+        ),
+      );
     }
     return { entry: await this.entry(parsed.server, scope), name: parsed.uri };
   }
@@ -428,16 +507,26 @@ class Handlers {
   /** A connected server in the caller's scope, by name. */
   private async entry(name: string, scope: ServerScope): Promise<DirectoryEntry> {
     const entry =
-      (await this.deps.directory.snapshot()).byName.get(name) ?? (await this.deps.directory.fresh()).byName.get(name);
-    if (!entry || !inScope(scope, entry.server.id)) throw toMcpError(new AppError("server.not_found", `No server named '${name}'.`));
+      (await this.deps.directory.snapshot()).byName.get(name) ??
+      (await this.deps.directory.fresh()).byName.get(name);
+    if (!entry || !inScope(scope, entry.server.id))
+      throw toMcpError(new AppError("server.not_found", `No server named '${name}'.`));
     if (!isAvailable(entry)) {
-      throw toMcpError(new AppError("server.unavailable", `Server '${name}' is ${entry.server.enabled ? (entry.status?.state ?? "connecting") : "disabled"}.`));
+      throw toMcpError(
+        new AppError(
+          "server.unavailable",
+          `Server '${name}' is ${entry.server.enabled ? (entry.status?.state ?? "connecting") : "disabled"}.`,
+        ),
+      );
     }
     return entry;
   }
 
   /** The servers `/mcp` aggregates a capability of: connected, in scope, not thread-scoped. */
-  private async aggregated(scope: ServerScope, capability: "resources" | "prompts"): Promise<DirectoryEntry[]> {
+  private async aggregated(
+    scope: ServerScope,
+    capability: "resources" | "prompts",
+  ): Promise<DirectoryEntry[]> {
     const snapshot = await this.deps.directory.snapshot();
     return [...snapshot.byName.values()]
       .filter((entry) => isAvailable(entry) && inScope(scope, entry.server.id) && !isThreadScoped(entry))
@@ -449,7 +538,13 @@ class Handlers {
     const items: Array<Record<string, unknown>> = [];
     let cursor: string | undefined;
     for (let pages = 0; pages < MAX_UPSTREAM_PAGES; pages++) {
-      const page = await forwardToServer(this.deps, entry, method, cursor ? { cursor } : {}, this.forwardOptions(ctx));
+      const page = await forwardToServer(
+        this.deps,
+        entry,
+        method,
+        cursor ? { cursor } : {},
+        this.forwardOptions(ctx),
+      );
       items.push(...((page[key] as Array<Record<string, unknown>> | undefined) ?? []));
       cursor = typeof page.nextCursor === "string" ? page.nextCursor : undefined;
       if (!cursor) break;
@@ -472,8 +567,41 @@ function relayed(
     get logLevel() {
       return current()?.logLevel;
     },
+    get paramHeaders() {
+      return current()?.paramHeaders;
+    },
     ask,
   };
+}
+
+/**
+ * The answers a retry carries, for the upstream: the caller's `inputResponses` as given, and the
+ * upstream's own `requestState` only when the sealed state says this server issued it.
+ */
+function roundOf(
+  ctx: ServerContext,
+  state: RoundState | undefined,
+  serverId: string,
+): InputRound | undefined {
+  const requestState = state && "s" in state && state.s === serverId ? state.u : undefined;
+  const inputResponses = ctx.mcpReq.inputResponses;
+  if (!inputResponses && requestState === undefined) return undefined;
+  return {
+    ...(inputResponses ? { inputResponses } : {}),
+    ...(requestState !== undefined ? { requestState } : {}),
+  };
+}
+
+function withRound(round: InputRound | undefined): { round?: InputRound } {
+  return round ? { round } : {};
+}
+
+/** The request's `Mcp-Param-*` headers (SEP-2243), none or some. */
+function mcpParamHeaders(request: Request | undefined): Record<string, string> | undefined {
+  if (!request) return undefined;
+  const found: Record<string, string> = {};
+  for (const [name, value] of request.headers) if (name.startsWith("mcp-param-")) found[name] = value;
+  return found;
 }
 
 /** The caller the endpoint put in the request's auth info. */
@@ -485,8 +613,10 @@ function callerOf(ctx: ServerContext): McpCaller {
 
 /** A list item of one server as `/mcp` shows it: prompt names and resource URIs in gateway form. */
 function renamed(server: string, key: ListKey, item: Record<string, unknown>): Record<string, unknown> {
-  if (key === "prompts" && typeof item.name === "string") return { ...item, name: gatewayPromptName(server, item.name) };
-  if (key === "resources" && typeof item.uri === "string") return { ...item, uri: gatewayUri(server, item.uri) };
+  if (key === "prompts" && typeof item.name === "string")
+    return { ...item, name: gatewayPromptName(server, item.name) };
+  if (key === "resources" && typeof item.uri === "string")
+    return { ...item, uri: gatewayUri(server, item.uri) };
   if (key === "resourceTemplates" && typeof item.uriTemplate === "string")
     return { ...item, uriTemplate: gatewayUriTemplate(server, item.uriTemplate) };
   return item;
@@ -498,8 +628,10 @@ function withGatewayUiUri(server: string, meta: unknown): { _meta?: Record<strin
   const record = meta as Record<string, unknown>;
   const ui = record.ui as { resourceUri?: unknown } | undefined;
   const rewritten: Record<string, unknown> = { ...record };
-  if (ui && typeof ui.resourceUri === "string") rewritten.ui = { ...ui, resourceUri: gatewayUri(server, ui.resourceUri) };
-  if (typeof record["ui/resourceUri"] === "string") rewritten["ui/resourceUri"] = gatewayUri(server, record["ui/resourceUri"]);
+  if (ui && typeof ui.resourceUri === "string")
+    rewritten.ui = { ...ui, resourceUri: gatewayUri(server, ui.resourceUri) };
+  if (typeof record["ui/resourceUri"] === "string")
+    rewritten["ui/resourceUri"] = gatewayUri(server, record["ui/resourceUri"]);
   return { _meta: rewritten };
 }
 
@@ -513,6 +645,11 @@ function withoutUpstreamEnvelope<T extends Record<string, unknown>>(result: T): 
   const { [SERVER_INFO_META_KEY]: _upstream, ...rest } = meta;
   const { _meta, ...plain } = result;
   return (Object.keys(rest).length > 0 ? { ...plain, _meta: rest } : plain) as T;
+}
+
+/** True for a server whose last probe spoke a 2025 revision (or that has no recorded profile yet). */
+function speaksLegacy(entry: DirectoryEntry): boolean {
+  return !entry.profile || entry.profile.protocolVersion < "2026-07-28";
 }
 
 /** A page of `items` from an offset cursor. */

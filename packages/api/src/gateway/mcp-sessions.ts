@@ -13,6 +13,8 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import {
   type AuthInfo,
+  type EventStore,
+  type JSONRPCMessage,
   type Server,
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
@@ -42,6 +44,12 @@ export interface LegacySession {
   /** Resource URIs the client subscribed to, as it named them. */
   subscriptions: Set<string>;
 }
+
+/** What a session's SSE streams tell clients to wait before reconnecting. */
+const RETRY_INTERVAL_MS = 2_000;
+/** Events a session keeps for replay after a reconnect: the most recent ones, within both bounds. */
+const REPLAY_EVENTS = 256;
+const REPLAY_BYTES = 1024 * 1024;
 
 /** Initialize params larger than this are kept without the client's capabilities' detail. */
 const MAX_CLAIMS_BYTES = 4_096;
@@ -80,7 +88,11 @@ export class LegacySessions {
     const id = request.headers.get("mcp-session-id");
     const session = id
       ? await this.resume(id, principal, endpoint)
-      : await this.open(principal, endpoint, (parsedBody as { params?: Record<string, unknown> }).params ?? {});
+      : await this.open(
+          principal,
+          endpoint,
+          (parsedBody as { params?: Record<string, unknown> }).params ?? {},
+        );
     if (!session) return sessionNotFound();
     session.lastUsed = Date.now();
     return session.transport.handleRequest(request, { parsedBody, authInfo });
@@ -113,7 +125,12 @@ export class LegacySessions {
   private readonly ended = new Set<string>();
 
   private async open(principal: string, endpoint: string, params: Record<string, unknown>) {
-    const claims: SessionClaims = { p: principal, e: endpoint, i: boundedParams(params), r: randomBytes(12).toString("base64url") };
+    const claims: SessionClaims = {
+      p: principal,
+      e: endpoint,
+      i: boundedParams(params),
+      r: randomBytes(12).toString("base64url"),
+    };
     return this.start(this.sign(claims), claims);
   }
 
@@ -135,6 +152,9 @@ export class LegacySessions {
     }
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => id,
+      // Resumable streams: a client whose SSE stream dropped reconnects with Last-Event-ID (here).
+      eventStore: boundedEventStore(),
+      retryInterval: RETRY_INTERVAL_MS,
       // The client ended it (DELETE): it is not rebuilt here again.
       onsessionclosed: () => {
         this.ended.add(id);
@@ -206,7 +226,11 @@ function boundedParams(params: Record<string, unknown>): Record<string, unknown>
       .slice(0, 16)
       .map((name) => [name.slice(0, 64), {}]),
   );
-  return { protocolVersion: String(params.protocolVersion).slice(0, 32), capabilities, clientInfo: { name: "unknown", version: "0" } };
+  return {
+    protocolVersion: String(params.protocolVersion).slice(0, 32),
+    capabilities,
+    clientInfo: { name: "unknown", version: "0" },
+  };
 }
 
 /** Puts a rebuilt session's SDK server where the original was: initialized with the same params. */
@@ -216,7 +240,11 @@ async function replayInitialize(session: LegacySession, params: Record<string, u
       .handleRequest(
         new Request("http://mcpgw.internal/mcp", {
           method: "POST",
-          headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
+          headers: {
+            "content-type": "application/json",
+            accept: "application/json, text/event-stream",
+            ...headers,
+          },
           body: JSON.stringify(body),
         }),
       )
@@ -228,7 +256,49 @@ async function replayInitialize(session: LegacySession, params: Record<string, u
   );
 }
 
+/**
+ * A session's recent SSE events, for a client that reconnects with `Last-Event-ID` (2025 resumability):
+ * the latest {@link REPLAY_EVENTS} events within {@link REPLAY_BYTES}; older ones are gone, and a
+ * reconnect after one of them starts afresh.
+ */
+function boundedEventStore(): EventStore {
+  const events: Array<{ id: string; streamId: string; message: JSONRPCMessage; bytes: number }> = [];
+  let bytes = 0;
+  let sequence = 0;
+  return {
+    async storeEvent(streamId, message) {
+      const id = `${streamId}.${String(++sequence).padStart(12, "0")}`;
+      const size = JSON.stringify(message).length;
+      events.push({ id, streamId, message, bytes: size });
+      bytes += size;
+      while (events.length > REPLAY_EVENTS || (bytes > REPLAY_BYTES && events.length > 1))
+        bytes -= events.shift()?.bytes ?? 0;
+      return id;
+    },
+    async getStreamIdForEventId(eventId) {
+      return events.find((event) => event.id === eventId)?.streamId;
+    },
+    async replayEventsAfter(lastEventId, { send }) {
+      const last = events.find((event) => event.id === lastEventId);
+      if (!last) throw new Error("that event is no longer kept; reconnect without Last-Event-ID");
+      for (const event of events) {
+        if (
+          event.streamId === last.streamId &&
+          event.id > lastEventId &&
+          Object.keys(event.message).length > 0
+        )
+          await send(event.id, event.message);
+      }
+      return last.streamId;
+    },
+  };
+}
+
 function sessionNotFound(): Response {
-  const body = { jsonrpc: "2.0", error: { code: -32001, message: "Session not found: initialize a new session." }, id: null };
+  const body = {
+    jsonrpc: "2.0",
+    error: { code: -32001, message: "Session not found: initialize a new session." },
+    id: null,
+  };
   return new Response(JSON.stringify(body), { status: 404, headers: { "content-type": "application/json" } });
 }

@@ -27,17 +27,27 @@ export interface McpOriginPolicy {
  * under its own names. Both protocol eras on each ({@link McpEndpoints}); the origin, auth, size and
  * depth checks come first.
  */
-export function registerMcpRoutes(group: RouteGroup, endpoints: McpEndpoints, policy: McpOriginPolicy = {}): void {
+export function registerMcpRoutes(
+  group: RouteGroup,
+  endpoints: McpEndpoints,
+  policy: McpOriginPolicy = {},
+): void {
   const origins = originGuard(policy);
   group.all("/mcp", origins, group.guard, (c) => serveMcp(c, endpoints, undefined));
   group.all("/mcp/:server", origins, group.guard, (c) => serveMcp(c, endpoints, c.req.param("server")));
 }
 
-async function serveMcp(c: Context<AppEnv>, endpoints: McpEndpoints, server: string | undefined): Promise<Response> {
+async function serveMcp(
+  c: Context<AppEnv>,
+  endpoints: McpEndpoints,
+  server: string | undefined,
+): Promise<Response> {
   const { directory } = endpoints.services.deps;
   const principal = c.get("principal");
   const scope = scopeOf(principal);
-  let entry: Awaited<ReturnType<typeof directory.snapshot>>["byName"] extends Map<string, infer E> ? E | undefined : never;
+  let entry: Awaited<ReturnType<typeof directory.snapshot>>["byName"] extends Map<string, infer E>
+    ? E | undefined
+    : never;
   if (server !== undefined) {
     entry = (await directory.snapshot()).byName.get(server) ?? (await directory.fresh()).byName.get(server);
     if (!entry || !inScope(scope, entry.server.id)) {

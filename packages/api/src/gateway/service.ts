@@ -13,12 +13,12 @@ import {
   CallFailure,
   type CallOptions,
   callTool,
+  classifyFailure,
+  describeFailure,
   type ForwardOptions,
   forwardRequest,
   type InputRequired,
   type InputRound,
-  classifyFailure,
-  describeFailure,
   NO_RUNNER_ERROR,
   type OpenOptions,
   openSession,
@@ -31,6 +31,7 @@ import {
   transportHttpStatus,
   type UpstreamSession,
 } from "@mcpgw/upstream";
+import { ProtocolError } from "@modelcontextprotocol/server";
 import type { Principal } from "../env";
 import { type Directory, type DirectoryEntry, isAvailable } from "./directory";
 
@@ -284,7 +285,8 @@ export async function forwardToServer(
     return await withServerSession(
       deps,
       entry,
-      (session, callOptions) => forwardRequest(session, method, params, { ...callOptions, ...forwarded(options) }),
+      (session, callOptions) =>
+        forwardRequest(session, method, params, { ...callOptions, ...forwarded(options) }),
       options.signal ? { signal: options.signal } : {},
     );
   } catch (error) {
@@ -292,7 +294,9 @@ export async function forwardToServer(
   }
 }
 
-function forwarded(options: Pick<CallerOptions, "context" | "round">): Pick<ForwardOptions, "context" | "round"> {
+function forwarded(
+  options: Pick<CallerOptions, "context" | "round">,
+): Pick<ForwardOptions, "context" | "round"> {
   return {
     ...(options.context ? { context: options.context } : {}),
     ...(options.round ? { round: options.round } : {}),
@@ -389,7 +393,7 @@ export async function withServerSession<T>(
 async function isTransportLoss(error: CallFailure, pooled: PooledSession): Promise<boolean> {
   if (error.kind !== "unreachable" && error.kind !== "timeout") return false;
   if (pooled.broken.aborted) return true;
-  return !(await alive(pooled.session.client));
+  return !(await alive(pooled.session));
 }
 
 /**
@@ -408,12 +412,17 @@ function callFailureReason(error: CallFailure): FailureReason {
   return transportHttpStatus(error.cause) === undefined ? "unreachable" : classifyFailure(error.cause);
 }
 
-async function alive(client: { ping(options?: { timeout?: number }): Promise<unknown> }): Promise<boolean> {
+/**
+ * Whether the server behind a session still answers: a ping (2025), or `server/discover` (2026, which
+ * has no ping). Any answer counts, an error included — only silence or a broken connection does not.
+ */
+async function alive(session: UpstreamSession): Promise<boolean> {
   try {
-    await client.ping({ timeout: LIVENESS_PING_MS });
+    if (session.era === "modern") await session.client.discover({ timeout: LIVENESS_PING_MS });
+    else await session.client.ping({ timeout: LIVENESS_PING_MS });
     return true;
-  } catch {
-    return false;
+  } catch (error) {
+    return error instanceof ProtocolError;
   }
 }
 
