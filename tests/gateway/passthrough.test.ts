@@ -88,14 +88,17 @@ describe("/mcp/{server} passes resources and prompts through", () => {
     await client.close();
   });
 
-  it("a tools-only upstream offers tools only, and the aggregated /mcp stays tools-only", async () => {
+  it("a tools-only upstream offers tools only; the aggregated /mcp offers every server's resources and prompts", async () => {
     const plain = await connect("/mcp/plain");
     const aggregated = await connect("/mcp");
 
     expect(plain.getServerCapabilities()?.resources).toBeUndefined();
     expect(plain.getServerCapabilities()?.prompts).toBeUndefined();
-    expect(aggregated.getServerCapabilities()?.resources).toBeUndefined();
     await expect(plain.listResources()).rejects.toThrow();
+    expect(aggregated.getServerCapabilities()).toMatchObject({ resources: {}, prompts: {} });
+    // The tools-only server contributes nothing to the aggregated lists (and does not break them).
+    const uris = (await aggregated.listResources()).resources.map((resource) => resource.uri);
+    expect(uris.some((uri) => uri.includes("/mcpgw/plain/"))).toBe(false);
     await plain.close();
     await aggregated.close();
   });

@@ -265,11 +265,11 @@ export async function listAllTools(
   let cursor: string | undefined;
   const seen = new Set<string>();
   do {
-    const page = await session.client.listTools(cursor ? { cursor } : {}, {
-      signal: options.signal,
-      timeout: options.timeoutMs,
-      cacheMode: "bypass",
-    });
+    // Page by page (the SDK's listTools would walk them all itself, and cache the result).
+    const page = await session.client.request(
+      { method: "tools/list", params: cursor ? { cursor } : {} },
+      { signal: options.signal, timeout: options.timeoutMs },
+    );
     for (const tool of page.tools) tools.push(tool as ToolInfo);
     cursor = page.nextCursor;
     if (cursor && seen.has(cursor)) throw new Error("tools/list returned a cursor it already returned");

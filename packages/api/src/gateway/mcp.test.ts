@@ -1,6 +1,6 @@
 import { AppError } from "@mcpgw/core";
 import { CallFailure } from "@mcpgw/upstream";
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ProtocolError, ProtocolErrorCode as ErrorCode } from "@modelcontextprotocol/server";
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import type { AppEnv } from "../env";
@@ -33,11 +33,11 @@ describe("the tools/list cursor", () => {
 
 describe("toMcpError: what crosses the wire as JSON-RPC", () => {
   it("passes an upstream's own JSON-RPC error code through, without doubled prefixes", () => {
-    const upstream = new McpError(-32042, "quota exceeded");
+    const upstream = new ProtocolError(-32042, "quota exceeded");
     const error = toMcpError(new CallFailure("rpc", upstream.message, { cause: upstream }));
 
     expect(error.code).toBe(-32042);
-    expect(error.message).toBe("MCP error -32042: quota exceeded");
+    expect(error.message).toBe("quota exceeded");
   });
 
   it("maps what the caller got wrong to invalid params, with the gateway's code in data", () => {
@@ -75,7 +75,7 @@ describe("toMcpError: what crosses the wire as JSON-RPC", () => {
 
     expect(error).toMatchObject({
       code: ErrorCode.InternalError,
-      message: "MCP error -32603: internal error",
+      message: "internal error",
     });
     expect(error.data).toBeUndefined();
   });
