@@ -8,6 +8,7 @@
  *
  *   BENCH_ROUNDS  rounds (default 10); each path runs one batch per round and phase, in rotating order
  *   BENCH_CALLS   calls per batch (default 200)
+ *   BENCH_NODE_ARGS  node flags for the gateway process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
