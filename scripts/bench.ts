@@ -1,7 +1,8 @@
 /**
  * `npm run bench -- <name>`: benchmarks that print their figures as ratios measured in one run.
  *   lifecycle  median POST /v1/servers → connected; time to sweep 200 servers
- *   proxy      added latency of POST /v1/tools/{name}/call over a direct warm MCP call
+ *   proxy      what the gateway adds to a direct warm MCP call, by REST and by /mcp/{server}: p50/p99,
+ *              added p50, concurrency-16 throughput ratio, CPU per call (last line: BENCH_PROXY {json})
  *   isolation  spawn-to-ready of stdio children under their own uid vs a shared one (root only)
  */
 const benches: Record<string, () => Promise<unknown>> = {

@@ -1,38 +1,84 @@
 /**
- * Proxy overhead: the same warm `tools/call` against the same local upstream, (a) directly with the
- * SDK client and (b) through the gateway's POST /v1/tools/{name}/call — interleaved in one run,
- * sequentially and at concurrency 16. Prints p50/p99, the added latency and the ratio.
+ * Proxy overhead: the same warm `tools/call` against the same local upstream by three paths —
+ * (a) directly with the SDK client, (b) through the gateway's POST /v1/tools/{name}/call and (c) with the
+ * same SDK client through the gateway's `/mcp/{server}` — interleaved round by round in one run,
+ * sequentially and at concurrency 16. Prints, per gateway path, p50/p99, the added p50, the
+ * concurrency-16 throughput and its ratio to direct, and the CPU per call of the gateway process (the
+ * upstream's and this client's for reference), then one `BENCH_PROXY {json}` line with the same figures.
+ *
+ *   BENCH_ROUNDS  rounds (default 10); each path runs one batch per round and phase, in rotating order
+ *   BENCH_CALLS   calls per batch (default 200)
+ *   BENCH_NODE_ARGS  node flags for the gateway process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { startEmulator } from "../lib/emulator";
-import { freePort, percentile, startTsProcess } from "../lib/processes";
+import { cpuTimeMs, freePort, percentile, startTsProcess } from "../lib/processes";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const CALLS_PER_ROUND = Number(process.env.BENCH_CALLS ?? 200);
+const CONCURRENCY = 16;
 const TOKEN = "bench-admin-token";
+/** The issue's targets on loopback: what the gateway may add to a direct call. */
+const TARGET = { addedP50Ms: 1, c16Ratio: 0.7 };
 
-const emulator = await startEmulator((line) => console.error(line));
-const upstream = await startTsProcess(
-  "tests/fixtures/mcp-upstream-cli.ts",
-  ["--name", "bench"],
-  /^listening (\S+)$/,
-);
-const upstreamUrl = upstream.match[1]!;
-const port = await freePort();
-const gateway = await startTsProcess("scripts/dev.ts", [], /ready at (\S+) /, {
-  PORT: String(port),
-  ADMIN_TOKEN: TOKEN,
-  AWS_ENDPOINT_URL: emulator.endpoint,
-  TABLE_NAME: `bench-${port}`,
-  QUEUE_NAME: `bench-jobs-${port}`,
-  DEAD_LETTER_QUEUE_NAME: `bench-dlq-${port}`,
-});
-const gatewayUrl = gateway.match[1]!;
-const args = { text: "hello" };
-const headers = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
+const PATHS = ["direct", "rest", "mcp"] as const;
+type PathName = (typeof PATHS)[number];
+const LABELS: Record<PathName, string> = {
+  direct: "direct",
+  rest: "gateway REST",
+  mcp: "gateway MCP",
+};
+const PHASES = ["seq", "c16"] as const;
+type PhaseName = (typeof PHASES)[number];
+const PROCESSES = ["gateway", "upstream", "client"] as const;
+type ProcessName = (typeof PROCESSES)[number];
+
+/** What one path's batches of one phase added up to. */
+interface Phase {
+  latencies: number[];
+  wallMs: number;
+  cpuMs: Record<ProcessName, number>;
+}
+
+// Everything started is stopped in reverse order: on success, on a failure, and on SIGINT/SIGTERM.
+const stops: Array<() => Promise<unknown>> = [];
+let stopped: Promise<void> | undefined;
+function stopAll(): Promise<void> {
+  stopped ??= (async () => {
+    for (const stop of stops.reverse()) await stop().catch((error) => console.error(error));
+  })();
+  return stopped;
+}
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => void stopAll().finally(() => process.exit(130)));
+}
 
 try {
+  const emulator = await startEmulator((line) => console.error(line));
+  stops.push(() => emulator.stop());
+  const upstream = await startTsProcess(
+    "tests/fixtures/mcp-upstream-cli.ts",
+    ["--name", "bench"],
+    /^listening (\S+)$/,
+  );
+  stops.push(() => upstream.stop());
+  const upstreamUrl = upstream.match[1]!;
+  const port = await freePort();
+  const gateway = await startTsProcess("scripts/dev.ts", [], /ready at (\S+) /, {
+    PORT: String(port),
+    ADMIN_TOKEN: TOKEN,
+    AWS_ENDPOINT_URL: emulator.endpoint,
+    TABLE_NAME: `bench-${port}`,
+    QUEUE_NAME: `bench-jobs-${port}`,
+    DEAD_LETTER_QUEUE_NAME: `bench-dlq-${port}`,
+  });
+  stops.push(() => gateway.stop());
+  const gatewayUrl = gateway.match[1]!;
+  const pids = { gateway: gateway.child.pid!, upstream: upstream.child.pid! };
+  const args = { text: "hello" };
+  const headers = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
+
   const created = (await (
     await fetch(`${gatewayUrl}/v1/servers`, {
       method: "POST",
@@ -48,53 +94,83 @@ try {
     if (server.status.state === "failed") throw new Error(`upstream failed: ${server.status.error}`);
     return server.status.state === "connected";
   });
-  await until(async () => (await gatewayCall()).ok);
-
-  const direct = new Client({ name: "bench", version: "1" });
-  await direct.connect(new StreamableHTTPClientTransport(new URL(upstreamUrl)));
-  const directCall = async () => {
-    await direct.callTool({ name: "echo", arguments: args });
-  };
-  async function gatewayCall() {
-    const response = await fetch(`${gatewayUrl}/v1/tools/bench__echo/call`, {
+  const restCall = () =>
+    fetch(`${gatewayUrl}/v1/tools/bench__echo/call`, {
       method: "POST",
       headers,
       body: JSON.stringify({ arguments: args }),
     });
-    await response.arrayBuffer();
-    return response;
-  }
+  await until(async () => (await restCall()).ok);
+
+  // One plain SDK client per endpoint: it speaks to a stateless JSON endpoint and a session-ful one alike.
+  const direct = new Client({ name: "bench", version: "1" });
+  await direct.connect(new StreamableHTTPClientTransport(new URL(upstreamUrl)));
+  stops.push(() => direct.close());
+  const viaMcp = new Client({ name: "bench", version: "1" });
+  await viaMcp.connect(
+    new StreamableHTTPClientTransport(new URL(`${gatewayUrl}/mcp/bench`), {
+      requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
+    }),
+  );
+  stops.push(() => viaMcp.close());
+
+  const sdkCall = (client: Client) => async () => {
+    const result = await client.callTool({ name: "echo", arguments: args });
+    if (result.isError) throw new Error(`echo failed: ${JSON.stringify(result.content)}`);
+  };
+  const calls: Record<PathName, () => Promise<void>> = {
+    direct: sdkCall(direct),
+    rest: async () => {
+      const response = await restCall();
+      const body = await response.arrayBuffer();
+      if (!response.ok) throw new Error(`REST call → ${response.status} ${Buffer.from(body).toString()}`);
+    },
+    mcp: sdkCall(viaMcp),
+  };
 
   // The floor any HTTP front adds: one loopback round trip to the gateway that does nothing.
   const hop = async () => void (await (await fetch(`${gatewayUrl}/healthz`)).arrayBuffer());
   await measure(hop, 200, 1);
-  console.log(
-    `bare HTTP hop to the gateway (GET /healthz) p50 ${percentile(await measure(hop, 1000, 1), 50).toFixed(3)} ms`,
-  );
-  const viaGateway = async () => void (await gatewayCall());
-  for (const concurrency of [1, 16]) {
-    const samples = { direct: [] as number[], gateway: [] as number[] };
-    await measure(directCall, 50, concurrency); // warm both paths
-    await measure(viaGateway, 50, concurrency);
+  const hopP50 = percentile(await measure(hop, 1000, 1), 50);
+
+  const phases = {} as Record<PathName, Record<PhaseName, Phase>>;
+  for (const path of PATHS) {
+    phases[path] = { seq: emptyPhase(), c16: emptyPhase() };
+  }
+  for (const phase of PHASES) {
+    const concurrency = phase === "seq" ? 1 : CONCURRENCY;
+    for (const path of PATHS) await measure(calls[path], 50, concurrency); // warm every path
     for (let round = 0; round < ROUNDS; round++) {
-      if (concurrency === 1) {
-        // Sequential: alternate call by call, so both paths see the same moment of a noisy machine.
-        for (let i = 0; i < CALLS_PER_ROUND; i++) {
-          samples.direct.push(...(await measure(directCall, 1, 1)));
-          samples.gateway.push(...(await measure(viaGateway, 1, 1)));
-        }
-      } else {
-        samples.direct.push(...(await measure(directCall, CALLS_PER_ROUND, concurrency)));
-        samples.gateway.push(...(await measure(viaGateway, CALLS_PER_ROUND, concurrency)));
+      // Rotating order: no path always runs first (or right after another's burst) on a noisy machine.
+      const order = PATHS.map((_, i) => PATHS[(i + round) % PATHS.length]!);
+      for (const path of order) {
+        const into = phases[path][phase];
+        const before = cpuNow(pids);
+        const started = performance.now();
+        into.latencies.push(...(await measure(calls[path], CALLS_PER_ROUND, concurrency)));
+        into.wallMs += performance.now() - started;
+        const after = cpuNow(pids);
+        for (const name of PROCESSES) into.cpuMs[name] += after[name] - before[name];
       }
     }
-    report(concurrency, samples.direct, samples.gateway);
   }
-  await direct.close();
+  report(hopP50, phases);
 } finally {
-  await gateway.stop();
-  await upstream.stop();
-  await emulator.stop();
+  await stopAll();
+}
+
+function emptyPhase(): Phase {
+  return { latencies: [], wallMs: 0, cpuMs: { gateway: 0, upstream: 0, client: 0 } };
+}
+
+/** CPU ms used so far by the gateway and upstream processes and by this one. */
+function cpuNow(pids: { gateway: number; upstream: number }): Record<ProcessName, number> {
+  const own = process.cpuUsage();
+  return {
+    gateway: cpuTimeMs(pids.gateway),
+    upstream: cpuTimeMs(pids.upstream),
+    client: (own.user + own.system) / 1000,
+  };
 }
 
 /** Latencies (ms) of `count` calls made `concurrency` at a time. */
@@ -113,15 +189,116 @@ async function measure(call: () => Promise<void>, count: number, concurrency: nu
   return latencies;
 }
 
-function report(concurrency: number, direct: number[], viaGateway: number[]): void {
-  const row = (p: number) => {
-    const d = percentile(direct, p);
-    const g = percentile(viaGateway, p);
-    return `p${p}: direct ${d.toFixed(3)} ms, via gateway ${g.toFixed(3)} ms, added ${(g - d).toFixed(3)} ms, ratio ${(g / d).toFixed(2)}x`;
-  };
-  console.log(`proxy concurrency=${concurrency} calls=${direct.length}+${viaGateway.length}`);
-  console.log(`  ${row(50)}`);
-  console.log(`  ${row(99)}`);
+/** The table, the target lines and the machine-readable `BENCH_PROXY` line. */
+function report(hopP50: number, phases: Record<PathName, Record<PhaseName, Phase>>): void {
+  const throughput = (path: PathName) => phases[path].c16.latencies.length / (phases[path].c16.wallMs / 1000);
+  const directP50 = percentile(phases.direct.seq.latencies, 50);
+  const figures = Object.fromEntries(
+    PATHS.map((path) => {
+      const { seq, c16 } = phases[path];
+      const p50 = percentile(seq.latencies, 50);
+      const perCall = (phase: Phase) =>
+        Object.fromEntries(PROCESSES.map((name) => [name, phase.cpuMs[name] / phase.latencies.length]));
+      return [
+        path,
+        {
+          seq: { calls: seq.latencies.length, p50Ms: p50, p99Ms: percentile(seq.latencies, 99) },
+          c16: {
+            calls: c16.latencies.length,
+            p50Ms: percentile(c16.latencies, 50),
+            p99Ms: percentile(c16.latencies, 99),
+            callsPerSec: throughput(path),
+          },
+          addedP50Ms: p50 - directP50,
+          c16Ratio: throughput(path) / throughput("direct"),
+          cpuMsPerCall: { seq: perCall(seq), c16: perCall(c16) },
+        },
+      ];
+    }),
+  ) as Record<
+    PathName,
+    {
+      seq: { calls: number; p50Ms: number; p99Ms: number };
+      c16: { calls: number; p50Ms: number; p99Ms: number; callsPerSec: number };
+      addedP50Ms: number;
+      c16Ratio: number;
+      cpuMsPerCall: Record<PhaseName, Record<ProcessName, number>>;
+    }
+  >;
+
+  const ms = (value: number) => value.toFixed(3);
+  console.log(
+    `proxy: ${ROUNDS} rounds × ${CALLS_PER_ROUND} calls per path, sequential and at concurrency ${CONCURRENCY}, one upstream, interleaved round by round`,
+  );
+  console.log(`bare HTTP hop to the gateway (GET /healthz) p50 ${ms(hopP50)} ms`);
+  console.log("");
+  printTable([
+    ["latency (ms)", "seq p50", "seq p99", "added p50", "c16 p50", "c16 p99", "c16 calls/s", "c16 ratio"],
+    ...PATHS.map((path) => {
+      const f = figures[path];
+      return [
+        LABELS[path],
+        ms(f.seq.p50Ms),
+        ms(f.seq.p99Ms),
+        path === "direct" ? "—" : `+${ms(f.addedP50Ms)}`,
+        ms(f.c16.p50Ms),
+        ms(f.c16.p99Ms),
+        f.c16.callsPerSec.toFixed(0),
+        f.c16Ratio.toFixed(2),
+      ];
+    }),
+  ]);
+  console.log("");
+  printTable([
+    ["CPU per call (ms)", ...PROCESSES.flatMap((name) => PHASES.map((phase) => `${name} ${phase}`))],
+    ...PATHS.map((path) => [
+      LABELS[path],
+      ...PROCESSES.flatMap((name) => PHASES.map((phase) => ms(figures[path].cpuMsPerCall[phase][name]))),
+    ]),
+  ]);
+  console.log(
+    "  (gateway CPU during direct calls is its background: poller, sweeper; CPU is read from /proc, 10 ms ticks)",
+  );
+  console.log("");
+  console.log(`targets: added p50 ≤ ${TARGET.addedP50Ms} ms, c16 throughput ≥ ${TARGET.c16Ratio} of direct`);
+  const targets: Record<string, { addedP50: boolean; c16Ratio: boolean }> = {};
+  for (const path of PATHS.filter((p) => p !== "direct")) {
+    const f = figures[path];
+    targets[path] = {
+      addedP50: f.addedP50Ms <= TARGET.addedP50Ms,
+      c16Ratio: f.c16Ratio >= TARGET.c16Ratio,
+    };
+    const verdict = (met: boolean) => (met ? "met" : "MISSED");
+    console.log(
+      `  ${LABELS[path].padEnd(12)}  added p50 ${ms(f.addedP50Ms)} ms: ${verdict(targets[path].addedP50)}; c16 ratio ${f.c16Ratio.toFixed(2)}: ${verdict(targets[path].c16Ratio)}`,
+    );
+  }
+  const rounded = JSON.parse(JSON.stringify(figures), (_key, value) =>
+    typeof value === "number" && !Number.isInteger(value) ? Number(value.toFixed(3)) : value,
+  );
+  console.log(
+    `BENCH_PROXY ${JSON.stringify({
+      rounds: ROUNDS,
+      callsPerRound: CALLS_PER_ROUND,
+      concurrency: CONCURRENCY,
+      hopP50Ms: Number(hopP50.toFixed(3)),
+      target: TARGET,
+      ...rounded,
+      met: targets,
+    })}`,
+  );
+}
+
+/** Rows as columns: the first left-aligned, the rest right-aligned. */
+function printTable(rows: string[][]): void {
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? "").length)));
+  for (const row of rows) {
+    console.log(
+      row
+        .map((cell, column) => (column === 0 ? cell.padEnd(widths[0]!) : cell.padStart(widths[column]!)))
+        .join("  "),
+    );
+  }
 }
 
 async function until(check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {

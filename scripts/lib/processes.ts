@@ -1,5 +1,5 @@
 /** Child processes for benchmarks: started with a bounded wait for their ready line, killed on exit. */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { resolve } from "node:path";
@@ -99,4 +99,23 @@ export function percentile(samples: number[], p: number): number {
   return (
     sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? Number.NaN
   );
+}
+
+let clockTicks: number | undefined;
+
+/**
+ * CPU time (user + system, in ms) a process has used so far, all its threads together: utime + stime
+ * of /proc/<pid>/stat, in clock ticks (10 ms each, usually). NaN where there is no /proc.
+ */
+export function cpuTimeMs(pid: number): number {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return Number.NaN;
+  }
+  // The command name (field 2) is in parentheses and may hold spaces; fields 14 and 15 follow it.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  clockTicks ??= Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks;
 }
