@@ -16,6 +16,7 @@ import {
 import { scrubSecrets } from "@mcpgw/upstream";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { CHILD_SESSION_CAPABILITIES, ChildBridge } from "./bridge";
 import { ChildTransport, killGroupNow } from "./child-transport";
 import type { ChildIdentity, Isolation } from "./isolation";
 import { mayDownloadAtStart } from "./start-rules";
@@ -28,6 +29,8 @@ export interface Instance {
   threadId: string | undefined;
   client: Client;
   transport: ChildTransport;
+  /** Between the child and its face's callers: calls in flight, the child's requests for input. */
+  bridge: ChildBridge;
   /** Config version and status generation it was spawned for; a change restarts it. */
   version: number;
   generation: number;
@@ -71,6 +74,8 @@ export interface InstanceManagerOptions {
   configTtlMs?: number;
   /** The longest line a child may write (one JSON-RPC message); past it the child is killed. */
   maxMessageBytes?: number;
+  /** How long a call that asked its caller for input waits for the answer (default 10 min). */
+  parkMs?: number;
 }
 
 /** A spawn under way: how many requests wait for it, and how to abandon it. */
@@ -149,13 +154,27 @@ export class InstanceManager {
     const instance = await this.acquire(serverId, threadId, options);
     // The caller left while it waited: nothing to serve (a call must not reach the child for nobody).
     options.signal?.throwIfAborted();
-    instance.busy++;
+    const release = this.hold(instance);
     try {
       return await use(instance);
     } finally {
+      release();
+    }
+  }
+
+  /**
+   * Marks the instance in use (never reaped, never made way for) until the returned release is
+   * called (once; later calls do nothing) — for a use that outlives a call, e.g. a streamed response.
+   */
+  hold(instance: Instance): () => void {
+    instance.busy++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
       instance.busy--;
       instance.lastUsed = Date.now();
-    }
+    };
   }
 
   /**
@@ -486,13 +505,16 @@ export class InstanceManager {
         ...(identity ?? {}),
         ...(this.options.maxMessageBytes ? { maxMessageBytes: this.options.maxMessageBytes } : {}),
       });
-      const client = new Client(CLIENT_INFO);
+      // Declared so a child may ask for input during a call; the bridge routes it to a caller.
+      const client = new Client(CLIENT_INFO, { capabilities: CHILD_SESSION_CAPABILITIES });
+      const bridge = new ChildBridge(client, this.options.parkMs ? { parkMs: this.options.parkMs } : {});
       const instance: Instance = {
         key,
         serverId,
         threadId,
         client,
         transport,
+        bridge,
         version: record.version,
         generation,
         startedAt: Date.now(),
@@ -654,7 +676,7 @@ export class InstanceManager {
   private async reapIdle(): Promise<void> {
     const cutoff = Date.now() - this.idleMs;
     for (const instance of this.started()) {
-      if (instance.busy === 0 && instance.lastUsed < cutoff) await this.stop(instance, "idle");
+      if (isIdle(instance) && instance.lastUsed < cutoff) await this.stop(instance, "idle");
     }
   }
 
@@ -671,7 +693,7 @@ export class InstanceManager {
         return;
       }
       const victim = [...this.live]
-        .filter((instance) => instance.busy === 0 && !this.stopping.has(instance))
+        .filter((instance) => isIdle(instance) && !this.stopping.has(instance))
         .sort((a, b) => a.lastUsed - b.lastUsed)[0];
       const leaving = [...this.live].find((instance) => this.stopping.has(instance));
       if (victim) await this.stop(victim, "making room");
@@ -691,6 +713,11 @@ export interface AcquireOptions {
   fresh?: boolean;
   /** Aborts when the request that asked has gone. */
   signal?: AbortSignal;
+}
+
+/** Nothing of the child is in use: no request served, no call in flight or waiting for input. */
+function isIdle(instance: Instance): boolean {
+  return instance.busy === 0 && instance.bridge.idle;
 }
 
 /** No package cache kept between starts, or an empty one: a package runner would download. */

@@ -1,0 +1,245 @@
+/**
+ * A runner face speaks both MCP eras on one URL, in front of a 2025-era stdio child
+ * (`@modelcontextprotocol/server-everything`): a 2026-07-28 client discovers and calls, a 2025 client
+ * initializes and calls, progress of a long call reaches both, and the child's requests for input
+ * during a call (elicitation, sampling) reach a 2026 caller as `input_required` (answered by its retry)
+ * and a 2025 caller on its request's stream — while a caller that cannot answer leaves the child with
+ * an error.
+ */
+import {
+  Client,
+  type ClientOptions,
+  isInputRequiredResult,
+  StreamableHTTPClientTransport,
+} from "@modelcontextprotocol/client";
+import { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport as V1Transport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import {
+  CallToolResultSchema,
+  type ClientCapabilities,
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import {
+  createServer,
+  everythingEntry,
+  type RunnerStack,
+  reaches,
+  startRunnerStack,
+  uniqueName,
+} from "./helpers";
+
+const INFO = { name: "faces-test", version: "1.0.0" };
+const ELICITED = { name: "Ada Lovelace", check: true, integer: 7 };
+const SAMPLED = {
+  role: "assistant",
+  content: { type: "text", text: "a sampled answer" },
+  model: "test-model",
+};
+
+/** The MRTR fields of a retry (the SDK's request params type does not list them). */
+function retry(inputResponses: Record<string, unknown>, requestState: string | undefined): object {
+  return { inputResponses, ...(requestState === undefined ? {} : { requestState }) };
+}
+
+/** The text parts of a tool result, joined. */
+function text(result: unknown): string {
+  return ((result as { content?: Array<{ type: string; text?: string }> }).content ?? [])
+    .filter((part) => part.type === "text")
+    .map((part) => part.text)
+    .join("\n");
+}
+
+describe("runner: a face speaks both eras", () => {
+  let stack: RunnerStack;
+  let url: URL;
+  let headers: Record<string, string>;
+  const closing: Array<{ close(): Promise<void> }> = [];
+
+  beforeAll(async () => {
+    stack = await startRunnerStack();
+    const id = await createServer(stack, {
+      name: uniqueName("faces"),
+      command: process.execPath,
+      args: [everythingEntry(), "stdio"],
+    });
+    await reaches(stack, id, "connected", 30_000);
+    const runner = stack.runner;
+    if (!runner) throw new Error("no runner");
+    url = new URL(`${runner.url}/servers/${id}/mcp`);
+    headers = { authorization: `Bearer ${runner.token}` };
+  });
+  afterEach(async () => {
+    await Promise.all(closing.splice(0).map((client) => client.close().catch(() => undefined)));
+  });
+  afterAll(async () => {
+    await stack?.cleanup();
+  });
+
+  /** A 2026-era (SDK v2) client of the face, connected. */
+  async function modern(options: ClientOptions = {}, mode: "auto" | { pin: string } = { pin: "2026-07-28" }) {
+    const client = new Client(INFO, { versionNegotiation: { mode }, ...options });
+    closing.push(client);
+    await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers } }));
+    return client;
+  }
+
+  /** A 2025-era (SDK v1) client of the face, connected. */
+  async function legacy(capabilities: ClientCapabilities = {}) {
+    const client = new V1Client(INFO, { capabilities });
+    closing.push(client);
+    await client.connect(new V1Transport(url, { requestInit: { headers } }));
+    return client;
+  }
+
+  it("a 2026-07-28 client discovers the child's server and calls its tools", async () => {
+    for (const mode of [{ pin: "2026-07-28" }, "auto"] as const) {
+      const client = await modern({}, mode);
+      expect(client.getProtocolEra()).toBe("modern");
+      expect(client.getNegotiatedProtocolVersion()).toBe("2026-07-28");
+      expect(client.getServerVersion()).toMatchObject({ name: "mcp-servers/everything" });
+      expect(client.getInstructions()).toEqual(expect.any(String));
+      expect(client.getServerCapabilities()).toMatchObject({ tools: {}, resources: {}, prompts: {} });
+      const { tools } = await client.listTools();
+      expect(tools.map((tool) => tool.name)).toEqual(
+        expect.arrayContaining(["echo", "trigger-elicitation-request", "trigger-sampling-request"]),
+      );
+      const echo = await client.callTool({ name: "echo", arguments: { message: "from 2026" } });
+      expect(echo.content).toEqual([{ type: "text", text: "Echo: from 2026" }]);
+      // Results pass through whole: structured content, resource links, images.
+      const structured = await client.callTool({
+        name: "get-structured-content",
+        arguments: { location: "New York" },
+      });
+      expect(structured.structuredContent).toMatchObject({ temperature: expect.any(Number) });
+      const image = await client.callTool({ name: "get-tiny-image", arguments: {} });
+      expect(image.content).toEqual(expect.arrayContaining([expect.objectContaining({ type: "image" })]));
+      const prompt = await client.getPrompt({ name: "simple-prompt" });
+      expect(prompt.messages.length).toBeGreaterThan(0);
+      await client.close();
+    }
+  });
+
+  it("a 2025 client initializes and calls its tools, as before", async () => {
+    const client = await legacy();
+    expect(client.getServerVersion()).toMatchObject({ name: "mcp-servers/everything" });
+    const echo = await client.callTool({ name: "echo", arguments: { message: "from 2025" } });
+    expect(echo.content).toEqual([{ type: "text", text: "Echo: from 2025" }]);
+    // A stateless 2025 caller gets no session (GET stays 405: no standing stream).
+    const get = await fetch(url, { headers: { ...headers, accept: "text/event-stream" } });
+    expect(get.status).toBe(405);
+  });
+
+  it("progress of a long call reaches a caller of either era", async () => {
+    const args = { duration: 1, steps: 4 };
+    const modernProgress: number[] = [];
+    const client = await modern();
+    const done = await client.callTool(
+      { name: "trigger-long-running-operation", arguments: args },
+      { onprogress: (progress) => modernProgress.push(progress.progress) },
+    );
+    expect(text(done)).toContain("Long running operation completed");
+    expect(modernProgress).toEqual([1, 2, 3, 4]);
+
+    const legacyProgress: number[] = [];
+    const old = await legacy();
+    const oldDone = await old.callTool(
+      { name: "trigger-long-running-operation", arguments: args },
+      CallToolResultSchema,
+      { onprogress: (progress) => legacyProgress.push(progress.progress) },
+    );
+    expect(text(oldDone)).toContain("Long running operation completed");
+    expect(legacyProgress).toEqual([1, 2, 3, 4]);
+  });
+
+  it("a 2026 caller is asked for the child's elicitation as input_required, and its retry answers it", async () => {
+    const client = await modern({
+      capabilities: { elicitation: { form: {} } },
+      inputRequired: { autoFulfill: false },
+    });
+    const first = await client.callTool(
+      { name: "trigger-elicitation-request", arguments: {} },
+      { allowInputRequired: true },
+    );
+    if (!isInputRequiredResult(first))
+      throw new Error(`expected input_required, got ${JSON.stringify(first)}`);
+    const entries = Object.entries(first.inputRequests ?? {});
+    expect(entries).toHaveLength(1);
+    const [key, request] = entries[0] as [string, { method: string; params: { message: string } }];
+    expect(request.method).toBe("elicitation/create");
+    expect(request.params.message).toContain("Please provide inputs");
+    expect(first.requestState).toEqual(expect.any(String));
+
+    // A forged or replayed state is refused; the call stays open for the real retry.
+    await expect(
+      client.callTool(
+        {
+          name: "trigger-elicitation-request",
+          arguments: {},
+          ...retry({ [key]: { action: "accept", content: ELICITED } }, `${first.requestState}x`),
+        },
+        { allowInputRequired: true },
+      ),
+    ).rejects.toThrow(/requestState/);
+
+    const done = await client.callTool(
+      {
+        name: "trigger-elicitation-request",
+        arguments: {},
+        ...retry({ [key]: { action: "accept", content: ELICITED } }, first.requestState),
+      },
+      { allowInputRequired: true },
+    );
+    expect(isInputRequiredResult(done)).toBe(false);
+    expect(text(done)).toContain("Name: Ada Lovelace");
+    expect(text(done)).toContain("Agreed to terms: true");
+  });
+
+  it("a 2026 caller's client answers elicitation and sampling through its handlers (MRTR round trips)", async () => {
+    const client = await modern({ capabilities: { elicitation: { form: {} }, sampling: {} } });
+    const asked: string[] = [];
+    client.setRequestHandler("elicitation/create", async (request) => {
+      asked.push(request.method);
+      return { action: "accept", content: ELICITED };
+    });
+    client.setRequestHandler("sampling/createMessage", async (request) => {
+      asked.push(request.method);
+      return SAMPLED as never;
+    });
+    const elicited = await client.callTool({ name: "trigger-elicitation-request", arguments: {} });
+    expect(text(elicited)).toContain("Name: Ada Lovelace");
+    const sampled = await client.callTool({
+      name: "trigger-sampling-request",
+      arguments: { prompt: "hello", maxTokens: 20 },
+    });
+    expect(text(sampled)).toContain("a sampled answer");
+    expect(asked).toEqual(["elicitation/create", "sampling/createMessage"]);
+  });
+
+  it("a 2025 caller is asked for elicitation and sampling on its request's stream", async () => {
+    const client = await legacy({ elicitation: {}, sampling: {} });
+    const asked: string[] = [];
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(request.params.message);
+      return { action: "accept", content: ELICITED };
+    });
+    client.setRequestHandler(CreateMessageRequestSchema, async () => SAMPLED as never);
+    const elicited = await client.callTool({ name: "trigger-elicitation-request", arguments: {} });
+    expect(text(elicited)).toContain("Name: Ada Lovelace");
+    expect(asked).toEqual([expect.stringContaining("Please provide inputs")]);
+    const sampled = await client.callTool({
+      name: "trigger-sampling-request",
+      arguments: { prompt: "hello", maxTokens: 20 },
+    });
+    expect(text(sampled)).toContain("a sampled answer");
+  });
+
+  it("a caller that did not declare the capability is never asked: the child gets an error", async () => {
+    for (const client of [await modern(), await legacy()]) {
+      const result = await client.callTool({ name: "trigger-elicitation-request", arguments: {} });
+      expect(result.isError).toBe(true);
+      expect(text(result)).toContain("no caller can answer elicitation/create");
+    }
+  });
+});
