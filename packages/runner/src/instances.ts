@@ -15,10 +15,17 @@ import {
 } from "@mcpgw/core";
 import { scrubSecrets } from "@mcpgw/upstream";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import {
+  ErrorCode,
+  McpError,
+  PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 import { CHILD_SESSION_CAPABILITIES, ChildBridge } from "./bridge";
 import { ChildTransport, killGroupNow } from "./child-transport";
 import type { ChildIdentity, Isolation } from "./isolation";
+import { ProbeRelay } from "./probe-relay";
 import { mayDownloadAtStart } from "./start-rules";
 import { checkWorktree } from "./worktree";
 
@@ -76,6 +83,8 @@ export interface InstanceManagerOptions {
   maxMessageBytes?: number;
   /** How long a call that asked its caller for input waits for the answer (default 10 min). */
   parkMs?: number;
+  /** How long a burst of a child's list_changed is gathered into one probe job (default 250 ms). */
+  relayDebounceMs?: number;
 }
 
 /** A spawn under way: how many requests wait for it, and how to abandon it. */
@@ -131,8 +140,14 @@ export class InstanceManager {
   private readonly idleMs: number;
   private readonly maxChildren: number;
   private readonly pingTimeoutMs: number;
+  private readonly relay: ProbeRelay;
 
   constructor(private readonly options: InstanceManagerOptions) {
+    this.relay = new ProbeRelay({
+      jobs: options.store.jobs,
+      logger: options.logger,
+      ...(options.relayDebounceMs === undefined ? {} : { debounceMs: options.relayDebounceMs }),
+    });
     this.idleMs = options.idleMs ?? 10 * 60_000;
     this.maxChildren = options.maxChildren ?? 50;
     this.pingTimeoutMs = options.pingTimeoutMs ?? DEFAULT_PING_TIMEOUT_MS;
@@ -311,6 +326,7 @@ export class InstanceManager {
   async shutdown(): Promise<void> {
     this.closing = true;
     clearInterval(this.reaper);
+    this.relay.close();
     const reason = new AppError("server.unavailable", "The runner is stopping.");
     for (const start of this.starts.values()) start.controller.abort(reason);
     await Promise.allSettled([...this.starts.keys()]);
@@ -528,6 +544,7 @@ export class InstanceManager {
       instance.ended = transport.whenExited().then(() => this.onExit(instance, scrubbed));
       this.children.add(instance);
       handedOver = true;
+      this.relayListChanges(instance);
       try {
         await client.connect(transport, { timeout: this.options.startTimeoutMs ?? 60_000, signal });
       } catch (error) {
@@ -678,6 +695,25 @@ export class InstanceManager {
     for (const instance of this.started()) {
       if (isIdle(instance) && instance.lastUsed < cutoff) await this.stop(instance, "idle");
     }
+  }
+
+  /**
+   * A child's list_changed becomes a probe job for its server (see {@link ProbeRelay}) — once it has
+   * answered a forwarded request: before that, whatever changes during its start is seen by the
+   * request that started it anyway.
+   */
+  private relayListChanges(instance: Instance): void {
+    const changed = () => {
+      if (!instance.bridge.hasAnswered || this.stopping.has(instance) || instance.transport.exitStatus)
+        return;
+      this.relay.changed(instance.serverId, instance.generation);
+    };
+    for (const schema of [
+      ToolListChangedNotificationSchema,
+      ResourceListChangedNotificationSchema,
+      PromptListChangedNotificationSchema,
+    ])
+      instance.client.setNotificationHandler(schema, changed);
   }
 
   /**
