@@ -10,6 +10,7 @@ import {
   Client,
   type ClientOptions,
   isInputRequiredResult,
+  LOG_LEVEL_META_KEY,
   StreamableHTTPClientTransport,
 } from "@modelcontextprotocol/client";
 import { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -19,6 +20,7 @@ import {
   type ClientCapabilities,
   CreateMessageRequestSchema,
   ElicitRequestSchema,
+  LoggingMessageNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -27,6 +29,7 @@ import {
   type RunnerStack,
   reaches,
   startRunnerStack,
+  TINY_STDIO,
   uniqueName,
 } from "./helpers";
 
@@ -54,6 +57,8 @@ function text(result: unknown): string {
 describe("runner: a face speaks both eras", () => {
   let stack: RunnerStack;
   let url: URL;
+  /** The face of the tiny stdio fixture (logs on demand). */
+  let tinyUrl: URL;
   let headers: Record<string, string>;
   const closing: Array<{ close(): Promise<void> }> = [];
 
@@ -64,10 +69,16 @@ describe("runner: a face speaks both eras", () => {
       command: process.execPath,
       args: [everythingEntry(), "stdio"],
     });
-    await reaches(stack, id, "connected", 30_000);
+    const tiny = await createServer(stack, {
+      name: uniqueName("faces-tiny"),
+      command: process.execPath,
+      args: [TINY_STDIO],
+    });
+    await Promise.all([reaches(stack, id, "connected", 30_000), reaches(stack, tiny, "connected")]);
     const runner = stack.runner;
     if (!runner) throw new Error("no runner");
     url = new URL(`${runner.url}/servers/${id}/mcp`);
+    tinyUrl = new URL(`${runner.url}/servers/${tiny}/mcp`);
     headers = { authorization: `Bearer ${runner.token}` };
   });
   afterEach(async () => {
@@ -78,19 +89,24 @@ describe("runner: a face speaks both eras", () => {
   });
 
   /** A 2026-era (SDK v2) client of the face, connected. */
-  async function modern(options: ClientOptions = {}, mode: "auto" | { pin: string } = { pin: "2026-07-28" }) {
+  async function modern(
+    options: ClientOptions = {},
+    mode: "auto" | { pin: string } = { pin: "2026-07-28" },
+    face = url,
+  ) {
     const client = new Client(INFO, { versionNegotiation: { mode }, ...options });
     closing.push(client);
-    await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers } }));
+    await client.connect(new StreamableHTTPClientTransport(face, { requestInit: { headers } }));
     return client;
   }
 
   /** A 2025-era (SDK v1) client of the face, connected. */
-  async function legacy(capabilities: ClientCapabilities = {}) {
+  async function legacy(capabilities: ClientCapabilities = {}, face = url) {
     const client = new V1Client(INFO, { capabilities });
+    const transport = new V1Transport(face, { requestInit: { headers } });
     closing.push(client);
-    await client.connect(new V1Transport(url, { requestInit: { headers } }));
-    return client;
+    await client.connect(transport);
+    return { client, transport };
   }
 
   it("a 2026-07-28 client discovers the child's server and calls its tools", async () => {
@@ -122,7 +138,7 @@ describe("runner: a face speaks both eras", () => {
   });
 
   it("a 2025 client initializes and calls its tools, as before", async () => {
-    const client = await legacy();
+    const { client } = await legacy();
     expect(client.getServerVersion()).toMatchObject({ name: "mcp-servers/everything" });
     const echo = await client.callTool({ name: "echo", arguments: { message: "from 2025" } });
     expect(echo.content).toEqual([{ type: "text", text: "Echo: from 2025" }]);
@@ -143,7 +159,7 @@ describe("runner: a face speaks both eras", () => {
     expect(modernProgress).toEqual([1, 2, 3, 4]);
 
     const legacyProgress: number[] = [];
-    const old = await legacy();
+    const { client: old } = await legacy();
     const oldDone = await old.callTool(
       { name: "trigger-long-running-operation", arguments: args },
       CallToolResultSchema,
@@ -218,7 +234,7 @@ describe("runner: a face speaks both eras", () => {
   });
 
   it("a 2025 caller is asked for elicitation and sampling on its request's stream", async () => {
-    const client = await legacy({ elicitation: {}, sampling: {} });
+    const { client } = await legacy({ elicitation: {}, sampling: {} });
     const asked: string[] = [];
     client.setRequestHandler(ElicitRequestSchema, async (request) => {
       asked.push(request.params.message);
@@ -236,10 +252,72 @@ describe("runner: a face speaks both eras", () => {
   });
 
   it("a caller that did not declare the capability is never asked: the child gets an error", async () => {
-    for (const client of [await modern(), await legacy()]) {
+    for (const client of [await modern(), (await legacy()).client]) {
       const result = await client.callTool({ name: "trigger-elicitation-request", arguments: {} });
       expect(result.isError).toBe(true);
       expect(text(result)).toContain("no caller can answer elicitation/create");
     }
+  });
+
+  it("a 2026 caller hears the child's log messages only when its request names a log level", async () => {
+    const client = await modern({}, { pin: "2026-07-28" }, tinyUrl);
+    const heard: unknown[] = [];
+    client.setNotificationHandler("notifications/message", (notification) => {
+      heard.push(notification.params.data);
+    });
+    await client.callTool({ name: "log", arguments: { message: "unasked" } });
+    await client.callTool({
+      name: "log",
+      arguments: { message: "too fine", level: "debug" },
+      _meta: { [LOG_LEVEL_META_KEY]: "info" },
+    });
+    await client.callTool({
+      name: "log",
+      arguments: { message: "asked for" },
+      _meta: { [LOG_LEVEL_META_KEY]: "info" },
+    });
+    expect(heard).toEqual(["asked for"]);
+  });
+
+  it("a 2025 session caller hears them at the level it set", async () => {
+    const { client } = await legacy({ roots: {} }, tinyUrl);
+    const heard: unknown[] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+      heard.push(notification.params.data);
+    });
+    await client.setLoggingLevel("warning");
+    await client.callTool({ name: "log", arguments: { message: "below it" } });
+    await client.callTool({ name: "log", arguments: { message: "at it", level: "warning" } });
+    expect(heard).toEqual(["at it"]);
+  });
+
+  it("a 2025 session ends with DELETE; a face knows no other (404), and a stateless one has none (405)", async () => {
+    const { client, transport } = await legacy({ elicitation: {} });
+    const sessionId = transport.sessionId;
+    expect(sessionId).toEqual(expect.any(String));
+    expect((await client.callTool({ name: "echo", arguments: { message: "in session" } })).content).toEqual([
+      { type: "text", text: "Echo: in session" },
+    ]);
+    await transport.terminateSession();
+    const after = await fetch(url, {
+      method: "POST",
+      headers: {
+        ...headers,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-session-id": sessionId as string,
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    });
+    expect(after.status).toBe(404);
+    const stateless = await fetch(url, { method: "DELETE", headers });
+    expect(stateless.status).toBe(405);
+    // A session is its face's only: another server's face does not know it.
+    const { transport: other } = await legacy({ elicitation: {} });
+    const elsewhere = await fetch(tinyUrl, {
+      method: "DELETE",
+      headers: { ...headers, "mcp-session-id": other.sessionId as string },
+    });
+    expect(elsewhere.status).toBe(404);
   });
 });
