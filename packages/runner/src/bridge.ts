@@ -97,7 +97,8 @@ export class ForwardedCall {
   private readonly queued: PendingAsk[] = [];
   private readonly handedOut = new Map<string, PendingAsk>();
   private outcome: CallEvent | undefined;
-  private waiter: (() => void) | undefined;
+  /** Wakes the callers waiting in `next` (a duplicate retry may wait beside the first). */
+  private readonly waiters = new Set<() => void>();
   private attached: Attachment | undefined;
   private parkTimer: NodeJS.Timeout | undefined;
   private watchLeaving: (() => void) | undefined;
@@ -154,7 +155,7 @@ export class ForwardedCall {
   enqueue(ask: Omit<PendingAsk, "key">): string {
     const key = `input-${++this.asks}`;
     this.queued.push({ ...ask, key });
-    this.waiter?.();
+    this.wake();
     return key;
   }
 
@@ -200,10 +201,7 @@ export class ForwardedCall {
             asks: asks.map(({ key, method, params }) => ({ key, method, params })),
           };
         }
-        await new Promise<void>((resolve) => {
-          this.waiter = resolve;
-        });
-        this.waiter = undefined;
+        await new Promise<void>((resolve) => this.waiters.add(resolve));
       }
     } finally {
       attachment.signal.removeEventListener("abort", leave);
@@ -245,6 +243,11 @@ export class ForwardedCall {
     this.onAbandoned?.();
   }
 
+  private wake(): void {
+    for (const resolve of this.waiters) resolve();
+    this.waiters.clear();
+  }
+
   private unpark(): void {
     clearTimeout(this.parkTimer);
     this.parkTimer = undefined;
@@ -257,7 +260,7 @@ export class ForwardedCall {
     const ended = new McpError(ErrorCode.InvalidRequest, "the call this request belonged to has ended");
     for (const ask of [...this.queued.splice(0), ...this.handedOut.values()]) ask.fail(ended);
     this.handedOut.clear();
-    this.waiter?.();
+    this.wake();
     // A parked call whose caller never comes back for the outcome is forgotten at the park bound.
     if (!this.parkTimer) this.onEnd(this);
     else {
