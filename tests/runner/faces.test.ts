@@ -133,6 +133,21 @@ describe("runner: a face speaks both eras", () => {
       expect(image.content).toEqual(expect.arrayContaining([expect.objectContaining({ type: "image" })]));
       const prompt = await client.getPrompt({ name: "simple-prompt" });
       expect(prompt.messages.length).toBeGreaterThan(0);
+      // Resources, their templates, and completion are forwarded too.
+      const { resourceTemplates } = await client.listResourceTemplates();
+      expect(resourceTemplates.map((template) => template.uriTemplate)).toContain(
+        "demo://resource/dynamic/text/{resourceId}",
+      );
+      const read = await client.readResource({ uri: "demo://resource/dynamic/text/7" });
+      expect(read.contents[0]).toMatchObject({
+        uri: "demo://resource/dynamic/text/7",
+        text: expect.any(String),
+      });
+      const completed = await client.complete({
+        ref: { type: "ref/prompt", name: "completable-prompt" },
+        argument: { name: "department", value: "E" },
+      });
+      expect(completed.completion.values).toEqual(["Engineering"]);
       await client.close();
     }
   });
@@ -142,6 +157,15 @@ describe("runner: a face speaks both eras", () => {
     expect(client.getServerVersion()).toMatchObject({ name: "mcp-servers/everything" });
     const echo = await client.callTool({ name: "echo", arguments: { message: "from 2025" } });
     expect(echo.content).toEqual([{ type: "text", text: "Echo: from 2025" }]);
+    const read = await client.readResource({ uri: "demo://resource/dynamic/text/7" });
+    expect(read.contents[0]).toMatchObject({ uri: "demo://resource/dynamic/text/7" });
+    const completed = await client.complete({
+      ref: { type: "ref/prompt", name: "completable-prompt" },
+      argument: { name: "department", value: "E" },
+    });
+    expect(completed.completion.values).toEqual(["Engineering"]);
+    // A caller's ping reaches the child.
+    await expect(client.ping()).resolves.toEqual({});
     // A stateless 2025 caller gets no session (GET stays 405: no standing stream).
     const get = await fetch(url, { headers: { ...headers, accept: "text/event-stream" } });
     expect(get.status).toBe(405);
