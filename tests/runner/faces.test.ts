@@ -72,7 +72,7 @@ describe("runner: a face speaks both eras", () => {
     const tiny = await createServer(stack, {
       name: uniqueName("faces-tiny"),
       command: process.execPath,
-      args: [TINY_STDIO],
+      args: [TINY_STDIO, "--dynamic"],
     });
     await Promise.all([reaches(stack, id, "connected", 30_000), reaches(stack, tiny, "connected")]);
     const runner = stack.runner;

@@ -38,7 +38,11 @@ describe("runner: a child's list_changed becomes a probe job", () => {
 
   it("a child that adds a tool and says so gets its server probed within 1 s; the catalogue shows the tool", async () => {
     const name = uniqueName("relay");
-    const id = await createServer(stack, { name, command: process.execPath, args: [TINY_STDIO] });
+    const id = await createServer(stack, {
+      name,
+      command: process.execPath,
+      args: [TINY_STDIO, "--dynamic"],
+    });
     await reaches(stack, id, "connected");
     const generation = (await stack.store.statuses.get(id))?.generation;
     expect(probesOf(id)).toEqual([]);
@@ -64,7 +68,11 @@ describe("runner: a child's list_changed becomes a probe job", () => {
 
   it("a burst of list_changed becomes one probe job", async () => {
     const name = uniqueName("burst");
-    const id = await createServer(stack, { name, command: process.execPath, args: [TINY_STDIO] });
+    const id = await createServer(stack, {
+      name,
+      command: process.execPath,
+      args: [TINY_STDIO, "--dynamic"],
+    });
     await reaches(stack, id, "connected");
     const asked = Date.now();
     const calls = await Promise.all(
