@@ -1,12 +1,14 @@
 /**
  * A child's list_changed refreshes its server's catalogue at once: the runner enqueues a probe job
  * for that server (with the instance's generation) instead of leaving it to the next sweep, a burst
- * becoming one job; what a child says while it starts is not relayed (its first probe sees it anyway).
+ * becoming one job; what a child says while it starts is relayed only when the first request it answers
+ * is not that list (a probe's tools/list sees the change anyway).
  */
 import type { Job } from "@mcpgw/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createServer,
+  everythingEntry,
   type RunnerStack,
   reaches,
   startRunnerStack,
@@ -83,5 +85,37 @@ describe("runner: a child's list_changed becomes a probe job", () => {
     expect(calls.map((call) => call.status)).toEqual([200, 200, 200, 200, 200]);
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(probesOf(id, asked)).toHaveLength(1);
+  });
+
+  it("a child started by the very call that changes its list gets its server probed too", async () => {
+    const name = uniqueName("cold");
+    const id = await createServer(stack, {
+      name,
+      command: process.execPath,
+      args: [TINY_STDIO, "--dynamic"],
+    });
+    await reaches(stack, id, "connected");
+    // No child now: the next call starts one, and its first answer is that call's, not a list.
+    await stack.runner?.instances.stopServer(id);
+    const asked = Date.now();
+    const call = await stack.callTool(`${name}__add-tool`, { name: "cold_tool" });
+    expect(call.status).toBe(200);
+    await waitFor(
+      async () => probesOf(id, asked),
+      (probes) => probes.length === 1,
+      { timeoutMs: 1_000, intervalMs: 20 },
+    );
+  });
+
+  it("what a child says while it starts is not relayed when its first answer is that list (a probe's)", async () => {
+    // server-everything registers tools once initialized, each saying tools/list_changed.
+    const id = await createServer(stack, {
+      name: uniqueName("evstart"),
+      command: process.execPath,
+      args: [everythingEntry(), "stdio"],
+    });
+    await reaches(stack, id, "connected", 30_000);
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(probesOf(id)).toEqual([]);
   });
 });

@@ -326,7 +326,9 @@ export function declares(
 export class ChildBridge {
   private readonly calls = new Map<string, ForwardedCall>();
   private readonly listeners = new Set<Listener>();
-  private answered = false;
+  /** The method of the first forwarded request the child answered, once it has. */
+  private firstAnswered: string | undefined;
+  private readonly firstAnswerListeners: Array<(method: string) => void> = [];
 
   constructor(
     private readonly child: Client,
@@ -360,9 +362,14 @@ export class ChildBridge {
     return this.calls.size === 0 && this.listeners.size === 0;
   }
 
-  /** The child has answered a forwarded request (a list_changed after that is news to a catalogue). */
-  get hasAnswered(): boolean {
-    return this.answered;
+  /** The method of the first forwarded request the child answered (undefined until it has). */
+  get firstAnswer(): string | undefined {
+    return this.firstAnswered;
+  }
+
+  /** Calls `listener` with the method of the first forwarded request the child answers. */
+  onFirstAnswer(listener: (method: string) => void): void {
+    this.firstAnswerListeners.push(listener);
   }
 
   /** Forwards one request that cannot need input (lists, completion) and returns the child's answer. */
@@ -378,7 +385,7 @@ export class ChildBridge {
         signal: options.signal,
         timeout: options.timeoutMs,
       });
-      this.answered = true;
+      this.answeredOne(method);
       return result;
     } finally {
       this.listeners.delete(listener);
@@ -401,9 +408,7 @@ export class ChildBridge {
       timeoutMs: options.timeoutMs,
       progress: options.progress,
       parkMs: this.options.parkMs ?? DEFAULT_PARK_MS,
-      onAnswered: () => {
-        this.answered = true;
-      },
+      onAnswered: () => this.answeredOne(method),
       onAbandoned: options.alive,
       onEnd: (ended) => {
         if (this.calls.get(ended.id) === ended) this.calls.delete(ended.id);
@@ -411,6 +416,12 @@ export class ChildBridge {
     });
     this.calls.set(call.id, call);
     return call;
+  }
+
+  private answeredOne(method: string): void {
+    if (this.firstAnswered !== undefined) return;
+    this.firstAnswered = method;
+    for (const listener of this.firstAnswerListeners.splice(0)) listener(method);
   }
 
   /** A call still kept (in flight, or parked with its outcome), by id. */

@@ -698,22 +698,31 @@ export class InstanceManager {
   }
 
   /**
-   * A child's list_changed becomes a probe job for its server (see {@link ProbeRelay}) — once it has
-   * answered a forwarded request: before that, whatever changes during its start is seen by the
-   * request that started it anyway.
+   * A child's list_changed becomes a probe job for its server (see {@link ProbeRelay}). One that comes
+   * before the child answered anything is held until it does: when that first answer is the very list
+   * that changed (a probe's `tools/list` after the start), it already shows the change and nothing is
+   * relayed; otherwise (a call that changed the list, say) it is.
    */
   private relayListChanges(instance: Instance): void {
-    const changed = () => {
-      if (!instance.bridge.hasAnswered || this.stopping.has(instance) || instance.transport.exitStatus)
-        return;
+    const { bridge } = instance;
+    const early = new Set<string>();
+    const relay = () => {
+      if (this.stopping.has(instance) || instance.transport.exitStatus) return;
       this.relay.changed(instance.serverId, instance.generation);
     };
-    for (const schema of [
-      ToolListChangedNotificationSchema,
-      ResourceListChangedNotificationSchema,
-      PromptListChangedNotificationSchema,
-    ])
-      instance.client.setNotificationHandler(schema, changed);
+    bridge.onFirstAnswer((method) => {
+      if ([...early].some((list) => list !== method)) relay();
+      early.clear();
+    });
+    for (const [schema, list] of [
+      [ToolListChangedNotificationSchema, "tools/list"],
+      [ResourceListChangedNotificationSchema, "resources/list"],
+      [PromptListChangedNotificationSchema, "prompts/list"],
+    ] as const)
+      instance.client.setNotificationHandler(schema, () => {
+        if (bridge.firstAnswer === undefined) early.add(list);
+        else relay();
+      });
   }
 
   /**
