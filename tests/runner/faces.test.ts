@@ -117,6 +117,11 @@ describe("runner: a face speaks both eras", () => {
       expect(client.getServerVersion()).toMatchObject({ name: "mcp-servers/everything" });
       expect(client.getInstructions()).toEqual(expect.any(String));
       expect(client.getServerCapabilities()).toMatchObject({ tools: {}, resources: {}, prompts: {} });
+      expect(client.getDiscoverResult()).toMatchObject({
+        supportedVersions: ["2026-07-28"],
+        capabilities: { tools: {} },
+        instructions: client.getInstructions(),
+      });
       const { tools } = await client.listTools();
       expect(tools.map((tool) => tool.name)).toEqual(
         expect.arrayContaining(["echo", "trigger-elicitation-request", "trigger-sampling-request"]),
