@@ -1,11 +1,10 @@
 import type { Server } from "node:http";
 import { createAdaptorServer, type HttpBindings } from "@hono/node-server";
-import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import { AppError, bearerToken, errorFields, type Logger, problemResponse, secretsEqual } from "@mcpgw/core";
 import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
-import { serveFace } from "./face";
+import { Faces, whenSent } from "./face";
 import type { InstanceManager } from "./instances";
 
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -15,6 +14,8 @@ export interface RunnerHttpOptions {
   logger: Logger;
   /** The shared secret every request but /healthz must carry as a bearer token. */
   token: string;
+  /** The children's MCP faces (and their 2025 sessions); made here when not given. */
+  faces?: Faces;
 }
 
 type RunnerEnv = { Bindings: HttpBindings };
@@ -23,13 +24,15 @@ type RunnerEnv = { Bindings: HttpBindings };
  * The runner's HTTP face, a Hono app: `/servers/{id}/mcp` and `/servers/{id}/threads/{thread}/mcp`
  * (streamable HTTP MCP per child), thread lifecycle (`POST /threads/{t}/servers/{id}`,
  * `DELETE /threads/{t}`), `DELETE /servers/{id}` (stop a changed server's children), `GET /servers`
- * (live instances) and `GET /healthz`. Errors are problem+json from the same renderer as the API's.
+ * (live instances) and `GET /healthz`. Errors are problem+json from the same renderer as the API's;
+ * a face answers MCP errors as JSON-RPC, in either protocol era (see {@link Faces}).
  *
  * A request whose connection closes before it is answered has been given up by its caller (a probe
  * past its deadline closes its request): a child start it was waiting for is abandoned with it.
  */
 export function createRunnerApp(options: RunnerHttpOptions): Hono<RunnerEnv> {
   const { instances, logger } = options;
+  const faces = options.faces ?? new Faces({ logger });
   const app = new Hono<RunnerEnv>();
   app.onError((error, c) => {
     if (error instanceof AppError) return problemResponse(error, c.req.path);
@@ -51,8 +54,8 @@ export function createRunnerApp(options: RunnerHttpOptions): Hono<RunnerEnv> {
 
   app.get("/servers", async (c) => c.json({ instances: await instances.list() }));
 
-  // A face is stateless: nothing of the child's reaches a caller but answers to its own requests, so
-  // there is no stream to hold open (405 tells MCP clients not to keep one per session).
+  // A face keeps no standing stream: what reaches a caller rides its own requests' responses (405
+  // tells MCP clients not to keep one per session; the 2026-07-28 era has none anyway).
   const noStream = (c: Context<RunnerEnv>) => {
     const error = new AppError("request.method_not_allowed", "this MCP endpoint has no GET stream");
     const response = problemResponse(error, c.req.path);
@@ -62,18 +65,34 @@ export function createRunnerApp(options: RunnerHttpOptions): Hono<RunnerEnv> {
   app.get("/servers/:id/mcp", noStream);
   app.get("/servers/:id/threads/:thread/mcp", noStream);
   const face = async (c: Context<RunnerEnv>, threadId: string | undefined) => {
-    const { incoming, outgoing } = c.env;
-    const body = c.req.method === "POST" ? await readJson(c.req.raw) : undefined;
+    const serverId = c.req.param("id") as string;
+    const key = threadId ? `${serverId}#${threadId}` : serverId;
+    const request = c.req.raw;
+    if (c.req.method === "DELETE") return faces.end(key, request);
+    const body = await readJson(request);
     // A new MCP session (the worker's probe, a gateway's cold open) reads the config afresh: a probe of a
     // new config must reach a child of that config, not the old one still inside the config cache's TTL.
-    await instances.use(
-      c.req.param("id") as string,
-      threadId,
-      (instance) =>
-        serveFace(instance.client, incoming, outgoing, body, { alive: () => instances.checkAlive(instance) }),
-      { fresh: isInitialize(body), signal: c.req.raw.signal },
-    );
-    return RESPONSE_ALREADY_SENT;
+    const instance = await instances.acquire(serverId, threadId, {
+      fresh: opensSession(body),
+      signal: request.signal,
+    });
+    // The caller left while it waited: nothing to serve (a call must not reach the child for nobody).
+    request.signal.throwIfAborted();
+    // In use until the response is sent: a streamed one outlives this handler.
+    const release = instances.hold(instance);
+    try {
+      const response = await faces.serve({
+        key,
+        child: instance,
+        request,
+        body,
+        alive: () => instances.checkAlive(instance),
+      });
+      return whenSent(response, release);
+    } catch (error) {
+      release();
+      throw error;
+    }
   };
   app.on(["POST", "DELETE"], "/servers/:id/mcp", (c) => face(c, undefined));
   app.on(["POST", "DELETE"], "/servers/:id/threads/:thread/mcp", (c) => face(c, c.req.param("thread")));
@@ -116,14 +135,14 @@ function requireRunnerToken(token: string) {
   });
 }
 
-function isInitialize(body: unknown): boolean {
+/** A 2025 `initialize` or a 2026-07-28 `server/discover`: a caller (re)connecting to the server. */
+function opensSession(body: unknown): boolean {
   const messages = Array.isArray(body) ? body : [body];
-  return messages.some(
-    (message) =>
-      typeof message === "object" &&
-      message !== null &&
-      (message as { method?: unknown }).method === "initialize",
-  );
+  return messages.some((message) => {
+    const method =
+      typeof message === "object" && message !== null ? (message as { method?: unknown }).method : undefined;
+    return method === "initialize" || method === "server/discover";
+  });
 }
 
 async function readJson(request: Request): Promise<unknown> {

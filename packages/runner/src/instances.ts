@@ -15,9 +15,17 @@ import {
 } from "@mcpgw/core";
 import { scrubSecrets } from "@mcpgw/upstream";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import {
+  ErrorCode,
+  McpError,
+  PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { CHILD_SESSION_CAPABILITIES, ChildBridge } from "./bridge";
 import { ChildTransport, killGroupNow } from "./child-transport";
 import type { ChildIdentity, Isolation } from "./isolation";
+import { ProbeRelay } from "./probe-relay";
 import { mayDownloadAtStart } from "./start-rules";
 import { checkWorktree } from "./worktree";
 
@@ -28,6 +36,8 @@ export interface Instance {
   threadId: string | undefined;
   client: Client;
   transport: ChildTransport;
+  /** Between the child and its face's callers: calls in flight, the child's requests for input. */
+  bridge: ChildBridge;
   /** Config version and status generation it was spawned for; a change restarts it. */
   version: number;
   generation: number;
@@ -71,6 +81,10 @@ export interface InstanceManagerOptions {
   configTtlMs?: number;
   /** The longest line a child may write (one JSON-RPC message); past it the child is killed. */
   maxMessageBytes?: number;
+  /** How long a call that asked its caller for input waits for the answer (default 10 min). */
+  parkMs?: number;
+  /** How long a burst of a child's list_changed is gathered into one probe job (default 250 ms). */
+  relayDebounceMs?: number;
 }
 
 /** A spawn under way: how many requests wait for it, and how to abandon it. */
@@ -126,8 +140,14 @@ export class InstanceManager {
   private readonly idleMs: number;
   private readonly maxChildren: number;
   private readonly pingTimeoutMs: number;
+  private readonly relay: ProbeRelay;
 
   constructor(private readonly options: InstanceManagerOptions) {
+    this.relay = new ProbeRelay({
+      jobs: options.store.jobs,
+      logger: options.logger,
+      ...(options.relayDebounceMs === undefined ? {} : { debounceMs: options.relayDebounceMs }),
+    });
     this.idleMs = options.idleMs ?? 10 * 60_000;
     this.maxChildren = options.maxChildren ?? 50;
     this.pingTimeoutMs = options.pingTimeoutMs ?? DEFAULT_PING_TIMEOUT_MS;
@@ -149,13 +169,27 @@ export class InstanceManager {
     const instance = await this.acquire(serverId, threadId, options);
     // The caller left while it waited: nothing to serve (a call must not reach the child for nobody).
     options.signal?.throwIfAborted();
-    instance.busy++;
+    const release = this.hold(instance);
     try {
       return await use(instance);
     } finally {
+      release();
+    }
+  }
+
+  /**
+   * Marks the instance in use (never reaped, never made way for) until the returned release is
+   * called (once; later calls do nothing) — for a use that outlives a call, e.g. a streamed response.
+   */
+  hold(instance: Instance): () => void {
+    instance.busy++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
       instance.busy--;
       instance.lastUsed = Date.now();
-    }
+    };
   }
 
   /**
@@ -292,6 +326,7 @@ export class InstanceManager {
   async shutdown(): Promise<void> {
     this.closing = true;
     clearInterval(this.reaper);
+    this.relay.close();
     const reason = new AppError("server.unavailable", "The runner is stopping.");
     for (const start of this.starts.values()) start.controller.abort(reason);
     await Promise.allSettled([...this.starts.keys()]);
@@ -486,13 +521,16 @@ export class InstanceManager {
         ...(identity ?? {}),
         ...(this.options.maxMessageBytes ? { maxMessageBytes: this.options.maxMessageBytes } : {}),
       });
-      const client = new Client(CLIENT_INFO);
+      // Declared so a child may ask for input during a call; the bridge routes it to a caller.
+      const client = new Client(CLIENT_INFO, { capabilities: CHILD_SESSION_CAPABILITIES });
+      const bridge = new ChildBridge(client, this.options.parkMs ? { parkMs: this.options.parkMs } : {});
       const instance: Instance = {
         key,
         serverId,
         threadId,
         client,
         transport,
+        bridge,
         version: record.version,
         generation,
         startedAt: Date.now(),
@@ -506,6 +544,7 @@ export class InstanceManager {
       instance.ended = transport.whenExited().then(() => this.onExit(instance, scrubbed));
       this.children.add(instance);
       handedOver = true;
+      this.relayListChanges(instance);
       try {
         await client.connect(transport, { timeout: this.options.startTimeoutMs ?? 60_000, signal });
       } catch (error) {
@@ -654,8 +693,36 @@ export class InstanceManager {
   private async reapIdle(): Promise<void> {
     const cutoff = Date.now() - this.idleMs;
     for (const instance of this.started()) {
-      if (instance.busy === 0 && instance.lastUsed < cutoff) await this.stop(instance, "idle");
+      if (isIdle(instance) && instance.lastUsed < cutoff) await this.stop(instance, "idle");
     }
+  }
+
+  /**
+   * A child's list_changed becomes a probe job for its server (see {@link ProbeRelay}). One that comes
+   * before the child answered anything is held until it does: when that first answer is the very list
+   * that changed (a probe's `tools/list` after the start), it already shows the change and nothing is
+   * relayed; otherwise (a call that changed the list, say) it is.
+   */
+  private relayListChanges(instance: Instance): void {
+    const { bridge } = instance;
+    const early = new Set<string>();
+    const relay = () => {
+      if (this.stopping.has(instance) || instance.transport.exitStatus) return;
+      this.relay.changed(instance.serverId, instance.generation);
+    };
+    bridge.onFirstAnswer((method) => {
+      if ([...early].some((list) => list !== method)) relay();
+      early.clear();
+    });
+    for (const [schema, list] of [
+      [ToolListChangedNotificationSchema, "tools/list"],
+      [ResourceListChangedNotificationSchema, "resources/list"],
+      [PromptListChangedNotificationSchema, "prompts/list"],
+    ] as const)
+      instance.client.setNotificationHandler(schema, () => {
+        if (bridge.firstAnswer === undefined) early.add(list);
+        else relay();
+      });
   }
 
   /**
@@ -671,7 +738,7 @@ export class InstanceManager {
         return;
       }
       const victim = [...this.live]
-        .filter((instance) => instance.busy === 0 && !this.stopping.has(instance))
+        .filter((instance) => isIdle(instance) && !this.stopping.has(instance))
         .sort((a, b) => a.lastUsed - b.lastUsed)[0];
       const leaving = [...this.live].find((instance) => this.stopping.has(instance));
       if (victim) await this.stop(victim, "making room");
@@ -691,6 +758,11 @@ export interface AcquireOptions {
   fresh?: boolean;
   /** Aborts when the request that asked has gone. */
   signal?: AbortSignal;
+}
+
+/** Nothing of the child is in use: no request served, no call in flight or waiting for input. */
+function isIdle(instance: Instance): boolean {
+  return instance.busy === 0 && instance.bridge.idle;
 }
 
 /** No package cache kept between starts, or an empty one: a package runner would download. */

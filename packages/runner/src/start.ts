@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import type { Store } from "@mcpgw/aws";
 import type { Logger } from "@mcpgw/core";
 import { parentDeathWrapper } from "./child-transport";
+import { Faces } from "./face";
 import { createRunnerServer } from "./http";
 import { InstanceManager, type InstanceManagerOptions } from "./instances";
 import { createIsolation, DEFAULT_UID_BASE, DEFAULT_UID_COUNT, type Isolation } from "./isolation";
@@ -78,7 +79,8 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     isolation,
     runnerEnv: options.runnerEnv ?? process.env,
   });
-  const server = createRunnerServer({ instances, logger: options.logger, token: options.token });
+  const faces = new Faces({ logger: options.logger });
+  const server = createRunnerServer({ instances, faces, logger: options.logger, token: options.token });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => resolve());
@@ -105,6 +107,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
           options.logger.warn("runner stop past its deadline: killing every child", { deadlineMs });
           instances.killAll();
         }
+        await faces.close();
         server.closeAllConnections();
         await closed;
         await rm(dir, { recursive: true, force: true });
