@@ -6,6 +6,7 @@ import {
   ProtocolError,
   SdkError,
   SdkErrorCode,
+  SERVER_INFO_META_KEY,
 } from "@modelcontextprotocol/client";
 import type { CallContext } from "./call-context";
 import { transportHttpStatus } from "./classify-failure";
@@ -113,7 +114,7 @@ export async function callTool(
     );
   }, options);
   if (isInputRequired(result)) return result;
-  return shapeResult(result as Parameters<typeof shapeResult>[0]);
+  return shapeResult(withoutEnvelope(result as Parameters<typeof shapeResult>[0]));
 }
 
 /**
@@ -144,7 +145,20 @@ export async function forwardRequest(
         ),
       ),
     options,
-  ) as Promise<Record<string, unknown>>;
+  ).then((result) => withoutEnvelope(result as Record<string, unknown>));
+}
+
+/**
+ * An upstream's result without the protocol envelope it stamped on it (`_meta`'s
+ * `io.modelcontextprotocol/serverInfo`, which names the upstream: the gateway answers as itself);
+ * everything else — `_meta`'s other keys included — passes whole.
+ */
+export function withoutEnvelope<T extends { _meta?: Record<string, unknown> }>(result: T): T {
+  const meta = result._meta;
+  if (!meta || !(SERVER_INFO_META_KEY in meta)) return result;
+  const { [SERVER_INFO_META_KEY]: _upstream, ...rest } = meta;
+  const { _meta, ...plain } = result;
+  return (Object.keys(rest).length > 0 ? { ...plain, _meta: rest } : plain) as T;
 }
 
 /**

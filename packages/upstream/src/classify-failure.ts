@@ -51,7 +51,8 @@ export function describeFailure(error: unknown): string {
     const plain = plainWords(link);
     if (plain) return parts.length > 0 ? `${parts.join(": ")}: ${plain}` : plain;
     const code = typeof link.code === "string" ? ` (${link.code})` : "";
-    const text = `${link.message}${code}`.trim();
+    const body = responseBody(link);
+    const text = `${link.message}${code}${body ? `: ${body}` : ""}`.trim();
     if (text && !parts.some((part) => part.includes(text))) parts.push(text);
   }
   return parts.join(": ").slice(0, 1_000) || "unknown error";
@@ -71,7 +72,27 @@ function plainWords(link: ErrorLink): string | undefined {
   return undefined;
 }
 
-type ErrorLink = { name: string; message: string; code?: unknown; status?: unknown };
+type ErrorLink = { name: string; message: string; code?: unknown; status?: unknown; data?: unknown };
+
+/** How much of an HTTP refusal's body an error keeps: enough to say why, not a page of HTML. */
+const MAX_BODY_CHARS = 300;
+
+/**
+ * What an HTTP refusal's body says (the SDK keeps it in `data.text`): a problem's `detail`, a JSON-RPC
+ * error's `message`, else the text itself, shortened.
+ */
+function responseBody(link: ErrorLink): string | undefined {
+  const text = (link.data as { text?: unknown } | undefined)?.text;
+  if (typeof text !== "string" || !text.trim()) return undefined;
+  try {
+    const parsed = JSON.parse(text) as { detail?: unknown; error?: { message?: unknown } };
+    const said = parsed.detail ?? parsed.error?.message;
+    if (typeof said === "string") return said.slice(0, MAX_BODY_CHARS);
+  } catch {
+    // not JSON: the text as it is
+  }
+  return text.trim().replace(/\s+/g, " ").slice(0, MAX_BODY_CHARS);
+}
 
 function causeChain(error: unknown): ErrorLink[] {
   const chain: ErrorLink[] = [];

@@ -21,7 +21,6 @@ import {
   LOG_LEVEL_META_KEY,
   type RequestStateCodec,
   ResourceNotFoundError,
-  SERVER_INFO_META_KEY,
   Server,
   type ServerCapabilities,
   type ServerContext,
@@ -409,16 +408,14 @@ class Handlers {
     };
   }
 
-  /** A request forwarded as it is; the upstream's answer whole, less its envelope. */
-  private async forward(
+  /** A request forwarded as it is; the upstream's answer whole. */
+  private forward(
     entry: DirectoryEntry,
     method: string,
     params: Record<string, unknown>,
     ctx: ServerContext,
   ) {
-    return withoutUpstreamEnvelope(
-      await forwardToServer(this.deps, entry, method, params, this.forwardOptions(ctx)),
-    );
+    return forwardToServer(this.deps, entry, method, params, this.forwardOptions(ctx));
   }
 
   private forwardOptions(ctx: ServerContext) {
@@ -446,8 +443,7 @@ class Handlers {
     ctx: ServerContext,
     serverId?: string,
   ) {
-    if (result.resultType !== "input_required")
-      return withoutUpstreamEnvelope(result as Record<string, unknown>);
+    if (result.resultType !== "input_required") return result;
     const { inputRequests, requestState } = result as InputRequired;
     const id = serverId ?? "";
     return inputRequired({
@@ -633,18 +629,6 @@ function withGatewayUiUri(server: string, meta: unknown): { _meta?: Record<strin
   if (typeof record["ui/resourceUri"] === "string")
     rewritten["ui/resourceUri"] = gatewayUri(server, record["ui/resourceUri"]);
   return { _meta: rewritten };
-}
-
-/**
- * An upstream's result without the protocol envelope it stamped (`io.modelcontextprotocol/serverInfo`
- * names the upstream; the gateway's own is stamped instead) — everything else passes whole.
- */
-function withoutUpstreamEnvelope<T extends Record<string, unknown>>(result: T): T {
-  const meta = result._meta as Record<string, unknown> | undefined;
-  if (!meta || !(SERVER_INFO_META_KEY in meta)) return result;
-  const { [SERVER_INFO_META_KEY]: _upstream, ...rest } = meta;
-  const { _meta, ...plain } = result;
-  return (Object.keys(rest).length > 0 ? { ...plain, _meta: rest } : plain) as T;
 }
 
 /** True for a server whose last probe spoke a 2025 revision (or that has no recorded profile yet). */

@@ -1,6 +1,6 @@
 import { AppError } from "@mcpgw/core";
 import { CallFailure } from "@mcpgw/upstream";
-import { ProtocolError, ProtocolErrorCode as ErrorCode } from "@modelcontextprotocol/server";
+import { ProtocolErrorCode as ErrorCode, ProtocolError } from "@modelcontextprotocol/server";
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import type { AppEnv } from "../env";
