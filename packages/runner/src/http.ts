@@ -72,12 +72,17 @@ export function createRunnerApp(options: RunnerHttpOptions): Hono<RunnerEnv> {
     const body = await readJson(request);
     // A new MCP session (the worker's probe, a gateway's cold open) reads the config afresh: a probe of a
     // new config must reach a child of that config, not the old one still inside the config cache's TTL.
+    const connecting = opensSession(body);
     const instance = await instances.acquire(serverId, threadId, {
-      fresh: opensSession(body),
+      fresh: connecting,
       signal: request.signal,
     });
     // The caller left while it waited: nothing to serve (a call must not reach the child for nobody).
     request.signal.throwIfAborted();
+    // The face answers a (re)connect from what the child said at its start: a hung child must not look
+    // alive to the caller asking (the gateway's liveness check after a call timed out), so ask it.
+    if (connecting && !(await instances.checkAlive(instance)))
+      throw new AppError("upstream.timeout", "the server's process does not answer");
     // In use until the response is sent: a streamed one outlives this handler.
     const release = instances.hold(instance);
     try {

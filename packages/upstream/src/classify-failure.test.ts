@@ -1,5 +1,6 @@
+import { SdkErrorCode, SdkHttpError } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
-import { describeFailure, scrubSecrets } from "./classify-failure";
+import { classifyFailure, describeFailure, scrubSecrets } from "./classify-failure";
 
 const SECRET = 'sk-live "quoted"\nline2 / päss 🔑';
 const base64 = (text: string) => Buffer.from(text, "utf8").toString("base64");
@@ -156,5 +157,30 @@ describe("describeFailure speaks to people", () => {
     });
 
     expect(describeFailure(error)).toBe("fetch failed: connect refused (ECONNREFUSED)");
+  });
+
+  it("says why an HTTP refusal came: the problem's detail, a JSON-RPC error's message, or the text", () => {
+    const refusal = (status: number, text: string) =>
+      new SdkHttpError(SdkErrorCode.ClientHttpNotImplemented, `HTTP ${status}`, { status, text });
+    const problem = JSON.stringify({ type: "about:blank", status: 502, detail: "the child did not start" });
+    const rpc = JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32000, message: "no session" } });
+
+    expect(describeFailure(refusal(502, problem))).toBe("HTTP 502: the child did not start");
+    expect(describeFailure(refusal(400, rpc))).toBe("HTTP 400: no session");
+    expect(describeFailure(refusal(500, `<html>\n  ${"x".repeat(1_000)}`))).toHaveLength(
+      "HTTP 500: ".length + 300,
+    );
+  });
+});
+
+describe("classifyFailure", () => {
+  const refusal = (status: number) =>
+    new SdkHttpError(SdkErrorCode.ClientHttpNotImplemented, `HTTP ${status}`, { status, text: "" });
+
+  it("reads an HTTP refusal: 401/403 denied, 504 not responding, other statuses failed", () => {
+    expect(classifyFailure(refusal(401))).toBe("access_denied");
+    expect(classifyFailure(refusal(403))).toBe("access_denied");
+    expect(classifyFailure(refusal(504))).toBe("not_responding");
+    expect(classifyFailure(refusal(502))).toBe("failed");
   });
 });

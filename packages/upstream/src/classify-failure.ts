@@ -32,6 +32,7 @@ export function classifyFailure(error: unknown): FailureReason {
     if (link.name === "ForbiddenAddressError") return "failed";
     const status = httpStatus(link);
     if (status === 401 || status === 403) return "access_denied";
+    if (status === 504) return "not_responding"; // a gateway (the runner, a load balancer) timed out
     if (status !== undefined && status > 0) return "failed";
     if (typeof link.code === "string" && UNREACHABLE_CODES.has(link.code)) return "unreachable";
     if (link.code === -32001 || link.code === "REQUEST_TIMEOUT") return "not_responding"; // MCP request timeout
@@ -50,7 +51,8 @@ export function describeFailure(error: unknown): string {
   for (const link of causeChain(error)) {
     const plain = plainWords(link);
     if (plain) return parts.length > 0 ? `${parts.join(": ")}: ${plain}` : plain;
-    const code = typeof link.code === "string" ? ` (${link.code})` : "";
+    // An HTTP refusal's status says it all; the SDK's code for it would only add noise.
+    const code = typeof link.code === "string" && link.name !== "SdkHttpError" ? ` (${link.code})` : "";
     const body = responseBody(link);
     const text = `${link.message}${code}${body ? `: ${body}` : ""}`.trim();
     if (text && !parts.some((part) => part.includes(text))) parts.push(text);
