@@ -178,7 +178,7 @@ describe("a 2026-07-28-only upstream behind the gateway", () => {
       // Only the name and the resource URI differ.
       expect({ ...aggregated, name: "show_app", _meta: own?._meta }).toEqual(own);
 
-      const uri = (aggregated?._meta as { ui: { resourceUri: string } }).ui.resourceUri;
+      const uri = gatewayAppUri;
       expect((await all.listResources()).map((resource) => resource.uri)).toContain(uri);
       const contents = await all.readResource(uri);
       expect(contents).toEqual([
