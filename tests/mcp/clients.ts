@@ -76,6 +76,17 @@ export interface TestClient {
   /** `notifications/tools/list_changed` received so far. */
   readonly toolsListChanged: number;
   listTools(): Promise<Array<{ name: string; [key: string]: unknown }>>;
+  /** The first page of resources (`resources/list`). */
+  listResources(): Promise<Array<{ uri: string; name: string; [key: string]: unknown }>>;
+  /** `resources/read` → its contents. */
+  readResource(uri: string): Promise<Array<{ uri: string; mimeType?: string; [key: string]: unknown }>>;
+  /** The first page of prompts (`prompts/list`). */
+  listPrompts(): Promise<Array<{ name: string; [key: string]: unknown }>>;
+  /** `prompts/get` → its result. */
+  getPrompt(
+    name: string,
+    args?: Record<string, string>,
+  ): Promise<{ messages: Array<{ role: string; content: unknown }>; [key: string]: unknown }>;
   /** Calls a tool with a progress token; `meta` is merged into the request's `_meta`. */
   callTool(
     name: string,
@@ -277,6 +288,18 @@ async function connectV2(url: string, flavour: "v2-modern" | "v2-auto", options:
     async listTools() {
       return (await client.listTools(undefined, { timeout })).tools;
     },
+    async listResources() {
+      return (await client.listResources(undefined, { timeout })).resources;
+    },
+    async readResource(uri) {
+      return (await client.readResource({ uri }, { timeout })).contents;
+    },
+    async listPrompts() {
+      return (await client.listPrompts(undefined, { timeout })).prompts;
+    },
+    async getPrompt(name, args) {
+      return client.getPrompt({ name, ...(args ? { arguments: args } : {}) }, { timeout });
+    },
     async callTool(name, args = {}, callOptions = {}) {
       const progress: ProgressUpdate[] = [];
       const result = await client.callTool(
@@ -346,6 +369,18 @@ async function connectV1(url: string, options: ConnectOptions): Promise<TestClie
     },
     async listTools() {
       return (await client.listTools(undefined, { timeout })).tools;
+    },
+    async listResources() {
+      return (await client.listResources(undefined, { timeout })).resources;
+    },
+    async readResource(uri) {
+      return (await client.readResource({ uri }, { timeout })).contents;
+    },
+    async listPrompts() {
+      return (await client.listPrompts(undefined, { timeout })).prompts;
+    },
+    async getPrompt(name, args) {
+      return client.getPrompt({ name, ...(args ? { arguments: args } : {}) }, { timeout });
     },
     async callTool(name, args = {}, callOptions = {}) {
       const progress: ProgressUpdate[] = [];
