@@ -1,7 +1,7 @@
 /**
  * Change notifications for MCP clients. Two sources:
- * - the directory: while some client listens, the data plane's view is compared every second with
- *   the last one; a server that appeared, went, connected, failed, was enabled, disabled or renamed,
+ * - the directory: while some client listens (or spoke lately, so a baseline exists before its
+ *   listen stream opens), the data plane's view is compared every second with the last one; a server that appeared, went, connected, failed, was enabled, disabled or renamed,
  *   or whose catalogue was rewritten (a probe, a sweep) tells its endpoints' listeners `tools`.
  * - the upstreams: a warm session that hears `list_changed` asks the worker for a probe at once
  *   (the new catalogue then reaches the directory, and from there the listeners); prompts and
@@ -23,6 +23,7 @@ export class ChangeWatcher implements UpstreamChanges {
   private readonly seen = new Map<string, string>();
   private readonly probing = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
+  private looking: Promise<void> | undefined;
   private endpoints: McpEndpoints | undefined;
   private deps: Pick<GatewayDeps, "directory" | "store"> | undefined;
 
@@ -37,6 +38,7 @@ export class ChangeWatcher implements UpstreamChanges {
     this.endpoints = endpoints;
     this.timer = setInterval(() => void this.tick(), this.intervalMs);
     this.timer.unref();
+    endpoints.onWatched = () => void this.tick();
   }
 
   stop(): void {
@@ -58,9 +60,16 @@ export class ChangeWatcher implements UpstreamChanges {
   }
 
   /** Compares the directory with the last look; tells the endpoints of every server that changed. */
-  async tick(): Promise<void> {
+  tick(): Promise<void> {
+    this.looking ??= this.look().finally(() => {
+      this.looking = undefined;
+    });
+    return this.looking;
+  }
+
+  private async look(): Promise<void> {
     const { endpoints, deps } = this;
-    if (!endpoints?.listening || !deps) {
+    if (!endpoints?.watched || !deps) {
       this.seen.clear();
       return;
     }

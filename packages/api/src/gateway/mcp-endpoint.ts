@@ -39,10 +39,19 @@ const HEADER_MISMATCH = -32020;
 /** Listen streams per endpoint in this process (each holds a request open). */
 const MAX_SUBSCRIPTIONS = 1_024;
 
+/** How long after its last request a client may still open a listen stream it expects news on. */
+const LISTEN_SOON_MS = 30_000;
+
 /** The MCP endpoints of one gateway process. */
 export class McpEndpoints {
   private readonly handlers = new Map<string, { handler: McpHttpHandler; bus: InMemoryServerEventBus }>();
   readonly services: McpServices;
+  private lastRequestAt = Number.NEGATIVE_INFINITY;
+  /**
+   * Called when a request arrives while nothing watched: the change watcher takes its baseline then,
+   * so a change between a client's connect and its listen stream is not missed.
+   */
+  onWatched: (() => void) | undefined;
 
   /**
    * `secret` seals what callers hand back (request state, session ids): every gateway instance
@@ -75,6 +84,9 @@ export class McpEndpoints {
     entry: DirectoryEntry | undefined,
   ): Promise<Response> {
     const endpoint = entry?.server.name ?? "";
+    const wasWatched = this.watched;
+    this.lastRequestAt = Date.now();
+    if (!wasWatched) this.onWatched?.();
     const authInfo: AuthInfo = { token: "", clientId: caller.principalKey, scopes: [], extra: { caller } };
     if (!(await isLegacyRequest(request, parsedBody))) {
       const response = await this.modern(endpoint).handler.fetch(request, { authInfo, parsedBody });
@@ -122,9 +134,13 @@ export class McpEndpoints {
     }
   }
 
-  /** True while some client in this process listens for changes (a listen stream or a 2025 session). */
-  get listening(): boolean {
+  /**
+   * True while some client in this process listens for changes (a listen stream or a 2025 session),
+   * or spoke lately and may be about to.
+   */
+  get watched(): boolean {
     if (this.services.sessions.size > 0) return true;
+    if (Date.now() - this.lastRequestAt < LISTEN_SOON_MS) return true;
     for (const { bus } of this.handlers.values()) if (bus.listenerCount > 0) return true;
     return false;
   }
