@@ -8,9 +8,20 @@ const production = $app.stage === "production";
 
 /** The one table; keys, index and TTL match `ensureTable` in packages/aws/src/bootstrap.ts. */
 export const table = new sst.aws.Dynamo("GatewayTable", {
-  fields: { pk: "string", sk: "string", kind: "string", kindSort: "string" },
+  fields: {
+    pk: "string",
+    sk: "string",
+    kind: "string",
+    kindSort: "string",
+    changeFeed: "string",
+    changedAt: "string",
+  },
   primaryIndex: { hashKey: "pk", rangeKey: "sk" },
-  globalIndexes: { byKind: { hashKey: "kind", rangeKey: "kindSort", projection: "all" } },
+  globalIndexes: {
+    byKind: { hashKey: "kind", rangeKey: "kindSort", projection: "all" },
+    // The servers' change feed: the data plane reads what changed since its last look, not the world.
+    byChange: { hashKey: "changeFeed", rangeKey: "changedAt", projection: "keys-only" },
+  },
   ttl: "expiresAt",
   deletionProtection: production,
 });

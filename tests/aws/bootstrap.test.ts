@@ -23,7 +23,10 @@ describe("resource bootstrap", () => {
     await ensureResources(clients, config);
 
     const table = await clients.ddb.send(new DescribeTableCommand({ TableName: config.tableName }));
-    expect(table.Table?.GlobalSecondaryIndexes?.map((index) => index.IndexName)).toEqual(["byKind"]);
+    expect(table.Table?.GlobalSecondaryIndexes?.map((index) => index.IndexName)).toEqual([
+      "byKind",
+      "byChange",
+    ]);
     const { QueueUrl } = await clients.sqs.send(new GetQueueUrlCommand({ QueueName: config.queueName }));
     const attributes = await clients.sqs.send(
       new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ["RedrivePolicy"] }),

@@ -5,6 +5,7 @@ import {
   createKmsSealer,
   createServerRepository,
   createStore,
+  keys,
   serverFieldContext,
 } from "@mcpgw/aws";
 import { AppError, parseServerSpec, type ServerSpec } from "@mcpgw/core";
@@ -129,7 +130,7 @@ describe("server repository on DynamoDB", () => {
     expect(await store.servers.getByName("taken-a")).toMatchObject({ id: a.id, version: 1 });
   });
 
-  it("delete leaves zero items for that server", async () => {
+  it("delete leaves nothing of that server but its change-feed tombstone, which expires", async () => {
     const server = await store.servers.create(
       parseServerSpec({ name: "doomed", command: "node", env: { SECRET: SENTINEL_ENV } }),
     );
@@ -146,6 +147,14 @@ describe("server repository on DynamoDB", () => {
     const left = (await scanTable(config)).filter(
       (item) => JSON.stringify(item).includes(server.id) || item.pk === "NAME#doomed",
     );
-    expect(left).toEqual([]);
+    expect(left).toEqual([
+      {
+        ...keys.serverTombstone(server.id),
+        changeFeed: expect.any(String),
+        changedAt: expect.any(String),
+        expiresAt: expect.any(Number),
+      },
+    ]);
+    expect((left[0]?.expiresAt as number) * 1000 - Date.now()).toBeLessThanOrEqual(24 * 3600 * 1000);
   });
 });

@@ -131,18 +131,22 @@ describe("sst.config.ts run()", () => {
     });
   });
 
-  it("creates the table exactly as bootstrap.ts does: pk/sk, byKind (kind/kindSort, ALL), TTL", () => {
+  it("creates the table exactly as bootstrap.ts does: pk/sk, byKind (ALL), byChange (keys only), TTL", () => {
     const table = find("Dynamo", "GatewayTable");
-    const { partition, sort, byKindIndex, kind, kindSort, ttl } = TABLE_KEYS;
+    const { partition, sort, byKindIndex, kind, kindSort, byChangeIndex, changeFeed, changedAt, ttl } =
+      TABLE_KEYS;
     expect(table.fields).toEqual({
       [partition]: "string",
       [sort]: "string",
       [kind]: "string",
       [kindSort]: "string",
+      [changeFeed]: "string",
+      [changedAt]: "string",
     });
     expect(table.primaryIndex).toEqual({ hashKey: partition, rangeKey: sort });
     expect(table.globalIndexes).toEqual({
       [byKindIndex]: { hashKey: kind, rangeKey: kindSort, projection: "all" },
+      [byChangeIndex]: { hashKey: changeFeed, rangeKey: changedAt, projection: "keys-only" },
     });
     expect(table.ttl).toBe(ttl);
   });

@@ -1,3 +1,4 @@
+import { createChangeFeed } from "./changes";
 import { createChatToggles } from "./chats";
 import { type AwsClients, createAwsClients } from "./clients";
 import { type AwsConfig, loadAwsConfig } from "./config";
@@ -40,6 +41,7 @@ export function createStore(
     sealer,
     servers: createServerRepository(clients.ddb, config.tableName, sealer),
     statuses: createStatusRepository(clients.ddb, config.tableName),
+    changes: createChangeFeed(clients.ddb, config.tableName),
     chats: createChatToggles(clients.ddb, config.tableName),
     threads: createThreadRegistry(clients.ddb, config.tableName),
     keys: createApiKeyStore(clients.ddb, config.tableName),

@@ -2,6 +2,7 @@ import {
   CreateTableCommand,
   DescribeTableCommand,
   ResourceInUseException,
+  UpdateTableCommand,
   UpdateTimeToLiveCommand,
   waitUntilTableExists,
 } from "@aws-sdk/client-dynamodb";
@@ -38,13 +39,13 @@ export async function ensureResources(clients: AwsClients, config: AwsConfig): P
 }
 
 async function ensureTable({ ddb }: AwsClients, { tableName }: AwsConfig): Promise<void> {
-  const { partition, sort, byKindIndex, kind, kindSort } = TABLE_KEYS;
+  const { partition, sort, byKindIndex, kind, kindSort, byChangeIndex, changeFeed, changedAt } = TABLE_KEYS;
   try {
     await ddb.send(
       new CreateTableCommand({
         TableName: tableName,
         BillingMode: "PAY_PER_REQUEST",
-        AttributeDefinitions: [partition, sort, kind, kindSort].map((name) => ({
+        AttributeDefinitions: [partition, sort, kind, kindSort, changeFeed, changedAt].map((name) => ({
           AttributeName: name,
           AttributeType: "S",
         })),
@@ -61,6 +62,7 @@ async function ensureTable({ ddb }: AwsClients, { tableName }: AwsConfig): Promi
             ],
             Projection: { ProjectionType: "ALL" },
           },
+          changeIndex(),
         ],
       }),
     );
@@ -70,6 +72,19 @@ async function ensureTable({ ddb }: AwsClients, { tableName }: AwsConfig): Promi
   await waitUntilTableExists({ client: ddb, maxWaitTime: 60 }, { TableName: tableName });
   const table = await ddb.send(new DescribeTableCommand({ TableName: tableName }));
   if (!table.Table) throw new Error(`Table ${tableName} was not created`);
+  // A table made before the change feed existed gains its index (as the deployed stack's update does).
+  if (!table.Table.GlobalSecondaryIndexes?.some((index) => index.IndexName === byChangeIndex)) {
+    await ddb.send(
+      new UpdateTableCommand({
+        TableName: tableName,
+        AttributeDefinitions: [changeFeed, changedAt].map((name) => ({
+          AttributeName: name,
+          AttributeType: "S",
+        })),
+        GlobalSecondaryIndexUpdates: [{ Create: changeIndex() }],
+      }),
+    );
+  }
   await ddb
     .send(
       new UpdateTimeToLiveCommand({
@@ -80,6 +95,19 @@ async function ensureTable({ ddb }: AwsClients, { tableName }: AwsConfig): Promi
     .catch((error: Error) => {
       if (!/already enabled|TimeToLive is already/i.test(error.message)) throw error;
     });
+}
+
+/** The change feed's index: stamped items by time, keys only (readers then read what changed). */
+function changeIndex() {
+  const { byChangeIndex, changeFeed, changedAt } = TABLE_KEYS;
+  return {
+    IndexName: byChangeIndex,
+    KeySchema: [
+      { AttributeName: changeFeed, KeyType: "HASH" as const },
+      { AttributeName: changedAt, KeyType: "RANGE" as const },
+    ],
+    Projection: { ProjectionType: "KEYS_ONLY" as const },
+  };
 }
 
 async function ensureQueues({ sqs }: AwsClients, config: AwsConfig): Promise<void> {

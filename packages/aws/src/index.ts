@@ -1,5 +1,6 @@
 export * from "./aws-store";
 export * from "./bootstrap";
+export * from "./changes";
 export * from "./chats";
 export * from "./clients";
 export * from "./config";

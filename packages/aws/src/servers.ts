@@ -17,7 +17,7 @@ import {
 import { deleteAll, failedConditions, queryAll, queryKind, storeFailure } from "./dynamo";
 import { type SealedValue, type Sealer, serverFieldContext } from "./sealing";
 import { statusItem } from "./statuses";
-import { KINDS, keys } from "./table";
+import { changeStamp, KINDS, keys, STAMP_NAMES, stampValues, tombstoneItem } from "./table";
 
 type TransactItem = NonNullable<TransactWriteCommandInput["TransactItems"]>[number];
 
@@ -83,14 +83,15 @@ function supersedeStatus(tableName: string, id: string, enabled: boolean, now: s
       TableName: tableName,
       Key: keys.serverStatus(id),
       UpdateExpression:
-        "SET #state = :state, reason = :null, #error = :null, supersededAt = :now ADD generation :one",
+        "SET #state = :state, reason = :null, #error = :null, supersededAt = :now, #feed = :feed, #at = :at ADD generation :one",
       ConditionExpression: "attribute_exists(pk)",
-      ExpressionAttributeNames: { "#state": "state", "#error": "error" },
+      ExpressionAttributeNames: { "#state": "state", "#error": "error", ...STAMP_NAMES },
       ExpressionAttributeValues: {
         ":state": enabled ? "connecting" : "disabled",
         ":null": null,
         ":now": now,
         ":one": 1,
+        ...stampValues(),
       },
     },
   };
@@ -117,6 +118,7 @@ export function createServerRepository(
       ...keys.serverConfig(record.id),
       kind: KINDS.server,
       kindSort: record.name,
+      ...changeStamp(),
       ...plain,
       [field === "headers" ? "sealedHeaders" : "sealedEnv"]: sealed,
       // Shown without opening anything (lists and reads make no KMS call); checked against `sealed`.
@@ -181,6 +183,7 @@ export function createServerRepository(
       ...keys.serverConfig(record.id),
       kind: KINDS.server,
       kindSort: record.name,
+      ...changeStamp(),
       ...plain,
       ...Object.fromEntries(kept.map((name) => [name, current[name]])),
     };
@@ -401,6 +404,8 @@ export function createServerRepository(
                 },
               },
               { Delete: { TableName: tableName, Key: keys.serverStatus(id) } },
+              // Readers of the change feed learn it is gone.
+              { Put: { TableName: tableName, Item: tombstoneItem(id) } },
             ],
             "The delete",
           );
@@ -410,12 +415,14 @@ export function createServerRepository(
         }
         // What else it owns (catalogue, chat toggles, thread registrations) can no longer be reached.
         const owned = [
-          ...(await queryAll(ddb, {
-            TableName: tableName,
-            KeyConditionExpression: "pk = :pk",
-            ExpressionAttributeValues: { ":pk": keys.serverPartition(id) },
-            ProjectionExpression: "pk, sk",
-          })),
+          ...(
+            await queryAll(ddb, {
+              TableName: tableName,
+              KeyConditionExpression: "pk = :pk",
+              ExpressionAttributeValues: { ":pk": keys.serverPartition(id) },
+              ProjectionExpression: "pk, sk",
+            })
+          ).filter((item) => item.sk !== keys.serverTombstone(id).sk),
           ...(await queryKind(ddb, tableName, ownedKind(id))),
         ];
         await deleteAll(ddb, tableName, owned as Array<{ pk: unknown; sk: unknown }>);
@@ -439,7 +446,8 @@ function sealDigest(sealed: SealedValue): string {
     .digest("base64url");
 }
 
-function plainFromItem(item: Record<string, unknown>): PlainServer {
+/** A stored config item as the plain server (secrets stay sealed; masks and seal check included). */
+export function plainFromItem(item: Record<string, unknown>): PlainServer {
   const {
     pk: _pk,
     sk: _sk,
@@ -449,6 +457,8 @@ function plainFromItem(item: Record<string, unknown>): PlainServer {
     sealedEnv,
     sealedDigest,
     masked,
+    changeFeed: _feed,
+    changedAt: _at,
     ...plain
   } = item;
   const sealed = (sealedHeaders ?? sealedEnv) as SealedValue | undefined;

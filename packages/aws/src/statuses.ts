@@ -18,13 +18,20 @@ import {
   type ToolInfo,
 } from "@mcpgw/core";
 import { failedConditions, isConditionFailure, queryKind } from "./dynamo";
-import { KINDS, keys } from "./table";
+import { changeStamp, KINDS, keys, STAMP_NAMES, stampValues } from "./table";
 
 type TransactItem = NonNullable<TransactWriteCommandInput["TransactItems"]>[number];
 
 /** The stored item of a server's status. */
 export function statusItem(serverId: string, status: StoredStatus): Record<string, unknown> {
-  return { ...keys.serverStatus(serverId), kind: KINDS.status, kindSort: serverId, serverId, ...status };
+  return {
+    ...keys.serverStatus(serverId),
+    kind: KINDS.status,
+    kindSort: serverId,
+    serverId,
+    ...changeStamp(),
+    ...status,
+  };
 }
 
 /** What a good probe found of its server: its tools and, when its session reported one, its profile. */
@@ -133,6 +140,7 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
             kind: KINDS.catalog,
             kindSort: serverId,
             serverId,
+            ...changeStamp(),
             updatedAt: at,
             hash,
             parts: count,
@@ -182,10 +190,11 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
             TableName: tableName,
             Key: keys.serverStatus(serverId),
             UpdateExpression:
-              "SET #state = :state, reason = :null, #error = :null, supersededAt = :now ADD generation :one",
+              "SET #state = :state, reason = :null, #error = :null, supersededAt = :now, #feed = :feed, #at = :at ADD generation :one",
             ConditionExpression: `attribute_exists(pk)${expected === undefined ? "" : " AND generation = :expected"}`,
-            ExpressionAttributeNames: { "#state": "state", "#error": "error" },
+            ExpressionAttributeNames: { "#state": "state", "#error": "error", ...STAMP_NAMES },
             ExpressionAttributeValues: {
+              ...stampValues(),
               ":state": state,
               ":null": null,
               ":one": 1,
@@ -206,6 +215,7 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
       const changes: Record<string, unknown> = {
         ...attemptChanges(outcome, found?.profile),
         ...(options.jobId ? { lastJobId: options.jobId } : {}),
+        ...changeStamp(),
       };
       const names = Object.keys(changes);
       const statusUpdate: TransactItem = {
@@ -263,7 +273,8 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
   };
 }
 
-function toStatus(item: Record<string, unknown>): StoredStatus {
+/** A stored status item as the status. */
+export function toStatus(item: Record<string, unknown>): StoredStatus {
   const status = Object.fromEntries(
     STATUS_FIELDS.map((field) => [field, item[field] ?? null]),
   ) as ServerStatus;
@@ -280,7 +291,7 @@ function toStatus(item: Record<string, unknown>): StoredStatus {
  * A catalogue from its head item and parts; undefined while they do not add up (a write under way
  * between two reads of an eventually consistent index: the next read sees it whole).
  */
-function toCatalog(items: Record<string, unknown>[]): Catalog | undefined {
+export function toCatalog(items: Record<string, unknown>[]): Catalog | undefined {
   const head = items.find((item) => item.part === undefined);
   if (!head) return undefined;
   const count = Number(head.parts ?? 1);

@@ -251,6 +251,40 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
     });
   });
 
+  describe(`${name} store: the change feed`, () => {
+    /** The servers the feed names since `from` (stamps are writers' clocks: look back a little). */
+    const changedSince = async (store: Store, from: number) =>
+      new Set((await store.changes.since(from - 1_000)).map((change) => change.serverId));
+
+    it("names every server whose config, status or catalogue was written, and each delete", async () => {
+      const store = await open();
+      const [edited, probed, removed] = await Promise.all([http(store), http(store), http(store)]);
+      const before = Date.now();
+
+      await store.servers.update(edited, { ...specOf(edited), enabled: false });
+      await store.statuses.recordAttempt(probed.id, 1, ok(), { tools });
+      await store.servers.remove(removed.id);
+
+      const changed = await changedSince(store, before);
+      for (const server of [edited, probed, removed]) expect(changed).toContain(server.id);
+    });
+
+    it("reads a server's current config, status and catalogue; a deleted one reads as gone", async () => {
+      const store = await open();
+      const [kept, removed] = await Promise.all([http(store), http(store)]);
+      await store.statuses.recordAttempt(kept.id, 1, ok(), { tools, profile });
+      await store.servers.remove(removed.id);
+
+      const [state, gone] = await store.changes.read([kept.id, removed.id]);
+
+      expect(state?.server).toMatchObject({ id: kept.id, name: kept.name, version: 1 });
+      expect(state?.server).not.toHaveProperty("changedAt");
+      expect(state?.status).toMatchObject({ state: "connected", generation: 1, toolCount: 1 });
+      expect(state?.catalog).toMatchObject({ serverId: kept.id, tools, profile });
+      expect(gone).toEqual({ serverId: removed.id });
+    });
+  });
+
   describe(`${name} store: keys, threads, secrets, jobs`, () => {
     it("keeps keys by hash only, and revokes them", async () => {
       const store = await open();

@@ -1,3 +1,4 @@
+import type { ChangeFeed } from "./changes";
 import type { ChatToggles } from "./chats";
 import type { JobQueue } from "./jobs";
 import type { ApiKeyStore } from "./keys";
@@ -21,6 +22,8 @@ export interface ResourceChecks {
 export interface Store {
   servers: ServerRepository;
   statuses: StatusRepository;
+  /** What changed among the servers since a given time (the data plane's directory reads it). */
+  changes: ChangeFeed;
   chats: ChatToggles;
   threads: ThreadRegistry;
   keys: ApiKeyStore;

@@ -8,6 +8,11 @@ export const TABLE_KEYS = {
   kindSort: "kindSort",
   /** Epoch seconds after which DynamoDB may expire an item. */
   ttl: "expiresAt",
+  /** Index of the servers' change feed: what was written when (see `changeStamp`), keys only. */
+  byChangeIndex: "byChange",
+  changeFeed: "changeFeed",
+  /** When the item was last written: epoch ms, fixed width (string order is time order). */
+  changedAt: "changedAt",
 } as const;
 
 /** Partition and sort keys of every item the system stores. */
@@ -18,6 +23,8 @@ export const keys = {
   /** Parts 1… of a catalogue too large for one item (part 0 is the `CATALOG` item itself). */
   serverCatalogPart: (id: string, part: number) => ({ pk: `SERVER#${id}`, sk: `CATALOG#${part}` }),
   serverPartition: (id: string) => `SERVER#${id}`,
+  /** What a deleted server leaves on the change feed for a day. */
+  serverTombstone: (id: string) => ({ pk: `SERVER#${id}`, sk: "GONE" }),
   nameClaim: (name: string) => ({ pk: `NAME#${name}`, sk: "NAME" }),
   secret: (name: string) => ({ pk: `SECRET#${name}`, sk: "SECRET" }),
   /** Never written: the readiness check reads it to learn the table answers (GetItem is granted). */
@@ -34,3 +41,39 @@ export const KINDS = {
   /** A thread's ownership record (`kindSort` `<owner>#<threadId>`). */
   thread: "THREAD",
 } as const;
+
+/** The one partition of the change feed's index (its sort key, the stamp, orders it). */
+export const FEED = "SERVERS";
+
+/** How long a deleted server's tombstone stays on the feed (readers look back far less). */
+const TOMBSTONE_SECONDS = 24 * 3600;
+
+/** Epoch ms as a fixed-width string: string order is time order (to the year 2286). */
+export function stampOf(at: number): string {
+  return String(Math.max(0, Math.floor(at))).padStart(13, "0");
+}
+
+/**
+ * The attributes that put a server's config, status or catalogue head on the change feed, stamped
+ * `at` (default now): every write of one carries them, so readers learn what changed in one query.
+ */
+export function changeStamp(at = Date.now()): Record<string, string> {
+  return { [TABLE_KEYS.changeFeed]: FEED, [TABLE_KEYS.changedAt]: stampOf(at) };
+}
+
+/** The tombstone a deleted server leaves on the change feed (expired by TTL a day later). */
+export function tombstoneItem(serverId: string, at = Date.now()): Record<string, unknown> {
+  return {
+    ...keys.serverTombstone(serverId),
+    ...changeStamp(at),
+    [TABLE_KEYS.ttl]: Math.floor(at / 1000) + TOMBSTONE_SECONDS,
+  };
+}
+
+/** Expression attribute names that stamp an updated item (`SET #feed = :feed, #at = :at`). */
+export const STAMP_NAMES = { "#feed": TABLE_KEYS.changeFeed, "#at": TABLE_KEYS.changedAt };
+
+/** The expression attribute values of a stamp taken now (with {@link STAMP_NAMES}). */
+export function stampValues(): Record<string, string> {
+  return { ":feed": FEED, ":at": stampOf(Date.now()) };
+}

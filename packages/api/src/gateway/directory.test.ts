@@ -30,3 +30,118 @@ describe("Directory", () => {
     expect(snapshot.byName.get("old")).not.toHaveProperty("profile");
   });
 });
+
+describe("Directory refreshes from the change feed", () => {
+  /** A memory store whose change feed counts its reads. */
+  function countingStore() {
+    const store = createMemoryStore();
+    const reads = { since: 0, servers: [] as string[] };
+    const { since, read } = store.changes;
+    store.changes = {
+      since: (from) => {
+        reads.since += 1;
+        return since(from);
+      },
+      read: (ids) => {
+        reads.servers.push(...ids);
+        return read(ids);
+      },
+    };
+    return { store, reads };
+  }
+
+  async function created(store: ReturnType<typeof createMemoryStore>, name: string) {
+    const server = await store.servers.create(parseServerSpec({ name, url: `https://${name}.example/mcp` }));
+    await store.statuses.recordAttempt(server.id, 1, ok, { tools });
+    return server;
+  }
+
+  it("with nothing changed, a refresh is one look at the feed and re-reads no server", async () => {
+    // Prepare
+    const { store, reads } = countingStore();
+    await Promise.all(["a", "b", "c"].map((name) => created(store, name)));
+    const directory = new Directory(store, logger, 0);
+    const first = await directory.snapshot();
+    await directory.snapshot(); // reads, once, what changed just before the full read
+    reads.since = 0;
+    reads.servers.length = 0;
+
+    // Act
+    const again = await directory.snapshot();
+
+    // Assess
+    expect(reads).toEqual({ since: 1, servers: [] });
+    expect(again.byName).toBe((await directory.snapshot()).byName);
+    expect([...again.byName.keys()].sort()).toEqual([...first.byName.keys()].sort());
+  });
+
+  it("re-reads only the server that changed; the others keep their entries", async () => {
+    // Prepare
+    const { store, reads } = countingStore();
+    const [a, b] = await Promise.all(["a", "b"].map((name) => created(store, name)));
+    if (!a || !b) throw new Error("not created");
+    const directory = new Directory(store, logger, 0);
+    await directory.snapshot();
+    const before = await directory.snapshot(); // re-read once: what changed just before the full read
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    reads.servers.length = 0;
+
+    // Act
+    await store.statuses.recordAttempt(
+      a.id,
+      1,
+      { ...ok, at: "2026-01-02T00:00:00.000Z" },
+      {
+        tools: [...tools, { name: "fetch", inputSchema: { type: "object" } }],
+      },
+    );
+    const after = await directory.snapshot();
+
+    // Assess
+    expect(reads.servers).toContain(a.id);
+    expect(reads.servers).not.toContain(b.id);
+    expect(after.byId.get(a.id)?.tools.has("a__fetch")).toBe(true);
+    expect(after.byId.get(b.id)).toBe(before.byId.get(b.id));
+  });
+
+  it("drops a deleted server and finds a renamed one by its new name", async () => {
+    // Prepare
+    const { store } = countingStore();
+    const [gone, renamed] = await Promise.all(["gone", "old-name"].map((name) => created(store, name)));
+    if (!gone || !renamed) throw new Error("not created");
+    const directory = new Directory(store, logger, 0);
+    await directory.snapshot();
+
+    // Act
+    await store.servers.remove(gone.id);
+    const { id: _id, version: _v, createdAt: _c, updatedAt: _u, ...spec } = renamed;
+    await store.servers.update(renamed, parseServerSpec({ ...spec, name: "new-name" }));
+    const after = await directory.snapshot();
+
+    // Assess
+    expect(after.byId.has(gone.id)).toBe(false);
+    expect(after.byName.has("gone")).toBe(false);
+    expect(after.byName.has("old-name")).toBe(false);
+    expect(after.byName.get("new-name")?.server.id).toBe(renamed.id);
+  });
+
+  it("serves its view without waiting while it is young, and refreshes first once invalidated", async () => {
+    // Prepare
+    const { store, reads } = countingStore();
+    await created(store, "a");
+    const directory = new Directory(store, logger, 60_000);
+    const first = await directory.snapshot();
+    reads.since = 0;
+
+    // Act
+    const cached = await directory.snapshot();
+    directory.invalidate();
+    await new Promise((resolve) => setTimeout(resolve, 2));
+    const refreshed = await directory.snapshot();
+
+    // Assess
+    expect(cached).toBe(first);
+    expect(reads.since).toBe(1);
+    expect(refreshed.takenAt).toBeGreaterThan(first.takenAt);
+  });
+});

@@ -1,4 +1,4 @@
-import type { Store } from "@mcpgw/aws";
+import type { Catalog, Store } from "@mcpgw/aws";
 import {
   errorFields,
   type Logger,
@@ -29,16 +29,32 @@ export interface Snapshot {
   byId: Map<string, DirectoryEntry>;
 }
 
+/** How far back each look at the change feed reaches: covers index lag and writers' clock skew. */
+const FEED_LOOKBACK_MS = 10_000;
+/** A full read of every server this often, in the background: heals anything the feed could miss. */
+const FULL_READ_MS = 5 * 60_000;
+
 /**
- * The data plane's cached view of servers, statuses and catalogues: three index queries per refresh,
- * at most one refresh in flight, served from memory (see `snapshot` for the bound: 2 × `maxAgeMs`,
- * the documented ≤ 2 s staleness of edits, disables and new catalogues).
+ * The data plane's cached view of servers, statuses and catalogues, served from memory. A refresh
+ * reads the change feed (one query) and re-reads only the servers it names; with nothing changed,
+ * that one query is all. Every five minutes a background refresh reads everything instead. Calls
+ * do not wait on a refresh while the view is younger than 2 × `maxAgeMs` (it refreshes in the
+ * background meanwhile): that bounds how stale edits, disables and new catalogues can be (≤ 2 s).
  */
 export class Directory {
   private current: Snapshot | undefined;
   private refreshing: Promise<Snapshot> | undefined;
   private refreshStartedAt = 0;
   private lastForcedAt = 0;
+  private invalidatedAt = 0;
+  /** Where the next look at the change feed starts, and when everything was last read. */
+  private feedFrom = 0;
+  private fullReadAt = 0;
+  /**
+   * The feed's entries already read (item and stamp), so its lookback re-reads nothing twice. Stamps
+   * are writers' clocks: they name a write, they do not order writes of different writers.
+   */
+  private readonly applied = new Map<string, number>();
   private readonly chats = new Map<string, { at: number; off: Promise<Set<string>> }>();
 
   constructor(
@@ -50,21 +66,20 @@ export class Directory {
 
   /**
    * The snapshot. Younger than `maxAgeMs`: as it is. Up to twice that: as it is, while a refresh runs
-   * in the background (no call waits on the index queries under steady traffic). Older: refreshed
-   * first. So what a call sees is never more than 2 × `maxAgeMs` old.
+   * in the background (no call waits under steady traffic). Older, or invalidated: refreshed first —
+   * usually one small read.
    */
   async snapshot(): Promise<Snapshot> {
-    const age = this.current ? Date.now() - this.current.takenAt : Number.POSITIVE_INFINITY;
-    if (this.current && age < this.maxAgeMs) return this.current;
-    if (this.current && age < 2 * this.maxAgeMs) {
-      this.refresh().catch((error) => {
-        // A missing table is logged once per interval (the store's outage log), not once a second.
-        if (!this.store.outages.report(this.logger, error))
-          this.logger.error("directory refresh failed", errorFields(error));
-      });
-      return this.current;
+    const current = this.current;
+    const age = current ? Date.now() - current.takenAt : Number.POSITIVE_INFINITY;
+    if (current && current.takenAt > this.invalidatedAt) {
+      if (age < this.maxAgeMs) return current;
+      if (age < 2 * this.maxAgeMs) {
+        this.refresh(true).catch((error) => this.reportFailure(error));
+        return current;
+      }
     }
-    return this.refresh();
+    return this.refresh(false);
   }
 
   /**
@@ -88,13 +103,13 @@ export class Directory {
         continue;
       }
       this.lastForcedAt = Date.now();
-      return this.refresh();
+      return this.refresh(false);
     }
   }
 
-  /** Forgets the cached snapshot (after this process changed something itself). */
+  /** Makes the next snapshot a fresh one (after this process changed something itself). */
   invalidate(): void {
-    this.current = undefined;
+    this.invalidatedAt = Date.now();
   }
 
   /** Ids of the servers a chat switched off, cached like the snapshot. */
@@ -113,17 +128,29 @@ export class Directory {
     this.chats.delete(chatId);
   }
 
-  private refresh(): Promise<Snapshot> {
+  /**
+   * One refresh at a time. A background one may read everything (when a full read is due); one a
+   * call waits on reads the change feed only, unless there is nothing yet to apply changes to.
+   */
+  private refresh(background: boolean): Promise<Snapshot> {
     if (!this.refreshing) {
       this.refreshStartedAt = Date.now();
-      this.refreshing = this.load().finally(() => {
+      const full = !this.current || (background && Date.now() - this.fullReadAt >= FULL_READ_MS);
+      this.refreshing = (full ? this.readAll() : this.readChanges(this.current as Snapshot)).finally(() => {
         this.refreshing = undefined;
       });
     }
     return this.refreshing;
   }
 
-  private async load(): Promise<Snapshot> {
+  private reportFailure(error: unknown): void {
+    // A missing table is logged once per interval (the store's outage log), not once a second.
+    if (!this.store.outages.report(this.logger, error))
+      this.logger.error("directory refresh failed", errorFields(error));
+  }
+
+  /** Every server, status and catalogue: three index queries. */
+  private async readAll(): Promise<Snapshot> {
     const takenAt = Date.now();
     const [servers, statuses, catalogs] = await Promise.all([
       this.store.servers.listPlain(),
@@ -136,26 +163,61 @@ export class Directory {
       }),
     ]);
     const catalogById = new Map(catalogs.map((catalog) => [catalog.serverId, catalog]));
-    const snapshot: Snapshot = { takenAt, byName: new Map(), byId: new Map() };
-    for (const server of servers) {
-      const catalog = catalogById.get(server.id);
-      const entry: DirectoryEntry = {
-        server,
-        status: statuses.get(server.id),
-        tools: new Map(),
-        ...(catalog?.profile ? { profile: catalog.profile } : {}),
-      };
-      for (const tool of catalog?.tools ?? []) {
-        const qualified = qualifyToolName(server.name, tool.name);
-        if (!entry.tools.has(qualified)) entry.tools.set(qualified, tool);
-      }
-      snapshot.byName.set(server.name, entry);
-      snapshot.byId.set(server.id, entry);
+    const byId = new Map<string, DirectoryEntry>();
+    for (const server of servers)
+      byId.set(server.id, toEntry(server, statuses.get(server.id), catalogById.get(server.id)));
+    this.fullReadAt = takenAt;
+    this.feedFrom = takenAt - FEED_LOOKBACK_MS;
+    this.applied.clear();
+    return this.publish(takenAt, byId);
+  }
+
+  /** What changed since the last look, applied to `base`: one feed query, then a read per changed server. */
+  private async readChanges(base: Snapshot): Promise<Snapshot> {
+    const takenAt = Date.now();
+    const changes = (await this.store.changes.since(this.feedFrom)).filter(
+      (change) => !this.applied.has(`${change.item}\0${change.at}`),
+    );
+    const changed = [...new Set(changes.map((change) => change.serverId))];
+    const byId = changed.length > 0 ? new Map(base.byId) : base.byId;
+    for (const state of await this.store.changes.read(changed)) {
+      if (state.server) byId.set(state.serverId, toEntry(state.server, state.status, state.catalog));
+      else byId.delete(state.serverId);
     }
+    for (const change of changes) this.applied.set(`${change.item}\0${change.at}`, change.at);
+    this.feedFrom = takenAt - FEED_LOOKBACK_MS;
+    for (const [key, at] of this.applied) if (at < this.feedFrom) this.applied.delete(key);
+    return this.publish(takenAt, byId, changed.length > 0 ? undefined : base);
+  }
+
+  /** Makes `byId` the current snapshot (re-using `unchanged`'s maps when nothing changed). */
+  private publish(takenAt: number, byId: Map<string, DirectoryEntry>, unchanged?: Snapshot): Snapshot {
+    const byName =
+      unchanged?.byName ?? new Map([...byId.values()].map((entry) => [entry.server.name, entry]));
+    const snapshot: Snapshot = { takenAt, byName, byId };
     this.current = snapshot;
-    this.onRefresh?.(snapshot);
+    if (!unchanged) this.onRefresh?.(snapshot);
     return snapshot;
   }
+}
+
+/** One server's directory entry: its tools by qualified name (the first of a clashing pair wins). */
+function toEntry(
+  server: PlainServer,
+  status: StoredStatus | undefined,
+  catalog: Catalog | undefined,
+): DirectoryEntry {
+  const entry: DirectoryEntry = {
+    server,
+    status,
+    tools: new Map(),
+    ...(catalog?.profile ? { profile: catalog.profile } : {}),
+  };
+  for (const tool of catalog?.tools ?? []) {
+    const qualified = qualifyToolName(server.name, tool.name);
+    if (!entry.tools.has(qualified)) entry.tools.set(qualified, tool);
+  }
+  return entry;
 }
 
 /** True when a server's tools are offered: enabled and connected. */

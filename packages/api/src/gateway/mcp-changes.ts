@@ -113,8 +113,20 @@ export class ChangeWatcher implements UpstreamChanges {
   }
 }
 
+/** Fingerprints by entry: the directory keeps an unchanged server's entry, so each is computed once. */
+const fingerprints = new WeakMap<DirectoryEntry, string>();
+
 /** What a listener of a server's tools would notice: name, state, enablement and catalogue. */
 function fingerprint(entry: DirectoryEntry): string {
+  let print = fingerprints.get(entry);
+  if (print === undefined) {
+    print = computeFingerprint(entry);
+    fingerprints.set(entry, print);
+  }
+  return print;
+}
+
+function computeFingerprint(entry: DirectoryEntry): string {
   const tools = [...entry.tools.values()].map((tool) => JSON.stringify(tool)).join("\n");
   return [entry.server.name, entry.server.enabled, entry.status?.state, tools.length, hash(tools)].join("\0");
 }

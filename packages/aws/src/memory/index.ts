@@ -6,6 +6,7 @@
 import { createOutageLog } from "../outages";
 import type { Sealer } from "../sealing";
 import type { Store } from "../store";
+import { createMemoryChangeFeed } from "./changes";
 import { createMemoryChatToggles } from "./chats";
 import { createMemoryJobQueue, type MemoryJobQueue } from "./jobs";
 import { createMemoryApiKeyStore } from "./keys";
@@ -28,10 +29,13 @@ export interface MemoryStore extends Store {
 export function createMemoryStore(options: { jobs?: MemoryJobQueue } = {}): MemoryStore {
   const tables = createMemoryTables();
   const sealer = createMemorySealer();
+  const servers = createMemoryServerRepository(tables, sealer);
+  const statuses = createMemoryStatusRepository(tables);
   return {
     sealer,
-    servers: createMemoryServerRepository(tables, sealer),
-    statuses: createMemoryStatusRepository(tables),
+    servers,
+    statuses,
+    changes: createMemoryChangeFeed(tables, servers, statuses),
     chats: createMemoryChatToggles(tables),
     threads: createMemoryThreadRegistry(tables),
     keys: createMemoryApiKeyStore(tables),

@@ -37,14 +37,44 @@ export interface MemoryTables {
   /** Key hash → key. */
   keys: Map<string, ApiKeyInfo>;
   secrets: Map<string, { summary: SecretSummary; sealed: SealedValue }>;
+  /** Server id → when its config, status or catalogue was last written or removed (the change feed). */
+  changed: Map<string, number>;
+}
+
+/**
+ * A map by server id whose every write stamps the server on the change feed, as the table's items
+ * do; stamps here strictly increase, so two writes in one millisecond are still two changes.
+ */
+class StampedMap<V> extends Map<string, V> {
+  constructor(
+    private readonly changed: Map<string, number>,
+    private readonly clock: { last: number },
+  ) {
+    super();
+  }
+  override set(id: string, value: V): this {
+    this.stamp(id);
+    return super.set(id, value);
+  }
+  override delete(id: string): boolean {
+    this.stamp(id);
+    return super.delete(id);
+  }
+  private stamp(id: string): void {
+    this.clock.last = Math.max(Date.now(), this.clock.last + 1);
+    this.changed.set(id, this.clock.last);
+  }
 }
 
 export function createMemoryTables(): MemoryTables {
+  const changed = new Map<string, number>();
+  const clock = { last: 0 };
   return {
-    servers: new Map(),
+    changed,
+    servers: new StampedMap(changed, clock),
     names: new Map(),
-    statuses: new Map(),
-    catalogs: new Map(),
+    statuses: new StampedMap(changed, clock),
+    catalogs: new StampedMap(changed, clock),
     chatsOff: new Map(),
     threads: new Map(),
     keys: new Map(),

@@ -1,0 +1,33 @@
+import type { ChangeFeed } from "../changes";
+import type { ServerRepository } from "../servers";
+import type { StatusRepository } from "../statuses";
+import type { MemoryTables } from "./tables";
+
+/** The change feed in memory: the stamps the tables' writes leave, read back through the repositories. */
+export function createMemoryChangeFeed(
+  tables: MemoryTables,
+  servers: ServerRepository,
+  statuses: StatusRepository,
+): ChangeFeed {
+  return {
+    async since(sinceMs) {
+      return [...tables.changed]
+        .filter(([, at]) => at >= sinceMs)
+        .map(([serverId, at]) => ({ serverId, item: "server", at }));
+    },
+
+    async read(serverIds) {
+      return Promise.all(
+        serverIds.map(async (serverId) => {
+          const server = await servers.getPlain(serverId);
+          if (!server) return { serverId };
+          const [status, catalog] = await Promise.all([
+            statuses.get(serverId),
+            statuses.getCatalog(serverId),
+          ]);
+          return { serverId, server, ...(status ? { status } : {}), ...(catalog ? { catalog } : {}) };
+        }),
+      );
+    },
+  };
+}
