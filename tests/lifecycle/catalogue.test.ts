@@ -104,8 +104,12 @@ describe.concurrent("connection lifecycle: catalogue of a good upstream", () => 
   }) => {
     everything = await startEverything();
 
-    // What a plain SDK client sees directly, over every page.
-    const client = new Client({ name: "lifecycle-test", version: "1.0.0" });
+    // What an SDK client declaring the gateway's capabilities sees directly, over every page
+    // (server-everything offers its elicitation, sampling and roots tools only to such a client).
+    const client = new Client(
+      { name: "lifecycle-test", version: "1.0.0" },
+      { capabilities: { elicitation: { form: {}, url: {} }, sampling: {}, roots: {} } },
+    );
     await client.connect(new StreamableHTTPClientTransport(new URL(everything.url)));
     const direct: string[] = [];
     let cursor: string | undefined;

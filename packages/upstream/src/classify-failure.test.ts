@@ -137,6 +137,9 @@ describe("describeFailure speaks to people", () => {
     expect(describeFailure(zod)).toBe(
       "the server's reply is not a JSON-RPC message (is this URL an MCP endpoint?)",
     );
+    expect(
+      describeFailure(new Error(`Version negotiation probe failed: ${zod.message}`, { cause: zod })),
+    ).toBe("the server's reply is not a JSON-RPC message (is this URL an MCP endpoint?)");
   });
 
   it("says so for a reply that is not JSON, and for a body of another kind", () => {

@@ -65,7 +65,8 @@ export function describeFailure(error: unknown): string {
  * JSON that is not JSON-RPC (a validator's issue list), or a body of the wrong kind.
  */
 function plainWords(link: ErrorLink): string | undefined {
-  if (link.name === "ZodError" || /^\s*\[\s*\{\s*"(code|expected|path)"/.test(link.message))
+  // The dump may come wrapped ("Version negotiation probe failed: [ { "code": … } ]").
+  if (link.name === "ZodError" || /(^|: )\[\s*\{\s*"(code|expected|path)"/.test(link.message))
     return "the server's reply is not a JSON-RPC message (is this URL an MCP endpoint?)";
   if (link.name === "SyntaxError" && /JSON/.test(link.message))
     return "the server's reply is not valid JSON (is this URL an MCP endpoint?)";
