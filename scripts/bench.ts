@@ -3,12 +3,15 @@
  *   lifecycle  median POST /v1/servers → connected; time to sweep 200 servers
  *   proxy      what the gateway adds to a direct warm MCP call, by REST and by /mcp/{server}: p50/p99,
  *              added p50, concurrency-16 throughput ratio, CPU per call (last line: BENCH_PROXY {json})
+ *   scale      1,000 servers on the dev stack: AWS calls per list, refresh and sweep (counted on the
+ *              wire), sweep duration, admin list latency under a sweep, warm-call p99 vs 1 server
  *   isolation  spawn-to-ready of stdio children under their own uid vs a shared one (root only)
  */
 const benches: Record<string, () => Promise<unknown>> = {
   lifecycle: () => import("./bench/lifecycle"),
   proxy: () => import("./bench/proxy"),
   isolation: () => import("./bench/isolation"),
+  scale: () => import("./bench/scale"),
 };
 
 const name = process.argv[2];

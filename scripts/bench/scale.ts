@@ -1,0 +1,266 @@
+/**
+ * The control plane at scale, on the dev stack (`scripts/dev.ts` in its own process, the emulator
+ * behind a counting proxy, one upstream process that every server points at):
+ *
+ *   1. warm-call p50/p99 through the gateway with 1 server registered;
+ *   2. register the rest (default 1,000 in all) at concurrency 8: errors, time until all connected;
+ *   3. AWS calls per operation, counted on the wire: an admin list of every server page by page,
+ *      a data-plane refresh with nothing changed, a sweep of every (unchanged, connected) server —
+ *      its catalogue and status writes, and how long until its last job is done;
+ *   4. `GET /v1/servers?limit=100` p50/p99 while a sweep runs; the emulator's and the stack's CPU;
+ *   5. warm-call p50/p99 again with every server registered, and its ratio to step 1.
+ * Ends with one `BENCH_SCALE {json}` line.
+ *
+ *   BENCH_SERVERS  servers registered in all (default 1000)
+ *   BENCH_CALLS    warm calls per measurement (default 2000, at concurrency 4)
+ */
+import { GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
+import { createStore, loadAwsConfig } from "@mcpgw/aws";
+import { createLogger } from "@mcpgw/core";
+import { runSweep } from "@mcpgw/worker";
+import { type AwsCounts, startAwsCounter, total } from "../lib/aws-counter";
+import { startEmulator } from "../lib/emulator";
+import { cpuTimeMs, freePort, percentile, startTsProcess } from "../lib/processes";
+
+const SERVERS = Number(process.env.BENCH_SERVERS ?? 1000);
+const CALLS = Number(process.env.BENCH_CALLS ?? 2000);
+const CALL_CONCURRENCY = 4;
+const CREATE_CONCURRENCY = 8;
+const PAGE = 100;
+const SWEEP_INTERVAL_S = 60;
+const TOKEN = "bench-admin-token";
+const headers = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
+
+const emulator = await startEmulator((line) => console.error(line));
+const counter = await startAwsCounter(emulator.endpoint);
+// The bench's own store (the sweep it runs, its status reads) goes through the counter too.
+process.env.AWS_ENDPOINT_URL = counter.url;
+const store = createStore(loadAwsConfig());
+const logger = createLogger({ level: "warn" });
+const upstream = await startTsProcess(
+  "tests/fixtures/mcp-upstream-cli.ts",
+  ["--name", "scale"],
+  /^listening (\S+)$/,
+);
+const upstreamUrl = upstream.match[1] as string;
+const dev = await startTsProcess("scripts/dev.ts", [], /MCP Gateway ready at (\S+)/, {
+  AWS_ENDPOINT_URL: counter.url,
+  ADMIN_TOKEN: TOKEN,
+  PORT: String(await freePort()),
+  // The bench runs its sweeps itself, so each is counted alone.
+  SWEEP_INTERVAL_SECONDS: "3600",
+  LOG_LEVEL: "warn",
+});
+const gateway = dev.match[1] as string;
+
+/** What the bench reads of an API answer: a created id, a page of servers and its cursor, a code. */
+interface Answer {
+  id?: string;
+  code?: string;
+  servers?: unknown[];
+  nextCursor?: string | null;
+}
+
+async function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: Answer }> {
+  const response = await fetch(`${gateway}${path}`, {
+    method,
+    headers,
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? (JSON.parse(text) as Answer) : {} };
+}
+
+async function until(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<number> {
+  const started = performance.now();
+  while (!(await check())) {
+    if (performance.now() - started > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return performance.now() - started;
+}
+
+/** Runs `task` `count` times, `concurrency` at once; the latency of each, in ms. */
+async function run(
+  count: number,
+  concurrency: number,
+  task: (i: number) => Promise<void>,
+): Promise<number[]> {
+  const latencies: number[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        const i = next++;
+        const started = performance.now();
+        await task(i);
+        latencies.push(performance.now() - started);
+      }
+    }),
+  );
+  return latencies;
+}
+
+const warmCall = async () => {
+  const response = await fetch(`${gateway}/v1/tools/one__echo/call`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ arguments: { text: "hi" } }),
+  });
+  await response.arrayBuffer();
+  if (!response.ok) throw new Error(`warm call → ${response.status}`);
+};
+
+/** Warm calls' latency, and the AWS calls the stack made meanwhile (directory refreshes: ~1 per second). */
+async function warmCalls(): Promise<{ p50: number; p99: number; awsPerCall: number }> {
+  await run(200, CALL_CONCURRENCY, warmCall); // warm-up
+  counter.reset();
+  const latencies = await run(CALLS, CALL_CONCURRENCY, warmCall);
+  const aws = total(counter.counts(), "DynamoDB", "KMS");
+  return { p50: percentile(latencies, 50), p99: percentile(latencies, 99), awsPerCall: aws / CALLS };
+}
+
+async function connectedCount(): Promise<number> {
+  return [...(await store.statuses.list()).values()].filter((status) => status.state === "connected").length;
+}
+
+/** Waits until the job queue has nothing visible, in flight or delayed. */
+async function queueDrained(): Promise<boolean> {
+  const url = await store.jobs.url();
+  const { Attributes = {} } = await store.clients.sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: url,
+      AttributeNames: [
+        "ApproximateNumberOfMessages",
+        "ApproximateNumberOfMessagesNotVisible",
+        "ApproximateNumberOfMessagesDelayed",
+      ],
+    }),
+  );
+  return Object.values(Attributes).every((value) => Number(value) === 0);
+}
+
+const counted = (counts: AwsCounts) => ({
+  dynamodb: total(counts, "DynamoDB"),
+  kms: total(counts, "KMS"),
+  operations: Object.fromEntries([...counts.operations].filter(([name]) => !name.startsWith("SQS."))),
+});
+
+const figures: Record<string, unknown> = { servers: SERVERS };
+try {
+  // 1. One server.
+  const one = await api("POST", "/v1/servers", { name: "one", url: upstreamUrl });
+  if (one.status !== 201) throw new Error(`could not register: ${JSON.stringify(one.body)}`);
+  await until(async () => (await connectedCount()) === 1, 30_000, "the first server connected");
+  const single = await warmCalls();
+  console.log(
+    `scale warm call, 1 server: p50 ${single.p50.toFixed(2)} ms, p99 ${single.p99.toFixed(2)} ms (${single.awsPerCall.toFixed(3)} AWS calls per call)`,
+  );
+
+  // 2. The rest.
+  const createErrors: string[] = [];
+  const createStarted = performance.now();
+  const creates = await run(SERVERS - 1, CREATE_CONCURRENCY, async (i) => {
+    const created = await api("POST", "/v1/servers", { name: `scale-${i}`, url: upstreamUrl });
+    if (created.status !== 201) createErrors.push(`${created.status} ${created.body.code}`);
+  });
+  await until(async () => (await connectedCount()) >= SERVERS, 600_000, "all connected");
+  const allConnectedS = (performance.now() - createStarted) / 1000;
+  figures.create = { errors: createErrors.length, p50Ms: percentile(creates, 50), allConnectedS };
+  console.log(
+    `scale register ${SERVERS - 1} more at concurrency ${CREATE_CONCURRENCY}: ${createErrors.length} errors${createErrors.length ? ` (${createErrors.slice(0, 3).join(", ")})` : ""}, create p50 ${percentile(creates, 50).toFixed(1)} ms; all ${SERVERS} connected ${allConnectedS.toFixed(1)} s after the first create`,
+  );
+  await until(queueDrained, 120_000, "the queue drained after registering");
+
+  // 3a. The admin list, page by page.
+  counter.reset();
+  let pages = 0;
+  let listed = 0;
+  let cursor: string | undefined;
+  do {
+    const page = await api(
+      "GET",
+      `/v1/servers?limit=${PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+    );
+    if (page.status !== 200) throw new Error(`list → ${page.status} ${JSON.stringify(page.body)}`);
+    listed += page.body.servers?.length ?? 0;
+    cursor = page.body.nextCursor ?? undefined;
+    pages++;
+  } while (cursor);
+  const list = counted(counter.counts());
+  const listBound = 1 + Math.ceil(SERVERS / PAGE);
+  figures.list = { pages, listed, ...list, bound: listBound };
+  console.log(
+    `scale admin list of ${listed} servers in ${pages} pages of ${PAGE}: ${list.dynamodb} DynamoDB calls (bound ${listBound}), ${list.kms} KMS calls`,
+  );
+
+  // 3b. A data-plane refresh with nothing changed: a first call reads what changed since the last
+  // look (every server registered meanwhile); a call once that snapshot aged past 2 s refreshes again.
+  await warmCall();
+  await new Promise((resolve) => setTimeout(resolve, 2_500));
+  counter.reset();
+  await warmCall();
+  const refresh = counted(counter.counts());
+  figures.refresh = refresh;
+  console.log(
+    `scale data-plane refresh with nothing changed (one warm call after 2.5 s idle): ${refresh.dynamodb} DynamoDB calls, ${refresh.kms} KMS calls`,
+  );
+
+  // 3c. A sweep of every unchanged, connected server.
+  counter.reset();
+  const devCpu = cpuTimeMs(dev.child.pid as number);
+  const motoCpu = emulator.pid ? cpuTimeMs(emulator.pid) : Number.NaN;
+  const sweepStarted = performance.now();
+  const swept = await runSweep({ store, logger });
+  await until(queueDrained, 10 * SWEEP_INTERVAL_S * 1000, "the sweep's jobs done");
+  const sweepCounts = counter.counts();
+  const sweep = {
+    probes: swept.probes,
+    finishedS: (performance.now() - sweepStarted) / 1000,
+    catalogueWrites: sweepCounts.writtenBySortKey.get("CATALOG") ?? 0,
+    statusWrites: sweepCounts.writtenBySortKey.get("STATUS") ?? 0,
+    ...counted(sweepCounts),
+    stackCpuS: (cpuTimeMs(dev.child.pid as number) - devCpu) / 1000,
+    emulatorCpuS: (cpuTimeMs(emulator.pid ?? 0) - motoCpu) / 1000,
+  };
+  figures.sweep = sweep;
+  console.log(
+    `scale sweep of ${swept.probes} unchanged connected servers: done in ${sweep.finishedS.toFixed(1)} s (interval ${SWEEP_INTERVAL_S} s; ratio ${(sweep.finishedS / SWEEP_INTERVAL_S).toFixed(2)}); ${sweep.catalogueWrites} catalogue writes, ${sweep.statusWrites} status writes (${(sweep.statusWrites / Math.max(1, swept.probes)).toFixed(2)} per server), ${sweep.dynamodb} DynamoDB calls (${(sweep.dynamodb / Math.max(1, swept.probes)).toFixed(2)} per server); CPU: stack ${sweep.stackCpuS.toFixed(1)} s, emulator ${sweep.emulatorCpuS.toFixed(1)} s`,
+  );
+
+  // 4. The admin list's latency while a sweep runs.
+  const during = runSweep({ store, logger }).then(() => until(queueDrained, 600_000, "the second sweep"));
+  let sweeping = true;
+  void during.finally(() => {
+    sweeping = false;
+  });
+  const listLatencies: number[] = [];
+  while (sweeping || listLatencies.length < 20) {
+    const started = performance.now();
+    const page = await api("GET", `/v1/servers?limit=${PAGE}`);
+    if (page.status !== 200) throw new Error(`list → ${page.status}`);
+    listLatencies.push(performance.now() - started);
+  }
+  await during;
+  figures.listUnderSweep = {
+    samples: listLatencies.length,
+    p50: percentile(listLatencies, 50),
+    p99: percentile(listLatencies, 99),
+  };
+  console.log(
+    `scale GET /v1/servers?limit=${PAGE} while a sweep runs: p50 ${percentile(listLatencies, 50).toFixed(1)} ms, p99 ${percentile(listLatencies, 99).toFixed(1)} ms over ${listLatencies.length} requests (target p50 ≤ 50 ms)`,
+  );
+
+  // 5. Warm calls with every server registered.
+  const many = await warmCalls();
+  figures.warm = { single, many, p99Ratio: many.p99 / single.p99 };
+  console.log(
+    `scale warm call, ${SERVERS} servers: p50 ${many.p50.toFixed(2)} ms, p99 ${many.p99.toFixed(2)} ms (${many.awsPerCall.toFixed(3)} AWS calls per call); p99 ratio to 1 server ${(many.p99 / single.p99).toFixed(2)} (target ≤ 2)`,
+  );
+  console.log(`BENCH_SCALE ${JSON.stringify(figures)}`);
+} finally {
+  await dev.stop();
+  await upstream.stop();
+  await counter.stop();
+  await emulator.stop();
+}

@@ -1,0 +1,138 @@
+/**
+ * A counting proxy in front of the AWS emulator: every request a stack sends passes through it and is
+ * counted by operation (`DynamoDB.Query`, `KMS.Decrypt`, `SQS.SendMessage`…) and, for DynamoDB writes,
+ * by the sort key of each item written (`STATUS`, `CATALOG`, `CONFIG`…). Deterministic figures — what
+ * an operation costs in AWS calls — for processes the bench does not run in its own (instrumentation
+ * of the wire, not a mock: the emulator still answers everything).
+ */
+import { createServer, request as httpRequest, type IncomingMessage, type Server } from "node:http";
+
+/** What passed through since the last reset. */
+export interface AwsCounts {
+  /** Requests by operation, e.g. `DynamoDB.Query` → 3. */
+  operations: Map<string, number>;
+  /** DynamoDB items written (put, update, delete; in transactions and batches too) by sort key. */
+  writtenBySortKey: Map<string, number>;
+}
+
+export interface AwsCounter {
+  /** The URL to give the stack as AWS_ENDPOINT_URL. */
+  url: string;
+  /** The counts since the last reset (a copy). */
+  counts(): AwsCounts;
+  reset(): void;
+  stop(): Promise<void>;
+}
+
+const SERVICES: Record<string, string> = {
+  DynamoDB_20120810: "DynamoDB",
+  TrentService: "KMS",
+  AmazonSQS: "SQS",
+};
+
+/** Starts the proxy on 127.0.0.1 in front of `target` (the emulator's endpoint). */
+export async function startAwsCounter(target: string): Promise<AwsCounter> {
+  const upstream = new URL(target);
+  let counts: AwsCounts = empty();
+  const server: Server = createServer((req, res) => {
+    void readBody(req).then((body) => {
+      count(counts, req.headers["x-amz-target"], body);
+      const forwarded = httpRequest(
+        {
+          host: upstream.hostname,
+          port: upstream.port,
+          method: req.method,
+          path: req.url,
+          headers: { ...req.headers, host: upstream.host },
+        },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      forwarded.on("error", () => res.writeHead(502).end());
+      forwarded.end(body);
+    });
+  });
+  await new Promise<void>((listening) => server.listen(0, "127.0.0.1", listening));
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : 0;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    counts: () => ({
+      operations: new Map(counts.operations),
+      writtenBySortKey: new Map(counts.writtenBySortKey),
+    }),
+    reset: () => {
+      counts = empty();
+    },
+    stop: () =>
+      new Promise<void>((stopped) => {
+        server.closeAllConnections();
+        server.close(() => stopped());
+      }),
+  };
+}
+
+/** The number of requests of the operations named (`DynamoDB`, or `DynamoDB.Query`), together. */
+export function total(counts: AwsCounts, ...prefixes: string[]): number {
+  let sum = 0;
+  for (const [operation, n] of counts.operations)
+    if (prefixes.some((prefix) => operation === prefix || operation.startsWith(`${prefix}.`))) sum += n;
+  return sum;
+}
+
+function empty(): AwsCounts {
+  return { operations: new Map(), writtenBySortKey: new Map() };
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((done) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => done(Buffer.concat(chunks)));
+    req.on("error", () => done(Buffer.concat(chunks)));
+  });
+}
+
+function add(map: Map<string, number>, key: string, n = 1): void {
+  map.set(key, (map.get(key) ?? 0) + n);
+}
+
+/** Counts one request: its operation, and for DynamoDB writes the sort key of every item written. */
+function count(counts: AwsCounts, target: string | string[] | undefined, body: Buffer): void {
+  const [service, action] = String(target ?? "").split(".");
+  if (!service || !action) {
+    add(counts.operations, "other");
+    return;
+  }
+  add(counts.operations, `${SERVICES[service] ?? service}.${action}`);
+  if (service !== "DynamoDB_20120810" || !/^(Put|Update|Delete|TransactWrite|BatchWrite)/.test(action))
+    return;
+  let input: Record<string, unknown>;
+  try {
+    input = JSON.parse(body.toString("utf8")) as Record<string, unknown>;
+  } catch {
+    return;
+  }
+  for (const sk of writtenSortKeys(input)) add(counts.writtenBySortKey, sk);
+}
+
+type Attribute = { S?: string };
+
+/** The sort keys (`sk`) of the items a write request writes, without their `#part` suffixes. */
+function writtenSortKeys(input: Record<string, unknown>): string[] {
+  const keyOf = (write: { Item?: Record<string, Attribute>; Key?: Record<string, Attribute> } | undefined) =>
+    (write?.Item?.sk ?? write?.Key?.sk)?.S?.split("#")[0];
+  const writes: Array<string | undefined> = [];
+  if (Array.isArray(input.TransactItems)) {
+    for (const item of input.TransactItems as Array<Record<string, never>>)
+      writes.push(keyOf(item.Put ?? item.Update ?? item.Delete));
+  } else if (input.RequestItems && typeof input.RequestItems === "object") {
+    for (const requests of Object.values(input.RequestItems as Record<string, Array<Record<string, never>>>))
+      for (const request of requests) writes.push(keyOf(request.PutRequest ?? request.DeleteRequest));
+  } else {
+    writes.push(keyOf(input as never));
+  }
+  return writes.filter((sk): sk is string => sk !== undefined);
+}
