@@ -18,13 +18,23 @@ import {
   type ToolInfo,
 } from "@mcpgw/core";
 import { failedConditions, isConditionFailure, queryKind } from "./dynamo";
+import { statusListSort } from "./server-list";
 import { KINDS, keys } from "./table";
 
 type TransactItem = NonNullable<TransactWriteCommandInput["TransactItems"]>[number];
 
-/** The stored item of a server's status. */
-export function statusItem(serverId: string, status: StoredStatus): Record<string, unknown> {
-  return { ...keys.serverStatus(serverId), kind: KINDS.status, kindSort: serverId, serverId, ...status };
+/**
+ * The stored item of a server's status, beside its config (named `name`) in the index's `SERVER`
+ * partition, so a list page reads both. (Statuses stored before list pages are kind `STATUS`.)
+ */
+export function statusItem(serverId: string, name: string, status: StoredStatus): Record<string, unknown> {
+  return {
+    ...keys.serverStatus(serverId),
+    kind: KINDS.server,
+    kindSort: statusListSort(name),
+    serverId,
+    ...status,
+  };
 }
 
 /** What a good probe found of its server: its tools and, when its session reported one, its profile. */
@@ -78,7 +88,10 @@ export class CatalogTooLargeError extends Error {
 /** Live status under the generation fence, and the tool catalogue written with it. */
 export interface StatusRepository {
   get(serverId: string): Promise<StoredStatus | undefined>;
-  /** Every status, by server id (one index query). */
+  /**
+   * Every status, by server id (two index queries: beside the configs, and kept apart as before list
+   * pages). To list servers with their statuses, `servers.listAll` reads both at once.
+   */
   list(): Promise<Map<string, StoredStatus>>;
   /**
    * Supersedes every earlier attempt: generation + 1, state `connecting` or `disabled`, reason and
@@ -171,7 +184,11 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
     },
 
     async list() {
-      const items = await queryKind(ddb, tableName, KINDS.status);
+      const [listed, apart] = await Promise.all([
+        queryKind(ddb, tableName, KINDS.server),
+        queryKind(ddb, tableName, KINDS.status),
+      ]);
+      const items = [...apart, ...listed.filter((item) => item.sk === "STATUS")];
       return new Map(items.map((item) => [String(item.serverId), toStatus(item)]));
     },
 
@@ -263,7 +280,8 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
   };
 }
 
-function toStatus(item: Record<string, unknown>): StoredStatus {
+/** A status as stored (either layout); internal fields (job id, index keys) left out. */
+export function toStatus(item: Record<string, unknown>): StoredStatus {
   const status = Object.fromEntries(
     STATUS_FIELDS.map((field) => [field, item[field] ?? null]),
   ) as ServerStatus;

@@ -13,13 +13,16 @@ export interface SweepResult {
   reconnects: number;
   /** Statuses superseded because they disagreed with their config. */
   repaired: number;
+  /** Statuses stored as before list pages, moved beside their configs. */
+  placed: number;
 }
 
 /**
  * The health sweep: a probe job for every enabled server that is connected (to notice an upstream
  * that died) or whose attempts went stale; and the repair of what a lost write or job left behind —
  * a status that disagrees with its config (enabled vs disabled) is superseded to match, a generation
- * whose connect job never started gets it again. Two index queries, whatever the count; jobs go out
+ * whose connect job never started gets it again, a status stored as before list pages is placed beside
+ * its config. One index query (a page per 1 MB), whatever the count; jobs go out
  * in batches and the workers' bounded concurrency does the probing.
  */
 export async function runSweep(
@@ -27,11 +30,11 @@ export async function runSweep(
   now = Date.now(),
 ): Promise<SweepResult> {
   const { store, logger } = deps;
-  const [servers, statuses] = await Promise.all([store.servers.listPlain(), store.statuses.list()]);
+  const servers = await store.servers.listAll();
   const jobs: Job[] = [];
-  const result: SweepResult = { probes: 0, reconnects: 0, repaired: 0 };
-  for (const server of servers) {
-    const status = statuses.get(server.id);
+  const result: SweepResult = { probes: 0, reconnects: 0, repaired: 0, placed: 0 };
+  for (const { server, status, statusApart } of servers) {
+    if (statusApart) result.placed += Number(await placeStatus(deps, server.id, server.name));
     const action = sweepAction(server.enabled, status, server.updatedAt, now, {
       staleMs: STALE_ATTEMPT_MS,
       graceMs: LOST_JOB_GRACE_MS,
@@ -68,4 +71,18 @@ export async function runSweep(
   await store.jobs.sendMany(jobs);
   logger.info("sweep enqueued probes", { servers: servers.length, ...result });
   return result;
+}
+
+/** Moves a status kept apart beside its config; a failure is logged, and the next sweep tries again. */
+async function placeStatus(
+  { store, logger }: { store: Store; logger: Logger },
+  id: string,
+  name: string,
+): Promise<boolean> {
+  try {
+    return await store.servers.placeStatus(id, name);
+  } catch (error) {
+    logger.error("sweep could not place a status", { serverId: id, ...errorFields(error) });
+    return false;
+  }
 }

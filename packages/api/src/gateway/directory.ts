@@ -125,9 +125,8 @@ export class Directory {
 
   private async load(): Promise<Snapshot> {
     const takenAt = Date.now();
-    const [servers, statuses, catalogs] = await Promise.all([
-      this.store.servers.listPlain(),
-      this.store.statuses.list(),
+    const [servers, catalogs] = await Promise.all([
+      this.store.servers.listAll(),
       this.store.statuses.listCatalogs().catch((error) => {
         // Best effort: without catalogues the servers are still known; calls report tool.not_found.
         if (!this.store.outages.report(this.logger, error))
@@ -137,11 +136,11 @@ export class Directory {
     ]);
     const catalogById = new Map(catalogs.map((catalog) => [catalog.serverId, catalog]));
     const snapshot: Snapshot = { takenAt, byName: new Map(), byId: new Map() };
-    for (const server of servers) {
+    for (const { server, status } of servers) {
       const catalog = catalogById.get(server.id);
       const entry: DirectoryEntry = {
         server,
-        status: statuses.get(server.id),
+        status,
         tools: new Map(),
         ...(catalog?.profile ? { profile: catalog.profile } : {}),
       };
