@@ -82,7 +82,14 @@ export function toServerView(
   return { ...spec, env: revealedEnv ?? masked, status: visible };
 }
 
-export const ServerList = z.object({ servers: z.array(ServerView) }).openapi("ServerList");
+export const ServerList = z
+  .object({
+    servers: z.array(ServerView),
+    nextCursor: z.string().optional().openapi({
+      description: "Pass as `cursor` for the next page; absent on the last page",
+    }),
+  })
+  .openapi("ServerList");
 
 export const ToolView = z
   .object({
