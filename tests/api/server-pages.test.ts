@@ -150,10 +150,10 @@ describe("GET /v1/servers: pages", () => {
     // Act: list, sweep, list again
     const apart = await allPages(app);
     const apartCalls = calls.summary();
-    const sweep = await runSweep({
-      store: app.store,
-      logger: createLogger({ level: "error", sink: () => {} }),
-    });
+    const sweep = await runSweep(
+      { store: app.store, logger: createLogger({ level: "error", sink: () => {} }) },
+      { spreadSeconds: 0 },
+    );
     calls.reset();
     const placed = await allPages(app);
 

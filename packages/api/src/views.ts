@@ -73,6 +73,8 @@ export function toServerView(
   const {
     generation: _generation,
     supersededAt: _supersededAt,
+    toolsListedAt: _listedAt,
+    profileDigest: _digest,
     ...stored
   } = status ?? { ...initialStatus(server.enabled), generation: 0, supersededAt: null };
   const visible = server.sealIntact ? stored : unreadable(stored);

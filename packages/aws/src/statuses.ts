@@ -12,6 +12,7 @@ import {
   attemptChanges,
   describeBytes,
   initialStatus,
+  listingChanges,
   type ServerProfile,
   type ServerStatus,
   type StoredStatus,
@@ -105,7 +106,8 @@ export interface StatusRepository {
   ): Promise<StoredStatus | undefined>;
   /**
    * Writes an attempt's outcome — and on success what it `found` (the catalogue: tools and profile), in
-   * the same transaction, when that changed; the profile's protocol revision goes in the status — only
+   * the same transaction, when that changed; the profile's protocol revision, when the tools were listed and
+   * the profile's digest go in the status — only
    * if the stored generation still equals `generation` and the server is not disabled.
    * False when fenced off (stale, disabled or deleted), or when `jobId` already recorded its outcome (a
    * redelivered job: at-least-once delivery made idempotent).
@@ -222,6 +224,7 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
     async recordAttempt(serverId, generation, outcome, found, options: { jobId?: string } = {}) {
       const changes: Record<string, unknown> = {
         ...attemptChanges(outcome, found?.profile),
+        ...(outcome.ok && found ? listingChanges(outcome.at, found.profile) : {}),
         ...(options.jobId ? { lastJobId: options.jobId } : {}),
       };
       const names = Object.keys(changes);
@@ -291,6 +294,8 @@ export function toStatus(item: Record<string, unknown>): StoredStatus {
     toolCount: Number(item.toolCount ?? 0),
     generation: Number(item.generation ?? 0),
     supersededAt: typeof item.supersededAt === "string" ? item.supersededAt : null,
+    ...(typeof item.toolsListedAt === "string" ? { toolsListedAt: item.toolsListedAt } : {}),
+    ...(typeof item.profileDigest === "string" ? { profileDigest: item.profileDigest } : {}),
   };
 }
 

@@ -2,7 +2,13 @@
  * What every {@link Store} must do where behaviour depends on it, as one suite run against each
  * implementation: the in-memory store beside it (unit tier), the AWS one under tests/aws (emulator).
  */
-import { type AttemptOutcome, parseServerSpec, type ServerProfile, type ServerRecord } from "@mcpgw/core";
+import {
+  type AttemptOutcome,
+  parseServerSpec,
+  profileDigest,
+  type ServerProfile,
+  type ServerRecord,
+} from "@mcpgw/core";
 import { describe, expect, it } from "vitest";
 import { hashApiKey } from "./keys";
 import type { ServerPage } from "./servers";
@@ -276,6 +282,20 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect((await store.statuses.listCatalogs()).find((c) => c.serverId === server.id)?.profile).toEqual(
         profile,
       );
+    });
+
+    it("a success records when it listed the tools and the profile's digest; a failure keeps both", async () => {
+      const store = await open();
+      const server = await http(store);
+      const success = { ...ok(), at: "2026-01-01T00:00:01.000Z" };
+
+      await store.statuses.recordAttempt(server.id, 1, success, { tools, profile });
+      await store.statuses.recordAttempt(server.id, 1, failed());
+
+      expect(await store.statuses.get(server.id)).toMatchObject({
+        toolsListedAt: success.at,
+        profileDigest: profileDigest(profile),
+      });
     });
 
     it("rewrites the catalogue only when its tools or its profile changed", async () => {
