@@ -149,7 +149,7 @@ describe("GET /openapi.json", () => {
 
   it("documents the problems the contract names on each admin route", () => {
     const expected: Record<string, string[]> = {
-      "get /v1/servers": ["200", "401"],
+      "get /v1/servers": ["200", "400", "401"],
       "post /v1/servers": ["201", "400", "401", "409", "413"],
       "post /v1/servers/import": ["201", "400", "401", "409", "413"],
       "get /v1/servers/{id}": ["200", "401", "404"],
@@ -308,6 +308,24 @@ describe("GET /openapi.json", () => {
     expect(problem.required).toEqual(expect.arrayContaining(["type", "title", "status", "detail", "code"]));
     const created = operation("post /v1/servers").responses["201"] as Json;
     expect(deref((created.content as Record<string, Json>)["application/json"]?.schema as Json)).toBe(server);
+  });
+
+  it("documents the server list's pages: `limit` (1–1000, default 100), `cursor`, and `nextCursor`", () => {
+    const list = operation("get /v1/servers");
+    const parameters = (list.parameters ?? []).map(
+      (parameter) => deref(parameter) as Json & { schema: Json },
+    );
+    expect(
+      parameters.map((parameter) => [parameter.in, parameter.name, parameter.required ?? false]),
+    ).toEqual([
+      ["query", "limit", false],
+      ["query", "cursor", false],
+    ]);
+    expect(parameters[0]?.schema).toMatchObject({ minimum: 1, maximum: 1000, default: 100 });
+    const ok = list.responses["200"] as Json;
+    const body = deref((ok.content as Record<string, Json>)["application/json"]?.schema as Json);
+    expect(Object.keys(body.properties as Json)).toEqual(["servers", "nextCursor"]);
+    expect(body.required).toEqual(["servers"]);
   });
 });
 

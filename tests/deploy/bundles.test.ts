@@ -277,7 +277,13 @@ describe("Lambda bundles (esbuild, ESM, minified) against the emulator", () => {
     ]);
 
     // Assess
-    expect(results[0]).toEqual({ probes: expect.any(Number), reconnects: 0, repaired: 0 });
+    expect(results[0]).toEqual({
+      probes: expect.any(Number),
+      checks: expect.any(Number),
+      reconnects: 0,
+      repaired: 0,
+      placed: 0,
+    });
   });
 
   it("gateway (response streaming): /healthz, the aggregated GET /v1/tools with a token, 401 without", () => {

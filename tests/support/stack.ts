@@ -7,7 +7,7 @@ import { type AppDeps, createApp, listen } from "@mcpgw/api";
 import { createLogger } from "@mcpgw/core";
 import { type RunnerOptions, startRunner } from "@mcpgw/runner";
 import { createGuardedFetch } from "@mcpgw/upstream";
-import { runSweep, startPoller, type WorkerDeps } from "@mcpgw/worker";
+import { runSweep, type SweepOptions, startPoller, type WorkerDeps } from "@mcpgw/worker";
 import { TEST_ADMIN_TOKEN } from "./app";
 import { createTestStore } from "./aws";
 
@@ -88,8 +88,14 @@ export async function startStack(options: StackOptions = {}) {
     worker,
     runner,
     call,
-    /** One health sweep; resolves to the number of probes it enqueued. */
-    sweep: async () => (await runSweep({ store, logger })).probes,
+    /**
+     * One health sweep, its jobs sent at once (not spread); resolves to the number of probes and checks
+     * it enqueued. `maxListingAgeMs: 0` makes every connected server's job a full probe (tools re-listed).
+     */
+    sweep: async (options: SweepOptions = {}) => {
+      const result = await runSweep({ store, logger }, { spreadSeconds: 0, ...options });
+      return result.probes + result.checks;
+    },
     async stop() {
       await Promise.all([poller.stop(), api.close()]);
       await runner?.stop();

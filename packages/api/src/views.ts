@@ -73,6 +73,8 @@ export function toServerView(
   const {
     generation: _generation,
     supersededAt: _supersededAt,
+    toolsListedAt: _listedAt,
+    profileDigest: _digest,
     ...stored
   } = status ?? { ...initialStatus(server.enabled), generation: 0, supersededAt: null };
   const visible = server.sealIntact ? stored : unreadable(stored);
@@ -82,7 +84,14 @@ export function toServerView(
   return { ...spec, env: revealedEnv ?? masked, status: visible };
 }
 
-export const ServerList = z.object({ servers: z.array(ServerView) }).openapi("ServerList");
+export const ServerList = z
+  .object({
+    servers: z.array(ServerView),
+    nextCursor: z.string().optional().openapi({
+      description: "Pass as `cursor` for the next page; absent on the last page",
+    }),
+  })
+  .openapi("ServerList");
 
 export const ToolView = z
   .object({

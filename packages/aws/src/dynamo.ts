@@ -1,5 +1,6 @@
 import { TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import {
+  BatchGetCommand,
   BatchWriteCommand,
   type DynamoDBDocumentClient,
   paginateQuery,
@@ -25,6 +26,28 @@ export function queryKind(ddb: DynamoDBDocumentClient, tableName: string, kind: 
     ExpressionAttributeNames: { "#kind": TABLE_KEYS.kind },
     ExpressionAttributeValues: { ":kind": kind },
   });
+}
+
+/** Items by key, 100 a call (BatchGetItem's bound), retrying unprocessed keys; missing items are left out. */
+export async function batchGet(
+  ddb: DynamoDBDocumentClient,
+  tableName: string,
+  itemKeys: Array<{ pk: string; sk: string }>,
+): Promise<Item[]> {
+  const items: Item[] = [];
+  for (let start = 0; start < itemKeys.length; start += 100) {
+    let pending: Item[] = itemKeys.slice(start, start + 100);
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(50 * 2 ** attempt, 1_000)));
+      const result = await ddb.send(
+        new BatchGetCommand({ RequestItems: { [tableName]: { Keys: pending } } }),
+      );
+      items.push(...(result.Responses?.[tableName] ?? []));
+      pending = result.UnprocessedKeys?.[tableName]?.Keys ?? [];
+      if (attempt > 8) throw new Error("DynamoDB kept keys unprocessed in a batch read");
+    }
+  }
+  return items;
 }
 
 /** Deletes items by key in batches of 25, retrying unprocessed ones. */

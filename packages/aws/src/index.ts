@@ -13,6 +13,7 @@ export * from "./readiness";
 export * from "./record-failure";
 export * from "./sealing";
 export * from "./secrets";
+export * from "./server-list";
 export * from "./servers";
 export * from "./statuses";
 export * from "./store";

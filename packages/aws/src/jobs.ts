@@ -38,8 +38,8 @@ export interface ReceiveOptions {
 export interface JobQueue {
   /** Sends one job, delayed by `delaySeconds` (0–900). */
   send(job: Job, delaySeconds?: number): Promise<void>;
-  /** Sends many jobs in batches of 10. */
-  sendMany(jobs: Job[]): Promise<void>;
+  /** Sends many jobs in batches of 10, each delayed by `delaySeconds(job)` (0–900; default none). */
+  sendMany(jobs: Job[], delaySeconds?: (job: Job) => number): Promise<void>;
   /** Jobs visible now, up to `max`; waits (long-polls) up to `waitSeconds` while there are none. */
   receive(options?: ReceiveOptions): Promise<ReceivedJob[]>;
   /** Deletes handled jobs by their receipts. */
@@ -80,12 +80,20 @@ export function createJobQueue(
   const callFailed = (cause: unknown) => {
     if (outageOf(cause)) forgetUrl();
   };
-  async function sendBatch(queueUrl: string, batch: Job[]): Promise<void> {
+  async function sendBatch(
+    queueUrl: string,
+    batch: Job[],
+    delaySeconds?: (job: Job) => number,
+  ): Promise<void> {
     try {
       const result = await sqs.send(
         new SendMessageBatchCommand({
           QueueUrl: queueUrl,
-          Entries: batch.map((job, index) => ({ Id: String(index), MessageBody: JSON.stringify(job) })),
+          Entries: batch.map((job, index) => ({
+            Id: String(index),
+            MessageBody: JSON.stringify(job),
+            ...(delaySeconds ? { DelaySeconds: delaySeconds(job) } : {}),
+          })),
         }),
       );
       if (result.Failed && result.Failed.length > 0)
@@ -153,14 +161,16 @@ export function createJobQueue(
         throw cause;
       }
     },
-    async sendMany(jobs) {
+    async sendMany(jobs, delaySeconds) {
       const batches: Job[][] = [];
       for (let start = 0; start < jobs.length; start += 10) batches.push(jobs.slice(start, start + 10));
       const queueUrl = await url();
       // A few batches in flight at once: a 200-server sweep is 20 round trips, not 20 in a row.
       for (let start = 0; start < batches.length; start += SEND_CONCURRENCY) {
         await Promise.all(
-          batches.slice(start, start + SEND_CONCURRENCY).map((batch) => sendBatch(queueUrl, batch)),
+          batches
+            .slice(start, start + SEND_CONCURRENCY)
+            .map((batch) => sendBatch(queueUrl, batch, delaySeconds)),
         );
       }
     },

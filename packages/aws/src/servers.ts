@@ -2,8 +2,10 @@ import { createHash, randomUUID } from "node:crypto";
 import {
   type DynamoDBDocumentClient,
   GetCommand,
+  QueryCommand,
   TransactWriteCommand,
   type TransactWriteCommandInput,
+  UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import {
   AppError,
@@ -13,16 +15,51 @@ import {
   type PlainServer,
   type ServerRecord,
   type ServerSpec,
+  type StoredStatus,
 } from "@mcpgw/core";
-import { deleteAll, failedConditions, queryAll, queryKind, storeFailure } from "./dynamo";
+import {
+  batchGet,
+  deleteAll,
+  failedConditions,
+  isConditionFailure,
+  queryAll,
+  queryKind,
+  storeFailure,
+} from "./dynamo";
 import { type SealedValue, type Sealer, serverFieldContext } from "./sealing";
-import { statusItem } from "./statuses";
-import { changeStamp, KINDS, keys, STAMP_NAMES, stampValues, tombstoneItem } from "./table";
+import {
+  decodeListCursor,
+  encodeListCursor,
+  type ListPair,
+  MAX_LIST_LIMIT,
+  pairListItems,
+  positionOf,
+  startKeyOf,
+  statusListSort,
+} from "./server-list";
+import { statusItem, toStatus } from "./statuses";
+import { changeStamp, KINDS, keys, STAMP_NAMES, stampValues, TABLE_KEYS, tombstoneItem } from "./table";
 
 type TransactItem = NonNullable<TransactWriteCommandInput["TransactItems"]>[number];
 
 /** What replacing a stored server needs to know of it (no secrets: they are replaced wholesale). */
 export type StoredIdentity = Pick<ServerRecord, "id" | "name" | "version" | "createdAt">;
+
+/**
+ * A server (no secret opened) and its status. `statusApart`: that status is still stored as before
+ * list pages (kind `STATUS`, not beside its config); {@link ServerRepository.placeStatus} moves it.
+ */
+export interface ListedServer {
+  server: PlainServer;
+  status: StoredStatus | undefined;
+  statusApart?: true;
+}
+
+/** One page of servers by name, and the cursor of the next page (absent on the last). */
+export interface ServerPage {
+  servers: ListedServer[];
+  nextCursor?: string;
+}
 
 /** DynamoDB allows at most this many items in one transaction. */
 const MAX_TRANSACTION_ITEMS = 100;
@@ -55,6 +92,19 @@ export interface ServerRepository {
   /** Every server without opening secrets, sorted by name (one index query). */
   listPlain(): Promise<PlainServer[]>;
   /**
+   * At most `limit` servers by name after `cursor` (a previous page's `nextCursor`; a bad one is 400
+   * `request.invalid`), each with its status: one index query, no KMS call. Statuses kept apart (see
+   * {@link ListedServer}) cost one batch read more, until the sweep has placed them.
+   */
+  listPage(limit: number, cursor?: string): Promise<ServerPage>;
+  /** Every server by name with its status: the same index query, every page. */
+  listAll(): Promise<ListedServer[]>;
+  /**
+   * Moves a status stored as before list pages beside its config (named `name`) in the index; false
+   * when it is not apart (already placed, or gone). Conditional: a rename meanwhile wins.
+   */
+  placeStatus(id: string, name: string): Promise<boolean>;
+  /**
    * Stores `spec` over `existing` if its version is still `existing.version` and supersedes its status
    * (generation + 1; `connecting`, or `disabled`) in the same transaction; renames move the claim.
    * `keepSealed` keeps the stored sealed value (and its masks) as it is: `spec`'s secret map is then
@@ -76,22 +126,37 @@ export interface ServerRepository {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The status update that starts a new generation: earlier attempts' results are fenced off. */
-function supersedeStatus(tableName: string, id: string, enabled: boolean, now: string): TransactItem {
+/**
+ * The status update that starts a new generation: earlier attempts' results are fenced off. Given the
+ * server's `name` (an edit, maybe a rename), it also places the status beside its config in the index.
+ */
+function supersedeStatus(
+  tableName: string,
+  id: string,
+  enabled: boolean,
+  now: string,
+  name?: string,
+): TransactItem {
+  const place = name === undefined ? "" : ", #kind = :kind, #kindSort = :kindSort";
   return {
     Update: {
       TableName: tableName,
       Key: keys.serverStatus(id),
-      UpdateExpression:
-        "SET #state = :state, reason = :null, #error = :null, supersededAt = :now, #feed = :feed, #at = :at ADD generation :one",
+      UpdateExpression: `SET #state = :state, reason = :null, #error = :null, supersededAt = :now, #feed = :feed, #at = :at${place} ADD generation :one`,
       ConditionExpression: "attribute_exists(pk)",
-      ExpressionAttributeNames: { "#state": "state", "#error": "error", ...STAMP_NAMES },
+      ExpressionAttributeNames: {
+        "#state": "state",
+        "#error": "error",
+        ...STAMP_NAMES,
+        ...(name === undefined ? {} : { "#kind": TABLE_KEYS.kind, "#kindSort": TABLE_KEYS.kindSort }),
+      },
       ExpressionAttributeValues: {
         ":state": enabled ? "connecting" : "disabled",
         ":null": null,
         ":now": now,
         ":one": 1,
         ...stampValues(),
+        ...(name === undefined ? {} : { ":kind": KINDS.server, ":kindSort": statusListSort(name) }),
       },
     },
   };
@@ -159,7 +224,11 @@ export function createServerRepository(
         {
           Put: {
             TableName: tableName,
-            Item: statusItem(record.id, { ...initialStatus(spec.enabled), generation: 1, supersededAt: now }),
+            Item: statusItem(record.id, spec.name, {
+              ...initialStatus(spec.enabled),
+              generation: 1,
+              supersededAt: now,
+            }),
           },
         },
       ],
@@ -228,7 +297,7 @@ export function createServerRepository(
         },
       );
     }
-    items.push(supersedeStatus(tableName, existing.id, spec.enabled, now));
+    items.push(supersedeStatus(tableName, existing.id, spec.enabled, now, spec.name));
     return { record, items };
   }
 
@@ -240,6 +309,25 @@ export function createServerRepository(
       if (failedConditions(error).length > 0) throw error;
       throw storeFailure(error, what);
     }
+  }
+
+  /** Pairs as listed: statuses kept apart from their configs are read by key, in batches. */
+  async function listed(pairs: ListPair[]): Promise<ListedServer[]> {
+    const apart = pairs
+      .filter((pair) => !pair.status)
+      .map((pair) => keys.serverStatus(String(pair.config.id)));
+    const found = new Map(
+      (await batchGet(ddb, tableName, apart)).map((item) => [String(item.serverId), item]),
+    );
+    return pairs.map(({ config, status }) => {
+      const server = plainFromItem(config);
+      const item = status ?? found.get(server.id);
+      return {
+        server,
+        status: item && toStatus(item),
+        ...(item && item.kind !== KINDS.server ? { statusApart: true as const } : {}),
+      };
+    });
   }
 
   async function readConfig(id: string): Promise<Record<string, unknown> | undefined> {
@@ -323,7 +411,56 @@ export function createServerRepository(
 
     async listPlain() {
       const items = await queryKind(ddb, tableName, KINDS.server);
-      return items.map(plainFromItem);
+      return items.filter((item) => item.sk === "CONFIG").map(plainFromItem);
+    },
+
+    async listPage(limit, cursor) {
+      const size = Math.min(Math.max(1, Math.floor(limit)), MAX_LIST_LIMIT);
+      const start = cursor === undefined ? undefined : startKeyOf(decodeListCursor(cursor));
+      // A config and its status per server, plus the next config: it tells whether a page follows.
+      const { Items = [], LastEvaluatedKey } = await ddb.send(
+        new QueryCommand({
+          TableName: tableName,
+          IndexName: TABLE_KEYS.byKindIndex,
+          KeyConditionExpression: "#kind = :kind",
+          ExpressionAttributeNames: { "#kind": TABLE_KEYS.kind },
+          ExpressionAttributeValues: { ":kind": KINDS.server },
+          Limit: 2 * size + 1,
+          ...(start ? { ExclusiveStartKey: start } : {}),
+        }),
+      );
+      const { pairs, last, more } = pairListItems(Items, size);
+      const servers = await listed(pairs);
+      return more || (LastEvaluatedKey && last)
+        ? { servers, nextCursor: encodeListCursor(positionOf(last as Record<string, unknown>)) }
+        : { servers };
+    },
+
+    async listAll() {
+      return listed(pairListItems(await queryKind(ddb, tableName, KINDS.server), Infinity).pairs);
+    },
+
+    async placeStatus(id, name) {
+      try {
+        await ddb.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: keys.serverStatus(id),
+            UpdateExpression: "SET #kind = :kind, #kindSort = :kindSort",
+            ConditionExpression: "attribute_exists(pk) AND #kind = :apart",
+            ExpressionAttributeNames: { "#kind": TABLE_KEYS.kind, "#kindSort": TABLE_KEYS.kindSort },
+            ExpressionAttributeValues: {
+              ":kind": KINDS.server,
+              ":kindSort": statusListSort(name),
+              ":apart": KINDS.status,
+            },
+          }),
+        );
+        return true;
+      } catch (error) {
+        if (isConditionFailure(error)) return false;
+        throw error;
+      }
     },
 
     async update(existing, spec, options = {}) {

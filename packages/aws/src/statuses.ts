@@ -12,22 +12,27 @@ import {
   attemptChanges,
   describeBytes,
   initialStatus,
+  listingChanges,
   type ServerProfile,
   type ServerStatus,
   type StoredStatus,
   type ToolInfo,
 } from "@mcpgw/core";
 import { failedConditions, isConditionFailure, queryKind } from "./dynamo";
+import { statusListSort } from "./server-list";
 import { changeStamp, KINDS, keys, STAMP_NAMES, stampValues } from "./table";
 
 type TransactItem = NonNullable<TransactWriteCommandInput["TransactItems"]>[number];
 
-/** The stored item of a server's status. */
-export function statusItem(serverId: string, status: StoredStatus): Record<string, unknown> {
+/**
+ * The stored item of a server's status, beside its config (named `name`) in the index's `SERVER`
+ * partition, so a list page reads both. (Statuses stored before list pages are kind `STATUS`.)
+ */
+export function statusItem(serverId: string, name: string, status: StoredStatus): Record<string, unknown> {
   return {
     ...keys.serverStatus(serverId),
-    kind: KINDS.status,
-    kindSort: serverId,
+    kind: KINDS.server,
+    kindSort: statusListSort(name),
     serverId,
     ...changeStamp(),
     ...status,
@@ -85,7 +90,10 @@ export class CatalogTooLargeError extends Error {
 /** Live status under the generation fence, and the tool catalogue written with it. */
 export interface StatusRepository {
   get(serverId: string): Promise<StoredStatus | undefined>;
-  /** Every status, by server id (one index query). */
+  /**
+   * Every status, by server id (two index queries: beside the configs, and kept apart as before list
+   * pages). To list servers with their statuses, `servers.listAll` reads both at once.
+   */
   list(): Promise<Map<string, StoredStatus>>;
   /**
    * Supersedes every earlier attempt: generation + 1, state `connecting` or `disabled`, reason and
@@ -99,7 +107,8 @@ export interface StatusRepository {
   ): Promise<StoredStatus | undefined>;
   /**
    * Writes an attempt's outcome — and on success what it `found` (the catalogue: tools and profile), in
-   * the same transaction, when that changed; the profile's protocol revision goes in the status — only
+   * the same transaction, when that changed; the profile's protocol revision, when the tools were listed and
+   * the profile's digest go in the status — only
    * if the stored generation still equals `generation` and the server is not disabled.
    * False when fenced off (stale, disabled or deleted), or when `jobId` already recorded its outcome (a
    * redelivered job: at-least-once delivery made idempotent).
@@ -179,7 +188,11 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
     },
 
     async list() {
-      const items = await queryKind(ddb, tableName, KINDS.status);
+      const [listed, apart] = await Promise.all([
+        queryKind(ddb, tableName, KINDS.server),
+        queryKind(ddb, tableName, KINDS.status),
+      ]);
+      const items = [...apart, ...listed.filter((item) => item.sk === "STATUS")];
       return new Map(items.map((item) => [String(item.serverId), toStatus(item)]));
     },
 
@@ -214,6 +227,7 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
     async recordAttempt(serverId, generation, outcome, found, options: { jobId?: string } = {}) {
       const changes: Record<string, unknown> = {
         ...attemptChanges(outcome, found?.profile),
+        ...(outcome.ok && found ? listingChanges(outcome.at, found.profile) : {}),
         ...(options.jobId ? { lastJobId: options.jobId } : {}),
         ...changeStamp(),
       };
@@ -273,7 +287,7 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
   };
 }
 
-/** A stored status item as the status. */
+/** A status as stored (either layout); internal fields (job id, index keys) left out. */
 export function toStatus(item: Record<string, unknown>): StoredStatus {
   const status = Object.fromEntries(
     STATUS_FIELDS.map((field) => [field, item[field] ?? null]),
@@ -284,6 +298,8 @@ export function toStatus(item: Record<string, unknown>): StoredStatus {
     toolCount: Number(item.toolCount ?? 0),
     generation: Number(item.generation ?? 0),
     supersededAt: typeof item.supersededAt === "string" ? item.supersededAt : null,
+    ...(typeof item.toolsListedAt === "string" ? { toolsListedAt: item.toolsListedAt } : {}),
+    ...(typeof item.profileDigest === "string" ? { profileDigest: item.profileDigest } : {}),
   };
 }
 

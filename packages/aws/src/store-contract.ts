@@ -2,9 +2,16 @@
  * What every {@link Store} must do where behaviour depends on it, as one suite run against each
  * implementation: the in-memory store beside it (unit tier), the AWS one under tests/aws (emulator).
  */
-import { type AttemptOutcome, parseServerSpec, type ServerProfile, type ServerRecord } from "@mcpgw/core";
+import {
+  type AttemptOutcome,
+  parseServerSpec,
+  profileDigest,
+  type ServerProfile,
+  type ServerRecord,
+} from "@mcpgw/core";
 import { describe, expect, it } from "vitest";
 import { hashApiKey } from "./keys";
+import type { ServerPage } from "./servers";
 import type { Store } from "./store";
 import { ADMIN_OWNER } from "./threads";
 
@@ -35,6 +42,66 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
   const unique = (base: string) => `${base}-${Date.now().toString(36)}-${counter++}`;
   const http = (store: Store, serverName = unique("srv"), headers: Record<string, string> = {}) =>
     store.servers.create(parseServerSpec({ name: serverName, url: "https://example.com/mcp", headers }));
+
+  describe(`${name} store: server list pages`, () => {
+    /** Every page of the list, `limit` at a time. */
+    async function allPages(store: Store, limit: number) {
+      const pages: ServerPage[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await store.servers.listPage(limit, cursor);
+        pages.push(page);
+        cursor = page.nextCursor;
+      } while (cursor && pages.length < 1_000);
+      return pages;
+    }
+
+    it("pages through every server by name, each once with its status; the last page has no cursor", async () => {
+      const store = await open();
+      const prefix = unique("pg");
+      const created = [];
+      for (let i = 0; i < 7; i++) created.push(await http(store, `${prefix}-${i}`));
+      await store.statuses.recordAttempt(created[2]?.id ?? "", 1, ok(3), { tools, profile });
+
+      const pages = await allPages(store, 3);
+
+      const listed = pages.flatMap((page) => page.servers);
+      const names = listed.map((entry) => entry.server.name);
+      expect(pages.every((page) => page.servers.length <= 3)).toBe(true);
+      expect(pages.at(-1)?.nextCursor).toBeUndefined();
+      expect(names).toEqual([...new Set(names)].sort());
+      const ours = listed.filter((entry) => entry.server.name.startsWith(`${prefix}-`));
+      expect(ours.map((entry) => entry.server.name)).toEqual(created.map((server) => server.name));
+      expect(ours.map((entry) => entry.status?.state)).toEqual([
+        ...["connecting", "connecting", "connected"],
+        ...["connecting", "connecting", "connecting", "connecting"],
+      ]);
+      expect(ours[2]?.status).toMatchObject({ toolCount: 3, generation: 1, protocolVersion: "2026-07-28" });
+      expect(listed.map((entry) => entry.server.id)).toEqual(
+        (await store.servers.listAll()).map((entry) => entry.server.id),
+      );
+    });
+
+    it("a renamed server moves in the list with its status", async () => {
+      const store = await open();
+      const server = await http(store, unique("zz-before"));
+      const renamed = unique("aa-after");
+
+      await store.servers.update(server, { ...specOf(server), name: renamed });
+
+      const listed = (await allPages(store, 2)).flatMap((page) => page.servers);
+      expect(listed.filter((entry) => entry.server.id === server.id)).toMatchObject([
+        { server: { name: renamed }, status: { state: "connecting", generation: 2 } },
+      ]);
+    });
+
+    it("refuses a cursor no page returned as request.invalid", async () => {
+      const store = await open();
+      for (const cursor of ["", "nope", "e30", Buffer.from('["a#STATUS","x"]').toString("base64url")]) {
+        await expect(store.servers.listPage(10, cursor)).rejects.toMatchObject({ code: "request.invalid" });
+      }
+    });
+  });
 
   describe(`${name} store: servers`, () => {
     it("creates a server with generation 1 and claims its name", async () => {
@@ -215,6 +282,20 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect((await store.statuses.listCatalogs()).find((c) => c.serverId === server.id)?.profile).toEqual(
         profile,
       );
+    });
+
+    it("a success records when it listed the tools and the profile's digest; a failure keeps both", async () => {
+      const store = await open();
+      const server = await http(store);
+      const success = { ...ok(), at: "2026-01-01T00:00:01.000Z" };
+
+      await store.statuses.recordAttempt(server.id, 1, success, { tools, profile });
+      await store.statuses.recordAttempt(server.id, 1, failed());
+
+      expect(await store.statuses.get(server.id)).toMatchObject({
+        toolsListedAt: success.at,
+        profileDigest: profileDigest(profile),
+      });
     });
 
     it("rewrites the catalogue only when its tools or its profile changed", async () => {

@@ -1,8 +1,13 @@
+import { createHash } from "node:crypto";
 import { z } from "zod";
 
-/** A unit of worker work: connect after a change, probe on a sweep, retry after a failure. */
+/**
+ * A unit of worker work: `connect` after a change, `retry` after a failure, `probe` (a full one:
+ * connect + tools/list) on a list_changed or when the catalogue has aged, `check` (liveness only: the
+ * tools are listed only if the server's profile changed) on a sweep of a connected server.
+ */
 export const Job = z.strictObject({
-  type: z.enum(["connect", "probe", "retry"]),
+  type: z.enum(["connect", "probe", "check", "retry"]),
   serverId: z.string().min(1),
   /** The generation this job belongs to; a job of an older generation is dropped. */
   generation: z.number().int().nonnegative(),
@@ -22,4 +27,18 @@ export function isOvertakenRetry(job: Job, lastAttemptAt: string | null): boolea
   return (
     job.type === "retry" && job.after !== undefined && lastAttemptAt !== null && lastAttemptAt > job.after
   );
+}
+
+/** SQS's longest delay: a sweep spreads its jobs over at most this many seconds. */
+export const MAX_JOB_DELAY_SECONDS = 900;
+
+/**
+ * How long a sweep's job for `serverId` waits, so a sweep's work spreads over its interval instead of
+ * arriving at once: a stable offset from a hash of the id, in [0, min(spreadSeconds, 900)). The same
+ * server lands at the same point of every interval, so its checks stay one interval apart.
+ */
+export function sweepDelaySeconds(serverId: string, spreadSeconds: number): number {
+  const span = Math.min(Math.floor(spreadSeconds), MAX_JOB_DELAY_SECONDS);
+  if (span <= 1) return 0;
+  return createHash("sha256").update(serverId).digest().readUInt32BE(0) % span;
 }

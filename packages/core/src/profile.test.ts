@@ -3,6 +3,7 @@ import {
   MAX_DISCOVER_BYTES,
   MAX_INSTRUCTIONS_CHARS,
   MAX_PROFILE_OBJECT_BYTES,
+  profileDigest,
   ServerProfile,
   toServerProfile,
 } from "./profile";
@@ -93,5 +94,24 @@ describe("toServerProfile", () => {
     });
 
     expect(kept).toEqual({ protocolVersion: profile.protocolVersion, capabilities: profile.capabilities });
+  });
+});
+
+describe("profileDigest", () => {
+  it("is the same for the same profile whatever its key order, and differs when anything changed", () => {
+    const reordered = {
+      discover: profile.discover,
+      instructions: profile.instructions,
+      serverInfo: { icons: profile.serverInfo.icons, version: "1.2.0", name: "docs" },
+      capabilities: { logging: {}, tools: { listChanged: true } },
+      protocolVersion: "2026-07-28",
+    };
+
+    expect(profileDigest(reordered)).toBe(profileDigest(profile));
+    expect(profileDigest({ ...profile, serverInfo: { ...profile.serverInfo, version: "1.3.0" } })).not.toBe(
+      profileDigest(profile),
+    );
+    expect(profileDigest(undefined)).not.toBe(profileDigest(profile));
+    expect(profileDigest(undefined)).toBe(profileDigest(undefined));
   });
 });

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { z } from "zod";
 import { jsonDepth, MAX_JSON_DEPTH } from "./json-depth";
 
@@ -78,4 +79,26 @@ function cut(text: string, max: number): string {
   if (text.length <= max) return text;
   const cutShort = text.slice(0, max);
   return /[\uD800-\uDBFF]$/.test(cutShort) ? cutShort.slice(0, -1) : cutShort;
+}
+
+/**
+ * A digest of what a session reported of its server (revision, capabilities, identity, instructions,
+ * discover answer), independent of key order: a liveness check compares it with the one of the last
+ * tools listing, and lists the tools again when the server changed (an upgrade, a new revision).
+ */
+export function profileDigest(profile: ServerProfile | undefined): string {
+  return createHash("sha256")
+    .update(canonicalJson(profile ?? null))
+    .digest("base64url");
+}
+
+/** JSON with every object's keys sorted (so equal values give equal text). */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value && typeof value === "object") {
+    const entries = Object.entries(value).filter(([, v]) => v !== undefined);
+    entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
 }

@@ -3,6 +3,8 @@ import {
   type AttemptOutcome,
   FailureReason,
   initialStatus,
+  listingChanges,
+  MAX_LISTING_AGE_MS,
   ServerState,
   ServerStatus,
   type StoredStatus,
@@ -293,5 +295,33 @@ describe("sweepAction", () => {
   it("probes connected servers, and nothing at all without a status (deleted)", () => {
     expect(sweepAction(true, stored({ state: "connected" }), ago(0), now, options)).toBe("probe");
     expect(sweepAction(true, undefined, ago(0), now, options)).toBeUndefined();
+  });
+
+  it("checks a connected server whose tools were listed lately; re-lists them once they are old", () => {
+    const listed = (ms: number) => stored({ state: "connected", toolsListedAt: ago(ms) });
+
+    expect(sweepAction(true, listed(60_000), ago(0), now, options)).toBe("check");
+    expect(sweepAction(true, listed(MAX_LISTING_AGE_MS - 1), ago(0), now, options)).toBe("check");
+    expect(sweepAction(true, listed(MAX_LISTING_AGE_MS), ago(0), now, options)).toBe("probe");
+    expect(sweepAction(true, listed(60_000), ago(0), now, { ...options, maxListingAgeMs: 30_000 })).toBe(
+      "probe",
+    );
+    // Only connected servers are checked: a failed one keeps its retry chain (or a stale probe)
+    const failedLately = stored({
+      state: "failed",
+      toolsListedAt: ago(1_000),
+      lastConnectionAttemptAt: ago(0),
+    });
+    expect(sweepAction(true, failedLately, ago(0), now, options)).toBeUndefined();
+  });
+});
+
+describe("listingChanges", () => {
+  it("records when the tools were listed and the digest of the profile seen", () => {
+    const profile = { protocolVersion: "2026-07-28", capabilities: {} };
+
+    expect(listingChanges(T1, profile)).toEqual({ toolsListedAt: T1, profileDigest: expect.any(String) });
+    expect(listingChanges(T2, profile).profileDigest).toBe(listingChanges(T1, profile).profileDigest);
+    expect(listingChanges(T1, undefined).profileDigest).not.toBe(listingChanges(T1, profile).profileDigest);
   });
 });

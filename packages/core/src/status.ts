@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ProtocolVersion, type ServerProfile } from "./profile";
+import { ProtocolVersion, profileDigest, type ServerProfile } from "./profile";
 
 export const ServerState = z.enum(["connecting", "connected", "failed", "disabled"]);
 export type ServerState = z.infer<typeof ServerState>;
@@ -8,16 +8,27 @@ export type ServerState = z.infer<typeof ServerState>;
 export const FailureReason = z.enum(["unreachable", "access_denied", "not_responding", "failed"]);
 export type FailureReason = z.infer<typeof FailureReason>;
 
+/**
+ * A connected server's tools are listed again at least this often (a sweep's full probe); in between,
+ * sweeps only check that it answers. Also the grain at which a healthy server's status moves.
+ */
+export const MAX_LISTING_AGE_MS = 10 * 60_000;
+
+const HEARTBEAT_NOTE =
+  "moves with every full probe (a connect, a retry, a re-list of the tools: at least every 10 minutes " +
+  "while connected) and every failure; the sweep's liveness checks of a connected server write nothing " +
+  "while nothing changed";
+
 /** A server's live status and connection diagnostics, as the API shows it. */
 export const ServerStatus = z.object({
   state: ServerState,
   reason: FailureReason.nullable(),
   error: z.string().nullable(),
   toolCount: z.number().int().nonnegative(),
-  lastConnectionAttemptAt: z.string().nullable(),
-  lastSuccessfulConnectionAt: z.string().nullable(),
+  lastConnectionAttemptAt: z.string().nullable().meta({ description: HEARTBEAT_NOTE }),
+  lastSuccessfulConnectionAt: z.string().nullable().meta({ description: HEARTBEAT_NOTE }),
   lastConnectionFailureAt: z.string().nullable(),
-  lastConnectionLatencyMs: z.number().nonnegative().nullable(),
+  lastConnectionLatencyMs: z.number().nonnegative().nullable().meta({ description: HEARTBEAT_NOTE }),
   lastError: z.string().nullable(),
   /** The protocol revision the last successful session negotiated; absent until one reported it. */
   protocolVersion: ProtocolVersion.optional().meta({
@@ -30,7 +41,22 @@ export type ServerStatus = z.infer<typeof ServerStatus>;
  * The status as stored: the API view plus the generation fence, and when the current generation began
  * (`supersededAt`: the create, edit or reconnect that asked for a new attempt).
  */
-export type StoredStatus = ServerStatus & { generation: number; supersededAt: string | null };
+export type StoredStatus = ServerStatus & {
+  generation: number;
+  supersededAt: string | null;
+  /** When the tools were last listed (a full probe's success); absent before the first. Internal. */
+  toolsListedAt?: string;
+  /** The {@link profileDigest} of the profile that listing saw: a check that sees another lists again. */
+  profileDigest?: string;
+};
+
+/** What a full probe's success records besides {@link attemptChanges}: when it listed, and what profile. */
+export function listingChanges(
+  at: string,
+  profile: ServerProfile | undefined,
+): Pick<StoredStatus, "toolsListedAt" | "profileDigest"> {
+  return { toolsListedAt: at, profileDigest: profileDigest(profile) };
+}
 
 /** The sentence a server's status carries when its sealed values cannot be opened. */
 export const UNREADABLE_SECRETS = "stored secrets cannot be opened";
@@ -115,7 +141,9 @@ export function needsSweepProbe(
  *   reverse) — a write was lost; supersede the status to match;
  * - `connect`: it is `connecting` and no attempt has started since its generation began, `graceMs` ago
  *   — its connect job was lost (a queue send that failed after the change committed);
- * - `probe`: as {@link needsSweepProbe};
+ * - `check`: it is connected and its tools were listed less than `maxListingAgeMs` ago — a liveness
+ *   check is enough;
+ * - `probe`: connected with tools listed longer ago (or never), else as {@link needsSweepProbe};
  * - undefined: nothing to do.
  */
 export function sweepAction(
@@ -123,13 +151,21 @@ export function sweepAction(
   status: StoredStatus | undefined,
   since: string,
   now: number,
-  { staleMs, graceMs }: { staleMs: number; graceMs: number },
-): "disable" | "enable" | "connect" | "probe" | undefined {
+  {
+    staleMs,
+    graceMs,
+    maxListingAgeMs = MAX_LISTING_AGE_MS,
+  }: { staleMs: number; graceMs: number; maxListingAgeMs?: number },
+): "disable" | "enable" | "connect" | "check" | "probe" | undefined {
   if (!status) return undefined;
   if (!enabled) return status.state === "disabled" ? undefined : "disable";
   if (status.state === "disabled") return "enable";
   const began = status.supersededAt ? Date.parse(status.supersededAt) : Number.NaN;
   const attemptedSince = (status.lastConnectionAttemptAt ?? "") >= (status.supersededAt ?? "");
   if (status.state === "connecting" && !attemptedSince && now - began >= graceMs) return "connect";
+  if (status.state === "connected") {
+    const listedAt = Date.parse(status.toolsListedAt ?? "");
+    return now - listedAt < maxListingAgeMs ? "check" : "probe"; // NaN (never listed) → probe
+  }
   return needsSweepProbe(status, since, now, staleMs) ? "probe" : undefined;
 }

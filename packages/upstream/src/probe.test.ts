@@ -22,6 +22,31 @@ describe("probeUpstream over a linked in-memory session", () => {
     expect(targets).toEqual([target]);
   });
 
+  it("as a liveness check, lists nothing unless told to; a 2025 session is pinged instead", async () => {
+    let lists = 0;
+    const { open } = linkedUpstream(async () => {
+      lists++;
+      return { tools: [tool("a")] };
+    });
+    const seen: Array<string | undefined> = [];
+
+    const alive = await probeUpstream(target, {
+      fetch,
+      open,
+      listToolsIf: (profile) => {
+        seen.push(profile?.protocolVersion);
+        return false;
+      },
+    });
+    const relisted = await probeUpstream(target, { fetch, open, listToolsIf: () => true });
+
+    expect(alive).toMatchObject({ ok: true, alive: true, latencyMs: expect.any(Number) });
+    expect(alive).not.toHaveProperty("tools");
+    expect(seen).toEqual([expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/)]);
+    expect(relisted).toMatchObject({ ok: true, toolCount: 1 });
+    expect(lists).toBe(1);
+  });
+
   it("fails with the upstream's error, scrubbed of the target's header values", async () => {
     const { open } = linkedUpstream(async () => {
       throw new McpError(ErrorCode.InternalError, "bad token Bearer sk-live-0123456789abcdef");

@@ -20,14 +20,30 @@ export interface ProbeOptions {
   maxMessageBytes?: number;
   /** How the session is opened (default {@link openSession}, over HTTP). */
   open?: SessionOpener;
+  /**
+   * Makes the probe a liveness check: the tools are listed only when this says so of the profile the
+   * session reported (e.g. it changed). Otherwise the session's connect is the check — a 2026 server's
+   * `server/discover` alone; a 2025 one is also pinged after `initialize` — and the result is
+   * {@link AliveResult}.
+   */
+  listToolsIf?: (profile: ServerProfile | undefined) => boolean;
+}
+
+/** A liveness check's success: the server answered, nothing was listed. */
+export interface AliveResult {
+  ok: true;
+  alive: true;
+  at: string;
+  latencyMs: number;
+  profile?: ServerProfile;
 }
 
 /** A probe's outcome plus, on success, the tools it listed and what it learned of the server. */
-export type ProbeResult = AttemptOutcome & { tools?: ToolInfo[]; profile?: ServerProfile };
+export type ProbeResult = (AttemptOutcome & { tools?: ToolInfo[]; profile?: ServerProfile }) | AliveResult;
 
 /**
  * One connection attempt: connect in the server's era (`server/discover`, else initialize) + tools/list
- * over every page, within the deadline. Never throws:
+ * over every page (unless `listToolsIf` spares it), within the deadline. Never throws:
  * a failure comes back classified, its text scrubbed of the target's header values.
  */
 export async function probeUpstream(target: UpstreamTarget, options: ProbeOptions): Promise<ProbeResult> {
@@ -49,8 +65,12 @@ export async function probeUpstream(target: UpstreamTarget, options: ProbeOption
       ...(options.maxMessageBytes ? { maxMessageBytes: options.maxMessageBytes } : {}),
     });
     const latencyMs = Math.round(performance.now() - started);
-    const tools = await listAllTools(session, { signal, timeoutMs: deadlineMs });
     const profile = profileOf(session);
+    if (options.listToolsIf && !options.listToolsIf(profile)) {
+      if (session.era === "legacy") await session.client.ping({ signal, timeout: deadlineMs });
+      return { ok: true, alive: true, at, latencyMs, ...(profile ? { profile } : {}) };
+    }
+    const tools = await listAllTools(session, { signal, timeoutMs: deadlineMs });
     return { ok: true, at, latencyMs, toolCount: tools.length, tools, ...(profile ? { profile } : {}) };
   } catch (error) {
     const cause = controller.signal.aborted ? controller.signal.reason : error;

@@ -1,6 +1,7 @@
 import {
   NO_RUNNER_ERROR,
   PROBE_DEADLINE_MS,
+  type ProbeOptions,
   type ProbeResult,
   probeUpstream,
   type RunnerEndpoint,
@@ -29,8 +30,13 @@ export interface AttemptDeps {
 /**
  * One attempt with its deadline, and an outer grace that force-settles `failed/not_responding`
  * whatever the upstream (or the client library) does — the status always leaves `connecting`.
+ * With `listToolsIf` it is a liveness check (see {@link ProbeOptions.listToolsIf}).
  */
-export async function attemptConnection(server: TargetSource, deps: AttemptDeps): Promise<ProbeResult> {
+export async function attemptConnection(
+  server: TargetSource,
+  deps: AttemptDeps,
+  listToolsIf?: ProbeOptions["listToolsIf"],
+): Promise<ProbeResult> {
   const at = new Date().toISOString();
   const target = targetOf(server, deps.runner);
   if (!target) {
@@ -57,6 +63,7 @@ export async function attemptConnection(server: TargetSource, deps: AttemptDeps)
       deadlineMs,
       ...(deps.maxMessageBytes ? { maxMessageBytes: deps.maxMessageBytes } : {}),
       ...(deps.openSession ? { open: deps.openSession } : {}),
+      ...(listToolsIf ? { listToolsIf } : {}),
     });
     return await Promise.race([probe, forced]);
   } finally {

@@ -21,9 +21,13 @@ const tool = (name: string, description?: string) => ({
 });
 const twoTools: ListToolsHandler = () => ({ tools: [tool("echo"), tool("add")] });
 
-/** Worker deps over a memory store and a linked in-memory upstream answering `listTools`. */
+/** Worker deps over a memory store and a linked in-memory upstream answering `listTools` (counted). */
 function worker(listTools: ListToolsHandler = twoTools, store: MemoryStore = createMemoryStore()) {
-  const upstream = linkedUpstream(listTools);
+  const lists = { count: 0 };
+  const upstream = linkedUpstream((cursor) => {
+    lists.count++;
+    return listTools(cursor);
+  });
   const lines: Array<Record<string, unknown>> = [];
   const deps: WorkerDeps = {
     store,
@@ -31,7 +35,7 @@ function worker(listTools: ListToolsHandler = twoTools, store: MemoryStore = cre
     fetch: () => Promise.reject(new Error("no network in unit tests")),
     openSession: upstream.open,
   };
-  return { deps, store, upstream, lines };
+  return { deps, store, upstream, lines, lists };
 }
 
 async function httpServer(store: Store, fields: Record<string, unknown> = {}) {
@@ -46,6 +50,7 @@ async function httpServer(store: Store, fields: Record<string, unknown> = {}) {
 }
 
 const connect = (serverId: string, generation = 1): Job => ({ type: "connect", serverId, generation });
+const check = (serverId: string, generation = 1): Job => ({ type: "check", serverId, generation });
 
 describe("processJob", () => {
   it("connects: writes the status and the catalogue, probing with the opened headers", async () => {
@@ -238,5 +243,86 @@ describe("processJob", () => {
     expect(await processJob(deps, connect(server.id))).toBe("failed");
     expect((await store.statuses.get(server.id))?.error).toMatch(/stdio runner/);
     expect(upstream.targets).toEqual([]);
+  });
+  it("a check of a connected server that answers as before lists nothing and writes nothing", async () => {
+    // Prepare
+    const { deps, store, upstream, lists } = worker();
+    const server = await httpServer(store);
+    await processJob(deps, connect(server.id), "m-1");
+    const [status, catalog] = [
+      await store.statuses.get(server.id),
+      await store.statuses.getCatalog(server.id),
+    ];
+
+    // Act
+    const outcome = await processJob(deps, check(server.id), "m-2");
+
+    // Assess
+    expect(outcome).toBe("alive");
+    expect(upstream.targets).toHaveLength(2);
+    expect(lists.count).toBe(1);
+    expect(await store.statuses.get(server.id)).toEqual(status);
+    expect(await store.statuses.getCatalog(server.id)).toEqual(catalog);
+    expect(store.jobs.pending()).toEqual([]);
+  });
+
+  it("a check whose server reports another profile (an upgrade) lists the tools again", async () => {
+    const { deps, store, lists } = worker();
+    const server = await httpServer(store);
+    const before: ServerProfile = {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      serverInfo: { name: "old" },
+    };
+    await processJob(
+      {
+        ...deps,
+        probe: async (target, options) => ({ ...(await probeUpstream(target, options)), profile: before }),
+      },
+      connect(server.id),
+    );
+
+    const outcome = await processJob(deps, check(server.id), "m-2");
+
+    expect(outcome).toBe("connected");
+    expect(lists.count).toBe(2);
+    expect((await store.statuses.getCatalog(server.id))?.profile?.serverInfo).toMatchObject({
+      name: "linked-upstream",
+    });
+  });
+
+  it("a check of a server no longer connected is a full probe", async () => {
+    const { deps, store, lists } = worker();
+    const server = await httpServer(store);
+    await processJob(deps, connect(server.id), "m-1");
+    await store.statuses.recordAttempt(server.id, 1, {
+      ok: false,
+      at: new Date().toISOString(),
+      reason: "unreachable",
+      error: "gone",
+    });
+
+    expect(await processJob(deps, check(server.id), "m-2")).toBe("connected");
+    expect(lists.count).toBe(2);
+    expect(await store.statuses.get(server.id)).toMatchObject({ state: "connected", error: null });
+  });
+
+  it("a check that finds the server gone records the failure and schedules the retry", async () => {
+    let up = true;
+    const { deps, store } = worker(() => ({ tools: [tool("echo")] }));
+    const server = await httpServer(store);
+    await processJob(deps, connect(server.id), "m-1");
+    up = false;
+    const failing: WorkerDeps = {
+      ...deps,
+      openSession: (target, options) =>
+        up
+          ? (deps.openSession as NonNullable<WorkerDeps["openSession"]>)(target, options)
+          : Promise.reject(new Error("connect ECONNREFUSED")),
+    };
+
+    expect(await processJob(failing, check(server.id), "m-2")).toBe("failed");
+    expect(await store.statuses.get(server.id)).toMatchObject({ state: "failed", toolCount: 0 });
+    expect(store.jobs.pending()).toMatchObject([{ job: { type: "retry", serverId: server.id } }]);
   });
 });

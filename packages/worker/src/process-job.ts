@@ -4,6 +4,8 @@ import {
   type Job,
   type Logger,
   type PlainServer,
+  profileDigest,
+  type ServerProfile,
   toServerProfile,
   UNREADABLE_SECRETS,
 } from "@mcpgw/core";
@@ -17,13 +19,18 @@ export interface WorkerDeps extends AttemptDeps {
   retryDelaySeconds?: number;
 }
 
-export type JobOutcome = "connected" | "failed" | "dropped";
+/** `alive`: a check found the server answering as before, and wrote nothing. */
+export type JobOutcome = "connected" | "alive" | "failed" | "dropped";
 
 /**
  * Runs one job: drops it when the server is gone, disabled or the job's generation is stale;
  * otherwise probes, writes the result under the generation fence — on success with what the probe found
  * (tools and the server's profile, bounded again here: it is the upstream's word) — and schedules a
  * retry on failure.
+ * A `check` of a server still `connected` is a liveness check: its tools are listed (and the result
+ * written) only when the profile it reports differs from the one of the last listing; a check that
+ * finds the server as it was writes nothing. Any other job, or a check of a server no longer connected,
+ * is a full probe.
  * Idempotent under redelivery: `jobId` (the SQS message id) records each outcome once.
  */
 export async function processJob(deps: WorkerDeps, job: Job, jobId?: string): Promise<JobOutcome> {
@@ -44,8 +51,14 @@ export async function processJob(deps: WorkerDeps, job: Job, jobId?: string): Pr
     return "dropped";
   }
   const target = await targetSource(store, plain);
+  const listed = status.profileDigest;
+  const listToolsIf =
+    job.type === "check" && status.state === "connected"
+      ? (reported: ServerProfile | undefined) =>
+          profileDigest(reported && toServerProfile(reported)) !== listed
+      : undefined;
   const result: ProbeResult = target
-    ? await attemptConnection(target, deps)
+    ? await attemptConnection(target, deps, listToolsIf)
     : { ok: false, at: new Date().toISOString(), reason: "failed", error: UNREADABLE_SECRETS };
   const failOptions = {
     ...(jobId ? { jobId } : {}),
@@ -61,6 +74,10 @@ export async function processJob(deps: WorkerDeps, job: Job, jobId?: string): Pr
     return "failed" as const;
   };
   if (!result.ok) return recordFailed(result);
+  if ("alive" in result) {
+    logger.debug("server alive", { server: plain.name, latencyMs: result.latencyMs });
+    return "alive";
+  }
   const profile = result.profile && toServerProfile(result.profile);
   const found = result.tools && { tools: result.tools, ...(profile ? { profile } : {}) };
   let written: boolean;

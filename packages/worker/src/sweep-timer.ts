@@ -3,7 +3,8 @@ import { errorFields, type Logger } from "@mcpgw/core";
 import { runSweep } from "./sweep";
 
 /**
- * The local stand-in for the scheduled sweep: runs it every `intervalSeconds`. A missing table or
+ * The local stand-in for the scheduled sweep: runs it every `intervalSeconds`, its probes and checks
+ * spread over that interval. A missing table or
  * queue is logged through the store's outage log (once per its interval, however short this one is).
  */
 export function startSweeper(
@@ -12,7 +13,7 @@ export function startSweeper(
 ): { stop(): void } {
   const logger = deps.logger.child({ source: "sweep" });
   const timer = setInterval(() => {
-    runSweep({ store: deps.store, logger }).then(
+    runSweep({ store: deps.store, logger }, { spreadSeconds: intervalSeconds }).then(
       () => deps.store.outages.recovered(logger, "table"),
       (error) => {
         if (!deps.store.outages.report(logger, error)) logger.error("sweep failed", errorFields(error));

@@ -1,49 +1,68 @@
 import type { Store } from "@mcpgw/aws";
-import { errorFields, type Job, type Logger, sweepAction } from "@mcpgw/core";
+import { errorFields, type Job, type Logger, sweepAction, sweepDelaySeconds } from "@mcpgw/core";
 
 /** A server not attempted for this long has lost its retry chain; the sweep picks it up. */
 export const STALE_ATTEMPT_MS = 60_000;
 /** How long a new generation's connect job may take to start before the sweep deems it lost. */
 export const LOST_JOB_GRACE_MS = 2_000;
+/** The interval a sweep's probes and checks spread over unless told otherwise (the deployed schedule). */
+export const DEFAULT_SWEEP_SPREAD_SECONDS = 60;
 
 /** What one sweep did. */
 export interface SweepResult {
+  /** Full probes enqueued: connected servers whose tools were listed too long ago, stale attempts. */
   probes: number;
+  /** Liveness checks enqueued: connected servers whose tools were listed lately. */
+  checks: number;
   /** Connect jobs re-sent for generations whose job was lost. */
   reconnects: number;
   /** Statuses superseded because they disagreed with their config. */
   repaired: number;
+  /** Statuses stored as before list pages, moved beside their configs. */
+  placed: number;
+}
+
+export interface SweepOptions {
+  /** The time ages are judged by (default: now). */
+  now?: number;
+  /**
+   * Probes and checks are delayed by a stable offset of their server within this many seconds (at most
+   * 900), so the sweep's work spreads over its interval; 0 sends them all at once. Default 60.
+   */
+  spreadSeconds?: number;
+  /** Connected servers whose tools were listed this long ago get a full probe (default 10 min). */
+  maxListingAgeMs?: number;
 }
 
 /**
- * The health sweep: a probe job for every enabled server that is connected (to notice an upstream
- * that died) or whose attempts went stale; and the repair of what a lost write or job left behind —
- * a status that disagrees with its config (enabled vs disabled) is superseded to match, a generation
- * whose connect job never started gets it again. Two index queries, whatever the count; jobs go out
- * in batches and the workers' bounded concurrency does the probing.
+ * The health sweep: for every enabled server that is connected, a liveness check (a full probe once
+ * its tools were listed `MAX_LISTING_AGE_MS` ago); a probe for one whose attempts went stale; and the
+ * repair of what a lost write or job left behind — a status that disagrees with its config (enabled vs
+ * disabled) is superseded to match, a generation whose connect job never started gets it again, a
+ * status stored as before list pages is placed beside its config. One index query (a page per 1 MB),
+ * whatever the count; probes and checks are spread over the interval; the workers do the probing.
  */
 export async function runSweep(
   deps: { store: Store; logger: Logger },
-  now = Date.now(),
+  options: SweepOptions = {},
 ): Promise<SweepResult> {
   const { store, logger } = deps;
-  const [servers, statuses] = await Promise.all([store.servers.listPlain(), store.statuses.list()]);
+  const now = options.now ?? Date.now();
+  const spreadSeconds = options.spreadSeconds ?? DEFAULT_SWEEP_SPREAD_SECONDS;
+  const servers = await store.servers.listAll();
   const jobs: Job[] = [];
-  const result: SweepResult = { probes: 0, reconnects: 0, repaired: 0 };
-  for (const server of servers) {
-    const status = statuses.get(server.id);
+  const result: SweepResult = { probes: 0, checks: 0, reconnects: 0, repaired: 0, placed: 0 };
+  for (const { server, status, statusApart } of servers) {
+    if (statusApart) result.placed += Number(await placeStatus(deps, server.id, server.name));
     const action = sweepAction(server.enabled, status, server.updatedAt, now, {
       staleMs: STALE_ATTEMPT_MS,
       graceMs: LOST_JOB_GRACE_MS,
+      ...(options.maxListingAgeMs === undefined ? {} : { maxListingAgeMs: options.maxListingAgeMs }),
     });
     if (!action || !status) continue;
-    if (action === "probe" || action === "connect") {
-      jobs.push({
-        type: action === "probe" ? "probe" : "connect",
-        serverId: server.id,
-        generation: status.generation,
-      });
-      result[action === "probe" ? "probes" : "reconnects"]++;
+    if (action === "probe" || action === "check" || action === "connect") {
+      jobs.push({ type: action, serverId: server.id, generation: status.generation });
+      result[action === "probe" ? "probes" : action === "check" ? "checks" : "reconnects"]++;
       continue;
     }
     // Fenced on the generation read: a change made meanwhile wins, and the next sweep looks again.
@@ -65,7 +84,24 @@ export async function runSweep(
       logger.error("sweep could not repair a status", { serverId: server.id, ...errorFields(error) });
     }
   }
-  await store.jobs.sendMany(jobs);
+  // Repairs go at once; health work lands at each server's own point of the interval.
+  await store.jobs.sendMany(jobs, (job) =>
+    job.type === "connect" ? 0 : sweepDelaySeconds(job.serverId, spreadSeconds),
+  );
   logger.info("sweep enqueued probes", { servers: servers.length, ...result });
   return result;
+}
+
+/** Moves a status kept apart beside its config; a failure is logged, and the next sweep tries again. */
+async function placeStatus(
+  { store, logger }: { store: Store; logger: Logger },
+  id: string,
+  name: string,
+): Promise<boolean> {
+  try {
+    return await store.servers.placeStatus(id, name);
+  } catch (error) {
+    logger.error("sweep could not place a status", { serverId: id, ...errorFields(error) });
+    return false;
+  }
 }

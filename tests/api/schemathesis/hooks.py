@@ -37,6 +37,10 @@ MERGE_PROBLEMS = re.compile(
 # Only thread-scoped stdio servers start in threads; which one an id names is the server's state.
 NOT_THREAD_SCOPED = re.compile(r"^Server '.*' is not a thread-scoped stdio server\.$")
 
+# A list cursor is a token an earlier page returned (opaque): a well-formed string no page returned
+# names no position in the list.
+UNKNOWN_CURSOR = re.compile(r"^cursor: not one a page of this list returned$")
+
 
 # What was dropped, printed when the run ends so the test output shows it.
 DROPPED = collections.Counter()
@@ -65,7 +69,8 @@ def _state_or_policy(case, problem):
     if code == "server.invalid" and case.method.upper() == "PATCH":
         errors = problem.get("errors") or []
         return bool(errors) and all(isinstance(e, str) and MERGE_PROBLEMS.search(e) for e in errors)
-    return code == "request.invalid" and bool(NOT_THREAD_SCOPED.search(str(problem.get("detail", ""))))
+    detail = str(problem.get("detail", ""))
+    return code == "request.invalid" and bool(NOT_THREAD_SCOPED.search(detail) or UNKNOWN_CURSOR.search(detail))
 
 
 @schemathesis.hook

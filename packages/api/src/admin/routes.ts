@@ -1,4 +1,5 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
+import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from "@mcpgw/aws";
 import {
   AppError,
   describeIssues,
@@ -62,6 +63,27 @@ const RevealQuery = z.object({
       param: { name: "reveal", in: "query" },
     }),
 });
+const ListQuery = z.object({
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_LIST_LIMIT)
+    .default(DEFAULT_LIST_LIMIT)
+    .openapi({
+      description: `Servers per page, 1–${MAX_LIST_LIMIT} (default ${DEFAULT_LIST_LIMIT}); a page may hold fewer`,
+      param: { name: "limit", in: "query" },
+    }),
+  cursor: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,512}$/)
+    .optional()
+    .openapi({
+      description: "The `nextCursor` of the previous page (opaque); any other value → 400 `request.invalid`",
+      param: { name: "cursor", in: "query" },
+    }),
+});
+
 /** Registers the admin routes (servers, import, secrets) on `app`. */
 export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, appDeps: AdminDeps): void {
   /** The deps of one request: its logger carries the request id (contract: every log line has one). */
@@ -74,10 +96,11 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, appDeps: AdminDeps
       method: "get",
       path: "/v1/servers",
       tags: ["servers"],
-      summary: "List servers with their status, sorted by name",
-      responses: { 200: json(ServerList, "Servers") },
+      summary: "List servers with their status, sorted by name, a page at a time (`nextCursor` → next page)",
+      request: { query: ListQuery },
+      responses: { 200: json(ServerList, "A page of servers") },
     }),
-    async (c) => c.json({ servers: await listServers(scoped(c)) }, 200),
+    async (c) => c.json(await listServers(scoped(c), c.req.valid("query")), 200),
   );
 
   app.openapi(

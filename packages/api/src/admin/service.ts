@@ -34,11 +34,19 @@ export interface AdminDeps {
 
 export type OnConflict = "fail" | "skip" | "replace";
 
-/** Every server with its status, sorted by name: no secret is opened (masks are stored with them). */
-export async function listServers(deps: AdminDeps): Promise<ServerView[]> {
-  const [servers, statuses] = await Promise.all([deps.store.servers.listPlain(), deps.store.statuses.list()]);
-  const viewable = await Promise.all(servers.map((server) => withMasks(deps, server)));
-  return viewable.map((server) => toServerView(server, statuses.get(server.id)));
+/**
+ * One page of servers with their statuses, sorted by name: one index query, and no secret opened (masks
+ * are stored with them). `cursor` is a previous page's `nextCursor` (absent on the last page).
+ */
+export async function listServers(
+  deps: AdminDeps,
+  page: { limit: number; cursor?: string | undefined },
+): Promise<{ servers: ServerView[]; nextCursor?: string }> {
+  const { servers, nextCursor } = await deps.store.servers.listPage(page.limit, page.cursor);
+  const views = await Promise.all(
+    servers.map(async ({ server, status }) => toServerView(await withMasks(deps, server), status)),
+  );
+  return nextCursor ? { servers: views, nextCursor } : { servers: views };
 }
 
 /** What a GET may show in the clear: `env` is a stdio server's env values (for the edit form). */

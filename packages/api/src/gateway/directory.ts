@@ -149,12 +149,11 @@ export class Directory {
       this.logger.error("directory refresh failed", errorFields(error));
   }
 
-  /** Every server, status and catalogue: three index queries. */
+  /** Every server with its status, and every catalogue: two index queries. */
   private async readAll(): Promise<Snapshot> {
     const takenAt = Date.now();
-    const [servers, statuses, catalogs] = await Promise.all([
-      this.store.servers.listPlain(),
-      this.store.statuses.list(),
+    const [servers, catalogs] = await Promise.all([
+      this.store.servers.listAll(),
       this.store.statuses.listCatalogs().catch((error) => {
         // Best effort: without catalogues the servers are still known; calls report tool.not_found.
         if (!this.store.outages.report(this.logger, error))
@@ -164,8 +163,8 @@ export class Directory {
     ]);
     const catalogById = new Map(catalogs.map((catalog) => [catalog.serverId, catalog]));
     const byId = new Map<string, DirectoryEntry>();
-    for (const server of servers)
-      byId.set(server.id, toEntry(server, statuses.get(server.id), catalogById.get(server.id)));
+    for (const { server, status } of servers)
+      byId.set(server.id, toEntry(server, status, catalogById.get(server.id)));
     this.fullReadAt = takenAt;
     this.feedFrom = takenAt - FEED_LOOKBACK_MS;
     this.applied.clear();

@@ -83,8 +83,8 @@ export function createMemoryJobQueue(
       put(JSON.stringify(job), delaySeconds);
     },
 
-    async sendMany(jobs) {
-      for (const job of jobs) put(JSON.stringify(job), 0);
+    async sendMany(jobs, delaySeconds) {
+      for (const job of jobs) put(JSON.stringify(job), delaySeconds?.(job) ?? 0);
     },
 
     sendRaw(body, delaySeconds = 0) {

@@ -9,7 +9,8 @@ import {
   type ServerSpec,
 } from "@mcpgw/core";
 import { type Sealer, serverFieldContext } from "../sealing";
-import type { ServerRepository, StoredIdentity } from "../servers";
+import { decodeListCursor, encodeListCursor, MAX_LIST_LIMIT, statusListSort } from "../server-list";
+import type { ListedServer, ServerRepository, StoredIdentity } from "../servers";
 import { byKey, copy, type MemoryServer, type MemoryTables, removeOwned } from "./tables";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -191,6 +192,38 @@ export function createMemoryServerRepository(tables: MemoryTables, sealer: Seale
 
     async listPlain() {
       return [...tables.servers.values()].map(toPlain).sort((a, b) => byKey(a.name, b.name));
+    },
+
+    async listPage(limit, cursor) {
+      const size = Math.min(Math.max(1, Math.floor(limit)), MAX_LIST_LIMIT);
+      // A position after a server's config or its status: either way, the page starts after that name.
+      const after =
+        cursor === undefined ? undefined : decodeListCursor(cursor).kindSort.replace(/#STATUS$/, "");
+      const rest = (await repository.listAll()).filter(
+        ({ server }) => after === undefined || byKey(server.name, after) > 0,
+      );
+      const servers = rest.slice(0, size);
+      const last = servers.at(-1)?.server;
+      return rest.length > size && last
+        ? {
+            servers,
+            nextCursor: encodeListCursor({ kindSort: statusListSort(last.name), serverId: last.id }),
+          }
+        : { servers };
+    },
+
+    async listAll() {
+      const servers = await repository.listPlain();
+      return servers.map((server): ListedServer => {
+        const status = tables.statuses.get(server.id);
+        if (!status) return { server, status: undefined };
+        const { lastJobId: _job, ...stored } = copy(status);
+        return { server, status: stored };
+      });
+    },
+
+    async placeStatus() {
+      return false; // every status here is listed with its server
     },
 
     async update(existing, spec, options = {}) {

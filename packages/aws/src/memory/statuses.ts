@@ -1,5 +1,5 @@
 import { gzipSync } from "node:zlib";
-import { attemptChanges, type StoredStatus } from "@mcpgw/core";
+import { attemptChanges, listingChanges, type StoredStatus } from "@mcpgw/core";
 import {
   CATALOG_PART_BYTES,
   type Catalog,
@@ -69,6 +69,7 @@ export function createMemoryStatusRepository(tables: MemoryTables): StatusReposi
       tables.statuses.set(serverId, {
         ...status,
         ...attemptChanges(outcome, found?.profile),
+        ...(outcome.ok && found ? listingChanges(outcome.at, found.profile) : {}),
         ...(options.jobId ? { lastJobId: options.jobId } : {}),
       });
       if (catalog) tables.catalogs.set(serverId, catalog);
