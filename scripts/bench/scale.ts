@@ -17,8 +17,8 @@
 import { GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
 import { createStore, loadAwsConfig } from "@mcpgw/aws";
 import { createLogger } from "@mcpgw/core";
-import { runSweep } from "@mcpgw/worker";
-import { type AwsCounts, startAwsCounter, total } from "../lib/aws-counter";
+import { runSweep, sweepSpreadSeconds } from "@mcpgw/worker";
+import { type AwsCounts, meanLatencyMs, startAwsCounter, total } from "../lib/aws-counter";
 import { startEmulator } from "../lib/emulator";
 import { cpuTimeMs, freePort, percentile, startTsProcess } from "../lib/processes";
 
@@ -211,8 +211,8 @@ try {
   const devCpu = cpuTimeMs(dev.child.pid as number);
   const motoCpu = emulator.pid ? cpuTimeMs(emulator.pid) : Number.NaN;
   const sweepStarted = performance.now();
-  // Spread over the interval as the sweep timer spreads it: SQS delays each job by up to 60 s.
-  const swept = await runSweep({ store, logger }, { spreadSeconds: SWEEP_INTERVAL_S });
+  // Spread as the sweep timer spreads it: SQS delays each job by up to two thirds of the interval.
+  const swept = await runSweep({ store, logger }, { spreadSeconds: sweepSpreadSeconds(SWEEP_INTERVAL_S) });
   const jobs = swept.probes + swept.checks;
   await until(queueDrained, 10 * SWEEP_INTERVAL_S * 1000, "the sweep's jobs done");
   const sweepCounts = counter.counts();
@@ -231,9 +231,15 @@ try {
     `scale sweep of ${jobs} unchanged connected servers (${swept.checks} checks, ${swept.probes} full probes): done in ${sweep.finishedS.toFixed(1)} s (interval ${SWEEP_INTERVAL_S} s; ratio ${(sweep.finishedS / SWEEP_INTERVAL_S).toFixed(2)}); ${sweep.catalogueWrites} catalogue writes, ${sweep.statusWrites} status writes (${(sweep.statusWrites / Math.max(1, jobs)).toFixed(2)} per server), ${sweep.dynamodb} DynamoDB calls (${(sweep.dynamodb / Math.max(1, jobs)).toFixed(2)} per server); CPU: stack ${sweep.stackCpuS.toFixed(1)} s, emulator ${sweep.emulatorCpuS.toFixed(1)} s`,
   );
 
-  // 4. The admin list's latency while a sweep runs.
-  const during = runSweep({ store, logger }, { spreadSeconds: SWEEP_INTERVAL_S }).then(() =>
-    until(queueDrained, 600_000, "the second sweep"),
+  // 4. The admin list's latency, idle and while a sweep runs — and the emulator's meanwhile.
+  const idle = await run(50, 1, async () => {
+    if ((await api("GET", `/v1/servers?limit=${PAGE}`)).status !== 200) throw new Error("list failed");
+  });
+  counter.reset();
+  const motoBefore = emulator.pid ? cpuTimeMs(emulator.pid) : Number.NaN;
+  const sweepBegan = performance.now();
+  const during = runSweep({ store, logger }, { spreadSeconds: sweepSpreadSeconds(SWEEP_INTERVAL_S) }).then(
+    () => until(queueDrained, 600_000, "the second sweep"),
   );
   let sweeping = true;
   void during.finally(() => {
@@ -247,13 +253,18 @@ try {
     listLatencies.push(performance.now() - started);
   }
   await during;
+  const busy = (cpuTimeMs(emulator.pid ?? 0) - motoBefore) / (performance.now() - sweepBegan);
+  const queryMs = meanLatencyMs(counter.counts(), "DynamoDB.Query");
+  figures.listIdle = { p50: percentile(idle, 50), p99: percentile(idle, 99) };
   figures.listUnderSweep = {
     samples: listLatencies.length,
     p50: percentile(listLatencies, 50),
     p99: percentile(listLatencies, 99),
+    emulatorQueryMs: queryMs,
+    emulatorBusy: busy,
   };
   console.log(
-    `scale GET /v1/servers?limit=${PAGE} while a sweep runs: p50 ${percentile(listLatencies, 50).toFixed(1)} ms, p99 ${percentile(listLatencies, 99).toFixed(1)} ms over ${listLatencies.length} requests (target p50 ≤ 50 ms)`,
+    `scale GET /v1/servers?limit=${PAGE}: idle p50 ${percentile(idle, 50).toFixed(1)} ms, p99 ${percentile(idle, 99).toFixed(1)} ms; while a sweep runs p50 ${percentile(listLatencies, 50).toFixed(1)} ms, p99 ${percentile(listLatencies, 99).toFixed(1)} ms over ${listLatencies.length} requests (target p50 ≤ 50 ms) — meanwhile the emulator answered a DynamoDB query in ${queryMs.toFixed(1)} ms on average and was busy ${(busy * 100).toFixed(0)} % of one core`,
   );
 
   // 5. Warm calls with every server registered.

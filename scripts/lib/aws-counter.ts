@@ -13,6 +13,8 @@ export interface AwsCounts {
   operations: Map<string, number>;
   /** DynamoDB items written (put, update, delete; in transactions and batches too) by sort key. */
   writtenBySortKey: Map<string, number>;
+  /** Milliseconds the emulator took to answer, summed by operation (mean = this / the count). */
+  latencyMs: Map<string, number>;
 }
 
 export interface AwsCounter {
@@ -36,7 +38,9 @@ export async function startAwsCounter(target: string): Promise<AwsCounter> {
   let counts: AwsCounts = empty();
   const server: Server = createServer((req, res) => {
     void readBody(req).then((body) => {
-      count(counts, req.headers["x-amz-target"], body);
+      const operation = count(counts, req.headers["x-amz-target"], body);
+      const sent = performance.now();
+      res.on("finish", () => add(counts.latencyMs, operation, performance.now() - sent));
       const forwarded = httpRequest(
         {
           host: upstream.hostname,
@@ -62,6 +66,7 @@ export async function startAwsCounter(target: string): Promise<AwsCounter> {
     counts: () => ({
       operations: new Map(counts.operations),
       writtenBySortKey: new Map(counts.writtenBySortKey),
+      latencyMs: new Map(counts.latencyMs),
     }),
     reset: () => {
       counts = empty();
@@ -83,7 +88,7 @@ export function total(counts: AwsCounts, ...prefixes: string[]): number {
 }
 
 function empty(): AwsCounts {
-  return { operations: new Map(), writtenBySortKey: new Map() };
+  return { operations: new Map(), writtenBySortKey: new Map(), latencyMs: new Map() };
 }
 
 function readBody(req: IncomingMessage): Promise<Buffer> {
@@ -99,23 +104,28 @@ function add(map: Map<string, number>, key: string, n = 1): void {
   map.set(key, (map.get(key) ?? 0) + n);
 }
 
-/** Counts one request: its operation, and for DynamoDB writes the sort key of every item written. */
-function count(counts: AwsCounts, target: string | string[] | undefined, body: Buffer): void {
+/**
+ * Counts one request: its operation, and for DynamoDB writes the sort key of every item written.
+ * Returns the operation's name.
+ */
+function count(counts: AwsCounts, target: string | string[] | undefined, body: Buffer): string {
   const [service, action] = String(target ?? "").split(".");
-  if (!service || !action) {
-    add(counts.operations, "other");
-    return;
-  }
-  add(counts.operations, `${SERVICES[service] ?? service}.${action}`);
-  if (service !== "DynamoDB_20120810" || !/^(Put|Update|Delete|TransactWrite|BatchWrite)/.test(action))
-    return;
-  let input: Record<string, unknown>;
+  const operation = service && action ? `${SERVICES[service] ?? service}.${action}` : "other";
+  add(counts.operations, operation);
+  if (service !== "DynamoDB_20120810" || !/^(Put|Update|Delete|TransactWrite|BatchWrite)/.test(action ?? ""))
+    return operation;
   try {
-    input = JSON.parse(body.toString("utf8")) as Record<string, unknown>;
+    const input = JSON.parse(body.toString("utf8")) as Record<string, unknown>;
+    for (const sk of writtenSortKeys(input)) add(counts.writtenBySortKey, sk);
   } catch {
-    return;
+    // not JSON: counted, items unknown
   }
-  for (const sk of writtenSortKeys(input)) add(counts.writtenBySortKey, sk);
+  return operation;
+}
+
+/** The mean time the emulator took to answer `operation`, in ms (NaN when none was sent). */
+export function meanLatencyMs(counts: AwsCounts, operation: string): number {
+  return (counts.latencyMs.get(operation) ?? Number.NaN) / (counts.operations.get(operation) ?? Number.NaN);
 }
 
 type Attribute = { S?: string };

@@ -42,6 +42,12 @@ import { changeStamp, KINDS, keys, STAMP_NAMES, stampValues, TABLE_KEYS, tombsto
 
 type TransactItem = NonNullable<TransactWriteCommandInput["TransactItems"]>[number];
 
+/** A server as read once: the plain view now, the record with its secrets on demand. */
+export interface StoredServer {
+  plain: PlainServer;
+  open(): Promise<ServerRecord>;
+}
+
 /** What replacing a stored server needs to know of it (no secrets: they are replaced wholesale). */
 export type StoredIdentity = Pick<ServerRecord, "id" | "name" | "version" | "createdAt">;
 
@@ -87,6 +93,11 @@ export interface ServerRepository {
   resolve(idOrName: string): Promise<ServerRecord | undefined>;
   /** A server's config and masked view without opening its secrets (no KMS call). */
   getPlain(id: string): Promise<PlainServer | undefined>;
+  /**
+   * One read of a server: its plain view, and its secrets opened only if `open` is called (one KMS
+   * call; throws SealError when they cannot be).
+   */
+  read(id: string): Promise<StoredServer | undefined>;
   /** `getPlain` by id, or by name when `idOrName` is not an id: at most two consistent reads. */
   resolvePlain(idOrName: string): Promise<PlainServer | undefined>;
   /** Every server without opening secrets, sorted by name (one index query). */
@@ -399,6 +410,11 @@ export function createServerRepository(
     async getPlain(id) {
       const item = await readConfig(id);
       return item ? plainFromItem(item) : undefined;
+    },
+
+    async read(id) {
+      const item = await readConfig(id);
+      return item ? { plain: plainFromItem(item), open: () => fromItem(item) } : undefined;
     },
 
     async resolvePlain(idOrName) {

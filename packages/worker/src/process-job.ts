@@ -1,9 +1,15 @@
-import { CatalogTooLargeError, type Failure, recordFailure, SealError, type Store } from "@mcpgw/aws";
+import {
+  CatalogTooLargeError,
+  type Failure,
+  recordFailure,
+  SealError,
+  type Store,
+  type StoredServer,
+} from "@mcpgw/aws";
 import {
   isOvertakenRetry,
   type Job,
   type Logger,
-  type PlainServer,
   profileDigest,
   type ServerProfile,
   toServerProfile,
@@ -45,12 +51,13 @@ export async function processJob(deps: WorkerDeps, job: Job, jobId?: string): Pr
     logger.debug("job dropped", { why: "a later attempt owns the retry chain" });
     return "dropped";
   }
-  const plain = await store.servers.getPlain(job.serverId);
-  if (!plain?.enabled) {
+  const stored = await store.servers.read(job.serverId);
+  const plain = stored?.plain;
+  if (!stored || !plain?.enabled) {
     logger.debug("job dropped", { why: plain ? "disabled" : "server deleted" });
     return "dropped";
   }
-  const target = await targetSource(store, plain);
+  const target = await targetSource(stored);
   const listed = status.profileDigest;
   const listToolsIf =
     job.type === "check" && status.state === "connected"
@@ -111,14 +118,14 @@ export async function processJob(deps: WorkerDeps, job: Job, jobId?: string): Pr
 }
 
 /**
- * What the probe needs: an HTTP server's URL and opened headers (one KMS call), or just a stdio
- * server's id (the runner opens its env). Undefined when the sealed values cannot be opened.
+ * What the probe needs: an HTTP server's URL and opened headers (one KMS call, no second read), or
+ * just a stdio server's id (the runner opens its env). Undefined when the sealed values cannot be opened.
  */
-async function targetSource(store: Store, plain: PlainServer): Promise<TargetSource | undefined> {
+async function targetSource({ plain, open }: StoredServer): Promise<TargetSource | undefined> {
   if (!plain.sealIntact) return undefined;
   if (plain.transport === "stdio") return { transport: "stdio", id: plain.id };
   try {
-    const record = await store.servers.get(plain.id);
+    const record = await open();
     return record?.transport === "http"
       ? { transport: "http", id: record.id, url: record.url, headers: record.headers }
       : undefined;

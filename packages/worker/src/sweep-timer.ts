@@ -1,10 +1,10 @@
 import type { Store } from "@mcpgw/aws";
 import { errorFields, type Logger } from "@mcpgw/core";
-import { runSweep } from "./sweep";
+import { runSweep, sweepSpreadSeconds } from "./sweep";
 
 /**
  * The local stand-in for the scheduled sweep: runs it every `intervalSeconds`, its probes and checks
- * spread over that interval. A missing table or
+ * spread over most of that interval (see `sweepSpreadSeconds`). A missing table or
  * queue is logged through the store's outage log (once per its interval, however short this one is).
  */
 export function startSweeper(
@@ -13,7 +13,7 @@ export function startSweeper(
 ): { stop(): void } {
   const logger = deps.logger.child({ source: "sweep" });
   const timer = setInterval(() => {
-    runSweep({ store: deps.store, logger }, { spreadSeconds: intervalSeconds }).then(
+    runSweep({ store: deps.store, logger }, { spreadSeconds: sweepSpreadSeconds(intervalSeconds) }).then(
       () => deps.store.outages.recovered(logger, "table"),
       (error) => {
         if (!deps.store.outages.report(logger, error)) logger.error("sweep failed", errorFields(error));

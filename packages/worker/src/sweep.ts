@@ -5,8 +5,16 @@ import { errorFields, type Job, type Logger, sweepAction, sweepDelaySeconds } fr
 export const STALE_ATTEMPT_MS = 60_000;
 /** How long a new generation's connect job may take to start before the sweep deems it lost. */
 export const LOST_JOB_GRACE_MS = 2_000;
-/** The interval a sweep's probes and checks spread over unless told otherwise (the deployed schedule). */
-export const DEFAULT_SWEEP_SPREAD_SECONDS = 60;
+/**
+ * How long a sweep run every `intervalSeconds` spreads its probes and checks over: the first two
+ * thirds of its interval, so the last of them still finish within it.
+ */
+export function sweepSpreadSeconds(intervalSeconds: number): number {
+  return Math.floor((intervalSeconds * 2) / 3);
+}
+
+/** The spread unless told otherwise: that of the deployed schedule (every minute). */
+export const DEFAULT_SWEEP_SPREAD_SECONDS = sweepSpreadSeconds(60);
 
 /** What one sweep did. */
 export interface SweepResult {

@@ -184,6 +184,11 @@ export function createMemoryServerRepository(tables: MemoryTables, sealer: Seale
       return server ? toPlain(server) : undefined;
     },
 
+    async read(id) {
+      const server = tables.servers.get(id);
+      return server ? { plain: toPlain(server), open: () => toRecord(server) } : undefined;
+    },
+
     async resolvePlain(idOrName) {
       if (UUID.test(idOrName)) return repository.getPlain(idOrName.toLowerCase());
       const id = idByName(idOrName);
