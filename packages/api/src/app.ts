@@ -3,12 +3,12 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Store } from "@mcpgw/aws";
 import type { Logger } from "@mcpgw/core";
 import { createGuardedFetch, type RunnerEndpoint, SessionPool } from "@mcpgw/upstream";
-import { bodyLimit } from "hono/body-limit";
 import { requestId } from "hono/request-id";
 import { registerKeyRoutes } from "./admin/keys";
 import { registerAdminRoutes } from "./admin/routes";
 import { registerThreadRoutes } from "./admin/threads";
 import { authenticate, KeyIndex } from "./auth";
+import { lazyBodyLimit } from "./body-limit";
 import type { AppEnv } from "./env";
 import { Directory, type Snapshot } from "./gateway/directory";
 import { type McpOriginPolicy, registerMcpRoutes } from "./gateway/mcp";
@@ -81,7 +81,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   });
   app.use(
     "/v1/*",
-    bodyLimit({
+    lazyBodyLimit({
       maxSize: MAX_BODY_BYTES,
       onError: (c) => problemOf(c, "request.too_large", `The request body exceeds ${MAX_BODY_BYTES} bytes.`),
     }),

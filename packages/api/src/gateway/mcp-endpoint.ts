@@ -29,6 +29,7 @@ import {
 } from "./mcp-server";
 import { LegacySessions } from "./mcp-sessions";
 import { type GatewayDeps, isThreadScoped, withServerSession } from "./service";
+import { settleEventStream } from "./settle-stream";
 
 /** Which list changed, as subscribed clients are told. */
 export type ChangeKind = "tools" | "prompts" | "resources";
@@ -76,17 +77,30 @@ export class McpEndpoints {
     };
   }
 
-  /** Serves one request of `caller` on `/mcp` (no entry) or `/mcp/{server}`. */
+  /**
+   * Serves one request of `caller` on `/mcp` (no entry) or `/mcp/{server}`. A POST's event stream that
+   * is over at once goes out whole ({@link settleEventStream}).
+   */
   async serve(
     request: Request,
     parsedBody: unknown,
     caller: McpCaller,
     entry: DirectoryEntry | undefined,
   ): Promise<Response> {
-    const endpoint = entry?.server.name ?? "";
     const wasWatched = this.watched;
     this.lastRequestAt = Date.now();
     if (!wasWatched) this.onWatched?.();
+    const response = await this.answer(request, parsedBody, caller, entry);
+    return request.method === "POST" ? settleEventStream(response) : response;
+  }
+
+  private async answer(
+    request: Request,
+    parsedBody: unknown,
+    caller: McpCaller,
+    entry: DirectoryEntry | undefined,
+  ): Promise<Response> {
+    const endpoint = entry?.server.name ?? "";
     const authInfo: AuthInfo = { token: "", clientId: caller.principalKey, scopes: [], extra: { caller } };
     if (!(await isLegacyRequest(request, parsedBody))) {
       const response = await this.modern(endpoint).handler.fetch(request, { authInfo, parsedBody });

@@ -104,18 +104,18 @@ export function createGuardedFetch(options: GuardedFetchOptions): typeof fetch {
   }
 
   return async function guardedFetch(input, init) {
-    const request = new Request(input, init); // normalises method, headers, body and signal; no I/O
-    let url = new URL(request.url);
+    const request = await fetchParts(input, init);
+    let url = request.url;
     let hop: HopInit = {
       method: request.method,
-      headers: new Headers(request.headers),
-      body: request.body ? new Uint8Array(await request.arrayBuffer()) : null,
+      headers: request.headers,
+      body: request.body,
       signal: request.signal,
       redirect: "manual",
     };
     for (let redirects = 0; ; redirects++) {
       const addresses = await vet(url);
-      request.signal.throwIfAborted();
+      request.signal?.throwIfAborted();
       const response = await sendHop(url, hop, addresses);
       const target = redirectTarget(response, url);
       if (target === null) return markRedirected(response, redirects > 0);
@@ -134,6 +134,83 @@ export function createGuardedFetch(options: GuardedFetchOptions): typeof fetch {
       url = target;
     }
   };
+}
+
+/** One fetch call's request, normalised as `fetch` would. */
+export interface FetchParts {
+  url: URL;
+  method: string;
+  /** A copy: the caller's headers are never changed. */
+  headers: Headers;
+  /** Buffered: MCP messages are small. */
+  body: Uint8Array | null;
+  /** The caller's own signal (no `Request` follows it: nothing is added to a long-lived signal). */
+  signal: AbortSignal | null;
+  redirect: NonNullable<RequestInit["redirect"]>;
+}
+
+/** Methods fetch upper-cases; the ones it refuses. */
+const NORMALISED_METHODS = new Set(["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"]);
+const FORBIDDEN_METHODS = new Set(["CONNECT", "TRACE", "TRACK"]);
+
+/**
+ * What `new Request(input, init)` would hold — method, headers (with the content type a body
+ * implies), body bytes, signal, redirect mode — read without making one: a `Request` made with a
+ * signal follows it with a listener that stays until the `Request` is garbage-collected, so one
+ * made per call piles listeners onto a session's long-lived signal (and costs a web-stream body).
+ * @throws TypeError where fetch would (a bad URL or method, a body on GET/HEAD).
+ */
+export async function fetchParts(
+  input: Parameters<typeof fetch>[0],
+  init: RequestInit = {},
+): Promise<FetchParts> {
+  if (typeof input !== "string" && !(input instanceof URL)) return requestParts(input, init);
+  const url = new URL(input);
+  const method = normaliseMethod(init.method ?? "GET");
+  const headers = new Headers(init.headers);
+  if (init.body != null && (method === "GET" || method === "HEAD"))
+    throw new TypeError("Request with GET/HEAD method cannot have body.");
+  const body = await bodyBytes(init.body ?? null, headers);
+  return { url, method, headers, body, signal: init.signal ?? null, redirect: init.redirect ?? "follow" };
+}
+
+/** The parts of a `Request` given as the input (no listener on its signal: it is read, not followed). */
+async function requestParts(input: Request, init: RequestInit): Promise<FetchParts> {
+  const { signal: ownSignal, ...rest } = init;
+  const request = Object.keys(rest).length > 0 ? new Request(input, { ...rest, signal: null }) : input;
+  return {
+    url: new URL(request.url),
+    method: request.method,
+    headers: new Headers(request.headers),
+    body: request.body ? new Uint8Array(await request.arrayBuffer()) : null,
+    signal: ownSignal !== undefined ? ownSignal : input.signal,
+    redirect: request.redirect,
+  };
+}
+
+function normaliseMethod(method: string): string {
+  const upper = method.toUpperCase();
+  if (FORBIDDEN_METHODS.has(upper)) throw new TypeError(`'${method}' HTTP method is unsupported.`);
+  if (!/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(method))
+    throw new TypeError(`'${method}' is not a valid HTTP method.`);
+  return NORMALISED_METHODS.has(upper) ? upper : method;
+}
+
+/** A body as bytes; the content type it implies is set unless the caller set one (as fetch does). */
+async function bodyBytes(body: RequestInit["body"], headers: Headers): Promise<Uint8Array | null> {
+  if (body === null || body === undefined) return null;
+  if (typeof body === "string") {
+    if (!headers.has("content-type")) headers.set("content-type", "text/plain;charset=UTF-8");
+    return Buffer.from(body, "utf8");
+  }
+  if (body instanceof ArrayBuffer) return new Uint8Array(body.slice(0));
+  if (ArrayBuffer.isView(body))
+    return new Uint8Array(body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength));
+  // Blob, FormData, URLSearchParams, a stream: as a Response would read it, with its content type.
+  const response = new Response(body);
+  const type = response.headers.get("content-type");
+  if (type && !headers.has("content-type")) headers.set("content-type", type);
+  return new Uint8Array(await response.arrayBuffer());
 }
 
 /** The URL a redirect response points to, or null if it is not a redirect to follow. */
