@@ -7,6 +7,7 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { createParser } from "eventsource-parser";
+import { BufferedResponse } from "./buffered-response";
 
 /** The log levels of MCP, lowest first. */
 export type LogLevel = "debug" | "info" | "notice" | "warning" | "error" | "critical" | "alert" | "emergency";
@@ -74,13 +75,23 @@ export class CallRouter {
     return this.inFlight.size === 1 ? this.inFlight.values().next().value : undefined;
   }
 
-  /** A fetch whose SSE response streams tie each message they carry to the call that made the request. */
+  /**
+   * A fetch whose SSE response streams tie each message they carry to the call that made the request.
+   * An event stream that arrived whole goes on as the JSON batch it amounts to ({@link finishedMessages}):
+   * its messages parsed once, here, and no stream made to read them.
+   */
   tap(fetchImpl: typeof fetch): typeof fetch {
     return async (input, init) => {
       const context = this.current.getStore();
       const response = await fetchImpl(input, init);
       const type = (response.headers.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase();
-      if (!context || !response.body || type !== "text/event-stream") return response;
+      if (type !== "text/event-stream") return response;
+      const messages = response instanceof BufferedResponse ? finishedMessages(response.bytes) : undefined;
+      if (messages) {
+        if (context) for (const message of messages) this.noteMessage(context, message);
+        return asBatch(response as BufferedResponse, messages);
+      }
+      if (!context || !response.body) return response;
       return rebody(response, response.body.pipeThrough(this.observer(context)));
     };
   }
@@ -98,18 +109,73 @@ export class CallRouter {
   }
 
   private note(context: CallContext, data: string): void {
-    let message: { id?: unknown; method?: unknown; params?: unknown };
+    let message: unknown;
     try {
-      message = JSON.parse(data) as typeof message;
+      message = JSON.parse(data);
     } catch {
       return;
     }
+    this.noteMessage(context, message);
+  }
+
+  private noteMessage(context: CallContext, parsed: unknown): void {
+    const message = parsed as { id?: unknown; method?: unknown; params?: unknown } | null;
     if (typeof message?.method !== "string") return;
     const { id, method, params } = message;
     if (typeof id === "string" || typeof id === "number") this.asks.set(id, context);
     else if (method === "notifications/message" && params && typeof params === "object")
       context.onLog?.(params as Record<string, unknown>);
   }
+}
+
+/**
+ * The JSON-RPC messages of an event stream that arrived whole, parsed — when it reads as a JSON batch
+ * would: every event with data a `message` event of JSON, a response among them (the SDK's stream
+ * reader would otherwise reconnect or report the stream's end), no `retry` hint. Else undefined, and
+ * the stream is read as a stream.
+ */
+export function finishedMessages(bytes: Uint8Array): unknown[] | undefined {
+  const messages: unknown[] = [];
+  let readable = true;
+  let answered = false;
+  const parser = createParser({
+    onEvent: (event) => {
+      if (!readable || !event.data) return;
+      if (event.event !== undefined && event.event !== "message") return;
+      try {
+        const message = JSON.parse(event.data) as Record<string, unknown> | null;
+        messages.push(message);
+        if (
+          message &&
+          typeof message === "object" &&
+          "id" in message &&
+          ("result" in message || "error" in message)
+        )
+          answered = true;
+      } catch {
+        readable = false;
+      }
+    },
+    onRetry: () => {
+      readable = false;
+    },
+  });
+  parser.feed(textDecoder.decode(bytes));
+  return readable && answered ? messages : undefined;
+}
+
+const textDecoder = new TextDecoder();
+
+/** A finished event stream's messages as a JSON answer: its `json()` is the parsed batch. */
+function asBatch(response: BufferedResponse, messages: unknown[]): BufferedResponse {
+  const headers = new Headers(response.headers);
+  headers.set("content-type", "application/json");
+  headers.delete("content-length");
+  return new BufferedResponse(
+    response.bytes,
+    { status: response.status, statusText: response.statusText, headers, url: response.url },
+    { value: messages },
+  );
 }
 
 /** The same response with another body stream. */
