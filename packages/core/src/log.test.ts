@@ -51,3 +51,29 @@ describe("the default log sink", () => {
     expect(writes.join("")).toContain('"msg":"invoked"');
   });
 });
+
+describe("log lines", () => {
+  it("carry the base fields and the line's own, a line's own replacing a base one of the same name", () => {
+    const lines: string[] = [];
+    const logger = createLogger({ sink: (line) => lines.push(line) }).child({ requestId: "r", server: "a" });
+
+    logger.info("plain");
+    logger.warn("own fields", { count: 2, quote: 'a "b"' });
+    logger.error("replacing", { server: "b", msg: "not the message" });
+
+    expect(lines.map((line) => JSON.parse(line))).toEqual([
+      { time: expect.any(String), level: "info", msg: "plain", requestId: "r", server: "a" },
+      {
+        time: expect.any(String),
+        level: "warn",
+        msg: "own fields",
+        requestId: "r",
+        server: "a",
+        count: 2,
+        quote: 'a "b"',
+      },
+      { time: expect.any(String), level: "error", msg: "not the message", requestId: "r", server: "b" },
+    ]);
+    expect(lines.every((line) => !/"server":"a".*"server"/.test(line))).toBe(true);
+  });
+});

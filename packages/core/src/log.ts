@@ -75,9 +75,18 @@ export function createLogger(
   const level = options.level ?? "info";
   const sink = options.sink ?? bufferedStderr;
   const base = options.base ?? {};
-  const write = (at: LogLevel, msg: string, fields: LogFields = {}) => {
+  // The base fields are serialised once per logger; a line is spliced from the parts.
+  const baseJson = JSON.stringify(base).slice(1, -1);
+  const write = (at: LogLevel, msg: string, fields?: LogFields) => {
     if (ORDER[at] < ORDER[level]) return;
-    sink(JSON.stringify({ time: new Date().toISOString(), level: at, msg, ...base, ...fields }));
+    const time = isoNow();
+    if (fields && overlaps(fields, base)) {
+      sink(JSON.stringify({ time, level: at, msg, ...base, ...fields }));
+      return;
+    }
+    const own = fields ? JSON.stringify(fields).slice(1, -1) : "";
+    const rest = baseJson && own ? `${baseJson},${own}` : baseJson || own;
+    sink(`{"time":"${time}","level":"${at}","msg":${JSON.stringify(msg)}${rest ? `,${rest}` : ""}}`);
   };
   return {
     debug: (msg, fields) => write("debug", msg, fields),
@@ -86,6 +95,27 @@ export function createLogger(
     error: (msg, fields) => write("error", msg, fields),
     child: (fields) => createLogger({ level, sink, base: { ...base, ...fields } }),
   };
+}
+
+const RESERVED = new Set(["time", "level", "msg"]);
+
+/** Whether a line's fields name a key of the base (or a key of the line's own): then they replace it. */
+function overlaps(fields: LogFields, base: LogFields): boolean {
+  for (const key in fields) if (key in base || RESERVED.has(key)) return true;
+  return false;
+}
+
+let lastMs = 0;
+let lastIso = "";
+
+/** The time now as ISO 8601, made once per millisecond. */
+function isoNow(): string {
+  const now = Date.now();
+  if (now !== lastMs) {
+    lastMs = now;
+    lastIso = new Date(now).toISOString();
+  }
+  return lastIso;
 }
 
 /** An error's name and message, for a log line (never a stack with request data in it). */

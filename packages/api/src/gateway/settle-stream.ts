@@ -5,8 +5,11 @@
  * bytes included; the wait for them is bounded, so a slow call's headers are late by that at most.
  */
 
-/** How long an event stream may wait for its first bytes before its headers go out alone. */
-export const SETTLE_MS = 100;
+/**
+ * How long an event stream may wait for its first bytes before its headers go out alone: long enough
+ * for a call under load, short enough that no client waits on headers it could use.
+ */
+export const SETTLE_MS = 1_000;
 
 type Read = { done: true; value?: undefined } | { done: false; value: Uint8Array };
 

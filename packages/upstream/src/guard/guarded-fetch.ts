@@ -20,6 +20,8 @@ import { createPinnedFetch, type HopFetch, type HopInit, type SocketLimits } fro
 export const MAX_REDIRECTS = 5;
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+/** IP-literal hosts remembered as vetted (past it the memory starts over). */
+const MAX_VETTED_LITERALS = 1_024;
 /** Dropped when a redirect turns the request into a body-less GET (as fetch does). */
 const BODY_HEADERS = [
   "content-type",
@@ -72,8 +74,13 @@ export function createGuardedFetch(options: GuardedFetchOptions): typeof fetch {
   const sendHop = options.fetchImpl ?? createPinnedFetch(options.sockets);
   const resolve: Resolver = options.lookup ?? ((hostname) => lookup(hostname, { all: true }));
 
+  /** Hosts that are IP literals, already vetted: their answer never changes under one policy. */
+  const vettedLiterals = new Map<string, LookupAddress[]>();
+
   /** Checks the URL, resolves its host once, and returns the addresses the connection may use. */
   async function vet(url: URL): Promise<LookupAddress[]> {
+    const known = vettedLiterals.get(`${url.protocol}//${url.hostname}`);
+    if (known) return known;
     const check = checkUrl(url, policy);
     if (!check.ok) {
       if (check.reason === "invalid") throw new TypeError(check.message);
@@ -88,6 +95,10 @@ export function createGuardedFetch(options: GuardedFetchOptions): typeof fetch {
         const detail = `${url.hostname} resolves to ${address}, ${describeClass(classifyAddress(address))}`;
         throw new ForbiddenAddressError(url.hostname, "forbidden_address", detail);
       }
+    }
+    if (literal) {
+      if (vettedLiterals.size >= MAX_VETTED_LITERALS) vettedLiterals.clear();
+      vettedLiterals.set(`${url.protocol}//${url.hostname}`, addresses);
     }
     return addresses;
   }
@@ -140,7 +151,7 @@ export function createGuardedFetch(options: GuardedFetchOptions): typeof fetch {
 export interface FetchParts {
   url: URL;
   method: string;
-  /** A copy: the caller's headers are never changed. */
+  /** The caller's own `Headers` when it passed one: read, never changed (copy before changing). */
   headers: Headers;
   /** Buffered: MCP messages are small. */
   body: Uint8Array | null;
@@ -167,10 +178,15 @@ export async function fetchParts(
   if (typeof input !== "string" && !(input instanceof URL)) return requestParts(input, init);
   const url = new URL(input);
   const method = normaliseMethod(init.method ?? "GET");
-  const headers = new Headers(init.headers);
   if (init.body != null && (method === "GET" || method === "HEAD"))
     throw new TypeError("Request with GET/HEAD method cannot have body.");
-  const body = await bodyBytes(init.body ?? null, headers);
+  const { body, contentType } = await bodyBytes(init.body ?? null);
+  // The caller's Headers are used as they are (read, never changed); a content type to add needs a copy.
+  let headers = init.headers instanceof Headers ? init.headers : new Headers(init.headers);
+  if (contentType && !headers.has("content-type")) {
+    headers = new Headers(headers);
+    headers.set("content-type", contentType);
+  }
   return { url, method, headers, body, signal: init.signal ?? null, redirect: init.redirect ?? "follow" };
 }
 
@@ -196,21 +212,20 @@ function normaliseMethod(method: string): string {
   return NORMALISED_METHODS.has(upper) ? upper : method;
 }
 
-/** A body as bytes; the content type it implies is set unless the caller set one (as fetch does). */
-async function bodyBytes(body: RequestInit["body"], headers: Headers): Promise<Uint8Array | null> {
-  if (body === null || body === undefined) return null;
-  if (typeof body === "string") {
-    if (!headers.has("content-type")) headers.set("content-type", "text/plain;charset=UTF-8");
-    return Buffer.from(body, "utf8");
-  }
-  if (body instanceof ArrayBuffer) return new Uint8Array(body.slice(0));
+/** A body as bytes, and the content type it implies (fetch's, for when the caller set none). */
+async function bodyBytes(
+  body: RequestInit["body"],
+): Promise<{ body: Uint8Array | null; contentType?: string | undefined }> {
+  if (body === null || body === undefined) return { body: null };
+  if (typeof body === "string")
+    return { body: Buffer.from(body, "utf8"), contentType: "text/plain;charset=UTF-8" };
+  if (body instanceof ArrayBuffer) return { body: new Uint8Array(body.slice(0)) };
   if (ArrayBuffer.isView(body))
-    return new Uint8Array(body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength));
+    return { body: new Uint8Array(body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength)) };
   // Blob, FormData, URLSearchParams, a stream: as a Response would read it, with its content type.
   const response = new Response(body);
-  const type = response.headers.get("content-type");
-  if (type && !headers.has("content-type")) headers.set("content-type", type);
-  return new Uint8Array(await response.arrayBuffer());
+  const contentType = response.headers.get("content-type") ?? undefined;
+  return { body: new Uint8Array(await response.arrayBuffer()), contentType };
 }
 
 /** The URL a redirect response points to, or null if it is not a redirect to follow. */
