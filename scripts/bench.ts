@@ -4,11 +4,13 @@
  *   proxy      what the gateway adds to a direct warm MCP call, by REST and by /mcp/{server}: p50/p99,
  *              added p50, concurrency-16 throughput ratio, CPU per call (last line: BENCH_PROXY {json})
  *   isolation  spawn-to-ready of stdio children under their own uid vs a shared one (root only)
+ *   bundles    per deployable bundle: bytes, gzip, the planes' modules it holds, cold-import time
  */
 const benches: Record<string, () => Promise<unknown>> = {
   lifecycle: () => import("./bench/lifecycle"),
   proxy: () => import("./bench/proxy"),
   isolation: () => import("./bench/isolation"),
+  bundles: () => import("./bench/bundles"),
 };
 
 const name = process.argv[2];
