@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { BufferedResponse } from "./buffered-response";
-import { CallRouter, finishedMessages } from "./call-context";
+import { CALL_HEADER, CallRouter, finishedMessages } from "./call-context";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const init = (type: string) => ({
@@ -68,13 +68,19 @@ describe("CallRouter.tap over a finished event stream", () => {
     const result = '{"jsonrpc":"2.0","id":3,"result":{"content":[]}}';
     const router = new CallRouter();
     const logs: unknown[] = [];
-    const tapped = router.tap(
-      async () =>
-        new BufferedResponse(bytes(`data: ${log}\n\ndata: ${result}\n\n`), init("text/event-stream")),
+    const sent: Headers[] = [];
+    const tapped = router.tap(async (_input, given) => {
+      sent.push(new Headers(given?.headers));
+      return new BufferedResponse(bytes(`data: ${log}\n\ndata: ${result}\n\n`), init("text/event-stream"));
+    });
+
+    const response = await router.run({ onLog: (params) => logs.push(params) }, (headers) =>
+      tapped("http://x/mcp", { method: "POST", headers: { accept: "text/event-stream", ...headers } }),
     );
 
-    const response = await router.run({ onLog: (params) => logs.push(params) }, () => tapped("http://x/mcp"));
-
+    // The call's header named it to the tap and went no further.
+    expect(sent[0]?.has(CALL_HEADER)).toBe(false);
+    expect(sent[0]?.get("accept")).toBe("text/event-stream");
     expect(response.headers.get("content-type")).toBe("application/json");
     expect(await response.json()).toEqual([JSON.parse(log), JSON.parse(result)]);
     expect(logs).toEqual([{ level: "info", data: "hi" }]);

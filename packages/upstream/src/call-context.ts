@@ -3,9 +3,9 @@
  * what it sends mid-call — a log line, or (2025 era) a request to ask the user or the model — belongs
  * to one call. Streamable HTTP sends those on the response stream of the POST that carried the call;
  * the session's fetch is tapped so every message on a call's stream is tied to that call before the
- * SDK reads it. The call is known at fetch time from the async context the call runs in.
+ * SDK reads it. The call is known at fetch time by a header its requests carry ({@link CALL_HEADER},
+ * taken off again before the request leaves), so no async context is tracked per promise.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import { createParser } from "eventsource-parser";
 import { BufferedResponse } from "./buffered-response";
 
@@ -43,22 +43,39 @@ export interface CallContext {
 
 type JsonRpcId = string | number;
 
+/**
+ * The request header naming the call a request belongs to, between the SDK and the session's fetch:
+ * the tap reads it and takes it off, so it never reaches the upstream.
+ */
+export const CALL_HEADER = "x-mcpgw-call";
+
 /** The calls in flight on one session, and which of them each mid-call request belongs to. */
 export class CallRouter {
-  private readonly current = new AsyncLocalStorage<CallContext>();
   private readonly inFlight = new Set<CallContext>();
+  /** The calls in flight by the id their requests carry in {@link CALL_HEADER}. */
+  private readonly calls = new Map<string, CallContext>();
+  private lastCall = 0;
   /** Upstream request id → the call whose stream it came on (until it is answered). */
   private readonly asks = new Map<JsonRpcId, CallContext>();
 
-  /** Runs a call with `context` as the owner of whatever its requests' streams carry. */
-  async run<T>(context: CallContext | undefined, call: () => Promise<T>): Promise<T> {
+  /**
+   * Runs a call with `context` as the owner of whatever its requests' streams carry: `call` sends its
+   * requests with `headers` (none without a context).
+   */
+  async run<T>(
+    context: CallContext | undefined,
+    call: (headers?: Record<string, string>) => Promise<T>,
+  ): Promise<T> {
     if (!context) return call();
+    const id = String(++this.lastCall);
     this.inFlight.add(context);
+    this.calls.set(id, context);
     try {
-      return await this.current.run(context, call);
+      return await call({ [CALL_HEADER]: id });
     } finally {
       this.inFlight.delete(context);
-      for (const [id, owner] of this.asks) if (owner === context) this.asks.delete(id);
+      this.calls.delete(id);
+      for (const [asked, owner] of this.asks) if (owner === context) this.asks.delete(asked);
     }
   }
 
@@ -81,8 +98,8 @@ export class CallRouter {
    * its messages parsed once, here, and no stream made to read them.
    */
   tap(fetchImpl: typeof fetch): typeof fetch {
-    return async (input, init) => {
-      const context = this.current.getStore();
+    return async (input, given) => {
+      const { context, init } = this.claim(given);
       const response = await fetchImpl(input, init);
       const type = (response.headers.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase();
       if (type !== "text/event-stream") return response;
@@ -94,6 +111,17 @@ export class CallRouter {
       if (!context || !response.body) return response;
       return rebody(response, response.body.pipeThrough(this.observer(context)));
     };
+  }
+
+  /** The call a request belongs to, by its {@link CALL_HEADER}, and the request without that header. */
+  private claim(init: RequestInit | undefined): { context?: CallContext; init: RequestInit | undefined } {
+    if (!init?.headers) return { init };
+    const headers = new Headers(init.headers);
+    const id = headers.get(CALL_HEADER);
+    if (id === null) return { init };
+    headers.delete(CALL_HEADER);
+    const context = this.calls.get(id);
+    return { ...(context ? { context } : {}), init: { ...init, headers } };
   }
 
   /** Passes the stream through unchanged, noting each message before the SDK sees it. */

@@ -161,37 +161,40 @@ export function whenAborted(signal: AbortSignal, onAbort: () => void): () => voi
   return () => void waiters.delete(onAbort);
 }
 
-/** How long a spare idle socket (one past the few kept per origin) stays open for the next call. */
+/** How long a pool stays quiet (no socket freed) before its spare idle sockets close. */
 export const SPARE_SOCKET_IDLE_MS = 100;
 
 /**
  * Keeps `kept` idle sockets per origin for the agent's timeout; the rest of a burst's sockets are
  * spares: reused while calls keep coming (the pool hands out the most recently freed first), closed
- * once idle for {@link SPARE_SOCKET_IDLE_MS}. One sweep timer per agent, none while nothing is spare.
+ * once the pool has been quiet for {@link SPARE_SOCKET_IDLE_MS} with no call in flight to their origin
+ * — the burst is over. Quiet is judged by the pool, not each socket, so a busy event loop never trims
+ * sockets a burst still uses.
  */
 function keepFew(agent: http.Agent, kept: number): void {
-  const idleSince = new WeakMap<Socket, number>();
+  let lastFreed = 0;
   let sweep: NodeJS.Timeout | undefined;
   const trim = () => {
     sweep = undefined;
-    const cutoff = performance.now() - SPARE_SOCKET_IDLE_MS;
-    let spares = false;
-    for (const idle of Object.values(agent.freeSockets)) {
-      // Oldest first: all but the last `kept` (the most recently used) are spares.
-      for (const socket of (idle ?? []).slice(0, Math.max(0, (idle?.length ?? 0) - kept))) {
-        if ((idleSince.get(socket) ?? 0) <= cutoff) socket.destroy();
-        else spares = true;
+    const quietFor = performance.now() - lastFreed;
+    if (quietFor < SPARE_SOCKET_IDLE_MS) return schedule(SPARE_SOCKET_IDLE_MS - quietFor);
+    for (const [name, idle] of Object.entries(agent.freeSockets)) {
+      // Calls still in flight on this origin: the burst is not over (a stalled event loop only looks quiet).
+      if ((agent.sockets[name]?.length ?? 0) > 0) {
+        schedule(SPARE_SOCKET_IDLE_MS);
+        continue;
       }
+      // Oldest first: all but the last `kept` (the most recently used) are spares.
+      for (const socket of (idle ?? []).slice(0, Math.max(0, (idle?.length ?? 0) - kept))) socket.destroy();
     }
-    if (spares) schedule();
   };
-  const schedule = () => {
-    sweep ??= setTimeout(trim, SPARE_SOCKET_IDLE_MS);
+  const schedule = (ms: number) => {
+    sweep ??= setTimeout(trim, ms);
     sweep.unref();
   };
-  agent.on("free", (socket: Socket, options: http.ClientRequestArgs) => {
-    idleSince.set(socket, performance.now());
-    if ((agent.freeSockets[agent.getName(options)]?.length ?? 0) > kept) schedule();
+  agent.on("free", (_socket: Socket, options: http.ClientRequestArgs) => {
+    lastFreed = performance.now();
+    if ((agent.freeSockets[agent.getName(options)]?.length ?? 0) > kept) schedule(SPARE_SOCKET_IDLE_MS);
   });
 }
 
