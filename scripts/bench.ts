@@ -6,12 +6,14 @@
  *   scale      1,000 servers on the dev stack: AWS calls per list, refresh and sweep (counted on the
  *              wire), sweep duration, admin list latency under a sweep, warm-call p99 vs 1 server
  *   isolation  spawn-to-ready of stdio children under their own uid vs a shared one (root only)
+ *   bundles    per deployable bundle: bytes, gzip, the planes' modules it holds, cold-import time
  */
 const benches: Record<string, () => Promise<unknown>> = {
   lifecycle: () => import("./bench/lifecycle"),
   proxy: () => import("./bench/proxy"),
   isolation: () => import("./bench/isolation"),
   scale: () => import("./bench/scale"),
+  bundles: () => import("./bench/bundles"),
 };
 
 const name = process.argv[2];

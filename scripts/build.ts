@@ -17,7 +17,7 @@ export const ENTRIES = {
   "runner/index": "packages/runner/src/main.ts",
 } as const;
 
-/** Bundles every entry into `outdir`; returns the output files and their sizes. */
+/** Bundles every entry into `outdir`; returns the output files, their sizes and the source files in each. */
 export async function bundleAll(outdir = resolve(ROOT, "dist")) {
   const result = await build({
     entryPoints: Object.fromEntries(Object.entries(ENTRIES).map(([out, src]) => [out, resolve(ROOT, src)])),
@@ -37,7 +37,14 @@ export async function bundleAll(outdir = resolve(ROOT, "dist")) {
     },
     logLevel: "warning",
   });
-  return Object.entries(result.metafile.outputs).map(([file, output]) => ({ file, bytes: output.bytes }));
+  return Object.entries(result.metafile.outputs).map(([file, output]) => ({
+    file,
+    bytes: output.bytes,
+    /** Inputs (paths relative to the repository root) that put bytes into this output. */
+    inputs: Object.entries(output.inputs)
+      .filter(([, input]) => input.bytesInOutput > 0)
+      .map(([input]) => input),
+  }));
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename)) {

@@ -1,156 +1,21 @@
-import { swaggerUI } from "@hono/swagger-ui";
-import { OpenAPIHono } from "@hono/zod-openapi";
-import type { Store } from "@mcpgw/aws";
-import type { Logger } from "@mcpgw/core";
-import { createGuardedFetch, type RunnerEndpoint, SessionPool } from "@mcpgw/upstream";
-import { bodyLimit } from "hono/body-limit";
-import { requestId } from "hono/request-id";
-import { registerKeyRoutes } from "./admin/keys";
-import { registerAdminRoutes } from "./admin/routes";
-import { registerThreadRoutes } from "./admin/threads";
-import { authenticate, KeyIndex } from "./auth";
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { registerAdminPlane } from "./admin-app";
+import { type AppDeps, createBaseApp, documentApp } from "./app-base";
 import type { AppEnv } from "./env";
-import { Directory, type Snapshot } from "./gateway/directory";
-import { type McpOriginPolicy, registerMcpRoutes } from "./gateway/mcp";
-import { ChangeWatcher } from "./gateway/mcp-changes";
-import { McpEndpoints } from "./gateway/mcp-endpoint";
-import { registerGatewayRoutes } from "./gateway/routes";
-import type { GatewayDeps } from "./gateway/service";
-import { Readiness, type ReadinessOptions, registerHealthRoutes } from "./health";
-import { unmatchedRequests } from "./method-not-allowed";
-import { onError, problemOf } from "./problem";
-import { requireAdmin, requireClient, routeGroup, validationHook } from "./route-groups";
+import { registerGatewayPlane } from "./gateway-app";
 
-/** Everything the HTTP app needs from its surroundings. */
-export interface AppDeps {
-  store: Store;
-  logger: Logger;
-  adminToken: string;
-  allowPrivateUpstreams: boolean;
-  /** How to reach the stdio runner, when there is one. */
-  runner?: RunnerEndpoint | undefined;
-  /** When set, thread worktree roots must be this absolute path or under it (WORKTREE_BASE). */
-  worktreeBase?: string | undefined;
-  /** Origin/Host checks of the MCP endpoints (DNS-rebinding protection). */
-  mcp?: McpOriginPolicy;
-  /** Which route groups to serve: both locally; one per Lambda function when deployed. */
-  serve?: { admin?: boolean; gateway?: boolean };
-  /** The largest message an upstream may send (MAX_UPSTREAM_MESSAGE_BYTES; default 16 MiB). */
-  maxUpstreamMessageBytes?: number;
-  /**
-   * What `/readyz` checks besides the table, queue and key: `runner: true` adds the stdio runner
-   * (`npm run dev`, where it runs in the same process); cache and timeout overrides for tests.
-   */
-  readiness?: Omit<ReadinessOptions, "runner"> & { runner?: boolean };
-  /** Data-plane parts, made here unless given (tests inject their own). */
-  gateway?: Partial<Pick<GatewayDeps, "directory" | "pool" | "fetch" | "heartbeatMs">>;
-}
-
-/** The largest request body accepted. */
-export const MAX_BODY_BYTES = 1024 * 1024;
+export { type AppDeps, MAX_BODY_BYTES } from "./app-base";
 
 /**
- * The gateway's HTTP app: the admin API (control plane) and/or the data plane, with the OpenAPI
- * document and docs — the same app locally and on Lambda.
+ * The whole HTTP app: the admin API (control plane) and/or the data plane, with the OpenAPI document
+ * and docs — what `npm run dev` and the in-process tests serve. Each Lambda builds only its own plane
+ * instead (`createAdminApp`, `createGatewayApp`).
  */
 export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const serve = { admin: deps.serve?.admin ?? true, gateway: deps.serve?.gateway ?? true };
-  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
-  app.onError((error, c) => onError(error, c, deps.store.outages));
-  app.notFound(unmatchedRequests(app));
-
-  app.use(requestId());
-  app.use(async function closeUnreadBodies(c, next) {
-    await next();
-    // Refused without reading the request body (401, 413, 404…): close the connection, or a keep-alive
-    // client may send its next request into the unread rest of this one (seen with Node's fetch).
-    if (c.res.status >= 400 && c.req.raw.body && !c.req.raw.bodyUsed)
-      c.res.headers.set("connection", "close");
-  });
-  app.use(async function accessLog(c, next) {
-    const started = performance.now();
-    const logger = deps.logger.child({ requestId: c.get("requestId") });
-    c.set("logger", logger);
-    await next();
-    logger.info("request", {
-      method: c.req.method,
-      path: c.req.path,
-      status: c.res.status,
-      durationMs: Math.round((performance.now() - started) * 10) / 10,
-    });
-  });
-  app.use(
-    "/v1/*",
-    bodyLimit({
-      maxSize: MAX_BODY_BYTES,
-      onError: (c) => problemOf(c, "request.too_large", `The request body exceeds ${MAX_BODY_BYTES} bytes.`),
-    }),
-  );
-
-  const { runner: checkRunner, ...readinessOptions } = deps.readiness ?? {};
-  const readiness = new Readiness(deps.store, deps.logger, {
-    ...readinessOptions,
-    ...(checkRunner ? { runner: deps.runner } : {}),
-  });
-  registerHealthRoutes(app, readiness);
-  const keyIndex = new KeyIndex(deps.store.keys);
-  const auth = authenticate({ adminToken: deps.adminToken, verifyKey: (token) => keyIndex.verify(token) });
-  app.use("/v1/*", auth);
-  app.use("/mcp", auth);
-  app.use("/mcp/*", auth);
-  // Each plane is a route group behind its own guard; each Lambda mounts only its own plane.
-  if (serve.admin) {
-    const admin = routeGroup(requireAdmin, [403]);
-    registerAdminRoutes(admin, deps);
-    registerKeyRoutes(admin, { store: deps.store, keyChanges: keyIndex });
-    app.route("/", admin);
-  }
-  if (serve.gateway) {
-    const changes = new ChangeWatcher(deps.logger);
-    const dataPlane = gatewayDeps(deps, changes);
-    const endpoints = new McpEndpoints(dataPlane, deps.adminToken, deps.logger);
-    changes.start(dataPlane, endpoints);
-    const client = routeGroup(requireClient, []);
-    registerGatewayRoutes(client, dataPlane);
-    registerThreadRoutes(client, { ...dataPlane, worktreeBase: deps.worktreeBase });
-    registerMcpRoutes(client, endpoints, deps.mcp);
-    app.route("/", client);
-  }
-
-  app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
-    type: "http",
-    scheme: "bearer",
-    description: "The admin token (every route) or a client API key (data plane only)",
-  });
-  app.doc31("/openapi.json", {
-    openapi: "3.1.0",
-    info: {
-      title: "MCP Gateway",
-      version: "1.0.0",
-      description: "Register MCP servers, watch their status, and call their tools through one front door.",
-    },
-  });
-  app.get("/docs", swaggerUI({ url: "/openapi.json" }));
-  return app;
-}
-
-function gatewayDeps(deps: AppDeps, changes: ChangeWatcher): GatewayDeps {
-  const pool = deps.gateway?.pool ?? new SessionPool();
-  // Every refresh lets go of warm sessions of servers deleted, disabled or reconfigured since.
-  const retainCurrent = (snapshot: Snapshot) =>
-    pool.retain((serverKey, version) => {
-      const server = snapshot.byId.get(serverKey.split("#")[0] ?? "")?.server;
-      return server?.enabled === true && server.version === version;
-    });
-  return {
-    store: deps.store,
-    logger: deps.logger,
-    runner: deps.runner,
-    directory: deps.gateway?.directory ?? new Directory(deps.store, deps.logger, undefined, retainCurrent),
-    pool,
-    fetch: deps.gateway?.fetch ?? createGuardedFetch({ allowPrivate: deps.allowPrivateUpstreams }),
-    ...(deps.gateway?.heartbeatMs ? { heartbeatMs: deps.gateway.heartbeatMs } : {}),
-    ...(deps.maxUpstreamMessageBytes ? { maxMessageBytes: deps.maxUpstreamMessageBytes } : {}),
-    changes,
-  };
+  const { app, keyIndex } = createBaseApp(deps);
+  // Each plane is a route group behind its own guard.
+  if (serve.admin) registerAdminPlane(app, deps, keyIndex);
+  if (serve.gateway) registerGatewayPlane(app, deps);
+  return documentApp(app);
 }

@@ -1,5 +1,5 @@
 import { API_KEY_PREFIX, type ApiKeyInfo, type ApiKeyStore, hashApiKey } from "@mcpgw/aws";
-import { AppError, bearerToken, secretsEqual } from "@mcpgw/core";
+import { AppError, bearerToken, secretMatcher } from "@mcpgw/core";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "./env";
 
@@ -85,9 +85,10 @@ export function authenticate(options: {
   adminToken: string;
   verifyKey: (key: string) => Promise<ApiKeyInfo | undefined>;
 }) {
+  const isAdminToken = secretMatcher(options.adminToken);
   return createMiddleware<AppEnv>(async function authenticate(c, next) {
     const token = bearerToken(c.req.header("authorization"));
-    if (token && secretsEqual(token, options.adminToken)) {
+    if (token && isAdminToken(token)) {
       c.set("principal", { kind: "admin" });
       return next();
     }

@@ -1,7 +1,10 @@
+export * from "./admin-app";
 export * from "./app";
+export { createBaseApp, documentApp } from "./app-base";
 export { KEY_CACHE_MS } from "./auth";
 export * from "./gateway/directory";
 export * from "./gateway/service";
+export * from "./gateway-app";
 export * from "./health";
 export * from "./problem";
 export * from "./serve";

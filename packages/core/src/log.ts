@@ -1,6 +1,9 @@
 /**
  * Structured JSON logs, one line per event on stderr (stdout belongs to protocols). Callers pass
  * only safe fields: ids, names, counts, durations, outcomes — never header/env values or bodies.
+ * Lines are gathered and written together (one write per batch, at most {@link LOG_FLUSH_MS} later),
+ * so a busy process does not pay a blocking write per line; {@link flushLogs} writes them at once, and
+ * they are written before the process exits.
  */
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
@@ -17,16 +20,73 @@ export interface Logger {
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
-/** A logger writing to `sink` (stderr by default) at `level` and above. */
+/** How long a log line may wait in the buffer before it is written. */
+export const LOG_FLUSH_MS = 10;
+/** Buffered lines past this many characters are written at once. */
+const MAX_PENDING_CHARS = 64 * 1024;
+
+let pending = "";
+let flushTimer: NodeJS.Timeout | undefined;
+let exitHooked = false;
+
+/**
+ * Writes every buffered log line to stderr now. Call it before a Lambda invocation returns (the
+ * environment may freeze right after); the process's exit does it by itself.
+ */
+export function flushLogs(): void {
+  if (flushTimer) clearTimeout(flushTimer);
+  flushTimer = undefined;
+  if (!pending) return;
+  const text = pending;
+  pending = "";
+  process.stderr.write(text);
+}
+
+/** The default sink: stderr, a batch of lines per write. */
+function bufferedStderr(line: string): void {
+  pending += `${line}\n`;
+  if (pending.length >= MAX_PENDING_CHARS) flushLogs();
+  if (flushTimer || !pending) return;
+  flushTimer = setTimeout(flushLogs, LOG_FLUSH_MS);
+  flushTimer.unref();
+  if (!exitHooked) {
+    exitHooked = true;
+    process.on("exit", flushLogs);
+  }
+}
+
+/** `handler` that flushes the log lines of each invocation before its answer goes back. */
+export function flushingLogs<A extends unknown[], R>(
+  handler: (...args: A) => Promise<R>,
+): (...args: A) => Promise<R> {
+  return async (...args) => {
+    try {
+      return await handler(...args);
+    } finally {
+      flushLogs();
+    }
+  };
+}
+
+/** A logger writing to `sink` (buffered stderr by default) at `level` and above. */
 export function createLogger(
   options: { level?: LogLevel; sink?: (line: string) => void; base?: LogFields } = {},
 ): Logger {
   const level = options.level ?? "info";
-  const sink = options.sink ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const sink = options.sink ?? bufferedStderr;
   const base = options.base ?? {};
-  const write = (at: LogLevel, msg: string, fields: LogFields = {}) => {
+  // The base fields are serialised once per logger; a line is spliced from the parts.
+  const baseJson = JSON.stringify(base).slice(1, -1);
+  const write = (at: LogLevel, msg: string, fields?: LogFields) => {
     if (ORDER[at] < ORDER[level]) return;
-    sink(JSON.stringify({ time: new Date().toISOString(), level: at, msg, ...base, ...fields }));
+    const time = isoNow();
+    if (fields && overlaps(fields, base)) {
+      sink(JSON.stringify({ time, level: at, msg, ...base, ...fields }));
+      return;
+    }
+    const own = fields ? JSON.stringify(fields).slice(1, -1) : "";
+    const rest = baseJson && own ? `${baseJson},${own}` : baseJson || own;
+    sink(`{"time":"${time}","level":"${at}","msg":${JSON.stringify(msg)}${rest ? `,${rest}` : ""}}`);
   };
   return {
     debug: (msg, fields) => write("debug", msg, fields),
@@ -35,6 +95,27 @@ export function createLogger(
     error: (msg, fields) => write("error", msg, fields),
     child: (fields) => createLogger({ level, sink, base: { ...base, ...fields } }),
   };
+}
+
+const RESERVED = new Set(["time", "level", "msg"]);
+
+/** Whether a line's fields name a key of the base (or a key of the line's own): then they replace it. */
+function overlaps(fields: LogFields, base: LogFields): boolean {
+  for (const key in fields) if (key in base || RESERVED.has(key)) return true;
+  return false;
+}
+
+let lastMs = 0;
+let lastIso = "";
+
+/** The time now as ISO 8601, made once per millisecond. */
+function isoNow(): string {
+  const now = Date.now();
+  if (now !== lastMs) {
+    lastMs = now;
+    lastIso = new Date(now).toISOString();
+  }
+  return lastIso;
 }
 
 /** An error's name and message, for a log line (never a stack with request data in it). */

@@ -3,10 +3,11 @@
  * what it sends mid-call — a log line, or (2025 era) a request to ask the user or the model — belongs
  * to one call. Streamable HTTP sends those on the response stream of the POST that carried the call;
  * the session's fetch is tapped so every message on a call's stream is tied to that call before the
- * SDK reads it. The call is known at fetch time from the async context the call runs in.
+ * SDK reads it. The call is known at fetch time by a header its requests carry ({@link CALL_HEADER},
+ * taken off again before the request leaves), so no async context is tracked per promise.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import { createParser } from "eventsource-parser";
+import { BufferedResponse } from "./buffered-response";
 
 /** The log levels of MCP, lowest first. */
 export type LogLevel = "debug" | "info" | "notice" | "warning" | "error" | "critical" | "alert" | "emergency";
@@ -42,22 +43,39 @@ export interface CallContext {
 
 type JsonRpcId = string | number;
 
+/**
+ * The request header naming the call a request belongs to, between the SDK and the session's fetch:
+ * the tap reads it and takes it off, so it never reaches the upstream.
+ */
+export const CALL_HEADER = "x-mcpgw-call";
+
 /** The calls in flight on one session, and which of them each mid-call request belongs to. */
 export class CallRouter {
-  private readonly current = new AsyncLocalStorage<CallContext>();
   private readonly inFlight = new Set<CallContext>();
+  /** The calls in flight by the id their requests carry in {@link CALL_HEADER}. */
+  private readonly calls = new Map<string, CallContext>();
+  private lastCall = 0;
   /** Upstream request id → the call whose stream it came on (until it is answered). */
   private readonly asks = new Map<JsonRpcId, CallContext>();
 
-  /** Runs a call with `context` as the owner of whatever its requests' streams carry. */
-  async run<T>(context: CallContext | undefined, call: () => Promise<T>): Promise<T> {
+  /**
+   * Runs a call with `context` as the owner of whatever its requests' streams carry: `call` sends its
+   * requests with `headers` (none without a context).
+   */
+  async run<T>(
+    context: CallContext | undefined,
+    call: (headers?: Record<string, string>) => Promise<T>,
+  ): Promise<T> {
     if (!context) return call();
+    const id = String(++this.lastCall);
     this.inFlight.add(context);
+    this.calls.set(id, context);
     try {
-      return await this.current.run(context, call);
+      return await call({ [CALL_HEADER]: id });
     } finally {
       this.inFlight.delete(context);
-      for (const [id, owner] of this.asks) if (owner === context) this.asks.delete(id);
+      this.calls.delete(id);
+      for (const [asked, owner] of this.asks) if (owner === context) this.asks.delete(asked);
     }
   }
 
@@ -74,15 +92,36 @@ export class CallRouter {
     return this.inFlight.size === 1 ? this.inFlight.values().next().value : undefined;
   }
 
-  /** A fetch whose SSE response streams tie each message they carry to the call that made the request. */
+  /**
+   * A fetch whose SSE response streams tie each message they carry to the call that made the request.
+   * An event stream that arrived whole goes on as the JSON batch it amounts to ({@link finishedMessages}):
+   * its messages parsed once, here, and no stream made to read them.
+   */
   tap(fetchImpl: typeof fetch): typeof fetch {
-    return async (input, init) => {
-      const context = this.current.getStore();
+    return async (input, given) => {
+      const { context, init } = this.claim(given);
       const response = await fetchImpl(input, init);
       const type = (response.headers.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase();
-      if (!context || !response.body || type !== "text/event-stream") return response;
+      if (type !== "text/event-stream") return response;
+      const messages = response instanceof BufferedResponse ? finishedMessages(response.bytes) : undefined;
+      if (messages) {
+        if (context) for (const message of messages) this.noteMessage(context, message);
+        return asBatch(response as BufferedResponse, messages);
+      }
+      if (!context || !response.body) return response;
       return rebody(response, response.body.pipeThrough(this.observer(context)));
     };
+  }
+
+  /** The call a request belongs to, by its {@link CALL_HEADER}, and the request without that header. */
+  private claim(init: RequestInit | undefined): { context?: CallContext; init: RequestInit | undefined } {
+    if (!init?.headers) return { init };
+    const headers = new Headers(init.headers);
+    const id = headers.get(CALL_HEADER);
+    if (id === null) return { init };
+    headers.delete(CALL_HEADER);
+    const context = this.calls.get(id);
+    return { ...(context ? { context } : {}), init: { ...init, headers } };
   }
 
   /** Passes the stream through unchanged, noting each message before the SDK sees it. */
@@ -98,18 +137,73 @@ export class CallRouter {
   }
 
   private note(context: CallContext, data: string): void {
-    let message: { id?: unknown; method?: unknown; params?: unknown };
+    let message: unknown;
     try {
-      message = JSON.parse(data) as typeof message;
+      message = JSON.parse(data);
     } catch {
       return;
     }
+    this.noteMessage(context, message);
+  }
+
+  private noteMessage(context: CallContext, parsed: unknown): void {
+    const message = parsed as { id?: unknown; method?: unknown; params?: unknown } | null;
     if (typeof message?.method !== "string") return;
     const { id, method, params } = message;
     if (typeof id === "string" || typeof id === "number") this.asks.set(id, context);
     else if (method === "notifications/message" && params && typeof params === "object")
       context.onLog?.(params as Record<string, unknown>);
   }
+}
+
+/**
+ * The JSON-RPC messages of an event stream that arrived whole, parsed — when it reads as a JSON batch
+ * would: every event with data a `message` event of JSON, a response among them (the SDK's stream
+ * reader would otherwise reconnect or report the stream's end), no `retry` hint. Else undefined, and
+ * the stream is read as a stream.
+ */
+export function finishedMessages(bytes: Uint8Array): unknown[] | undefined {
+  const messages: unknown[] = [];
+  let readable = true;
+  let answered = false;
+  const parser = createParser({
+    onEvent: (event) => {
+      if (!readable || !event.data) return;
+      if (event.event !== undefined && event.event !== "message") return;
+      try {
+        const message = JSON.parse(event.data) as Record<string, unknown> | null;
+        messages.push(message);
+        if (
+          message &&
+          typeof message === "object" &&
+          "id" in message &&
+          ("result" in message || "error" in message)
+        )
+          answered = true;
+      } catch {
+        readable = false;
+      }
+    },
+    onRetry: () => {
+      readable = false;
+    },
+  });
+  parser.feed(textDecoder.decode(bytes));
+  return readable && answered ? messages : undefined;
+}
+
+const textDecoder = new TextDecoder();
+
+/** A finished event stream's messages as a JSON answer: its `json()` is the parsed batch. */
+function asBatch(response: BufferedResponse, messages: unknown[]): BufferedResponse {
+  const headers = new Headers(response.headers);
+  headers.set("content-type", "application/json");
+  headers.delete("content-length");
+  return new BufferedResponse(
+    response.bytes,
+    { status: response.status, statusText: response.statusText, headers, url: response.url },
+    { value: messages },
+  );
 }
 
 /** The same response with another body stream. */

@@ -105,12 +105,19 @@ export async function callTool(
         context?.onProgress?.(progress),
     };
     const verbatim = session.era === "modern" ? context?.paramHeaders : undefined;
-    return session.router.run(context, () =>
+    return session.router.run(context, (headers) =>
       verbatim
         ? // A 2026 caller's own Mcp-Param-* headers (none, too), for the upstream to check (the SDK's
           // callTool would re-derive them from the arguments, and retry past the upstream's refusal).
-          session.client.request({ method: "tools/call", params }, { ...callOptions, headers: verbatim })
-        : session.client.callTool(params, { ...callOptions, ...mirroring(session, options.tool) }),
+          session.client.request(
+            { method: "tools/call", params },
+            { ...callOptions, headers: { ...verbatim, ...headers } },
+          )
+        : session.client.callTool(params, {
+            ...callOptions,
+            ...mirroring(session, options.tool),
+            ...(headers ? { headers } : {}),
+          }),
     );
   }, options);
   if (isInputRequired(result)) return result;
@@ -132,11 +139,12 @@ export async function forwardRequest(
   const withContext = { ...params, ...envelope(session, context), ...roundParams(round) };
   return requestUpstream(
     (requestOptions) =>
-      session.router.run(context, () =>
+      session.router.run(context, (headers) =>
         session.client.request(
           { method: method as "ping", params: withContext },
           {
             ...requestOptions,
+            ...(headers ? { headers } : {}),
             allowInputRequired: true,
             resetTimeoutOnProgress: true,
             maxTotalTimeout: MAX_CALL_MS,

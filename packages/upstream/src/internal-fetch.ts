@@ -1,3 +1,4 @@
+import { fetchParts } from "./guard/guarded-fetch";
 import { createNodeFetch, type SocketLimits } from "./guard/pinned-fetch";
 
 /**
@@ -9,16 +10,8 @@ import { createNodeFetch, type SocketLimits } from "./guard/pinned-fetch";
 export function createInternalFetch(limits: Partial<SocketLimits> = {}): typeof fetch {
   const send = createNodeFetch(limits);
   return async (input, init) => {
-    const request = new Request(input, init);
-    const body = request.body ? new Uint8Array(await request.arrayBuffer()) : null;
-    const hop = {
-      method: request.method,
-      headers: new Headers(request.headers),
-      body,
-      signal: request.signal,
-      redirect: "manual" as const,
-    };
-    return send(new URL(request.url), hop, undefined);
+    const { url, method, headers, body, signal } = await fetchParts(input, init);
+    return send(url, { method, headers, body, signal, redirect: "manual" }, undefined);
   };
 }
 

@@ -5,6 +5,7 @@
  * a 502, not the server its `connected` status.
  */
 import { describeBytes } from "@mcpgw/core";
+import { BufferedResponse } from "./buffered-response";
 import { rebody } from "./call-context";
 
 /** The JSON-RPC error code (implementation-defined server range) of a message past the limit. */
@@ -50,6 +51,8 @@ export function isMessageTooLarge(error: unknown): boolean {
 export function limitResponses(fetchImpl: typeof fetch, maxBytes: number): typeof fetch {
   return async function limitedFetch(input, init) {
     const response = await fetchImpl(input, init);
+    // A complete answer within the limit holds no message past it: nothing to count as it streams.
+    if (response instanceof BufferedResponse && response.bytes.byteLength <= maxBytes) return response;
     if (!response.body) return response;
     const type = (response.headers.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase();
     const limiter =

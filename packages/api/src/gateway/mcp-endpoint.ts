@@ -14,6 +14,7 @@ import {
   InMemoryServerEventBus,
   isLegacyRequest,
   type McpHttpHandler,
+  type Server,
   type ServerCapabilities,
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
@@ -29,6 +30,7 @@ import {
 } from "./mcp-server";
 import { LegacySessions } from "./mcp-sessions";
 import { type GatewayDeps, isThreadScoped, withServerSession } from "./service";
+import { settleEventStream } from "./settle-stream";
 
 /** Which list changed, as subscribed clients are told. */
 export type ChangeKind = "tools" | "prompts" | "resources";
@@ -39,12 +41,19 @@ const HEADER_MISMATCH = -32020;
 /** Listen streams per endpoint in this process (each holds a request open). */
 const MAX_SUBSCRIPTIONS = 1_024;
 
+/** Idle SDK servers kept per endpoint and capabilities for the next stateless request. */
+const MAX_IDLE_SERVERS = 64;
+
 /** How long after its last request a client may still open a listen stream it expects news on. */
 const LISTEN_SOON_MS = 30_000;
 
 /** The MCP endpoints of one gateway process. */
 export class McpEndpoints {
   private readonly handlers = new Map<string, { handler: McpHttpHandler; bus: InMemoryServerEventBus }>();
+  /** SDK servers between stateless exchanges, by endpoint and capabilities. */
+  private readonly idle = new Map<string, Server[]>();
+  /** SDK servers made for stateless exchanges so far (for tests and metrics): not one per request. */
+  serversMade = 0;
   readonly services: McpServices;
   private lastRequestAt = Number.NEGATIVE_INFINITY;
   /**
@@ -76,17 +85,32 @@ export class McpEndpoints {
     };
   }
 
-  /** Serves one request of `caller` on `/mcp` (no entry) or `/mcp/{server}`. */
+  /**
+   * Serves one request of `caller` on `/mcp` (no entry) or `/mcp/{server}`. A POST's event stream that
+   * is over at once goes out whole ({@link settleEventStream}); a listen stream goes out as it opens.
+   */
   async serve(
     request: Request,
     parsedBody: unknown,
     caller: McpCaller,
     entry: DirectoryEntry | undefined,
   ): Promise<Response> {
-    const endpoint = entry?.server.name ?? "";
     const wasWatched = this.watched;
     this.lastRequestAt = Date.now();
     if (!wasWatched) this.onWatched?.();
+    const response = await this.answer(request, parsedBody, caller, entry);
+    // A listen stream is meant to stay open: its headers go at once.
+    const listens = (parsedBody as { method?: unknown } | undefined)?.method === "subscriptions/listen";
+    return request.method === "POST" && !listens ? settleEventStream(response) : response;
+  }
+
+  private async answer(
+    request: Request,
+    parsedBody: unknown,
+    caller: McpCaller,
+    entry: DirectoryEntry | undefined,
+  ): Promise<Response> {
+    const endpoint = entry?.server.name ?? "";
     const authInfo: AuthInfo = { token: "", clientId: caller.principalKey, scopes: [], extra: { caller } };
     if (!(await isLegacyRequest(request, parsedBody))) {
       const response = await this.modern(endpoint).handler.fetch(request, { authInfo, parsedBody });
@@ -154,7 +178,7 @@ export class McpEndpoints {
     let entry = this.handlers.get(endpoint);
     if (!entry) {
       const bus = new InMemoryServerEventBus();
-      const handler = createMcpHandler(() => this.newServer(endpoint || undefined), {
+      const handler = createMcpHandler(() => this.reusedServer("modern", endpoint || undefined), {
         legacy: "reject",
         responseMode: "auto",
         bus,
@@ -172,7 +196,13 @@ export class McpEndpoints {
    * besides (the SDK's transport insists on both types in Accept; a JSON-only caller gets JSON).
    */
   private async sessionless(request: Request, parsedBody: unknown, endpoint: string, authInfo: AuthInfo) {
-    const server = await this.newServer(endpoint || undefined);
+    // An initialize leaves its caller's identity on the server: that one is not handed to anyone else.
+    const initializes = (Array.isArray(parsedBody) ? parsedBody : [parsedBody]).some(
+      (message) => (message as { method?: unknown } | null)?.method === "initialize",
+    );
+    const server = initializes
+      ? await this.newServer(endpoint || undefined)
+      : await this.reusedServer("legacy", endpoint || undefined);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
@@ -196,6 +226,30 @@ export class McpEndpoints {
       endpoint,
       endpointCapabilities(await this.upstreamCapabilities(endpoint)),
     );
+  }
+
+  /**
+   * An SDK server for one stateless exchange: an idle one of this era and endpoint with the same
+   * capabilities (a server that served a 2026 request keeps that revision), else a new one; it goes
+   * back to the idle ones when its exchange closes (the SDK refuses one that is still serving). What
+   * the handlers need of the caller comes with each request, in its auth info.
+   */
+  private async reusedServer(era: "modern" | "legacy", endpoint: string | undefined): Promise<Server> {
+    const capabilities = endpointCapabilities(await this.upstreamCapabilities(endpoint));
+    const key = `${era}\0${endpoint ?? ""}\0${JSON.stringify(capabilities)}`;
+    let server = this.idle.get(key)?.pop();
+    if (!server) {
+      server = createGatewayServer(this.services, endpoint, capabilities);
+      this.serversMade++;
+    }
+    const reused = server;
+    reused.onclose = () => {
+      if (reused.transport !== undefined) return;
+      const idle = this.idle.get(key) ?? [];
+      if (idle.length < MAX_IDLE_SERVERS) idle.push(reused);
+      this.idle.set(key, idle);
+    };
+    return reused;
   }
 
   /**

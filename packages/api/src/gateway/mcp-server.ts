@@ -1,6 +1,6 @@
 /**
- * The MCP server the gateway is to its clients, one SDK `Server` per request (2026-07-28) or per
- * session (2025): `/mcp` aggregates every server the caller may use — tools as `<server>__<tool>`,
+ * The MCP server the gateway is to its clients, an SDK `Server` per stateless exchange at a time
+ * (2026-07-28 and sessionless 2025 requests; reused from one to the next) or per session (2025): `/mcp` aggregates every server the caller may use — tools as `<server>__<tool>`,
  * prompts as `<server>__<prompt>`, resources under gateway URIs — and `/mcp/{server}` fronts one
  * server under its own names. Everything is forwarded whole; what an upstream sends mid-call
  * (progress, logs, questions for the user or the model) reaches the caller in its own era.

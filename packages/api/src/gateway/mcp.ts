@@ -105,7 +105,10 @@ async function readMcpBody(request: Request): Promise<{ body: unknown } | Respon
 
 /** The body as text, or undefined once it passes `limit` bytes (reading stops there). */
 async function readBounded(request: Request, limit: number): Promise<string | undefined> {
-  if (Number(request.headers.get("content-length") ?? 0) > limit) return undefined;
+  const length = request.headers.get("content-length");
+  if (Number(length ?? 0) > limit) return undefined;
+  // A declared length within the limit is read whole, straight from the socket (no web stream made).
+  if (length !== null && !request.headers.has("transfer-encoding")) return request.text();
   if (!request.body) return "";
   const chunks: Uint8Array[] = [];
   let size = 0;

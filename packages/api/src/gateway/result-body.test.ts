@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { toolResultResponse } from "./result-body";
+import { toolResultResponse, WHOLE_BODY_CHARS } from "./result-body";
 
 describe("toolResultResponse", () => {
   it("streams the result with its text parts joined, valid JSON whatever the text holds", async () => {
@@ -30,6 +30,36 @@ describe("toolResultResponse", () => {
     expect(await toolResultResponse({ content: [], isError: false }).json()).toEqual({
       content: [],
       text: "",
+      isError: false,
+    });
+  });
+});
+
+describe("toolResultResponse sizes", () => {
+  it("sends a small result as one whole body, and a large one as a stream with the same JSON", async () => {
+    const small = toolResultResponse({ content: [{ type: "text", text: "hi" }], isError: false });
+    const text = "x".repeat(WHOLE_BODY_CHARS);
+    const large = toolResultResponse({
+      content: [
+        { type: "text", text },
+        { type: "text", text },
+      ],
+      isError: false,
+    });
+
+    expect(await new Response(small.body).text()).toBe(
+      '{"content":[{"type":"text","text":"hi"}],"text":"hi","isError":false}',
+    );
+    const reader = (large.body as ReadableStream<Uint8Array>).getReader();
+    const chunks: Uint8Array[] = [];
+    for (let read = await reader.read(); !read.done; read = await reader.read()) chunks.push(read.value);
+    expect(chunks.length).toBeGreaterThan(1);
+    expect(JSON.parse(Buffer.concat(chunks).toString("utf8"))).toEqual({
+      content: [
+        { type: "text", text },
+        { type: "text", text },
+      ],
+      text: `${text}\n${text}`,
       isError: false,
     });
   });

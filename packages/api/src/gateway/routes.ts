@@ -106,8 +106,10 @@ export function registerGatewayRoutes(app: OpenAPIHono<AppEnv>, appDeps: Gateway
       responses: { 200: json(CallResultView, "Result"), ...problems(404, 409, 502, 504) },
     }),
     async (c) => {
-      // Parsed again: a call without a body comes as an unvalidated `{}` (defaults not applied).
-      const body = CallRequest.parse(c.req.valid("json"));
+      // A call without a body comes as an unvalidated `{}` (defaults not applied): parsed here. One with
+      // a body was validated, its defaults applied, by the route.
+      const given = c.req.valid("json");
+      const body = given.arguments === undefined ? CallRequest.parse(given) : given;
       assertJsonDepth(body.arguments, "Tool-call arguments");
       const result = await callGatewayTool(scoped(c), c.req.valid("param").name, body.arguments, {
         scope: scopeOf(c.get("principal")),
@@ -124,7 +126,7 @@ export function registerGatewayRoutes(app: OpenAPIHono<AppEnv>, appDeps: Gateway
           { inputRequests: Object.keys(result.inputRequests ?? {}) },
         );
       }
-      // Streamed part by part: a large text result is not held twice (content + joined text).
+      // Whole when small; else streamed part by part, so a large text is not held twice (content + text).
       return toolResultResponse(result) as never;
     },
     // A name not of the form <server>__<tool> is `tool.invalid_name`, as parseQualifiedName says.

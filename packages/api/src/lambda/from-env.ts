@@ -1,12 +1,12 @@
 import { createStore, loadAppSettings } from "@mcpgw/aws";
 import { createLogger } from "@mcpgw/core";
-import { type AppDeps, createApp } from "../app";
+import type { AppDeps } from "../app-base";
 
-/** The app for one Lambda function, configured from SST links / env. */
-export function appFromEnvironment(serve: AppDeps["serve"]) {
+/** What a Lambda function's app is made of, configured from SST links / env. */
+export function depsFromEnvironment(): AppDeps {
   const settings = loadAppSettings();
   if (!settings.adminToken) throw new Error("Missing the admin token (SST secret AdminToken or ADMIN_TOKEN)");
-  return createApp({
+  return {
     store: createStore(),
     logger: createLogger({ level: settings.logLevel }),
     adminToken: settings.adminToken,
@@ -15,6 +15,5 @@ export function appFromEnvironment(serve: AppDeps["serve"]) {
     worktreeBase: settings.worktreeBase,
     mcp: { allowedOrigins: settings.mcpAllowedOrigins },
     maxUpstreamMessageBytes: settings.maxUpstreamMessageBytes,
-    serve,
-  });
+  };
 }

@@ -1,8 +1,10 @@
 /**
- * Lambda entry of the gateway function: the data plane (warm sessions live across invocations). Its
- * Function URL streams (infra/api.ts), so MCP answers as Server-Sent Events arrive as they are written.
+ * Lambda entry of the gateway function: the data plane (warm sessions live across invocations; its
+ * bundle holds no admin module). Its Function URL streams (infra/api.ts), so MCP answers as
+ * Server-Sent Events arrive as they are written.
  */
-import { appFromEnvironment } from "./from-env";
+import { createGatewayApp } from "../gateway-app";
+import { depsFromEnvironment } from "./from-env";
 import { streamingHandler } from "./stream";
 
-export const handler = streamingHandler(appFromEnvironment({ admin: false, gateway: true }));
+export const handler = streamingHandler(createGatewayApp(depsFromEnvironment()));

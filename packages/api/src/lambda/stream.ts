@@ -2,6 +2,7 @@
  * An app as a Lambda response-streaming handler (a Function URL in RESPONSE_STREAM mode): the status
  * and headers go first, then the body as the app produces it, so SSE events reach the client one by one.
  */
+import { flushLogs } from "@mcpgw/core";
 import type { Env, Hono, Schema } from "hono";
 import { streamHandle } from "hono/aws-lambda";
 
@@ -34,7 +35,8 @@ declare global {
  * Hono's `streamHandle`, and one setting: the runtime takes the next invocation only once the event
  * loop is empty unless told not to wait — warm upstream sessions keep sockets open, so every invocation
  * would last until the function's timeout. The client's disconnect is not seen (the runtime reports
- * none): a request's signal never aborts; a stream ends when the app ends it or at the timeout.
+ * none): a request's signal never aborts; a stream ends when the app ends it or at the timeout. The
+ * invocation's log lines are written before it ends.
  */
 export function streamingHandler<E extends Env, S extends Schema, B extends string>(
   app: Hono<E, S, B>,
@@ -43,6 +45,10 @@ export function streamingHandler<E extends Env, S extends Schema, B extends stri
   const respond = streamHandle(app) as unknown as StreamingHandler;
   return awslambda.streamifyResponse(async (event, responseStream, context) => {
     context.callbackWaitsForEmptyEventLoop = false;
-    await respond(event, responseStream, context);
+    try {
+      await respond(event, responseStream, context);
+    } finally {
+      flushLogs();
+    }
   });
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { LookupAddress } from "node:dns";
+import { getEventListeners } from "node:events";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import tls from "node:tls";
@@ -8,6 +9,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { afterEach, describe, expect, it } from "vitest";
+import { BufferedResponse } from "../buffered-response";
 import { createGuardedFetch, ForbiddenAddressError, type Resolver } from "./guarded-fetch";
 import { createPinnedFetch, type HopFetch } from "./pinned-fetch";
 
@@ -349,5 +351,61 @@ describe("createGuardedFetch", () => {
     expect(result.content).toEqual([{ type: "text", text: "pong" }]);
     await client.close();
     expect(server.requests.every((r) => r.headers.host === `mcp.test:${server.port}`)).toBe(true);
+  });
+});
+
+describe("createGuardedFetch under load", () => {
+  it("keeps the listener count of a long-lived signal flat over 10,000 calls", async () => {
+    const server = await startServer((_req, res) => res.end("ok"));
+    const guarded = createGuardedFetch({ allowPrivate: true });
+    const session = new AbortController(); // like a session's transport signal: it outlives every call
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on("warning", onWarning);
+    const counts: number[] = [];
+
+    try {
+      for (let batch = 0; batch < 10_000 / 16; batch++) {
+        const calls = Array.from({ length: 16 }, async () => {
+          const response = await guarded(`${server.origin}/`, {
+            method: "POST",
+            body: "{}",
+            signal: session.signal,
+          });
+          await response.text();
+        });
+        if (batch % 50 === 0) counts.push(getEventListeners(session.signal, "abort").length); // 16 in flight
+        await Promise.all(calls);
+      }
+    } finally {
+      process.off("warning", onWarning);
+    }
+
+    expect(server.requests).toHaveLength(10_000);
+    expect(Math.max(...counts)).toBeLessThanOrEqual(1);
+    expect(getEventListeners(session.signal, "abort").length).toBeLessThanOrEqual(1);
+    expect(warnings).not.toContain("MaxListenersExceededWarning");
+    // Calls at steady concurrency reuse their sockets instead of opening one each.
+    expect(server.connections).toBeLessThanOrEqual(32);
+  }, 120_000);
+});
+
+describe("createGuardedFetch bodies", () => {
+  it("hands over an answer that came whole as a buffered response, and one still arriving as a stream", async () => {
+    const server = await startServer((req, res) => {
+      if (req.url === "/whole") return void res.end('{"ok":true}');
+      res.writeHead(200, { "content-type": "text/plain" });
+      res.write("first ");
+      setTimeout(() => res.end("last"), 50);
+    });
+    const guarded = createGuardedFetch({ allowPrivate: true });
+
+    const whole = await guarded(`${server.origin}/whole`);
+    const streamed = await guarded(`${server.origin}/slow`);
+
+    expect(whole).toBeInstanceOf(BufferedResponse);
+    expect(await whole.json()).toEqual({ ok: true });
+    expect(streamed).not.toBeInstanceOf(BufferedResponse);
+    expect(await streamed.text()).toBe("first last");
   });
 });

@@ -20,6 +20,8 @@ import { createPinnedFetch, type HopFetch, type HopInit, type SocketLimits } fro
 export const MAX_REDIRECTS = 5;
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+/** IP-literal hosts remembered as vetted (past it the memory starts over). */
+const MAX_VETTED_LITERALS = 1_024;
 /** Dropped when a redirect turns the request into a body-less GET (as fetch does). */
 const BODY_HEADERS = [
   "content-type",
@@ -72,8 +74,13 @@ export function createGuardedFetch(options: GuardedFetchOptions): typeof fetch {
   const sendHop = options.fetchImpl ?? createPinnedFetch(options.sockets);
   const resolve: Resolver = options.lookup ?? ((hostname) => lookup(hostname, { all: true }));
 
+  /** Hosts that are IP literals, already vetted: their answer never changes under one policy. */
+  const vettedLiterals = new Map<string, LookupAddress[]>();
+
   /** Checks the URL, resolves its host once, and returns the addresses the connection may use. */
   async function vet(url: URL): Promise<LookupAddress[]> {
+    const known = vettedLiterals.get(`${url.protocol}//${url.hostname}`);
+    if (known) return known;
     const check = checkUrl(url, policy);
     if (!check.ok) {
       if (check.reason === "invalid") throw new TypeError(check.message);
@@ -88,6 +95,10 @@ export function createGuardedFetch(options: GuardedFetchOptions): typeof fetch {
         const detail = `${url.hostname} resolves to ${address}, ${describeClass(classifyAddress(address))}`;
         throw new ForbiddenAddressError(url.hostname, "forbidden_address", detail);
       }
+    }
+    if (literal) {
+      if (vettedLiterals.size >= MAX_VETTED_LITERALS) vettedLiterals.clear();
+      vettedLiterals.set(`${url.protocol}//${url.hostname}`, addresses);
     }
     return addresses;
   }
@@ -104,18 +115,18 @@ export function createGuardedFetch(options: GuardedFetchOptions): typeof fetch {
   }
 
   return async function guardedFetch(input, init) {
-    const request = new Request(input, init); // normalises method, headers, body and signal; no I/O
-    let url = new URL(request.url);
+    const request = await fetchParts(input, init);
+    let url = request.url;
     let hop: HopInit = {
       method: request.method,
-      headers: new Headers(request.headers),
-      body: request.body ? new Uint8Array(await request.arrayBuffer()) : null,
+      headers: request.headers,
+      body: request.body,
       signal: request.signal,
       redirect: "manual",
     };
     for (let redirects = 0; ; redirects++) {
       const addresses = await vet(url);
-      request.signal.throwIfAborted();
+      request.signal?.throwIfAborted();
       const response = await sendHop(url, hop, addresses);
       const target = redirectTarget(response, url);
       if (target === null) return markRedirected(response, redirects > 0);
@@ -134,6 +145,87 @@ export function createGuardedFetch(options: GuardedFetchOptions): typeof fetch {
       url = target;
     }
   };
+}
+
+/** One fetch call's request, normalised as `fetch` would. */
+export interface FetchParts {
+  url: URL;
+  method: string;
+  /** The caller's own `Headers` when it passed one: read, never changed (copy before changing). */
+  headers: Headers;
+  /** Buffered: MCP messages are small. */
+  body: Uint8Array | null;
+  /** The caller's own signal (no `Request` follows it: nothing is added to a long-lived signal). */
+  signal: AbortSignal | null;
+  redirect: NonNullable<RequestInit["redirect"]>;
+}
+
+/** Methods fetch upper-cases; the ones it refuses. */
+const NORMALISED_METHODS = new Set(["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"]);
+const FORBIDDEN_METHODS = new Set(["CONNECT", "TRACE", "TRACK"]);
+
+/**
+ * What `new Request(input, init)` would hold — method, headers (with the content type a body
+ * implies), body bytes, signal, redirect mode — read without making one: a `Request` made with a
+ * signal follows it with a listener that stays until the `Request` is garbage-collected, so one
+ * made per call piles listeners onto a session's long-lived signal (and costs a web-stream body).
+ * @throws TypeError where fetch would (a bad URL or method, a body on GET/HEAD).
+ */
+export async function fetchParts(
+  input: Parameters<typeof fetch>[0],
+  init: RequestInit = {},
+): Promise<FetchParts> {
+  if (typeof input !== "string" && !(input instanceof URL)) return requestParts(input, init);
+  const url = new URL(input);
+  const method = normaliseMethod(init.method ?? "GET");
+  if (init.body != null && (method === "GET" || method === "HEAD"))
+    throw new TypeError("Request with GET/HEAD method cannot have body.");
+  const { body, contentType } = await bodyBytes(init.body ?? null);
+  // The caller's Headers are used as they are (read, never changed); a content type to add needs a copy.
+  let headers = init.headers instanceof Headers ? init.headers : new Headers(init.headers);
+  if (contentType && !headers.has("content-type")) {
+    headers = new Headers(headers);
+    headers.set("content-type", contentType);
+  }
+  return { url, method, headers, body, signal: init.signal ?? null, redirect: init.redirect ?? "follow" };
+}
+
+/** The parts of a `Request` given as the input (no listener on its signal: it is read, not followed). */
+async function requestParts(input: Request, init: RequestInit): Promise<FetchParts> {
+  const { signal: ownSignal, ...rest } = init;
+  const request = Object.keys(rest).length > 0 ? new Request(input, { ...rest, signal: null }) : input;
+  return {
+    url: new URL(request.url),
+    method: request.method,
+    headers: new Headers(request.headers),
+    body: request.body ? new Uint8Array(await request.arrayBuffer()) : null,
+    signal: ownSignal !== undefined ? ownSignal : input.signal,
+    redirect: request.redirect,
+  };
+}
+
+function normaliseMethod(method: string): string {
+  const upper = method.toUpperCase();
+  if (FORBIDDEN_METHODS.has(upper)) throw new TypeError(`'${method}' HTTP method is unsupported.`);
+  if (!/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(method))
+    throw new TypeError(`'${method}' is not a valid HTTP method.`);
+  return NORMALISED_METHODS.has(upper) ? upper : method;
+}
+
+/** A body as bytes, and the content type it implies (fetch's, for when the caller set none). */
+async function bodyBytes(
+  body: RequestInit["body"],
+): Promise<{ body: Uint8Array | null; contentType?: string | undefined }> {
+  if (body === null || body === undefined) return { body: null };
+  if (typeof body === "string")
+    return { body: Buffer.from(body, "utf8"), contentType: "text/plain;charset=UTF-8" };
+  if (body instanceof ArrayBuffer) return { body: new Uint8Array(body.slice(0)) };
+  if (ArrayBuffer.isView(body))
+    return { body: new Uint8Array(body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength)) };
+  // Blob, FormData, URLSearchParams, a stream: as a Response would read it, with its content type.
+  const response = new Response(body);
+  const contentType = response.headers.get("content-type") ?? undefined;
+  return { body: new Uint8Array(await response.arrayBuffer()), contentType };
 }
 
 /** The URL a redirect response points to, or null if it is not a redirect to follow. */

@@ -5,8 +5,9 @@
 import type { LookupAddress } from "node:dns";
 import http, { type IncomingMessage } from "node:http";
 import https from "node:https";
-import { isIP, type LookupFunction } from "node:net";
+import { isIP, type LookupFunction, type Socket } from "node:net";
 import { Readable } from "node:stream";
+import { BufferedResponse } from "../buffered-response";
 
 /** The request of one hop, as {@link createGuardedFetch} hands it to a {@link HopFetch}. */
 export interface HopInit extends RequestInit {
@@ -35,7 +36,8 @@ export interface SocketLimits {
 
 /**
  * The default bounds: 32 sockets per origin, 4 of them kept idle for 4 s. A burst of calls queues
- * for sockets instead of opening one per call, and leaves at most 4 open a moment after it.
+ * for sockets instead of opening one per call, reuses them while it lasts, and leaves at most 4 open
+ * a moment after it ({@link SPARE_SOCKET_IDLE_MS}).
  */
 export const DEFAULT_SOCKET_LIMITS: SocketLimits = {
   maxSockets: 32,
@@ -65,8 +67,11 @@ export function createNodeFetch(
   limits: Partial<SocketLimits> = {},
 ): (url: URL, init: HopInit, addresses: readonly LookupAddress[] | undefined) => Promise<Response> {
   const { maxSockets, maxFreeSockets, freeSocketTimeoutMs } = { ...DEFAULT_SOCKET_LIMITS, ...limits };
-  const pooled = { keepAlive: true, maxSockets, maxFreeSockets, timeout: freeSocketTimeoutMs };
+  // Every socket may go back to the pool (no connection churn at steady concurrency); past the few
+  // kept idle, spares close soon after they idle (keepFew).
+  const pooled = { keepAlive: true, maxSockets, maxFreeSockets: maxSockets, timeout: freeSocketTimeoutMs };
   const agents = { http: new http.Agent(pooled), https: new https.Agent(pooled) };
+  for (const agent of Object.values(agents)) keepFew(agent, maxFreeSockets);
   // Uncapped, and kept alive (a `Connection: close` on a standing stream trips up naive proxies that
   // forward hop-by-hop headers); at most one kept idle, as briefly as the others.
   const standing = { keepAlive: true, maxFreeSockets: 1, timeout: freeSocketTimeoutMs };
@@ -103,8 +108,7 @@ export function createNodeFetch(
         response?.destroy(signal?.reason);
         request.destroy(signal?.reason);
       };
-      signal?.addEventListener("abort", onAbort, { once: true });
-      const cleanup = () => signal?.removeEventListener("abort", onAbort);
+      const cleanup = signal ? whenAborted(signal, onAbort) : () => {};
 
       request.on("error", (error) => {
         cleanup();
@@ -112,16 +116,86 @@ export function createNodeFetch(
       });
       request.on("response", (res) => {
         response = res;
+        // Once the whole answer is in, an abort has nothing left to stop (as with fetch): a signal that
+        // aborts later must not close a socket that went back to the pool.
+        res.once("end", cleanup);
         res.once("close", cleanup);
-        try {
-          resolve(toResponse(res, url, init.method));
-        } catch (error) {
-          res.destroy();
-          reject(new TypeError("fetch failed", { cause: error })); // e.g. a status outside 200–599
-        }
+        // After the read that brought the headers is parsed whole: a body that came with them is complete.
+        queueMicrotask(() => {
+          try {
+            if (res.complete) cleanup();
+            resolve(toResponse(res, url, init.method));
+          } catch (error) {
+            res.destroy();
+            reject(new TypeError("fetch failed", { cause: error })); // e.g. a status outside 200–599
+          }
+        });
       });
       request.end(init.body ?? undefined);
     });
+}
+
+/** What each signal's one abort listener runs: the requests waiting on it. */
+const abortWaiters = new WeakMap<AbortSignal, Set<() => void>>();
+
+/**
+ * Runs `onAbort` when `signal` aborts; returns the undo. However many requests wait on a signal at once
+ * (a session's long-lived one carries every call in flight), it has one listener of ours, added once.
+ */
+export function whenAborted(signal: AbortSignal, onAbort: () => void): () => void {
+  let waiters = abortWaiters.get(signal);
+  if (!waiters) {
+    const waiting = new Set<() => void>();
+    waiters = waiting;
+    abortWaiters.set(signal, waiting);
+    signal.addEventListener(
+      "abort",
+      () => {
+        abortWaiters.delete(signal);
+        for (const waiter of waiting) waiter();
+      },
+      { once: true },
+    );
+  }
+  waiters.add(onAbort);
+  return () => void waiters.delete(onAbort);
+}
+
+/** How long a pool stays quiet (no socket freed) before its spare idle sockets close. */
+export const SPARE_SOCKET_IDLE_MS = 100;
+
+/**
+ * Keeps `kept` idle sockets per origin for the agent's timeout; the rest of a burst's sockets are
+ * spares: reused while calls keep coming (the pool hands out the most recently freed first), closed
+ * once the pool has been quiet for {@link SPARE_SOCKET_IDLE_MS} with no call in flight to their origin
+ * — the burst is over. Quiet is judged by the pool, not each socket, so a busy event loop never trims
+ * sockets a burst still uses.
+ */
+function keepFew(agent: http.Agent, kept: number): void {
+  let lastFreed = 0;
+  let sweep: NodeJS.Timeout | undefined;
+  const trim = () => {
+    sweep = undefined;
+    const quietFor = performance.now() - lastFreed;
+    if (quietFor < SPARE_SOCKET_IDLE_MS) return schedule(SPARE_SOCKET_IDLE_MS - quietFor);
+    for (const [name, idle] of Object.entries(agent.freeSockets)) {
+      // Calls still in flight on this origin: the burst is not over (a stalled event loop only looks quiet).
+      if ((agent.sockets[name]?.length ?? 0) > 0) {
+        schedule(SPARE_SOCKET_IDLE_MS);
+        continue;
+      }
+      // Oldest first: all but the last `kept` (the most recently used) are spares.
+      for (const socket of (idle ?? []).slice(0, Math.max(0, (idle?.length ?? 0) - kept))) socket.destroy();
+    }
+  };
+  const schedule = (ms: number) => {
+    sweep ??= setTimeout(trim, ms);
+    sweep.unref();
+  };
+  agent.on("free", (_socket: Socket, options: http.ClientRequestArgs) => {
+    lastFreed = performance.now();
+    if ((agent.freeSockets[agent.getName(options)]?.length ?? 0) > kept) schedule(SPARE_SOCKET_IDLE_MS);
+  });
 }
 
 /** A socket `lookup` that never queries DNS: it answers with the addresses vetted beforehand. */
@@ -136,16 +210,31 @@ function pinnedLookup(addresses: readonly LookupAddress[]): LookupFunction {
   };
 }
 
-/** Wraps the node response as a fetch `Response` whose body streams (nothing is buffered). */
+/**
+ * Wraps the node response as a fetch `Response`: a {@link BufferedResponse} when the whole answer is
+ * already here (the usual small MCP message), else one whose body streams as it arrives.
+ */
 function toResponse(res: IncomingMessage, url: URL, method: string): Response {
   const headers = new Headers();
   const raw = res.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i] ?? "", raw[i + 1] ?? "");
   const status = res.statusCode ?? 0;
+  const statusText = res.statusMessage ?? "";
+  const href = url.href.replace(/#.*$/, "");
   const hasBody = method !== "HEAD" && status !== 204 && status !== 205 && status !== 304;
+  if (hasBody && res.complete)
+    return new BufferedResponse(readAll(res), { status, statusText, headers, url: href });
   if (!hasBody) res.resume();
   const body = hasBody ? (Readable.toWeb(res) as ReadableStream<Uint8Array>) : null;
-  const response = new Response(body, { status, statusText: res.statusMessage ?? "", headers });
-  Object.defineProperty(response, "url", { value: url.href.replace(/#.*$/, "") });
+  const response = new Response(body, { status, statusText, headers });
+  Object.defineProperty(response, "url", { value: href });
   return response;
+}
+
+/** Everything a complete response holds (reading it to its end frees the socket). */
+function readAll(res: IncomingMessage): Uint8Array {
+  const chunks: Buffer[] = [];
+  for (let chunk = res.read() as Buffer | null; chunk !== null; chunk = res.read() as Buffer | null)
+    chunks.push(chunk);
+  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
 }

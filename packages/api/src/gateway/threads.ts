@@ -4,17 +4,10 @@ import { AppError, checkWorktreeRoot } from "@mcpgw/core";
 import { createRunnerClient } from "@mcpgw/upstream";
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
-import { Directory } from "../gateway/directory";
-import { CatalogToolView, scopeOf, ThreadId } from "../gateway/routes";
-import {
-  type GatewayDeps,
-  inScope,
-  listTools,
-  mayUseThread,
-  restTool,
-  threadOwner,
-} from "../gateway/service";
 import { json, jsonBody, problems, route } from "../openapi-helpers";
+import { Directory } from "./directory";
+import { CatalogToolView, scopeOf, ThreadId } from "./routes";
+import { type GatewayDeps, inScope, listTools, mayUseThread, restTool, threadOwner } from "./service";
 
 const ThreadRegistrationView = z
   .object({

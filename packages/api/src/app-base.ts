@@ -1,0 +1,121 @@
+/**
+ * What every plane's app is made of — errors as problems, request ids, the access log, the body
+ * limit, health, authentication and the OpenAPI document — with no plane's routes: the admin and
+ * gateway Lambdas each add their own plane to it, so each bundle holds only its own.
+ */
+import { swaggerUI } from "@hono/swagger-ui";
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { Store } from "@mcpgw/aws";
+import type { Logger } from "@mcpgw/core";
+import type { RunnerEndpoint } from "@mcpgw/upstream";
+import { requestId } from "hono/request-id";
+import { authenticate, KeyIndex } from "./auth";
+import { lazyBodyLimit } from "./body-limit";
+import type { AppEnv } from "./env";
+import type { McpOriginPolicy } from "./gateway/mcp";
+import type { GatewayDeps } from "./gateway/service";
+import { Readiness, type ReadinessOptions, registerHealthRoutes } from "./health";
+import { unmatchedRequests } from "./method-not-allowed";
+import { onError, problemOf } from "./problem";
+import { validationHook } from "./route-groups";
+
+/** Everything the HTTP app needs from its surroundings. */
+export interface AppDeps {
+  store: Store;
+  logger: Logger;
+  adminToken: string;
+  allowPrivateUpstreams: boolean;
+  /** How to reach the stdio runner, when there is one. */
+  runner?: RunnerEndpoint | undefined;
+  /** When set, thread worktree roots must be this absolute path or under it (WORKTREE_BASE). */
+  worktreeBase?: string | undefined;
+  /** Origin/Host checks of the MCP endpoints (DNS-rebinding protection). */
+  mcp?: McpOriginPolicy;
+  /** Which planes `createApp` serves (both by default); each Lambda builds the app of its own. */
+  serve?: { admin?: boolean; gateway?: boolean };
+  /** The largest message an upstream may send (MAX_UPSTREAM_MESSAGE_BYTES; default 16 MiB). */
+  maxUpstreamMessageBytes?: number;
+  /**
+   * What `/readyz` checks besides the table, queue and key: `runner: true` adds the stdio runner
+   * (`npm run dev`, where it runs in the same process); cache and timeout overrides for tests.
+   */
+  readiness?: Omit<ReadinessOptions, "runner"> & { runner?: boolean };
+  /** Data-plane parts, made here unless given (tests inject their own). */
+  gateway?: Partial<Pick<GatewayDeps, "directory" | "pool" | "fetch" | "heartbeatMs">>;
+}
+
+/** The largest request body accepted. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/** An app with no plane yet, and the key index its planes share (key changes reach it at once). */
+export interface BaseApp {
+  app: OpenAPIHono<AppEnv>;
+  keyIndex: KeyIndex;
+}
+
+/** The common base of every plane's app: add planes to `app`, then {@link documentApp}. */
+export function createBaseApp(deps: AppDeps): BaseApp {
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  app.onError((error, c) => onError(error, c, deps.store.outages));
+  app.notFound(unmatchedRequests(app));
+
+  app.use(requestId());
+  app.use(async function closeUnreadBodies(c, next) {
+    await next();
+    // Refused without reading the request body (401, 413, 404…): close the connection, or a keep-alive
+    // client may send its next request into the unread rest of this one (seen with Node's fetch).
+    if (c.res.status >= 400 && c.req.raw.body && !c.req.raw.bodyUsed)
+      c.res.headers.set("connection", "close");
+  });
+  app.use(async function accessLog(c, next) {
+    const started = performance.now();
+    const logger = deps.logger.child({ requestId: c.get("requestId") });
+    c.set("logger", logger);
+    await next();
+    logger.info("request", {
+      method: c.req.method,
+      path: c.req.path,
+      status: c.res.status,
+      durationMs: Math.round((performance.now() - started) * 10) / 10,
+    });
+  });
+  app.use(
+    "/v1/*",
+    lazyBodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: (c) => problemOf(c, "request.too_large", `The request body exceeds ${MAX_BODY_BYTES} bytes.`),
+    }),
+  );
+
+  const { runner: checkRunner, ...readinessOptions } = deps.readiness ?? {};
+  const readiness = new Readiness(deps.store, deps.logger, {
+    ...readinessOptions,
+    ...(checkRunner ? { runner: deps.runner } : {}),
+  });
+  registerHealthRoutes(app, readiness);
+  const keyIndex = new KeyIndex(deps.store.keys);
+  const auth = authenticate({ adminToken: deps.adminToken, verifyKey: (token) => keyIndex.verify(token) });
+  app.use("/v1/*", auth);
+  app.use("/mcp", auth);
+  app.use("/mcp/*", auth);
+  return { app, keyIndex };
+}
+
+/** The OpenAPI document of what `app` serves, and its docs page. */
+export function documentApp(app: OpenAPIHono<AppEnv>): OpenAPIHono<AppEnv> {
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
+    type: "http",
+    scheme: "bearer",
+    description: "The admin token (every route) or a client API key (data plane only)",
+  });
+  app.doc31("/openapi.json", {
+    openapi: "3.1.0",
+    info: {
+      title: "MCP Gateway",
+      version: "1.0.0",
+      description: "Register MCP servers, watch their status, and call their tools through one front door.",
+    },
+  });
+  app.get("/docs", swaggerUI({ url: "/openapi.json" }));
+  return app;
+}

@@ -1,0 +1,57 @@
+/**
+ * The data plane (tools, calls, chats, threads, the MCP endpoints) behind `requireClient`, and the
+ * gateway function's app.
+ */
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createGuardedFetch, SessionPool } from "@mcpgw/upstream";
+import { type AppDeps, createBaseApp, documentApp } from "./app-base";
+import type { AppEnv } from "./env";
+import { Directory, type Snapshot } from "./gateway/directory";
+import { registerMcpRoutes } from "./gateway/mcp";
+import { ChangeWatcher } from "./gateway/mcp-changes";
+import { McpEndpoints } from "./gateway/mcp-endpoint";
+import { registerGatewayRoutes } from "./gateway/routes";
+import type { GatewayDeps } from "./gateway/service";
+import { registerThreadRoutes } from "./gateway/threads";
+import { requireClient, routeGroup } from "./route-groups";
+
+/** Mounts the data-plane routes on `app`, each guarded by `requireClient`, with their warm state. */
+export function registerGatewayPlane(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
+  const changes = new ChangeWatcher(deps.logger);
+  const dataPlane = gatewayDeps(deps, changes);
+  const endpoints = new McpEndpoints(dataPlane, deps.adminToken, deps.logger);
+  changes.start(dataPlane, endpoints);
+  const client = routeGroup(requireClient, []);
+  registerGatewayRoutes(client, dataPlane);
+  registerThreadRoutes(client, { ...dataPlane, worktreeBase: deps.worktreeBase });
+  registerMcpRoutes(client, endpoints, deps.mcp);
+  app.route("/", client);
+}
+
+/** The gateway function's app: the common base and the data plane alone. */
+export function createGatewayApp(deps: AppDeps): OpenAPIHono<AppEnv> {
+  const { app } = createBaseApp(deps);
+  registerGatewayPlane(app, deps);
+  return documentApp(app);
+}
+
+function gatewayDeps(deps: AppDeps, changes: ChangeWatcher): GatewayDeps {
+  const pool = deps.gateway?.pool ?? new SessionPool();
+  // Every refresh lets go of warm sessions of servers deleted, disabled or reconfigured since.
+  const retainCurrent = (snapshot: Snapshot) =>
+    pool.retain((serverKey, version) => {
+      const server = snapshot.byId.get(serverKey.split("#")[0] ?? "")?.server;
+      return server?.enabled === true && server.version === version;
+    });
+  return {
+    store: deps.store,
+    logger: deps.logger,
+    runner: deps.runner,
+    directory: deps.gateway?.directory ?? new Directory(deps.store, deps.logger, undefined, retainCurrent),
+    pool,
+    fetch: deps.gateway?.fetch ?? createGuardedFetch({ allowPrivate: deps.allowPrivateUpstreams }),
+    ...(deps.gateway?.heartbeatMs ? { heartbeatMs: deps.gateway.heartbeatMs } : {}),
+    ...(deps.maxUpstreamMessageBytes ? { maxMessageBytes: deps.maxUpstreamMessageBytes } : {}),
+    changes,
+  };
+}

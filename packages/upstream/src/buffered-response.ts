@@ -1,0 +1,101 @@
+/**
+ * A `Response` whose whole body is already in memory — an upstream answer that arrived complete in
+ * one read. Its text and JSON come straight from the bytes; a body stream is made only when someone
+ * asks for `body`. An answer that arrives in pieces stays a streamed `Response`.
+ */
+
+/** The status line and headers of a {@link BufferedResponse}. */
+export interface BufferedInit {
+  status: number;
+  statusText?: string;
+  headers: Headers;
+  url?: string;
+}
+
+const decoder = new TextDecoder();
+
+/**
+ * A complete upstream answer: `bytes` is its body as received; with `json` (the parsed messages of
+ * a finished event stream), the body reads as that value's JSON.
+ */
+export class BufferedResponse extends Response {
+  #used = false;
+  #stream: ReadableStream<Uint8Array> | undefined;
+  /** Parsed already (a finished event stream's messages): what `json()` answers. */
+  #json: { value: unknown } | undefined;
+
+  constructor(
+    readonly bytes: Uint8Array,
+    init: BufferedInit,
+    json?: { value: unknown },
+  ) {
+    super(null, { status: init.status, statusText: init.statusText ?? "", headers: init.headers });
+    this.#json = json;
+    if (init.url !== undefined) Object.defineProperty(this, "url", { value: init.url });
+  }
+
+  // Instance members (undici types them as properties, which a subclass method cannot override).
+  override text = async (): Promise<string> => decoder.decode(this.#take());
+
+  override json = async (): Promise<unknown> => {
+    if (!this.#json) return JSON.parse(decoder.decode(this.#take()));
+    if (this.#used) throw new TypeError("Body is unusable: Body has already been read");
+    this.#used = true;
+    return this.#json.value;
+  };
+
+  override arrayBuffer = async (): Promise<ArrayBuffer> => {
+    const bytes = this.#take();
+    return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+  };
+
+  override clone = (): BufferedResponse => {
+    if (this.#used) throw new TypeError("Response.clone: Body has already been consumed.");
+    const { status, statusText, url } = this;
+    return new BufferedResponse(
+      this.bytes,
+      { status, statusText, headers: new Headers(this.headers), url },
+      this.#json,
+    );
+  };
+
+  /** The body's bytes, once: a body is read at most once, as fetch's are. */
+  #take(): Uint8Array {
+    if (this.#used) throw new TypeError("Body is unusable: Body has already been read");
+    this.#used = true;
+    return this.#content();
+  }
+
+  /** What the body reads as: the bytes, or the parsed value's JSON text. */
+  #content(): Uint8Array {
+    return this.#json ? Buffer.from(JSON.stringify(this.#json.value)) : this.bytes;
+  }
+
+  /** The body as a stream, made on first use (what the SDK's SSE reader and a cancel need). */
+  get #body(): ReadableStream<Uint8Array> {
+    const bytes = this.#content();
+    this.#stream ??= new ReadableStream<Uint8Array>({
+      start(controller) {
+        if (bytes.byteLength > 0) controller.enqueue(bytes);
+        controller.close();
+      },
+    });
+    return this.#stream;
+  }
+
+  static {
+    // `body` and `bodyUsed` are accessors of Response (typed as properties): redefined here.
+    Object.defineProperties(BufferedResponse.prototype, {
+      body: {
+        get(this: BufferedResponse) {
+          return this.#body;
+        },
+      },
+      bodyUsed: {
+        get(this: BufferedResponse) {
+          return this.#used || (this.#stream?.locked ?? false);
+        },
+      },
+    });
+  }
+}
