@@ -191,7 +191,7 @@ describe("sst.config.ts run()", () => {
     const source = (handler: string) =>
       readFileSync(join(ROOT, `${handler.replace(/\.\w+$/, "")}.ts`), "utf8");
     expect(source(gateway.handler)).toMatch(/export const handler = streamingHandler\(/);
-    expect(source(admin.handler)).toMatch(/export const handler = handle\(/);
+    expect(source(admin.handler)).toMatch(/export const handler = flushingLogs\(handle\(/);
   });
 
   it("gives the gateway a timeout (what bounds a stream) as long as a tool call may run, within Lambda's 900 s", () => {
