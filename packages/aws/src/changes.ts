@@ -35,6 +35,7 @@ export interface ChangeFeed {
   read(serverIds: readonly string[]): Promise<ServerState[]>;
 }
 
+/** The change feed on the table's `byChange` index (see `changeStamp` for what stamps it). */
 export function createChangeFeed(ddb: DynamoDBDocumentClient, tableName: string): ChangeFeed {
   return {
     async since(sinceMs) {
