@@ -145,3 +145,29 @@ describe("Directory refreshes from the change feed", () => {
     expect(refreshed.takenAt).toBeGreaterThan(first.takenAt);
   });
 });
+
+describe("Directory without its change feed", () => {
+  it("reads every server when the feed cannot be read (its index still building), and says so", async () => {
+    // Prepare
+    const store = createMemoryStore();
+    const lines: string[] = [];
+    const warned = createLogger({ level: "warn", sink: (line) => lines.push(line) });
+    await store.servers.create(parseServerSpec({ name: "before", url: "https://before.example/mcp" }));
+    const directory = new Directory(store, warned, 0);
+    await directory.snapshot();
+    store.changes = {
+      since: async () => {
+        throw new Error("Cannot read from backfilling global secondary index: byChange");
+      },
+      read: store.changes.read,
+    };
+
+    // Act
+    await store.servers.create(parseServerSpec({ name: "after", url: "https://after.example/mcp" }));
+    const snapshot = await directory.snapshot();
+
+    // Assess
+    expect([...snapshot.byName.keys()].sort()).toEqual(["after", "before"]);
+    expect(lines.some((line) => line.includes("change feed unreadable"))).toBe(true);
+  });
+});

@@ -1,4 +1,4 @@
-import type { Catalog, Store } from "@mcpgw/aws";
+import type { Catalog, ServerChange, Store } from "@mcpgw/aws";
 import {
   errorFields,
   type Logger,
@@ -174,9 +174,15 @@ export class Directory {
   /** What changed since the last look, applied to `base`: one feed query, then a read per changed server. */
   private async readChanges(base: Snapshot): Promise<Snapshot> {
     const takenAt = Date.now();
-    const changes = (await this.store.changes.since(this.feedFrom)).filter(
-      (change) => !this.applied.has(`${change.item}\0${change.at}`),
-    );
+    let feed: ServerChange[];
+    try {
+      feed = await this.store.changes.since(this.feedFrom);
+    } catch (error) {
+      // The feed cannot be read (its index still building after an upgrade, say): read everything.
+      this.logger.warn("change feed unreadable; reading every server", errorFields(error));
+      return this.readAll();
+    }
+    const changes = feed.filter((change) => !this.applied.has(`${change.item}\0${change.at}`));
     const changed = [...new Set(changes.map((change) => change.serverId))];
     const byId = changed.length > 0 ? new Map(base.byId) : base.byId;
     for (const state of await this.store.changes.read(changed)) {
