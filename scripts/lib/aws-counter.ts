@@ -6,6 +6,7 @@
  * of the wire, not a mock: the emulator still answers everything).
  */
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from "node:http";
+import { itemWrites } from "./item-writes";
 
 /** What passed through since the last reset. */
 export interface AwsCounts {
@@ -116,7 +117,9 @@ function count(counts: AwsCounts, target: string | string[] | undefined, body: B
     return operation;
   try {
     const input = JSON.parse(body.toString("utf8")) as Record<string, unknown>;
-    for (const sk of writtenSortKeys(input)) add(counts.writtenBySortKey, sk);
+    // A catalogue's parts (`CATALOG#2`) count as catalogue writes.
+    for (const { sk } of itemWrites(action ?? "", input))
+      add(counts.writtenBySortKey, sk.split("#")[0] ?? sk);
   } catch {
     // not JSON: counted, items unknown
   }
@@ -126,23 +129,4 @@ function count(counts: AwsCounts, target: string | string[] | undefined, body: B
 /** The mean time the emulator took to answer `operation`, in ms (NaN when none was sent). */
 export function meanLatencyMs(counts: AwsCounts, operation: string): number {
   return (counts.latencyMs.get(operation) ?? Number.NaN) / (counts.operations.get(operation) ?? Number.NaN);
-}
-
-type Attribute = { S?: string };
-
-/** The sort keys (`sk`) of the items a write request writes, without their `#part` suffixes. */
-function writtenSortKeys(input: Record<string, unknown>): string[] {
-  const keyOf = (write: { Item?: Record<string, Attribute>; Key?: Record<string, Attribute> } | undefined) =>
-    (write?.Item?.sk ?? write?.Key?.sk)?.S?.split("#")[0];
-  const writes: Array<string | undefined> = [];
-  if (Array.isArray(input.TransactItems)) {
-    for (const item of input.TransactItems as Array<Record<string, never>>)
-      writes.push(keyOf(item.Put ?? item.Update ?? item.Delete));
-  } else if (input.RequestItems && typeof input.RequestItems === "object") {
-    for (const requests of Object.values(input.RequestItems as Record<string, Array<Record<string, never>>>))
-      for (const request of requests) writes.push(keyOf(request.PutRequest ?? request.DeleteRequest));
-  } else {
-    writes.push(keyOf(input as never));
-  }
-  return writes.filter((sk): sk is string => sk !== undefined);
 }

@@ -1,11 +1,15 @@
 /**
  * The AWS calls a store makes, counted as they are sent: an SDK middleware on the store's own
  * DynamoDB, SQS and KMS clients (instrumentation of the real clients talking to the emulator, never a
- * mock). For suites that bound what an operation costs, and for `npm run bench -- scale`.
+ * mock). For suites that bound what an operation costs (the benches, whose stack runs in a process of
+ * its own, count on the wire instead: scripts/lib/aws-counter.ts).
  */
 import { randomUUID } from "node:crypto";
 import type { InitializeMiddleware, MetadataBearer, MiddlewareStack } from "@aws-sdk/types";
 import type { AwsClients } from "@mcpgw/aws";
+import { type ItemWrite, itemWrites } from "../../scripts/lib/item-writes";
+
+export type { ItemWrite };
 
 export type AwsService = "dynamodb" | "sqs" | "kms";
 
@@ -15,13 +19,6 @@ export interface AwsCall {
   command: string;
   input: Record<string, unknown>;
   at: number;
-}
-
-/** One item a call wrote (put, update or delete; in a transaction or batch too), by its key. */
-export interface ItemWrite {
-  command: string;
-  pk: string;
-  sk: string;
 }
 
 export interface AwsCallLog {
@@ -64,7 +61,10 @@ export function recordAwsCalls(clients: AwsClients): AwsCallLog {
     count: (service, command) =>
       calls.filter((call) => (!service || call.service === service) && (!command || call.command === command))
         .length,
-    writes: () => calls.filter((call) => call.service === "dynamodb").flatMap(itemWrites),
+    writes: () =>
+      calls
+        .filter((call) => call.service === "dynamodb")
+        .flatMap((call) => itemWrites(call.command, call.input)),
     summary() {
       const counts: Record<string, number> = {};
       for (const call of calls)
@@ -78,43 +78,4 @@ export function recordAwsCalls(clients: AwsClients): AwsCallLog {
       for (const stack of stacks) stack.remove(name);
     },
   };
-}
-
-type Json = Record<string, unknown>;
-
-/** The items a DynamoDB call writes (document-client input: plain values, or marshalled `{ S: … }`). */
-function itemWrites({ command, input }: AwsCall): ItemWrite[] {
-  const write = (key: unknown): ItemWrite => {
-    const { pk, sk } = (key ?? {}) as Json;
-    return { command, pk: plain(pk), sk: plain(sk) };
-  };
-  switch (command) {
-    case "PutItem":
-      return [write(input.Item)];
-    case "UpdateItem":
-    case "DeleteItem":
-      return [write(input.Key)];
-    case "TransactWriteItems":
-      return ((input.TransactItems ?? []) as Json[]).flatMap((item) => {
-        const { Put, Update, Delete } = item as { Put?: Json; Update?: Json; Delete?: Json };
-        if (Put) return [write(Put.Item)];
-        if (Update) return [write(Update.Key)];
-        if (Delete) return [write(Delete.Key)];
-        return []; // a ConditionCheck writes nothing
-      });
-    case "BatchWriteItem":
-      return Object.values((input.RequestItems ?? {}) as Record<string, Json[]>).flatMap((requests) =>
-        requests.map((request) => {
-          const { PutRequest, DeleteRequest } = request as { PutRequest?: Json; DeleteRequest?: Json };
-          return write(PutRequest ? PutRequest.Item : DeleteRequest?.Key);
-        }),
-      );
-    default:
-      return [];
-  }
-}
-
-function plain(value: unknown): string {
-  if (value && typeof value === "object" && "S" in value) return String((value as { S: unknown }).S);
-  return String(value);
 }
