@@ -9,6 +9,8 @@
  *   BENCH_ROUNDS  rounds (default 10); each path runs one batch per round and phase, in rotating order
  *   BENCH_CALLS   calls per batch (default 200)
  *   BENCH_NODE_ARGS  node flags for the gateway process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`
+ *   BENCH_PATHS   the gateway paths to measure besides direct, comma-separated (default `rest,mcp`):
+ *                 one alone makes a profile of that path
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -22,8 +24,10 @@ const TOKEN = "bench-admin-token";
 /** The issue's targets on loopback: what the gateway may add to a direct call. */
 const TARGET = { addedP50Ms: 0.7, c16Ratio: 0.7 };
 
-const PATHS = ["direct", "rest", "mcp"] as const;
-type PathName = (typeof PATHS)[number];
+const ALL_PATHS = ["direct", "rest", "mcp"] as const;
+type PathName = (typeof ALL_PATHS)[number];
+const chosen = (process.env.BENCH_PATHS ?? "rest,mcp").split(",");
+const PATHS = ALL_PATHS.filter((path) => path === "direct" || chosen.includes(path));
 const LABELS: Record<PathName, string> = {
   direct: "direct",
   rest: "gateway REST",

@@ -42,6 +42,24 @@ describe("settleEventStream", () => {
     expect(await readAll(settled)).toEqual({ reads: 1, text: "data: result\n\n" });
   });
 
+  it("holds a resumable stream's priming event (an id, no message) for the message after it", async () => {
+    const priming = "id: s.1\nretry: 2000\ndata: \n\n";
+    const response = new Response(
+      eventStream([
+        { after: 0, text: priming },
+        { after: 30, text: 'id: s.2\ndata: {"result":{}}\n\n' },
+      ]),
+      { status: 200, headers: sse },
+    );
+
+    const settled = await settleEventStream(response);
+
+    expect(await readAll(settled)).toEqual({
+      reads: 1,
+      text: `${priming}id: s.2\ndata: {"result":{}}\n\n`,
+    });
+  });
+
   it("streams one that goes on after its first event (progress first, the result later)", async () => {
     const response = new Response(
       eventStream([

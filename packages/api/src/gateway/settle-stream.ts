@@ -3,6 +3,8 @@
  * one body: its headers and events in one write, instead of the headers first and each event after.
  * One still going (progress first, a question, a long call) streams as it would have, its first
  * bytes included; the wait for them is bounded, so a slow call's headers are late by that at most.
+ * A priming event (an id to resume from, with no message: what a resumable stream opens with) is not
+ * what the client waits for: it goes out with the message after it.
  */
 
 /**
@@ -21,7 +23,7 @@ export async function settleEventStream(response: Response, waitMs = SETTLE_MS):
   const chunks: Uint8Array[] = [];
   let pending: Promise<Read> = reader.read();
   let timer: NodeJS.Timeout | undefined;
-  // The first bytes may take as long as the call: bounded by a timer. Later ones must be ready now.
+  // The first message may take as long as the call: bounded by a timer. Later ones must be ready now.
   let later: Promise<undefined> = new Promise((resolve) => {
     timer = setTimeout(() => resolve(undefined), waitMs);
   });
@@ -35,6 +37,7 @@ export async function settleEventStream(response: Response, waitMs = SETTLE_MS):
       }
       chunks.push(result.value);
       pending = reader.read();
+      if (!carriesMessage(result.value)) continue;
       clearTimeout(timer);
       later = new Promise((resolve) => setImmediate(() => resolve(undefined)));
     }
@@ -47,6 +50,11 @@ export async function settleEventStream(response: Response, waitMs = SETTLE_MS):
     status: response.status,
     headers: response.headers,
   });
+}
+
+/** Whether an event-stream chunk holds a message: a `data:` line with something in it. */
+function carriesMessage(chunk: Uint8Array): boolean {
+  return /^data: ?\S/m.test(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString("utf8"));
 }
 
 /** The chunks read so far, then the read under way, then the rest of `reader`. */
