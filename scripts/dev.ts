@@ -6,7 +6,7 @@
  * missing (/readyz, the poller, a request), and the stack serves again without a restart.
  */
 import { randomBytes } from "node:crypto";
-import { createApp, listen } from "@mcpgw/api";
+import { createApp, listen, loadConsoleAssets } from "@mcpgw/api";
 import {
   ConfigError,
   createStore,
@@ -21,6 +21,7 @@ import {
 import { createLogger, errorFields } from "@mcpgw/core";
 import { startRunner } from "@mcpgw/runner";
 import { startPoller, startSweeper, workerDepsFromEnv } from "@mcpgw/worker";
+import { ensureConsoleBuilt } from "./lib/console";
 import { startEmulator } from "./lib/emulator";
 
 const log = (line: string) => process.stderr.write(`[dev] ${line}\n`);
@@ -61,6 +62,7 @@ const app = createApp({
   maxUpstreamMessageBytes: settings.maxUpstreamMessageBytes,
   // The runner runs in this process: /readyz checks it too.
   readiness: { runner: true },
+  console: loadConsoleAssets(await ensureConsoleBuilt(log)),
 });
 const api = await listen(app, port);
 const poller = startPoller({ ...worker, runner: runnerEndpoint });
@@ -70,6 +72,7 @@ const stopRecreating = recreateWhenMissing(store, logger, { onRecreated: () => p
 if (generatedToken) log(`ADMIN_TOKEN=${adminToken} (generated; set ADMIN_TOKEN to choose one)`);
 log(`AWS endpoint ${emulator.endpoint}${emulator.owned ? " (moto, started for this run)" : ""}`);
 console.log(`MCP Gateway ready at ${api.url} (docs: ${api.url}/docs)`);
+log(`admin console at ${api.url}/`);
 
 /** A graceful stop's bound: past it, every child is SIGKILLed and the process exits anyway. */
 const STOP_DEADLINE_MS = 10_000;

@@ -3,11 +3,12 @@
  * 127.0.0.1 listener, the worker's poller; every log line captured.
  */
 import { randomUUID } from "node:crypto";
-import { type AppDeps, createApp, listen } from "@mcpgw/api";
+import { type AppDeps, createApp, listen, loadConsoleAssets } from "@mcpgw/api";
 import { createLogger } from "@mcpgw/core";
 import { type RunnerOptions, startRunner } from "@mcpgw/runner";
 import { createGuardedFetch } from "@mcpgw/upstream";
 import { runSweep, type SweepOptions, startPoller, type WorkerDeps } from "@mcpgw/worker";
+import { CONSOLE_DIST } from "../../scripts/lib/console";
 import { TEST_ADMIN_TOKEN } from "./app";
 import { createTestStore } from "./aws";
 
@@ -26,6 +27,8 @@ export interface StackOptions {
   runner?: boolean | Partial<RunnerOptions>;
   /** The upstream fetch of the worker and the data plane (default: the outbound guard). */
   fetch?: typeof fetch;
+  /** Serves the admin console (built by the global setup) at `/`. */
+  console?: boolean;
 }
 
 export async function startStack(options: StackOptions = {}) {
@@ -52,6 +55,7 @@ export async function startStack(options: StackOptions = {}) {
     ...(options.mcp === undefined ? {} : { mcp: options.mcp }),
     ...(options.worktreeBase === undefined ? {} : { worktreeBase: options.worktreeBase }),
     ...(runnerEndpoint ? { runner: runnerEndpoint } : {}),
+    ...(options.console ? { console: loadConsoleAssets(CONSOLE_DIST) } : {}),
   });
   const api = await listen(app, 0);
   const worker: WorkerDeps = {

@@ -4,20 +4,35 @@ import { registerKeyRoutes } from "./admin/keys";
 import { registerAdminRoutes } from "./admin/routes";
 import { type AppDeps, createBaseApp, documentApp } from "./app-base";
 import type { KeyIndex } from "./auth";
+import { registerConsoleRoutes } from "./console/routes";
+import type { ConsoleSessions } from "./console/session";
 import type { AppEnv } from "./env";
 import { requireAdmin, routeGroup } from "./route-groups";
 
-/** Mounts the admin routes on `app`, each guarded by `requireAdmin`. */
-export function registerAdminPlane(app: OpenAPIHono<AppEnv>, deps: AppDeps, keyIndex: KeyIndex): void {
+/**
+ * Mounts the admin routes on `app`, each guarded by `requireAdmin`, and the admin console with its
+ * session routes.
+ */
+export function registerAdminPlane(
+  app: OpenAPIHono<AppEnv>,
+  deps: AppDeps,
+  shared: { keyIndex: KeyIndex; consoleSessions: ConsoleSessions },
+): void {
   const admin = routeGroup(requireAdmin, [403]);
   registerAdminRoutes(admin, deps);
-  registerKeyRoutes(admin, { store: deps.store, keyChanges: keyIndex });
+  registerKeyRoutes(admin, { store: deps.store, keyChanges: shared.keyIndex });
   app.route("/", admin);
+  registerConsoleRoutes(app, {
+    sessions: shared.consoleSessions,
+    adminToken: deps.adminToken,
+    assets: deps.console,
+  });
 }
 
 /** The admin function's app: the common base and the admin plane alone. */
 export function createAdminApp(deps: AppDeps): OpenAPIHono<AppEnv> {
-  const { app, keyIndex } = createBaseApp(deps);
-  registerAdminPlane(app, deps, keyIndex);
+  const base = createBaseApp(deps);
+  registerAdminPlane(base.app, deps, base);
+  const { app } = base;
   return documentApp(app);
 }

@@ -11,6 +11,8 @@ import type { RunnerEndpoint } from "@mcpgw/upstream";
 import { requestId } from "hono/request-id";
 import { authenticate, KeyIndex } from "./auth";
 import { lazyBodyLimit } from "./body-limit";
+import type { ConsoleAssets } from "./console/assets";
+import { ConsoleSessions } from "./console/session";
 import type { AppEnv } from "./env";
 import type { McpOriginPolicy } from "./gateway/mcp";
 import type { GatewayDeps } from "./gateway/service";
@@ -40,6 +42,8 @@ export interface AppDeps {
    * (`npm run dev`, where it runs in the same process); cache and timeout overrides for tests.
    */
   readiness?: Omit<ReadinessOptions, "runner"> & { runner?: boolean };
+  /** The admin console's built files, served at `/` by the admin plane (none: the API alone). */
+  console?: ConsoleAssets | undefined;
   /** Data-plane parts, made here unless given (tests inject their own). */
   gateway?: Partial<Pick<GatewayDeps, "directory" | "pool" | "fetch" | "heartbeatMs">>;
 }
@@ -47,10 +51,14 @@ export interface AppDeps {
 /** The largest request body accepted. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-/** An app with no plane yet, and the key index its planes share (key changes reach it at once). */
+/**
+ * An app with no plane yet, the key index its planes share (key changes reach it at once) and the
+ * console's sessions.
+ */
 export interface BaseApp {
   app: OpenAPIHono<AppEnv>;
   keyIndex: KeyIndex;
+  consoleSessions: ConsoleSessions;
 }
 
 /** The common base of every plane's app: add planes to `app`, then {@link documentApp}. */
@@ -79,13 +87,12 @@ export function createBaseApp(deps: AppDeps): BaseApp {
       durationMs: Math.round((performance.now() - started) * 10) / 10,
     });
   });
-  app.use(
-    "/v1/*",
-    lazyBodyLimit({
-      maxSize: MAX_BODY_BYTES,
-      onError: (c) => problemOf(c, "request.too_large", `The request body exceeds ${MAX_BODY_BYTES} bytes.`),
-    }),
-  );
+  const bodyLimit = lazyBodyLimit({
+    maxSize: MAX_BODY_BYTES,
+    onError: (c) => problemOf(c, "request.too_large", `The request body exceeds ${MAX_BODY_BYTES} bytes.`),
+  });
+  app.use("/v1/*", bodyLimit);
+  app.use("/console/*", bodyLimit);
 
   const { runner: checkRunner, ...readinessOptions } = deps.readiness ?? {};
   const readiness = new Readiness(deps.store, deps.logger, {
@@ -94,11 +101,21 @@ export function createBaseApp(deps: AppDeps): BaseApp {
   });
   registerHealthRoutes(app, readiness);
   const keyIndex = new KeyIndex(deps.store.keys);
-  const auth = authenticate({ adminToken: deps.adminToken, verifyKey: (token) => keyIndex.verify(token) });
-  app.use("/v1/*", auth);
-  app.use("/mcp", auth);
-  app.use("/mcp/*", auth);
-  return { app, keyIndex };
+  const consoleSessions = new ConsoleSessions(deps.store.consoleSessions, deps.adminToken);
+  const verifyKey = (token: string) => keyIndex.verify(token);
+  // The REST API also takes the console's session cookie; the MCP endpoints take bearer tokens only.
+  app.use(
+    "/v1/*",
+    authenticate({
+      adminToken: deps.adminToken,
+      verifyKey,
+      consoleSession: (c) => consoleSessions.authenticates(c),
+    }),
+  );
+  const bearerOnly = authenticate({ adminToken: deps.adminToken, verifyKey });
+  app.use("/mcp", bearerOnly);
+  app.use("/mcp/*", bearerOnly);
+  return { app, keyIndex, consoleSessions };
 }
 
 /** The OpenAPI document of what `app` serves, and its docs page. */

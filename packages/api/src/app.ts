@@ -13,9 +13,10 @@ export { type AppDeps, MAX_BODY_BYTES } from "./app-base";
  */
 export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const serve = { admin: deps.serve?.admin ?? true, gateway: deps.serve?.gateway ?? true };
-  const { app, keyIndex } = createBaseApp(deps);
+  const base = createBaseApp(deps);
+  const { app } = base;
   // Each plane is a route group behind its own guard.
-  if (serve.admin) registerAdminPlane(app, deps, keyIndex);
+  if (serve.admin) registerAdminPlane(app, deps, base);
   if (serve.gateway) registerGatewayPlane(app, deps);
   return documentApp(app);
 }

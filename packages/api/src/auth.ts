@@ -1,5 +1,6 @@
 import { API_KEY_PREFIX, type ApiKeyInfo, type ApiKeyStore, hashApiKey } from "@mcpgw/aws";
 import { AppError, bearerToken, secretMatcher } from "@mcpgw/core";
+import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "./env";
 
@@ -78,17 +79,20 @@ export class KeyIndex {
 }
 
 /**
- * Who is calling: the admin token or a client API key (set as the request's `principal`); anything
- * else is 401. What each may use is the route groups' business (`requireAdmin`, `requireClient`).
+ * Who is calling: the admin token or a client API key (set as the request's `principal`), or — where
+ * `consoleSession` is given, for a request with no bearer token — the admin signed in to the console;
+ * anything else is 401. What each may use is the route groups' business (`requireAdmin`,
+ * `requireClient`).
  */
 export function authenticate(options: {
   adminToken: string;
   verifyKey: (key: string) => Promise<ApiKeyInfo | undefined>;
+  consoleSession?: (c: Context) => Promise<boolean>;
 }) {
   const isAdminToken = secretMatcher(options.adminToken);
   return createMiddleware<AppEnv>(async function authenticate(c, next) {
     const token = bearerToken(c.req.header("authorization"));
-    if (token && isAdminToken(token)) {
+    if ((token && isAdminToken(token)) || (!token && (await options.consoleSession?.(c)))) {
       c.set("principal", { kind: "admin" });
       return next();
     }

@@ -2,6 +2,8 @@ export * from "./admin-app";
 export * from "./app";
 export { createBaseApp, documentApp } from "./app-base";
 export { KEY_CACHE_MS } from "./auth";
+export { CONSOLE_CSP, type ConsoleAssets, loadConsoleAssets } from "./console/assets";
+export { CSRF_HEADER, SESSION_COOKIE } from "./console/session";
 export * from "./gateway/directory";
 export * from "./gateway/service";
 export * from "./gateway-app";

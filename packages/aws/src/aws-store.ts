@@ -2,6 +2,7 @@ import { createChangeFeed } from "./changes";
 import { createChatToggles } from "./chats";
 import { type AwsClients, createAwsClients } from "./clients";
 import { type AwsConfig, loadAwsConfig } from "./config";
+import { createConsoleSessionStore } from "./console-sessions";
 import { createJobQueue, type SqsJobQueue } from "./jobs";
 import { createApiKeyStore } from "./keys";
 import { createOutageLog } from "./outages";
@@ -45,6 +46,7 @@ export function createStore(
     chats: createChatToggles(clients.ddb, config.tableName),
     threads: createThreadRegistry(clients.ddb, config.tableName),
     keys: createApiKeyStore(clients.ddb, config.tableName),
+    consoleSessions: createConsoleSessionStore(clients.ddb, config.tableName),
     secrets: createSecretStore(clients.ddb, config.tableName, sealer),
     jobs,
     outages: createOutageLog(config, options.outageLogIntervalMs),

@@ -4,6 +4,7 @@ export * from "./changes";
 export * from "./chats";
 export * from "./clients";
 export * from "./config";
+export * from "./console-sessions";
 export * from "./dynamo";
 export * from "./env-reader";
 export * from "./jobs";

@@ -367,6 +367,24 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
   });
 
   describe(`${name} store: keys, threads, secrets, jobs`, () => {
+    it("keeps a console session until it expires or ends", async () => {
+      const store = await open();
+      const hash = unique("session-hash");
+      const expiresAt = new Date(Date.now() + 60_000);
+      await store.consoleSessions.create(hash, expiresAt);
+
+      expect((await store.consoleSessions.expiresAt(hash))?.getTime()).toBe(
+        Math.ceil(expiresAt.getTime() / 1000) * 1000,
+      );
+      expect(
+        await store.consoleSessions.expiresAt(hash, new Date(expiresAt.getTime() + 1_000)),
+      ).toBeUndefined();
+      expect(await store.consoleSessions.expiresAt(unique("other"))).toBeUndefined();
+      await store.consoleSessions.delete(hash);
+      expect(await store.consoleSessions.expiresAt(hash)).toBeUndefined();
+      await store.consoleSessions.delete(hash);
+    });
+
     it("keeps keys by hash only, and revokes them", async () => {
       const store = await open();
       const created = await store.keys.create(unique("laptop"), null);

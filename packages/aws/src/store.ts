@@ -1,5 +1,6 @@
 import type { ChangeFeed } from "./changes";
 import type { ChatToggles } from "./chats";
+import type { ConsoleSessionStore } from "./console-sessions";
 import type { JobQueue } from "./jobs";
 import type { ApiKeyStore } from "./keys";
 import type { Dependency, OutageLog } from "./outages";
@@ -27,6 +28,8 @@ export interface Store {
   chats: ChatToggles;
   threads: ThreadRegistry;
   keys: ApiKeyStore;
+  /** Admin console sign-ins. */
+  consoleSessions: ConsoleSessionStore;
   secrets: SecretStore;
   jobs: JobQueue;
   /** Missing resources, logged once per interval by all who use the store. */

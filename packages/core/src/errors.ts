@@ -24,6 +24,7 @@ export const ERROR_CODES = {
   "request.method_not_allowed": [405, "Method not allowed", INVALID_REQUEST],
   "auth.unauthorized": [401, "Unauthorized", INVALID_REQUEST],
   "auth.forbidden": [403, "Forbidden", INVALID_REQUEST],
+  "auth.csrf_failed": [403, "Missing or wrong CSRF token", INVALID_REQUEST],
   "server.invalid": [400, "Invalid server configuration", INVALID_PARAMS],
   "server.url_forbidden": [400, "Forbidden upstream URL", INVALID_PARAMS],
   "server.credentials_origin_changed": [400, "Credentials would go to a new origin", INVALID_PARAMS],

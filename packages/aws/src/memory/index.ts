@@ -8,6 +8,7 @@ import type { Sealer } from "../sealing";
 import type { Store } from "../store";
 import { createMemoryChangeFeed } from "./changes";
 import { createMemoryChatToggles } from "./chats";
+import { createMemoryConsoleSessionStore } from "./console-sessions";
 import { createMemoryJobQueue, type MemoryJobQueue } from "./jobs";
 import { createMemoryApiKeyStore } from "./keys";
 import { createMemorySealer } from "./sealer";
@@ -39,6 +40,7 @@ export function createMemoryStore(options: { jobs?: MemoryJobQueue } = {}): Memo
     chats: createMemoryChatToggles(tables),
     threads: createMemoryThreadRegistry(tables),
     keys: createMemoryApiKeyStore(tables),
+    consoleSessions: createMemoryConsoleSessionStore(),
     secrets: createMemorySecretStore(tables, sealer),
     jobs: options.jobs ?? createMemoryJobQueue(),
     outages: createOutageLog({

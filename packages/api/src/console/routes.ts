@@ -1,0 +1,103 @@
+/**
+ * The admin console's routes: its page and assets at `/` (same origin as the API, under a strict
+ * CSP), and the session it signs in with (`/console/session`).
+ */
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { AppError, secretMatcher } from "@mcpgw/core";
+import type { Context } from "hono";
+import type { AppEnv } from "../env";
+import { json, jsonBody, problems } from "../openapi-helpers";
+import { CONSOLE_CSP, type ConsoleAssets } from "./assets";
+import type { ConsoleSessions } from "./session";
+
+const Session = z
+  .object({
+    csrfToken: z.string().openapi({ description: "Send as X-CSRF-Token with every state change" }),
+    expiresAt: z.string(),
+  })
+  .openapi("ConsoleSession");
+
+const SignIn = z.strictObject({ token: z.string().min(1).max(1024) });
+
+/** Registers the console session routes, and the console itself when it is built (`assets`). */
+export function registerConsoleRoutes(
+  app: OpenAPIHono<AppEnv>,
+  deps: { sessions: ConsoleSessions; adminToken: string; assets: ConsoleAssets | undefined },
+): void {
+  const isAdminToken = secretMatcher(deps.adminToken);
+  app.openapi(
+    createRoute({
+      method: "post",
+      path: "/console/session",
+      tags: ["console"],
+      summary: "Sign in to the console: the admin token for an HttpOnly session cookie",
+      request: jsonBody(SignIn),
+      responses: {
+        201: json(Session, "Signed in: the cookie is set; keep the CSRF token in memory"),
+        ...problems(400, 401, 413, 500),
+      },
+    }),
+    async (c) => {
+      if (!isAdminToken(c.req.valid("json").token)) {
+        throw new AppError("auth.unauthorized", "That is not the admin token.");
+      }
+      noStore(c);
+      c.get("logger").info("console signed in");
+      return c.json(await deps.sessions.start(c), 201);
+    },
+  );
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/console/session",
+      tags: ["console"],
+      summary: "The console's session (after a reload): its CSRF token and expiry",
+      responses: { 200: json(Session, "Signed in"), ...problems(401, 500) },
+    }),
+    async (c) => {
+      const session = await deps.sessions.current(c);
+      if (!session) throw new AppError("auth.unauthorized", "Not signed in.");
+      noStore(c);
+      return c.json(session, 200);
+    },
+  );
+  app.openapi(
+    createRoute({
+      method: "delete",
+      path: "/console/session",
+      tags: ["console"],
+      summary: "Sign out: the session ends and its cookie is cleared",
+      responses: { 204: { description: "Signed out" }, ...problems(403, 500) },
+    }),
+    async (c) => {
+      // Signing out is a state change: a live session's needs its CSRF token too.
+      if (await deps.sessions.current(c)) await deps.sessions.authenticates(c);
+      await deps.sessions.end(c);
+      return c.body(null, 204);
+    },
+  );
+
+  const { assets } = deps;
+  if (!assets) return;
+  app.get("/", () => serveFile(assets, "/"));
+  app.get("/assets/:file", (c) => serveFile(assets, `/assets/${c.req.param("file")}`));
+}
+
+function serveFile(assets: ConsoleAssets, path: string): Response {
+  const file = assets.get(path);
+  if (!file) throw new AppError("request.not_found", `No console file at ${path}.`);
+  return new Response(file.body, {
+    headers: {
+      "content-type": file.type,
+      "cache-control": file.cacheControl,
+      "content-security-policy": CONSOLE_CSP,
+      "x-content-type-options": "nosniff",
+      "referrer-policy": "no-referrer",
+      "x-frame-options": "DENY",
+    },
+  });
+}
+
+function noStore(c: Context): void {
+  c.header("cache-control", "no-store");
+}

@@ -1,0 +1,102 @@
+/**
+ * Admin console sign-in. The admin pastes the admin token once; it is exchanged for a session cookie
+ * (HttpOnly, SameSite=Strict, Secure over HTTPS, expiring) whose value is the session's only copy —
+ * the store keeps its hash. Requests authenticated by the cookie that change state must carry the
+ * session's CSRF token in `X-CSRF-Token`: an HMAC of the cookie value, which the console learns from
+ * the sign-in answer (or `GET /console/session`) and keeps in memory, never in storage.
+ */
+import { createHash, createHmac, randomBytes } from "node:crypto";
+import type { ConsoleSessionStore } from "@mcpgw/aws";
+import { AppError, secretsEqual } from "@mcpgw/core";
+import type { Context } from "hono";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+
+/** The session cookie's name. */
+export const SESSION_COOKIE = "mgw_console";
+/** The header a cookie-authenticated state change must carry. */
+export const CSRF_HEADER = "x-csrf-token";
+/** How long a console session lasts. */
+export const SESSION_TTL_MS = 12 * 60 * 60_000;
+
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/** A live session as the console sees it. */
+export interface SessionView {
+  csrfToken: string;
+  expiresAt: string;
+}
+
+/** Console sessions of one deployment: issued, checked and ended against the store. */
+export class ConsoleSessions {
+  private readonly key: Buffer;
+
+  constructor(
+    private readonly store: ConsoleSessionStore,
+    adminToken: string,
+    private readonly ttlMs = SESSION_TTL_MS,
+  ) {
+    this.key = createHash("sha256").update("mcpgw console\0").update(adminToken).digest();
+  }
+
+  /** Starts a session: sets its cookie on `c` and answers what the console keeps in memory. */
+  async start(c: Context): Promise<SessionView> {
+    const value = randomBytes(32).toString("base64url");
+    const expiresAt = new Date(Date.now() + this.ttlMs);
+    await this.store.create(hashOf(value), expiresAt);
+    setCookie(c, SESSION_COOKIE, value, {
+      httpOnly: true,
+      sameSite: "Strict",
+      secure: isHttps(c),
+      path: "/",
+      expires: expiresAt,
+    });
+    return { csrfToken: this.csrfOf(value), expiresAt: expiresAt.toISOString() };
+  }
+
+  /** The request's live session, if its cookie names one. */
+  async current(c: Context): Promise<SessionView | undefined> {
+    const value = getCookie(c, SESSION_COOKIE);
+    if (!value || value.length > 128) return undefined;
+    const expiresAt = await this.store.expiresAt(hashOf(value));
+    return expiresAt && { csrfToken: this.csrfOf(value), expiresAt: expiresAt.toISOString() };
+  }
+
+  /**
+   * Whether the request is the admin through a live console session; a state change without the
+   * session's CSRF token is refused (403 `auth.csrf_failed`).
+   */
+  async authenticates(c: Context): Promise<boolean> {
+    const session = await this.current(c);
+    if (!session) return false;
+    if (SAFE_METHODS.has(c.req.method)) return true;
+    const given = c.req.header(CSRF_HEADER);
+    if (!given || !secretsEqual(given, session.csrfToken)) {
+      throw new AppError(
+        "auth.csrf_failed",
+        `A console request that changes state needs the ${CSRF_HEADER} header.`,
+      );
+    }
+    return true;
+  }
+
+  /** Ends the request's session (sign-out) and clears its cookie. */
+  async end(c: Context): Promise<void> {
+    const value = getCookie(c, SESSION_COOKIE);
+    if (value && value.length <= 128) await this.store.delete(hashOf(value));
+    deleteCookie(c, SESSION_COOKIE, { path: "/", secure: isHttps(c), httpOnly: true, sameSite: "Strict" });
+  }
+
+  private csrfOf(value: string): string {
+    return createHmac("sha256", this.key).update(value).digest("base64url");
+  }
+}
+
+function hashOf(value: string): string {
+  return createHash("sha256").update(value).digest("base64url");
+}
+
+/** Whether the client reached us over HTTPS (directly, or as the front that forwarded it says). */
+function isHttps(c: Context): boolean {
+  const forwarded = c.req.header("x-forwarded-proto");
+  return (forwarded ?? new URL(c.req.url).protocol.replace(":", "")).split(",")[0]?.trim() === "https";
+}

@@ -1,0 +1,99 @@
+/**
+ * The console's one way to the API: same origin, the session cookie, the CSRF token (kept in memory
+ * only) on every state change, and problem+json answers turned into {@link ApiError}s.
+ */
+
+/** A problem+json answer: its stable code, what went wrong, and per-field messages when it has them. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly detail: string,
+    readonly errors: string[] = [],
+  ) {
+    super(detail);
+  }
+}
+
+/** What the session routes answer. */
+export interface Session {
+  csrfToken: string;
+  expiresAt: string;
+}
+
+let csrfToken: string | undefined;
+let onSignedOut: (() => void) | undefined;
+
+/** Called when the API says the session is gone (expired, signed out elsewhere). */
+export function whenSignedOut(callback: () => void): void {
+  onSignedOut = callback;
+}
+
+/** Exchanges the admin token for a session cookie; the token itself is not kept anywhere. */
+export async function signIn(token: string): Promise<Session> {
+  const session = await request<Session>("POST", "/console/session", { token });
+  csrfToken = session.csrfToken;
+  return session;
+}
+
+/** The session a reload finds, if the cookie still names a live one. */
+export async function resumeSession(): Promise<Session | undefined> {
+  try {
+    const session = await request<Session>("GET", "/console/session");
+    csrfToken = session.csrfToken;
+    return session;
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) return undefined;
+    throw error;
+  }
+}
+
+export async function signOut(): Promise<void> {
+  await request("DELETE", "/console/session");
+  csrfToken = undefined;
+}
+
+/** One API request; JSON in and out. */
+export async function request<T = unknown>(
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<T> {
+  const response = await fetch(path, {
+    method,
+    credentials: "same-origin",
+    headers: {
+      accept: "application/json",
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+      ...(method === "GET" || !csrfToken ? {} : { "x-csrf-token": csrfToken }),
+      ...headers,
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  if (response.status === 204) return undefined as T;
+  const text = await response.text();
+  const parsed = text ? safeJson(text) : undefined;
+  if (!response.ok) {
+    const problem = (parsed ?? {}) as { code?: string; detail?: string; title?: string; errors?: unknown };
+    if (response.status === 401 && path !== "/console/session") onSignedOut?.();
+    throw new ApiError(
+      response.status,
+      problem.code ?? `http.${response.status}`,
+      problem.detail ?? problem.title ?? `The request failed (${response.status}).`,
+      Array.isArray(problem.errors) ? problem.errors.map(String) : [],
+    );
+  }
+  return parsed as T;
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** The segment of a path for a name or id. */
+export const seg = encodeURIComponent;

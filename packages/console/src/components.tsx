@@ -1,0 +1,176 @@
+/** Small pieces every page uses: state badges, problems, fields, confirmations, empty states. */
+import type { ComponentChildren } from "preact";
+import { useEffect, useRef, useState } from "preact/hooks";
+import { ApiError } from "./api";
+import type { ServerState } from "./types";
+
+const STATE_LABELS: Record<ServerState, string> = {
+  connecting: "Connecting",
+  connected: "Connected",
+  failed: "Failed",
+  disabled: "Disabled",
+};
+
+/** A server's state as colour and text (never colour alone), with its reason when it failed. */
+export function StateBadge({ state, reason }: { state: ServerState; reason?: string | null }) {
+  return (
+    <span class={`badge state-${state}`} data-state={state}>
+      <span class="dot" aria-hidden="true" />
+      {STATE_LABELS[state]}
+      {reason ? <span class="reason"> · {reason}</span> : null}
+    </span>
+  );
+}
+
+/** An error from the API (or anything thrown) as an alert the admin can act on. */
+export function Problem({ error }: { error: unknown }) {
+  if (!error) return null;
+  const api = error instanceof ApiError ? error : undefined;
+  return (
+    <div class="problem" role="alert">
+      <strong>{api ? api.detail : String((error as Error)?.message ?? error)}</strong>
+      {api ? <code class="code">{api.code}</code> : null}
+      {api && api.errors.length > 0 ? (
+        <ul>
+          {api.errors.map((message) => (
+            <li key={message}>{message}</li>
+          ))}
+        </ul>
+      ) : null}
+    </div>
+  );
+}
+
+/**
+ * The API's messages about one field: those of a `request.invalid` problem whose path starts with
+ * the field's name (`url: Invalid URL`), or the whole detail when the problem's code is the field's.
+ */
+export function fieldErrors(error: unknown, field: string, codes: string[] = []): string[] {
+  if (!(error instanceof ApiError)) return [];
+  if (codes.includes(error.code)) return [error.detail];
+  return error.errors.filter(
+    (message) => message === field || message.startsWith(`${field}:`) || message.startsWith(`${field}.`),
+  );
+}
+
+/** A labelled form control with its help and the API's messages next to it. */
+export function Field(props: {
+  label: string;
+  id: string;
+  help?: string;
+  errors?: string[];
+  children: ComponentChildren;
+}) {
+  const errors = props.errors ?? [];
+  return (
+    <div class={`field${errors.length ? " invalid" : ""}`}>
+      <label for={props.id}>{props.label}</label>
+      {props.children}
+      {props.help ? (
+        <p class="help" id={`${props.id}-help`}>
+          {props.help}
+        </p>
+      ) : null}
+      {errors.map((message) => (
+        <p class="field-error" id={`${props.id}-error`} key={message} role="alert">
+          {message}
+        </p>
+      ))}
+    </div>
+  );
+}
+
+/** A button that asks before it acts (a modal dialog, keyboard-usable: Esc cancels). */
+export function ConfirmButton(props: {
+  label: string;
+  question: string;
+  confirmLabel?: string;
+  danger?: boolean;
+  onConfirm: () => void | Promise<void>;
+}) {
+  const dialog = useRef<HTMLDialogElement>(null);
+  return (
+    <>
+      <button type="button" class={props.danger ? "danger" : ""} onClick={() => dialog.current?.showModal()}>
+        {props.label}
+      </button>
+      <dialog ref={dialog} aria-label={props.label}>
+        <p>{props.question}</p>
+        <div class="actions">
+          <button type="button" onClick={() => dialog.current?.close()}>
+            Cancel
+          </button>
+          <button
+            type="button"
+            class={props.danger ? "danger" : "primary"}
+            onClick={async () => {
+              dialog.current?.close();
+              await props.onConfirm();
+            }}
+          >
+            {props.confirmLabel ?? props.label}
+          </button>
+        </div>
+      </dialog>
+    </>
+  );
+}
+
+/** What a page shows when it has nothing yet, and what to do next. */
+export function EmptyState(props: { title: string; children: ComponentChildren }) {
+  return (
+    <section class="empty">
+      <h2>{props.title}</h2>
+      {props.children}
+    </section>
+  );
+}
+
+/**
+ * Data loaded now and again every `everyMs` (no reload needed), with the last error; `reload` loads
+ * at once (after an action).
+ */
+export function usePolled<T>(load: () => Promise<T>, everyMs: number, deps: unknown[] = []) {
+  const [data, setData] = useState<T | undefined>(undefined);
+  const [error, setError] = useState<unknown>(undefined);
+  const loadRef = useRef(load);
+  loadRef.current = load;
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    let stopped = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const run = async () => {
+      try {
+        const value = await loadRef.current();
+        if (!stopped) {
+          setData(value);
+          setError(undefined);
+        }
+      } catch (caught) {
+        if (!stopped) setError(caught);
+      }
+      if (!stopped && everyMs > 0) timer = setTimeout(run, everyMs);
+    };
+    void run();
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+  }, [everyMs, tick, ...deps]);
+  return { data, error, reload: () => setTick((n) => n + 1) };
+}
+
+/** A time as the admin reads it: relative when recent, else local date and time. */
+export function when(iso: string | null | undefined): string {
+  if (!iso) return "—";
+  const ms = Date.now() - Date.parse(iso);
+  if (Number.isNaN(ms)) return iso;
+  if (ms < 60_000) return `${Math.max(0, Math.round(ms / 1000))} s ago`;
+  if (ms < 3_600_000) return `${Math.round(ms / 60_000)} min ago`;
+  return new Date(iso).toLocaleString();
+}
+
+/** A latency in ms, or a dash. */
+export function ms(value: number | null | undefined): string {
+  return value === null || value === undefined ? "—" : `${Math.round(value)} ms`;
+}

@@ -1,0 +1,88 @@
+/**
+ * A server's recent latency as an SVG chart: probes and call batches over time, failures marked,
+ * with a text summary beside it (the chart is not the only way to read it).
+ */
+
+/** One point of a server's latency history, as `GET /v1/servers/{id}/latency` answers it. */
+export interface LatencyPoint {
+  at: string;
+  kind: "probe" | "calls";
+  ms: number;
+  ok: boolean;
+  count?: number;
+  errors?: number;
+  maxMs?: number;
+}
+
+const WIDTH = 600;
+const HEIGHT = 160;
+const PAD = { left: 44, right: 8, top: 8, bottom: 22 };
+
+export function LatencyChart({ points }: { points: LatencyPoint[] }) {
+  if (points.length === 0) {
+    return (
+      <p class="help">No probes or calls recorded yet: points appear as the server is checked and used.</p>
+    );
+  }
+  const times = points.map((point) => Date.parse(point.at));
+  const [t0, t1] = [Math.min(...times), Math.max(...times)];
+  const top = Math.max(1, ...points.map((point) => point.ms)) * 1.1;
+  const x = (t: number) => PAD.left + ((t - t0) / Math.max(1, t1 - t0)) * (WIDTH - PAD.left - PAD.right);
+  const y = (ms: number) => HEIGHT - PAD.bottom - (ms / top) * (HEIGHT - PAD.top - PAD.bottom);
+  const probes = points.filter((point) => point.kind === "probe");
+  const calls = points.filter((point) => point.kind === "calls");
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+  const summary = [
+    probes.length
+      ? `${probes.length} probes, median ${Math.round(median(probes.map((p) => p.ms)) ?? 0)} ms`
+      : "",
+    calls.length
+      ? `${calls.reduce((sum, p) => sum + (p.count ?? 1), 0)} calls, median ${Math.round(median(calls.map((p) => p.ms)) ?? 0)} ms`
+      : "",
+    `${points.filter((p) => !p.ok).length} failed`,
+  ]
+    .filter(Boolean)
+    .join(" · ");
+  return (
+    <figure>
+      <svg
+        class="chart"
+        viewBox={`0 0 ${WIDTH} ${HEIGHT}`}
+        role="img"
+        aria-label={`Latency history: ${summary}`}
+      >
+        <path
+          class="axis"
+          d={`M${PAD.left},${PAD.top} V${HEIGHT - PAD.bottom} H${WIDTH - PAD.right}`}
+          fill="none"
+        />
+        <text x={PAD.left - 4} y={PAD.top + 8} text-anchor="end">
+          {Math.round(top)} ms
+        </text>
+        <text x={PAD.left - 4} y={HEIGHT - PAD.bottom} text-anchor="end">
+          0
+        </text>
+        <text x={PAD.left} y={HEIGHT - 6}>
+          {new Date(t0).toLocaleTimeString()}
+        </text>
+        <text x={WIDTH - PAD.right} y={HEIGHT - 6} text-anchor="end">
+          {new Date(t1).toLocaleTimeString()}
+        </text>
+        {points.map((point) => (
+          <circle
+            key={`${point.kind}-${point.at}`}
+            class={point.ok ? point.kind : "failed"}
+            cx={x(Date.parse(point.at))}
+            cy={y(point.ms)}
+            r={point.kind === "calls" ? 4 : 3}
+          >
+            <title>
+              {`${point.kind === "probe" ? "Probe" : `${point.count ?? 1} calls`} at ${new Date(point.at).toLocaleTimeString()}: ${Math.round(point.ms)} ms${point.ok ? "" : " (failed)"}`}
+            </title>
+          </circle>
+        ))}
+      </svg>
+      <figcaption class="help">{summary}</figcaption>
+    </figure>
+  );
+}

@@ -1,0 +1,4 @@
+/** PLACEHOLDER (replaced before landing). */
+export function ImportPage() {
+  return <h1>import</h1>;
+}

@@ -1,0 +1,4 @@
+/** PLACEHOLDER (replaced before landing). */
+export function KeysPage() {
+  return <h1>keys</h1>;
+}

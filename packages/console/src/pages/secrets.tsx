@@ -1,0 +1,4 @@
+/** PLACEHOLDER (replaced before landing). */
+export function SecretsPage() {
+  return <h1>secrets</h1>;
+}

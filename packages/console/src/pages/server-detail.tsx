@@ -1,0 +1,153 @@
+/**
+ * One server: its live status (polled), latency history, configuration (masked), tools with a "try
+ * it" form each, and its actions — edit, enable/disable, reconnect, delete (confirmed).
+ */
+import { useState } from "preact/hooks";
+import { request, seg } from "../api";
+import { ConfirmButton, ms, Problem, StateBadge, usePolled, when } from "../components";
+import { LatencyChart, type LatencyPoint } from "../latency-chart";
+import { href, navigate } from "../router";
+import { ToolView } from "../tool-view";
+import type { Server, Tool } from "../types";
+import { REFRESH_MS } from "./servers";
+
+export function ServerDetailPage({ id }: { id: string }) {
+  const path = `/v1/servers/${seg(id)}`;
+  const server = usePolled(() => request<Server>("GET", path), REFRESH_MS, [id]);
+  const latency = usePolled(() => request<{ points: LatencyPoint[] }>("GET", `${path}/latency`), 5_000, [id]);
+  const connected = server.data?.status.state === "connected";
+  const tools = usePolled(
+    () => (connected ? request<{ tools: Tool[] }>("GET", `${path}/tools`) : Promise.resolve({ tools: [] })),
+    0,
+    [id, connected, server.data?.status.toolCount],
+  );
+  const [actionError, setActionError] = useState<unknown>(undefined);
+
+  const s = server.data;
+  if (!s) return server.error ? <Problem error={server.error} /> : <p class="loading">Loading…</p>;
+  const act = async (action: () => Promise<unknown>) => {
+    setActionError(undefined);
+    try {
+      await action();
+      server.reload();
+    } catch (caught) {
+      setActionError(caught);
+    }
+  };
+
+  return (
+    <section>
+      <p>
+        <a href={href("servers")}>← Servers</a>
+      </p>
+      <div class="page-head">
+        <h1>
+          {s.name} <StateBadge state={s.status.state} reason={s.status.reason} />
+        </h1>
+        <div class="actions">
+          <a class="button" href={href("servers", s.name, "edit")}>
+            Edit
+          </a>
+          <button
+            type="button"
+            onClick={() =>
+              act(() => request("PATCH", path, { enabled: !s.enabled }, { "if-match": `"${s.version}"` }))
+            }
+          >
+            {s.enabled ? "Disable" : "Enable"}
+          </button>
+          <button
+            type="button"
+            disabled={!s.enabled}
+            onClick={() => act(() => request("POST", `${path}/reconnect`))}
+          >
+            Reconnect
+          </button>
+          <ConfirmButton
+            label="Delete"
+            danger
+            question={`Delete ${s.name}? Its tools disappear from every client, and its stored headers and env are removed.`}
+            onConfirm={() =>
+              act(async () => {
+                await request("DELETE", path);
+                navigate("servers");
+              })
+            }
+          />
+        </div>
+      </div>
+      <Problem error={actionError ?? server.error} />
+      <div class="cards">
+        <div class="card">
+          <h2>Status</h2>
+          <dl class="facts">
+            <dt>State</dt>
+            <dd>
+              <StateBadge state={s.status.state} reason={s.status.reason} />
+            </dd>
+            <dt>Tools</dt>
+            <dd data-field="toolCount">{s.status.toolCount}</dd>
+            <dt>Last latency</dt>
+            <dd>{ms(s.status.lastConnectionLatencyMs)}</dd>
+            <dt>Last success</dt>
+            <dd>{when(s.status.lastSuccessfulConnectionAt)}</dd>
+            <dt>Last failure</dt>
+            <dd>{when(s.status.lastConnectionFailureAt)}</dd>
+            <dt>Last error</dt>
+            <dd class="error-text">{s.status.lastError ?? "—"}</dd>
+            <dt>Protocol</dt>
+            <dd>{s.status.protocolVersion ?? "—"}</dd>
+          </dl>
+        </div>
+        <div class="card">
+          <h2>Configuration</h2>
+          <dl class="facts">
+            <dt>Kind</dt>
+            <dd>{s.transport === "http" ? "Remote (HTTP)" : "Command (stdio)"}</dd>
+            {s.transport === "http" ? (
+              <>
+                <dt>URL</dt>
+                <dd class="mono">{s.url}</dd>
+                <dt>Headers</dt>
+                <dd class="mono">{mapText(s.headers)}</dd>
+              </>
+            ) : (
+              <>
+                <dt>Command</dt>
+                <dd class="mono">{[s.command, ...(s.args ?? [])].join(" ")}</dd>
+                <dt>Env</dt>
+                <dd class="mono">{mapText(s.env)}</dd>
+                <dt>Secret</dt>
+                <dd>{s.secretRef ? `${s.secretRef} (${s.secretFormat ?? "env"})` : "—"}</dd>
+                <dt>Scope</dt>
+                <dd>{s.scope}</dd>
+              </>
+            )}
+            <dt>Timeout</dt>
+            <dd>{s.timeoutSeconds} s</dd>
+            <dt>Enabled</dt>
+            <dd>{s.enabled ? "yes" : "no"}</dd>
+          </dl>
+        </div>
+      </div>
+      <h2>Latency</h2>
+      {latency.data ? <LatencyChart points={latency.data.points} /> : <Problem error={latency.error} />}
+      <h2>Tools</h2>
+      <Problem error={tools.error} />
+      {tools.data && tools.data.tools.length > 0 ? (
+        tools.data.tools.map((tool) => (
+          <ToolView key={tool.name} tool={tool} callName={`${s.name}__${tool.name}`} />
+        ))
+      ) : (
+        <p class="help">
+          {connected ? "This server offers no tools." : "Tools appear once the server is connected."}
+        </p>
+      )}
+    </section>
+  );
+}
+
+function mapText(map: Record<string, string> | undefined): string {
+  const entries = Object.entries(map ?? {});
+  return entries.length ? entries.map(([key, value]) => `${key}: ${value}`).join("\n") : "—";
+}

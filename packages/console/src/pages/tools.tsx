@@ -1,0 +1,4 @@
+/** PLACEHOLDER (replaced before landing). */
+export function ToolsPage() {
+  return <h1>tools</h1>;
+}

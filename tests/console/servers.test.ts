@@ -1,0 +1,97 @@
+/**
+ * The console's server flows in headless Chromium against the stack and real upstreams: sign in, the
+ * empty state, add a server and watch it connect without a reload, watch it fail and recover as its
+ * upstream stops and starts, and edit it with the masked Authorization header kept.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startUpstream, type Upstream } from "../fixtures/mcp-upstream";
+import {
+  type ConsoleSession,
+  expectAccessible,
+  expectNoSecrets,
+  openConsole,
+  signIn,
+} from "../support/browser";
+import { type Stack, startStack } from "../support/stack";
+
+const SECRET = "Bearer sentinel-console-secret-7f3a";
+
+describe("console: servers", () => {
+  let stack: Stack;
+  let upstream: Upstream;
+  let ui: ConsoleSession;
+
+  beforeAll(async () => {
+    stack = await startStack({ console: true, retryDelaySeconds: 1 });
+    upstream = await startUpstream({ name: "docs", requireBearer: "sentinel-console-secret-7f3a" });
+    ui = await openConsole(stack.api.url);
+  });
+  afterAll(async () => {
+    await ui?.close();
+    await upstream?.close();
+    await stack?.stop();
+  });
+
+  it("signs in with the admin token and shows what to do with no servers", async () => {
+    const { page } = ui;
+    await expectAccessible(page, "sign-in");
+    await signIn(page);
+    await page.getByRole("heading", { name: "No servers yet" }).waitFor();
+    await expectAccessible(page, "empty servers");
+    const cookies = await ui.context.cookies();
+    expect(cookies.find((cookie) => cookie.name === "mgw_console")).toMatchObject({
+      httpOnly: true,
+      sameSite: "Strict",
+    });
+  });
+
+  it("adds an HTTP server and shows it connecting, then connected with its tool count, without a reload", async () => {
+    const { page } = ui;
+    await page.getByRole("link", { name: "Add a server" }).click();
+    await page.getByLabel("Name").fill("docs");
+    await page.getByLabel("URL").fill(upstream.url);
+    await page.getByRole("button", { name: "Add header" }).click();
+    await page.getByLabel("Headers 1 name").fill("Authorization");
+    await page.getByLabel("Headers 1 value").fill(SECRET);
+    await expectAccessible(page, "add server");
+    await page.getByRole("button", { name: "Add server" }).click();
+
+    await page.getByRole("heading", { name: /docs/ }).waitFor();
+    await page.locator("h1 [data-state=connected]").waitFor({ timeout: 20_000 });
+    await page.getByRole("link", { name: "← Servers" }).click();
+    const row = page.locator("tr[data-server=docs]");
+    await row.locator("[data-state=connected]").waitFor();
+    expect(Number(await row.locator("[data-col=tools]").textContent())).toBeGreaterThan(0);
+    await expectAccessible(page, "servers");
+  });
+
+  it("shows a stopped upstream as failed / unreachable, and its recovery, without a reload", async () => {
+    const { page } = ui;
+    const port = upstream.port;
+    await upstream.close();
+    await stack.sweep();
+    const row = page.locator("tr[data-server=docs]");
+    await row.locator("[data-state=failed]").waitFor({ timeout: 20_000 });
+    expect(await row.textContent()).toContain("unreachable");
+
+    upstream = await startUpstream({ name: "docs", port, requireBearer: "sentinel-console-secret-7f3a" });
+    await row.locator("[data-state=connected]").waitFor({ timeout: 20_000 });
+  });
+
+  it("edits the server with its masked Authorization header kept, and the upstream still gets the real one", async () => {
+    const { page } = ui;
+    await page.getByRole("link", { name: "docs" }).click();
+    await page.getByRole("link", { name: "Edit" }).click();
+    const value = page.getByLabel("Headers 1 value");
+    await expect.poll(() => value.inputValue()).toBe("Bearer [SECRET]");
+    await page.getByLabel("Timeout (seconds)").fill("45");
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.getByRole("heading", { name: /docs/ }).waitFor();
+    await page.locator("h1 [data-state=connected]").waitFor({ timeout: 20_000 });
+
+    const stored = await stack.call("GET", "/v1/servers/docs");
+    expect(stored.body.timeoutSeconds).toBe(45);
+    expect(upstream.lastHeaders?.authorization).toBe(SECRET);
+    await expectNoSecrets(ui, [SECRET, "sentinel-console-secret-7f3a"]);
+  });
+});
