@@ -54,9 +54,13 @@ describe("console: servers", () => {
     await page.getByLabel("Headers 1 name").fill("Authorization");
     await page.getByLabel("Headers 1 value").fill(SECRET);
     await expectAccessible(page, "add server");
+    // The worker's probe held back a moment: the page is seen connecting before it connects.
+    stack.holdProbes();
     await page.getByRole("button", { name: "Add server" }).click();
 
     await page.getByRole("heading", { name: /docs/ }).waitFor();
+    await page.locator("h1 [data-state=connecting]").waitFor();
+    stack.releaseProbes();
     await page.locator("h1 [data-state=connected]").waitFor({ timeout: 20_000 });
     await page.getByRole("link", { name: "← Servers" }).click();
     const row = page.locator("tr[data-server=docs]");

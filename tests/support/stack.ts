@@ -58,10 +58,11 @@ export async function startStack(options: StackOptions = {}) {
     ...(options.console ? { console: loadConsoleAssets(CONSOLE_DIST) } : {}),
   });
   const api = await listen(app, 0);
+  const gate = fetchGate(options.fetch ?? createGuardedFetch({ allowPrivate }));
   const worker: WorkerDeps = {
     store,
     logger,
-    fetch: options.fetch ?? createGuardedFetch({ allowPrivate }),
+    fetch: gate.fetch,
     ...(options.retryDelaySeconds === undefined ? {} : { retryDelaySeconds: options.retryDelaySeconds }),
     ...(options.deadlineMs === undefined ? {} : { deadlineMs: options.deadlineMs }),
     ...(options.graceMs === undefined ? {} : { graceMs: options.graceMs }),
@@ -100,6 +101,13 @@ export async function startStack(options: StackOptions = {}) {
       const result = await runSweep({ store, logger }, { spreadSeconds: 0, ...options });
       return result.probes + result.checks;
     },
+    /** Holds the worker's upstream requests until {@link releaseProbes}: a state kept still to look at. */
+    holdProbes() {
+      gate.hold();
+    },
+    releaseProbes() {
+      gate.release();
+    },
     async stop() {
       await Promise.all([poller.stop(), api.close()]);
       await runner?.stop();
@@ -108,6 +116,25 @@ export async function startStack(options: StackOptions = {}) {
 }
 
 export type Stack = Awaited<ReturnType<typeof startStack>>;
+
+/** A fetch that waits while held. */
+function fetchGate(inner: typeof fetch) {
+  let held: { promise: Promise<void>; open: () => void } | undefined;
+  return {
+    fetch: (async (input, init) => {
+      await held?.promise;
+      return inner(input, init);
+    }) as typeof fetch,
+    hold() {
+      let open = () => {};
+      held ??= { promise: new Promise<void>((resolve) => (open = resolve)), open: () => open() };
+    },
+    release() {
+      held?.open();
+      held = undefined;
+    },
+  };
+}
 
 /** Polls `read` until `accept` holds, or fails after `timeoutMs` with the last value seen. */
 export async function waitFor<T>(

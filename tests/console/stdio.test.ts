@@ -1,0 +1,56 @@
+/**
+ * The console adds a command-based (stdio) server — command, argument list, an env value — and sees it
+ * connect through the runner; the env value comes back masked on edit and never reaches the page.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startRunnerStack, TINY_STDIO } from "../runner/helpers";
+import {
+  type ConsoleSession,
+  expectAccessible,
+  expectNoSecrets,
+  openConsole,
+  signIn,
+} from "../support/browser";
+
+const ENV_SECRET = "sentinel-console-env-51c9";
+
+describe("console: stdio servers", () => {
+  let stack: Awaited<ReturnType<typeof startRunnerStack>>;
+  let ui: ConsoleSession;
+
+  beforeAll(async () => {
+    stack = await startRunnerStack({}, { console: true });
+    ui = await openConsole(stack.api.url);
+    await signIn(ui.page);
+  });
+  afterAll(async () => {
+    await ui?.close();
+    await stack?.stop();
+    await stack?.cleanup();
+  });
+
+  it("adds a stdio server with args and env, sees it connected with its tools, and the env value masked", async () => {
+    const { page } = ui;
+    await page.goto("/#/servers/new");
+    await page.getByLabel("Command (stdio)").check();
+    await page.getByLabel("Name").fill("tiny");
+    await page.getByLabel("Command", { exact: true }).fill(process.execPath);
+    await page.getByRole("button", { name: "Add argument" }).click();
+    await page.getByLabel("argument 1", { exact: true }).fill(TINY_STDIO);
+    await page.getByRole("button", { name: "Add env" }).click();
+    await page.getByLabel("Environment 1 name").fill("API_KEY");
+    await page.getByLabel("Environment 1 value").fill(ENV_SECRET);
+    await expectAccessible(page, "add stdio server");
+    await page.getByRole("button", { name: "Add server" }).click();
+
+    await page.locator("h1 [data-state=connected]").waitFor({ timeout: 30_000 });
+    await page.getByRole("heading", { name: "ping" }).waitFor();
+    expect(await page.locator("[data-field=toolCount]").textContent()).not.toBe("0");
+
+    await page.getByRole("link", { name: "Edit" }).click();
+    await expect.poll(() => page.getByLabel("Environment 1 value").inputValue()).toBe("[SECRET]");
+    await expect.poll(() => page.getByLabel("argument 1", { exact: true }).inputValue()).toBe(TINY_STDIO);
+    await page.getByRole("link", { name: "Cancel" }).click();
+    await expectNoSecrets(ui, [ENV_SECRET]);
+  });
+});
