@@ -5,6 +5,7 @@
  */
 
 import { nodejs } from "./bundling";
+import { consoleDist } from "./console";
 import { inspectJobQueue, jobsLink } from "./queue";
 import { runnerLink, vpc } from "./runner";
 import { adminToken, describeKey, keyLink, runnerToken, sealWithKey, tableLink } from "./storage";
@@ -23,25 +24,6 @@ const environment = () => ({
  * key: these two read-only grants are all it adds.
  */
 const checkReadiness = [inspectJobQueue, describeKey];
-
-/**
- * Control plane: writes server configs and secrets, so it is the one function that seals
- * (kms:GenerateDataKey); enqueues jobs; stops thread-scoped runner instances.
- */
-export const admin = new sst.aws.Function("Admin", {
-  handler: "packages/api/src/lambda/admin.handler",
-  runtime: "nodejs22.x",
-  nodejs,
-  architecture: "arm64",
-  memory: "512 MB",
-  // Starting a thread instance waits on the runner spawning it (a first `npx` run downloads): 90 s.
-  timeout: "2 minutes",
-  url: true,
-  link: [tableLink, jobsLink, keyLink, adminToken, runnerLink, runnerToken],
-  permissions: [sealWithKey, ...checkReadiness],
-  vpc,
-  environment: environment(),
-});
 
 /**
  * Data plane: tool lists and calls, `/mcp`. Opens sealed headers (kms:Decrypt through the Key link)
@@ -65,4 +47,26 @@ export const gateway = new sst.aws.Function("Gateway", {
   permissions: checkReadiness,
   vpc,
   environment: environment(),
+});
+
+/**
+ * Control plane and admin console: writes server configs and secrets, so it is the one function that
+ * seals (kms:GenerateDataKey); enqueues jobs; stops thread-scoped runner instances.
+ */
+export const admin = new sst.aws.Function("Admin", {
+  handler: "packages/api/src/lambda/admin.handler",
+  runtime: "nodejs22.x",
+  nodejs,
+  architecture: "arm64",
+  memory: "512 MB",
+  // Starting a thread instance waits on the runner spawning it (a first `npx` run downloads): 90 s.
+  timeout: "2 minutes",
+  url: true,
+  link: [tableLink, jobsLink, keyLink, adminToken, runnerLink, runnerToken],
+  permissions: [sealWithKey, ...checkReadiness],
+  vpc,
+  // The console's "try it" is forwarded to the gateway function (same origin for the browser).
+  environment: { ...environment(), GATEWAY_URL: gateway.url },
+  // The admin console's static files (built by infra/console.ts), served at `/`.
+  copyFiles: [{ from: consoleDist, to: "console" }],
 });

@@ -97,8 +97,8 @@ describe("GET /openapi.json", () => {
     expect(documented).toEqual(expect.arrayContaining(CONTRACT_ROUTES));
   });
 
-  it("documents every /v1 route and probe the app actually serves, and nothing it does not serve", () => {
-    const probes = ["/healthz", "/readyz"];
+  it("documents every /v1 and console-session route and probe the app serves, and nothing it does not serve", () => {
+    const probes = ["/healthz", "/readyz", "/console/session"];
     const served = new Set(
       app.app.routes
         .filter(

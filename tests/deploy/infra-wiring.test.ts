@@ -179,9 +179,21 @@ describe("sst.config.ts run()", () => {
       expect(fn.url).toBe(true);
       expect(handlerExists(fn.handler)).toBe(true);
       expect(fn.vpc).toBeDefined();
-      expect(fn.environment).toEqual({ ALLOW_PRIVATE_UPSTREAMS: "false" });
+      expect(fn.environment).toMatchObject({ ALLOW_PRIVATE_UPSTREAMS: "false" });
     },
   );
+
+  it("serves the admin console from the admin function: its built files beside the handler, calls forwarded to the gateway", () => {
+    const admin = find("Function", "Admin");
+    expect(admin.environment).toEqual({ ALLOW_PRIVATE_UPSTREAMS: "false", GATEWAY_URL: "Gateway.url" });
+    expect(find("Function", "Gateway").environment).toEqual({ ALLOW_PRIVATE_UPSTREAMS: "false" });
+    expect(admin.copyFiles).toEqual([{ from: "packages/console/dist", to: "console" }]);
+    // infra/console.ts built it while the config ran.
+    expect(existsSync(join(ROOT, "packages/console/dist/index.html"))).toBe(true);
+    expect(readFileSync(join(ROOT, admin.handler.replace(/\.\w+$/, ".ts")), "utf8")).toMatch(
+      /loadConsoleAssets\(consoleDir\)/,
+    );
+  });
 
   it("streams the gateway's responses (RESPONSE_STREAM URL, a streaming handler); the admin API is buffered", () => {
     const gateway = find("Function", "Gateway");
@@ -191,7 +203,7 @@ describe("sst.config.ts run()", () => {
     const source = (handler: string) =>
       readFileSync(join(ROOT, `${handler.replace(/\.\w+$/, "")}.ts`), "utf8");
     expect(source(gateway.handler)).toMatch(/export const handler = streamingHandler\(/);
-    expect(source(admin.handler)).toMatch(/export const handler = flushingLogs\(handle\(/);
+    expect(source(admin.handler)).toMatch(/export const handler = flushingLogs\(\s*handle\(/);
   });
 
   it("gives the gateway a timeout (what bounds a stream) as long as a tool call may run, within Lambda's 900 s", () => {

@@ -1,12 +1,13 @@
 /** An in-process admin app over fresh emulator resources, with every log line captured. */
-import { createApp } from "@mcpgw/api";
+import { createApp, loadConsoleAssets } from "@mcpgw/api";
 import { createLogger } from "@mcpgw/core";
+import { CONSOLE_DIST } from "../../scripts/lib/console";
 import { createTestStore } from "./aws";
 
 export const TEST_ADMIN_TOKEN = "test-admin-token-5d1e";
 
 export async function createTestApp(
-  options: { allowPrivateUpstreams?: boolean; worktreeBase?: string } = {},
+  options: { allowPrivateUpstreams?: boolean; worktreeBase?: string; console?: boolean } = {},
 ) {
   const store = await createTestStore();
   const logs: string[] = [];
@@ -17,6 +18,7 @@ export async function createTestApp(
     adminToken: TEST_ADMIN_TOKEN,
     allowPrivateUpstreams: options.allowPrivateUpstreams ?? true,
     ...(options.worktreeBase === undefined ? {} : { worktreeBase: options.worktreeBase }),
+    ...(options.console ? { console: loadConsoleAssets(CONSOLE_DIST) } : {}),
   });
   /** A request with the admin token and a JSON body. */
   const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>

@@ -4,6 +4,7 @@ import { registerKeyRoutes } from "./admin/keys";
 import { registerAdminRoutes } from "./admin/routes";
 import { type AppDeps, createBaseApp, documentApp } from "./app-base";
 import type { KeyIndex } from "./auth";
+import { registerGatewayForwarding } from "./console/forward";
 import { registerConsoleRoutes } from "./console/routes";
 import type { ConsoleSessions } from "./console/session";
 import type { AppEnv } from "./env";
@@ -29,10 +30,16 @@ export function registerAdminPlane(
   });
 }
 
-/** The admin function's app: the common base and the admin plane alone. */
+/**
+ * The admin function's app: the common base and the admin plane alone (the console's tool calls
+ * forwarded to `gatewayUrl` when given).
+ */
 export function createAdminApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const base = createBaseApp(deps);
   registerAdminPlane(base.app, deps, base);
+  if (deps.gatewayUrl) {
+    registerGatewayForwarding(base.app, { gatewayUrl: deps.gatewayUrl, adminToken: deps.adminToken });
+  }
   const { app } = base;
   return documentApp(app);
 }

@@ -44,6 +44,11 @@ export interface AppDeps {
   readiness?: Omit<ReadinessOptions, "runner"> & { runner?: boolean };
   /** The admin console's built files, served at `/` by the admin plane (none: the API alone). */
   console?: ConsoleAssets | undefined;
+  /**
+   * The gateway function's URL, where the admin function (serving the admin plane alone) forwards the
+   * console's tool catalogue and calls (GATEWAY_URL; deployed only).
+   */
+  gatewayUrl?: string | undefined;
   /** Data-plane parts, made here unless given (tests inject their own). */
   gateway?: Partial<Pick<GatewayDeps, "directory" | "pool" | "fetch" | "heartbeatMs">>;
 }

@@ -131,6 +131,8 @@ export interface AppSettings {
   maxUpstreamMessageBytes: number;
   /** When set, every thread's worktreeRoot must be this absolute path or lie under it. */
   worktreeBase: string | undefined;
+  /** The gateway function's URL (GATEWAY_URL), where the admin function forwards the console's tool calls. */
+  gatewayUrl: string | undefined;
 }
 
 /** Default of MAX_UPSTREAM_MESSAGE_BYTES: 16 MiB. */
@@ -156,6 +158,7 @@ export function loadAppSettings(env: Env = process.env): AppSettings {
     }),
     mcpAllowedOrigins: read.origins("MCP_ALLOWED_ORIGINS"),
     worktreeBase: base === undefined ? undefined : posix.resolve(base),
+    gatewayUrl: read.url("GATEWAY_URL"),
   };
   read.check();
   return settings;

@@ -1,7 +1,16 @@
-/** Lambda entry of the admin function: the control plane (its bundle holds no data-plane module). */
+/**
+ * Lambda entry of the admin function: the control plane and the admin console (its built files are
+ * copied beside the handler, `console/`; its bundle holds no data-plane module).
+ */
+import { join } from "node:path";
 import { flushingLogs } from "@mcpgw/core";
 import { handle } from "hono/aws-lambda";
 import { createAdminApp } from "../admin-app";
+import { loadConsoleAssets } from "../console/assets";
 import { depsFromEnvironment } from "./from-env";
 
-export const handler = flushingLogs(handle(createAdminApp(depsFromEnvironment())));
+const consoleDir = join(process.env.LAMBDA_TASK_ROOT ?? process.cwd(), "console");
+
+export const handler = flushingLogs(
+  handle(createAdminApp({ ...depsFromEnvironment(), console: loadConsoleAssets(consoleDir) })),
+);

@@ -15,5 +15,6 @@ export function depsFromEnvironment(): AppDeps {
     worktreeBase: settings.worktreeBase,
     mcp: { allowedOrigins: settings.mcpAllowedOrigins },
     maxUpstreamMessageBytes: settings.maxUpstreamMessageBytes,
+    gatewayUrl: settings.gatewayUrl,
   };
 }

@@ -1,0 +1,46 @@
+/**
+ * Deployed, the console is served by the admin function while tool calls belong to the gateway
+ * function (another URL). The console's "try it" stays same-origin: the admin function forwards the
+ * catalogue and call requests of an admin (token or console session) to the gateway with the admin
+ * token, and hands back its answer. `npm run dev` serves both planes in one app and needs none of this.
+ */
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { AppEnv } from "../env";
+import { problemOf } from "../problem";
+import { requireAdmin } from "../route-groups";
+
+/** The largest gateway answer passed back (a tool result the console shows). */
+const MAX_FORWARDED_BYTES = 16 * 1024 * 1024;
+
+/** Registers `GET /v1/tools` and `POST /v1/tools/{name}/call`, forwarded to `gatewayUrl`. */
+export function registerGatewayForwarding(
+  app: OpenAPIHono<AppEnv>,
+  options: { gatewayUrl: string; adminToken: string; fetch?: typeof fetch },
+): void {
+  const base = options.gatewayUrl.replace(/\/$/, "");
+  const send = options.fetch ?? fetch;
+  const forward = async (c: Context<AppEnv>) => {
+    const url = new URL(c.req.url);
+    const response = await send(`${base}${url.pathname}${url.search}`, {
+      method: c.req.method,
+      headers: {
+        authorization: `Bearer ${options.adminToken}`,
+        accept: "application/json",
+        ...(c.req.method === "POST" ? { "content-type": "application/json" } : {}),
+      },
+      ...(c.req.method === "POST" ? { body: await c.req.text() } : {}),
+      signal: c.req.raw.signal,
+    });
+    const body = await response.arrayBuffer();
+    if (body.byteLength > MAX_FORWARDED_BYTES) {
+      return problemOf(c, "upstream.response_too_large", "The gateway's answer is too large to pass on.");
+    }
+    return new Response(body, {
+      status: response.status,
+      headers: { "content-type": response.headers.get("content-type") ?? "application/json" },
+    });
+  };
+  app.get("/v1/tools", requireAdmin, forward);
+  app.post("/v1/tools/:name/call", requireAdmin, forward);
+}
