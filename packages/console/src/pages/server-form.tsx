@@ -96,6 +96,29 @@ function bodyOf(draft: Draft, editing: boolean): Record<string, unknown> {
   };
 }
 
+type TextKey = "name" | "url" | "command" | "secretRef" | "timeoutSeconds";
+interface TextOptions {
+  type?: "text" | "url" | "number";
+  required?: boolean;
+  placeholder?: string;
+  help?: string;
+  /** Problem codes about this field (their detail shows next to it). */
+  codes?: string[];
+}
+type Choice = { value: string; label: string };
+
+const TRANSPORTS: Array<{ value: Draft["transport"]; label: string }> = [
+  { value: "http", label: "Remote (streamable HTTP)" },
+  { value: "stdio", label: "Command (stdio)" },
+];
+const SECRET_FORMATS: Choice[] = [
+  { value: "", label: "default (env)" },
+  ...["env", "properties", "json", "yaml"].map((value) => ({ value, label: value })),
+];
+const SCOPES: Choice[] = ["project", "thread"].map((value) => ({ value, label: value }));
+const MASK_HELP =
+  "Stored values show masked: leave a mask as it is to keep the value, remove the row to drop it.";
+
 export function ServerFormPage({ id }: { id?: string }) {
   const editing = id !== undefined;
   const [draft, setDraft] = useState<Draft | undefined>(editing ? undefined : EMPTY);
@@ -114,6 +137,29 @@ export function ServerFormPage({ id }: { id?: string }) {
   if (!draft) return error ? <Problem error={error} /> : <p class="loading">Loading…</p>;
   const set = (changes: Partial<Draft>) => setDraft({ ...draft, ...changes });
   const errorsOf = (field: string, codes: string[] = []) => fieldErrors(error, field, codes);
+  const textField = (key: TextKey, label: string, options: TextOptions = {}) => (
+    <Field label={label} id={key} help={options.help} errors={errorsOf(key, options.codes)}>
+      <input
+        id={key}
+        type={options.type ?? "text"}
+        required={options.required}
+        placeholder={options.placeholder}
+        value={draft[key]}
+        onInput={(e) => set({ [key]: e.currentTarget.value })}
+      />
+    </Field>
+  );
+  const selectField = (key: "secretFormat" | "scope", label: string, choices: Choice[], help?: string) => (
+    <Field label={label} id={key} help={help} errors={errorsOf(key)}>
+      <select id={key} value={draft[key]} onChange={(e) => set({ [key]: e.currentTarget.value })}>
+        {choices.map(({ value, label: text }) => (
+          <option key={value} value={value}>
+            {text}
+          </option>
+        ))}
+      </select>
+    </Field>
+  );
 
   return (
     <section>
@@ -141,79 +187,45 @@ export function ServerFormPage({ id }: { id?: string }) {
         {editing ? null : (
           <fieldset class="field">
             <legend>Kind</legend>
-            <label>
-              <input
-                type="radio"
-                name="transport"
-                value="http"
-                checked={draft.transport === "http"}
-                onChange={() => set({ transport: "http" })}
-              />{" "}
-              Remote (streamable HTTP)
-            </label>
-            <label>
-              <input
-                type="radio"
-                name="transport"
-                value="stdio"
-                checked={draft.transport === "stdio"}
-                onChange={() => set({ transport: "stdio" })}
-              />{" "}
-              Command (stdio)
-            </label>
+            {TRANSPORTS.map(({ value, label }) => (
+              <label key={value}>
+                <input
+                  type="radio"
+                  name="transport"
+                  value={value}
+                  checked={draft.transport === value}
+                  onChange={() => set({ transport: value })}
+                />{" "}
+                {label}
+              </label>
+            ))}
           </fieldset>
         )}
-        <Field
-          label="Name"
-          id="name"
-          help="Letters, digits, - and _: tools appear as <name>__<tool>."
-          errors={errorsOf("name", ["server.name_taken"])}
-        >
-          <input
-            id="name"
-            type="text"
-            required
-            value={draft.name}
-            onInput={(e) => set({ name: e.currentTarget.value })}
-          />
-        </Field>
+        {textField("name", "Name", {
+          required: true,
+          help: "Letters, digits, - and _: tools appear as <name>__<tool>.",
+          codes: ["server.name_taken"],
+        })}
         {draft.transport === "http" ? (
           <>
-            <Field
-              label="URL"
-              id="url"
-              errors={errorsOf("url", ["server.url_forbidden", "server.credentials_origin_changed"])}
-            >
-              <input
-                id="url"
-                type="url"
-                required
-                placeholder="https://example.com/mcp"
-                value={draft.url}
-                onInput={(e) => set({ url: e.currentTarget.value })}
-              />
-            </Field>
+            {textField("url", "URL", {
+              type: "url",
+              required: true,
+              placeholder: "https://example.com/mcp",
+              codes: ["server.url_forbidden", "server.credentials_origin_changed"],
+            })}
             <MapEditor
               legend="Headers"
               name="header"
               rows={draft.headers}
               onChange={(headers) => set({ headers })}
-              help="Stored values show masked: leave a mask as it is to keep the value, remove the row to drop it."
+              help={MASK_HELP}
               errors={errorsOf("headers")}
             />
           </>
         ) : (
           <>
-            <Field label="Command" id="command" errors={errorsOf("command")}>
-              <input
-                id="command"
-                type="text"
-                required
-                placeholder="npx"
-                value={draft.command}
-                onInput={(e) => set({ command: e.currentTarget.value })}
-              />
-            </Field>
+            {textField("command", "Command", { required: true, placeholder: "npx" })}
             <ListEditor
               legend="Arguments"
               name="argument"
@@ -226,62 +238,17 @@ export function ServerFormPage({ id }: { id?: string }) {
               name="env"
               rows={draft.env}
               onChange={(env) => set({ env })}
-              help="Stored values show masked: leave a mask as it is to keep the value, remove the row to drop it."
+              help={MASK_HELP}
               errors={errorsOf("env")}
             />
-            <Field
-              label="Secret reference"
-              id="secretRef"
-              help="A secret from the secret store, written to {{secret_file}} for the command."
-              errors={errorsOf("secretRef")}
-            >
-              <input
-                id="secretRef"
-                type="text"
-                value={draft.secretRef}
-                onInput={(e) => set({ secretRef: e.currentTarget.value })}
-              />
-            </Field>
-            <Field label="Secret format" id="secretFormat" errors={errorsOf("secretFormat")}>
-              <select
-                id="secretFormat"
-                value={draft.secretFormat}
-                onChange={(e) => set({ secretFormat: e.currentTarget.value })}
-              >
-                <option value="">default (env)</option>
-                <option value="env">env</option>
-                <option value="properties">properties</option>
-                <option value="json">json</option>
-                <option value="yaml">yaml</option>
-              </select>
-            </Field>
-            <Field
-              label="Scope"
-              id="scope"
-              help="Thread: one instance per thread, with its own worktree."
-              errors={errorsOf("scope")}
-            >
-              <select
-                id="scope"
-                value={draft.scope}
-                onChange={(e) => set({ scope: e.currentTarget.value as Draft["scope"] })}
-              >
-                <option value="project">project</option>
-                <option value="thread">thread</option>
-              </select>
-            </Field>
+            {textField("secretRef", "Secret reference", {
+              help: "A secret from the secret store, written to {{secret_file}} for the command.",
+            })}
+            {selectField("secretFormat", "Secret format", SECRET_FORMATS)}
+            {selectField("scope", "Scope", SCOPES, "Thread: one instance per thread, with its own worktree.")}
           </>
         )}
-        <Field label="Timeout (seconds)" id="timeoutSeconds" errors={errorsOf("timeoutSeconds")}>
-          <input
-            id="timeoutSeconds"
-            type="number"
-            min={1}
-            max={900}
-            value={draft.timeoutSeconds}
-            onInput={(e) => set({ timeoutSeconds: e.currentTarget.value })}
-          />
-        </Field>
+        {textField("timeoutSeconds", "Timeout (seconds)", { type: "number" })}
         <div class="field">
           <label>
             <input
