@@ -65,14 +65,20 @@ function ChatServers({ chatId }: { chatId: string }) {
     heading.current?.focus();
   }, []);
 
+  const show = (id: string, enabled: boolean) =>
+    setToggles((current) => current?.map((t) => (t.id === id ? { ...t, enabled } : t)));
   const toggle = async (server: ChatToggle, enabled: boolean) => {
     setError(undefined);
+    setNotice("");
     setPending(server.id);
+    // The switch moves at once, and back if the API refuses.
+    show(server.id, enabled);
     try {
       const saved = await request<ChatToggle>("PUT", `${path}/${seg(server.id)}`, { enabled });
-      setToggles((current) => current?.map((t) => (t.id === saved.id ? saved : t)));
+      show(saved.id, saved.enabled);
       setNotice(`${saved.name} is ${saved.enabled ? "shown in" : "hidden from"} chat ${chatId}.`);
     } catch (caught) {
+      show(server.id, !enabled);
       setError(caught);
     } finally {
       setPending(undefined);
