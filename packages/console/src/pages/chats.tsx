@@ -14,7 +14,7 @@ export function ChatsPage({ chatId }: { chatId?: string | undefined }) {
   return (
     <section>
       <h1>Chats</h1>
-      <p class="help">
+      <p class="help intro">
         Switching a server off for a chat hides its tools from that chat's clients: a preference for clients,
         not a security boundary (a key's scope is).
       </p>

@@ -41,7 +41,7 @@ export function KeysPage() {
       <h1 ref={heading} tabIndex={-1}>
         API keys
       </h1>
-      <p class="help">
+      <p class="help intro">
         Keys let MCP clients and scripts use the gateway's tools (<code>/mcp</code>, <code>/v1/tools</code>).
         A key scoped to servers sees only their tools.
       </p>
@@ -265,7 +265,9 @@ function CreateKeyForm(props: {
           />{" "}
           Only the servers chosen below
         </label>
-        {servers.length === 0 ? (
+        {props.servers === undefined && !props.serversError ? (
+          <p class="loading">Loading servers…</p>
+        ) : servers.length === 0 ? (
           <p class="help">{props.serversError ? "The servers could not be loaded." : "No servers yet."}</p>
         ) : (
           <ul class="checks" aria-label="Servers">

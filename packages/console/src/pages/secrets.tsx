@@ -39,7 +39,7 @@ export function SecretsPage() {
   return (
     <section>
       <h1>Secrets</h1>
-      <p class="help">
+      <p class="help intro">
         Sealed key/value maps a stdio server reads from <code>{"{{secret_file}}"}</code> (its secret
         reference). Values can be set or replaced here, never read back.
       </p>

@@ -73,7 +73,7 @@ export function ThreadsPage() {
   return (
     <section>
       <h1>Threads</h1>
-      <p class="help">
+      <p class="help intro">
         A thread is a client's conversation or worktree. Each thread-scoped stdio server runs one instance per
         thread, started in the thread's worktree; stopping a thread ends its instances.
       </p>
@@ -132,7 +132,8 @@ export function ThreadsPage() {
         ))
       )}
       <StartForm
-        servers={threadScoped}
+        servers={servers.data ? threadScoped : undefined}
+        serversError={servers.error}
         onStarted={(instance) => {
           setNotice(
             `${instance.server} is running in thread ${instance.threadId}${instance.pid ? ` (pid ${instance.pid})` : ""}.`,
@@ -169,9 +170,9 @@ function Instances(props: { instances: ThreadInstance[]; servers: Map<string, Se
                   <span class="cell-label">Server state: </span>
                   {server ? <StateBadge state={server.status.state} reason={server.status.reason} /> : "—"}
                 </td>
-                <td class="mono" data-col="worktree">
+                <td data-col="worktree">
                   <span class="cell-label">Worktree: </span>
-                  {instance.worktreeRoot}
+                  <span class="mono">{instance.worktreeRoot}</span>
                 </td>
                 <td>
                   <span class="cell-label">Started: </span>
@@ -187,13 +188,19 @@ function Instances(props: { instances: ThreadInstance[]; servers: Map<string, Se
 }
 
 /** Starts an instance of a thread-scoped server in a thread (idempotent: a live one is kept). */
-function StartForm(props: { servers: Server[]; onStarted: (instance: ThreadInstance) => void }) {
+function StartForm(props: {
+  /** The thread-scoped servers; undefined while they load. */
+  servers: Server[] | undefined;
+  serversError: unknown;
+  onStarted: (instance: ThreadInstance) => void;
+}) {
   const [server, setServer] = useState("");
   const [threadId, setThreadId] = useState("");
   const [worktreeRoot, setWorktreeRoot] = useState("");
   const [error, setError] = useState<unknown>(undefined);
   const [busy, setBusy] = useState(false);
-  const chosen = server || props.servers[0]?.name || "";
+  const servers = props.servers ?? [];
+  const chosen = server || servers[0]?.name || "";
   const threadErrors = fieldErrors(error, "threadId");
   const worktreeErrors = fieldErrors(error, "worktreeRoot", [
     "thread.worktree_missing",
@@ -224,7 +231,13 @@ function StartForm(props: { servers: Server[]; onStarted: (instance: ThreadInsta
       }}
     >
       <h2 id="start-title">Start an instance</h2>
-      {props.servers.length === 0 ? (
+      {!props.servers ? (
+        props.serversError ? (
+          <Problem error={props.serversError} />
+        ) : (
+          <p class="loading">Loading servers…</p>
+        )
+      ) : servers.length === 0 ? (
         <p class="help">
           No thread-scoped servers: <a href={href("servers", "new")}>add a command (stdio) server</a> with
           scope “thread” to run one instance per thread.
@@ -237,7 +250,7 @@ function StartForm(props: { servers: Server[]; onStarted: (instance: ThreadInsta
               value={chosen}
               onChange={(event) => setServer(event.currentTarget.value)}
             >
-              {props.servers.map((option) => (
+              {servers.map((option) => (
                 <option key={option.id} value={option.name}>
                   {option.name}
                 </option>
