@@ -99,7 +99,7 @@ function Page() {
     case "threads":
       return <ThreadsPage />;
     case "chats":
-      return <ChatsPage />;
+      return <ChatsPage chatId={id} />;
     default:
       return (
         <section>

@@ -61,3 +61,57 @@ export interface JsonSchema {
   minimum?: number;
   maximum?: number;
 }
+
+/** A client API key as listed (never its material). `servers: null` = every server. */
+export interface ApiKey {
+  id: string;
+  name: string;
+  servers: string[] | null;
+  serverIds: string[] | null;
+  createdAt: string;
+}
+
+/** The answer to creating a key: the only time its material is shown. */
+export interface NewApiKey extends ApiKey {
+  key: string;
+}
+
+/** A secret as listed: its name and key names, never its values. */
+export interface SecretSummary {
+  name: string;
+  keys: string[];
+  updatedAt: string;
+}
+
+/** A thread as `GET /v1/threads` lists it. */
+export interface ThreadSummary {
+  id: string;
+  owner: string;
+  createdAt: string;
+  instances: Array<{ serverId: string; server: string }>;
+}
+
+/** One registered instance of a thread-scoped server in a thread. */
+export interface ThreadInstance {
+  threadId: string;
+  serverId: string;
+  server: string;
+  worktreeRoot: string;
+  createdAt: string;
+  pid?: number | null;
+}
+
+/** A thread as `GET /v1/threads/{id}` shows it. */
+export interface ThreadDetail {
+  id: string;
+  owner: string;
+  createdAt: string;
+  instances: ThreadInstance[];
+}
+
+/** Whether one chat shows one server's tools. */
+export interface ChatToggle {
+  id: string;
+  name: string;
+  enabled: boolean;
+}

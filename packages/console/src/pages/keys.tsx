@@ -1,4 +1,308 @@
-/** PLACEHOLDER (replaced before landing). */
+/**
+ * Client API keys: the list (name, scope, created), a create form with an optional server scope, and
+ * revoke (confirmed). A new key is shown once, in a read-only field with a Copy button; dismissing it
+ * (or leaving the page) drops it from the page and from the component's state — the API keeps only
+ * its hash, so nothing can show it again.
+ */
+import { useEffect, useRef, useState } from "preact/hooks";
+import { request, seg } from "../api";
+import { ConfirmButton, EmptyState, Field, fieldErrors, Problem, usePolled, when } from "../components";
+import type { ApiKey, NewApiKey, Server } from "../types";
+import { loadServers } from "./servers";
+
+/** A key just created: the one moment its material is in the page. */
+interface Revealed {
+  name: string;
+  key: string;
+}
+
 export function KeysPage() {
-  return <h1>keys</h1>;
+  const keys = usePolled(() => request<{ keys: ApiKey[] }>("GET", "/v1/keys"), 0);
+  const servers = usePolled(loadServers, 0);
+  const [revealed, setRevealed] = useState<Revealed | undefined>(undefined);
+  const [actionError, setActionError] = useState<unknown>(undefined);
+  const [notice, setNotice] = useState("");
+  const heading = useRef<HTMLHeadingElement>(null);
+
+  const list = keys.data?.keys.slice().sort((a, b) => (a.createdAt < b.createdAt ? 1 : -1));
+  const revoke = async (key: ApiKey) => {
+    setActionError(undefined);
+    try {
+      await request("DELETE", `/v1/keys/${seg(key.id)}`);
+      setNotice(`Revoked ${key.name}: clients using it are refused within seconds.`);
+      keys.reload();
+    } catch (caught) {
+      setActionError(caught);
+    }
+  };
+
+  return (
+    <section>
+      <h1 ref={heading} tabIndex={-1}>
+        API keys
+      </h1>
+      <p class="help intro">
+        Keys let MCP clients and scripts use the gateway's tools (<code>/mcp</code>, <code>/v1/tools</code>).
+        A key scoped to servers sees only their tools.
+      </p>
+      {revealed ? (
+        <RevealedKey
+          revealed={revealed}
+          onDismiss={() => {
+            setRevealed(undefined);
+            heading.current?.focus();
+          }}
+        />
+      ) : null}
+      {notice ? (
+        <p class="notice" role="status">
+          {notice}
+        </p>
+      ) : null}
+      <Problem error={actionError ?? keys.error} />
+      {!list ? (
+        keys.error ? null : (
+          <p class="loading">Loading keys…</p>
+        )
+      ) : list.length === 0 ? (
+        <EmptyState title="No API keys yet">
+          <p>Create a key below and give it to a client: it is shown once, when it is created.</p>
+        </EmptyState>
+      ) : (
+        <div class="table-wrap">
+          <table class="stack">
+            <caption class="visually-hidden">Client API keys</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Scope</th>
+                <th scope="col">Created</th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.map((key) => (
+                <tr key={key.id} data-key={key.name}>
+                  <th scope="row">{key.name}</th>
+                  <td data-col="scope">
+                    <span class="cell-label">Scope: </span>
+                    {scopeText(key)}
+                  </td>
+                  <td>
+                    <span class="cell-label">Created: </span>
+                    {when(key.createdAt)}
+                  </td>
+                  <td class="row-actions">
+                    <ConfirmButton
+                      label="Revoke"
+                      danger
+                      question={`Revoke the key ${key.name}? Clients using it are refused from then on; this cannot be undone.`}
+                      onConfirm={() => revoke(key)}
+                    />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <CreateKeyForm
+        servers={servers.data}
+        serversError={servers.error}
+        onCreated={(created) => {
+          setNotice("");
+          setRevealed({ name: created.name, key: created.key });
+          keys.reload();
+        }}
+      />
+    </section>
+  );
+}
+
+/** "every server", or the names of the servers a key may use. */
+function scopeText(key: ApiKey): string {
+  if (key.servers === null) return "every server";
+  if (key.servers.length === 0) return "no server (its servers were deleted)";
+  return key.servers.join(", ");
+}
+
+/** The new key, once: read-only, selectable, copyable; gone when dismissed. */
+function RevealedKey(props: { revealed: Revealed; onDismiss: () => void }) {
+  const input = useRef<HTMLInputElement>(null);
+  const [copied, setCopied] = useState<"copied" | "failed" | undefined>(undefined);
+  useEffect(() => {
+    input.current?.focus();
+    input.current?.select();
+  }, []);
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(props.revealed.key);
+      setCopied("copied");
+    } catch {
+      input.current?.select();
+      setCopied("failed");
+    }
+  };
+  return (
+    <section class="reveal" aria-labelledby="new-key-title">
+      <h2 id="new-key-title">New key: {props.revealed.name}</h2>
+      <p>
+        <strong>Copy it now: it will not be shown again.</strong> Only a hash of it is stored; if it is lost,
+        revoke it and create another.
+      </p>
+      <div class="field">
+        <label for="new-key">API key</label>
+        <div class="copy-row">
+          <input
+            id="new-key"
+            ref={input}
+            class="mono copy-value"
+            type="text"
+            readOnly
+            autoComplete="off"
+            spellcheck={false}
+            value={props.revealed.key}
+            onFocus={(event) => event.currentTarget.select()}
+          />
+          <button type="button" onClick={copy}>
+            Copy
+          </button>
+        </div>
+        <p class="help" role="status">
+          {copied === "copied"
+            ? "Copied to the clipboard."
+            : copied === "failed"
+              ? "The browser refused to copy: the key is selected, copy it with Ctrl+C (⌘C)."
+              : ""}
+        </p>
+      </div>
+      <button type="button" class="primary" onClick={props.onDismiss}>
+        Done — hide the key
+      </button>
+    </section>
+  );
+}
+
+/** Name and scope of a new key: every server, or the servers chosen from the list. */
+function CreateKeyForm(props: {
+  servers: Server[] | undefined;
+  serversError: unknown;
+  onCreated: (created: NewApiKey) => void;
+}) {
+  const [name, setName] = useState("");
+  const [scoped, setScoped] = useState(false);
+  const [chosen, setChosen] = useState<string[]>([]);
+  const [error, setError] = useState<unknown>(undefined);
+  const [scopeError, setScopeError] = useState("");
+  const [busy, setBusy] = useState(false);
+  const servers = props.servers ?? [];
+  const scopeErrors = [
+    ...(scopeError ? [scopeError] : []),
+    ...fieldErrors(error, "servers", ["key.unknown_server"]),
+  ];
+
+  return (
+    <form
+      class="panel"
+      aria-labelledby="create-key-title"
+      noValidate
+      onSubmit={async (event) => {
+        event.preventDefault();
+        setError(undefined);
+        setScopeError("");
+        if (scoped && chosen.length === 0) {
+          setScopeError("Choose at least one server, or let the key use every server.");
+          return;
+        }
+        setBusy(true);
+        try {
+          const created = await request<NewApiKey>("POST", "/v1/keys", {
+            name: name.trim(),
+            ...(scoped ? { servers: chosen } : {}),
+          });
+          setName("");
+          setScoped(false);
+          setChosen([]);
+          props.onCreated(created);
+        } catch (caught) {
+          setError(caught);
+        } finally {
+          setBusy(false);
+        }
+      }}
+    >
+      <h2 id="create-key-title">Create a key</h2>
+      <Field
+        label="Name"
+        id="key-name"
+        help="Who or what uses it, e.g. “laptop” or “ci”."
+        errors={fieldErrors(error, "name")}
+      >
+        <input
+          id="key-name"
+          type="text"
+          required
+          maxLength={128}
+          value={name}
+          onInput={(event) => setName(event.currentTarget.value)}
+        />
+      </Field>
+      <fieldset class={`field${scopeErrors.length ? " invalid" : ""}`}>
+        <legend>Servers it may use</legend>
+        <label>
+          <input type="radio" name="key-scope" checked={!scoped} onChange={() => setScoped(false)} /> Every
+          server (servers added later too)
+        </label>
+        <label>
+          <input
+            type="radio"
+            name="key-scope"
+            checked={scoped}
+            disabled={servers.length === 0}
+            onChange={() => setScoped(true)}
+          />{" "}
+          Only the servers chosen below
+        </label>
+        {props.servers === undefined && !props.serversError ? (
+          <p class="loading">Loading servers…</p>
+        ) : servers.length === 0 ? (
+          <p class="help">{props.serversError ? "The servers could not be loaded." : "No servers yet."}</p>
+        ) : (
+          <ul class="checks" aria-label="Servers">
+            {servers.map((server) => (
+              <li key={server.id}>
+                <label>
+                  <input
+                    type="checkbox"
+                    disabled={!scoped}
+                    checked={chosen.includes(server.name)}
+                    onChange={(event) =>
+                      setChosen(
+                        event.currentTarget.checked
+                          ? [...chosen, server.name]
+                          : chosen.filter((chosenName) => chosenName !== server.name),
+                      )
+                    }
+                  />{" "}
+                  {server.name}
+                </label>
+              </li>
+            ))}
+          </ul>
+        )}
+        <p class="help">A scope is bound to the servers themselves: renaming a server keeps its keys.</p>
+        {scopeErrors.map((message) => (
+          <p class="field-error" key={message} role="alert">
+            {message}
+          </p>
+        ))}
+      </fieldset>
+      <Problem error={fieldErrors(error, "name").length || scopeErrors.length ? undefined : error} />
+      <button type="submit" class="primary" disabled={busy}>
+        Create key
+      </button>
+    </form>
+  );
 }

@@ -1,4 +1,276 @@
-/** PLACEHOLDER (replaced before landing). */
+/**
+ * Secrets: their names and key names only (the API never returns a value); set a new one, replace one
+ * (the same form with its names filled in, every value typed again), delete one (confirmed). Values
+ * are typed into password fields and cleared once saved: the page holds them only while they are typed.
+ */
+import { useEffect, useRef, useState } from "preact/hooks";
+import { request, seg } from "../api";
+import { ConfirmButton, EmptyState, Field, fieldErrors, Problem, usePolled, when } from "../components";
+import type { SecretSummary } from "../types";
+
+type Row = { key: string; value: string };
+
 export function SecretsPage() {
-  return <h1>secrets</h1>;
+  const secrets = usePolled(() => request<{ secrets: SecretSummary[] }>("GET", "/v1/secrets"), 0);
+  /** The secret being replaced; undefined: the form sets a new one. */
+  const [replacing, setReplacing] = useState<SecretSummary | undefined>(undefined);
+  /** Bumped to start the form afresh (after a save, a cancel, or choosing another secret). */
+  const [formRound, setFormRound] = useState(0);
+  const [notice, setNotice] = useState("");
+  const [actionError, setActionError] = useState<unknown>(undefined);
+
+  const list = secrets.data?.secrets.slice().sort((a, b) => (a.name < b.name ? -1 : 1));
+  const startForm = (secret: SecretSummary | undefined) => {
+    setReplacing(secret);
+    setFormRound((n) => n + 1);
+  };
+  const remove = async (secret: SecretSummary) => {
+    setActionError(undefined);
+    try {
+      await request("DELETE", `/v1/secrets/${seg(secret.name)}`);
+      setNotice(`Deleted ${secret.name}.`);
+      if (replacing?.name === secret.name) startForm(undefined);
+      secrets.reload();
+    } catch (caught) {
+      setActionError(caught);
+    }
+  };
+
+  return (
+    <section>
+      <h1>Secrets</h1>
+      <p class="help intro">
+        Sealed key/value maps a stdio server reads from <code>{"{{secret_file}}"}</code> (its secret
+        reference). Values can be set or replaced here, never read back.
+      </p>
+      {notice ? (
+        <p class="notice" role="status">
+          {notice}
+        </p>
+      ) : null}
+      <Problem error={actionError ?? secrets.error} />
+      {!list ? (
+        secrets.error ? null : (
+          <p class="loading">Loading secrets…</p>
+        )
+      ) : list.length === 0 ? (
+        <EmptyState title="No secrets yet">
+          <p>Set one below, then name it as a stdio server's secret reference.</p>
+        </EmptyState>
+      ) : (
+        <div class="table-wrap">
+          <table class="stack">
+            <caption class="visually-hidden">Secrets and their key names</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Keys</th>
+                <th scope="col">Updated</th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.map((secret) => (
+                <tr key={secret.name} data-secret={secret.name}>
+                  <th scope="row" class="mono">
+                    {secret.name}
+                  </th>
+                  <td data-col="keys">
+                    <span class="cell-label">Keys: </span>
+                    {secret.keys.length ? (
+                      <ul class="inline-list mono">
+                        {secret.keys.map((key) => (
+                          <li key={key}>{key}</li>
+                        ))}
+                      </ul>
+                    ) : (
+                      "—"
+                    )}
+                  </td>
+                  <td>
+                    <span class="cell-label">Updated: </span>
+                    {when(secret.updatedAt)}
+                  </td>
+                  <td class="row-actions">
+                    <div class="actions">
+                      <button
+                        type="button"
+                        aria-label={`Replace ${secret.name}`}
+                        onClick={() => {
+                          setNotice("");
+                          startForm(secret);
+                        }}
+                      >
+                        Replace
+                      </button>
+                      <ConfirmButton
+                        label="Delete"
+                        danger
+                        question={`Delete the secret ${secret.name}? Servers that name it can no longer start.`}
+                        onConfirm={() => remove(secret)}
+                      />
+                    </div>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <SecretForm
+        key={formRound}
+        replacing={replacing}
+        onCancel={() => startForm(undefined)}
+        onSaved={(saved) => {
+          setNotice(
+            `Saved ${saved.name} (${saved.keys.length} ${saved.keys.length === 1 ? "key" : "keys"}).`,
+          );
+          startForm(undefined);
+          secrets.reload();
+        }}
+      />
+    </section>
+  );
+}
+
+/** A secret's name and key/value rows; values in password fields, cleared once saved. */
+function SecretForm(props: {
+  replacing: SecretSummary | undefined;
+  onSaved: (saved: SecretSummary) => void;
+  onCancel: () => void;
+}) {
+  const { replacing } = props;
+  const [name, setName] = useState(replacing?.name ?? "");
+  const [rows, setRows] = useState<Row[]>(
+    replacing?.keys.length ? replacing.keys.map((key) => ({ key, value: "" })) : [{ key: "", value: "" }],
+  );
+  const [error, setError] = useState<unknown>(undefined);
+  const [localErrors, setLocalErrors] = useState<{ name?: string; values?: string }>({});
+  const [busy, setBusy] = useState(false);
+  const first = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    // Replacing: the form (its first value) is where the admin works next.
+    if (replacing) first.current?.focus();
+  }, [replacing]);
+  const title = replacing ? `Replace ${replacing.name}` : "Set a secret";
+  const update = (index: number, changes: Partial<Row>) =>
+    setRows(rows.map((row, i) => (i === index ? { ...row, ...changes } : row)));
+  const nameErrors = [...(localErrors.name ? [localErrors.name] : []), ...fieldErrors(error, "name")];
+  const valueErrors = [...(localErrors.values ? [localErrors.values] : []), ...fieldErrors(error, "values")];
+
+  return (
+    <form
+      class="panel"
+      aria-labelledby="secret-form-title"
+      noValidate
+      onSubmit={async (event) => {
+        event.preventDefault();
+        setError(undefined);
+        const trimmed = name.trim();
+        const keys = rows.map((row) => row.key.trim());
+        const problems = {
+          ...(trimmed ? {} : { name: "Give the secret a name." }),
+          ...(keys.some((key) => !key)
+            ? { values: "Every row needs a key name (remove the empty ones)." }
+            : new Set(keys).size !== keys.length
+              ? { values: "Each key name may appear once." }
+              : rows.length === 0
+                ? { values: "Add at least one key." }
+                : {}),
+        };
+        setLocalErrors(problems);
+        if (problems.name || problems.values) return;
+        setBusy(true);
+        try {
+          const values = Object.fromEntries(rows.map((row) => [row.key.trim(), row.value]));
+          const saved = await request<SecretSummary>("PUT", `/v1/secrets/${seg(trimmed)}`, { values });
+          // The values leave the page's state before anything else happens.
+          setRows([{ key: "", value: "" }]);
+          setName("");
+          props.onSaved(saved);
+        } catch (caught) {
+          setError(caught);
+        } finally {
+          setBusy(false);
+        }
+      }}
+    >
+      <h2 id="secret-form-title">{title}</h2>
+      {replacing ? (
+        <p class="help">
+          Every value is replaced: type each one again. A key you remove is dropped from the secret.
+        </p>
+      ) : (
+        <p class="help">Setting a name that exists replaces that secret.</p>
+      )}
+      <Field
+        label="Secret name"
+        id="secret-name"
+        help="Letters, digits, '_', '.' or '-'."
+        errors={nameErrors}
+      >
+        <input
+          id="secret-name"
+          type="text"
+          required
+          readOnly={replacing !== undefined}
+          maxLength={128}
+          value={name}
+          onInput={(event) => setName(event.currentTarget.value)}
+        />
+      </Field>
+      <fieldset class={`field rows${valueErrors.length ? " invalid" : ""}`}>
+        <legend>Keys and values</legend>
+        {rows.map((row, index) => (
+          <div class="row" key={index}>
+            <input
+              type="text"
+              aria-label={`Key ${index + 1} name`}
+              placeholder="key, e.g. API_KEY"
+              autoComplete="off"
+              value={row.key}
+              onInput={(event) => update(index, { key: event.currentTarget.value })}
+            />
+            <input
+              ref={index === 0 ? first : undefined}
+              type="password"
+              aria-label={`Key ${index + 1} value`}
+              placeholder="value"
+              autoComplete="new-password"
+              value={row.value}
+              onInput={(event) => update(index, { value: event.currentTarget.value })}
+            />
+            <button
+              type="button"
+              aria-label={`Remove key ${row.key || index + 1}`}
+              onClick={() => setRows(rows.filter((_, i) => i !== index))}
+            >
+              Remove
+            </button>
+          </div>
+        ))}
+        <button type="button" onClick={() => setRows([...rows, { key: "", value: "" }])}>
+          Add key
+        </button>
+        {valueErrors.map((message) => (
+          <p class="field-error" key={message} role="alert">
+            {message}
+          </p>
+        ))}
+      </fieldset>
+      <Problem error={nameErrors.length || valueErrors.length ? undefined : error} />
+      <div class="actions">
+        <button type="submit" class="primary" disabled={busy}>
+          {replacing ? "Replace secret" : "Save secret"}
+        </button>
+        {replacing ? (
+          <button type="button" onClick={props.onCancel}>
+            Cancel
+          </button>
+        ) : null}
+      </div>
+    </form>
+  );
 }
