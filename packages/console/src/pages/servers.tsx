@@ -114,7 +114,7 @@ export function ServersPage() {
         </label>
       </div>
       <div class="table-wrap">
-        <table class="servers">
+        <table class="stack servers">
           <caption class="visually-hidden">Servers and their live status, refreshed every 2 seconds</caption>
           <thead>
             <tr>
@@ -147,13 +147,26 @@ export function ServersPage() {
                 <td>
                   <StateBadge state={server.status.state} reason={server.status.reason} />
                 </td>
-                <td class="num" data-col="tools">
-                  {server.status.toolCount}
+                <td class="num">
+                  <span class="cell-label">Tools: </span>
+                  <span data-col="tools">{server.status.toolCount}</span>
                 </td>
-                <td class="num">{ms(server.status.lastConnectionLatencyMs)}</td>
-                <td>{when(server.status.lastSuccessfulConnectionAt)}</td>
-                <td>{when(server.status.lastConnectionFailureAt)}</td>
-                <td class="error-text">{server.status.lastError ?? "—"}</td>
+                <td class="num">
+                  <span class="cell-label">Latency: </span>
+                  {ms(server.status.lastConnectionLatencyMs)}
+                </td>
+                <td>
+                  <span class="cell-label">Last success: </span>
+                  {when(server.status.lastSuccessfulConnectionAt)}
+                </td>
+                <td>
+                  <span class="cell-label">Last failure: </span>
+                  {when(server.status.lastConnectionFailureAt)}
+                </td>
+                <td class="error-text">
+                  <span class="cell-label">Last error: </span>
+                  {server.status.lastError ?? "—"}
+                </td>
               </tr>
             ))}
           </tbody>
