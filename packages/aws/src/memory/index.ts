@@ -10,6 +10,7 @@ import { createMemoryChangeFeed } from "./changes";
 import { createMemoryChatToggles } from "./chats";
 import { createMemoryJobQueue, type MemoryJobQueue } from "./jobs";
 import { createMemoryApiKeyStore } from "./keys";
+import { createMemoryLatencyHistory } from "./latency";
 import { createMemorySealer } from "./sealer";
 import { createMemorySecretStore } from "./secrets";
 import { createMemoryServerRepository } from "./servers";
@@ -37,6 +38,7 @@ export function createMemoryStore(options: { jobs?: MemoryJobQueue } = {}): Memo
     statuses,
     changes: createMemoryChangeFeed(tables, servers, statuses),
     chats: createMemoryChatToggles(tables),
+    latency: createMemoryLatencyHistory(tables),
     threads: createMemoryThreadRegistry(tables),
     keys: createMemoryApiKeyStore(tables),
     secrets: createMemorySecretStore(tables, sealer),

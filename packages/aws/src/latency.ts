@@ -1,0 +1,94 @@
+import { type DynamoDBDocumentClient, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import {
+  LATENCY_RINGS,
+  LatencyKind,
+  type LatencyPoint,
+  latencySlot,
+  latencyWindowMs,
+  recentPoints,
+} from "@mcpgw/core";
+import { keys, TABLE_KEYS } from "./table";
+
+/**
+ * A server's latency history, bounded: a ring buffer per kind (see `LATENCY_RINGS`), each point
+ * written into its time slot with no read, so the history never outgrows its slots. Deleting the
+ * server deletes it.
+ */
+export interface LatencyHistory {
+  /** Writes `point` into its kind's slot (one write, no read), replacing what the slot held. */
+  record(serverId: string, point: LatencyPoint): Promise<void>;
+  /** The points still within their kind's window, oldest first; none for an unknown server. */
+  read(serverId: string): Promise<LatencyPoint[]>;
+}
+
+/**
+ * A stored slot: `[at, ms, ok]` (ok as 1/0), then `[count, errors, maxMs]` for calls. A list, not a
+ * map, and slot attributes named `s<slot>`: an update costs the size of its whole item (≤ 5 KB).
+ */
+type StoredSlot = [number, number, number] | [number, number, number, number, number, number];
+
+function isStoredSlot(value: unknown): value is StoredSlot {
+  return (
+    Array.isArray(value) &&
+    (value.length === 3 || value.length === 6) &&
+    value.every((n) => typeof n === "number" && Number.isFinite(n))
+  );
+}
+
+/** Seconds a ring outlives its last write: its window, then a margin (a write racing a delete expires). */
+function expiresAt(kind: LatencyKind, now = Date.now()): number {
+  return Math.ceil((now + latencyWindowMs(kind)) / 1000) + 600;
+}
+
+export function createLatencyHistory(ddb: DynamoDBDocumentClient, tableName: string): LatencyHistory {
+  return {
+    async record(serverId, point) {
+      await ddb.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: keys.serverLatency(serverId, point.kind),
+          UpdateExpression: "SET #slot = :point, #ttl = :ttl",
+          ExpressionAttributeNames: { "#slot": slotName(point), "#ttl": TABLE_KEYS.ttl },
+          ExpressionAttributeValues: { ":point": encodeSlot(point), ":ttl": expiresAt(point.kind) },
+        }),
+      );
+    },
+
+    async read(serverId) {
+      const { Items = [] } = await ddb.send(
+        new QueryCommand({
+          TableName: tableName,
+          KeyConditionExpression: "pk = :pk",
+          ExpressionAttributeValues: { ":pk": keys.serverLatency(serverId, "probe").pk },
+          ConsistentRead: true,
+        }),
+      );
+      return recentPoints(Items.flatMap(pointsOf));
+    },
+  };
+}
+
+/** The attribute of the slot `point` lands in. */
+function slotName(point: LatencyPoint): string {
+  return `s${latencySlot(point.kind, point.at)}`;
+}
+
+function encodeSlot(point: LatencyPoint): StoredSlot {
+  const head: [number, number, number] = [point.at, point.ms, point.ok ? 1 : 0];
+  if (point.kind !== "calls") return head;
+  return [...head, point.count ?? 0, point.errors ?? 0, point.maxMs ?? point.ms];
+}
+
+/** The points of one stored ring (a damaged slot is left out). */
+function pointsOf(item: Record<string, unknown>): LatencyPoint[] {
+  const kind = LatencyKind.safeParse(item.sk);
+  if (!kind.success) return [];
+  const slots = LATENCY_RINGS[kind.data].slots;
+  return Object.entries(item).flatMap(([name, value]) => {
+    const slot = /^s(\d+)$/.exec(name)?.[1];
+    if (slot === undefined || Number(slot) >= slots || !isStoredSlot(value)) return [];
+    const [at, ms, ok, count, errors, maxMs] = value;
+    const point: LatencyPoint = { at, kind: kind.data, ms, ok: ok === 1 };
+    return [kind.data === "calls" && count !== undefined ? { ...point, count, errors, maxMs } : point];
+  });
+}

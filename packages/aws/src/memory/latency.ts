@@ -1,0 +1,18 @@
+import { type LatencyPoint, latencySlot, recentPoints } from "@mcpgw/core";
+import type { LatencyHistory } from "../latency";
+import { copy, type MemoryTables } from "./tables";
+
+/** Latency rings in memory, slot by slot as the table keeps them: a write replaces its slot, unread. */
+export function createMemoryLatencyHistory(tables: MemoryTables): LatencyHistory {
+  return {
+    async record(serverId, point) {
+      const rings = tables.latency.get(serverId) ?? new Map<string, LatencyPoint>();
+      rings.set(`${point.kind}#${latencySlot(point.kind, point.at)}`, copy(point));
+      tables.latency.set(serverId, rings);
+    },
+
+    async read(serverId) {
+      return recentPoints([...(tables.latency.get(serverId)?.values() ?? [])].map(copy));
+    },
+  };
+}
