@@ -40,8 +40,11 @@ export interface AppDeps {
    * (`npm run dev`, where it runs in the same process); cache and timeout overrides for tests.
    */
   readiness?: Omit<ReadinessOptions, "runner"> & { runner?: boolean };
-  /** Data-plane parts, made here unless given (tests inject their own). */
-  gateway?: Partial<Pick<GatewayDeps, "directory" | "pool" | "fetch" | "heartbeatMs">>;
+  /**
+   * Data-plane parts, made here unless given (tests inject their own; `callLatency` too, to flush it
+   * sooner or to close it where the process has a close hook).
+   */
+  gateway?: Partial<Pick<GatewayDeps, "directory" | "pool" | "fetch" | "heartbeatMs" | "callLatency">>;
 }
 
 /** The largest request body accepted. */

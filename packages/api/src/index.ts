@@ -2,6 +2,7 @@ export * from "./admin-app";
 export * from "./app";
 export { createBaseApp, documentApp } from "./app-base";
 export { KEY_CACHE_MS } from "./auth";
+export * from "./gateway/call-latency";
 export * from "./gateway/directory";
 export * from "./gateway/service";
 export * from "./gateway-app";
