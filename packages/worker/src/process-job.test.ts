@@ -244,7 +244,7 @@ describe("processJob", () => {
     expect((await store.statuses.get(server.id))?.error).toMatch(/stdio runner/);
     expect(upstream.targets).toEqual([]);
   });
-  it("a check of a connected server that answers as before lists nothing and writes nothing", async () => {
+  it("a check of a connected server that answers as before lists nothing and writes no status or catalogue", async () => {
     // Prepare
     const { deps, store, upstream, lists } = worker();
     const server = await httpServer(store);

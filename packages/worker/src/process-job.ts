@@ -37,7 +37,7 @@ export type JobOutcome = "connected" | "alive" | "failed" | "dropped";
  * retry on failure.
  * A `check` of a server still `connected` is a liveness check: its tools are listed (and the result
  * written) only when the profile it reports differs from the one of the last listing; a check that
- * finds the server as it was writes nothing. Any other job, or a check of a server no longer connected,
+ * finds the server as it was writes no status. Any other job, or a check of a server no longer connected,
  * is a full probe.
  * Idempotent under redelivery: `jobId` (the SQS message id) records each outcome once.
  * Every attempt also leaves a point in the server's latency history (a write of its own).
