@@ -14,12 +14,22 @@ export type LatencyKind = z.infer<typeof LatencyKind>;
  */
 export const LatencyPoint = z.object({
   at: z.number(),
-  kind: LatencyKind,
-  ms: z.number().nonnegative(),
-  ok: z.boolean(),
-  count: z.number().int().nonnegative().optional(),
-  errors: z.number().int().nonnegative().optional(),
-  maxMs: z.number().nonnegative().optional(),
+  kind: LatencyKind.meta({
+    description:
+      "`probe`: one connection attempt or check of the worker; `calls`: the tool calls of a 10 s slot",
+  }),
+  ms: z.number().nonnegative().meta({
+    description: "a probe's latency (a failed one: how long it took to fail); the median call of the slot",
+  }),
+  ok: z.boolean().meta({ description: "the probe connected; no call of the slot failed" }),
+  count: z.number().int().nonnegative().optional().meta({ description: "calls: how many ended in the slot" }),
+  errors: z
+    .number()
+    .int()
+    .nonnegative()
+    .optional()
+    .meta({ description: "calls: how many got no result (unreachable, timed out, an upstream error)" }),
+  maxMs: z.number().nonnegative().optional().meta({ description: "calls: the slowest" }),
 });
 export type LatencyPoint = z.infer<typeof LatencyPoint>;
 
