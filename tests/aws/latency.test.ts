@@ -7,7 +7,7 @@ import { createTestStore } from "../support/aws";
 import { recordAwsCalls } from "../support/aws-calls";
 
 describe("latency history on DynamoDB", () => {
-  it("a point is one UpdateItem and no read; a ring never holds more than its 120 slots", async () => {
+  it("a point is one UpdateItem and no read (a ring's first: one transaction more); a ring never holds more than its 120 slots", async () => {
     // Prepare
     const store = (await createTestStore()) as AwsStore;
     const server = await store.servers.create(
@@ -23,7 +23,7 @@ describe("latency history on DynamoDB", () => {
       await store.latency.record(server.id, { at: at(i), kind: "probe", ms: i, ok: true });
 
     // Assess
-    expect(calls.summary()).toEqual({ "dynamodb:UpdateItem": 300 });
+    expect(calls.summary()).toEqual({ "dynamodb:UpdateItem": 300, "dynamodb:TransactWriteItems": 1 });
     const { Item = {} } = await store.clients.ddb.send(
       new GetCommand({ TableName: store.config.tableName, Key: keys.serverLatency(server.id, "probe") }),
     );

@@ -1,4 +1,9 @@
-import { type DynamoDBDocumentClient, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import {
+  type DynamoDBDocumentClient,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
 import {
   LATENCY_RINGS,
   LatencyKind,
@@ -7,15 +12,20 @@ import {
   latencyWindowMs,
   recentPoints,
 } from "@mcpgw/core";
+import { failedConditions, isConditionFailure } from "./dynamo";
 import { keys, TABLE_KEYS } from "./table";
 
 /**
  * A server's latency history, bounded: a ring buffer per kind (see `LATENCY_RINGS`), each point
  * written into its time slot with no read, so the history never outgrows its slots. Deleting the
- * server deletes it.
+ * server deletes it, and a point written after that is not kept.
  */
 export interface LatencyHistory {
-  /** Writes `point` into its kind's slot (one write, no read), replacing what the slot held. */
+  /**
+   * Writes `point` into its kind's slot, replacing what the slot held: one conditional write, no read
+   * (a ring's first point, made only while its server exists, costs a transaction more). Dropped when
+   * the server is gone.
+   */
   record(serverId: string, point: LatencyPoint): Promise<void>;
   /** The points still within their kind's window, oldest first; none for an unknown server. */
   read(serverId: string): Promise<LatencyPoint[]>;
@@ -35,7 +45,7 @@ function isStoredSlot(value: unknown): value is StoredSlot {
   );
 }
 
-/** Seconds a ring outlives its last write: its window, then a margin (a write racing a delete expires). */
+/** Seconds a ring outlives its last write: its window, then a margin (a dormant server's ring goes). */
 function expiresAt(kind: LatencyKind, now = Date.now()): number {
   return Math.ceil((now + latencyWindowMs(kind)) / 1000) + 600;
 }
@@ -43,15 +53,55 @@ function expiresAt(kind: LatencyKind, now = Date.now()): number {
 export function createLatencyHistory(ddb: DynamoDBDocumentClient, tableName: string): LatencyHistory {
   return {
     async record(serverId, point) {
-      await ddb.send(
-        new UpdateCommand({
-          TableName: tableName,
-          Key: keys.serverLatency(serverId, point.kind),
-          UpdateExpression: "SET #slot = :point, #ttl = :ttl",
-          ExpressionAttributeNames: { "#slot": slotName(point), "#ttl": TABLE_KEYS.ttl },
-          ExpressionAttributeValues: { ":point": encodeSlot(point), ":ttl": expiresAt(point.kind) },
-        }),
-      );
+      const key = keys.serverLatency(serverId, point.kind);
+      const [slot, stored, ttl] = [slotName(point), encodeSlot(point), expiresAt(point.kind)];
+      for (let attempt = 0; attempt < 2; attempt++) {
+        try {
+          // Only into a ring that exists: one a deleted server's delete removed stays removed.
+          await ddb.send(
+            new UpdateCommand({
+              TableName: tableName,
+              Key: key,
+              UpdateExpression: "SET #slot = :point, #ttl = :ttl",
+              ConditionExpression: "attribute_exists(pk)",
+              ExpressionAttributeNames: { "#slot": slot, "#ttl": TABLE_KEYS.ttl },
+              ExpressionAttributeValues: { ":point": stored, ":ttl": ttl },
+            }),
+          );
+          return;
+        } catch (error) {
+          if (!isConditionFailure(error)) throw error;
+        }
+        // No ring yet (its first point, or the first since it expired), or no server: the ring is
+        // made only while the server's status exists, which its delete removes first.
+        try {
+          await ddb.send(
+            new TransactWriteCommand({
+              TransactItems: [
+                {
+                  ConditionCheck: {
+                    TableName: tableName,
+                    Key: keys.serverStatus(serverId),
+                    ConditionExpression: "attribute_exists(pk)",
+                  },
+                },
+                {
+                  Put: {
+                    TableName: tableName,
+                    Item: { ...key, [slot]: stored, [TABLE_KEYS.ttl]: ttl },
+                    ConditionExpression: "attribute_not_exists(pk)",
+                  },
+                },
+              ],
+            }),
+          );
+          return;
+        } catch (error) {
+          const failed = failedConditions(error);
+          if (failed.includes(0)) return; // the server is gone: so is its point
+          if (!failed.includes(1)) throw error; // else another writer made the ring meanwhile
+        }
+      }
     },
 
     async read(serverId) {

@@ -413,15 +413,23 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.latency.read(server.id)).toEqual([probe(now - 10 * 60_000, 7), calls(now - 60_000)]);
     });
 
-    it("deleting the server deletes its history", async () => {
+    it("deleting the server deletes its history; a point that comes after is not kept", async () => {
       const store = await open();
-      const server = await http(store);
+      const [server, late] = [await http(store), await http(store)];
       await store.latency.record(server.id, probe(Date.now()));
       await store.latency.record(server.id, calls(Date.now()));
+      await store.latency.record(late.id, probe(Date.now()));
 
       await store.servers.remove(server.id);
+      await store.servers.remove(late.id);
+      // A probe or a flush of calls still under way when the server went.
+      await store.latency.record(server.id, probe(Date.now()));
+      await store.latency.record(late.id, calls(Date.now()));
+      await store.latency.record("never-created", probe(Date.now()));
 
       expect(await store.latency.read(server.id)).toEqual([]);
+      expect(await store.latency.read(late.id)).toEqual([]);
+      expect(await store.latency.read("never-created")).toEqual([]);
     });
   });
 

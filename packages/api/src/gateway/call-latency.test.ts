@@ -1,6 +1,6 @@
 import type { Store } from "@mcpgw/aws";
 import { createMemoryStore } from "@mcpgw/aws/memory";
-import { createLogger, type LatencyPoint } from "@mcpgw/core";
+import { createLogger, type LatencyPoint, parseServerSpec } from "@mcpgw/core";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { CallLatency } from "./call-latency";
 
@@ -40,12 +40,15 @@ describe("CallLatency", () => {
   it("a call writes nothing; each server's ended slot becomes one point: median, max, count, errors", async () => {
     // Prepare
     const { store, writes, calls } = setup();
+    const server = (name: string) =>
+      store.servers.create(parseServerSpec({ name, url: "https://example.com/mcp" }));
+    const [a, b] = [(await server("a")).id, (await server("b")).id];
 
     // Act: calls in one slot, then the timer's flush once it ended
-    calls.record("a", 5, true);
-    calls.record("a", 1, false);
-    calls.record("a", 9.04, true);
-    calls.record("b", 2, true);
+    calls.record(a, 5, true);
+    calls.record(a, 1, false);
+    calls.record(a, 9.04, true);
+    calls.record(b, 2, true);
     const duringSlot = writes.length;
     await calls.flush();
     const afterEarlyFlush = writes.length;
@@ -53,10 +56,10 @@ describe("CallLatency", () => {
 
     // Assess
     expect([duringSlot, afterEarlyFlush]).toEqual([0, 0]);
-    expect(await store.latency.read("a")).toEqual([
+    expect(await store.latency.read(a)).toEqual([
       { at: SLOT, kind: "calls", ms: 5, ok: false, count: 3, errors: 1, maxMs: 9 },
     ]);
-    expect(await store.latency.read("b")).toEqual([
+    expect(await store.latency.read(b)).toEqual([
       { at: SLOT, kind: "calls", ms: 2, ok: true, count: 1, errors: 0, maxMs: 2 },
     ]);
     expect(writes).toHaveLength(2);
