@@ -6,7 +6,7 @@
  * missing (/readyz, the poller, a request), and the stack serves again without a restart.
  */
 import { randomBytes } from "node:crypto";
-import { createApp, listen, loadConsoleAssets } from "@mcpgw/api";
+import { CallLatency, createApp, listen, loadConsoleAssets } from "@mcpgw/api";
 import {
   ConfigError,
   createStore,
@@ -51,6 +51,8 @@ const runner = await startRunner({
   ...definedOnly({ ...runnerSettings, port: undefined, host: undefined }),
 });
 const runnerEndpoint = { url: runner.url, token: runner.token };
+// The gateway's call latencies go to the history once per 10 s slot; what is left goes out on stop.
+const callLatency = new CallLatency(store, logger);
 const app = createApp({
   store,
   logger,
@@ -63,6 +65,7 @@ const app = createApp({
   // The runner runs in this process: /readyz checks it too.
   readiness: { runner: true },
   console: loadConsoleAssets(await ensureConsoleBuilt(log)),
+  gateway: { callLatency },
 });
 const api = await listen(app, port);
 const poller = startPoller({ ...worker, runner: runnerEndpoint });
@@ -90,6 +93,7 @@ async function shutdown() {
   // The runner stops alongside the API and the poller: a start under way is abandoned at once, so a
   // probe waiting on it ends now instead of holding the poller (and the runner) for its deadline.
   await Promise.all([api.close(), poller.stop(), runner.stop()]);
+  await callLatency.close();
   await emulator.stop();
   process.exit(0);
 }

@@ -6,7 +6,7 @@
  *   2. register the rest (default 1,000 in all) at concurrency 8: errors, time until all connected;
  *   3. AWS calls per operation, counted on the wire: an admin list of every server page by page,
  *      a data-plane refresh with nothing changed, a sweep of every (unchanged, connected) server —
- *      its catalogue and status writes, and how long until its last job is done;
+ *      its catalogue, status and latency-history writes, and how long until its last job is done;
  *   4. `GET /v1/servers?limit=100` p50/p99 while a sweep runs; the emulator's and the stack's CPU;
  *   5. warm-call p50/p99 again with every server registered, and its ratio to step 1.
  * Ends with one `BENCH_SCALE {json}` line.
@@ -222,13 +222,15 @@ try {
     finishedS: (performance.now() - sweepStarted) / 1000,
     catalogueWrites: sweepCounts.writtenBySortKey.get("CATALOG") ?? 0,
     statusWrites: sweepCounts.writtenBySortKey.get("STATUS") ?? 0,
+    // Every check's point in its server's latency history (`LATENCY#<id>` / `probe`): one write each.
+    historyWrites: sweepCounts.writtenBySortKey.get("probe") ?? 0,
     ...counted(sweepCounts),
     stackCpuS: (cpuTimeMs(dev.child.pid as number) - devCpu) / 1000,
     emulatorCpuS: (cpuTimeMs(emulator.pid ?? 0) - motoCpu) / 1000,
   };
   figures.sweep = sweep;
   console.log(
-    `scale sweep of ${jobs} unchanged connected servers (${swept.checks} checks, ${swept.probes} full probes): done in ${sweep.finishedS.toFixed(1)} s (interval ${SWEEP_INTERVAL_S} s; ratio ${(sweep.finishedS / SWEEP_INTERVAL_S).toFixed(2)}); ${sweep.catalogueWrites} catalogue writes, ${sweep.statusWrites} status writes (${(sweep.statusWrites / Math.max(1, jobs)).toFixed(2)} per server), ${sweep.dynamodb} DynamoDB calls (${(sweep.dynamodb / Math.max(1, jobs)).toFixed(2)} per server); CPU: stack ${sweep.stackCpuS.toFixed(1)} s, emulator ${sweep.emulatorCpuS.toFixed(1)} s`,
+    `scale sweep of ${jobs} unchanged connected servers (${swept.checks} checks, ${swept.probes} full probes): done in ${sweep.finishedS.toFixed(1)} s (interval ${SWEEP_INTERVAL_S} s; ratio ${(sweep.finishedS / SWEEP_INTERVAL_S).toFixed(2)}); ${sweep.catalogueWrites} catalogue writes, ${sweep.statusWrites} status writes (${(sweep.statusWrites / Math.max(1, jobs)).toFixed(2)} per server), ${sweep.historyWrites} latency-history writes, ${sweep.dynamodb} DynamoDB calls (${(sweep.dynamodb / Math.max(1, jobs)).toFixed(2)} per server); CPU: stack ${sweep.stackCpuS.toFixed(1)} s, emulator ${sweep.emulatorCpuS.toFixed(1)} s`,
   );
 
   // 4. The admin list's latency, idle and while a sweep runs — and the emulator's meanwhile.

@@ -157,6 +157,7 @@ describe("GET /openapi.json", () => {
       "delete /v1/servers/{id}": ["204", "401", "404"],
       "post /v1/servers/{id}/reconnect": ["202", "401", "404", "409"],
       "get /v1/servers/{id}/tools": ["200", "401", "404"],
+      "get /v1/servers/{id}/latency": ["200", "401", "404"],
       "get /v1/secrets": ["200", "401"],
       "put /v1/secrets/{name}": ["200", "400", "401", "413"],
       "delete /v1/secrets/{name}": ["204", "401", "404"],

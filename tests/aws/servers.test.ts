@@ -140,6 +140,8 @@ describe("server repository on DynamoDB", () => {
       { ok: true, at: new Date().toISOString(), latencyMs: 3, toolCount: 1 },
       { tools: [{ name: "t", inputSchema: { type: "object" } }] },
     );
+    await store.latency.record(server.id, { at: Date.now(), kind: "probe", ms: 3, ok: true });
+    await store.latency.record(server.id, { at: Date.now(), kind: "calls", ms: 1, ok: true, count: 1 });
 
     expect(await store.servers.remove(server.id)).toBe(true);
     expect(await store.servers.remove(server.id)).toBe(false);

@@ -3,7 +3,7 @@
  * 127.0.0.1 listener, the worker's poller; every log line captured.
  */
 import { randomUUID } from "node:crypto";
-import { type AppDeps, createApp, listen, loadConsoleAssets } from "@mcpgw/api";
+import { type AppDeps, CallLatency, createApp, listen, loadConsoleAssets } from "@mcpgw/api";
 import { createLogger } from "@mcpgw/core";
 import { type RunnerOptions, startRunner } from "@mcpgw/runner";
 import { createGuardedFetch } from "@mcpgw/upstream";
@@ -29,6 +29,8 @@ export interface StackOptions {
   fetch?: typeof fetch;
   /** Serves the admin console (built by the global setup) at `/`. */
   console?: boolean;
+  /** How often the gateway writes the call latencies of ended 10 s slots (default 10 s). */
+  callLatencyFlushMs?: number;
 }
 
 export async function startStack(options: StackOptions = {}) {
@@ -45,13 +47,25 @@ export async function startStack(options: StackOptions = {}) {
       })
     : undefined;
   const runnerEndpoint = runner ? { url: runner.url, token: runner.token } : undefined;
-  const gateway = options.fetch ? { ...options.gateway, fetch: options.fetch } : options.gateway;
+  // The gateway's call latencies, written on `stop` too (the stack's close hook).
+  const callLatency =
+    options.gateway?.callLatency ??
+    new CallLatency(
+      store,
+      logger,
+      options.callLatencyFlushMs === undefined ? {} : { flushMs: options.callLatencyFlushMs },
+    );
+  const gateway = {
+    ...options.gateway,
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+    callLatency,
+  };
   const app = createApp({
     store,
     logger,
     adminToken: TEST_ADMIN_TOKEN,
     allowPrivateUpstreams: allowPrivate,
-    ...(gateway === undefined ? {} : { gateway }),
+    gateway,
     ...(options.mcp === undefined ? {} : { mcp: options.mcp }),
     ...(options.worktreeBase === undefined ? {} : { worktreeBase: options.worktreeBase }),
     ...(runnerEndpoint ? { runner: runnerEndpoint } : {}),
@@ -110,6 +124,7 @@ export async function startStack(options: StackOptions = {}) {
     },
     async stop() {
       await Promise.all([poller.stop(), api.close()]);
+      await callLatency.close();
       await runner?.stop();
     },
   };

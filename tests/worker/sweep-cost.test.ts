@@ -1,7 +1,8 @@
 /**
  * Sweeps cost what changed. A sweep of a connected server whose tools were listed lately enqueues a
  * liveness check — a 2026 upstream is asked `server/discover` alone, a 2025 one `initialize` and
- * `ping` — which writes nothing while nothing changed; the tools are listed again (and the catalogue
+ * `ping` — which writes nothing while nothing changed but its point in the server's latency history (an
+ * item of its own, one UpdateItem: the one write every check makes); the tools are listed again (and the catalogue
  * rewritten only if its content changed) once the listing is `MAX_LISTING_AGE_MS` old or the server's
  * profile changed; a server gone is marked failed at once; and the sweep's jobs spread over its
  * interval by SQS delays. AWS calls are counted on the store's own clients (against the emulator);
@@ -62,12 +63,16 @@ async function sweepAndWork(deps: WorkerDeps, now = Date.now()): Promise<JobOutc
   }
 }
 
-/** What the calls wrote, by item: status items and catalogue items (head and parts). */
+/**
+ * What the calls wrote, by item: status items, catalogue items (head and parts), and latency-history
+ * rings (every attempt's point: one write of its own per check or probe).
+ */
 function written(calls: AwsCallLog) {
   const writes = calls.writes();
   return {
     status: writes.filter((write) => write.sk === "STATUS").length,
     catalog: writes.filter((write) => write.sk.startsWith("CATALOG")).length,
+    history: writes.filter((write) => write.pk.startsWith("LATENCY#")).length,
     all: writes.length,
   };
 }
@@ -84,7 +89,7 @@ describe("sweep of connected servers: cost what changed", () => {
     await Promise.all([upstream?.close(), modern?.close(), ...extra.map((u) => u.close())]);
   });
 
-  it("a sweep of an unchanged connected server (2025): initialize + ping, 0 catalogue writes, 0 status writes", async () => {
+  it("a sweep of an unchanged connected server (2025): initialize + ping, 0 catalogue writes, 0 status writes, its latency point the one write", async () => {
     // Prepare
     const { deps, methods, calls } = await setup();
     const id = await connected(deps, upstream.url);
@@ -100,11 +105,11 @@ describe("sweep of connected servers: cost what changed", () => {
     expect(outcomes).toEqual(["alive"]);
     expect(methods).not.toContain("tools/list");
     expect(methods).toContain("ping");
-    expect(written(calls)).toEqual({ status: 0, catalog: 0, all: 0 });
+    expect(written(calls)).toEqual({ status: 0, catalog: 0, history: 1, all: 1 });
     expect(await deps.store.statuses.get(id)).toEqual(before);
   });
 
-  it("a sweep of an unchanged connected 2026 server: server/discover alone, nothing written", async () => {
+  it("a sweep of an unchanged connected 2026 server: server/discover alone, nothing written but its latency point", async () => {
     const { deps, calls } = await setup();
     await connected(deps, modern.url);
     calls.reset();
@@ -115,10 +120,10 @@ describe("sweep of connected servers: cost what changed", () => {
     console.log("sweep of an unchanged 2026 server:", calls.summary(), "upstream:", modern.methods);
     expect(outcomes).toEqual(["alive"]);
     expect(modern.methods).toEqual({ "server/discover": 1 });
-    expect(written(calls)).toEqual({ status: 0, catalog: 0, all: 0 });
+    expect(written(calls)).toEqual({ status: 0, catalog: 0, history: 1, all: 1 });
   });
 
-  it("past the listing age the sweep lists the tools again: unchanged → 1 status write, 0 catalogue writes", async () => {
+  it("past the listing age the sweep lists the tools again: unchanged → 1 status write, 0 catalogue writes (+ its latency point)", async () => {
     const { deps, methods, calls } = await setup();
     const id = await connected(deps, upstream.url);
     const catalog = await deps.store.statuses.getCatalog(id);
@@ -130,7 +135,7 @@ describe("sweep of connected servers: cost what changed", () => {
     console.log("re-list of an unchanged server:", calls.summary());
     expect(outcomes).toEqual(["connected"]);
     expect(methods).toContain("tools/list");
-    expect(written(calls)).toEqual({ status: 1, catalog: 0, all: 1 });
+    expect(written(calls)).toEqual({ status: 1, catalog: 0, history: 1, all: 2 });
     expect(await deps.store.statuses.getCatalog(id)).toEqual(catalog);
   });
 
@@ -150,10 +155,10 @@ describe("sweep of connected servers: cost what changed", () => {
 
     expect(afterCheck).toEqual({
       names: ["add", "echo", "fail", "slow"],
-      written: { status: 0, catalog: 0, all: 0 },
+      written: { status: 0, catalog: 0, history: 1, all: 1 },
     });
     expect(await names()).toEqual(["add", "added_tool", "echo", "fail", "slow"]);
-    expect(written(calls)).toEqual({ status: 1, catalog: 1, all: 2 });
+    expect(written(calls)).toEqual({ status: 1, catalog: 1, history: 1, all: 3 });
     expect(await deps.store.statuses.get(id)).toMatchObject({ state: "connected", toolCount: 5 });
   });
 
@@ -173,10 +178,10 @@ describe("sweep of connected servers: cost what changed", () => {
     expect((await deps.store.statuses.getCatalog(id))?.profile?.serverInfo).toMatchObject({
       name: "after-upgrade",
     });
-    expect(written(calls)).toEqual({ status: 1, catalog: 1, all: 2 });
+    expect(written(calls)).toEqual({ status: 1, catalog: 1, history: 1, all: 3 });
   });
 
-  it("the check of a server gone marks it failed at once (1 status write) and schedules its retry", async () => {
+  it("the check of a server gone marks it failed at once (1 status write, + its latency point) and schedules its retry", async () => {
     const { deps, calls } = await setup();
     const own = await startUpstream();
     const id = await connected(deps, own.url);
@@ -185,7 +190,7 @@ describe("sweep of connected servers: cost what changed", () => {
 
     expect(await sweepAndWork(deps)).toEqual(["failed"]);
 
-    expect(written(calls)).toEqual({ status: 1, catalog: 0, all: 1 });
+    expect(written(calls)).toEqual({ status: 1, catalog: 0, history: 1, all: 2 });
     expect(await deps.store.statuses.get(id)).toMatchObject({ state: "failed", reason: "unreachable" });
     const retries = calls.calls.filter((call) => call.command === "SendMessage");
     expect(

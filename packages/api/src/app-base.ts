@@ -49,8 +49,11 @@ export interface AppDeps {
    * console's tool catalogue and calls (GATEWAY_URL; deployed only).
    */
   gatewayUrl?: string | undefined;
-  /** Data-plane parts, made here unless given (tests inject their own). */
-  gateway?: Partial<Pick<GatewayDeps, "directory" | "pool" | "fetch" | "heartbeatMs">>;
+  /**
+   * Data-plane parts, made here unless given (tests inject their own; `callLatency` too, to flush it
+   * sooner or to close it where the process has a close hook).
+   */
+  gateway?: Partial<Pick<GatewayDeps, "directory" | "pool" | "fetch" | "heartbeatMs" | "callLatency">>;
 }
 
 /** The largest request body accepted. */

@@ -6,6 +6,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { createGuardedFetch, SessionPool } from "@mcpgw/upstream";
 import { type AppDeps, createBaseApp, documentApp } from "./app-base";
 import type { AppEnv } from "./env";
+import { CallLatency } from "./gateway/call-latency";
 import { Directory, type Snapshot } from "./gateway/directory";
 import { registerMcpRoutes } from "./gateway/mcp";
 import { ChangeWatcher } from "./gateway/mcp-changes";
@@ -53,5 +54,6 @@ function gatewayDeps(deps: AppDeps, changes: ChangeWatcher): GatewayDeps {
     ...(deps.gateway?.heartbeatMs ? { heartbeatMs: deps.gateway.heartbeatMs } : {}),
     ...(deps.maxUpstreamMessageBytes ? { maxMessageBytes: deps.maxUpstreamMessageBytes } : {}),
     changes,
+    callLatency: deps.gateway?.callLatency ?? new CallLatency(deps.store, deps.logger),
   };
 }

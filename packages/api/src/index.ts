@@ -4,6 +4,7 @@ export { createBaseApp, documentApp } from "./app-base";
 export { KEY_CACHE_MS } from "./auth";
 export { CONSOLE_CSP, type ConsoleAssets, loadConsoleAssets } from "./console/assets";
 export { CSRF_HEADER, SESSION_COOKIE } from "./console/session";
+export * from "./gateway/call-latency";
 export * from "./gateway/directory";
 export * from "./gateway/service";
 export * from "./gateway-app";

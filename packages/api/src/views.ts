@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import {
   HttpServerSpec,
   initialStatus,
+  LatencyPoint,
   looseFields,
   type PlainServer,
   Scope,
@@ -105,6 +106,23 @@ export const ToolList = z.object({ tools: z.array(ToolView) }).openapi("ToolList
 export const ImportResult = z
   .object({ servers: z.array(ServerView), skipped: z.array(z.string()) })
   .openapi("ImportResult");
+
+/** A point of a server's latency history as the API shows it: as stored, its time in ISO 8601. */
+export const LatencyPointView = LatencyPoint.extend({
+  at: z.string().openapi({
+    description: "when the probe started, or when the calls' 10 s slot began (ISO 8601)",
+  }),
+}).openapi("LatencyPoint");
+export type LatencyPointView = z.infer<typeof LatencyPointView>;
+
+export const LatencyHistoryView = z
+  .object({
+    points: z.array(LatencyPointView).openapi({
+      description:
+        "oldest first: probes of the last 2 h (one a minute at most), calls of the last 20 min (one point per 10 s)",
+    }),
+  })
+  .openapi("LatencyHistory");
 
 export const SecretSummaryView = z
   .object({ name: z.string(), keys: z.array(z.string()), updatedAt: z.string() })

@@ -5,6 +5,7 @@ import { type AwsConfig, loadAwsConfig } from "./config";
 import { createConsoleSessionStore } from "./console-sessions";
 import { createJobQueue, type SqsJobQueue } from "./jobs";
 import { createApiKeyStore } from "./keys";
+import { createLatencyHistory } from "./latency";
 import { createOutageLog } from "./outages";
 import { checkResources } from "./readiness";
 import { createKmsSealer, type Sealer } from "./sealing";
@@ -44,6 +45,7 @@ export function createStore(
     statuses: createStatusRepository(clients.ddb, config.tableName),
     changes: createChangeFeed(clients.ddb, config.tableName),
     chats: createChatToggles(clients.ddb, config.tableName),
+    latency: createLatencyHistory(clients.ddb, config.tableName),
     threads: createThreadRegistry(clients.ddb, config.tableName),
     keys: createApiKeyStore(clients.ddb, config.tableName),
     consoleSessions: createConsoleSessionStore(clients.ddb, config.tableName),

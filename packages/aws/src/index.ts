@@ -9,6 +9,7 @@ export * from "./dynamo";
 export * from "./env-reader";
 export * from "./jobs";
 export * from "./keys";
+export * from "./latency";
 export * from "./outages";
 export * from "./readiness";
 export * from "./record-failure";

@@ -131,7 +131,10 @@ export interface ServerRepository {
    * `connecting`): a reconnect can never revive a server disabled or changed meanwhile.
    */
   reconnect(id: string, version: number): Promise<void>;
-  /** Deletes the server, its name claim and status in one transaction, then all it owns; false when missing. */
+  /**
+   * Deletes the server, its name claim and status in one transaction, then all it owns (catalogue,
+   * toggles, thread instances, latency history); false when missing.
+   */
   remove(id: string): Promise<boolean>;
 }
 
@@ -566,7 +569,8 @@ export function createServerRepository(
           if (failedConditions(error).length === 0) throw error;
           continue; // changed or deleted meanwhile: read again
         }
-        // What else it owns (catalogue, chat toggles, thread registrations) can no longer be reached.
+        // What else it owns (catalogue, chat toggles, thread registrations, latency history) can no
+        // longer be reached.
         const owned = [
           ...(
             await queryAll(ddb, {
@@ -577,6 +581,9 @@ export function createServerRepository(
             })
           ).filter((item) => item.sk !== keys.serverTombstone(id).sk),
           ...(await queryKind(ddb, tableName, ownedKind(id))),
+          // Its latency history, by key (outside its partition: no read for it).
+          keys.serverLatency(id, "probe"),
+          keys.serverLatency(id, "calls"),
         ];
         await deleteAll(ddb, tableName, owned as Array<{ pk: unknown; sk: unknown }>);
         return true;

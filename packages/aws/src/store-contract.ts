@@ -366,6 +366,73 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
     });
   });
 
+  describe(`${name} store: latency history`, () => {
+    const probe = (at: number, ms = 12, ok = true) => ({ at, kind: "probe" as const, ms, ok });
+    const calls = (at: number) => ({
+      at,
+      kind: "calls" as const,
+      ms: 3.5,
+      ok: false,
+      count: 9,
+      errors: 1,
+      maxMs: 40.2,
+    });
+
+    it("a point lands in its slot; the history reads oldest first, probes and calls together", async () => {
+      const store = await open();
+      const server = await http(store);
+      const now = Date.now();
+
+      await store.latency.record(server.id, probe(now - 60_000));
+      await store.latency.record(server.id, calls(now - 30_000));
+      await store.latency.record(server.id, probe(now - 5 * 60_000, 250, false));
+
+      expect(await store.latency.read(server.id)).toEqual([
+        probe(now - 5 * 60_000, 250, false),
+        probe(now - 60_000),
+        calls(now - 30_000),
+      ]);
+      expect(await store.latency.read("no-such-server")).toEqual([]);
+    });
+
+    it("a point replaces the one a whole ring before it in its slot; points past the window are not read", async () => {
+      const store = await open();
+      const server = await http(store);
+      const now = Date.now();
+      const ringMs = { probe: 120 * 60_000, calls: 120 * 10_000 };
+
+      // The same slot a ring apart: the later point replaces the earlier one.
+      await store.latency.record(server.id, probe(now - 10 * 60_000 - ringMs.probe, 999));
+      await store.latency.record(server.id, probe(now - 10 * 60_000, 7));
+      await store.latency.record(server.id, calls(now - 60_000 - ringMs.calls));
+      await store.latency.record(server.id, calls(now - 60_000));
+      // Alone in their slots, but older than their kind's window.
+      await store.latency.record(server.id, probe(now - ringMs.probe - 30 * 60_000));
+      await store.latency.record(server.id, calls(now - ringMs.calls - 5 * 60_000));
+
+      expect(await store.latency.read(server.id)).toEqual([probe(now - 10 * 60_000, 7), calls(now - 60_000)]);
+    });
+
+    it("deleting the server deletes its history; a point that comes after is not kept", async () => {
+      const store = await open();
+      const [server, late] = [await http(store), await http(store)];
+      await store.latency.record(server.id, probe(Date.now()));
+      await store.latency.record(server.id, calls(Date.now()));
+      await store.latency.record(late.id, probe(Date.now()));
+
+      await store.servers.remove(server.id);
+      await store.servers.remove(late.id);
+      // A probe or a flush of calls still under way when the server went.
+      await store.latency.record(server.id, probe(Date.now()));
+      await store.latency.record(late.id, calls(Date.now()));
+      await store.latency.record("never-created", probe(Date.now()));
+
+      expect(await store.latency.read(server.id)).toEqual([]);
+      expect(await store.latency.read(late.id)).toEqual([]);
+      expect(await store.latency.read("never-created")).toEqual([]);
+    });
+  });
+
   describe(`${name} store: keys, threads, secrets, jobs`, () => {
     it("keeps a console session until it expires or ends", async () => {
       const store = await open();

@@ -3,6 +3,7 @@ import type { ChatToggles } from "./chats";
 import type { ConsoleSessionStore } from "./console-sessions";
 import type { JobQueue } from "./jobs";
 import type { ApiKeyStore } from "./keys";
+import type { LatencyHistory } from "./latency";
 import type { Dependency, OutageLog } from "./outages";
 import type { CheckState } from "./readiness";
 import type { SecretStore } from "./secrets";
@@ -26,6 +27,8 @@ export interface Store {
   /** What changed among the servers since a given time (the data plane's directory reads it). */
   changes: ChangeFeed;
   chats: ChatToggles;
+  /** Each server's recent probe and call latencies, bounded (for the admin console's chart). */
+  latency: LatencyHistory;
   threads: ThreadRegistry;
   keys: ApiKeyStore;
   /** Admin console sign-ins. */

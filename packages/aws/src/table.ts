@@ -1,3 +1,5 @@
+import type { LatencyKind } from "@mcpgw/core";
+
 /** The single table's key schema, shared by the repositories and the bootstrap. */
 export const TABLE_KEYS = {
   partition: "pk",
@@ -25,6 +27,11 @@ export const keys = {
   serverPartition: (id: string) => `SERVER#${id}`,
   /** What a deleted server leaves on the change feed for a day. */
   serverTombstone: (id: string) => ({ pk: `SERVER#${id}`, sk: "GONE" }),
+  /**
+   * A server's latency history, one ring per kind (`probe`, `calls`): outside the server's partition,
+   * so reading its state never reads its history; deleting the server deletes both by key.
+   */
+  serverLatency: (id: string, kind: LatencyKind) => ({ pk: `LATENCY#${id}`, sk: kind }),
   nameClaim: (name: string) => ({ pk: `NAME#${name}`, sk: "NAME" }),
   secret: (name: string) => ({ pk: `SECRET#${name}`, sk: "SECRET" }),
   /** Never written: the readiness check reads it to learn the table answers (GetItem is granted). */

@@ -2,6 +2,7 @@ export * from "./errors";
 export * from "./if-match";
 export * from "./job";
 export * from "./json-depth";
+export * from "./latency";
 export * from "./log";
 export * from "./masking";
 export * from "./mcp-json";

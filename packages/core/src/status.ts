@@ -16,7 +16,7 @@ export const MAX_LISTING_AGE_MS = 10 * 60_000;
 
 const HEARTBEAT_NOTE =
   "moves with every full probe (a connect, a retry, a re-list of the tools: at least every 10 minutes " +
-  "while connected) and every failure; the sweep's liveness checks of a connected server write nothing " +
+  "while connected) and every failure; the sweep's liveness checks of a connected server write no status " +
   "while nothing changed";
 
 /** A server's live status and connection diagnostics, as the API shows it. */

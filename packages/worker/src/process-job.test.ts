@@ -244,7 +244,7 @@ describe("processJob", () => {
     expect((await store.statuses.get(server.id))?.error).toMatch(/stdio runner/);
     expect(upstream.targets).toEqual([]);
   });
-  it("a check of a connected server that answers as before lists nothing and writes nothing", async () => {
+  it("a check of a connected server that answers as before lists nothing and writes no status or catalogue", async () => {
     // Prepare
     const { deps, store, upstream, lists } = worker();
     const server = await httpServer(store);
@@ -324,5 +324,84 @@ describe("processJob", () => {
     expect(await processJob(failing, check(server.id), "m-2")).toBe("failed");
     expect(await store.statuses.get(server.id)).toMatchObject({ state: "failed", toolCount: 0 });
     expect(store.jobs.pending()).toMatchObject([{ job: { type: "retry", serverId: server.id } }]);
+  });
+});
+
+describe("processJob: latency history", () => {
+  it("each attempt leaves a probe point: a connect's latency, a check's, a failure's time to fail", async () => {
+    // Prepare
+    let up = true;
+    const { deps, store } = worker();
+    const server = await httpServer(store);
+    const probing: WorkerDeps = {
+      ...deps,
+      openSession: (target, options) =>
+        up
+          ? (deps.openSession as NonNullable<WorkerDeps["openSession"]>)(target, options)
+          : Promise.reject(new Error("connect ECONNREFUSED")),
+    };
+    const history = async () => store.latency.read(server.id);
+
+    // Act: one attempt at a time (points of one minute share a slot: the latest is kept)
+    await processJob(probing, connect(server.id), "m-1");
+    const connected = await history();
+    const status = await store.statuses.get(server.id);
+    await processJob(probing, check(server.id), "m-2");
+    const checked = await history();
+    up = false;
+    await processJob(probing, check(server.id), "m-3");
+    const failed = await history();
+
+    // Assess
+    expect(connected).toEqual([
+      {
+        at: Date.parse(status?.lastConnectionAttemptAt ?? ""),
+        kind: "probe",
+        ms: status?.lastConnectionLatencyMs,
+        ok: true,
+      },
+    ]);
+    expect(checked).toMatchObject([{ kind: "probe", ok: true }]);
+    expect(checked[0]?.at).toBeGreaterThanOrEqual(connected[0]?.at ?? Infinity);
+    expect(failed).toMatchObject([{ kind: "probe", ok: false, ms: expect.any(Number) }]);
+  });
+
+  it("a history write that fails never fails the job: the status is written, a warning logged", async () => {
+    const { deps, store, lines } = worker();
+    const server = await httpServer(store);
+    const refusing: Store = {
+      ...store,
+      latency: { ...store.latency, record: () => Promise.reject(new Error("throttled")) },
+    };
+
+    const outcome = await processJob({ ...deps, store: refusing }, connect(server.id), "m-1");
+
+    expect(outcome).toBe("connected");
+    expect(await store.statuses.get(server.id)).toMatchObject({ state: "connected" });
+    expect(lines).toContainEqual(
+      expect.objectContaining({ level: "warn", msg: "latency point not recorded", serverId: server.id }),
+    );
+  });
+
+  it("no attempt, no point: a dropped job and unreadable secrets leave the history empty", async () => {
+    const { deps, store } = worker();
+    const stale = await httpServer(store);
+    const broken = await httpServer(store);
+    const refusing: Store = {
+      ...store,
+      servers: {
+        ...store.servers,
+        read: async (id) => {
+          const stored = await store.servers.read(id);
+          return stored && { ...stored, plain: { ...stored.plain, sealIntact: false } };
+        },
+      },
+    };
+
+    expect(await processJob(deps, connect(stale.id, 7))).toBe("dropped");
+    expect(await processJob({ ...deps, store: refusing }, connect(broken.id))).toBe("failed");
+
+    expect(await store.latency.read(stale.id)).toEqual([]);
+    expect(await store.latency.read(broken.id)).toEqual([]);
   });
 });

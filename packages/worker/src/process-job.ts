@@ -10,6 +10,7 @@ import {
   isOvertakenRetry,
   type Job,
   type Logger,
+  type PlainServer,
   profileDigest,
   type ServerProfile,
   toServerProfile,
@@ -17,6 +18,7 @@ import {
 } from "@mcpgw/core";
 import type { ProbeResult, TargetSource } from "@mcpgw/upstream";
 import { type AttemptDeps, attemptConnection } from "./attempt";
+import { probePoint, recordProbePoint } from "./probe-point";
 
 /** What the worker needs to run jobs. */
 export interface WorkerDeps extends AttemptDeps {
@@ -35,9 +37,10 @@ export type JobOutcome = "connected" | "alive" | "failed" | "dropped";
  * retry on failure.
  * A `check` of a server still `connected` is a liveness check: its tools are listed (and the result
  * written) only when the profile it reports differs from the one of the last listing; a check that
- * finds the server as it was writes nothing. Any other job, or a check of a server no longer connected,
+ * finds the server as it was writes no status. Any other job, or a check of a server no longer connected,
  * is a full probe.
  * Idempotent under redelivery: `jobId` (the SQS message id) records each outcome once.
+ * Every attempt also leaves a point in the server's latency history (a write of its own).
  */
 export async function processJob(deps: WorkerDeps, job: Job, jobId?: string): Promise<JobOutcome> {
   const { store } = deps;
@@ -64,9 +67,28 @@ export async function processJob(deps: WorkerDeps, job: Job, jobId?: string): Pr
       ? (reported: ServerProfile | undefined) =>
           profileDigest(reported && toServerProfile(reported)) !== listed
       : undefined;
+  const started = performance.now();
   const result: ProbeResult = target
     ? await attemptConnection(target, deps, listToolsIf)
     : { ok: false, at: new Date().toISOString(), reason: "failed", error: UNREADABLE_SECRETS };
+  const point = probePoint(result, performance.now() - started);
+  // The status write goes first; the attempt's point goes to the latency history alongside it (never
+  // failing the job), and the job ends once both are done. No attempt (secrets unreadable), no point.
+  const outcome = recordResult(deps, logger, job, plain, result, jobId);
+  const history = target ? recordProbePoint({ store, logger }, plain.id, point) : undefined;
+  return (await Promise.all([outcome, history]))[0];
+}
+
+/** Writes an attempt's result under the generation fence (see {@link processJob}). */
+async function recordResult(
+  deps: WorkerDeps,
+  logger: Logger,
+  job: Job,
+  plain: PlainServer,
+  result: ProbeResult,
+  jobId: string | undefined,
+): Promise<JobOutcome> {
+  const { store } = deps;
   const failOptions = {
     ...(jobId ? { jobId } : {}),
     ...(deps.retryDelaySeconds === undefined ? {} : { retryDelaySeconds: deps.retryDelaySeconds }),

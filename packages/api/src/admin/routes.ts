@@ -15,11 +15,19 @@ import {
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { etag, json, jsonBody, problems, route } from "../openapi-helpers";
-import { ImportResult, SecretSummaryView, ServerList, ServerView, ToolList } from "../views";
+import {
+  ImportResult,
+  LatencyHistoryView,
+  SecretSummaryView,
+  ServerList,
+  ServerView,
+  ToolList,
+} from "../views";
 import {
   type AdminDeps,
   createServer,
   deleteServer,
+  getLatencyHistory,
   getServer,
   importServers,
   listServers,
@@ -219,6 +227,19 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, appDeps: AdminDeps
       responses: { 200: json(ToolList, "Tools"), ...problems(404) },
     }),
     async (c) => c.json({ tools: await listServerTools(scoped(c), c.req.valid("param").id) }, 200),
+  );
+
+  app.openapi(
+    route({
+      method: "get",
+      path: "/v1/servers/{id}/latency",
+      tags: ["servers"],
+      summary:
+        "Recent latencies: the worker's probes (2 h) and the gateway's calls per 10 s (20 min), oldest first",
+      request: { params: IdParam },
+      responses: { 200: json(LatencyHistoryView, "Latency history"), ...problems(404) },
+    }),
+    async (c) => c.json(await getLatencyHistory(scoped(c), c.req.valid("param").id), 200),
   );
 
   app.openapi(

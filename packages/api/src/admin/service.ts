@@ -20,7 +20,7 @@ import {
   UNREADABLE_SECRETS,
 } from "@mcpgw/core";
 import { checkUrl, createRunnerClient, type RunnerEndpoint } from "@mcpgw/upstream";
-import { type ServerView, toServerView } from "../views";
+import { type LatencyPointView, type ServerView, toServerView } from "../views";
 
 /** What the admin operations need. */
 export interface AdminDeps {
@@ -186,6 +186,19 @@ export async function listServerTools(deps: AdminDeps, idOrName: string) {
     inputSchema,
     ...(description ? { description } : {}),
   }));
+}
+
+/**
+ * A server's latency history: its probes (2 h) and its calls per 10 s slot (20 min), oldest first —
+ * one read of its bounded rings; 404 when the server is missing.
+ */
+export async function getLatencyHistory(
+  deps: AdminDeps,
+  idOrName: string,
+): Promise<{ points: LatencyPointView[] }> {
+  const server = await findServer(deps, idOrName);
+  const points = await deps.store.latency.read(server.id);
+  return { points: points.map((point) => ({ ...point, at: new Date(point.at).toISOString() })) };
 }
 
 /**

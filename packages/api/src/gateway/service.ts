@@ -33,6 +33,7 @@ import {
 } from "@mcpgw/upstream";
 import { ProtocolError } from "@modelcontextprotocol/server";
 import type { Principal } from "../env";
+import type { CallLatency } from "./call-latency";
 import { type Directory, type DirectoryEntry, isAvailable } from "./directory";
 
 /** What the data plane needs. */
@@ -50,6 +51,8 @@ export interface GatewayDeps {
   maxMessageBytes?: number;
   /** Where an upstream's own change notifications go (its catalogue refreshed, subscribers told). */
   changes?: UpstreamChanges;
+  /** Each tool call's duration, summed up per server for its latency history (written off the path). */
+  callLatency?: CallLatency;
 }
 
 /** What the data plane does when a warm upstream session says something changed. */
@@ -77,6 +80,9 @@ export interface CatalogTool {
 export type ServerScope = ReadonlySet<string> | null;
 
 const LIVENESS_PING_MS = 2_000;
+
+/** The outcomes of a tool call that got a result from its server. */
+const ANSWERED = new Set(["ok", "tool_error", "input_required"]);
 
 /** The header values each pooled session was opened with, so warm-path failures are scrubbed too. */
 const sessionSecrets = new WeakMap<object, string[]>();
@@ -263,10 +269,10 @@ export async function callGatewayTool(
     throw error instanceof CallFailure ? toAppError(error, server.name) : error;
   } finally {
     clearInterval(heartbeat);
-    logger.info("tool call finished", {
-      outcome,
-      durationMs: Math.round((performance.now() - started) * 10) / 10,
-    });
+    const durationMs = Math.round((performance.now() - started) * 10) / 10;
+    // A call that got a result (a tool error or a request for input too) did not fail.
+    deps.callLatency?.record(server.id, durationMs, ANSWERED.has(outcome));
+    logger.info("tool call finished", { outcome, durationMs });
   }
 }
 

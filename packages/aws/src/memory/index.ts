@@ -11,6 +11,7 @@ import { createMemoryChatToggles } from "./chats";
 import { createMemoryConsoleSessionStore } from "./console-sessions";
 import { createMemoryJobQueue, type MemoryJobQueue } from "./jobs";
 import { createMemoryApiKeyStore } from "./keys";
+import { createMemoryLatencyHistory } from "./latency";
 import { createMemorySealer } from "./sealer";
 import { createMemorySecretStore } from "./secrets";
 import { createMemoryServerRepository } from "./servers";
@@ -38,6 +39,7 @@ export function createMemoryStore(options: { jobs?: MemoryJobQueue } = {}): Memo
     statuses,
     changes: createMemoryChangeFeed(tables, servers, statuses),
     chats: createMemoryChatToggles(tables),
+    latency: createMemoryLatencyHistory(tables),
     threads: createMemoryThreadRegistry(tables),
     keys: createMemoryApiKeyStore(tables),
     consoleSessions: createMemoryConsoleSessionStore(),

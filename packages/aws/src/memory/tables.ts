@@ -1,4 +1,4 @@
-import type { PlainServer, StoredStatus } from "@mcpgw/core";
+import type { LatencyPoint, PlainServer, StoredStatus } from "@mcpgw/core";
 import type { ApiKeyInfo } from "../keys";
 import type { SealedValue } from "../sealing";
 import type { SecretSummary } from "../secrets";
@@ -23,7 +23,7 @@ export interface MemoryThread {
 
 /**
  * What the in-memory repositories share, as the DynamoDB ones share one table: a server's removal
- * reaches its status, catalogue, chat toggles and thread instances.
+ * reaches its status, catalogue, latency history, chat toggles and thread instances.
  */
 export interface MemoryTables {
   servers: Map<string, MemoryServer>;
@@ -31,6 +31,8 @@ export interface MemoryTables {
   names: Map<string, string>;
   statuses: Map<string, StoredStatus & { lastJobId?: string }>;
   catalogs: Map<string, Catalog & { hash: string }>;
+  /** Server id → its latency rings' points by slot (`probe#17`). */
+  latency: Map<string, Map<string, LatencyPoint>>;
   /** Chat id → ids of the servers it switched off. */
   chatsOff: Map<string, Set<string>>;
   threads: Map<string, MemoryThread>;
@@ -75,6 +77,7 @@ export function createMemoryTables(): MemoryTables {
     names: new Map(),
     statuses: new StampedMap(changed, clock),
     catalogs: new StampedMap(changed, clock),
+    latency: new Map(),
     chatsOff: new Map(),
     threads: new Map(),
     keys: new Map(),
@@ -82,9 +85,13 @@ export function createMemoryTables(): MemoryTables {
   };
 }
 
-/** Deletes what a server owns besides its config, name and status: catalogue, chat toggles, instances. */
+/**
+ * Deletes what a server owns besides its config, name and status: catalogue, latency history, chat
+ * toggles, instances.
+ */
 export function removeOwned(tables: MemoryTables, serverId: string): void {
   tables.catalogs.delete(serverId);
+  tables.latency.delete(serverId);
   for (const off of tables.chatsOff.values()) off.delete(serverId);
   for (const thread of tables.threads.values()) thread.instances.delete(serverId);
 }

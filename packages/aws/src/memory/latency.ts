@@ -1,0 +1,22 @@
+import { type LatencyPoint, latencySlot, recentPoints } from "@mcpgw/core";
+import type { LatencyHistory } from "../latency";
+import { copy, type MemoryTables } from "./tables";
+
+/**
+ * Latency rings in memory, slot by slot as the table keeps them: a write replaces its slot, unread;
+ * one for a server that is gone (no status) is dropped.
+ */
+export function createMemoryLatencyHistory(tables: MemoryTables): LatencyHistory {
+  return {
+    async record(serverId, point) {
+      if (!tables.statuses.has(serverId)) return;
+      const rings = tables.latency.get(serverId) ?? new Map<string, LatencyPoint>();
+      rings.set(`${point.kind}#${latencySlot(point.kind, point.at)}`, copy(point));
+      tables.latency.set(serverId, rings);
+    },
+
+    async read(serverId) {
+      return recentPoints([...(tables.latency.get(serverId)?.values() ?? [])].map(copy));
+    },
+  };
+}
