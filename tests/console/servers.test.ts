@@ -22,7 +22,7 @@ describe("console: servers", () => {
   let ui: ConsoleSession;
 
   beforeAll(async () => {
-    stack = await startStack({ console: true, retryDelaySeconds: 1 });
+    stack = await startStack({ console: true, retryDelaySeconds: 1, callLatencyFlushMs: 200 });
     upstream = await startUpstream({ name: "docs", requireBearer: "sentinel-console-secret-7f3a" });
     ui = await openConsole(stack.api.url);
   });
@@ -97,5 +97,18 @@ describe("console: servers", () => {
     expect(stored.body.timeoutSeconds).toBe(45);
     expect(upstream.lastHeaders?.authorization).toBe(SECRET);
     await expectNoSecrets(ui, [SECRET, "sentinel-console-secret-7f3a"]);
+  });
+
+  it("charts the server's recent latency: its probes and its calls", async () => {
+    const { page } = ui;
+    for (let i = 0; i < 3; i++) {
+      const call = await stack.call("POST", "/v1/tools/docs__echo/call", { arguments: { text: `hi ${i}` } });
+      expect(call.status).toBe(200);
+    }
+    await page.goto("/#/servers/docs");
+    await page.locator("svg.chart circle.probe").first().waitFor();
+    await page.locator("svg.chart circle.calls").first().waitFor({ timeout: 20_000 });
+    expect(await page.locator("figure figcaption").textContent()).toMatch(/probes, median \d+ ms · 3 calls/);
+    await expectAccessible(page, "server detail");
   });
 });
