@@ -5,6 +5,7 @@
  * (`isError`) shown as an error in words.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Everything, startEverything } from "../fixtures/everything";
 import { startUpstream, type Upstream } from "../fixtures/mcp-upstream";
 import { type ConsoleSession, expectAccessible, openConsole, signIn } from "../support/browser";
 import { type Stack, startStack, waitFor } from "../support/stack";
@@ -13,6 +14,7 @@ describe("console: tools", () => {
   let stack: Stack;
   let upstream: Upstream;
   let ui: ConsoleSession;
+  let everything: Everything | undefined;
 
   beforeAll(async () => {
     stack = await startStack({ console: true });
@@ -21,6 +23,7 @@ describe("console: tools", () => {
   });
   afterAll(async () => {
     await ui?.close();
+    await everything?.stop();
     await upstream?.close();
     await stack?.stop();
   });
@@ -129,5 +132,33 @@ describe("console: tools", () => {
     await tool.getByRole("button", { name: "Call" }).click();
     await tool.locator(".result[data-result=ok]").waitFor();
     expect(await page.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(375);
+  });
+
+  it("takes a real server's richer schema and results: an enum as a select, a boolean as a checkbox, an image", async () => {
+    const { page } = ui;
+    everything = await startEverything();
+    const created = await stack.call("POST", "/v1/servers", {
+      transport: "http",
+      name: "every",
+      url: everything.url,
+    });
+    expect(created.status).toBe(201);
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.goto("/#/servers/every");
+    const tool = page.locator('article[data-tool="every__get-annotated-message"]');
+    await tool.waitFor({ timeout: 20_000 });
+    await tool.getByLabel("messageType (required)").selectOption({ label: "success" });
+    await tool.getByLabel("includeImage").check();
+    await tool.getByRole("button", { name: "Call" }).click();
+    const image = tool.locator(".result[data-result=ok] img");
+    await image.waitFor();
+    expect(await image.getAttribute("alt")).toMatch(
+      /^Image \d+ returned by every__get-annotated-message \(image\/png\)$/,
+    );
+    // Decoded: the page's CSP lets a data: URL through for images.
+    await expect
+      .poll(() => page.evaluate<number>(`document.querySelector('.result[data-result=ok] img').naturalWidth`))
+      .toBeGreaterThan(0);
+    await expectAccessible(page, "server-everything's tools");
   });
 });
