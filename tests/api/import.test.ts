@@ -466,3 +466,94 @@ describe("POST /v1/servers/import — name clashes", () => {
     expect(result.servers[0]).not.toHaveProperty("url");
   });
 });
+
+describe("POST /v1/servers/import?dryRun=true — the preview", () => {
+  const DOC = {
+    mcpServers: {
+      alpha: { url: "https://alpha-new.example.com/mcp", headers: { Authorization: "Bearer new" } },
+      beta: { command: "uvx", args: ["beta-server"] },
+      gamma: { url: "https://gamma.example.com/mcp" },
+    },
+  };
+  let existing: Json[];
+
+  beforeEach(async () => {
+    await createServer(app, httpServer("alpha", { headers: { Authorization: "Bearer old" } }));
+    await createServer(app, httpServer("gamma"));
+    await takeJobs(app.store);
+    existing = await listed();
+  });
+
+  /** Nothing a dry run could have written: the same servers at the same versions, no job. */
+  async function expectUnchanged(): Promise<void> {
+    expect(await listed()).toEqual(existing);
+    expect(await app.store.servers.getByName("alpha")).toMatchObject({
+      url: "https://alpha.example.com/mcp",
+      headers: { Authorization: "Bearer old" },
+      version: 1,
+    });
+    expect(await app.store.servers.getByName("beta")).toBeUndefined();
+    expect(await takeJobs(app.store)).toEqual([]);
+  }
+
+  it("lists what onConflict=skip would create and skip (200), writing nothing", async () => {
+    const preview = await expectJson(await importDoc(DOC, "?onConflict=skip&dryRun=true"), 200);
+
+    expect(preview).toEqual({ created: ["beta"], replaced: [], skipped: ["alpha", "gamma"] });
+    await expectUnchanged();
+  });
+
+  it("lists what onConflict=replace would create and replace (200), writing nothing", async () => {
+    const preview = await expectJson(await importDoc(DOC, "?dryRun=true&onConflict=replace"), 200);
+
+    expect(preview).toEqual({ created: ["beta"], replaced: ["alpha", "gamma"], skipped: [] });
+    await expectUnchanged();
+  });
+
+  it("answers the clash as a real import does under onConflict=fail (409 import.name_conflict)", async () => {
+    const problem = await expectProblem(await importDoc(DOC, "?dryRun=true"), 409, "import.name_conflict");
+
+    expect(problem.conflicts).toEqual(["alpha", "gamma"]);
+    await expectUnchanged();
+    const clean = await expectJson(
+      await importDoc({ mcpServers: { beta: DOC.mcpServers.beta } }, "?dryRun=true"),
+      200,
+    );
+    expect(clean).toEqual({ created: ["beta"], replaced: [], skipped: [] });
+    await expectUnchanged();
+  });
+
+  it("refuses what a real import refuses, with the same problems, writing nothing", async () => {
+    const invalid = await expectProblem(
+      await importDoc({ mcpServers: { beta: { args: ["--flag"] } } }, "?dryRun=true&onConflict=skip"),
+      400,
+      "import.invalid_entry",
+    );
+    expect(invalid.errors).toEqual([{ entry: "beta", message: expect.stringMatching(/command|url/) }]);
+    await expectProblem(
+      await importDoc({ mcpServers: { imds: { url: "http://169.254.169.254/" } } }, "?dryRun=true"),
+      400,
+      "server.url_forbidden",
+    );
+    const mcpServers = Object.fromEntries(
+      Array.from({ length: 40 }, (_, i) => [`bulk-${String(i).padStart(2, "0")}`, { command: "npx" }]),
+    );
+    await expectProblem(await importDoc({ mcpServers }, "?dryRun=true"), 400, "import.invalid_document");
+    await expectProblem(await importDoc(DOC, "?dryRun=yes"), 400, "request.invalid");
+    await expectUnchanged();
+  });
+
+  it("previews exactly what the real import then does; dryRun=false imports (201)", async () => {
+    const preview = await expectJson<{ created: string[]; replaced: string[] }>(
+      await importDoc(DOC, "?onConflict=replace&dryRun=true"),
+      200,
+    );
+    const result = await expectJson<ImportResult>(
+      await importDoc(DOC, "?onConflict=replace&dryRun=false"),
+      201,
+    );
+
+    expect(result.servers.map((s) => s.name)).toEqual([...preview.created, ...preview.replaced].sort());
+    expect(result.skipped).toEqual([]);
+  });
+});

@@ -151,7 +151,7 @@ describe("GET /openapi.json", () => {
     const expected: Record<string, string[]> = {
       "get /v1/servers": ["200", "400", "401"],
       "post /v1/servers": ["201", "400", "401", "409", "413"],
-      "post /v1/servers/import": ["201", "400", "401", "409", "413"],
+      "post /v1/servers/import": ["200", "201", "400", "401", "409", "413"],
       "get /v1/servers/{id}": ["200", "401", "404"],
       "patch /v1/servers/{id}": ["200", "400", "401", "404", "409", "412", "413"],
       "delete /v1/servers/{id}": ["204", "401", "404"],
@@ -217,6 +217,9 @@ describe("GET /openapi.json", () => {
     );
     expect(operation("post /v1/servers/import").parameters).toContainEqual(
       expect.objectContaining({ name: "onConflict", in: "query" }),
+    );
+    expect(operation("post /v1/servers/import").parameters).toContainEqual(
+      expect.objectContaining({ name: "dryRun", in: "query" }),
     );
   });
 

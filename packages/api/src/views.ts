@@ -124,6 +124,19 @@ export const LatencyHistoryView = z
   })
   .openapi("LatencyHistory");
 
+/** What an import would do (`?dryRun=true`): server names, each list sorted. */
+export const ImportPreview = z
+  .object({
+    created: z.array(z.string()).openapi({ description: "Servers the import would create" }),
+    replaced: z
+      .array(z.string())
+      .openapi({ description: "Existing servers it would overwrite (`onConflict=replace`)" }),
+    skipped: z
+      .array(z.string())
+      .openapi({ description: "Existing servers it would leave (`onConflict=skip`)" }),
+  })
+  .openapi("ImportPreview");
+
 export const SecretSummaryView = z
   .object({ name: z.string(), keys: z.array(z.string()), updatedAt: z.string() })
   .openapi("SecretSummary");

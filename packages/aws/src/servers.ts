@@ -71,6 +71,26 @@ export interface ServerPage {
 const MAX_TRANSACTION_ITEMS = 100;
 
 /**
+ * Refuses an import one transaction cannot hold (400 `import.invalid_document`): a created server
+ * writes 3 items (name claim, config, status), a replaced one 2 (config, status) or 4 when renamed
+ * (the name claim moves). Both repositories check it before writing; an import's dry run too.
+ */
+export function assertImportFits(
+  creates: ReadonlyArray<Pick<ServerSpec, "name">>,
+  replaces: ReadonlyArray<{ existing: Pick<StoredIdentity, "name">; spec: Pick<ServerSpec, "name"> }>,
+): void {
+  const items =
+    creates.length * 3 +
+    replaces.reduce((sum, { existing, spec }) => sum + (spec.name === existing.name ? 2 : 4), 0);
+  if (items > MAX_TRANSACTION_ITEMS) {
+    throw new AppError(
+      "import.invalid_document",
+      `Import at most ${Math.floor(MAX_TRANSACTION_ITEMS / 3)} servers at once.`,
+    );
+  }
+}
+
+/**
  * Server configs with unique names, sealed secrets and optimistic concurrency. Every change is one
  * transaction with the status it supersedes: a config and its generation move together or not at all.
  */
@@ -368,18 +388,13 @@ export function createServerRepository(
     },
 
     async importAll(creates, replaces) {
+      assertImportFits(creates, replaces);
       const now = new Date().toISOString();
       const built = await Promise.all([
         ...creates.map((spec) => newServerItems(spec, now)),
         ...replaces.map(({ existing, spec }) => replaceItems(existing, spec, now)),
       ]);
       const items = built.flatMap((entry) => entry.items);
-      if (items.length > MAX_TRANSACTION_ITEMS) {
-        throw new AppError(
-          "import.invalid_document",
-          `Import at most ${Math.floor(MAX_TRANSACTION_ITEMS / 3)} servers at once.`,
-        );
-      }
       try {
         await transact(items, "The import");
       } catch (error) {

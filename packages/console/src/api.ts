@@ -81,10 +81,20 @@ export async function request<T = unknown>(
       response.status,
       problem.code ?? `http.${response.status}`,
       problem.detail ?? problem.title ?? `The request failed (${response.status}).`,
-      Array.isArray(problem.errors) ? problem.errors.map(String) : [],
+      Array.isArray(problem.errors) ? problem.errors.map(errorText) : [],
     );
   }
   return parsed as T;
+}
+
+/** One of a problem's `errors` as a line: a message, or an import's `{ entry, message }` as `entry: message`. */
+function errorText(error: unknown): string {
+  if (typeof error === "string") return error;
+  if (typeof error === "object" && error !== null && "message" in error) {
+    const { entry, message } = error as { entry?: unknown; message: unknown };
+    return entry === undefined ? String(message) : `${String(entry)}: ${String(message)}`;
+  }
+  return JSON.stringify(error);
 }
 
 function safeJson(text: string): unknown {

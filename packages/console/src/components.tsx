@@ -30,7 +30,7 @@ export function Problem({ error }: { error: unknown }) {
     <div class="problem" role="alert">
       <strong>{api ? api.detail : String((error as Error)?.message ?? error)}</strong>
       {api ? <code class="code">{api.code}</code> : null}
-      {api && api.errors.length > 0 ? (
+      {api && api.errors.length > 0 && !(api.errors.length === 1 && api.errors[0] === api.detail) ? (
         <ul>
           {api.errors.map((message) => (
             <li key={message}>{message}</li>

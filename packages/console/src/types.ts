@@ -57,9 +57,35 @@ export interface JsonSchema {
   required?: string[];
   items?: JsonSchema;
   enum?: unknown[];
+  const?: unknown;
   default?: unknown;
   minimum?: number;
   maximum?: number;
+  anyOf?: JsonSchema[];
+  oneOf?: JsonSchema[];
+  additionalProperties?: boolean | JsonSchema;
+}
+
+/** A tool of the aggregated catalogue (`GET /v1/tools`): its name is `<server>__<tool>`. */
+export interface CatalogTool extends Tool {
+  server: string;
+}
+
+/** One part of a tool result's `content`: text, an image (base64), or another kind shown as JSON. */
+export interface ContentPart {
+  type: string;
+  text?: string;
+  data?: string;
+  mimeType?: string;
+  [key: string]: unknown;
+}
+
+/** What `POST /v1/tools/{name}/call` answers. */
+export interface CallResult {
+  content: ContentPart[];
+  structuredContent?: Record<string, unknown>;
+  text: string;
+  isError: boolean;
 }
 
 /** A client API key as listed (never its material). `servers: null` = every server. */

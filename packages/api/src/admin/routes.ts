@@ -16,6 +16,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { etag, json, jsonBody, problems, route } from "../openapi-helpers";
 import {
+  ImportPreview,
   ImportResult,
   LatencyHistoryView,
   SecretSummaryView,
@@ -32,6 +33,7 @@ import {
   importServers,
   listServers,
   listServerTools,
+  previewImport,
   reconnectServer,
   updateServer,
 } from "./service";
@@ -51,6 +53,22 @@ const SecretValues = z.strictObject({
 });
 /** The import body (core's schemas are plain zod: named through zod's own metadata). */
 const ImportDocument = McpJsonDocument.meta({ id: "McpJson" });
+const ImportQuery = z.object({
+  onConflict: z
+    .enum(["fail", "skip", "replace"])
+    .default("fail")
+    .openapi({
+      description: "When a name is taken: `fail` (409, the default), `skip` it, or `replace` its config",
+      param: { name: "onConflict", in: "query" },
+    }),
+  dryRun: z
+    .enum(["true", "false"])
+    .optional()
+    .openapi({
+      description: "`true`: validate and answer what would happen (200), writing nothing",
+      param: { name: "dryRun", in: "query" },
+    }),
+});
 const IfMatch = z.object({
   "if-match": z
     .string()
@@ -129,14 +147,21 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, appDeps: AdminDeps
       path: "/v1/servers/import",
       tags: ["servers"],
       summary: "Import a Claude / Cursor / VS Code MCP config (.mcp.json), all or nothing",
-      request: {
-        query: z.object({ onConflict: z.enum(["fail", "skip", "replace"]).default("fail") }),
-        ...jsonBody(ImportDocument),
+      description:
+        "`?dryRun=true` checks the document exactly as an import would (same problems) and answers 200 with the names it would create, replace and skip, writing nothing.",
+      request: { query: ImportQuery, ...jsonBody(ImportDocument) },
+      responses: {
+        200: json(ImportPreview, "Dry run (`dryRun=true`): what the import would do; nothing written"),
+        201: json(ImportResult, "Imported"),
+        ...problems(409),
       },
-      responses: { 201: json(ImportResult, "Imported"), ...problems(409) },
     }),
-    async (c) =>
-      c.json(await importServers(scoped(c), c.req.valid("json"), c.req.valid("query").onConflict), 201),
+    async (c) => {
+      const { onConflict, dryRun } = c.req.valid("query");
+      const document = c.req.valid("json");
+      if (dryRun === "true") return c.json(await previewImport(scoped(c), document, onConflict), 200);
+      return c.json(await importServers(scoped(c), document, onConflict), 201);
+    },
     (result) => {
       if (result.success) return undefined;
       if (result.target === "json") return refuseDocument(result);

@@ -1,4 +1,4 @@
-import { SealError, type Store } from "@mcpgw/aws";
+import { assertImportFits, SealError, type Store } from "@mcpgw/aws";
 import {
   AppError,
   applyServerPatch,
@@ -188,6 +188,13 @@ export async function listServerTools(deps: AdminDeps, idOrName: string) {
   }));
 }
 
+/** What an import does: the servers it creates, those it overwrites, and the names it skips. */
+interface ImportPlan {
+  creates: ServerSpec[];
+  replaces: Array<{ existing: PlainServer; spec: ServerSpec }>;
+  skipped: string[];
+}
+
 /**
  * A server's latency history: its probes (2 h) and its calls per 10 s slot (20 min), oldest first —
  * one read of its bounded rings; 404 when the server is missing.
@@ -202,14 +209,10 @@ export async function getLatencyHistory(
 }
 
 /**
- * Imports a `.mcp.json` document all-or-nothing. Name clashes fail with 409 listing them, unless
- * `skip` (keep the existing servers) or `replace` (overwrite their config, keeping their ids).
+ * Checks a `.mcp.json` import as a real one would — the document, each upstream URL, name clashes
+ * (409 under `fail`) and the one-transaction bound — and answers what it would do. Writes nothing.
  */
-export async function importServers(
-  deps: AdminDeps,
-  document: unknown,
-  onConflict: OnConflict,
-): Promise<{ servers: ServerView[]; skipped: string[] }> {
+async function planImport(deps: AdminDeps, document: unknown, onConflict: OnConflict): Promise<ImportPlan> {
   const specs = parseMcpJson(document).map((spec) => parseServerSpec(spec));
   for (const spec of specs) assertUpstreamAllowed(deps, spec);
   // Names and versions are all an import needs of existing servers: no secret is opened.
@@ -228,6 +231,37 @@ export async function importServers(
           return current ? [{ existing: current, spec }] : [];
         })
       : [];
+  assertImportFits(creates, replaces);
+  return { creates, replaces, skipped: onConflict === "skip" ? clashes : [] };
+}
+
+/**
+ * An import's dry run: the names it would create, replace and skip, after every check a real import
+ * makes (its problems are the same), without writing anything or enqueueing any job.
+ */
+export async function previewImport(
+  deps: AdminDeps,
+  document: unknown,
+  onConflict: OnConflict,
+): Promise<{ created: string[]; replaced: string[]; skipped: string[] }> {
+  const { creates, replaces, skipped } = await planImport(deps, document, onConflict);
+  return {
+    created: creates.map((spec) => spec.name),
+    replaced: replaces.map(({ spec }) => spec.name),
+    skipped,
+  };
+}
+
+/**
+ * Imports a `.mcp.json` document all-or-nothing. Name clashes fail with 409 listing them, unless
+ * `skip` (keep the existing servers) or `replace` (overwrite their config, keeping their ids).
+ */
+export async function importServers(
+  deps: AdminDeps,
+  document: unknown,
+  onConflict: OnConflict,
+): Promise<{ servers: ServerView[]; skipped: string[] }> {
+  const { creates, replaces, skipped } = await planImport(deps, document, onConflict);
   // Nothing to write (every name skipped): DynamoDB refuses an empty transaction.
   const written =
     creates.length + replaces.length > 0 ? await deps.store.servers.importAll(creates, replaces) : [];
@@ -245,9 +279,9 @@ export async function importServers(
   deps.logger.info("servers imported", {
     created: creates.length,
     replaced: replaces.length,
-    skipped: clashes.length,
+    skipped: skipped.length,
   });
-  return { servers: views, skipped: onConflict === "skip" ? clashes : [] };
+  return { servers: views, skipped };
 }
 
 async function findServer({ store }: Pick<AdminDeps, "store">, idOrName: string): Promise<PlainServer> {

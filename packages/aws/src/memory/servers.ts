@@ -10,13 +10,10 @@ import {
 } from "@mcpgw/core";
 import { type Sealer, serverFieldContext } from "../sealing";
 import { decodeListCursor, encodeListCursor, MAX_LIST_LIMIT, statusListSort } from "../server-list";
-import type { ListedServer, ServerRepository, StoredIdentity } from "../servers";
+import { assertImportFits, type ListedServer, type ServerRepository, type StoredIdentity } from "../servers";
 import { byKey, copy, type MemoryServer, type MemoryTables, removeOwned } from "./tables";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-/** The DynamoDB repository's bound: at most this many items in one transaction. */
-const MAX_TRANSACTION_ITEMS = 100;
-
 const versionConflict = () =>
   new AppError("server.version_conflict", "The server changed since it was read; fetch it and retry.");
 const nameTaken = (name: string) =>
@@ -137,16 +134,8 @@ export function createMemoryServerRepository(tables: MemoryTables, sealer: Seale
     },
 
     async importAll(creates, replaces) {
+      assertImportFits(creates, replaces);
       const now = new Date().toISOString();
-      const items =
-        creates.length * 3 +
-        replaces.reduce((sum, { existing, spec }) => sum + (spec.name === existing.name ? 2 : 4), 0);
-      if (items > MAX_TRANSACTION_ITEMS) {
-        throw new AppError(
-          "import.invalid_document",
-          `Import at most ${Math.floor(MAX_TRANSACTION_ITEMS / 3)} servers at once.`,
-        );
-      }
       const built = await Promise.all(creates.map((spec) => newServer(spec, now)));
       const replaced = await Promise.all(
         replaces.map(({ existing, spec }) => replacement(existing, spec, now)),
