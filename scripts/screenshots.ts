@@ -47,7 +47,7 @@ try {
   const [executablePath] = await Promise.all([chromiumPath(), ensureConsoleBuilt(log)]);
 
   log("starting the stack, the runner and the upstreams");
-  const stack = await startRunnerStack({}, { console: true, retryDelaySeconds: 60 });
+  const stack = await startRunnerStack({}, { console: true, retryDelaySeconds: 60, callLatencyFlushMs: 500 });
   cleanups.push(() => stack.cleanup());
   const upstreams: Upstream[] = await Promise.all([
     startUpstream({ name: "docs" }),
@@ -83,6 +83,10 @@ try {
     reaches(stack, ids[3] as string, "connected", 30_000),
     reaches(stack, ids[4] as string, "connected", 30_000),
   ]);
+  // A few calls, so the server page's latency chart has calls beside its probe.
+  for (const text of ["one", "two", "three", "four"]) {
+    await expectOk(stack.call("POST", "/v1/tools/docs__echo/call", { arguments: { text } }));
+  }
   await expectOk(stack.call("POST", "/v1/keys", { name: "laptop" }));
   await expectOk(stack.call("POST", "/v1/keys", { name: "ci", servers: ["docs", "search"] }));
   await expectOk(stack.call("PUT", "/v1/secrets/github", { values: { TOKEN: "not-a-real-token" } }));
@@ -101,7 +105,8 @@ try {
     {
       name: "server",
       route: "servers/docs",
-      ready: (page) => page.locator("h1 [data-state=connected]").waitFor(),
+      // The calls' point lands once their 10 s slot has ended.
+      ready: (page) => page.locator("svg.chart circle.calls").first().waitFor({ timeout: 30_000 }),
       dark: true,
     },
     { name: "add-server", route: "servers/new", ready: heading("Add a server") },
@@ -145,7 +150,7 @@ try {
       for (const shot of shots.filter((s) => Boolean(s.dark) === dark)) {
         await page.goto(`/#/${shot.route}`);
         await shot.ready(page);
-        await page.waitForFunction(`!document.querySelector(".loading")`);
+        await page.locator(".loading").first().waitFor({ state: "detached" });
         // Focus rings and the caret are not part of the picture.
         await page.evaluate("document.activeElement && document.activeElement.blur()");
         const file = join(OUT, `${shot.name}-${size}.png`);

@@ -25,7 +25,9 @@ export function LatencyChart({ points }: { points: LatencyPoint[] }) {
     );
   }
   const times = points.map((point) => Date.parse(point.at));
-  const [t0, t1] = [Math.min(...times), Math.max(...times)];
+  // At least the last 20 minutes (the calls' window): a lone point sits at its time, not at an edge.
+  const t1 = Math.max(...times, Date.now());
+  const t0 = Math.min(...times, t1 - 20 * 60_000);
   const top = Math.max(1, ...points.map((point) => point.ms)) * 1.1;
   const x = (t: number) => PAD.left + ((t - t0) / Math.max(1, t1 - t0)) * (WIDTH - PAD.left - PAD.right);
   const y = (ms: number) => HEIGHT - PAD.bottom - (ms / top) * (HEIGHT - PAD.top - PAD.bottom);
