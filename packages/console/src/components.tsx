@@ -174,3 +174,54 @@ export function when(iso: string | null | undefined): string {
 export function ms(value: number | null | undefined): string {
   return value === null || value === undefined ? "—" : `${Math.round(value)} ms`;
 }
+
+/**
+ * What a page's actions (revoke, delete, stop…) came to: `run` clears the last problem, runs one, and
+ * keeps the sentence it answers as the notice, or its problem.
+ */
+export function useAction() {
+  const [notice, setNotice] = useState("");
+  const [error, setError] = useState<unknown>(undefined);
+  const run = async (action: () => Promise<string>) => {
+    setError(undefined);
+    try {
+      setNotice(await action());
+    } catch (caught) {
+      setError(caught);
+    }
+  };
+  return { notice, error, setNotice, run };
+}
+
+/** A sentence about what just happened, announced politely. */
+export function Notice({ text }: { text: string }) {
+  return text ? (
+    <p class="notice" role="status">
+      {text}
+    </p>
+  ) : null;
+}
+
+/** A table that turns into cards on narrow screens, its columns named, the last one for actions. */
+export function StackTable(props: { caption: string; columns: string[]; children: ComponentChildren }) {
+  return (
+    <div class="table-wrap">
+      <table class="stack">
+        <caption class="visually-hidden">{props.caption}</caption>
+        <thead>
+          <tr>
+            {props.columns.map((column) => (
+              <th scope="col" key={column}>
+                {column}
+              </th>
+            ))}
+            <th scope="col">
+              <span class="visually-hidden">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>{props.children}</tbody>
+      </table>
+    </div>
+  );
+}

@@ -6,7 +6,18 @@
  */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { request, seg } from "../api";
-import { ConfirmButton, EmptyState, Field, fieldErrors, Problem, usePolled, when } from "../components";
+import {
+  ConfirmButton,
+  EmptyState,
+  Field,
+  fieldErrors,
+  Notice,
+  Problem,
+  StackTable,
+  useAction,
+  usePolled,
+  when,
+} from "../components";
 import type { ApiKey, NewApiKey, Server } from "../types";
 import { loadServers } from "./servers";
 
@@ -20,21 +31,16 @@ export function KeysPage() {
   const keys = usePolled(() => request<{ keys: ApiKey[] }>("GET", "/v1/keys"), 0);
   const servers = usePolled(loadServers, 0);
   const [revealed, setRevealed] = useState<Revealed | undefined>(undefined);
-  const [actionError, setActionError] = useState<unknown>(undefined);
-  const [notice, setNotice] = useState("");
+  const action = useAction();
   const heading = useRef<HTMLHeadingElement>(null);
 
   const list = keys.data?.keys.slice().sort((a, b) => (a.createdAt < b.createdAt ? 1 : -1));
-  const revoke = async (key: ApiKey) => {
-    setActionError(undefined);
-    try {
+  const revoke = (key: ApiKey) =>
+    action.run(async () => {
       await request("DELETE", `/v1/keys/${seg(key.id)}`);
-      setNotice(`Revoked ${key.name}: clients using it are refused within seconds.`);
       keys.reload();
-    } catch (caught) {
-      setActionError(caught);
-    }
-  };
+      return `Revoked ${key.name}: clients using it are refused within seconds.`;
+    });
 
   return (
     <section>
@@ -54,12 +60,8 @@ export function KeysPage() {
           }}
         />
       ) : null}
-      {notice ? (
-        <p class="notice" role="status">
-          {notice}
-        </p>
-      ) : null}
-      <Problem error={actionError ?? keys.error} />
+      <Notice text={action.notice} />
+      <Problem error={action.error ?? keys.error} />
       {!list ? (
         keys.error ? null : (
           <p class="loading">Loading keys…</p>
@@ -69,50 +71,35 @@ export function KeysPage() {
           <p>Create a key below and give it to a client: it is shown once, when it is created.</p>
         </EmptyState>
       ) : (
-        <div class="table-wrap">
-          <table class="stack">
-            <caption class="visually-hidden">Client API keys</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Scope</th>
-                <th scope="col">Created</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.map((key) => (
-                <tr key={key.id} data-key={key.name}>
-                  <th scope="row">{key.name}</th>
-                  <td data-col="scope">
-                    <span class="cell-label">Scope: </span>
-                    {scopeText(key)}
-                  </td>
-                  <td>
-                    <span class="cell-label">Created: </span>
-                    {when(key.createdAt)}
-                  </td>
-                  <td class="row-actions">
-                    <ConfirmButton
-                      label="Revoke"
-                      danger
-                      question={`Revoke the key ${key.name}? Clients using it are refused from then on; this cannot be undone.`}
-                      onConfirm={() => revoke(key)}
-                    />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <StackTable caption="Client API keys" columns={["Name", "Scope", "Created"]}>
+          {list.map((key) => (
+            <tr key={key.id} data-key={key.name}>
+              <th scope="row">{key.name}</th>
+              <td data-col="scope">
+                <span class="cell-label">Scope: </span>
+                {scopeText(key)}
+              </td>
+              <td>
+                <span class="cell-label">Created: </span>
+                {when(key.createdAt)}
+              </td>
+              <td class="row-actions">
+                <ConfirmButton
+                  label="Revoke"
+                  danger
+                  question={`Revoke the key ${key.name}? Clients using it are refused from then on; this cannot be undone.`}
+                  onConfirm={() => revoke(key)}
+                />
+              </td>
+            </tr>
+          ))}
+        </StackTable>
       )}
       <CreateKeyForm
         servers={servers.data}
         serversError={servers.error}
         onCreated={(created) => {
-          setNotice("");
+          action.setNotice("");
           setRevealed({ name: created.name, key: created.key });
           keys.reload();
         }}

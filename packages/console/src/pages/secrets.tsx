@@ -5,7 +5,18 @@
  */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { request, seg } from "../api";
-import { ConfirmButton, EmptyState, Field, fieldErrors, Problem, usePolled, when } from "../components";
+import {
+  ConfirmButton,
+  EmptyState,
+  Field,
+  fieldErrors,
+  Notice,
+  Problem,
+  StackTable,
+  useAction,
+  usePolled,
+  when,
+} from "../components";
 import type { SecretSummary } from "../types";
 
 type Row = { key: string; value: string };
@@ -16,25 +27,20 @@ export function SecretsPage() {
   const [replacing, setReplacing] = useState<SecretSummary | undefined>(undefined);
   /** Bumped to start the form afresh (after a save, a cancel, or choosing another secret). */
   const [formRound, setFormRound] = useState(0);
-  const [notice, setNotice] = useState("");
-  const [actionError, setActionError] = useState<unknown>(undefined);
+  const action = useAction();
 
   const list = secrets.data?.secrets.slice().sort((a, b) => (a.name < b.name ? -1 : 1));
   const startForm = (secret: SecretSummary | undefined) => {
     setReplacing(secret);
     setFormRound((n) => n + 1);
   };
-  const remove = async (secret: SecretSummary) => {
-    setActionError(undefined);
-    try {
+  const remove = (secret: SecretSummary) =>
+    action.run(async () => {
       await request("DELETE", `/v1/secrets/${seg(secret.name)}`);
-      setNotice(`Deleted ${secret.name}.`);
       if (replacing?.name === secret.name) startForm(undefined);
       secrets.reload();
-    } catch (caught) {
-      setActionError(caught);
-    }
-  };
+      return `Deleted ${secret.name}.`;
+    });
 
   return (
     <section>
@@ -43,12 +49,8 @@ export function SecretsPage() {
         Sealed key/value maps a stdio server reads from <code>{"{{secret_file}}"}</code> (its secret
         reference). Values can be set or replaced here, never read back.
       </p>
-      {notice ? (
-        <p class="notice" role="status">
-          {notice}
-        </p>
-      ) : null}
-      <Problem error={actionError ?? secrets.error} />
+      <Notice text={action.notice} />
+      <Problem error={action.error ?? secrets.error} />
       {!list ? (
         secrets.error ? null : (
           <p class="loading">Loading secrets…</p>
@@ -58,73 +60,58 @@ export function SecretsPage() {
           <p>Set one below, then name it as a stdio server's secret reference.</p>
         </EmptyState>
       ) : (
-        <div class="table-wrap">
-          <table class="stack">
-            <caption class="visually-hidden">Secrets and their key names</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Keys</th>
-                <th scope="col">Updated</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.map((secret) => (
-                <tr key={secret.name} data-secret={secret.name}>
-                  <th scope="row" class="mono">
-                    {secret.name}
-                  </th>
-                  <td data-col="keys">
-                    <span class="cell-label">Keys: </span>
-                    {secret.keys.length ? (
-                      <ul class="inline-list mono">
-                        {secret.keys.map((key) => (
-                          <li key={key}>{key}</li>
-                        ))}
-                      </ul>
-                    ) : (
-                      "—"
-                    )}
-                  </td>
-                  <td>
-                    <span class="cell-label">Updated: </span>
-                    {when(secret.updatedAt)}
-                  </td>
-                  <td class="row-actions">
-                    <div class="actions">
-                      <button
-                        type="button"
-                        aria-label={`Replace ${secret.name}`}
-                        onClick={() => {
-                          setNotice("");
-                          startForm(secret);
-                        }}
-                      >
-                        Replace
-                      </button>
-                      <ConfirmButton
-                        label="Delete"
-                        danger
-                        question={`Delete the secret ${secret.name}? Servers that name it can no longer start.`}
-                        onConfirm={() => remove(secret)}
-                      />
-                    </div>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <StackTable caption="Secrets and their key names" columns={["Name", "Keys", "Updated"]}>
+          {list.map((secret) => (
+            <tr key={secret.name} data-secret={secret.name}>
+              <th scope="row" class="mono">
+                {secret.name}
+              </th>
+              <td data-col="keys">
+                <span class="cell-label">Keys: </span>
+                {secret.keys.length ? (
+                  <ul class="inline-list mono">
+                    {secret.keys.map((key) => (
+                      <li key={key}>{key}</li>
+                    ))}
+                  </ul>
+                ) : (
+                  "—"
+                )}
+              </td>
+              <td>
+                <span class="cell-label">Updated: </span>
+                {when(secret.updatedAt)}
+              </td>
+              <td class="row-actions">
+                <div class="actions">
+                  <button
+                    type="button"
+                    aria-label={`Replace ${secret.name}`}
+                    onClick={() => {
+                      action.setNotice("");
+                      startForm(secret);
+                    }}
+                  >
+                    Replace
+                  </button>
+                  <ConfirmButton
+                    label="Delete"
+                    danger
+                    question={`Delete the secret ${secret.name}? Servers that name it can no longer start.`}
+                    onConfirm={() => remove(secret)}
+                  />
+                </div>
+              </td>
+            </tr>
+          ))}
+        </StackTable>
       )}
       <SecretForm
         key={formRound}
         replacing={replacing}
         onCancel={() => startForm(undefined)}
         onSaved={(saved) => {
-          setNotice(
+          action.setNotice(
             `Saved ${saved.name} (${saved.keys.length} ${saved.keys.length === 1 ? "key" : "keys"}).`,
           );
           startForm(undefined);

@@ -2,9 +2,8 @@
  * One server: its live status (polled), latency history, configuration (masked), tools with a "try
  * it" form each, and its actions — edit, enable/disable, reconnect, delete (confirmed).
  */
-import { useState } from "preact/hooks";
 import { request, seg } from "../api";
-import { ConfirmButton, ms, Problem, StateBadge, usePolled, when } from "../components";
+import { ConfirmButton, ms, Problem, StateBadge, useAction, usePolled, when } from "../components";
 import { LatencyChart, type LatencyPoint } from "../latency-chart";
 import { href, navigate } from "../router";
 import { ToolView } from "../tool-view";
@@ -21,19 +20,16 @@ export function ServerDetailPage({ id }: { id: string }) {
     0,
     [id, connected, server.data?.status.toolCount],
   );
-  const [actionError, setActionError] = useState<unknown>(undefined);
+  const action = useAction();
 
   const s = server.data;
   if (!s) return server.error ? <Problem error={server.error} /> : <p class="loading">Loading…</p>;
-  const act = async (action: () => Promise<unknown>) => {
-    setActionError(undefined);
-    try {
-      await action();
+  const act = (work: () => Promise<unknown>) =>
+    action.run(async () => {
+      await work();
       server.reload();
-    } catch (caught) {
-      setActionError(caught);
-    }
-  };
+      return "";
+    });
 
   return (
     <section>
@@ -76,7 +72,7 @@ export function ServerDetailPage({ id }: { id: string }) {
           />
         </div>
       </div>
-      <Problem error={actionError ?? server.error} />
+      <Problem error={action.error ?? server.error} />
       <div class="cards">
         <div class="card">
           <h2>Status</h2>

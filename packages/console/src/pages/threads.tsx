@@ -10,8 +10,10 @@ import {
   EmptyState,
   Field,
   fieldErrors,
+  Notice,
   Problem,
   StateBadge,
+  useAction,
   usePolled,
   when,
 } from "../components";
@@ -46,29 +48,22 @@ export function ThreadsPage() {
   const threads = usePolled(loadThreads, REFRESH_MS);
   const servers = usePolled(loadServers, REFRESH_MS);
   const keys = usePolled(() => request<{ keys: ApiKey[] }>("GET", "/v1/keys"), 0);
-  const [notice, setNotice] = useState("");
-  const [actionError, setActionError] = useState<unknown>(undefined);
+  const action = useAction();
 
   const byName = new Map((servers.data ?? []).map((server) => [server.name, server]));
   const keyNames = new Map((keys.data?.keys ?? []).map((key) => [key.id, key.name]));
   const threadScoped = (servers.data ?? []).filter(
     (server) => server.transport === "stdio" && server.scope === "thread",
   );
-  const stop = async (thread: ThreadDetail) => {
-    setActionError(undefined);
-    try {
+  const stop = (thread: ThreadDetail) =>
+    action.run(async () => {
       const result = await request<{ stopped: number; removed: number }>(
         "DELETE",
         `/v1/threads/${seg(thread.id)}`,
       );
-      setNotice(
-        `Stopped thread ${thread.id}: ${result.stopped} ${result.stopped === 1 ? "instance" : "instances"} ended.`,
-      );
       threads.reload();
-    } catch (caught) {
-      setActionError(caught);
-    }
-  };
+      return `Stopped thread ${thread.id}: ${result.stopped} ${result.stopped === 1 ? "instance" : "instances"} ended.`;
+    });
 
   return (
     <section>
@@ -77,12 +72,8 @@ export function ThreadsPage() {
         A thread is a client's conversation or worktree. Each thread-scoped stdio server runs one instance per
         thread, started in the thread's worktree; stopping a thread ends its instances.
       </p>
-      {notice ? (
-        <p class="notice" role="status">
-          {notice}
-        </p>
-      ) : null}
-      <Problem error={actionError ?? threads.error} />
+      <Notice text={action.notice} />
+      <Problem error={action.error ?? threads.error} />
       {!threads.data ? (
         threads.error ? null : (
           <p class="loading">Loading threads…</p>
@@ -135,7 +126,7 @@ export function ThreadsPage() {
         servers={servers.data ? threadScoped : undefined}
         serversError={servers.error}
         onStarted={(instance) => {
-          setNotice(
+          action.setNotice(
             `${instance.server} is running in thread ${instance.threadId}${instance.pid ? ` (pid ${instance.pid})` : ""}.`,
           );
           threads.reload();
