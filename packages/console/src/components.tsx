@@ -225,3 +225,25 @@ export function StackTable(props: { caption: string; columns: string[]; children
     </div>
   );
 }
+
+/**
+ * A form's submission: `onSubmit` keeps the page from loading, clears the last problem and runs
+ * `work`, busy meanwhile; what it throws is kept as `error` (shown beside the fields).
+ */
+export function useSubmit(work: () => Promise<void>) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(undefined);
+  const onSubmit = async (event: Event) => {
+    event.preventDefault();
+    setError(undefined);
+    setBusy(true);
+    try {
+      await work();
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, error, onSubmit };
+}

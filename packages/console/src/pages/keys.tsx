@@ -16,6 +16,7 @@ import {
   StackTable,
   useAction,
   usePolled,
+  useSubmit,
   when,
 } from "../components";
 import type { ApiKey, NewApiKey, Server } from "../types";
@@ -181,51 +182,36 @@ function CreateKeyForm(props: {
   const [name, setName] = useState("");
   const [scoped, setScoped] = useState(false);
   const [chosen, setChosen] = useState<string[]>([]);
-  const [error, setError] = useState<unknown>(undefined);
   const [scopeError, setScopeError] = useState("");
-  const [busy, setBusy] = useState(false);
+  const submit = useSubmit(async () => {
+    setScopeError("");
+    if (scoped && chosen.length === 0) {
+      setScopeError("Choose at least one server, or let the key use every server.");
+      return;
+    }
+    const created = await request<NewApiKey>("POST", "/v1/keys", {
+      name: name.trim(),
+      ...(scoped ? { servers: chosen } : {}),
+    });
+    setName("");
+    setScoped(false);
+    setChosen([]);
+    props.onCreated(created);
+  });
   const servers = props.servers ?? [];
   const scopeErrors = [
     ...(scopeError ? [scopeError] : []),
-    ...fieldErrors(error, "servers", ["key.unknown_server"]),
+    ...fieldErrors(submit.error, "servers", ["key.unknown_server"]),
   ];
 
   return (
-    <form
-      class="panel"
-      aria-labelledby="create-key-title"
-      noValidate
-      onSubmit={async (event) => {
-        event.preventDefault();
-        setError(undefined);
-        setScopeError("");
-        if (scoped && chosen.length === 0) {
-          setScopeError("Choose at least one server, or let the key use every server.");
-          return;
-        }
-        setBusy(true);
-        try {
-          const created = await request<NewApiKey>("POST", "/v1/keys", {
-            name: name.trim(),
-            ...(scoped ? { servers: chosen } : {}),
-          });
-          setName("");
-          setScoped(false);
-          setChosen([]);
-          props.onCreated(created);
-        } catch (caught) {
-          setError(caught);
-        } finally {
-          setBusy(false);
-        }
-      }}
-    >
+    <form class="panel" aria-labelledby="create-key-title" noValidate onSubmit={submit.onSubmit}>
       <h2 id="create-key-title">Create a key</h2>
       <Field
         label="Name"
         id="key-name"
         help="Who or what uses it, e.g. “laptop” or “ci”."
-        errors={fieldErrors(error, "name")}
+        errors={fieldErrors(submit.error, "name")}
       >
         <input
           id="key-name"
@@ -286,8 +272,10 @@ function CreateKeyForm(props: {
           </p>
         ))}
       </fieldset>
-      <Problem error={fieldErrors(error, "name").length || scopeErrors.length ? undefined : error} />
-      <button type="submit" class="primary" disabled={busy}>
+      <Problem
+        error={fieldErrors(submit.error, "name").length || scopeErrors.length ? undefined : submit.error}
+      />
+      <button type="submit" class="primary" disabled={submit.busy}>
         Create key
       </button>
     </form>

@@ -15,6 +15,7 @@ import {
   StackTable,
   useAction,
   usePolled,
+  useSubmit,
   when,
 } from "../components";
 import type { SecretSummary } from "../types";
@@ -133,9 +134,29 @@ function SecretForm(props: {
   const [rows, setRows] = useState<Row[]>(
     replacing?.keys.length ? replacing.keys.map((key) => ({ key, value: "" })) : [{ key: "", value: "" }],
   );
-  const [error, setError] = useState<unknown>(undefined);
   const [localErrors, setLocalErrors] = useState<{ name?: string; values?: string }>({});
-  const [busy, setBusy] = useState(false);
+  const submit = useSubmit(async () => {
+    const trimmed = name.trim();
+    const keys = rows.map((row) => row.key.trim());
+    const problems = {
+      ...(trimmed ? {} : { name: "Give the secret a name." }),
+      ...(keys.some((key) => !key)
+        ? { values: "Every row needs a key name (remove the empty ones)." }
+        : new Set(keys).size !== keys.length
+          ? { values: "Each key name may appear once." }
+          : rows.length === 0
+            ? { values: "Add at least one key." }
+            : {}),
+    };
+    setLocalErrors(problems);
+    if (problems.name || problems.values) return;
+    const values = Object.fromEntries(rows.map((row) => [row.key.trim(), row.value]));
+    const saved = await request<SecretSummary>("PUT", `/v1/secrets/${seg(trimmed)}`, { values });
+    // The values leave the page's state before anything else happens.
+    setRows([{ key: "", value: "" }]);
+    setName("");
+    props.onSaved(saved);
+  });
   const first = useRef<HTMLInputElement>(null);
   useEffect(() => {
     // Replacing: the form (its first value) is where the admin works next.
@@ -144,46 +165,14 @@ function SecretForm(props: {
   const title = replacing ? `Replace ${replacing.name}` : "Set a secret";
   const update = (index: number, changes: Partial<Row>) =>
     setRows(rows.map((row, i) => (i === index ? { ...row, ...changes } : row)));
-  const nameErrors = [...(localErrors.name ? [localErrors.name] : []), ...fieldErrors(error, "name")];
-  const valueErrors = [...(localErrors.values ? [localErrors.values] : []), ...fieldErrors(error, "values")];
+  const nameErrors = [...(localErrors.name ? [localErrors.name] : []), ...fieldErrors(submit.error, "name")];
+  const valueErrors = [
+    ...(localErrors.values ? [localErrors.values] : []),
+    ...fieldErrors(submit.error, "values"),
+  ];
 
   return (
-    <form
-      class="panel"
-      aria-labelledby="secret-form-title"
-      noValidate
-      onSubmit={async (event) => {
-        event.preventDefault();
-        setError(undefined);
-        const trimmed = name.trim();
-        const keys = rows.map((row) => row.key.trim());
-        const problems = {
-          ...(trimmed ? {} : { name: "Give the secret a name." }),
-          ...(keys.some((key) => !key)
-            ? { values: "Every row needs a key name (remove the empty ones)." }
-            : new Set(keys).size !== keys.length
-              ? { values: "Each key name may appear once." }
-              : rows.length === 0
-                ? { values: "Add at least one key." }
-                : {}),
-        };
-        setLocalErrors(problems);
-        if (problems.name || problems.values) return;
-        setBusy(true);
-        try {
-          const values = Object.fromEntries(rows.map((row) => [row.key.trim(), row.value]));
-          const saved = await request<SecretSummary>("PUT", `/v1/secrets/${seg(trimmed)}`, { values });
-          // The values leave the page's state before anything else happens.
-          setRows([{ key: "", value: "" }]);
-          setName("");
-          props.onSaved(saved);
-        } catch (caught) {
-          setError(caught);
-        } finally {
-          setBusy(false);
-        }
-      }}
-    >
+    <form class="panel" aria-labelledby="secret-form-title" noValidate onSubmit={submit.onSubmit}>
       <h2 id="secret-form-title">{title}</h2>
       {replacing ? (
         <p class="help">
@@ -247,9 +236,9 @@ function SecretForm(props: {
           </p>
         ))}
       </fieldset>
-      <Problem error={nameErrors.length || valueErrors.length ? undefined : error} />
+      <Problem error={nameErrors.length || valueErrors.length ? undefined : submit.error} />
       <div class="actions">
-        <button type="submit" class="primary" disabled={busy}>
+        <button type="submit" class="primary" disabled={submit.busy}>
           {replacing ? "Replace secret" : "Save secret"}
         </button>
         {replacing ? (

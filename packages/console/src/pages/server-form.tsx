@@ -6,7 +6,7 @@
  */
 import { useEffect, useState } from "preact/hooks";
 import { request, seg } from "../api";
-import { Field, fieldErrors, Problem } from "../components";
+import { Field, fieldErrors, Problem, useSubmit } from "../components";
 import { navigate } from "../router";
 import type { Server } from "../types";
 
@@ -123,20 +123,28 @@ export function ServerFormPage({ id }: { id?: string }) {
   const editing = id !== undefined;
   const [draft, setDraft] = useState<Draft | undefined>(editing ? undefined : EMPTY);
   const [version, setVersion] = useState<number | undefined>(undefined);
-  const [error, setError] = useState<unknown>(undefined);
-  const [busy, setBusy] = useState(false);
+  const [loadError, setLoadError] = useState<unknown>(undefined);
+  const submit = useSubmit(async () => {
+    if (!draft) return;
+    const saved = editing
+      ? await request<Server>("PATCH", `/v1/servers/${seg(id)}`, bodyOf(draft, true), {
+          "if-match": `"${version}"`,
+        })
+      : await request<Server>("POST", "/v1/servers", bodyOf(draft, false));
+    navigate("servers", saved.name);
+  });
 
   useEffect(() => {
     if (!id) return;
     request<Server>("GET", `/v1/servers/${seg(id)}`).then((server) => {
       setDraft(draftOf(server));
       setVersion(server.version);
-    }, setError);
+    }, setLoadError);
   }, [id]);
 
-  if (!draft) return error ? <Problem error={error} /> : <p class="loading">Loading…</p>;
+  if (!draft) return loadError ? <Problem error={loadError} /> : <p class="loading">Loading…</p>;
   const set = (changes: Partial<Draft>) => setDraft({ ...draft, ...changes });
-  const errorsOf = (field: string, codes: string[] = []) => fieldErrors(error, field, codes);
+  const errorsOf = (field: string, codes: string[] = []) => fieldErrors(submit.error, field, codes);
   const textField = (key: TextKey, label: string, options: TextOptions = {}) => (
     <Field label={label} id={key} help={options.help} errors={errorsOf(key, options.codes)}>
       <input
@@ -164,26 +172,7 @@ export function ServerFormPage({ id }: { id?: string }) {
   return (
     <section>
       <h1>{editing ? `Edit ${draft.name}` : "Add a server"}</h1>
-      <form
-        noValidate
-        onSubmit={async (event) => {
-          event.preventDefault();
-          setBusy(true);
-          setError(undefined);
-          try {
-            const saved = editing
-              ? await request<Server>("PATCH", `/v1/servers/${seg(id)}`, bodyOf(draft, true), {
-                  "if-match": `"${version}"`,
-                })
-              : await request<Server>("POST", "/v1/servers", bodyOf(draft, false));
-            navigate("servers", saved.name);
-          } catch (caught) {
-            setError(caught);
-          } finally {
-            setBusy(false);
-          }
-        }}
-      >
+      <form noValidate onSubmit={submit.onSubmit}>
         {editing ? null : (
           <fieldset class="field">
             <legend>Kind</legend>
@@ -259,9 +248,9 @@ export function ServerFormPage({ id }: { id?: string }) {
             Enabled
           </label>
         </div>
-        <Problem error={error} />
+        <Problem error={submit.error} />
         <div class="actions">
-          <button type="submit" class="primary" disabled={busy}>
+          <button type="submit" class="primary" disabled={submit.busy}>
             {editing ? "Save" : "Add server"}
           </button>
           <a class="button" href={editing ? `#/servers/${seg(draft.name)}` : "#/servers"}>

@@ -1,31 +1,19 @@
 /** Sign-in: the admin token, pasted once, exchanged for a session cookie and then forgotten. */
 import { useState } from "preact/hooks";
 import { type Session, signIn } from "../api";
-import { Field, Problem } from "../components";
+import { Field, Problem, useSubmit } from "../components";
 
 export function SignInPage({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
   const [token, setToken] = useState("");
-  const [error, setError] = useState<unknown>(undefined);
-  const [busy, setBusy] = useState(false);
+  const submit = useSubmit(async () => {
+    const session = await signIn(token);
+    setToken("");
+    onSignedIn(session);
+  });
   return (
     <main id="main" class="sign-in">
       <h1>MCP Gateway</h1>
-      <form
-        onSubmit={async (event) => {
-          event.preventDefault();
-          setBusy(true);
-          setError(undefined);
-          try {
-            const session = await signIn(token);
-            setToken("");
-            onSignedIn(session);
-          } catch (caught) {
-            setError(caught);
-          } finally {
-            setBusy(false);
-          }
-        }}
-      >
+      <form onSubmit={submit.onSubmit}>
         <Field
           label="Admin token"
           id="token"
@@ -41,8 +29,8 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (session: Session) => v
             onInput={(event) => setToken(event.currentTarget.value)}
           />
         </Field>
-        <Problem error={error} />
-        <button type="submit" class="primary" disabled={busy}>
+        <Problem error={submit.error} />
+        <button type="submit" class="primary" disabled={submit.busy}>
           Sign in
         </button>
       </form>

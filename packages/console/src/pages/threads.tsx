@@ -15,6 +15,7 @@ import {
   StateBadge,
   useAction,
   usePolled,
+  useSubmit,
   when,
 } from "../components";
 import { href } from "../router";
@@ -188,39 +189,24 @@ function StartForm(props: {
   const [server, setServer] = useState("");
   const [threadId, setThreadId] = useState("");
   const [worktreeRoot, setWorktreeRoot] = useState("");
-  const [error, setError] = useState<unknown>(undefined);
-  const [busy, setBusy] = useState(false);
+  const submit = useSubmit(async () => {
+    const instance = await request<ThreadInstance>(
+      "POST",
+      `/v1/threads/${seg(threadId.trim())}/servers/${seg(chosen)}`,
+      { worktreeRoot: worktreeRoot.trim() },
+    );
+    props.onStarted(instance);
+  });
   const servers = props.servers ?? [];
   const chosen = server || servers[0]?.name || "";
-  const threadErrors = fieldErrors(error, "threadId");
-  const worktreeErrors = fieldErrors(error, "worktreeRoot", [
+  const threadErrors = fieldErrors(submit.error, "threadId");
+  const worktreeErrors = fieldErrors(submit.error, "worktreeRoot", [
     "thread.worktree_missing",
     "thread.worktree_forbidden",
   ]);
 
   return (
-    <form
-      class="panel"
-      aria-labelledby="start-title"
-      noValidate
-      onSubmit={async (event) => {
-        event.preventDefault();
-        setError(undefined);
-        setBusy(true);
-        try {
-          const instance = await request<ThreadInstance>(
-            "POST",
-            `/v1/threads/${seg(threadId.trim())}/servers/${seg(chosen)}`,
-            { worktreeRoot: worktreeRoot.trim() },
-          );
-          props.onStarted(instance);
-        } catch (caught) {
-          setError(caught);
-        } finally {
-          setBusy(false);
-        }
-      }}
-    >
+    <form class="panel" aria-labelledby="start-title" noValidate onSubmit={submit.onSubmit}>
       <h2 id="start-title">Start an instance</h2>
       {!props.servers ? (
         props.serversError ? (
@@ -278,8 +264,8 @@ function StartForm(props: {
               onInput={(event) => setWorktreeRoot(event.currentTarget.value)}
             />
           </Field>
-          <Problem error={threadErrors.length || worktreeErrors.length ? undefined : error} />
-          <button type="submit" class="primary" disabled={busy}>
+          <Problem error={threadErrors.length || worktreeErrors.length ? undefined : submit.error} />
+          <button type="submit" class="primary" disabled={submit.busy}>
             Start instance
           </button>
         </>
