@@ -247,3 +247,42 @@ export function useSubmit(work: () => Promise<void>) {
   };
   return { busy, error, onSubmit };
 }
+
+/**
+ * A list's filters: a search box and one choice (`all` first, as the empty value), each labelled.
+ */
+export function Filters(props: {
+  text: string;
+  onText: (text: string) => void;
+  placeholder: string;
+  choiceLabel: string;
+  choice: string;
+  onChoice: (choice: string) => void;
+  anyLabel: string;
+  choices: string[];
+}) {
+  return (
+    <div class="filters">
+      <label>
+        Filter
+        <input
+          type="search"
+          value={props.text}
+          placeholder={props.placeholder}
+          onInput={(event) => props.onText(event.currentTarget.value)}
+        />
+      </label>
+      <label>
+        {props.choiceLabel}
+        <select value={props.choice} onChange={(event) => props.onChoice(event.currentTarget.value)}>
+          <option value="">{props.anyLabel}</option>
+          {props.choices.map((choice) => (
+            <option key={choice} value={choice}>
+              {choice}
+            </option>
+          ))}
+        </select>
+      </label>
+    </div>
+  );
+}

@@ -4,7 +4,7 @@
  */
 import { useState } from "preact/hooks";
 import { request } from "../api";
-import { EmptyState, ms, Problem, StateBadge, usePolled, when } from "../components";
+import { EmptyState, Filters, ms, Problem, StateBadge, usePolled, when } from "../components";
 import { href } from "../router";
 import type { Server, ServerPage } from "../types";
 
@@ -92,27 +92,16 @@ export function ServersPage() {
         </div>
       </div>
       <Problem error={error} />
-      <div class="filters">
-        <label>
-          Filter
-          <input
-            type="search"
-            value={filter}
-            placeholder="name, URL or command"
-            onInput={(event) => setFilter(event.currentTarget.value)}
-          />
-        </label>
-        <label>
-          State
-          <select value={state} onChange={(event) => setState(event.currentTarget.value)}>
-            <option value="">any</option>
-            <option value="connected">connected</option>
-            <option value="connecting">connecting</option>
-            <option value="failed">failed</option>
-            <option value="disabled">disabled</option>
-          </select>
-        </label>
-      </div>
+      <Filters
+        text={filter}
+        onText={setFilter}
+        placeholder="name, URL or command"
+        choiceLabel="State"
+        choice={state}
+        onChoice={setState}
+        anyLabel="any"
+        choices={["connected", "connecting", "failed", "disabled"]}
+      />
       <div class="table-wrap">
         <table class="stack servers">
           <caption class="visually-hidden">Servers and their live status, refreshed every 2 seconds</caption>

@@ -5,7 +5,7 @@
  */
 import { useState } from "preact/hooks";
 import { request } from "../api";
-import { EmptyState, Problem, usePolled } from "../components";
+import { EmptyState, Filters, Problem, usePolled } from "../components";
 import { href } from "../router";
 import { ToolView } from "../tool-view";
 import type { CatalogTool } from "../types";
@@ -74,28 +74,16 @@ export function ToolsPage() {
         Open a tool to read its parameters and try it.
       </p>
       <Problem error={error} />
-      <div class="filters">
-        <label>
-          Filter
-          <input
-            type="search"
-            value={filter}
-            placeholder="name or description"
-            onInput={(event) => setFilter(event.currentTarget.value)}
-          />
-        </label>
-        <label>
-          Server
-          <select value={server} onChange={(event) => setServer(event.currentTarget.value)}>
-            <option value="">all</option>
-            {servers.map((name) => (
-              <option key={name} value={name}>
-                {name}
-              </option>
-            ))}
-          </select>
-        </label>
-      </div>
+      <Filters
+        text={filter}
+        onText={setFilter}
+        placeholder="name or description"
+        choiceLabel="Server"
+        choice={server}
+        onChoice={setServer}
+        anyLabel="all"
+        choices={servers}
+      />
       {groups.map((group) => (
         <section key={group.name} class="tool-group" data-server={group.name}>
           <h2>
