@@ -50,6 +50,11 @@ declare module "sst" {
       "type": "sst.sst.Secret"
       "value": string
     }
+    "SigningKey": {
+      "arn": string
+      "id": string
+      "type": "sst.sst.Linkable"
+    }
     "StdioRunner": {
       "service": string
       "type": "sst.aws.Service"

@@ -6,6 +6,7 @@ import { createConsoleSessionStore } from "./console-sessions";
 import { createJobQueue, type SqsJobQueue } from "./jobs";
 import { createApiKeyStore } from "./keys";
 import { createLatencyHistory } from "./latency";
+import { createOAuthStore } from "./oauth";
 import { createOutageLog } from "./outages";
 import { checkResources } from "./readiness";
 import { createKmsSealer, type Sealer } from "./sealing";
@@ -50,6 +51,7 @@ export function createStore(
     keys: createApiKeyStore(clients.ddb, config.tableName),
     consoleSessions: createConsoleSessionStore(clients.ddb, config.tableName),
     secrets: createSecretStore(clients.ddb, config.tableName, sealer),
+    oauth: createOAuthStore(clients.ddb, config.tableName),
     jobs,
     outages: createOutageLog(config, options.outageLogIntervalMs),
     resources: { check: (timeoutMs) => checkResources({ clients, config, jobs }, timeoutMs) },

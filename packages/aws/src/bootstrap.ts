@@ -35,6 +35,7 @@ export async function ensureResources(clients: AwsClients, config: AwsConfig): P
     ensureTable(clients, config),
     ensureQueues(clients, config),
     ensureKey(clients, config),
+    ensureSigningKey(clients, config),
   ]);
 }
 
@@ -141,6 +142,33 @@ async function ensureKey({ kms }: AwsClients, { keyAlias }: AwsConfig): Promise<
     await kms.send(new CreateAliasCommand({ AliasName: keyAlias, TargetKeyId: key.KeyMetadata?.KeyId }));
   } catch (error) {
     // A concurrent bootstrap created the alias first; its key is the one in use.
+    if (!(error instanceof AlreadyExistsException)) throw error;
+  }
+}
+
+/**
+ * The access-token signing key: asymmetric ECC_NIST_P256 for SIGN_VERIFY (ES256), named by its
+ * alias, as infra/storage.ts deploys it.
+ */
+async function ensureSigningKey({ kms }: AwsClients, { signingKeyAlias }: AwsConfig): Promise<void> {
+  try {
+    await kms.send(new DescribeKeyCommand({ KeyId: signingKeyAlias }));
+    return;
+  } catch (error) {
+    if (!(error instanceof NotFoundException)) throw error;
+  }
+  const key = await kms.send(
+    new CreateKeyCommand({
+      Description: "MCP Gateway access-token signing (ES256)",
+      KeySpec: "ECC_NIST_P256",
+      KeyUsage: "SIGN_VERIFY",
+    }),
+  );
+  try {
+    await kms.send(
+      new CreateAliasCommand({ AliasName: signingKeyAlias, TargetKeyId: key.KeyMetadata?.KeyId }),
+    );
+  } catch (error) {
     if (!(error instanceof AlreadyExistsException)) throw error;
   }
 }

@@ -23,6 +23,10 @@ export interface AwsConfig {
   keyId: string;
   /** The alias the local bootstrap creates for the key. */
   keyAlias: string;
+  /** The access-token signing key (asymmetric, ECC_NIST_P256): KMS key id, ARN or `alias/…`. */
+  signingKeyId: string;
+  /** The alias the local bootstrap creates for the signing key. */
+  signingKeyAlias: string;
   /**
    * Credentials captured from the environment when the config was loaded (static keys, or the ECS
    * container-credentials endpoint), so they keep working after {@link removeCredentialsFromEnv};
@@ -34,7 +38,7 @@ export interface AwsConfig {
 type Env = Record<string, string | undefined>;
 
 /** The links this module reads (names of `sst.Linkable`/`sst.Secret` in infra/). */
-type LinkName = "Table" | "Jobs" | "Key" | "AdminToken" | "Runner" | "RunnerToken";
+type LinkName = "Table" | "Jobs" | "Key" | "SigningKey" | "AdminToken" | "Runner" | "RunnerToken";
 
 /**
  * A linked SST resource's properties, when running deployed: the `SST_RESOURCE_<Name>` variable, else
@@ -50,6 +54,7 @@ function sstResource<Name extends LinkName>(env: Env, name: Name): Resource[Name
 export function loadAwsConfig(env: Env = process.env): AwsConfig {
   const read = new EnvReader(env);
   const keyAlias = env.KMS_KEY_ALIAS ?? "alias/mcp-gateway";
+  const signingKeyAlias = env.SIGNING_KEY_ALIAS ?? "alias/mcp-gateway-token-signing";
   const endpoint = read.url("AWS_ENDPOINT_URL");
   read.check();
   return {
@@ -61,6 +66,8 @@ export function loadAwsConfig(env: Env = process.env): AwsConfig {
     deadLetterQueueName: env.DEAD_LETTER_QUEUE_NAME ?? "mcp-gateway-jobs-dlq",
     keyId: sstResource(env, "Key")?.id ?? env.KMS_KEY_ID ?? keyAlias,
     keyAlias,
+    signingKeyId: sstResource(env, "SigningKey")?.id ?? env.SIGNING_KEY_ID ?? signingKeyAlias,
+    signingKeyAlias,
     credentials: credentialsFrom(env),
   };
 }
@@ -133,6 +140,13 @@ export interface AppSettings {
   worktreeBase: string | undefined;
   /** The gateway function's URL (GATEWAY_URL), where the admin function forwards the console's tool calls. */
   gatewayUrl: string | undefined;
+  /**
+   * The OAuth authorization server's issuer (OAUTH_ISSUER): the gateway's public origin, no trailing
+   * slash. Unset: OAuth is off and the MCP endpoints take API keys only.
+   */
+  oauthIssuer: string | undefined;
+  /** Serve the development sign-in page (OAUTH_DEV_SIGNIN; dev and tests only). */
+  oauthDevSignIn: boolean;
 }
 
 /** Default of MAX_UPSTREAM_MESSAGE_BYTES: 16 MiB. */
@@ -159,6 +173,8 @@ export function loadAppSettings(env: Env = process.env): AppSettings {
     mcpAllowedOrigins: read.origins("MCP_ALLOWED_ORIGINS"),
     worktreeBase: base === undefined ? undefined : posix.resolve(base),
     gatewayUrl: read.url("GATEWAY_URL"),
+    oauthIssuer: read.url("OAUTH_ISSUER")?.replace(/\/+$/, ""),
+    oauthDevSignIn: read.boolean("OAUTH_DEV_SIGNIN", false),
   };
   read.check();
   return settings;

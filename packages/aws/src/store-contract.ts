@@ -11,6 +11,7 @@ import {
 } from "@mcpgw/core";
 import { describe, expect, it } from "vitest";
 import { hashApiKey } from "./keys";
+import { type AuthorizationCodeRecord, nowSeconds, type RefreshGrant } from "./oauth";
 import type { ServerPage } from "./servers";
 import type { Store } from "./store";
 import { ADMIN_OWNER } from "./threads";
@@ -523,6 +524,151 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
 
       expect(received.map((r) => JSON.parse(r.body))).toEqual([job]);
       expect(await store.jobs.receive({ waitSeconds: 0 })).toEqual([]);
+    });
+  });
+
+  describe(`${name} store: OAuth grants and access`, () => {
+    const now = nowSeconds();
+    const grant = (familyId = unique("fam")): RefreshGrant => ({
+      familyId,
+      clientId: "c1",
+      resource: "https://gw.test/mcp",
+      scope: "mcp",
+      sub: "ada",
+      groups: [],
+      expiresAt: now + 3600,
+    });
+    const code = (familyId = unique("fam")): AuthorizationCodeRecord => ({
+      ...grant(familyId),
+      redirectUri: "http://127.0.0.1:9/callback",
+      codeChallenge: "c".repeat(43),
+      expiresAt: now + 120,
+    });
+
+    it("keeps a registered client", async () => {
+      const store = await open();
+      const client = {
+        clientId: unique("cl"),
+        clientName: "Test",
+        redirectUris: ["http://127.0.0.1:9/cb"],
+        grantTypes: ["authorization_code"],
+        createdAt: new Date().toISOString(),
+      };
+
+      await store.oauth.saveClient(client);
+
+      expect(await store.oauth.client(client.clientId)).toEqual(client);
+      expect(await store.oauth.client(unique("none"))).toBeUndefined();
+    });
+
+    it("gives a transaction to one taker only, and none once expired", async () => {
+      const store = await open();
+      const tx = {
+        clientId: "c1",
+        clientName: "Test",
+        redirectUri: "http://127.0.0.1:9/cb",
+        state: undefined,
+        codeChallenge: "x".repeat(43),
+        resource: "https://gw.test/mcp",
+        scope: "mcp",
+        csrfHash: "h",
+        expiresAt: now + 600,
+      };
+      const [live, expired] = [unique("tx"), unique("tx")];
+      await store.oauth.saveTransaction(live, tx);
+      await store.oauth.saveTransaction(expired, { ...tx, expiresAt: now - 1 });
+
+      expect(await store.oauth.transaction(live)).toEqual(tx);
+      const takers = await Promise.all([
+        store.oauth.takeTransaction(live),
+        store.oauth.takeTransaction(live),
+      ]);
+
+      expect(takers.filter(Boolean)).toEqual([tx]);
+      expect(await store.oauth.transaction(live)).toBeUndefined();
+      expect(await store.oauth.transaction(expired)).toBeUndefined();
+      expect(await store.oauth.takeTransaction(expired)).toBeUndefined();
+    });
+
+    it("consumes a code once, atomically; a replay is told apart; expired codes are gone", async () => {
+      const store = await open();
+      const [hash, stale] = [unique("code"), unique("code")];
+      const record = code();
+      await store.oauth.saveCode(hash, record);
+      await store.oauth.saveCode(stale, { ...record, expiresAt: now - 1 });
+
+      const uses = await Promise.all([1, 2, 3].map(() => store.oauth.consumeCode(hash)));
+
+      expect(uses.filter((use) => use?.firstUse)).toHaveLength(1);
+      expect(uses.every((use) => use?.code.familyId === record.familyId)).toBe(true);
+      expect(await store.oauth.consumeCode(hash)).toMatchObject({ firstUse: false });
+      expect(await store.oauth.consumeCode(stale)).toBeUndefined();
+      expect(await store.oauth.consumeCode(unique("none"))).toBeUndefined();
+    });
+
+    it("rotates a refresh token once; reusing the old one revokes the family, new token too", async () => {
+      const store = await open();
+      const [r1, r2, r3] = [unique("rt"), unique("rt"), unique("rt")];
+      const first = grant();
+      await store.oauth.issueRefresh(r1, first);
+
+      expect(await store.oauth.refresh(r1)).toEqual({ grant: first, used: false, familyRevoked: false });
+      expect(await store.oauth.rotateRefresh(r1, r2)).toEqual({ outcome: "rotated", previous: first });
+      expect(await store.oauth.refresh(r2)).toEqual({ grant: first, used: false, familyRevoked: false });
+      expect(await store.oauth.rotateRefresh(r1, r3)).toEqual({ outcome: "reused" });
+
+      expect(await store.oauth.refresh(r2)).toMatchObject({ familyRevoked: true });
+      expect(await store.oauth.rotateRefresh(r2, r3)).toEqual({ outcome: "revoked" });
+      expect(await store.oauth.refresh(r3)).toBeUndefined();
+      expect(await store.oauth.rotateRefresh(unique("none"), r3)).toEqual({ outcome: "unknown" });
+    });
+
+    it("lets one of two concurrent rotations of the same token win", async () => {
+      const store = await open();
+      const r1 = unique("rt");
+      await store.oauth.issueRefresh(r1, grant());
+
+      const outcomes = await Promise.all([
+        store.oauth.rotateRefresh(r1, unique("rt")),
+        store.oauth.rotateRefresh(r1, unique("rt")),
+      ]);
+
+      expect(outcomes.map((o) => o.outcome).sort()).toEqual(["reused", "rotated"]);
+    });
+
+    it("revokes a family on demand; revoking an unknown one is no error", async () => {
+      const store = await open();
+      const r1 = unique("rt");
+      const first = grant();
+      await store.oauth.issueRefresh(r1, first);
+
+      await store.oauth.revokeFamily(first.familyId);
+      await store.oauth.revokeFamily(unique("none"));
+
+      expect(await store.oauth.refresh(r1)).toMatchObject({ familyRevoked: true });
+      expect(await store.oauth.rotateRefresh(r1, unique("rt"))).toEqual({ outcome: "revoked" });
+    });
+
+    it("keeps access mappings by subject: put replaces, delete tells whether there was one", async () => {
+      const store = await open();
+      const user = `user:${unique("ada")}` as const;
+      const group = `group:${unique("eng")}` as const;
+
+      await store.oauth.putAccess(user, ["s1"]);
+      await store.oauth.putAccess(user, ["s1", "s2"]);
+      await store.oauth.putAccess(group, null);
+
+      expect(await store.oauth.access([user, group, `user:${unique("nobody")}`])).toEqual([
+        expect.objectContaining({ subject: group, serverIds: null }),
+        expect.objectContaining({ subject: user, serverIds: ["s1", "s2"] }),
+      ]);
+      const listed = (await store.oauth.listAccess()).filter(
+        (m) => m.subject === user || m.subject === group,
+      );
+      expect(listed.map((m) => m.subject).sort()).toEqual([group, user].sort());
+      expect(await store.oauth.deleteAccess(user)).toBe(true);
+      expect(await store.oauth.deleteAccess(user)).toBe(false);
+      expect(await store.oauth.access([user])).toEqual([]);
     });
   });
 }

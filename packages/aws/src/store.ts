@@ -4,6 +4,7 @@ import type { ConsoleSessionStore } from "./console-sessions";
 import type { JobQueue } from "./jobs";
 import type { ApiKeyStore } from "./keys";
 import type { LatencyHistory } from "./latency";
+import type { OAuthStore } from "./oauth";
 import type { Dependency, OutageLog } from "./outages";
 import type { CheckState } from "./readiness";
 import type { SecretStore } from "./secrets";
@@ -34,6 +35,8 @@ export interface Store {
   /** Admin console sign-ins. */
   consoleSessions: ConsoleSessionStore;
   secrets: SecretStore;
+  /** The OAuth authorization server's clients, grants and access mappings. */
+  oauth: OAuthStore;
   jobs: JobQueue;
   /** Missing resources, logged once per interval by all who use the store. */
   outages: OutageLog;

@@ -47,6 +47,8 @@ export const KINDS = {
   apiKey: "APIKEY",
   /** A thread's ownership record (`kindSort` `<owner>#<threadId>`). */
   thread: "THREAD",
+  /** Who may reach which servers through OAuth (`kindSort` the subject, `user:<name>`/`group:<name>`). */
+  access: "ACCESS",
 } as const;
 
 /** The one partition of the change feed's index (its sort key, the stamp, orders it). */

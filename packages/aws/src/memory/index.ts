@@ -12,6 +12,7 @@ import { createMemoryConsoleSessionStore } from "./console-sessions";
 import { createMemoryJobQueue, type MemoryJobQueue } from "./jobs";
 import { createMemoryApiKeyStore } from "./keys";
 import { createMemoryLatencyHistory } from "./latency";
+import { createMemoryOAuthStore } from "./oauth";
 import { createMemorySealer } from "./sealer";
 import { createMemorySecretStore } from "./secrets";
 import { createMemoryServerRepository } from "./servers";
@@ -44,6 +45,7 @@ export function createMemoryStore(options: { jobs?: MemoryJobQueue } = {}): Memo
     keys: createMemoryApiKeyStore(tables),
     consoleSessions: createMemoryConsoleSessionStore(),
     secrets: createMemorySecretStore(tables, sealer),
+    oauth: createMemoryOAuthStore(),
     jobs: options.jobs ?? createMemoryJobQueue(),
     outages: createOutageLog({
       tableName: "memory",
