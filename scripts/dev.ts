@@ -9,6 +9,7 @@ import { randomBytes } from "node:crypto";
 import { CallLatency, createApp, listen, loadConsoleAssets } from "@mcpgw/api";
 import {
   ConfigError,
+  createKmsTokenSigner,
   createStore,
   EnvReader,
   ensureResources,
@@ -66,6 +67,12 @@ const app = createApp({
   readiness: { runner: true },
   console: loadConsoleAssets(await ensureConsoleBuilt(log)),
   gateway: { callLatency },
+  // The authorization server on this origin, with the development sign-in (see README "Sign in with OAuth").
+  oauth: {
+    issuer: settings.oauthIssuer ?? `http://127.0.0.1:${port}`,
+    signer: createKmsTokenSigner(store.clients.kms, store.config.signingKeyId),
+    devSignIn: true,
+  },
 });
 const api = await listen(app, port);
 const poller = startPoller({ ...worker, runner: runnerEndpoint });

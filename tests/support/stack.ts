@@ -4,6 +4,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { type AppDeps, CallLatency, createApp, listen, loadConsoleAssets } from "@mcpgw/api";
+import { createKmsTokenSigner } from "@mcpgw/aws";
 import { createLogger } from "@mcpgw/core";
 import { type RunnerOptions, startRunner } from "@mcpgw/runner";
 import { createGuardedFetch } from "@mcpgw/upstream";
@@ -31,6 +32,11 @@ export interface StackOptions {
   console?: boolean;
   /** How often the gateway writes the call latencies of ended 10 s slots (default 10 s). */
   callLatencyFlushMs?: number;
+  /**
+   * Serves the OAuth authorization server: issuer = the stack's own URL, development sign-in on,
+   * tokens signed by the emulator's KMS signing key (client metadata documents fetched with `fetch`).
+   */
+  oauth?: boolean;
 }
 
 export async function startStack(options: StackOptions = {}) {
@@ -60,6 +66,15 @@ export async function startStack(options: StackOptions = {}) {
     ...(options.fetch ? { fetch: options.fetch } : {}),
     callLatency,
   };
+  // The issuer is the listener's own origin, known once it listens: the app reads it lazily.
+  const oauth = options.oauth
+    ? {
+        issuer: "",
+        signer: createKmsTokenSigner(store.clients.kms, store.config.signingKeyId),
+        devSignIn: true,
+        ...(options.fetch ? { fetch: options.fetch } : {}),
+      }
+    : undefined;
   const app = createApp({
     store,
     logger,
@@ -70,8 +85,10 @@ export async function startStack(options: StackOptions = {}) {
     ...(options.worktreeBase === undefined ? {} : { worktreeBase: options.worktreeBase }),
     ...(runnerEndpoint ? { runner: runnerEndpoint } : {}),
     ...(options.console ? { console: loadConsoleAssets(CONSOLE_DIST) } : {}),
+    ...(oauth ? { oauth } : {}),
   });
   const api = await listen(app, 0);
+  if (oauth) oauth.issuer = api.url;
   const gate = fetchGate(options.fetch ?? createGuardedFetch({ allowPrivate }));
   const worker: WorkerDeps = {
     store,

@@ -1,5 +1,6 @@
 /** The admin plane (servers, secrets, keys) behind `requireAdmin`, and the admin function's app. */
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import { registerAccessRoutes } from "./admin/access";
 import { registerKeyRoutes } from "./admin/keys";
 import { registerAdminRoutes } from "./admin/routes";
 import { type AppDeps, createBaseApp, documentApp } from "./app-base";
@@ -22,6 +23,7 @@ export function registerAdminPlane(
   const admin = routeGroup(requireAdmin, [403]);
   registerAdminRoutes(admin, deps);
   registerKeyRoutes(admin, { store: deps.store, keyChanges: shared.keyIndex });
+  registerAccessRoutes(admin, { store: deps.store });
   app.route("/", admin);
   registerConsoleRoutes(app, {
     sessions: shared.consoleSessions,

@@ -18,6 +18,7 @@ import type { McpOriginPolicy } from "./gateway/mcp";
 import type { GatewayDeps } from "./gateway/service";
 import { Readiness, type ReadinessOptions, registerHealthRoutes } from "./health";
 import { unmatchedRequests } from "./method-not-allowed";
+import type { OAuthOptions } from "./oauth/routes";
 import { onError, problemOf } from "./problem";
 import { validationHook } from "./route-groups";
 
@@ -49,6 +50,11 @@ export interface AppDeps {
    * console's tool catalogue and calls (GATEWAY_URL; deployed only).
    */
   gatewayUrl?: string | undefined;
+  /**
+   * The OAuth authorization server (issuer, token signer, development sign-in): when absent, OAuth is
+   * off and the MCP endpoints take the admin token and API keys only.
+   */
+  oauth?: OAuthOptions | undefined;
   /**
    * Data-plane parts, made here unless given (tests inject their own; `callLatency` too, to flush it
    * sooner or to close it where the process has a close hook).

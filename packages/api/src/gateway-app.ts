@@ -14,6 +14,7 @@ import { McpEndpoints } from "./gateway/mcp-endpoint";
 import { registerGatewayRoutes } from "./gateway/routes";
 import type { GatewayDeps } from "./gateway/service";
 import { registerThreadRoutes } from "./gateway/threads";
+import { registerOAuthRoutes } from "./oauth/routes";
 import { requireClient, routeGroup } from "./route-groups";
 
 /** Mounts the data-plane routes on `app`, each guarded by `requireClient`, with their warm state. */
@@ -27,6 +28,15 @@ export function registerGatewayPlane(app: OpenAPIHono<AppEnv>, deps: AppDeps): v
   registerThreadRoutes(client, { ...dataPlane, worktreeBase: deps.worktreeBase });
   registerMcpRoutes(client, endpoints, deps.mcp);
   app.route("/", client);
+  // The authorization server lives on the gateway's origin: a resource's PRM must name it there.
+  if (deps.oauth) {
+    registerOAuthRoutes(app, {
+      store: deps.store,
+      logger: deps.logger,
+      oauth: deps.oauth,
+      fetch: createGuardedFetch({ allowPrivate: false }),
+    });
+  }
 }
 
 /** The gateway function's app: the common base and the data plane alone. */

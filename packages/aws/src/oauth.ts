@@ -36,6 +36,10 @@ export interface AuthorizationTransaction {
   scope: string;
   /** SHA-256 of the CSRF token the page's form and cookie carry. */
   csrfHash: string;
+  /** Whether the client may hold refresh tokens (its grant types name `refresh_token`). */
+  refreshable: boolean;
+  /** Who signed in on the page, once they have (the consent step follows). */
+  signedIn?: GrantSubject;
   /** Epoch seconds. */
   expiresAt: number;
 }
@@ -55,6 +59,8 @@ export interface AuthorizationCodeRecord extends GrantSubject {
   scope: string;
   /** The refresh-token family the code's tokens start (revoked if the code is used twice). */
   familyId: string;
+  /** Whether a refresh token is issued with the access token. */
+  refreshable: boolean;
   /** Epoch seconds. */
   expiresAt: number;
 }

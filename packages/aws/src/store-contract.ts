@@ -542,6 +542,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       ...grant(familyId),
       redirectUri: "http://127.0.0.1:9/callback",
       codeChallenge: "c".repeat(43),
+      refreshable: true,
       expiresAt: now + 120,
     });
 
@@ -572,6 +573,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         resource: "https://gw.test/mcp",
         scope: "mcp",
         csrfHash: "h",
+        refreshable: false,
         expiresAt: now + 600,
       };
       const [live, expired] = [unique("tx"), unique("tx")];

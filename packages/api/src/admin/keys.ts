@@ -99,15 +99,19 @@ export function registerKeyRoutes(
 
 /**
  * The servers named by `entries` (names or ids) as id → current name, read without opening secrets.
- * Any entry naming no server → 400 `key.unknown_server`, listing them all.
+ * Any entry naming no server → 400 `code` (`key.unknown_server` by default), listing them all.
  */
-async function resolveScope(store: Store, entries: string[]): Promise<Map<string, string>> {
+export async function resolveScope(
+  store: Store,
+  entries: string[],
+  code: "key.unknown_server" | "access.unknown_server" = "key.unknown_server",
+): Promise<Map<string, string>> {
   const unique = [...new Set(entries)];
   const found = await Promise.all(unique.map((entry) => store.servers.resolvePlain(entry)));
   const unknown = unique.filter((_, index) => !found[index]);
   if (unknown.length > 0) {
     throw new AppError(
-      "key.unknown_server",
+      code,
       `No server with id or name ${unknown.map((entry) => `'${entry}'`).join(", ")}.`,
       { unknown },
     );

@@ -1,4 +1,4 @@
-import { createStore, loadAppSettings } from "@mcpgw/aws";
+import { createKmsTokenSigner, createStore, loadAppSettings } from "@mcpgw/aws";
 import { createLogger } from "@mcpgw/core";
 import type { AppDeps } from "../app-base";
 
@@ -6,8 +6,9 @@ import type { AppDeps } from "../app-base";
 export function depsFromEnvironment(): AppDeps {
   const settings = loadAppSettings();
   if (!settings.adminToken) throw new Error("Missing the admin token (SST secret AdminToken or ADMIN_TOKEN)");
+  const store = createStore();
   return {
-    store: createStore(),
+    store,
     logger: createLogger({ level: settings.logLevel }),
     adminToken: settings.adminToken,
     allowPrivateUpstreams: settings.allowPrivateUpstreams,
@@ -16,5 +17,13 @@ export function depsFromEnvironment(): AppDeps {
     mcp: { allowedOrigins: settings.mcpAllowedOrigins },
     maxUpstreamMessageBytes: settings.maxUpstreamMessageBytes,
     gatewayUrl: settings.gatewayUrl,
+    // OAuth is on when OAUTH_ISSUER is set: tokens signed by the linked KMS key (SigningKey).
+    oauth: settings.oauthIssuer
+      ? {
+          issuer: settings.oauthIssuer,
+          signer: createKmsTokenSigner(store.clients.kms, store.config.signingKeyId),
+          devSignIn: settings.oauthDevSignIn,
+        }
+      : undefined,
   };
 }

@@ -1,0 +1,100 @@
+/**
+ * Who may reach which servers through OAuth: a mapping per user or group (`user:<name>`,
+ * `group:<name>`) to servers, named or by id in, stored by id (as key scopes are). At authorization a
+ * user reaches the union of their own mapping and their groups'; no mapping, no access.
+ */
+import { type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { AccessMapping, AccessSubject, Store } from "@mcpgw/aws";
+import { AppError } from "@mcpgw/core";
+import type { AppEnv } from "../env";
+import { json, jsonBody, problems, route } from "../openapi-helpers";
+import { resolveScope } from "./keys";
+
+/** `user:<name>` or `group:<name>`; names as the development sign-in accepts them. */
+const Subject = z
+  .string()
+  .regex(/^(user|group):[A-Za-z0-9._@-]{1,64}$/, "must be user:<name> or group:<name>")
+  .openapi({ param: { name: "subject", in: "path" }, example: "user:ada" });
+
+const Access = z
+  .object({
+    subject: z.string().openapi({ example: "group:engineering" }),
+    servers: z.array(z.string()).nullable().openapi({
+      description: "Current names of the mapped servers (deleted ones left out); null = every server",
+    }),
+    serverIds: z
+      .array(z.string())
+      .nullable()
+      .openapi({ description: "Ids of the mapped servers; null = every server" }),
+    updatedAt: z.string(),
+  })
+  .openapi("AccessMapping");
+
+const PutAccess = z.strictObject({
+  servers: z.array(z.string().trim().min(1).max(64)).max(500).nullable().openapi({
+    description: "Names or ids of the servers (unknown → 400 access.unknown_server); null = every server",
+  }),
+});
+
+/** Registers the access-mapping routes (admin only). */
+export function registerAccessRoutes(app: OpenAPIHono<AppEnv>, deps: { store: Store }): void {
+  const names = async () =>
+    new Map((await deps.store.servers.listPlain()).map((server) => [server.id, server.name]));
+
+  app.openapi(
+    route({
+      method: "get",
+      path: "/v1/access",
+      tags: ["access"],
+      summary: "Who may reach which servers by OAuth sign-in (users and groups)",
+      responses: { 200: json(z.object({ access: z.array(Access) }), "Mappings") },
+    }),
+    async (c) => {
+      const [mappings, byId] = await Promise.all([deps.store.oauth.listAccess(), names()]);
+      return c.json({ access: mappings.map((mapping) => view(mapping, byId)) }, 200);
+    },
+  );
+
+  app.openapi(
+    route({
+      method: "put",
+      path: "/v1/access/{subject}",
+      tags: ["access"],
+      summary: "Map a user or group to the servers it may reach by OAuth (replaces its mapping)",
+      request: { params: z.object({ subject: Subject }), ...jsonBody(PutAccess) },
+      responses: { 200: json(Access, "The mapping as stored"), ...problems(400) },
+    }),
+    async (c) => {
+      const subject = c.req.valid("param").subject as AccessSubject;
+      const { servers } = c.req.valid("json");
+      const scope =
+        servers === null ? null : await resolveScope(deps.store, servers, "access.unknown_server");
+      const stored = await deps.store.oauth.putAccess(subject, scope ? [...scope.keys()].sort() : null);
+      c.get("logger").info("access mapping set", { subject, scoped: stored.serverIds !== null });
+      return c.json(view(stored, scope ?? new Map()), 200);
+    },
+  );
+
+  app.openapi(
+    route({
+      method: "delete",
+      path: "/v1/access/{subject}",
+      tags: ["access"],
+      summary: "Remove a user's or group's mapping (new sign-ins and refreshes lose that access)",
+      request: { params: z.object({ subject: Subject }) },
+      responses: { 204: { description: "Removed" }, ...problems(404) },
+    }),
+    async (c) => {
+      const subject = c.req.valid("param").subject as AccessSubject;
+      if (!(await deps.store.oauth.deleteAccess(subject)))
+        throw new AppError("request.not_found", `No access mapping for '${subject}'.`);
+      c.get("logger").info("access mapping removed", { subject });
+      return c.body(null, 204);
+    },
+  );
+}
+
+function view(mapping: AccessMapping, names: ReadonlyMap<string, string>) {
+  const servers = mapping.serverIds?.flatMap((id) => names.get(id) ?? []).sort() ?? null;
+  return { subject: mapping.subject, servers, serverIds: mapping.serverIds, updatedAt: mapping.updatedAt };
+}
