@@ -8,7 +8,15 @@ import { nodejs } from "./bundling";
 import { consoleDist } from "./console";
 import { inspectJobQueue, jobsLink } from "./queue";
 import { runnerLink, vpc } from "./runner";
-import { adminToken, describeKey, keyLink, runnerToken, sealWithKey, tableLink } from "./storage";
+import {
+  adminToken,
+  describeKey,
+  keyLink,
+  runnerToken,
+  sealWithKey,
+  signingKeyLink,
+  tableLink,
+} from "./storage";
 
 /**
  * Upstreams on loopback / private addresses are refused when deployed (one object per function);
@@ -43,10 +51,14 @@ export const gateway = new sst.aws.Function("Gateway", {
   timeout: "15 minutes",
   url: true,
   streaming: true,
-  link: [tableLink, jobsLink, keyLink, adminToken, runnerLink, runnerToken],
+  // SigningKey: the OAuth authorization server signs access tokens (when OAUTH_ISSUER is set).
+  link: [tableLink, jobsLink, keyLink, signingKeyLink, adminToken, runnerLink, runnerToken],
   permissions: checkReadiness,
   vpc,
-  environment: environment(),
+  environment: {
+    ...environment(),
+    ...(process.env.OAUTH_ISSUER ? { OAUTH_ISSUER: process.env.OAUTH_ISSUER } : {}),
+  },
 });
 
 /**

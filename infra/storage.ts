@@ -95,6 +95,28 @@ export const describeKey = { actions: ["kms:DescribeKey"], resources: [key.arn] 
 /** The extra grant of the functions that seal (server headers/env, secrets). */
 export const sealWithKey = { actions: ["kms:GenerateDataKey"], resources: [key.arn] };
 
+/**
+ * The access-token signing key: asymmetric P-256 for ES256 (the private key never leaves KMS; the
+ * gateway publishes its public half as the JWKS). Matches `ensureSigningKey` in bootstrap.ts.
+ */
+export const signingKey = new aws.kms.Key("TokenSigningKey", {
+  description: `MCP Gateway access-token signing (${$app.name}/${$app.stage})`,
+  customerMasterKeySpec: "ECC_NIST_P256",
+  keyUsage: "SIGN_VERIFY",
+  deletionWindowInDays: production ? 30 : 7,
+});
+
+new aws.kms.Alias("TokenSigningKeyAlias", {
+  name: `alias/${$app.name}-${$app.stage}-token-signing`,
+  targetKeyId: signingKey.keyId,
+});
+
+/** `Resource.SigningKey.id`: signing access tokens and reading the public key is all it allows. */
+export const signingKeyLink = new sst.Linkable("SigningKey", {
+  properties: { id: signingKey.keyId, arn: signingKey.arn },
+  include: [sst.aws.permission({ actions: ["kms:Sign", "kms:GetPublicKey"], resources: [signingKey.arn] })],
+});
+
 /** `Resource.AdminToken.value`: the bearer token of the control plane (`npx sst secret set AdminToken …`). */
 export const adminToken = new sst.Secret("AdminToken");
 

@@ -238,7 +238,7 @@ describe("least privilege", () => {
     const links = Object.fromEntries(Object.entries(compute()).map(([name, g]) => [name, g.links.sort()]));
     expect(links).toEqual({
       admin: ["AdminToken", "Jobs", "Key", "Runner", "RunnerToken", "Table"],
-      gateway: ["AdminToken", "Jobs", "Key", "Runner", "RunnerToken", "Table"],
+      gateway: ["AdminToken", "Jobs", "Key", "Runner", "RunnerToken", "SigningKey", "Table"],
       worker: ["Jobs", "Key", "Runner", "RunnerToken", "Table"],
       sweep: ["Jobs", "Table"],
       runner: ["Jobs", "Table"],
@@ -251,11 +251,25 @@ describe("least privilege", () => {
     );
     expect(kms).toEqual({
       admin: ["kms:Decrypt", "kms:DescribeKey", "kms:GenerateDataKey"],
-      gateway: ["kms:Decrypt", "kms:DescribeKey"],
+      gateway: ["kms:Decrypt", "kms:DescribeKey", "kms:GetPublicKey", "kms:Sign"],
       worker: ["kms:Decrypt"],
       sweep: [],
       runner: ["kms:Decrypt"],
     });
+  });
+
+  it("lets only the gateway sign access tokens, with the asymmetric P-256 key bootstrap.ts makes", () => {
+    const key = find("KmsKey", "TokenSigningKey");
+    expect(key).toMatchObject({ customerMasterKeySpec: "ECC_NIST_P256", keyUsage: "SIGN_VERIFY" });
+    const bootstrap = readFileSync(join(ROOT, "packages/aws/src/bootstrap.ts"), "utf8");
+    expect(bootstrap).toMatch(/KeySpec: "ECC_NIST_P256",\s+KeyUsage: "SIGN_VERIFY"/);
+    const signers = Object.entries(compute()).flatMap(([name, g]) =>
+      g.grants.some((grant) => grant.actions.includes("kms:Sign")) ? [name] : [],
+    );
+    expect(signers).toEqual(["gateway"]);
+    const { gateway } = compute();
+    const grant = gateway.grants.find((g) => g.actions.includes("kms:Sign"));
+    expect(grant).toMatchObject({ actions: ["kms:Sign", "kms:GetPublicKey"], resources: ["TokenSigningKey.arn"] });
   });
 
   it("grants /readyz's two reads (queue attributes, key metadata) to the API functions only, on their resources", () => {
@@ -336,7 +350,12 @@ describe("least privilege", () => {
       DeleteMessageBatchCommand: [],
       DecryptCommand: ["kms:Decrypt"],
       GenerateDataKeyCommand: ["kms:GenerateDataKey"],
+      // The gateway's access-token signer (the admin function never signs).
+      SignCommand: ["kms:Sign"],
+      GetPublicKeyCommand: ["kms:GetPublicKey"],
     };
+    /** Commands only the gateway function sends; every other one is checked against the admin function. */
+    const GATEWAY_ONLY = new Set(["SignCommand", "GetPublicKeyCommand"]);
     const sources = readdirSync(join(ROOT, "packages"), { recursive: true, encoding: "utf8" })
       .map((file) => relative(ROOT, join(ROOT, "packages", file)))
       .filter((file) => /\/src\/.*\.ts$/.test(file) && !file.endsWith(".test.ts") && !LOCAL_ONLY.has(file));
@@ -345,15 +364,15 @@ describe("least privilege", () => {
         [...readFileSync(join(ROOT, file), "utf8").matchAll(/new (\w+Command)\(/g)].map((m) => m[1]!),
       ),
     );
-    const { admin } = compute();
+    const { admin, gateway } = compute();
 
     // Assess
     expect(commands.size).toBeGreaterThan(0);
     for (const command of commands) {
       const actions = COMMAND_ACTIONS[command];
       expect(actions, `${command}: map it to IAM actions here and grant them in infra/`).toBeDefined();
-      for (const action of actions ?? [])
-        expect(admin.actions, `${command} needs ${action}`).toContain(action);
+      const granted = GATEWAY_ONLY.has(command) ? gateway.actions : admin.actions;
+      for (const action of actions ?? []) expect(granted, `${command} needs ${action}`).toContain(action);
     }
   });
 
