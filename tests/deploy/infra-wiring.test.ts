@@ -269,7 +269,10 @@ describe("least privilege", () => {
     expect(signers).toEqual(["gateway"]);
     const { gateway } = compute();
     const grant = gateway.grants.find((g) => g.actions.includes("kms:Sign"));
-    expect(grant).toMatchObject({ actions: ["kms:Sign", "kms:GetPublicKey"], resources: ["TokenSigningKey.arn"] });
+    expect(grant).toMatchObject({
+      actions: ["kms:Sign", "kms:GetPublicKey"],
+      resources: ["TokenSigningKey.arn"],
+    });
   });
 
   it("grants /readyz's two reads (queue attributes, key metadata) to the API functions only, on their resources", () => {
