@@ -11,6 +11,7 @@ import { runSweep, type SweepOptions, startPoller, type WorkerDeps } from "@mcpg
 import { CONSOLE_DIST } from "../../scripts/lib/console";
 import { TEST_ADMIN_TOKEN } from "./app";
 import { createTestStore } from "./aws";
+import { createTestTokenSigner } from "./oauth";
 
 export interface StackOptions {
   allowPrivateUpstreams?: boolean;
@@ -31,6 +32,11 @@ export interface StackOptions {
   console?: boolean;
   /** How often the gateway writes the call latencies of ended 10 s slots (default 10 s). */
   callLatencyFlushMs?: number;
+  /**
+   * OAuth on: the MCP endpoints also take access tokens issued by the stack's own origin (the issuer)
+   * and signed by `stack.oauth.signer` (a test-local ES256 key for now).
+   */
+  oauth?: boolean;
 }
 
 export async function startStack(options: StackOptions = {}) {
@@ -60,7 +66,14 @@ export async function startStack(options: StackOptions = {}) {
     ...(options.fetch ? { fetch: options.fetch } : {}),
     callLatency,
   };
-  const app = createApp({
+  // Listening first: with OAuth on, the issuer is the listener's own origin, known only once it listens.
+  let app: ReturnType<typeof createApp> | undefined;
+  const api = await listen(
+    { fetch: (request, ...rest) => (app as NonNullable<typeof app>).fetch(request, ...rest) },
+    0,
+  );
+  const oauth = options.oauth ? { issuer: api.url, signer: createTestTokenSigner() } : undefined;
+  app = createApp({
     store,
     logger,
     adminToken: TEST_ADMIN_TOKEN,
@@ -70,8 +83,8 @@ export async function startStack(options: StackOptions = {}) {
     ...(options.worktreeBase === undefined ? {} : { worktreeBase: options.worktreeBase }),
     ...(runnerEndpoint ? { runner: runnerEndpoint } : {}),
     ...(options.console ? { console: loadConsoleAssets(CONSOLE_DIST) } : {}),
+    ...(oauth ? { oauth } : {}),
   });
-  const api = await listen(app, 0);
   const gate = fetchGate(options.fetch ?? createGuardedFetch({ allowPrivate }));
   const worker: WorkerDeps = {
     store,
@@ -104,6 +117,8 @@ export async function startStack(options: StackOptions = {}) {
     logs,
     logger,
     api,
+    /** The OAuth issuer and token signer, when started with `oauth: true`. */
+    oauth,
     worker,
     runner,
     call,

@@ -18,6 +18,8 @@ import type { McpOriginPolicy } from "./gateway/mcp";
 import type { GatewayDeps } from "./gateway/service";
 import { Readiness, type ReadinessOptions, registerHealthRoutes } from "./health";
 import { unmatchedRequests } from "./method-not-allowed";
+import { ProtectedResource } from "./oauth/resource";
+import type { TokenSigner } from "./oauth/signer";
 import { onError, problemOf } from "./problem";
 import { validationHook } from "./route-groups";
 
@@ -54,6 +56,8 @@ export interface AppDeps {
    * sooner or to close it where the process has a close hook).
    */
   gateway?: Partial<Pick<GatewayDeps, "directory" | "pool" | "fetch" | "heartbeatMs" | "callLatency">>;
+  /** OAuth (OAUTH_ISSUER): the MCP endpoints also take the gateway's access tokens. Absent: keys only. */
+  oauth?: { issuer: string; signer: TokenSigner; devSignIn?: boolean };
 }
 
 /** The largest request body accepted. */
@@ -120,7 +124,11 @@ export function createBaseApp(deps: AppDeps): BaseApp {
       consoleSession: (c) => consoleSessions.authenticates(c),
     }),
   );
-  const bearerOnly = authenticate({ adminToken: deps.adminToken, verifyKey });
+  const bearerOnly = authenticate({
+    adminToken: deps.adminToken,
+    verifyKey,
+    protectedResource: deps.oauth ? new ProtectedResource(deps.oauth) : undefined,
+  });
   app.use("/mcp", bearerOnly);
   app.use("/mcp/*", bearerOnly);
   return { app, keyIndex, consoleSessions };

@@ -14,6 +14,7 @@ import { McpEndpoints } from "./gateway/mcp-endpoint";
 import { registerGatewayRoutes } from "./gateway/routes";
 import type { GatewayDeps } from "./gateway/service";
 import { registerThreadRoutes } from "./gateway/threads";
+import { registerProtectedResourceRoutes } from "./oauth/resource";
 import { requireClient, routeGroup } from "./route-groups";
 
 /** Mounts the data-plane routes on `app`, each guarded by `requireClient`, with their warm state. */
@@ -25,8 +26,14 @@ export function registerGatewayPlane(app: OpenAPIHono<AppEnv>, deps: AppDeps): v
   const client = routeGroup(requireClient, []);
   registerGatewayRoutes(client, dataPlane);
   registerThreadRoutes(client, { ...dataPlane, worktreeBase: deps.worktreeBase });
-  registerMcpRoutes(client, endpoints, deps.mcp);
+  registerMcpRoutes(client, endpoints, deps.mcp, deps.oauth);
   app.route("/", client);
+  if (deps.oauth) {
+    const { directory } = dataPlane;
+    registerProtectedResourceRoutes(app, deps.oauth.issuer, async (name) =>
+      Boolean((await directory.snapshot()).byName.get(name) ?? (await directory.fresh()).byName.get(name)),
+    );
+  }
 }
 
 /** The gateway function's app: the common base and the data plane alone. */
