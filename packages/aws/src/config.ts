@@ -133,6 +133,11 @@ export interface AppSettings {
   worktreeBase: string | undefined;
   /** The gateway function's URL (GATEWAY_URL), where the admin function forwards the console's tool calls. */
   gatewayUrl: string | undefined;
+  /**
+   * The OAuth issuer (OAUTH_ISSUER): the gateway's public origin, no trailing slash — tokens' `iss` and
+   * the prefix of the MCP endpoints' resource ids. Unset: OAuth is off and /mcp takes API keys only.
+   */
+  oauthIssuer: string | undefined;
 }
 
 /** Default of MAX_UPSTREAM_MESSAGE_BYTES: 16 MiB. */
@@ -159,6 +164,7 @@ export function loadAppSettings(env: Env = process.env): AppSettings {
     mcpAllowedOrigins: read.origins("MCP_ALLOWED_ORIGINS"),
     worktreeBase: base === undefined ? undefined : posix.resolve(base),
     gatewayUrl: read.url("GATEWAY_URL"),
+    oauthIssuer: read.url("OAUTH_ISSUER")?.replace(/\/+$/, ""),
   };
   read.check();
   return settings;
