@@ -238,9 +238,18 @@ describe("MCP endpoints as OAuth protected resources", () => {
     await expect(connect(`/mcp/${alpha}`, undefined)).rejects.toBeInstanceOf(UnauthorizedError);
   });
 
-  it("the metadata of an unknown server is 404", async ({ expect }) => {
+  it("the metadata of an unknown server is 404; both metadata routes are in the OpenAPI document", async ({
+    expect,
+  }) => {
     const response = await fetch(metadataOf("/mcp/no-such-server"));
     expect(response.status).toBe(404);
+    const doc = (await (await fetch(`${issuer}/openapi.json`)).json()) as { paths: Record<string, unknown> };
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining([
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-protected-resource/mcp/{server}",
+      ]),
+    );
   });
 
   it("API keys and the admin token keep working on /mcp and /mcp/{server}", async ({ expect }) => {
