@@ -12,6 +12,7 @@ import { runSweep, type SweepOptions, startPoller, type WorkerDeps } from "@mcpg
 import { CONSOLE_DIST } from "../../scripts/lib/console";
 import { TEST_ADMIN_TOKEN } from "./app";
 import { createTestStore } from "./aws";
+import { createTestTokenSigner } from "./oauth";
 
 export interface StackOptions {
   allowPrivateUpstreams?: boolean;
@@ -66,16 +67,21 @@ export async function startStack(options: StackOptions = {}) {
     ...(options.fetch ? { fetch: options.fetch } : {}),
     callLatency,
   };
-  // The issuer is the listener's own origin, known once it listens: the app reads it lazily.
+  // Listening first: with OAuth on, the issuer is the listener's own origin, known only once it listens.
+  let app: ReturnType<typeof createApp> | undefined;
+  const api = await listen(
+    { fetch: (request, ...rest) => (app as NonNullable<typeof app>).fetch(request, ...rest) },
+    0,
+  );
   const oauth = options.oauth
     ? {
-        issuer: "",
+        issuer: api.url,
         signer: createKmsTokenSigner(store.clients.kms, store.config.signingKeyId),
         devSignIn: true,
         ...(options.fetch ? { fetch: options.fetch } : {}),
       }
     : undefined;
-  const app = createApp({
+  app = createApp({
     store,
     logger,
     adminToken: TEST_ADMIN_TOKEN,
@@ -87,8 +93,6 @@ export async function startStack(options: StackOptions = {}) {
     ...(options.console ? { console: loadConsoleAssets(CONSOLE_DIST) } : {}),
     ...(oauth ? { oauth } : {}),
   });
-  const api = await listen(app, 0);
-  if (oauth) oauth.issuer = api.url;
   const gate = fetchGate(options.fetch ?? createGuardedFetch({ allowPrivate }));
   const worker: WorkerDeps = {
     store,
@@ -121,6 +125,8 @@ export async function startStack(options: StackOptions = {}) {
     logs,
     logger,
     api,
+    /** The OAuth issuer and token signer, when started with `oauth: true`. */
+    oauth,
     worker,
     runner,
     call,

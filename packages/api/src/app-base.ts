@@ -18,6 +18,7 @@ import type { McpOriginPolicy } from "./gateway/mcp";
 import type { GatewayDeps } from "./gateway/service";
 import { Readiness, type ReadinessOptions, registerHealthRoutes } from "./health";
 import { unmatchedRequests } from "./method-not-allowed";
+import { ProtectedResource } from "./oauth/resource";
 import type { OAuthOptions } from "./oauth/routes";
 import { onError, problemOf } from "./problem";
 import { validationHook } from "./route-groups";
@@ -51,8 +52,9 @@ export interface AppDeps {
    */
   gatewayUrl?: string | undefined;
   /**
-   * The OAuth authorization server (issuer, token signer, development sign-in): when absent, OAuth is
-   * off and the MCP endpoints take the admin token and API keys only.
+   * OAuth (OAUTH_ISSUER): the authorization server (issuer, token signer, development sign-in), and the
+   * MCP endpoints then take its access tokens too. Absent: OAuth is off and the MCP endpoints take the
+   * admin token and API keys only.
    */
   oauth?: OAuthOptions | undefined;
   /**
@@ -126,7 +128,11 @@ export function createBaseApp(deps: AppDeps): BaseApp {
       consoleSession: (c) => consoleSessions.authenticates(c),
     }),
   );
-  const bearerOnly = authenticate({ adminToken: deps.adminToken, verifyKey });
+  const bearerOnly = authenticate({
+    adminToken: deps.adminToken,
+    verifyKey,
+    protectedResource: deps.oauth ? new ProtectedResource(deps.oauth) : undefined,
+  });
   app.use("/mcp", bearerOnly);
   app.use("/mcp/*", bearerOnly);
   return { app, keyIndex, consoleSessions };

@@ -3,6 +3,7 @@ import { AppError, bearerToken, secretMatcher } from "@mcpgw/core";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "./env";
+import type { ProtectedResource } from "./oauth/resource";
 
 /** How old the in-memory key index may be when it answers: the bound on how late a revocation takes effect. */
 export const KEY_CACHE_MS = 2_000;
@@ -81,13 +82,15 @@ export class KeyIndex {
 /**
  * Who is calling: the admin token or a client API key (set as the request's `principal`), or — where
  * `consoleSession` is given, for a request with no bearer token — the admin signed in to the console;
- * anything else is 401. What each may use is the route groups' business (`requireAdmin`,
- * `requireClient`).
+ * where `protectedResource` is given (the MCP endpoints with OAuth on), a user's access token, and
+ * refusals carry its challenge; anything else is 401. What each may use is the route groups' business
+ * (`requireAdmin`, `requireClient`).
  */
 export function authenticate(options: {
   adminToken: string;
   verifyKey: (key: string) => Promise<ApiKeyInfo | undefined>;
   consoleSession?: (c: Context) => Promise<boolean>;
+  protectedResource?: ProtectedResource | undefined;
 }) {
   const isAdminToken = secretMatcher(options.adminToken);
   return createMiddleware<AppEnv>(async function authenticate(c, next) {
@@ -97,6 +100,7 @@ export function authenticate(options: {
       return next();
     }
     const key = token ? await options.verifyKey(token) : undefined;
+    if (!key && options.protectedResource) return options.protectedResource.authenticate(c, token, next);
     if (!key) throw new AppError("auth.unauthorized", "Missing or invalid bearer token.");
     c.set("principal", { kind: "key", keyId: key.id, serverIds: key.serverIds });
     await next();

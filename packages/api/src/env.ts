@@ -1,7 +1,13 @@
 import type { Logger } from "@mcpgw/core";
 
-/** Who is calling: the admin token, or a client key scoped to server ids (null: every server). */
-export type Principal = { kind: "admin" } | { kind: "key"; keyId: string; serverIds: string[] | null };
+/**
+ * Who is calling: the admin token, a client key scoped to server ids (null: every server), or — on the
+ * MCP endpoints only — a user signed in through OAuth, scoped by their access token's `servers`.
+ */
+export type Principal =
+  | { kind: "admin" }
+  | { kind: "key"; keyId: string; serverIds: string[] | null }
+  | { kind: "user"; sub: string; serverIds: string[] | null };
 
 /** Hono context variables set by the app's middleware. */
 export interface AppEnv {

@@ -14,6 +14,7 @@ import { McpEndpoints } from "./gateway/mcp-endpoint";
 import { registerGatewayRoutes } from "./gateway/routes";
 import type { GatewayDeps } from "./gateway/service";
 import { registerThreadRoutes } from "./gateway/threads";
+import { registerProtectedResourceRoutes } from "./oauth/resource";
 import { registerOAuthRoutes } from "./oauth/routes";
 import { requireClient, routeGroup } from "./route-groups";
 
@@ -26,7 +27,7 @@ export function registerGatewayPlane(app: OpenAPIHono<AppEnv>, deps: AppDeps): v
   const client = routeGroup(requireClient, []);
   registerGatewayRoutes(client, dataPlane);
   registerThreadRoutes(client, { ...dataPlane, worktreeBase: deps.worktreeBase });
-  registerMcpRoutes(client, endpoints, deps.mcp);
+  registerMcpRoutes(client, endpoints, deps.mcp, deps.oauth);
   app.route("/", client);
   // The authorization server lives on the gateway's origin: a resource's PRM must name it there.
   if (deps.oauth) {
@@ -36,6 +37,10 @@ export function registerGatewayPlane(app: OpenAPIHono<AppEnv>, deps: AppDeps): v
       oauth: deps.oauth,
       fetch: createGuardedFetch({ allowPrivate: false }),
     });
+    const { directory } = dataPlane;
+    registerProtectedResourceRoutes(app, deps.oauth.issuer, async (name) =>
+      Boolean((await directory.snapshot()).byName.get(name) ?? (await directory.fresh()).byName.get(name)),
+    );
   }
 }
 

@@ -86,6 +86,7 @@ describe("configuration fails fast", () => {
     ],
     ["WORKTREE_BASE", "relative/dir", () => loadAppSettings({ WORKTREE_BASE: "relative/dir" })],
     ["RUNNER_URL", "not a url", () => loadAppSettings({ RUNNER_URL: "not a url", RUNNER_TOKEN: "t" })],
+    ["OAUTH_ISSUER", "gw.example.com", () => loadAppSettings({ OAUTH_ISSUER: "gw.example.com" })],
     ["PORT", "80000", () => loadRunnerSettings({ PORT: "80000" })],
     ["RUNNER_MAX_CHILDREN", "-1", () => loadRunnerSettings({ RUNNER_MAX_CHILDREN: "-1" })],
     ["RUNNER_UID_BASE", "12", () => loadRunnerSettings({ RUNNER_UID_BASE: "12" })],
@@ -107,6 +108,7 @@ describe("configuration fails fast", () => {
       ALLOW_PRIVATE_UPSTREAMS: "yes",
       MCP_ALLOWED_ORIGINS: "https://App.example.com/, http://localhost:5173",
       WORKTREE_BASE: "/srv/wt/../work",
+      OAUTH_ISSUER: "https://gw.example.com/",
     });
 
     expect(settings).toMatchObject({
@@ -115,6 +117,8 @@ describe("configuration fails fast", () => {
       logLevel: "info",
       mcpAllowedOrigins: ["https://app.example.com", "http://localhost:5173"],
       worktreeBase: "/srv/work",
+      oauthIssuer: "https://gw.example.com",
     });
+    expect(loadAppSettings({}).oauthIssuer).toBeUndefined();
   });
 });

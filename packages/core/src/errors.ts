@@ -24,6 +24,8 @@ export const ERROR_CODES = {
   "request.method_not_allowed": [405, "Method not allowed", INVALID_REQUEST],
   "auth.unauthorized": [401, "Unauthorized", INVALID_REQUEST],
   "auth.forbidden": [403, "Forbidden", INVALID_REQUEST],
+  "auth.invalid_token": [401, "Invalid access token", INVALID_REQUEST],
+  "auth.insufficient_scope": [403, "Insufficient scope", INVALID_REQUEST],
   "auth.csrf_failed": [403, "Missing or wrong CSRF token", INVALID_REQUEST],
   "server.invalid": [400, "Invalid server configuration", INVALID_PARAMS],
   "server.url_forbidden": [400, "Forbidden upstream URL", INVALID_PARAMS],

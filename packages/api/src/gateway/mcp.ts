@@ -2,11 +2,12 @@ import { AppError, describeBytes, jsonDepth, MAX_JSON_DEPTH } from "@mcpgw/core"
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
+import { insufficientScope } from "../oauth/resource";
 import { problemOf } from "../problem";
 import type { RouteGroup } from "../route-groups";
 import type { McpEndpoints } from "./mcp-endpoint";
 import { scopeOf } from "./routes";
-import { inScope } from "./service";
+import { inScope, threadOwner } from "./service";
 
 export { decodeCursor, encodeCursor, toMcpError } from "./mcp-errors";
 export { MCP_PAGE_SIZE } from "./mcp-server";
@@ -25,22 +26,27 @@ export interface McpOriginPolicy {
  * The MCP endpoints for clients: `/mcp` aggregates every server the caller's key may use (tools and
  * prompts as `<server>__<name>`, resources under gateway URIs); `/mcp/{server}` fronts one server
  * under its own names. Both protocol eras on each ({@link McpEndpoints}); the origin, auth, size and
- * depth checks come first.
+ * depth checks come first. With OAuth on (`oauth`), a user's token for a server outside their servers
+ * is 403 `insufficient_scope`; a key's is 404, as if there were no such server.
  */
 export function registerMcpRoutes(
   group: RouteGroup,
   endpoints: McpEndpoints,
   policy: McpOriginPolicy = {},
+  oauth?: { issuer: string },
 ): void {
   const origins = originGuard(policy);
-  group.all("/mcp", origins, group.guard, (c) => serveMcp(c, endpoints, undefined));
-  group.all("/mcp/:server", origins, group.guard, (c) => serveMcp(c, endpoints, c.req.param("server")));
+  group.all("/mcp", origins, group.guard, (c) => serveMcp(c, endpoints, undefined, oauth));
+  group.all("/mcp/:server", origins, group.guard, (c) =>
+    serveMcp(c, endpoints, c.req.param("server"), oauth),
+  );
 }
 
 async function serveMcp(
   c: Context<AppEnv>,
   endpoints: McpEndpoints,
   server: string | undefined,
+  oauth: { issuer: string } | undefined,
 ): Promise<Response> {
   const { directory } = endpoints.services.deps;
   const principal = c.get("principal");
@@ -50,6 +56,9 @@ async function serveMcp(
     : never;
   if (server !== undefined) {
     entry = (await directory.snapshot()).byName.get(server) ?? (await directory.fresh()).byName.get(server);
+    if (entry && !inScope(scope, entry.server.id) && principal.kind === "user" && oauth) {
+      return insufficientScope(c, oauth.issuer, server);
+    }
     if (!entry || !inScope(scope, entry.server.id)) {
       return problemOf(c, "server.not_found", `No server named '${server}'.`);
     }
@@ -60,7 +69,7 @@ async function serveMcp(
     if (parsed instanceof Response) return parsed;
     body = parsed.body;
   }
-  const principalKey = principal.kind === "key" ? principal.keyId : "admin";
+  const principalKey = threadOwner(principal);
   return endpoints.serve(c.req.raw, body, { principal, principalKey, scope }, entry);
 }
 

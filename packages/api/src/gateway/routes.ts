@@ -60,9 +60,9 @@ const ChatToggleView = z
   .object({ id: z.string(), name: z.string(), enabled: z.boolean() })
   .openapi("ChatServerToggle");
 
-/** The server ids a principal may use: all for the admin token, a key's ids otherwise. */
+/** The server ids a principal may use: all for the admin token, a key's or a user's ids otherwise. */
 export function scopeOf(principal: Principal | undefined): ServerScope {
-  return principal?.kind === "key" && principal.serverIds ? new Set(principal.serverIds) : null;
+  return principal && principal.kind !== "admin" && principal.serverIds ? new Set(principal.serverIds) : null;
 }
 
 /** Registers the data-plane routes (aggregated tools, tool calls, chat toggles) on `app`. */

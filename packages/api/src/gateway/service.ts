@@ -165,14 +165,15 @@ export function isThreadScoped(entry: DirectoryEntry): boolean {
   return (entry.server as { scope?: string }).scope === "thread";
 }
 
-/** The owner a principal's threads are recorded under: `admin`, or the key's id. */
+/** The owner a principal's threads are recorded under: `admin`, the key's id, or `user:<sub>`. */
 export function threadOwner(principal: Principal): string {
-  return principal.kind === "key" ? principal.keyId : ADMIN_OWNER;
+  if (principal.kind === "key") return principal.keyId;
+  return principal.kind === "user" ? `user:${principal.sub}` : ADMIN_OWNER;
 }
 
-/** True when the principal may use a thread of `owner`: the admin every thread, a key its own (none without a principal). */
+/** True when the principal may use a thread of `owner`: the admin every thread, a key or user its own (none without a principal). */
 export function mayUseThread(principal: Principal | undefined, owner: string): boolean {
-  return principal?.kind === "admin" || (principal?.kind === "key" && principal.keyId === owner);
+  return principal?.kind === "admin" || (principal !== undefined && threadOwner(principal) === owner);
 }
 
 /**
