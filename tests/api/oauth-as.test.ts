@@ -6,76 +6,13 @@
  */
 import { createHash, createPublicKey, randomBytes, verify } from "node:crypto";
 import { createGuardedFetch } from "@mcpgw/upstream";
-import {
-  auth,
-  type OAuthClientMetadata,
-  type OAuthClientProvider,
-  type OAuthDiscoveryState,
-  type StoredOAuthClientInformation,
-  type StoredOAuthTokens,
-  StreamableHTTPClientTransport,
-} from "@modelcontextprotocol/client";
+import { auth, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { formFields, signIn, TestProvider } from "../support/oauth-client";
 import { type Stack, startStack } from "../support/stack";
 
 const CIMD_URL = "https://client.test/cimd.json";
 const REDIRECT = "http://127.0.0.1:9/callback";
-
-/** A headless SDK client: remembers what the SDK hands it; the resource is named by the test. */
-class TestProvider implements OAuthClientProvider {
-  authorizationUrl?: URL;
-  info?: StoredOAuthClientInformation;
-  tok?: StoredOAuthTokens;
-  private verifier?: string;
-  private disc?: OAuthDiscoveryState;
-  constructor(
-    readonly redirectUrl: string,
-    readonly clientMetadataUrl?: string,
-  ) {}
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: "gw-test",
-      redirect_uris: [this.redirectUrl],
-      grant_types: ["authorization_code", "refresh_token"],
-      response_types: ["code"],
-      token_endpoint_auth_method: "none",
-    };
-  }
-  state() {
-    return "s1";
-  }
-  clientInformation() {
-    return this.info;
-  }
-  saveClientInformation(info: StoredOAuthClientInformation) {
-    this.info = info;
-  }
-  tokens() {
-    return this.tok;
-  }
-  saveTokens(tokens: StoredOAuthTokens) {
-    this.tok = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier ?? "";
-  }
-  saveDiscoveryState(state: OAuthDiscoveryState) {
-    this.disc = state;
-  }
-  discoveryState() {
-    return this.disc;
-  }
-  // Until the resource server serves its protected-resource metadata, the resource is the server URL.
-  async validateResourceURL(serverUrl: string | URL) {
-    return new URL(serverUrl);
-  }
-}
 
 let stack: Stack;
 let docServerName: string;
@@ -117,40 +54,6 @@ beforeAll(async () => {
 afterAll(() => stack?.stop());
 
 const decode = (part: string) => JSON.parse(Buffer.from(part, "base64url").toString("utf8"));
-
-/** The hidden inputs of the page's form. */
-function formFields(html: string): Record<string, string> {
-  return Object.fromEntries(
-    [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1], m[2]]),
-  );
-}
-
-/** Signs in as `user` on the development page and answers the consent; the response of the last step. */
-async function signIn(authorizationUrl: URL, user: string, decision = "allow") {
-  const first = await fetch(authorizationUrl, { redirect: "manual" });
-  const signInHtml = await first.text();
-  expect(first.status, signInHtml).toBe(200);
-  const cookie = (first.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
-  const post = (body: Record<string, string>) =>
-    fetch(`${stack.api.url}/oauth/authorize`, {
-      method: "POST",
-      redirect: "manual",
-      headers: { "content-type": "application/x-www-form-urlencoded", cookie, origin: stack.api.url },
-      body: new URLSearchParams(body),
-    });
-  const consent = await post({ ...formFields(signInHtml), user, groups: "" });
-  const consentHtml = await consent.text();
-  expect(consent.status, consentHtml).toBe(200);
-  const done = await post({ ...formFields(consentHtml), decision });
-  return {
-    first,
-    signInHtml,
-    consent,
-    consentHtml,
-    done,
-    location: new URL(done.headers.get("location") ?? ""),
-  };
-}
 
 /** A JWT's header and claims, its signature checked against GET /oauth/jwks. */
 async function verifiedClaims(token: string) {
@@ -204,7 +107,7 @@ async function manualCode(user = "ada", resource = `${stack.api.url}/mcp/${docSe
     state: "st",
   };
   for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
-  const { location } = await signIn(url, user);
+  const { location } = await signIn(stack.api.url, url, user);
   return { clientId, verifier, resource, code: location.searchParams.get("code") ?? "", authorizeUrl: url };
 }
 
@@ -252,6 +155,7 @@ describe("the SDK v2 client signs in", () => {
     expect(await auth(provider, { serverUrl })).toBe("REDIRECT");
     expect(provider.info?.client_id).toMatch(/^mgwcl_/);
     const { first, signInHtml, consentHtml, location } = await signIn(
+      stack.api.url,
       provider.authorizationUrl as URL,
       "ada",
     );
@@ -294,7 +198,7 @@ describe("the SDK v2 client signs in", () => {
     expect(await auth(provider, { serverUrl })).toBe("REDIRECT");
     expect(provider.authorizationUrl?.searchParams.get("client_id")).toBe(CIMD_URL);
     const before = cimdFetches;
-    const { signInHtml, location } = await signIn(provider.authorizationUrl as URL, "ada");
+    const { signInHtml, location } = await signIn(stack.api.url, provider.authorizationUrl as URL, "ada");
     await new StreamableHTTPClientTransport(new URL(serverUrl), { authProvider: provider }).finishAuth(
       location.searchParams,
     );
@@ -359,7 +263,12 @@ describe("authorization refusals", () => {
     const provider = new TestProvider(REDIRECT);
     await auth(provider, { serverUrl: `${stack.api.url}/mcp` });
 
-    const { consentHtml, location } = await signIn(provider.authorizationUrl as URL, "nobody", "allow");
+    const { consentHtml, location } = await signIn(
+      stack.api.url,
+      provider.authorizationUrl as URL,
+      "nobody",
+      "allow",
+    );
 
     expect(consentHtml).toMatch(/access to no MCP server/);
     expect(consentHtml).not.toContain('value="allow"');

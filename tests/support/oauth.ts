@@ -1,24 +1,13 @@
 /**
- * A test-only ES256 token signer (node:crypto P-256) and minting in the gateway's access-token format
- * (header `{alg: "ES256", typ: "at+jwt", kid}`, the contract's claims), until the authorization
- * server's own signer and `mintAccessToken` replace them.
+ * Access tokens made to order for the resource server's refusal tests: the gateway's format (header
+ * `{alg: "ES256", typ: "at+jwt", kid}` and its claims), any header field or claim overridden — what
+ * the authorization server itself never issues (expired, another issuer, another audience…).
  */
-import { createHash, generateKeyPairSync, type JsonWebKey, randomUUID, sign } from "node:crypto";
-import type { TokenSigner } from "../../packages/api/src/oauth/signer";
+import { randomUUID } from "node:crypto";
+import { createLocalTokenSigner, type TokenSigner } from "@mcpgw/aws";
 
-/** A signer with a fresh P-256 key; `kid` is the key's RFC 7638 thumbprint. */
-export function createTestTokenSigner(): TokenSigner {
-  const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
-  const jwk = publicKey.export({ format: "jwk" });
-  const kid = createHash("sha256")
-    .update(JSON.stringify({ crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y }))
-    .digest("base64url");
-  return {
-    kid: async () => kid,
-    sign: async (input) => sign("sha256", input, { key: privateKey, dsaEncoding: "ieee-p1363" }),
-    publicJwks: async () => ({ keys: [{ ...jwk, kid, alg: "ES256", use: "sig" } as JsonWebKey] }),
-  };
-}
+/** A signer with a fresh P-256 key of its own (not the stack's): the authorization server's local one. */
+export const createTestTokenSigner = createLocalTokenSigner;
 
 /** The claims of a test token: everything the contract names, any of them overridable. */
 export interface TestClaims {

@@ -12,7 +12,6 @@ import { runSweep, type SweepOptions, startPoller, type WorkerDeps } from "@mcpg
 import { CONSOLE_DIST } from "../../scripts/lib/console";
 import { TEST_ADMIN_TOKEN } from "./app";
 import { createTestStore } from "./aws";
-import { createTestTokenSigner } from "./oauth";
 
 export interface StackOptions {
   allowPrivateUpstreams?: boolean;

@@ -1,0 +1,85 @@
+/**
+ * An MCP client signs in to the gateway the standard way and uses it: the official SDK v2 client,
+ * told only the endpoint's URL, gets a 401, discovers the protected resource and the authorization
+ * server, registers, signs in on the development page, and then lists and calls tools — on
+ * `/mcp/{server}` and on `/mcp`, where it sees only the servers its user is mapped to.
+ */
+import { Client, StreamableHTTPClientTransport, UnauthorizedError } from "@modelcontextprotocol/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startUpstream, type Upstream } from "../fixtures/mcp-upstream";
+import { signIn, TestProvider } from "../support/oauth-client";
+import { reaches } from "../support/servers";
+import { type Stack, startStack } from "../support/stack";
+
+const REDIRECT = "http://127.0.0.1:9/callback";
+
+/** Connects an SDK client to `url` as `user`, through the whole authorization flow. */
+async function signedInClient(stack: Stack, url: URL, user: string) {
+  const provider = new TestProvider(REDIRECT);
+  const first = new StreamableHTTPClientTransport(url, { authProvider: provider });
+  await expect(new Client({ name: "oauth-test", version: "1" }).connect(first)).rejects.toBeInstanceOf(
+    UnauthorizedError,
+  );
+  const { location } = await signIn(stack.api.url, provider.authorizationUrl as URL, user);
+  await first.finishAuth(location.searchParams);
+  const client = new Client({ name: "oauth-test", version: "1" });
+  await client.connect(new StreamableHTTPClientTransport(url, { authProvider: provider }));
+  return { client, provider };
+}
+
+describe("an MCP client signs in with OAuth", () => {
+  let stack: Stack;
+  const upstreams: Upstream[] = [];
+
+  beforeAll(async () => {
+    stack = await startStack({ oauth: true });
+    for (const name of ["docs", "billing"]) {
+      const upstream = await startUpstream({ name });
+      upstreams.push(upstream);
+      const created = await stack.call("POST", "/v1/servers", { name, url: upstream.url });
+      await reaches(stack, created.body.id, "connected");
+    }
+    expect((await stack.call("PUT", "/v1/access/user:ada", { servers: ["docs"] })).status).toBe(200);
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    await Promise.all(upstreams.map((upstream) => upstream.close()));
+  });
+
+  it("on /mcp/{server}: discovers, registers, signs in, then lists and calls the server's tools", async () => {
+    const { client, provider } = await signedInClient(stack, new URL(`${stack.api.url}/mcp/docs`), "ada");
+    expect(provider.info?.client_id).toMatch(/^mgwcl_/);
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name)).toContain("echo");
+    const result = await client.callTool({ name: "echo", arguments: { text: "signed in" } });
+    expect(JSON.stringify(result.content)).toContain("signed in");
+    await client.close();
+  });
+
+  it("on /mcp: the aggregate shows only the servers the user is mapped to", async () => {
+    const { client } = await signedInClient(stack, new URL(`${stack.api.url}/mcp`), "ada");
+    const names = (await client.listTools()).tools.map((tool) => tool.name);
+    expect(names).toContain("docs__echo");
+    expect(names.some((name) => name.startsWith("billing__"))).toBe(false);
+    await client.close();
+  });
+
+  it("a token for /mcp/docs is refused on /mcp/billing with a challenge naming billing's metadata", async () => {
+    const { client, provider } = await signedInClient(stack, new URL(`${stack.api.url}/mcp/docs`), "ada");
+    await client.close();
+    const response = await fetch(`${stack.api.url}/mcp/billing`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${provider.tok?.access_token}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
+    });
+    expect(response.status).toBe(401);
+    expect(response.headers.get("www-authenticate")).toContain(
+      `resource_metadata="${stack.api.url}/.well-known/oauth-protected-resource/mcp/billing"`,
+    );
+    expect(response.headers.get("www-authenticate")).toContain('error="invalid_token"');
+  });
+});

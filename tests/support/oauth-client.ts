@@ -1,0 +1,101 @@
+/**
+ * An MCP client signing in to the gateway the standard way, headless: the official SDK v2 client's
+ * OAuth provider, and the development sign-in and consent pages answered as a person would.
+ */
+import type {
+  OAuthClientMetadata,
+  OAuthClientProvider,
+  OAuthDiscoveryState,
+  StoredOAuthClientInformation,
+  StoredOAuthTokens,
+} from "@modelcontextprotocol/client";
+import { expect } from "vitest";
+
+/** A headless SDK client: remembers what the SDK hands it (in memory, nothing stored). */
+export class TestProvider implements OAuthClientProvider {
+  authorizationUrl?: URL;
+  info?: StoredOAuthClientInformation;
+  tok?: StoredOAuthTokens;
+  private verifier?: string;
+  private disc?: OAuthDiscoveryState;
+  constructor(
+    readonly redirectUrl: string,
+    readonly clientMetadataUrl?: string,
+  ) {}
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: "gw-test",
+      redirect_uris: [this.redirectUrl],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+    };
+  }
+  state() {
+    return "s1";
+  }
+  clientInformation() {
+    return this.info;
+  }
+  saveClientInformation(info: StoredOAuthClientInformation) {
+    this.info = info;
+  }
+  tokens() {
+    return this.tok;
+  }
+  saveTokens(tokens: StoredOAuthTokens) {
+    this.tok = tokens;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrl = url;
+  }
+  saveCodeVerifier(verifier: string) {
+    this.verifier = verifier;
+  }
+  codeVerifier() {
+    return this.verifier ?? "";
+  }
+  saveDiscoveryState(state: OAuthDiscoveryState) {
+    this.disc = state;
+  }
+  discoveryState() {
+    return this.disc;
+  }
+}
+
+/** The hidden inputs of the page's form. */
+export function formFields(html: string): Record<string, string> {
+  return Object.fromEntries(
+    [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1], m[2]]),
+  );
+}
+
+/**
+ * Signs in as `user` on the gateway's development page at `origin` and answers the consent; every
+ * step's response, and where the last one redirects.
+ */
+export async function signIn(origin: string, authorizationUrl: URL, user: string, decision = "allow") {
+  const first = await fetch(authorizationUrl, { redirect: "manual" });
+  const signInHtml = await first.text();
+  expect(first.status, signInHtml).toBe(200);
+  const cookie = (first.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+  const post = (body: Record<string, string>) =>
+    fetch(`${origin}/oauth/authorize`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded", cookie, origin },
+      body: new URLSearchParams(body),
+    });
+  const consent = await post({ ...formFields(signInHtml), user, groups: "" });
+  const consentHtml = await consent.text();
+  expect(consent.status, consentHtml).toBe(200);
+  const done = await post({ ...formFields(consentHtml), decision });
+  return {
+    first,
+    signInHtml,
+    consent,
+    consentHtml,
+    done,
+    location: new URL(done.headers.get("location") ?? ""),
+  };
+}
