@@ -7,6 +7,7 @@
 import { Client, StreamableHTTPClientTransport, UnauthorizedError } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startUpstream, type Upstream } from "../fixtures/mcp-upstream";
+import { scanTable } from "../support/aws";
 import { signIn, TestProvider } from "../support/oauth-client";
 import { reaches } from "../support/servers";
 import { type Stack, startStack } from "../support/stack";
@@ -81,5 +82,38 @@ describe("an MCP client signs in with OAuth", () => {
       `resource_metadata="${stack.api.url}/.well-known/oauth-protected-resource/mcp/billing"`,
     );
     expect(response.headers.get("www-authenticate")).toContain('error="invalid_token"');
+  });
+
+  it("keeps no token, code or verifier in the clear: not in the logs, not in any stored item", async () => {
+    const provider = new TestProvider(REDIRECT);
+    const url = new URL(`${stack.api.url}/mcp/docs`);
+    const first = new StreamableHTTPClientTransport(url, { authProvider: provider });
+    await expect(new Client({ name: "oauth-test", version: "1" }).connect(first)).rejects.toBeInstanceOf(
+      UnauthorizedError,
+    );
+    const { location } = await signIn(stack.api.url, provider.authorizationUrl as URL, "ada");
+    const code = location.searchParams.get("code") ?? "";
+    await first.finishAuth(location.searchParams);
+    const client = new Client({ name: "oauth-test", version: "1" });
+    await client.connect(new StreamableHTTPClientTransport(url, { authProvider: provider }));
+    await client.callTool({ name: "echo", arguments: { text: "once more" } });
+    await client.close();
+
+    const secrets = {
+      code,
+      verifier: await provider.codeVerifier(),
+      accessToken: provider.tok?.access_token ?? "",
+      refreshToken: provider.tok?.refresh_token ?? "",
+    };
+    const items = JSON.stringify(await scanTable(stack.store.config));
+    const logs = stack.logs.join("\n");
+    for (const [name, value] of Object.entries(secrets)) {
+      expect(value.length, name).toBeGreaterThan(20);
+      expect(items.includes(value), `${name} in a stored item`).toBe(false);
+      expect(logs.includes(value), `${name} in the logs`).toBe(false);
+      // The access token's signature alone (the part only a holder has) is not stored or logged either.
+      const tail = value.split(".").at(-1) ?? value;
+      expect(items.includes(tail) || logs.includes(tail), `${name}'s tail`).toBe(false);
+    }
   });
 });
