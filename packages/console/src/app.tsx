@@ -3,6 +3,7 @@ import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { resumeSession, type Session, signOut, whenSignedOut } from "./api";
 import { Problem } from "./components";
+import { AccessPage } from "./pages/access";
 import { ChatsPage } from "./pages/chats";
 import { ImportPage } from "./pages/import";
 import { KeysPage } from "./pages/keys";
@@ -23,6 +24,7 @@ const NAV: Array<{ path: string; label: string }> = [
   { path: "secrets", label: "Secrets" },
   { path: "threads", label: "Threads" },
   { path: "chats", label: "Chats" },
+  { path: "access", label: "Access" },
 ];
 
 export function App() {
@@ -98,6 +100,8 @@ function Page() {
       return <SecretsPage />;
     case "threads":
       return <ThreadsPage />;
+    case "access":
+      return <AccessPage />;
     case "chats":
       return <ChatsPage chatId={id} />;
     default:

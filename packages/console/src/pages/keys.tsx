@@ -19,6 +19,7 @@ import {
   useSubmit,
   when,
 } from "../components";
+import { ServerScopeField } from "../server-scope";
 import type { ApiKey, NewApiKey, Server } from "../types";
 import { loadServers } from "./servers";
 
@@ -198,7 +199,6 @@ function CreateKeyForm(props: {
     setChosen([]);
     props.onCreated(created);
   });
-  const servers = props.servers ?? [];
   const scopeErrors = [
     ...(scopeError ? [scopeError] : []),
     ...fieldErrors(submit.error, "servers", ["key.unknown_server"]),
@@ -222,56 +222,19 @@ function CreateKeyForm(props: {
           onInput={(event) => setName(event.currentTarget.value)}
         />
       </Field>
-      <fieldset class={`field${scopeErrors.length ? " invalid" : ""}`}>
-        <legend>Servers it may use</legend>
-        <label>
-          <input type="radio" name="key-scope" checked={!scoped} onChange={() => setScoped(false)} /> Every
-          server (servers added later too)
-        </label>
-        <label>
-          <input
-            type="radio"
-            name="key-scope"
-            checked={scoped}
-            disabled={servers.length === 0}
-            onChange={() => setScoped(true)}
-          />{" "}
-          Only the servers chosen below
-        </label>
-        {props.servers === undefined && !props.serversError ? (
-          <p class="loading">Loading servers…</p>
-        ) : servers.length === 0 ? (
-          <p class="help">{props.serversError ? "The servers could not be loaded." : "No servers yet."}</p>
-        ) : (
-          <ul class="checks" aria-label="Servers">
-            {servers.map((server) => (
-              <li key={server.id}>
-                <label>
-                  <input
-                    type="checkbox"
-                    disabled={!scoped}
-                    checked={chosen.includes(server.name)}
-                    onChange={(event) =>
-                      setChosen(
-                        event.currentTarget.checked
-                          ? [...chosen, server.name]
-                          : chosen.filter((chosenName) => chosenName !== server.name),
-                      )
-                    }
-                  />{" "}
-                  {server.name}
-                </label>
-              </li>
-            ))}
-          </ul>
-        )}
-        <p class="help">A scope is bound to the servers themselves: renaming a server keeps its keys.</p>
-        {scopeErrors.map((message) => (
-          <p class="field-error" key={message} role="alert">
-            {message}
-          </p>
-        ))}
-      </fieldset>
+      <ServerScopeField
+        name="key-scope"
+        legend="Servers it may use"
+        everyLabel="Every server (servers added later too)"
+        servers={props.servers}
+        serversError={props.serversError}
+        scoped={scoped}
+        onScoped={setScoped}
+        chosen={chosen}
+        onChosen={setChosen}
+        help="A scope is bound to the servers themselves: renaming a server keeps its keys."
+        errors={scopeErrors}
+      />
       <Problem
         error={fieldErrors(submit.error, "name").length || scopeErrors.length ? undefined : submit.error}
       />
