@@ -93,6 +93,8 @@ try {
   await expectOk(stack.call("PUT", "/v1/secrets/db", { values: { PASSWORD: "not-real", USER: "reader" } }));
   await expectOk(stack.call("POST", "/v1/threads/review-42/servers/workspace", { worktreeRoot: worktree }));
   await expectOk(stack.call("PUT", "/v1/chats/chat-demo/servers/billing", { enabled: false }));
+  await expectOk(stack.call("PUT", "/v1/access/user:ada", { servers: ["docs", "search"] }));
+  await expectOk(stack.call("PUT", "/v1/access/group:engineering", { servers: null }));
 
   const heading = (name: string) => (page: Page) =>
     page.getByRole("heading", { name, exact: true }).first().waitFor();
@@ -128,6 +130,11 @@ try {
       name: "chats",
       route: "chats/chat-demo",
       ready: (page) => page.locator("li[data-toggle=billing]").waitFor(),
+    },
+    {
+      name: "access",
+      route: "access",
+      ready: (page) => page.locator("tr[data-subject='user:ada']").waitFor(),
     },
   ];
 
