@@ -9,7 +9,9 @@ export default defineConfig({
   root: fileURLToPath(new URL(".", import.meta.url)),
   base: "/",
   logLevel: "warn",
-  oxc: { jsx: { runtime: "automatic", importSource: "preact" } },
+  // Production JSX whatever NODE_ENV says (vitest sets it to "test"): no source paths in the bundle.
+  mode: "production",
+  oxc: { jsx: { runtime: "automatic", importSource: "preact", development: false } },
   build: {
     outDir: "dist",
     emptyOutDir: true,

@@ -3,7 +3,7 @@
  * sources — by `npm run dev`, the tests' global setup, `npm run build:console` and the deploy. Built
  * beside the old files and swapped in with renames, so a reader never sees a half-written console.
  */
-import { existsSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { build } from "vite";
 
@@ -25,9 +25,11 @@ export async function buildConsole(): Promise<string> {
   try {
     await build({
       configFile: join(CONSOLE, "vite.config.ts"),
+      mode: "production",
       build: { outDir: staging, emptyOutDir: true },
       logLevel: "warn",
     });
+    chmodSync(staging, 0o755); // made 0700 by mkdtemp; the files are public
     const old = `${staging}-old`;
     if (existsSync(CONSOLE_DIST)) renameSync(CONSOLE_DIST, old);
     renameSync(staging, CONSOLE_DIST);

@@ -372,7 +372,7 @@ describe("the token endpoint", () => {
 });
 
 describe("access mappings (/v1/access)", () => {
-  it("maps names to ids, lists them, deletes them; unknown servers and bad subjects are 400", async () => {
+  it("maps names to ids, lists them, deletes them; an unknown server is 404, a bad subject 400", async () => {
     const put = await stack.call("PUT", "/v1/access/group:eng", { servers: [otherServerName] });
     const listed = await stack.call("GET", "/v1/access");
     const unknown = await stack.call("PUT", "/v1/access/user:bob", { servers: ["no-such-server"] });
@@ -385,7 +385,7 @@ describe("access mappings (/v1/access)", () => {
     expect(listed.body.access).toEqual(
       expect.arrayContaining([expect.objectContaining({ subject: "user:ada", serverIds: [docServerId] })]),
     );
-    expect(unknown).toMatchObject({ status: 400, body: { code: "access.unknown_server" } });
+    expect(unknown).toMatchObject({ status: 404, body: { code: "access.unknown_server" } });
     expect(bad.status).toBe(400);
     expect(removed.status).toBe(204);
     expect(again.status).toBe(404);

@@ -85,6 +85,11 @@ describe("console: session, layout and budget", () => {
     );
     console.log(`[console] ${scripts.length} script(s), ${(gzipped / 1024).toFixed(1)} kB gzipped`);
     expect(gzipped).toBeLessThanOrEqual(JS_BUDGET_BYTES);
+    // Production code, even when built under vitest (NODE_ENV=test): no dev JSX, no source paths.
+    for (const name of scripts) {
+      const code = readFileSync(join(CONSOLE_DIST, "assets", name), "utf8");
+      expect(code).not.toMatch(/jsxDEV|fileName:|packages\/console\/src/);
+    }
   });
 });
 

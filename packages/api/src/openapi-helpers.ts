@@ -24,7 +24,7 @@ const PROBLEMS: Record<number, string> = {
   400: "Invalid request: a parameter or the body breaks the schema (`request.invalid`, `request.malformed_json`, a body that is not `application/json`) or a rule of the operation (its `code` says which)",
   401: "Missing or invalid bearer token (`auth.unauthorized`)",
   403: "A client API key on an admin route, or a key on a thread of another (`auth.forbidden`)",
-  404: "Not found (`server.not_found`, `tool.not_found`, `secret.not_found`, `request.not_found`)",
+  404: "Not found (`server.not_found`, `tool.not_found`, `secret.not_found`, `request.not_found`, `access.unknown_server`)",
   409: "Conflicts with the current state (`server.name_taken`, `server.version_conflict`, `server.unavailable`, `import.name_conflict`)",
   412: "If-Match names another version (`request.precondition_failed`)",
   413: "The request body exceeds 1 MiB (`request.too_large`)",

@@ -41,7 +41,7 @@ export const ERROR_CODES = {
   "import.name_conflict": [409, "Server names already taken", INVALID_REQUEST],
   "secret.not_found": [404, "Secret not found", INVALID_PARAMS],
   "key.unknown_server": [400, "Unknown server in key scope", INVALID_PARAMS],
-  "access.unknown_server": [400, "Unknown server in access mapping", INVALID_PARAMS],
+  "access.unknown_server": [404, "Unknown server in access mapping", INVALID_PARAMS],
   "thread.worktree_forbidden": [400, "Worktree outside the allowed base", INVALID_PARAMS],
   "thread.worktree_missing": [400, "Worktree missing or unreachable", INVALID_PARAMS],
   "tool.invalid_name": [400, "Invalid tool name", INVALID_PARAMS],

@@ -8,7 +8,7 @@ import type { AccessMapping, AccessSubject, Store } from "@mcpgw/aws";
 import { AppError } from "@mcpgw/core";
 import type { AppEnv } from "../env";
 import { json, jsonBody, problems, route } from "../openapi-helpers";
-import { resolveScope } from "./keys";
+import { NotBlank, resolveScope } from "./keys";
 
 /** `user:<name>` or `group:<name>`; names as the development sign-in accepts them. */
 const Subject = z
@@ -31,8 +31,8 @@ const Access = z
   .openapi("AccessMapping");
 
 const PutAccess = z.strictObject({
-  servers: z.array(z.string().trim().min(1).max(64)).max(500).nullable().openapi({
-    description: "Names or ids of the servers (unknown → 400 access.unknown_server); null = every server",
+  servers: z.array(NotBlank.max(64)).max(500).nullable().openapi({
+    description: "Names or ids of the servers (unknown → 404 access.unknown_server); null = every server",
   }),
 });
 
@@ -62,7 +62,7 @@ export function registerAccessRoutes(app: OpenAPIHono<AppEnv>, deps: { store: St
       tags: ["access"],
       summary: "Map a user or group to the servers it may reach by OAuth (replaces its mapping)",
       request: { params: z.object({ subject: Subject }), ...jsonBody(PutAccess) },
-      responses: { 200: json(Access, "The mapping as stored"), ...problems(400) },
+      responses: { 200: json(Access, "The mapping as stored"), ...problems(404) },
     }),
     async (c) => {
       const subject = c.req.valid("param").subject as AccessSubject;

@@ -1,6 +1,6 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { ApiKeyInfo, Store } from "@mcpgw/aws";
-import { AppError } from "@mcpgw/core";
+import { AppError, NOT_BLANK } from "@mcpgw/core";
 import type { AppEnv } from "../env";
 import { json, jsonBody, problems, route } from "../openapi-helpers";
 
@@ -20,13 +20,16 @@ const KeyInfo = z
   })
   .openapi("ApiKey");
 
+/** Text that trim() leaves non-empty (stored trimmed), its document saying so. */
+export const NotBlank = z.string().trim().min(1).meta({ pattern: NOT_BLANK.source });
+
 const NewKey = KeyInfo.extend({
   key: z.string().openapi({ description: "Shown once; only its hash is stored" }),
 }).openapi("NewApiKey");
 
 const CreateKey = z.strictObject({
-  name: z.string().trim().min(1).max(128),
-  servers: z.array(z.string().trim().min(1).max(64)).max(500).optional().openapi({
+  name: NotBlank.max(128),
+  servers: z.array(NotBlank.max(64)).max(500).optional().openapi({
     description:
       "Names or ids of the servers the key may use, each bound to the server's id now (unknown → 400 key.unknown_server); omitted = every server",
   }),
