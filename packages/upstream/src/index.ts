@@ -9,3 +9,4 @@ export * from "./probe";
 export * from "./runner-client";
 export * from "./session";
 export * from "./target";
+export * from "./oauth-client";
