@@ -86,7 +86,8 @@ export const UpstreamOAuth = z
     type: z.literal("oauth"),
     mode: z.literal("shared").default("shared"),
     clientId: z.string().min(1).max(512).regex(NO_CR_LF_NUL).optional().meta({
-      description: "a client id registered with the upstream's authorization server beforehand (public client)",
+      description:
+        "a client id registered with the upstream's authorization server beforehand (public client)",
     }),
     scopes: z.array(OAuthScope).max(32).optional().meta({
       description: "scopes to ask for (default: what the upstream's 401 or metadata names)",
@@ -211,7 +212,11 @@ export type PlainStdioServer = Extract<PlainServer, { transport: "stdio" }>;
 export const SHARED_SUBJECT = "shared";
 
 /** How an upstream credential's binding is compared: an edit that changes it drops the tokens. */
-export function upstreamAuthKey(spec: { transport: string; auth?: UpstreamOAuth | undefined; url?: string }): string {
+export function upstreamAuthKey(spec: {
+  transport: string;
+  auth?: UpstreamOAuth | undefined;
+  url?: string;
+}): string {
   if (spec.transport !== "http" || !spec.auth) return "";
   return JSON.stringify([spec.auth.type, spec.auth.mode, spec.auth.clientId ?? "", spec.url ?? ""]);
 }

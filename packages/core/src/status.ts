@@ -49,7 +49,8 @@ export const ServerStatus = z.object({
       "servers with `auth` only: `required` — no usable credential; an admin must `POST /v1/servers/{id}/authorize` and open the URL it returns; `authorized` — the gateway holds one",
   }),
   credentialExpiresAt: z.string().nullable().optional().meta({
-    description: "servers with `auth` only: when the upstream access token expires (the worker refreshes it before)",
+    description:
+      "servers with `auth` only: when the upstream access token expires (the worker refreshes it before)",
   }),
 });
 export type ServerStatus = z.infer<typeof ServerStatus>;
@@ -104,7 +105,9 @@ export type AttemptOutcome = (
 function credentialChanges(outcome: CredentialOutcome): Partial<ServerStatus> {
   return {
     ...(outcome.authorization ? { authorization: outcome.authorization } : {}),
-    ...(outcome.credentialExpiresAt !== undefined ? { credentialExpiresAt: outcome.credentialExpiresAt } : {}),
+    ...(outcome.credentialExpiresAt !== undefined
+      ? { credentialExpiresAt: outcome.credentialExpiresAt }
+      : {}),
   };
 }
 

@@ -84,7 +84,11 @@ export async function startUpstreamAuthorization(options: {
       jsonrpc: "2.0",
       id: 0,
       method: "initialize",
-      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "mcp-gateway", version: "1" } },
+      params: {
+        protocolVersion: "2025-11-25",
+        capabilities: {},
+        clientInfo: { name: "mcp-gateway", version: "1" },
+      },
     }),
     redirect: "manual",
   });
@@ -100,7 +104,10 @@ export async function startUpstreamAuthorization(options: {
   const client = await chooseClient(info.authorizationServerUrl, metadata, { ...options, fetch: fetchFn });
   const resource = info.resourceMetadata?.resource;
   const scopes =
-    auth.scopes?.join(" ") ?? challengedScope ?? info.resourceMetadata?.scopes_supported?.join(" ") ?? undefined;
+    auth.scopes?.join(" ") ??
+    challengedScope ??
+    info.resourceMetadata?.scopes_supported?.join(" ") ??
+    undefined;
   const scope =
     metadata.scopes_supported?.includes("offline_access") && !scopes?.split(" ").includes("offline_access")
       ? [scopes, "offline_access"].filter(Boolean).join(" ")
@@ -126,12 +133,18 @@ export async function startUpstreamAuthorization(options: {
 async function chooseClient(
   authorizationServer: string,
   metadata: AuthorizationServerMetadata,
-  options: { auth: UpstreamOAuth; redirectUri: string; clientMetadataUrl?: string | undefined; fetch: typeof fetch },
+  options: {
+    auth: UpstreamOAuth;
+    redirectUri: string;
+    clientMetadataUrl?: string | undefined;
+    fetch: typeof fetch;
+  },
 ): Promise<OAuthClientInfo> {
   if (options.auth.clientId) return { client_id: options.auth.clientId };
   if (
     options.clientMetadataUrl?.startsWith("https://") &&
-    (metadata as { client_id_metadata_document_supported?: boolean }).client_id_metadata_document_supported === true
+    (metadata as { client_id_metadata_document_supported?: boolean })
+      .client_id_metadata_document_supported === true
   )
     return { client_id: options.clientMetadataUrl };
   if (metadata.registration_endpoint) {
@@ -185,7 +198,10 @@ export async function refreshUpstreamCredential(
     ...(credential.resource ? { resource: new URL(credential.resource) } : {}),
     fetchFn,
   });
-  return heldCredential({ ...tokens, refresh_token: tokens.refresh_token ?? credential.refreshToken }, credential);
+  return heldCredential(
+    { ...tokens, refresh_token: tokens.refresh_token ?? credential.refreshToken },
+    credential,
+  );
 }
 
 function heldCredential(tokens: OAuthTokens, origin: GrantOrigin): HeldCredential {

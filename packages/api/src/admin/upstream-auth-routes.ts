@@ -11,10 +11,26 @@ import {
 } from "./upstream-auth";
 
 const CallbackQuery = z.object({
-  state: z.string().max(512).optional().openapi({ param: { name: "state", in: "query" } }),
-  code: z.string().max(4_096).optional().openapi({ param: { name: "code", in: "query" } }),
-  iss: z.string().max(2_048).optional().openapi({ param: { name: "iss", in: "query" } }),
-  error: z.string().max(256).optional().openapi({ param: { name: "error", in: "query" } }),
+  state: z
+    .string()
+    .max(512)
+    .optional()
+    .openapi({ param: { name: "state", in: "query" } }),
+  code: z
+    .string()
+    .max(4_096)
+    .optional()
+    .openapi({ param: { name: "code", in: "query" } }),
+  iss: z
+    .string()
+    .max(2_048)
+    .optional()
+    .openapi({ param: { name: "iss", in: "query" } }),
+  error: z
+    .string()
+    .max(256)
+    .optional()
+    .openapi({ param: { name: "error", in: "query" } }),
 });
 
 /**
@@ -32,7 +48,10 @@ export function registerUpstreamAuthPages(app: OpenAPIHono<AppEnv>, deps: AdminD
         summary: "Where an upstream's authorization server sends the admin back (code + state)",
         request: { query: CallbackQuery },
         responses: {
-          200: { description: "Authorized: a small HTML page", content: { "text/html": { schema: z.string() } } },
+          200: {
+            description: "Authorized: a small HTML page",
+            content: { "text/html": { schema: z.string() } },
+          },
           400: {
             description: "Unknown, used or expired state, or a refused code: a small HTML page",
             content: { "text/html": { schema: z.string() } },

@@ -72,7 +72,10 @@ export async function authorizeServer(
       fetch: fetchOf(deps),
     });
   } catch (error) {
-    deps.logger.warn("upstream authorization could not start", { serverId: server.id, ...errorFields(error) });
+    deps.logger.warn("upstream authorization could not start", {
+      serverId: server.id,
+      ...errorFields(error),
+    });
     throw new AppError(
       "upstream.unreachable",
       `Could not discover or register at the authorization server of '${server.name}': ${describeFailure(error)}`,
@@ -119,7 +122,11 @@ export async function completeAuthorization(
   if (!query.code) return failed("The authorization server sent no code.");
   let credential: Awaited<ReturnType<typeof finishUpstreamAuthorization>>;
   try {
-    credential = await finishUpstreamAuthorization(pending, { code: query.code, iss: query.iss }, fetchOf(deps));
+    credential = await finishUpstreamAuthorization(
+      pending,
+      { code: query.code, iss: query.iss },
+      fetchOf(deps),
+    );
   } catch (error) {
     const text = scrubSecrets(describeFailure(error), [
       query.code,
@@ -138,7 +145,10 @@ export async function completeAuthorization(
   });
   if (server.enabled) {
     await reconnectServer(deps, server.id).catch((error: unknown) =>
-      deps.logger.warn("reconnect after authorization failed", { serverId: server.id, ...errorFields(error) }),
+      deps.logger.warn("reconnect after authorization failed", {
+        serverId: server.id,
+        ...errorFields(error),
+      }),
     );
   }
   return {

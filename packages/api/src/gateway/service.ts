@@ -349,7 +349,9 @@ export async function withServerSession<T>(
     const plainTarget = targetOf(record, deps.runner, thread);
     const target =
       plainTarget && record.transport === "http" && record.auth
-        ? await withUpstreamCredential(deps, entry, plainTarget, markFailed, (values) => secrets.push(...values))
+        ? await withUpstreamCredential(deps, entry, plainTarget, markFailed, (values) =>
+            secrets.push(...values),
+          )
         : plainTarget;
     if (!target) {
       await markFailed(deps, entry, "failed", NO_RUNNER_ERROR);
@@ -530,7 +532,10 @@ async function withUpstreamCredential(
   let held = await read();
   if (!held) {
     const message = `The gateway is not authorized at server '${server.name}': an admin must authorize it (POST /v1/servers/${server.id}/authorize).`;
-    await markFailed(deps, entry, "access_denied", message, { authorization: "required", credentialExpiresAt: null });
+    await markFailed(deps, entry, "access_denied", message, {
+      authorization: "required",
+      credentialExpiresAt: null,
+    });
     throw new CallFailure("unreachable", message);
   }
   addSecrets(credentialSecrets(held));

@@ -42,7 +42,10 @@ export function createMemoryUpstreamCredentialStore(
       const sealed = pending.get(hash);
       if (!sealed) return undefined;
       pending.delete(hash);
-      const value = await sealer.open<PendingUpstreamAuthorization>(sealed, pendingAuthorizationContext(hash));
+      const value = await sealer.open<PendingUpstreamAuthorization>(
+        sealed,
+        pendingAuthorizationContext(hash),
+      );
       return value.expiresAt * 1000 > Date.now() ? value : undefined;
     },
   };
