@@ -8,12 +8,7 @@ describe("upstream OAuth, shared mode: the gateway is an OAuth client of the ser
   let upstream: OAuthUpstream;
   /** Every API response body (and callback page) the test saw, to look for secrets in. */
   const seen: string[] = [];
-  // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted on, not typed
-  const call = async (
-    method: string,
-    path: string,
-    body?: unknown,
-  ): Promise<{ status: number; body: any }> => {
+  const call = async (method: string, path: string, body?: unknown) => {
     const response = await stack.call(method, path, body);
     seen.push(JSON.stringify(response.body ?? null));
     return response;

@@ -113,7 +113,7 @@ export async function completeAuthorization(
   const pending = state ? await deps.store.upstreamCredentials.take(state).catch(sealFailure) : undefined;
   if (!pending) return failed("This authorization link is unknown, used or expired. Start again.");
   const server = await deps.store.servers.getPlain(pending.serverId);
-  if (!server || server.transport !== "http" || !server.auth)
+  if (server?.transport !== "http" || !server.auth)
     return failed("The server this authorization was for is gone or no longer uses OAuth.");
   if (query.error) {
     deps.logger.warn("upstream authorization refused", { serverId: server.id, error: query.error });
