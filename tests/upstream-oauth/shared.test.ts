@@ -141,4 +141,31 @@ describe("upstream OAuth, shared mode: the gateway is an OAuth client of the ser
     expect(await stack.store.upstreamCredentials.get(id, "shared")).toBeUndefined();
     expect(JSON.stringify(await scanTable(stack.store.config))).not.toContain("UPSTREAMCRED#");
   });
+  it("an edit that changes the auth (mode, client, URL) drops the tokens; other edits keep them", async () => {
+    const other = await call("POST", "/v1/servers", {
+      name: "guarded-edit",
+      url: upstream.url,
+      auth: { type: "oauth" },
+      enabled: false,
+    });
+    expect(other.status).toBe(201);
+    const otherId = other.body.id as string;
+    const held = {
+      authorizationServer: upstream.origin,
+      client: { client_id: "c" },
+      accessToken: "edit-test-token",
+    };
+    await stack.store.upstreamCredentials.put(otherId, "shared", held);
+    expect((await call("PATCH", `/v1/servers/${otherId}`, { timeoutSeconds: 20 })).status).toBe(200);
+    expect(await stack.store.upstreamCredentials.get(otherId, "shared")).toBeDefined();
+    const switched = await call("PATCH", `/v1/servers/${otherId}`, {
+      auth: { type: "oauth", clientId: "pre-registered" },
+    });
+    expect(switched.status).toBe(200);
+    expect(await stack.store.upstreamCredentials.get(otherId, "shared")).toBeUndefined();
+    await stack.store.upstreamCredentials.put(otherId, "shared", held);
+    expect((await call("PATCH", `/v1/servers/${otherId}`, { auth: null })).status).toBe(200);
+    expect(await stack.store.upstreamCredentials.get(otherId, "shared")).toBeUndefined();
+    expect((await call("POST", `/v1/servers/${otherId}/authorize`)).status).toBe(400);
+  });
 });
