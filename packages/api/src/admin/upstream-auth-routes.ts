@@ -1,7 +1,6 @@
-import { type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../env";
 import { pageCsp, pageHeaders } from "../oauth/page";
-import { route } from "../openapi-helpers";
 import type { AdminDeps } from "./service";
 import {
   CLIENT_METADATA_PATH,
@@ -10,83 +9,29 @@ import {
   UPSTREAM_CALLBACK_PATH,
 } from "./upstream-auth";
 
-const CallbackQuery = z.object({
-  state: z
-    .string()
-    .max(512)
-    .optional()
-    .openapi({ param: { name: "state", in: "query" } }),
-  code: z
-    .string()
-    .max(4_096)
-    .optional()
-    .openapi({ param: { name: "code", in: "query" } }),
-  iss: z
-    .string()
-    .max(2_048)
-    .optional()
-    .openapi({ param: { name: "iss", in: "query" } }),
-  error: z
-    .string()
-    .max(256)
-    .optional()
-    .openapi({ param: { name: "error", in: "query" } }),
-});
+/** The longest query value the callback reads. */
+const MAX_PARAM = 4_096;
 
 /**
- * The admin function's public pages of upstream OAuth: the callback the upstream's authorization server
- * redirects to (no credentials: bound to the stored single-use `state` and PKCE) and the gateway's
- * client metadata document (CIMD).
+ * The admin function's public pages of upstream OAuth — OAuth protocol endpoints, not the REST API
+ * (like the authorization server's own, they are not in the OpenAPI document): the callback the
+ * upstream's authorization server redirects to (no credentials: bound to the stored single-use `state`
+ * and PKCE; it answers a small HTML page) and the gateway's client metadata document (CIMD).
  */
 export function registerUpstreamAuthPages(app: OpenAPIHono<AppEnv>, deps: AdminDeps): void {
-  app.openapi(
-    {
-      ...route({
-        method: "get",
-        path: UPSTREAM_CALLBACK_PATH,
-        tags: ["upstream oauth"],
-        summary: "Where an upstream's authorization server sends the admin back (code + state)",
-        request: { query: CallbackQuery },
-        responses: {
-          200: {
-            description: "Authorized: a small HTML page",
-            content: { "text/html": { schema: z.string() } },
-          },
-          400: {
-            description: "Unknown, used or expired state, or a refused code: a small HTML page",
-            content: { "text/html": { schema: z.string() } },
-          },
-        },
+  app.get(UPSTREAM_CALLBACK_PATH, async (c) => {
+    const query = Object.fromEntries(
+      ["state", "code", "iss", "error"].map((name) => {
+        const value = c.req.query(name);
+        return [name, value && value.length <= MAX_PARAM ? value : undefined];
       }),
-      security: [],
-    },
-    async (c) => {
-      const scoped = { ...deps, logger: c.get("logger") ?? deps.logger };
-      const result = await completeAuthorization(scoped, c.req.valid("query"));
-      return c.body(result.html, result.status, pageHeaders(pageCsp())) as never;
-    },
-  );
+    );
+    const scoped = { ...deps, logger: c.get("logger") ?? deps.logger };
+    const result = await completeAuthorization(scoped, query);
+    return c.body(result.html, result.status, pageHeaders(pageCsp()));
+  });
 
-  app.openapi(
-    {
-      ...route({
-        method: "get",
-        path: CLIENT_METADATA_PATH,
-        tags: ["upstream oauth"],
-        summary: "The gateway's OAuth client metadata document (CIMD), for upstream authorization servers",
-        responses: {
-          200: {
-            description: "The client metadata",
-            content: { "application/json": { schema: z.record(z.string(), z.unknown()) } },
-          },
-        },
-      }),
-      security: [],
-    },
-    (c) => c.json(clientMetadataDocument(scoped(deps)), 200, { "cache-control": "public, max-age=3600" }),
+  app.get(CLIENT_METADATA_PATH, (c) =>
+    c.json(clientMetadataDocument(deps), 200, { "cache-control": "public, max-age=3600" }),
   );
-}
-
-function scoped(deps: AdminDeps): AdminDeps {
-  return deps;
 }
