@@ -375,7 +375,10 @@ export async function withServerSession<T>(
       // An initialize that timed out is a timeout (504), like a call that did.
       const kind = reason === "not_responding" ? "timeout" : "unreachable";
       const failure = new CallFailure(kind, scrubSecrets(describeFailure(error), secrets), { cause: error });
-      await markFailed(deps, entry, reason, failure.message);
+      // An OAuth upstream that refuses the gateway's token needs an admin to authorize it again.
+      const credential: CredentialOutcome =
+        target.auth && reason === "access_denied" ? { authorization: "required" } : {};
+      await markFailed(deps, entry, reason, failure.message, credential);
       throw failure;
     }
   }
