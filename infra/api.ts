@@ -78,7 +78,12 @@ export const admin = new sst.aws.Function("Admin", {
   permissions: [sealWithKey, ...checkReadiness],
   vpc,
   // The console's "try it" is forwarded to the gateway function (same origin for the browser).
-  environment: { ...environment(), GATEWAY_URL: gateway.url },
+  // PUBLIC_ADMIN_URL (its own URL, or the domain in front of it): upstream OAuth's redirect URI.
+  environment: {
+    ...environment(),
+    GATEWAY_URL: gateway.url,
+    ...(process.env.PUBLIC_ADMIN_URL ? { PUBLIC_ADMIN_URL: process.env.PUBLIC_ADMIN_URL } : {}),
+  },
   // The admin console's static files (built by infra/console.ts), served at `/`.
   copyFiles: [{ from: consoleDist, to: "console" }],
 });

@@ -6,9 +6,12 @@
 import { nodejs } from "./bundling";
 import { jobQueue, jobsLink } from "./queue";
 import { runnerLink, vpc } from "./runner";
-import { keyLink, runnerToken, tableLink } from "./storage";
+import { keyLink, runnerToken, sealWithKey, tableLink } from "./storage";
 
-/** Connect / probe / retry jobs; in the VPC to reach the stdio runner privately. Opens, never seals. */
+/**
+ * Connect / probe / retry jobs; in the VPC to reach the stdio runner privately. Opens configs; seals
+ * only the upstream OAuth tokens it refreshes.
+ */
 export const worker = jobQueue.subscribe(
   {
     handler: "packages/worker/src/lambda.handler",
@@ -19,6 +22,7 @@ export const worker = jobQueue.subscribe(
     // A batch probes in parallel; one probe is bounded by 10 s + 5 s grace; under the 60 s visibility.
     timeout: "30 seconds",
     link: [tableLink, jobsLink, keyLink, runnerLink, runnerToken],
+    permissions: [sealWithKey],
     vpc,
     environment: { ALLOW_PRIVATE_UPSTREAMS: "false" },
   },

@@ -67,6 +67,8 @@ const app = createApp({
   readiness: { runner: true },
   console: loadConsoleAssets(await ensureConsoleBuilt(log)),
   gateway: { callLatency },
+  // Upstream OAuth's redirect URI is under the admin plane's URL (this process).
+  publicAdminUrl: settings.publicAdminUrl ?? `http://127.0.0.1:${port}`,
   // The authorization server on this origin, with the development sign-in (see README "Sign in with OAuth").
   oauth: {
     issuer: settings.oauthIssuer ?? `http://127.0.0.1:${port}`,

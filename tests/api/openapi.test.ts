@@ -156,6 +156,7 @@ describe("GET /openapi.json", () => {
       "patch /v1/servers/{id}": ["200", "400", "401", "404", "409", "412", "413"],
       "delete /v1/servers/{id}": ["204", "401", "404"],
       "post /v1/servers/{id}/reconnect": ["202", "401", "404", "409"],
+      "post /v1/servers/{id}/authorize": ["200", "400", "401", "404", "409", "502"],
       "get /v1/servers/{id}/tools": ["200", "401", "404"],
       "get /v1/servers/{id}/latency": ["200", "401", "404"],
       "get /v1/secrets": ["200", "401"],
@@ -305,9 +306,17 @@ describe("GET /openapi.json", () => {
         "lastConnectionLatencyMs",
         "lastError",
         "protocolVersion",
+        "authorization",
+        "credentialExpiresAt",
       ].sort(),
     );
     expect(status.required).not.toContain("protocolVersion");
+    // Only servers with `auth` show their credential's state.
+    expect(status.required).not.toContain("authorization");
+    expect(status.required).not.toContain("credentialExpiresAt");
+    expect(
+      Object.keys(deref((server.properties as Record<string, Json>).auth as Json).properties as Json),
+    ).toEqual(["type", "mode", "clientId", "scopes"]);
     const problem = deref({ $ref: "#/components/schemas/Problem" });
     expect(problem.required).toEqual(expect.arrayContaining(["type", "title", "status", "detail", "code"]));
     const created = operation("post /v1/servers").responses["201"] as Json;

@@ -245,14 +245,14 @@ describe("least privilege", () => {
     });
   });
 
-  it("lets only the admin function seal (kms:GenerateDataKey); the others that read configs only decrypt", () => {
+  it("lets only the admin function and the worker (refreshed upstream tokens) seal; the others only decrypt", () => {
     const kms = Object.fromEntries(
       Object.entries(compute()).map(([name, g]) => [name, g.actions.filter((a) => a.startsWith("kms:"))]),
     );
     expect(kms).toEqual({
       admin: ["kms:Decrypt", "kms:DescribeKey", "kms:GenerateDataKey"],
       gateway: ["kms:Decrypt", "kms:DescribeKey", "kms:GetPublicKey", "kms:Sign"],
-      worker: ["kms:Decrypt"],
+      worker: ["kms:Decrypt", "kms:GenerateDataKey"],
       sweep: [],
       runner: ["kms:Decrypt"],
     });

@@ -86,6 +86,8 @@ export async function startStack(options: StackOptions = {}) {
     adminToken: TEST_ADMIN_TOKEN,
     allowPrivateUpstreams: allowPrivate,
     gateway,
+    // Upstream OAuth's redirect URI: this listener's callback.
+    publicAdminUrl: api.url,
     ...(options.mcp === undefined ? {} : { mcp: options.mcp }),
     ...(options.worktreeBase === undefined ? {} : { worktreeBase: options.worktreeBase }),
     ...(runnerEndpoint ? { runner: runnerEndpoint } : {}),

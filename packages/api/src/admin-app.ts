@@ -3,6 +3,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { registerAccessRoutes } from "./admin/access";
 import { registerKeyRoutes } from "./admin/keys";
 import { registerAdminRoutes } from "./admin/routes";
+import { registerUpstreamAuthPages } from "./admin/upstream-auth-routes";
 import { type AppDeps, createBaseApp, documentApp } from "./app-base";
 import type { KeyIndex } from "./auth";
 import { registerGatewayForwarding } from "./console/forward";
@@ -21,10 +22,12 @@ export function registerAdminPlane(
   shared: { keyIndex: KeyIndex; consoleSessions: ConsoleSessions },
 ): void {
   const admin = routeGroup(requireAdmin, [403]);
-  registerAdminRoutes(admin, deps);
+  const adminDeps = { ...deps, fetch: deps.gateway?.fetch };
+  registerAdminRoutes(admin, adminDeps);
   registerKeyRoutes(admin, { store: deps.store, keyChanges: shared.keyIndex });
   registerAccessRoutes(admin, { store: deps.store });
   app.route("/", admin);
+  registerUpstreamAuthPages(app, adminDeps);
   registerConsoleRoutes(app, {
     sessions: shared.consoleSessions,
     adminToken: deps.adminToken,

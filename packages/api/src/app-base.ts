@@ -52,6 +52,11 @@ export interface AppDeps {
    */
   gatewayUrl?: string | undefined;
   /**
+   * The admin function's public URL (PUBLIC_ADMIN_URL): where upstream authorization servers send the
+   * browser back (`/oauth/upstream/callback`) and where the gateway's client metadata document is.
+   */
+  publicAdminUrl?: string | undefined;
+  /**
    * OAuth (OAUTH_ISSUER): the authorization server (issuer, token signer, development sign-in), and the
    * MCP endpoints then take its access tokens too. Absent: OAuth is off and the MCP endpoints take the
    * admin token and API keys only.

@@ -15,6 +15,7 @@ import { createServerRepository } from "./servers";
 import { createStatusRepository } from "./statuses";
 import type { Store } from "./store";
 import { createThreadRegistry } from "./threads";
+import { createUpstreamCredentialStore } from "./upstream-credentials";
 
 /**
  * The store on AWS, plus what only the AWS wiring uses: the config (resource names), the clients (the
@@ -52,6 +53,7 @@ export function createStore(
     consoleSessions: createConsoleSessionStore(clients.ddb, config.tableName),
     secrets: createSecretStore(clients.ddb, config.tableName, sealer),
     oauth: createOAuthStore(clients.ddb, config.tableName),
+    upstreamCredentials: createUpstreamCredentialStore(clients.ddb, config.tableName, sealer),
     jobs,
     outages: createOutageLog(config, options.outageLogIntervalMs),
     resources: { check: (timeoutMs) => checkResources({ clients, config, jobs }, timeoutMs) },

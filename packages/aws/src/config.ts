@@ -147,6 +147,11 @@ export interface AppSettings {
   oauthIssuer: string | undefined;
   /** Serve the development sign-in page (OAUTH_DEV_SIGNIN; dev and tests only). */
   oauthDevSignIn: boolean;
+  /**
+   * The admin function's public URL (PUBLIC_ADMIN_URL), no trailing slash: upstream OAuth's redirect
+   * URI (`/oauth/upstream/callback`) and client metadata document are under it.
+   */
+  publicAdminUrl: string | undefined;
 }
 
 /** Default of MAX_UPSTREAM_MESSAGE_BYTES: 16 MiB. */
@@ -175,6 +180,7 @@ export function loadAppSettings(env: Env = process.env): AppSettings {
     gatewayUrl: read.url("GATEWAY_URL"),
     oauthIssuer: read.url("OAUTH_ISSUER")?.replace(/\/+$/, ""),
     oauthDevSignIn: read.boolean("OAUTH_DEV_SIGNIN", false),
+    publicAdminUrl: read.url("PUBLIC_ADMIN_URL")?.replace(/\/+$/, ""),
   };
   read.check();
   return settings;

@@ -23,3 +23,4 @@ export * from "./store";
 export * from "./table";
 export * from "./threads";
 export * from "./token-signer";
+export * from "./upstream-credentials";

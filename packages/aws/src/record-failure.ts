@@ -1,9 +1,9 @@
-import { type FailureReason, RETRY_DELAY_SECONDS } from "@mcpgw/core";
+import { type CredentialOutcome, type FailureReason, RETRY_DELAY_SECONDS } from "@mcpgw/core";
 import type { JobQueue } from "./jobs";
 import type { StatusRepository } from "./statuses";
 
 /** A failed attempt to record: when it started, why it failed, its (scrubbed) error text. */
-export interface Failure {
+export interface Failure extends CredentialOutcome {
   at: string;
   reason: FailureReason;
   error: string;

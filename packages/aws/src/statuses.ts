@@ -295,6 +295,12 @@ export function toStatus(item: Record<string, unknown>): StoredStatus {
   return {
     ...status,
     ...(typeof item.protocolVersion === "string" ? { protocolVersion: item.protocolVersion } : {}),
+    ...(item.authorization === "required" || item.authorization === "authorized"
+      ? { authorization: item.authorization }
+      : {}),
+    ...(typeof item.credentialExpiresAt === "string" || item.credentialExpiresAt === null
+      ? { credentialExpiresAt: item.credentialExpiresAt as string | null }
+      : {}),
     toolCount: Number(item.toolCount ?? 0),
     generation: Number(item.generation ?? 0),
     supersededAt: typeof item.supersededAt === "string" ? item.supersededAt : null,

@@ -673,6 +673,62 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.oauth.access([user])).toEqual([]);
     });
   });
+  describe(`${name} store: upstream OAuth credentials`, () => {
+    const credential = (accessToken: string) => ({
+      authorizationServer: "https://as.example.com",
+      client: { client_id: "gw", client_secret: "client-secret-sentinel" },
+      accessToken,
+      refreshToken: `${accessToken}-refresh`,
+      expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
+    });
+
+    it("keeps a credential per (server, subject), sealed; put replaces it", async () => {
+      const store = await open();
+      const server = await http(store);
+      expect(await store.upstreamCredentials.get(server.id, "shared")).toBeUndefined();
+      await store.upstreamCredentials.put(server.id, "shared", credential("at-1"));
+      await store.upstreamCredentials.put(server.id, "shared", credential("at-2"));
+      expect(await store.upstreamCredentials.get(server.id, "shared")).toMatchObject({
+        accessToken: "at-2",
+        refreshToken: "at-2-refresh",
+      });
+      expect(await store.upstreamCredentials.get(server.id, "user:bob")).toBeUndefined();
+    });
+
+    it("removeAll drops every subject's credential; deleting the server drops them too", async () => {
+      const store = await open();
+      const [a, b] = [await http(store), await http(store)];
+      await store.upstreamCredentials.put(a.id, "shared", credential("a"));
+      await store.upstreamCredentials.put(a.id, "user:bob", credential("a-bob"));
+      await store.upstreamCredentials.put(b.id, "shared", credential("b"));
+      expect(await store.upstreamCredentials.removeAll(a.id)).toBe(2);
+      expect(await store.upstreamCredentials.get(a.id, "shared")).toBeUndefined();
+      expect(await store.upstreamCredentials.get(b.id, "shared")).toBeDefined();
+      await store.servers.remove(b.id);
+      expect(await store.upstreamCredentials.get(b.id, "shared")).toBeUndefined();
+    });
+
+    it("gives an authorization under way to one taker, by its state; none once expired", async () => {
+      const store = await open();
+      const server = await http(store);
+      const pending = (expiresAt: number) => ({
+        serverId: server.id,
+        subject: "shared",
+        codeVerifier: "verifier",
+        redirectUri: "https://gw.example.com/oauth/upstream/callback",
+        authorizationServer: "https://as.example.com",
+        client: { client_id: "gw" },
+        expiresAt,
+      });
+      const now = Math.floor(Date.now() / 1000);
+      await store.upstreamCredentials.begin("state-1", pending(now + 600));
+      await store.upstreamCredentials.begin("state-2", pending(now - 1));
+      expect(await store.upstreamCredentials.take("state-x")).toBeUndefined();
+      expect(await store.upstreamCredentials.take("state-1")).toMatchObject({ codeVerifier: "verifier" });
+      expect(await store.upstreamCredentials.take("state-1")).toBeUndefined();
+      expect(await store.upstreamCredentials.take("state-2")).toBeUndefined();
+    });
+  });
 }
 
 /** The spec part of a stored server (what an update replaces). */

@@ -11,6 +11,7 @@ import type { SecretStore } from "./secrets";
 import type { ServerRepository } from "./servers";
 import type { StatusRepository } from "./statuses";
 import type { ThreadRegistry } from "./threads";
+import type { UpstreamCredentialStore } from "./upstream-credentials";
 
 /** The readiness checks of what a store lives on: the table, the job queue and the key. */
 export interface ResourceChecks {
@@ -37,6 +38,8 @@ export interface Store {
   secrets: SecretStore;
   /** The OAuth authorization server's clients, grants and access mappings. */
   oauth: OAuthStore;
+  /** The gateway's own OAuth credentials at upstreams (sealed tokens per server and subject). */
+  upstreamCredentials: UpstreamCredentialStore;
   jobs: JobQueue;
   /** Missing resources, logged once per interval by all who use the store. */
   outages: OutageLog;

@@ -72,12 +72,37 @@ const common = {
   timeoutSeconds: TimeoutSeconds.default(30),
 };
 
+/** An OAuth scope token (RFC 6749 §3.3). */
+const OAuthScope = z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]{1,256}$/, "must be an OAuth scope token");
+
+/**
+ * How the gateway authenticates to an HTTP upstream as an OAuth client (authorization code + PKCE).
+ * `shared`: an admin authorizes once (`POST /v1/servers/{id}/authorize`) and every caller uses that
+ * connection. The client is registered by CIMD (when the upstream's AS supports it and the gateway's
+ * admin URL is https), else by dynamic registration, else `clientId` is used.
+ */
+export const UpstreamOAuth = z
+  .strictObject({
+    type: z.literal("oauth"),
+    mode: z.literal("shared").default("shared"),
+    clientId: z.string().min(1).max(512).regex(NO_CR_LF_NUL).optional().meta({
+      description:
+        "a client id registered with the upstream's authorization server beforehand (public client)",
+    }),
+    scopes: z.array(OAuthScope).max(32).optional().meta({
+      description: "scopes to ask for (default: what the upstream's 401 or metadata names)",
+    }),
+  })
+  .meta({ id: "UpstreamOAuth" });
+export type UpstreamOAuth = z.infer<typeof UpstreamOAuth>;
+
 /** A remote MCP server reached over streamable HTTP (or legacy SSE). */
 export const HttpServerSpec = z.strictObject({
   transport: z.literal("http").default("http"),
   ...common,
   url: HttpUrl,
   headers: RealHeaderMap.default({}),
+  auth: UpstreamOAuth.optional(),
 });
 
 /** A command-based MCP server spoken to over stdio (run by the stdio runner). */
@@ -154,6 +179,7 @@ export const ServerPatch = z.strictObject({
     .optional(),
   secretRef: SecretName.nullable().optional(),
   secretFormat: SecretFormat.nullable().optional(),
+  auth: UpstreamOAuth.nullable().optional(),
 });
 export type ServerPatch = z.infer<typeof ServerPatch>;
 
@@ -181,3 +207,16 @@ export type PlainServer = DistributiveOmit<ServerRecord, "headers" | "env"> & {
 
 /** A plain stdio server (the runner's view). */
 export type PlainStdioServer = Extract<PlainServer, { transport: "stdio" }>;
+
+/** The (server, subject) an upstream credential belongs to: one per server in `shared` mode. */
+export const SHARED_SUBJECT = "shared";
+
+/** How an upstream credential's binding is compared: an edit that changes it drops the tokens. */
+export function upstreamAuthKey(spec: {
+  transport: string;
+  auth?: UpstreamOAuth | undefined;
+  url?: string;
+}): string {
+  if (spec.transport !== "http" || !spec.auth) return "";
+  return JSON.stringify([spec.auth.type, spec.auth.mode, spec.auth.clientId ?? "", spec.url ?? ""]);
+}

@@ -19,6 +19,16 @@ const HEARTBEAT_NOTE =
   "while connected) and every failure; the sweep's liveness checks of a connected server write no status " +
   "while nothing changed";
 
+/** Whether an upstream that needs OAuth has a usable credential. */
+export const UpstreamAuthorization = z.enum(["required", "authorized"]);
+export type UpstreamAuthorization = z.infer<typeof UpstreamAuthorization>;
+
+/** What an attempt on a server with `auth` learned of its credential. */
+export interface CredentialOutcome {
+  authorization?: UpstreamAuthorization;
+  credentialExpiresAt?: string | null;
+}
+
 /** A server's live status and connection diagnostics, as the API shows it. */
 export const ServerStatus = z.object({
   state: ServerState,
@@ -33,6 +43,14 @@ export const ServerStatus = z.object({
   /** The protocol revision the last successful session negotiated; absent until one reported it. */
   protocolVersion: ProtocolVersion.optional().meta({
     description: "the MCP protocol revision the last successful connection negotiated; absent until one has",
+  }),
+  authorization: UpstreamAuthorization.optional().meta({
+    description:
+      "servers with `auth` only: `required` — no usable credential; an admin must `POST /v1/servers/{id}/authorize` and open the URL it returns; `authorized` — the gateway holds one",
+  }),
+  credentialExpiresAt: z.string().nullable().optional().meta({
+    description:
+      "servers with `auth` only: when the upstream access token expires (the worker refreshes it before)",
   }),
 });
 export type ServerStatus = z.infer<typeof ServerStatus>;
@@ -77,9 +95,21 @@ export function initialStatus(enabled: boolean): ServerStatus {
 }
 
 /** The outcome of one connection attempt, as a worker reports it. */
-export type AttemptOutcome =
+export type AttemptOutcome = (
   | { ok: true; at: string; latencyMs: number; toolCount: number }
-  | { ok: false; at: string; reason: FailureReason; error: string };
+  | { ok: false; at: string; reason: FailureReason; error: string }
+) &
+  CredentialOutcome;
+
+/** The credential fields of an outcome, when it carries them. */
+function credentialChanges(outcome: CredentialOutcome): Partial<ServerStatus> {
+  return {
+    ...(outcome.authorization ? { authorization: outcome.authorization } : {}),
+    ...(outcome.credentialExpiresAt !== undefined
+      ? { credentialExpiresAt: outcome.credentialExpiresAt }
+      : {}),
+  };
+}
 
 /**
  * The fields one attempt sets; every other diagnostic keeps its earlier value. A success sets the
@@ -96,6 +126,7 @@ export function attemptChanges(outcome: AttemptOutcome, profile?: ServerProfile)
       lastSuccessfulConnectionAt: outcome.at,
       lastConnectionLatencyMs: outcome.latencyMs,
       ...(profile ? { protocolVersion: profile.protocolVersion } : {}),
+      ...credentialChanges(outcome),
     };
   }
   return {
@@ -106,6 +137,7 @@ export function attemptChanges(outcome: AttemptOutcome, profile?: ServerProfile)
     lastConnectionAttemptAt: outcome.at,
     lastConnectionFailureAt: outcome.at,
     lastError: outcome.error,
+    ...credentialChanges(outcome),
   };
 }
 

@@ -4,6 +4,7 @@ export * from "./classify-failure";
 export * from "./guard";
 export * from "./internal-fetch";
 export * from "./limits";
+export * from "./oauth-client";
 export * from "./pool";
 export * from "./probe";
 export * from "./runner-client";

@@ -1,5 +1,6 @@
 import { type ServerProfile, type ToolInfo, toServerProfile } from "@mcpgw/core";
 import {
+  type AuthProvider,
   Client,
   type DiscoverResult,
   type PriorDiscovery,
@@ -21,6 +22,11 @@ export interface UpstreamTarget {
    * address): reached directly, not through the outbound guard that vets admin-supplied URLs.
    */
   internal?: boolean;
+  /**
+   * The bearer of an upstream the gateway is an OAuth client of, asked before every request; on a 401
+   * `onUnauthorized` may find a newer token (the request is retried once).
+   */
+  auth?: AuthProvider;
 }
 
 /** The protocol era a session speaks: 2026-07-28 and later (`modern`), or 2025 and before (`legacy`). */
@@ -91,6 +97,7 @@ const CLIENT_CAPABILITIES = { elicitation: { form: {}, url: {} }, sampling: {}, 
 export async function openSession(target: UpstreamTarget, options: OpenOptions): Promise<UpstreamSession> {
   const url = new URL(target.url);
   const requestInit = { headers: target.headers };
+  const auth = target.auth ? { authProvider: target.auth } : {};
   const router = new CallRouter();
   const fetchImpl = router.tap(
     limitResponses(
@@ -99,12 +106,12 @@ export async function openSession(target: UpstreamTarget, options: OpenOptions):
     ),
   );
   try {
-    const transport = new StreamableHTTPClientTransport(url, { requestInit, fetch: fetchImpl });
+    const transport = new StreamableHTTPClientTransport(url, { requestInit, fetch: fetchImpl, ...auth });
     return await connect(transport, "streamable-http", router, options);
   } catch (error) {
     if (!isLegacyOnlyRefusal(error) || options.signal?.aborted) throw error;
   }
-  const transport = new SSEClientTransport(url, { requestInit, fetch: fetchImpl });
+  const transport = new SSEClientTransport(url, { requestInit, fetch: fetchImpl, ...auth });
   return connect(transport, "sse", router, { ...options, prior: { kind: "legacy" } });
 }
 

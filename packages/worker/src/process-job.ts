@@ -18,6 +18,7 @@ import {
 } from "@mcpgw/core";
 import type { ProbeResult, TargetSource } from "@mcpgw/upstream";
 import { type AttemptDeps, attemptConnection } from "./attempt";
+import { attemptWithCredential } from "./credential";
 import { probePoint, recordProbePoint } from "./probe-point";
 
 /** What the worker needs to run jobs. */
@@ -68,9 +69,11 @@ export async function processJob(deps: WorkerDeps, job: Job, jobId?: string): Pr
           profileDigest(reported && toServerProfile(reported)) !== listed
       : undefined;
   const started = performance.now();
-  const result: ProbeResult = target
-    ? await attemptConnection(target, deps, listToolsIf)
-    : { ok: false, at: new Date().toISOString(), reason: "failed", error: UNREADABLE_SECRETS };
+  const result: ProbeResult = !target
+    ? { ok: false, at: new Date().toISOString(), reason: "failed", error: UNREADABLE_SECRETS }
+    : plain.transport === "http" && plain.auth && target.transport === "http"
+      ? await attemptWithCredential(deps, plain.id, target, listToolsIf)
+      : await attemptConnection(target, deps, listToolsIf);
   const point = probePoint(result, performance.now() - started);
   // The status write goes first; the attempt's point goes to the latency history alongside it (never
   // failing the job), and the job ends once both are done. No attempt (secrets unreadable), no point.

@@ -37,6 +37,7 @@ import {
   reconnectServer,
   updateServer,
 } from "./service";
+import { authorizeServer } from "./upstream-auth";
 
 const IdParam = z.object({
   id: z
@@ -109,6 +110,13 @@ const ListQuery = z.object({
       param: { name: "cursor", in: "query" },
     }),
 });
+
+const AuthorizationStart = z
+  .object({
+    authorizationUrl: z.string().openapi({ description: "Open this in a browser and approve" }),
+    expiresAt: z.string().openapi({ description: "When the URL stops working (10 minutes)" }),
+  })
+  .openapi("AuthorizationStart");
 
 /** Registers the admin routes (servers, import, secrets) on `app`. */
 export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, appDeps: AdminDeps): void {
@@ -240,6 +248,23 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, appDeps: AdminDeps
       responses: { 202: json(ServerView, "Reconnecting"), ...problems(404, 409) },
     }),
     async (c) => c.json(await reconnectServer(scoped(c), c.req.valid("param").id), 202),
+  );
+
+  app.openapi(
+    route({
+      method: "post",
+      path: "/v1/servers/{id}/authorize",
+      tags: ["servers"],
+      summary: "Authorize the gateway at an upstream that needs OAuth (`auth.mode: shared`)",
+      description:
+        "Discovers the upstream's authorization server from its 401, registers the gateway (CIMD, else dynamic registration, else `auth.clientId`) and answers the authorization URL (code + PKCE) for an admin to open. The authorization server redirects to the admin function's `/oauth/upstream/callback`, which keeps the tokens sealed and reconnects the server.",
+      request: { params: IdParam },
+      responses: {
+        200: json(AuthorizationStart, "The URL to open"),
+        ...problems(400, 404, 409, 502),
+      },
+    }),
+    async (c) => c.json(await authorizeServer(scoped(c), c.req.valid("param").id), 200),
   );
 
   app.openapi(

@@ -18,6 +18,7 @@ import {
   type ServerSpec,
   type StoredStatus,
   UNREADABLE_SECRETS,
+  upstreamAuthKey,
 } from "@mcpgw/core";
 import { checkUrl, createRunnerClient, type RunnerEndpoint } from "@mcpgw/upstream";
 import { type LatencyPointView, type ServerView, toServerView } from "../views";
@@ -30,6 +31,10 @@ export interface AdminDeps {
   allowPrivateUpstreams: boolean;
   /** The stdio runner, told to stop the children of servers that change. */
   runner?: RunnerEndpoint | undefined;
+  /** The admin function's public URL (PUBLIC_ADMIN_URL): upstream OAuth's redirect URI is under it. */
+  publicAdminUrl?: string | undefined;
+  /** The upstream fetch (default: the outbound guard), for upstream OAuth discovery and tokens. */
+  fetch?: typeof fetch | undefined;
 }
 
 export type OnConflict = "fail" | "skip" | "replace";
@@ -110,6 +115,11 @@ export async function updateServer(
   const spec = applyServerPatch(stored.spec, patch);
   assertUpstreamAllowed(deps, spec);
   const updated = await deps.store.servers.update(existing, spec, { keepSealed: stored.keepSealed });
+  // Tokens were issued for the old auth (mode, client, URL): an edit that changes it drops them.
+  if (upstreamAuthKey(existing) !== upstreamAuthKey(spec)) {
+    const removed = await deps.store.upstreamCredentials.removeAll(updated.id);
+    if (removed) deps.logger.info("upstream credentials dropped", { serverId: updated.id, removed });
+  }
   const status = await deps.store.statuses.get(updated.id);
   if (updated.enabled && status)
     await enqueue(deps, { type: "connect", serverId: updated.id, generation: status.generation });

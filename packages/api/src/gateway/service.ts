@@ -1,10 +1,12 @@
 import { ADMIN_OWNER, recordFailure, SealError, type Store } from "@mcpgw/aws";
 import {
   AppError,
+  type CredentialOutcome,
   errorFields,
   type FailureReason,
   type Logger,
   parseQualifiedName,
+  SHARED_SUBJECT,
   type ToolInfo,
   UNREADABLE_SECRETS,
 } from "@mcpgw/core";
@@ -14,6 +16,7 @@ import {
   type CallOptions,
   callTool,
   classifyFailure,
+  credentialSecrets,
   describeFailure,
   type ForwardOptions,
   forwardRequest,
@@ -30,6 +33,7 @@ import {
   targetOf,
   transportHttpStatus,
   type UpstreamSession,
+  type UpstreamTarget,
 } from "@mcpgw/upstream";
 import { ProtocolError } from "@modelcontextprotocol/server";
 import type { Principal } from "../env";
@@ -326,7 +330,7 @@ export async function withServerSession<T>(
 ): Promise<T> {
   const { server } = entry;
   const timeoutMs = server.timeoutSeconds * 1_000;
-  let secrets: string[] = [];
+  const secrets: string[] = [];
   // A thread instance's failures are its own: the server's status describes the server, not one thread.
   const markFailed: typeof markServerFailed = thread ? async () => {} : markServerFailed;
 
@@ -342,12 +346,18 @@ export async function withServerSession<T>(
           })
         : { transport: "stdio" as const, id: server.id };
     if (!record) throw new AppError("server.not_found", `No server named '${server.name}'.`);
-    const target = targetOf(record, deps.runner, thread);
+    const plainTarget = targetOf(record, deps.runner, thread);
+    const target =
+      plainTarget && record.transport === "http" && record.auth
+        ? await withUpstreamCredential(deps, entry, plainTarget, markFailed, (values) =>
+            secrets.push(...values),
+          )
+        : plainTarget;
     if (!target) {
       await markFailed(deps, entry, "failed", NO_RUNNER_ERROR);
       throw new CallFailure("unreachable", NO_RUNNER_ERROR);
     }
-    secrets = Object.values(target.headers);
+    secrets.push(...Object.values(target.headers));
     try {
       // Not bound to this caller's signal: concurrent cold calls share this open, and one caller leaving
       // must not fail the others (the open is bounded by its own timeout; the session stays warm).
@@ -365,7 +375,10 @@ export async function withServerSession<T>(
       // An initialize that timed out is a timeout (504), like a call that did.
       const kind = reason === "not_responding" ? "timeout" : "unreachable";
       const failure = new CallFailure(kind, scrubSecrets(describeFailure(error), secrets), { cause: error });
-      await markFailed(deps, entry, reason, failure.message);
+      // An OAuth upstream that refuses the gateway's token needs an admin to authorize it again.
+      const credential: CredentialOutcome =
+        target.auth && reason === "access_denied" ? { authorization: "required" } : {};
+      await markFailed(deps, entry, reason, failure.message, credential);
       throw failure;
     }
   }
@@ -439,12 +452,18 @@ async function markServerFailed(
   entry: DirectoryEntry,
   reason: FailureReason,
   error: string,
+  credential: CredentialOutcome = {},
 ): Promise<void> {
   const generation = entry.status?.generation;
   if (generation === undefined) return;
   try {
     const at = new Date().toISOString();
-    const written = await recordFailure(deps.store, entry.server.id, generation, { at, reason, error });
+    const written = await recordFailure(deps.store, entry.server.id, generation, {
+      at,
+      reason,
+      error,
+      ...credential,
+    });
     deps.directory.invalidate();
     deps.logger.warn("server marked failed by a call", { server: entry.server.name, reason, written });
   } catch (failure) {
@@ -492,4 +511,51 @@ export function inScope(scope: ServerScope | undefined, serverId: string): boole
 /** Ids of servers the chat switched off (a preference, not a boundary). */
 function hiddenServers(deps: Pick<GatewayDeps, "directory">, chat: string | undefined): Promise<Set<string>> {
   return chat ? deps.directory.chatOff(chat) : Promise.resolve(new Set());
+}
+
+/**
+ * The target of a server the gateway is an OAuth client of (`shared` mode): the stored credential's
+ * bearer, asked before every request. Only the worker refreshes (a refresh token rotates: two
+ * refreshers would revoke each other); a session here reads the store again when its token has expired
+ * or the upstream answers 401, and the transport retries once with what it found.
+ */
+async function withUpstreamCredential(
+  deps: GatewayDeps,
+  entry: DirectoryEntry,
+  target: UpstreamTarget,
+  markFailed: typeof markServerFailed,
+  addSecrets: (values: string[]) => void,
+): Promise<UpstreamTarget> {
+  const { server } = entry;
+  const read = () =>
+    deps.store.upstreamCredentials.get(server.id, SHARED_SUBJECT).catch((error: unknown) => {
+      if (error instanceof SealError) return undefined;
+      throw error;
+    });
+  let held = await read();
+  if (!held) {
+    const message = `The gateway is not authorized at server '${server.name}': an admin must authorize it (POST /v1/servers/${server.id}/authorize).`;
+    await markFailed(deps, entry, "access_denied", message, {
+      authorization: "required",
+      credentialExpiresAt: null,
+    });
+    throw new CallFailure("unreachable", message);
+  }
+  addSecrets(credentialSecrets(held));
+  const reload = async () => {
+    const fresh = await read();
+    if (!fresh) return;
+    held = fresh;
+    addSecrets(credentialSecrets(fresh));
+  };
+  return {
+    ...target,
+    auth: {
+      token: async () => {
+        if (held?.expiresAt && Date.parse(held.expiresAt) <= Date.now()) await reload();
+        return held?.accessToken;
+      },
+      onUnauthorized: reload,
+    },
+  };
 }

@@ -17,6 +17,7 @@ export function depsFromEnvironment(): AppDeps {
     mcp: { allowedOrigins: settings.mcpAllowedOrigins },
     maxUpstreamMessageBytes: settings.maxUpstreamMessageBytes,
     gatewayUrl: settings.gatewayUrl,
+    publicAdminUrl: settings.publicAdminUrl,
     // OAuth is on when OAUTH_ISSUER is set: tokens signed by the linked KMS key (SigningKey).
     oauth: settings.oauthIssuer
       ? {

@@ -19,6 +19,7 @@ import { createMemoryServerRepository } from "./servers";
 import { createMemoryStatusRepository } from "./statuses";
 import { createMemoryTables } from "./tables";
 import { createMemoryThreadRegistry } from "./threads";
+import { createMemoryUpstreamCredentialStore } from "./upstream-credentials";
 
 export { createMemoryJobQueue, type MemoryJobQueue, type QueuedJob } from "./jobs";
 export { createMemorySealer } from "./sealer";
@@ -46,6 +47,7 @@ export function createMemoryStore(options: { jobs?: MemoryJobQueue } = {}): Memo
     consoleSessions: createMemoryConsoleSessionStore(),
     secrets: createMemorySecretStore(tables, sealer),
     oauth: createMemoryOAuthStore(),
+    upstreamCredentials: createMemoryUpstreamCredentialStore(tables, sealer),
     jobs: options.jobs ?? createMemoryJobQueue(),
     outages: createOutageLog({
       tableName: "memory",

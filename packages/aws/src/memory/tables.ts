@@ -39,6 +39,8 @@ export interface MemoryTables {
   /** Key hash → key. */
   keys: Map<string, ApiKeyInfo>;
   secrets: Map<string, { summary: SecretSummary; sealed: SealedValue }>;
+  /** `<serverId>\0<subject>` → the sealed upstream OAuth credential. */
+  upstreamCredentials: Map<string, { serverId: string; sealed: SealedValue }>;
   /** Server id → when its config, status or catalogue was last written or removed (the change feed). */
   changed: Map<string, number>;
 }
@@ -75,6 +77,7 @@ export function createMemoryTables(): MemoryTables {
     changed,
     servers: new StampedMap(changed, clock),
     names: new Map(),
+    upstreamCredentials: new Map(),
     statuses: new StampedMap(changed, clock),
     catalogs: new StampedMap(changed, clock),
     latency: new Map(),
@@ -94,6 +97,8 @@ export function removeOwned(tables: MemoryTables, serverId: string): void {
   tables.latency.delete(serverId);
   for (const off of tables.chatsOff.values()) off.delete(serverId);
   for (const thread of tables.threads.values()) thread.instances.delete(serverId);
+  for (const [key, item] of tables.upstreamCredentials)
+    if (item.serverId === serverId) tables.upstreamCredentials.delete(key);
 }
 
 /** A copy of stored data: what a read returns is never the stored object itself (as from a table). */

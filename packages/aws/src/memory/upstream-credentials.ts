@@ -1,0 +1,52 @@
+import type { SealedValue, Sealer } from "../sealing";
+import {
+  hashState,
+  type PendingUpstreamAuthorization,
+  pendingAuthorizationContext,
+  type UpstreamCredential,
+  type UpstreamCredentialStore,
+  upstreamCredentialContext,
+} from "../upstream-credentials";
+import type { MemoryTables } from "./tables";
+
+/** Upstream credentials in memory, sealed as in the table (so a wrong context fails the same way). */
+export function createMemoryUpstreamCredentialStore(
+  tables: MemoryTables,
+  sealer: Sealer,
+): UpstreamCredentialStore {
+  const pending = new Map<string, SealedValue>();
+  const key = (serverId: string, subject: string) => `${serverId}\u0000${subject}`;
+  return {
+    async put(serverId, subject, credential) {
+      const sealed = await sealer.seal(credential, upstreamCredentialContext(serverId, subject));
+      tables.upstreamCredentials.set(key(serverId, subject), { serverId, sealed });
+    },
+    async get(serverId, subject) {
+      const item = tables.upstreamCredentials.get(key(serverId, subject));
+      return item
+        ? sealer.open<UpstreamCredential>(item.sealed, upstreamCredentialContext(serverId, subject))
+        : undefined;
+    },
+    async removeAll(serverId) {
+      let count = 0;
+      for (const [k, item] of tables.upstreamCredentials)
+        if (item.serverId === serverId) count += Number(tables.upstreamCredentials.delete(k));
+      return count;
+    },
+    async begin(state, value) {
+      const hash = hashState(state);
+      pending.set(hash, await sealer.seal(value, pendingAuthorizationContext(hash)));
+    },
+    async take(state) {
+      const hash = hashState(state);
+      const sealed = pending.get(hash);
+      if (!sealed) return undefined;
+      pending.delete(hash);
+      const value = await sealer.open<PendingUpstreamAuthorization>(
+        sealed,
+        pendingAuthorizationContext(hash),
+      );
+      return value.expiresAt * 1000 > Date.now() ? value : undefined;
+    },
+  };
+}

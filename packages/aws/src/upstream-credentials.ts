@@ -1,0 +1,161 @@
+/**
+ * The gateway's credentials as an OAuth client of the upstreams it fronts: per (server, subject) one
+ * item holding the access and refresh tokens and the client registration, sealed (KMS envelope)
+ * under an encryption context naming both — and the authorizations under way (single-use, short-lived,
+ * keyed by the SHA-256 of their `state`, the PKCE verifier sealed). Nothing secret in the clear.
+ */
+import { createHash } from "node:crypto";
+import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
+import { deleteAll, queryKind } from "./dynamo";
+import type { SealContext, SealedValue, Sealer } from "./sealing";
+import { ownedKind } from "./servers";
+import { TABLE_KEYS } from "./table";
+
+/** The OAuth client the gateway is at an upstream's authorization server. */
+export interface UpstreamClient {
+  client_id: string;
+  client_secret?: string;
+  token_endpoint_auth_method?: string;
+}
+
+/** Where a credential came from: the AS (its metadata, for refreshing), the client, the resource. */
+export interface UpstreamGrantOrigin {
+  authorizationServer: string;
+  metadata?: Record<string, unknown>;
+  client: UpstreamClient;
+  resource?: string;
+}
+
+/** An upstream credential, opened. */
+export interface UpstreamCredential extends UpstreamGrantOrigin {
+  accessToken: string;
+  refreshToken?: string;
+  scope?: string;
+  /** When the access token expires (ISO); absent when the AS did not say. */
+  expiresAt?: string;
+}
+
+/** An authorization under way: what the callback needs to finish it. */
+export interface PendingUpstreamAuthorization extends UpstreamGrantOrigin {
+  serverId: string;
+  subject: string;
+  codeVerifier: string;
+  redirectUri: string;
+  /** Epoch seconds after which it is refused. */
+  expiresAt: number;
+}
+
+export interface UpstreamCredentialStore {
+  put(serverId: string, subject: string, credential: UpstreamCredential): Promise<void>;
+  /** The credential opened; undefined when there is none. Throws SealError when it cannot be opened. */
+  get(serverId: string, subject: string): Promise<UpstreamCredential | undefined>;
+  /** Deletes every credential of the server (all subjects) and its pending authorizations' results. */
+  removeAll(serverId: string): Promise<number>;
+  /** Records an authorization under way, found again by its `state`. */
+  begin(state: string, pending: PendingUpstreamAuthorization): Promise<void>;
+  /** The authorization under way for `state`, removed as it is read (single use); undefined if none or expired. */
+  take(state: string): Promise<PendingUpstreamAuthorization | undefined>;
+}
+
+/** The context a (server, subject) credential is sealed under. */
+export function upstreamCredentialContext(serverId: string, subject: string): SealContext {
+  return { "mcpgw:server": serverId, "mcpgw:subject": subject, "mcpgw:field": "upstream-oauth" };
+}
+
+/** The context of an authorization under way (bound to its state's hash). */
+export function pendingAuthorizationContext(stateHash: string): SealContext {
+  return { "mcpgw:upstream-oauth-state": stateHash };
+}
+
+export function hashState(state: string): string {
+  return createHash("sha256").update(state).digest("base64url");
+}
+
+export const upstreamKeys = {
+  credential: (serverId: string, subject: string) => ({ pk: `UPSTREAMCRED#${serverId}`, sk: subject }),
+  pending: (stateHash: string) => ({ pk: `UPSTREAMAUTH#${stateHash}`, sk: "PENDING" }),
+};
+
+export function createUpstreamCredentialStore(
+  ddb: DynamoDBDocumentClient,
+  tableName: string,
+  sealer: Sealer,
+): UpstreamCredentialStore {
+  return {
+    async put(serverId, subject, credential) {
+      const sealed = await sealer.seal(credential, upstreamCredentialContext(serverId, subject));
+      await ddb.send(
+        new PutCommand({
+          TableName: tableName,
+          Item: {
+            ...upstreamKeys.credential(serverId, subject),
+            // Owned by the server: its delete removes it (with the rest it owns).
+            [TABLE_KEYS.kind]: ownedKind(serverId),
+            [TABLE_KEYS.kindSort]: `UPSTREAMCRED#${subject}`,
+            serverId,
+            subject,
+            credentialExpiresAt: credential.expiresAt ?? null,
+            updatedAt: new Date().toISOString(),
+            sealed,
+          },
+        }),
+      );
+    },
+
+    async get(serverId, subject) {
+      const { Item } = await ddb.send(
+        new GetCommand({
+          TableName: tableName,
+          Key: upstreamKeys.credential(serverId, subject),
+          ConsistentRead: true,
+        }),
+      );
+      if (!Item) return undefined;
+      return sealer.open<UpstreamCredential>(
+        Item.sealed as SealedValue,
+        upstreamCredentialContext(serverId, subject),
+      );
+    },
+
+    async removeAll(serverId) {
+      const items = (await queryKind(ddb, tableName, ownedKind(serverId))).filter((item) =>
+        String(item.pk).startsWith("UPSTREAMCRED#"),
+      );
+      await deleteAll(
+        ddb,
+        tableName,
+        items.map((item) => ({ pk: item.pk, sk: item.sk })),
+      );
+      return items.length;
+    },
+
+    async begin(state, pending) {
+      const hash = hashState(state);
+      const sealed = await sealer.seal(pending, pendingAuthorizationContext(hash));
+      await ddb.send(
+        new PutCommand({
+          TableName: tableName,
+          Item: {
+            ...upstreamKeys.pending(hash),
+            serverId: pending.serverId,
+            [TABLE_KEYS.ttl]: pending.expiresAt,
+            sealed,
+          },
+        }),
+      );
+    },
+
+    async take(state) {
+      const hash = hashState(state);
+      const { Attributes } = await ddb.send(
+        new DeleteCommand({ TableName: tableName, Key: upstreamKeys.pending(hash), ReturnValues: "ALL_OLD" }),
+      );
+      if (!Attributes) return undefined;
+      const pending = await sealer.open<PendingUpstreamAuthorization>(
+        Attributes.sealed as SealedValue,
+        pendingAuthorizationContext(hash),
+      );
+      return pending.expiresAt * 1000 > Date.now() ? pending : undefined;
+    },
+  };
+}
