@@ -13,6 +13,9 @@ export interface ServerStatus {
   lastConnectionLatencyMs: number | null;
   lastError: string | null;
   protocolVersion?: string;
+  /** Upstreams that need OAuth: whether an admin must authorize the gateway, and until when it may. */
+  authorization?: "required" | "authorized";
+  credentialExpiresAt?: string | null;
 }
 
 export interface Server {
@@ -27,6 +30,8 @@ export interface Server {
   command?: string;
   args?: string[];
   env?: Record<string, string>;
+  /** An HTTP upstream the gateway signs in to with OAuth (shared: one authorization for everyone). */
+  auth?: { type: "oauth"; mode: "shared"; clientId?: string; scopes?: string[] };
   secretRef?: string;
   secretFormat?: string;
   version: number;

@@ -2,8 +2,10 @@
  * One server: its live status (polled), latency history, configuration (masked), tools with a "try
  * it" form each, and its actions — edit, enable/disable, reconnect, delete (confirmed).
  */
+
+import { useState } from "preact/hooks";
 import { request, seg } from "../api";
-import { ConfirmButton, ms, Problem, StateBadge, useAction, usePolled, when } from "../components";
+import { ConfirmButton, ms, Problem, StateBadge, useAction, usePolled, useSubmit, when } from "../components";
 import { LatencyChart, type LatencyPoint } from "../latency-chart";
 import { href, navigate } from "../router";
 import { ToolView } from "../tool-view";
@@ -73,6 +75,7 @@ export function ServerDetailPage({ id }: { id: string }) {
         </div>
       </div>
       <Problem error={action.error ?? server.error} />
+      {s.status.authorization === "required" ? <Authorize path={path} name={s.name} /> : null}
       <div class="cards">
         <div class="card">
           <h2>Status</h2>
@@ -93,6 +96,16 @@ export function ServerDetailPage({ id }: { id: string }) {
             <dd class="error-text">{s.status.lastError ?? "—"}</dd>
             <dt>Protocol</dt>
             <dd>{s.status.protocolVersion ?? "—"}</dd>
+            {s.auth ? (
+              <>
+                <dt>OAuth</dt>
+                <dd data-field="authorization">
+                  {s.status.authorization === "authorized"
+                    ? `authorized, until ${s.status.credentialExpiresAt ? new Date(s.status.credentialExpiresAt).toLocaleString() : "—"} (renewed before then)`
+                    : "authorization required"}
+                </dd>
+              </>
+            ) : null}
           </dl>
         </div>
         <div class="card">
@@ -146,4 +159,38 @@ export function ServerDetailPage({ id }: { id: string }) {
 function mapText(map: Record<string, string> | undefined): string {
   const entries = Object.entries(map ?? {});
   return entries.length ? entries.map(([key, value]) => `${key}: ${value}`).join("\n") : "—";
+}
+
+/**
+ * An upstream that needs OAuth and has no usable sign-in: the admin authorizes the gateway at the
+ * upstream's authorization server (a new tab), and the server connects once it comes back.
+ */
+function Authorize({ path, name }: { path: string; name: string }) {
+  const [url, setUrl] = useState<string | undefined>(undefined);
+  const submit = useSubmit(async () => {
+    const { authorizationUrl } = await request<{ authorizationUrl: string }>("POST", `${path}/authorize`);
+    setUrl(authorizationUrl);
+    window.open(authorizationUrl, "_blank", "noopener");
+  });
+  return (
+    <form class="notice" onSubmit={submit.onSubmit}>
+      <p>
+        <strong>{name} needs an authorization.</strong> Sign the gateway in at the server's authorization
+        server; every caller then uses that sign-in.
+      </p>
+      <button type="submit" class="primary" disabled={submit.busy}>
+        Authorize
+      </button>
+      {url ? (
+        <p class="help">
+          A new tab opened;{" "}
+          <a href={url} target="_blank" rel="noopener noreferrer">
+            open the authorization page
+          </a>{" "}
+          if it did not. This page updates when the server connects.
+        </p>
+      ) : null}
+      <Problem error={submit.error} />
+    </form>
+  );
 }

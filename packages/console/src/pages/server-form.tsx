@@ -19,6 +19,9 @@ interface Draft {
   timeoutSeconds: string;
   url: string;
   headers: Row[];
+  /** The gateway signs in to the upstream with OAuth (shared mode); the auth's other fields are kept. */
+  oauth: boolean;
+  auth: Server["auth"];
   command: string;
   args: string[];
   env: Row[];
@@ -34,6 +37,8 @@ const EMPTY: Draft = {
   timeoutSeconds: "30",
   url: "",
   headers: [],
+  oauth: false,
+  auth: undefined,
   command: "",
   args: [],
   env: [],
@@ -52,6 +57,8 @@ function draftOf(server: Server): Draft {
     timeoutSeconds: String(server.timeoutSeconds),
     url: server.url ?? "",
     headers: rows(server.headers),
+    oauth: server.auth?.type === "oauth",
+    auth: server.auth,
     command: server.command ?? "",
     args: server.args ?? [],
     env: rows(server.env),
@@ -71,11 +78,13 @@ function bodyOf(draft: Draft, editing: boolean): Record<string, unknown> {
     timeoutSeconds: Number(draft.timeoutSeconds),
   };
   if (draft.transport === "http") {
+    const auth = draft.oauth ? (draft.auth ?? { type: "oauth", mode: "shared" }) : editing ? null : undefined;
     return {
       ...(editing ? {} : { transport: "http" }),
       ...common,
       url: draft.url.trim(),
       headers: map(draft.headers),
+      ...(auth === undefined ? {} : { auth }),
     };
   }
   return {
@@ -211,6 +220,19 @@ export function ServerFormPage({ id }: { id?: string }) {
               help={MASK_HELP}
               errors={errorsOf("headers")}
             />
+            <Field
+              label="Sign in with OAuth"
+              id="oauth"
+              help="The upstream takes OAuth: an admin authorizes the gateway once, from the server's page, and every caller uses that sign-in."
+              errors={errorsOf("auth")}
+            >
+              <input
+                id="oauth"
+                type="checkbox"
+                checked={draft.oauth}
+                onChange={(e) => set({ oauth: e.currentTarget.checked })}
+              />
+            </Field>
           </>
         ) : (
           <>
