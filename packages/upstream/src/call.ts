@@ -111,10 +111,7 @@ export async function callTool(
       verbatim
         ? // A 2026 caller's own Mcp-Param-* headers (none, too), for the upstream to check (the SDK's
           // callTool would re-derive them from the arguments, and retry past the upstream's refusal).
-          session.client.request(
-            { method: "tools/call", params },
-            { ...callOptions, headers: { ...verbatim, ...headers } },
-          )
+          session.client.requestToolCall(params, { ...callOptions, headers: { ...verbatim, ...headers } })
         : modern
           ? session.client.callTool(params, {
               ...callOptions,
@@ -123,10 +120,7 @@ export async function callTool(
             })
           : // A 2025 session has no headers to mirror, and the gateway never fills the SDK's tools/list
             // cache (results pass through, never re-validated): callTool would only look it up, per call.
-            session.client.request(
-              { method: "tools/call", params },
-              { ...callOptions, ...(headers ? { headers } : {}) },
-            ),
+            session.client.requestToolCall(params, { ...callOptions, ...(headers ? { headers } : {}) }),
     );
   }, options);
   if (isInputRequired(result)) return result;
