@@ -72,29 +72,78 @@ export function flushingLogs<A extends unknown[], R>(
 export function createLogger(
   options: { level?: LogLevel; sink?: (line: string) => void; base?: LogFields } = {},
 ): Logger {
-  const level = options.level ?? "info";
-  const sink = options.sink ?? bufferedStderr;
   const base = options.base ?? {};
-  // The base fields are serialised once per logger; a line is spliced from the parts.
-  const baseJson = JSON.stringify(base).slice(1, -1);
-  const write = (at: LogLevel, msg: string, fields?: LogFields) => {
-    if (ORDER[at] < ORDER[level]) return;
+  return new JsonLogger(
+    ORDER[options.level ?? "info"],
+    options.sink ?? bufferedStderr,
+    base,
+    fieldsJson(base),
+  );
+}
+
+/**
+ * One logger: the level, the sink and the base fields, serialised once (a child's from its parent's
+ * and its own). Methods live on the prototype: a child made per request or per call costs one object.
+ */
+class JsonLogger implements Logger {
+  constructor(
+    private readonly threshold: number,
+    private readonly sink: (line: string) => void,
+    private readonly base: LogFields,
+    /** The base fields' JSON without its braces (`""` for none). */
+    private readonly baseJson: string,
+  ) {}
+
+  debug(msg: string, fields?: LogFields): void {
+    if (ORDER.debug >= this.threshold) this.write("debug", msg, fields);
+  }
+
+  info(msg: string, fields?: LogFields): void {
+    if (ORDER.info >= this.threshold) this.write("info", msg, fields);
+  }
+
+  warn(msg: string, fields?: LogFields): void {
+    if (ORDER.warn >= this.threshold) this.write("warn", msg, fields);
+  }
+
+  error(msg: string, fields?: LogFields): void {
+    if (ORDER.error >= this.threshold) this.write("error", msg, fields);
+  }
+
+  child(fields: LogFields): Logger {
+    const base = { ...this.base, ...fields };
+    // The parent's JSON and the child's own spliced (what stringifying the merged base would give),
+    // unless the child replaces a base field: then the merged base is serialised whole.
+    const json = overlapsBase(fields, this.base)
+      ? fieldsJson(base)
+      : joinJson(this.baseJson, fieldsJson(fields));
+    return new JsonLogger(this.threshold, this.sink, base, json);
+  }
+
+  private write(at: LogLevel, msg: string, fields: LogFields | undefined): void {
     const time = isoNow();
-    if (fields && overlaps(fields, base)) {
-      sink(JSON.stringify({ time, level: at, msg, ...base, ...fields }));
+    if (fields && overlaps(fields, this.base)) {
+      this.sink(JSON.stringify({ time, level: at, msg, ...this.base, ...fields }));
       return;
     }
-    const own = fields ? JSON.stringify(fields).slice(1, -1) : "";
-    const rest = baseJson && own ? `${baseJson},${own}` : baseJson || own;
-    sink(`{"time":"${time}","level":"${at}","msg":${JSON.stringify(msg)}${rest ? `,${rest}` : ""}}`);
-  };
-  return {
-    debug: (msg, fields) => write("debug", msg, fields),
-    info: (msg, fields) => write("info", msg, fields),
-    warn: (msg, fields) => write("warn", msg, fields),
-    error: (msg, fields) => write("error", msg, fields),
-    child: (fields) => createLogger({ level, sink, base: { ...base, ...fields } }),
-  };
+    const rest = fields ? joinJson(this.baseJson, fieldsJson(fields)) : this.baseJson;
+    this.sink(`{"time":"${time}","level":"${at}","msg":${JSON.stringify(msg)}${rest ? `,${rest}` : ""}}`);
+  }
+}
+
+/** An object's JSON without its braces. */
+function fieldsJson(fields: LogFields): string {
+  return JSON.stringify(fields).slice(1, -1);
+}
+
+function joinJson(a: string, b: string): string {
+  return a && b ? `${a},${b}` : a || b;
+}
+
+/** Whether `fields` names a key `base` has already. */
+function overlapsBase(fields: LogFields, base: LogFields): boolean {
+  for (const key in fields) if (key in base) return true;
+  return false;
 }
 
 const RESERVED = new Set(["time", "level", "msg"]);

@@ -8,8 +8,16 @@
 export interface BufferedInit {
   status: number;
   statusText?: string;
-  headers: Headers;
+  /** Copied into the response's own headers. */
+  headers?: Headers;
+  /** Or as node's `rawHeaders` (name, value, name, value…): appended to them, nothing in between. */
+  rawHeaders?: readonly string[];
   url?: string;
+}
+
+/** Appends node's flat `rawHeaders` list to `headers`. */
+export function appendRawHeaders(headers: Headers, raw: readonly string[]): void {
+  for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i] as string, raw[i + 1] as string);
 }
 
 const decoder = new TextDecoder();
@@ -29,35 +37,26 @@ export class BufferedResponse extends Response {
     init: BufferedInit,
     json?: { value: unknown },
   ) {
-    super(null, { status: init.status, statusText: init.statusText ?? "", headers: init.headers });
+    super(null, {
+      status: init.status,
+      statusText: init.statusText ?? "",
+      ...(init.headers ? { headers: init.headers } : {}),
+    });
+    if (init.rawHeaders) appendRawHeaders(this.headers, init.rawHeaders);
     this.#json = json;
     if (init.url !== undefined) Object.defineProperty(this, "url", { value: init.url });
   }
 
-  // Instance members (undici types them as properties, which a subclass method cannot override).
-  override text = async (): Promise<string> => decoder.decode(this.#take());
-
-  override json = async (): Promise<unknown> => {
-    if (!this.#json) return JSON.parse(decoder.decode(this.#take()));
-    if (this.#used) throw new TypeError("Body is unusable: Body has already been read");
-    this.#used = true;
-    return this.#json.value;
-  };
-
-  override arrayBuffer = async (): Promise<ArrayBuffer> => {
-    const bytes = this.#take();
-    return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
-  };
-
-  override clone = (): BufferedResponse => {
-    if (this.#used) throw new TypeError("Response.clone: Body has already been consumed.");
-    const { status, statusText, url } = this;
-    return new BufferedResponse(
-      this.bytes,
-      { status, statusText, headers: new Headers(this.headers), url },
-      this.#json,
-    );
-  };
+  /**
+   * From now on this answer reads as `value`'s JSON — a finished event stream's parsed messages —
+   * and says so in its content type (its length no longer applies). Nothing has read it yet.
+   */
+  readAsJson(value: unknown): this {
+    this.#json = { value };
+    this.headers.set("content-type", "application/json");
+    this.headers.delete("content-length");
+    return this;
+  }
 
   /** The body's bytes, once: a body is read at most once, as fetch's are. */
   #take(): Uint8Array {
@@ -84,8 +83,39 @@ export class BufferedResponse extends Response {
   }
 
   static {
-    // `body` and `bodyUsed` are accessors of Response (typed as properties): redefined here.
+    // Response's body readers and `body`/`bodyUsed` (typed as properties by undici, which a subclass
+    // method cannot override) are redefined on the prototype: nothing is made per instance for them.
     Object.defineProperties(BufferedResponse.prototype, {
+      text: {
+        value: async function text(this: BufferedResponse): Promise<string> {
+          return decoder.decode(this.#take());
+        },
+      },
+      json: {
+        value: async function json(this: BufferedResponse): Promise<unknown> {
+          if (!this.#json) return JSON.parse(decoder.decode(this.#take()));
+          if (this.#used) throw new TypeError("Body is unusable: Body has already been read");
+          this.#used = true;
+          return this.#json.value;
+        },
+      },
+      arrayBuffer: {
+        value: async function arrayBuffer(this: BufferedResponse): Promise<ArrayBuffer> {
+          const bytes = this.#take();
+          return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+        },
+      },
+      clone: {
+        value: function clone(this: BufferedResponse): BufferedResponse {
+          if (this.#used) throw new TypeError("Response.clone: Body has already been consumed.");
+          const { status, statusText, url } = this;
+          return new BufferedResponse(
+            this.bytes,
+            { status, statusText, headers: this.headers, url },
+            this.#json,
+          );
+        },
+      },
       body: {
         get(this: BufferedResponse) {
           return this.#body;

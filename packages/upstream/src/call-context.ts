@@ -196,14 +196,7 @@ const textDecoder = new TextDecoder();
 
 /** A finished event stream's messages as a JSON answer: its `json()` is the parsed batch. */
 function asBatch(response: BufferedResponse, messages: unknown[]): BufferedResponse {
-  const headers = new Headers(response.headers);
-  headers.set("content-type", "application/json");
-  headers.delete("content-length");
-  return new BufferedResponse(
-    response.bytes,
-    { status: response.status, statusText: response.statusText, headers, url: response.url },
-    { value: messages },
-  );
+  return response.readAsJson(messages);
 }
 
 /** The same response with another body stream. */

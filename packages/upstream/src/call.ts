@@ -105,20 +105,22 @@ export async function callTool(
       onprogress: (progress: { progress: number; total?: number; message?: string }) =>
         context?.onProgress?.(progress),
     };
-    const verbatim = session.era === "modern" ? context?.paramHeaders : undefined;
+    const modern = session.era === "modern";
+    const verbatim = modern ? context?.paramHeaders : undefined;
     return session.router.run(context, (headers) =>
       verbatim
         ? // A 2026 caller's own Mcp-Param-* headers (none, too), for the upstream to check (the SDK's
           // callTool would re-derive them from the arguments, and retry past the upstream's refusal).
-          session.client.request(
-            { method: "tools/call", params },
-            { ...callOptions, headers: { ...verbatim, ...headers } },
-          )
-        : session.client.callTool(params, {
-            ...callOptions,
-            ...mirroring(session, options.tool),
-            ...(headers ? { headers } : {}),
-          }),
+          session.client.requestToolCall(params, { ...callOptions, headers: { ...verbatim, ...headers } })
+        : modern
+          ? session.client.callTool(params, {
+              ...callOptions,
+              ...mirroring(session, options.tool),
+              ...(headers ? { headers } : {}),
+            })
+          : // A 2025 session has no headers to mirror, and the gateway never fills the SDK's tools/list
+            // cache (results pass through, never re-validated): callTool would only look it up, per call.
+            session.client.requestToolCall(params, { ...callOptions, ...(headers ? { headers } : {}) }),
     );
   }, options);
   if (isInputRequired(result)) return result;

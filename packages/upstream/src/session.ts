@@ -1,7 +1,7 @@
 import { type ServerProfile, type ToolInfo, toServerProfile } from "@mcpgw/core";
 import {
   type AuthProvider,
-  Client,
+  type Client,
   type DiscoverResult,
   type PriorDiscovery,
   SSEClientTransport,
@@ -10,6 +10,7 @@ import {
 } from "@modelcontextprotocol/client";
 import { CallRouter, type UpstreamAsk } from "./call-context";
 import { transportHttpStatus } from "./classify-failure";
+import { GatewayClient } from "./gateway-client";
 import { internalFetch } from "./internal-fetch";
 import { limitResponses } from "./limits";
 
@@ -37,7 +38,7 @@ export type ListKind = "tools" | "prompts" | "resources";
 
 /** A connected MCP client session with an upstream, in whichever era the upstream speaks. */
 export interface UpstreamSession {
-  client: Client;
+  client: GatewayClient;
   transport: Transport;
   /** `in-memory`: a transport handed in ({@link connectSession}), as in-process tests do. */
   kind: "streamable-http" | "sse" | "in-memory";
@@ -132,7 +133,7 @@ async function connect(
   router: CallRouter,
   options: Pick<OpenOptions, "signal" | "timeoutMs" | "prior" | "onListChanged" | "onResourceUpdated">,
 ): Promise<UpstreamSession> {
-  const client = new Client(CLIENT_INFO, {
+  const client = new GatewayClient(CLIENT_INFO, {
     capabilities: CLIENT_CAPABILITIES,
     versionNegotiation: { mode: "auto" },
     // The caller answers what an upstream asks: input_required results are handed back, not fulfilled.

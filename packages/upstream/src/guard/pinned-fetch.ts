@@ -7,7 +7,7 @@ import http, { type IncomingMessage } from "node:http";
 import https from "node:https";
 import { isIP, type LookupFunction, type Socket } from "node:net";
 import { Readable } from "node:stream";
-import { BufferedResponse } from "../buffered-response";
+import { appendRawHeaders, BufferedResponse } from "../buffered-response";
 import { whenAborted } from "../when-aborted";
 
 /** The request of one hop, as {@link createGuardedFetch} hands it to a {@link HopFetch}. */
@@ -190,17 +190,16 @@ function pinnedLookup(addresses: readonly LookupAddress[]): LookupFunction {
  * already here (the usual small MCP message), else one whose body streams as it arrives.
  */
 function toResponse(res: IncomingMessage, url: URL, method: string): Response {
-  const headers = new Headers();
-  const raw = res.rawHeaders;
-  for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i] ?? "", raw[i + 1] ?? "");
   const status = res.statusCode ?? 0;
   const statusText = res.statusMessage ?? "";
   const href = url.href.replace(/#.*$/, "");
   const hasBody = method !== "HEAD" && status !== 204 && status !== 205 && status !== 304;
   if (hasBody && res.complete)
-    return new BufferedResponse(readAll(res), { status, statusText, headers, url: href });
+    return new BufferedResponse(readAll(res), { status, statusText, rawHeaders: res.rawHeaders, url: href });
   if (!hasBody) res.resume();
   const body = hasBody ? (Readable.toWeb(res) as ReadableStream<Uint8Array>) : null;
+  const headers = new Headers();
+  appendRawHeaders(headers, res.rawHeaders);
   const response = new Response(body, { status, statusText, headers });
   Object.defineProperty(response, "url", { value: href });
   return response;

@@ -1,0 +1,81 @@
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { CallToolRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { afterEach, describe, expect, it } from "vitest";
+import { GatewayClient } from "./gateway-client";
+
+/** A 2025 upstream in this process whose tools/call answers whatever `answer` says, and a client of it. */
+async function connected(answer: (name: string) => Record<string, unknown>) {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  const server = new Server({ name: "linked", version: "1.0.0" }, { capabilities: { tools: {} } });
+  server.setRequestHandler(CallToolRequestSchema, (request) => answer(request.params.name) as never);
+  await server.connect(serverSide);
+  const client = new GatewayClient({ name: "test", version: "1" });
+  await client.connect(clientSide);
+  closers.push(() => client.close());
+  return client;
+}
+
+const closers: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close();
+});
+
+/**
+ * An upstream that does not check its own answers (the SDK's Server would): JSON-RPC over the SDK's
+ * in-memory transport, answering initialize as a 2025 server and tools/call with `answer`.
+ */
+async function connectedToUnchecked(answer: Record<string, unknown>) {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  serverSide.onmessage = (message) => {
+    const { id, method, params } = message as {
+      id?: number;
+      method?: string;
+      params?: { protocolVersion?: string };
+    };
+    if (id === undefined) return;
+    const result =
+      method === "initialize"
+        ? {
+            protocolVersion: params?.protocolVersion,
+            capabilities: { tools: {} },
+            serverInfo: { name: "raw", version: "1" },
+          }
+        : answer;
+    void serverSide.send({ jsonrpc: "2.0", id, result } as never);
+  };
+  await serverSide.start();
+  const client = new GatewayClient({ name: "test", version: "1" });
+  await client.connect(clientSide);
+  closers.push(() => client.close());
+  return client;
+}
+
+describe("GatewayClient.requestToolCall", () => {
+  it("answers what request() answers: the result as the era's codec validates it", async () => {
+    const client = await connected(() => ({
+      content: [{ type: "text", text: "hi" }],
+      structuredContent: { n: 1 },
+    }));
+
+    const result = await client.requestToolCall({ name: "good", arguments: {} });
+
+    expect(result).toEqual(
+      await client.request({ method: "tools/call", params: { name: "good", arguments: {} } }),
+    );
+    expect(result).toMatchObject({ content: [{ type: "text", text: "hi" }], structuredContent: { n: 1 } });
+  });
+
+  it("refuses a result that is no tools/call result with request()'s own words", async () => {
+    const client = await connectedToUnchecked({ content: "not a list" });
+
+    const refused = await client.requestToolCall({ name: "bad" }).catch((error: Error) => error);
+    const refusedToo = await client
+      .request({ method: "tools/call", params: { name: "bad" } })
+      .catch((error: Error) => error);
+
+    expect(refused).toBeInstanceOf(Error);
+    expect((refused as Error).message).toContain("Invalid result for tools/call");
+    expect((refused as Error).message).toBe((refusedToo as Error).message);
+  });
+});

@@ -1,0 +1,50 @@
+import {
+  type CallToolRequest,
+  Client,
+  type RequestOptions,
+  type StandardSchemaV1,
+} from "@modelcontextprotocol/client";
+
+/** The era codec's own result check, as `Client.request()` would use it. */
+type ResultCheck = StandardSchemaV1<unknown, Record<string, unknown>>;
+
+/**
+ * The SDK's `Client`, with a `tools/call` that goes through the same request funnel (era gate, result
+ * decoding, the era's own result validation) without the probe `request()` makes per call: asked for a
+ * spec method without a result schema, it first validates `undefined` against the era's schema to learn
+ * whether there is one — a validation failure built and formatted into a message on every request. The
+ * check is made here once per era, from the same codec and with the same messages.
+ */
+export class GatewayClient extends Client {
+  #toolResult: { codec: object; check: ResultCheck } | undefined;
+
+  /** `tools/call` with `params` as given, its result validated by the negotiated era's codec. */
+  requestToolCall(
+    params: CallToolRequest["params"],
+    options?: RequestOptions,
+  ): Promise<Record<string, unknown>> {
+    return this.request({ method: "tools/call", params }, this.#toolResultCheck(), options);
+  }
+
+  #toolResultCheck(): ResultCheck {
+    const codec = this._wireCodec();
+    if (this.#toolResult?.codec !== codec) {
+      const method = "tools/call";
+      const check: ResultCheck = {
+        "~standard": {
+          version: 1,
+          vendor: "mcp-wire-codec",
+          validate(value) {
+            const outcome = codec.validateResult(method, value);
+            if (outcome.ok) return { value: outcome.value as Record<string, unknown> };
+            return {
+              issues: [{ message: outcome.reason === "invalid" ? outcome.message : `not-in-era: ${method}` }],
+            };
+          },
+        },
+      };
+      this.#toolResult = { codec, check };
+    }
+    return this.#toolResult.check;
+  }
+}
