@@ -5,9 +5,10 @@
  * SST delivers them to a Lambda: an encrypted `resource.enc` beside the bundle, opened with SST_KEY.
  * Budgets: each handler ≤ 300 ms cold import (the fastest of a few fresh processes, so a busy
  * machine's scheduler noise is not counted as import cost), and a size per plane (minified): the
- * admin plane ≤ 1.2 MB (it carries no MCP SDK), the worker ≤ 1.5 MB (the SDK's client), the gateway
- * ≤ 1.8 MB (both the SDK v2 client, for upstreams, and its server, for /mcp: ~650 KiB together,
- * each package shipping its own copy of the protocol's schemas).
+ * admin plane ≤ 1.5 MB (no MCP server; the SDK client's OAuth helpers, for upstreams that need OAuth),
+ * the worker ≤ 1.5 MB (the SDK's client), the gateway ≤ 1.9 MB (both the SDK v2 client, for
+ * upstreams, and its server, for /mcp: ~650 KiB together, each package shipping its own copy of the
+ * protocol's schemas; and the OAuth authorization server).
  */
 import { spawnSync } from "node:child_process";
 import { createCipheriv, randomBytes, randomUUID } from "node:crypto";
@@ -25,10 +26,10 @@ import { urlEvent } from "./support/url-event";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const INVOKE = resolve(import.meta.dirname, "support/invoke-bundle.mjs");
-/** Bytes per handler, read strictly (decimal). */
+/** Bytes per handler, read strictly (decimal); measured 1.38, 1.80 and 1.31 MB. */
 const SIZE_BUDGET_BYTES: Record<Handler, number> = {
-  admin: 1_200_000,
-  gateway: 1_800_000,
+  admin: 1_500_000,
+  gateway: 1_900_000,
   worker: 1_500_000,
 };
 const COLD_IMPORT_BUDGET_MS = 300;
