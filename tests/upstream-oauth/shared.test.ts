@@ -166,6 +166,6 @@ describe("upstream OAuth, shared mode: the gateway is an OAuth client of the ser
     await stack.store.upstreamCredentials.put(otherId, "shared", held);
     expect((await call("PATCH", `/v1/servers/${otherId}`, { auth: null })).status).toBe(200);
     expect(await stack.store.upstreamCredentials.get(otherId, "shared")).toBeUndefined();
-    expect((await call("POST", `/v1/servers/${otherId}/authorize`)).status).toBe(400);
+    expect((await call("POST", `/v1/servers/${otherId}/authorize`)).status).toBe(409);
   });
 });

@@ -57,7 +57,10 @@ export async function authorizeServer(
   const server = await deps.store.servers.resolvePlain(idOrName);
   if (!server) throw new AppError("server.not_found", `No server with id or name '${idOrName}'.`);
   if (server.transport !== "http" || !server.auth)
-    throw new AppError("server.invalid", `Server '${server.name}' has no \`auth\`: nothing to authorize.`);
+    throw new AppError(
+      "server.not_oauth",
+      `Server '${server.name}' has no \`auth\`: nothing to authorize (give it \`auth: { type: "oauth" }\` first).`,
+    );
   const base = adminUrl(deps);
   const state = randomBytes(32).toString("base64url");
   const redirectUri = `${base}${UPSTREAM_CALLBACK_PATH}`;
