@@ -34,7 +34,10 @@ export function createConsoleSessionStore(
     },
 
     async expiresAt(hash, now = new Date()) {
-      const { Item } = await ddb.send(new GetCommand({ TableName: tableName, Key: key(hash) }));
+      // Strongly consistent: a session just created (the sign-in's answer) is usable at once.
+      const { Item } = await ddb.send(
+        new GetCommand({ TableName: tableName, Key: key(hash), ConsistentRead: true }),
+      );
       const seconds = Item?.[TABLE_KEYS.ttl];
       return liveUntil(typeof seconds === "number" ? new Date(seconds * 1000) : undefined, now);
     },
