@@ -6,6 +6,7 @@
  * `insufficient_scope`; no token is 401 pointing at the resource's metadata (RFC 9728), which answers.
  * API keys and the admin token keep working; with OAuth off nothing changes.
  */
+import { createLocalTokenSigner } from "@mcpgw/aws";
 import {
   Client,
   discoverOAuthProtectedResourceMetadata,
@@ -23,7 +24,7 @@ import {
   uniqueName,
 } from "../gateway/helpers";
 import { createTestApp } from "../support/app";
-import { createTestTokenSigner, mintTestToken, type TestClaims } from "../support/oauth";
+import { mintTestToken, type TestClaims } from "../support/oauth";
 import { createKey } from "./helpers";
 
 const TOOLS_LIST = { jsonrpc: "2.0", id: 1, method: "tools/list", params: {} };
@@ -171,7 +172,7 @@ describe("MCP endpoints as OAuth protected resources", () => {
     const good = await token(resource(path));
     const tampered = `${good.slice(0, -6)}${good.slice(-6) === "AAAAAA" ? "BBBBBB" : "AAAAAA"}`;
     expect(await expectInvalidToken(expect, path, tampered)).toBe("bad signature");
-    const otherKey = await mintTestToken(createTestTokenSigner(), { iss: issuer, aud: resource(path) });
+    const otherKey = await mintTestToken(createLocalTokenSigner(), { iss: issuer, aud: resource(path) });
     expect(await expectInvalidToken(expect, path, otherKey)).toBe("unknown key");
     expect(await expectInvalidToken(expect, path, "not-a-token")).toBe("not a JWT");
     expect(await expectInvalidToken(expect, path, "mgw_unknown")).toBe("unknown or revoked API key");
@@ -275,7 +276,7 @@ describe("MCP endpoints as OAuth protected resources", () => {
 describe("OAuth off", () => {
   it("/mcp answers as before: the plain challenge, no metadata routes", async ({ expect }) => {
     const { app } = await createTestApp();
-    const signer = createTestTokenSigner();
+    const signer = createLocalTokenSigner();
     const jwt = await mintTestToken(signer, { iss: "http://localhost", aud: "http://localhost/mcp" });
     for (const authorization of [undefined, `Bearer ${jwt}`]) {
       const response = await app.request("/mcp", {

@@ -4,10 +4,7 @@
  * the authorization server itself never issues (expired, another issuer, another audience…).
  */
 import { randomUUID } from "node:crypto";
-import { createLocalTokenSigner, type TokenSigner } from "@mcpgw/aws";
-
-/** A signer with a fresh P-256 key of its own (not the stack's): the authorization server's local one. */
-export const createTestTokenSigner = createLocalTokenSigner;
+import type { TokenSigner } from "@mcpgw/aws";
 
 /** The claims of a test token: everything the contract names, any of them overridable. */
 export interface TestClaims {

@@ -71,7 +71,8 @@ export function registerConsoleRoutes(
     }),
     async (c) => {
       // Signing out is a state change: a live session's needs its CSRF token too.
-      if (await deps.sessions.current(c)) await deps.sessions.authenticates(c);
+      const session = await deps.sessions.current(c);
+      if (session) deps.sessions.checkCsrf(c, session);
       await deps.sessions.end(c);
       return c.body(null, 204);
     },

@@ -68,7 +68,13 @@ export class ConsoleSessions {
   async authenticates(c: Context): Promise<boolean> {
     const session = await this.current(c);
     if (!session) return false;
-    if (SAFE_METHODS.has(c.req.method)) return true;
+    this.checkCsrf(c, session);
+    return true;
+  }
+
+  /** Refuses a state change of `session` without its CSRF token (403 `auth.csrf_failed`). */
+  checkCsrf(c: Context, session: SessionView): void {
+    if (SAFE_METHODS.has(c.req.method)) return;
     const given = c.req.header(CSRF_HEADER);
     if (!given || !secretsEqual(given, session.csrfToken)) {
       throw new AppError(
@@ -76,7 +82,6 @@ export class ConsoleSessions {
         `A console request that changes state needs the ${CSRF_HEADER} header.`,
       );
     }
-    return true;
   }
 
   /** Ends the request's session (sign-out) and clears its cookie. */

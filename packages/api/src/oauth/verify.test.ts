@@ -1,6 +1,7 @@
 import { createHmac, createPublicKey, type JsonWebKey } from "node:crypto";
+import { createLocalTokenSigner } from "@mcpgw/aws";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createTestTokenSigner, mintTestToken, type TestClaims } from "../../../../tests/support/oauth";
+import { mintTestToken, type TestClaims } from "../../../../tests/support/oauth";
 import type { TokenSigner } from "./signer";
 import { AccessTokenError, MAX_TOKEN_LENGTH, verifyAccessToken } from "./verify";
 
@@ -29,7 +30,7 @@ describe("verifyAccessToken", () => {
   const decode = (part: string) => JSON.parse(Buffer.from(part, "base64url").toString("utf8"));
 
   beforeAll(async () => {
-    signer = createTestTokenSigner();
+    signer = createLocalTokenSigner();
     jwks = await signer.publicJwks();
   });
 
@@ -60,7 +61,7 @@ describe("verifyAccessToken", () => {
   });
 
   it("refuses a token signed by another key under the same kid", async () => {
-    const other = createTestTokenSigner();
+    const other = createLocalTokenSigner();
     expect(
       refusal(await mintTestToken(other, { iss: ISS, aud: RESOURCE }, { kid: await signer.kid() })),
     ).toBe("bad signature");
