@@ -12,6 +12,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     pool: "forks",
+    reporters: ["default", "./tests/support/closing-line-reporter.ts"],
     projects: [
       {
         extends: true,
