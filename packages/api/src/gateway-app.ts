@@ -70,5 +70,6 @@ function gatewayDeps(deps: AppDeps, changes: ChangeWatcher): GatewayDeps {
     ...(deps.maxUpstreamMessageBytes ? { maxMessageBytes: deps.maxUpstreamMessageBytes } : {}),
     changes,
     callLatency: deps.gateway?.callLatency ?? new CallLatency(deps.store, deps.logger),
+    publicAdminUrl: deps.publicAdminUrl,
   };
 }

@@ -708,6 +708,42 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.upstreamCredentials.get(b.id, "shared")).toBeUndefined();
     });
 
+    it("lists whose credentials it holds without opening them, newest first; removes one subject's", async () => {
+      const store = await open();
+      const server = await http(store);
+      await store.upstreamCredentials.put(server.id, "user:ann", credential("ann"));
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      await store.upstreamCredentials.put(server.id, "user:bob", {
+        ...credential("bob"),
+        expiresAt: undefined,
+      });
+      const held = await store.upstreamCredentials.held(server.id);
+      expect(held.map((h) => h.subject)).toEqual(["user:bob", "user:ann"]);
+      expect(held[0]?.expiresAt).toBeNull();
+      expect(Date.parse(held[1]?.expiresAt ?? "")).toBeGreaterThan(Date.now());
+      expect(JSON.stringify(held)).not.toContain("ann-refresh");
+      expect(await store.upstreamCredentials.remove(server.id, "user:ann")).toBe(true);
+      expect(await store.upstreamCredentials.remove(server.id, "user:ann")).toBe(false);
+      expect((await store.upstreamCredentials.held(server.id)).map((h) => h.subject)).toEqual(["user:bob"]);
+    });
+
+    it("lets one claimant at a time refresh a credential, until its lease ends, a put or a release", async () => {
+      const store = await open();
+      const server = await http(store);
+      expect(await store.upstreamCredentials.claimRefresh(server.id, "shared", 60_000)).toBe(false);
+      await store.upstreamCredentials.put(server.id, "shared", credential("c"));
+      const claims = await Promise.all(
+        [1, 2, 3].map(() => store.upstreamCredentials.claimRefresh(server.id, "shared", 60_000)),
+      );
+      expect(claims.filter(Boolean)).toHaveLength(1);
+      await store.upstreamCredentials.put(server.id, "shared", credential("d"));
+      expect(await store.upstreamCredentials.claimRefresh(server.id, "shared", 60_000)).toBe(true);
+      await store.upstreamCredentials.releaseRefresh(server.id, "shared");
+      expect(await store.upstreamCredentials.claimRefresh(server.id, "shared", 1)).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      expect(await store.upstreamCredentials.claimRefresh(server.id, "shared", 60_000)).toBe(true);
+    });
+
     it("gives an authorization under way to one taker, by its state; none once expired", async () => {
       const store = await open();
       const server = await http(store);

@@ -5,8 +5,14 @@
  * keyed by the SHA-256 of their `state`, the PKCE verifier sealed). Nothing secret in the clear.
  */
 import { createHash } from "node:crypto";
-import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
-import { deleteAll, queryKind } from "./dynamo";
+import {
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
+import { deleteAll, isConditionFailure, queryKind } from "./dynamo";
 import type { SealContext, SealedValue, Sealer } from "./sealing";
 import { ownedKind } from "./servers";
 import { TABLE_KEYS } from "./table";
@@ -45,12 +51,32 @@ export interface PendingUpstreamAuthorization extends UpstreamGrantOrigin {
   expiresAt: number;
 }
 
+/** What is known of a held credential without opening it: whose, until when, since when. */
+export interface HeldCredentialInfo {
+  subject: string;
+  /** When its access token expires (ISO); null when the AS did not say. */
+  expiresAt: string | null;
+  updatedAt: string;
+}
+
 export interface UpstreamCredentialStore {
+  /** Writes the credential (sealed); any refresh claim on it ends. */
   put(serverId: string, subject: string, credential: UpstreamCredential): Promise<void>;
   /** The credential opened; undefined when there is none. Throws SealError when it cannot be opened. */
   get(serverId: string, subject: string): Promise<UpstreamCredential | undefined>;
+  /** Every credential held for the server, newest first, none opened (no KMS call). */
+  held(serverId: string): Promise<HeldCredentialInfo[]>;
+  /** Deletes one subject's credential of the server; true when there was one. */
+  remove(serverId: string, subject: string): Promise<boolean>;
   /** Deletes every credential of the server (all subjects) and its pending authorizations' results. */
   removeAll(serverId: string): Promise<number>;
+  /**
+   * Claims the right to refresh a credential for `leaseMs`: true for one claimant at a time (a rotated
+   * refresh token spent twice would revoke its family at the AS). A put ends the claim.
+   */
+  claimRefresh(serverId: string, subject: string, leaseMs: number): Promise<boolean>;
+  /** Ends a refresh claim without a put (the claimant found the credential refreshed already). */
+  releaseRefresh(serverId: string, subject: string): Promise<void>;
   /** Records an authorization under way, found again by its `state`. */
   begin(state: string, pending: PendingUpstreamAuthorization): Promise<void>;
   /** The authorization under way for `state`, removed as it is read (single use); undefined if none or expired. */
@@ -81,6 +107,10 @@ export function createUpstreamCredentialStore(
   tableName: string,
   sealer: Sealer,
 ): UpstreamCredentialStore {
+  const credentialItems = async (serverId: string) =>
+    (await queryKind(ddb, tableName, ownedKind(serverId))).filter((item) =>
+      String(item.pk).startsWith("UPSTREAMCRED#"),
+    );
   return {
     async put(serverId, subject, credential) {
       const sealed = await sealer.seal(credential, upstreamCredentialContext(serverId, subject));
@@ -117,10 +147,64 @@ export function createUpstreamCredentialStore(
       );
     },
 
-    async removeAll(serverId) {
-      const items = (await queryKind(ddb, tableName, ownedKind(serverId))).filter((item) =>
-        String(item.pk).startsWith("UPSTREAMCRED#"),
+    async held(serverId) {
+      return (await credentialItems(serverId))
+        .map((item) => ({
+          subject: String(item.subject),
+          expiresAt: (item.credentialExpiresAt as string | null | undefined) ?? null,
+          updatedAt: String(item.updatedAt),
+        }))
+        .sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
+    },
+
+    async remove(serverId, subject) {
+      const { Attributes } = await ddb.send(
+        new DeleteCommand({
+          TableName: tableName,
+          Key: upstreamKeys.credential(serverId, subject),
+          ReturnValues: "ALL_OLD",
+        }),
       );
+      return Attributes !== undefined;
+    },
+
+    async claimRefresh(serverId, subject, leaseMs) {
+      const now = Date.now();
+      try {
+        await ddb.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: upstreamKeys.credential(serverId, subject),
+            UpdateExpression: "SET refreshLeaseUntil = :until",
+            ConditionExpression:
+              "attribute_exists(pk) AND (attribute_not_exists(refreshLeaseUntil) OR refreshLeaseUntil < :now)",
+            ExpressionAttributeValues: { ":until": now + leaseMs, ":now": now },
+          }),
+        );
+        return true;
+      } catch (error) {
+        if (isConditionFailure(error)) return false;
+        throw error;
+      }
+    },
+
+    async releaseRefresh(serverId, subject) {
+      try {
+        await ddb.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: upstreamKeys.credential(serverId, subject),
+            UpdateExpression: "REMOVE refreshLeaseUntil",
+            ConditionExpression: "attribute_exists(pk)",
+          }),
+        );
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+      }
+    },
+
+    async removeAll(serverId) {
+      const items = await credentialItems(serverId);
       await deleteAll(
         ddb,
         tableName,

@@ -53,6 +53,7 @@ export const ERROR_CODES = {
   "upstream.timeout": [504, "Upstream timed out", INTERNAL_ERROR],
   "upstream.error": [502, "Upstream answered with an error", INTERNAL_ERROR],
   "upstream.response_too_large": [502, "Upstream response too large", INTERNAL_ERROR],
+  "upstream.authorization_required": [403, "Authorize at the upstream first", INVALID_REQUEST],
   "store.unavailable": [503, "Store unavailable", INTERNAL_ERROR],
   "service.not_ready": [503, "Not ready", INTERNAL_ERROR],
   internal: [500, "Internal error", INTERNAL_ERROR],

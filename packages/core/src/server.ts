@@ -78,13 +78,17 @@ const OAuthScope = z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]{1,256}$/, "must b
 /**
  * How the gateway authenticates to an HTTP upstream as an OAuth client (authorization code + PKCE).
  * `shared`: an admin authorizes once (`POST /v1/servers/{id}/authorize`) and every caller uses that
- * connection. The client is registered by CIMD (when the upstream's AS supports it and the gateway's
+ * connection. `per_user`: each caller (signed-in user, key, or the admin) authorizes their own
+ * connection, and their calls carry their own token. The client is registered by CIMD (when the upstream's AS supports it and the gateway's
  * admin URL is https), else by dynamic registration, else `clientId` is used.
  */
 export const UpstreamOAuth = z
   .strictObject({
     type: z.literal("oauth"),
-    mode: z.literal("shared").default("shared"),
+    mode: z.enum(["shared", "per_user"]).default("shared").meta({
+      description:
+        "shared: one connection an admin authorizes, used by every caller; per_user: each caller authorizes and uses their own",
+    }),
     clientId: z.string().min(1).max(512).regex(NO_CR_LF_NUL).optional().meta({
       description:
         "a client id registered with the upstream's authorization server beforehand (public client)",
@@ -210,6 +214,11 @@ export type PlainStdioServer = Extract<PlainServer, { transport: "stdio" }>;
 
 /** The (server, subject) an upstream credential belongs to: one per server in `shared` mode. */
 export const SHARED_SUBJECT = "shared";
+
+/** Whether each caller of the server uses their own upstream credential (`per_user` OAuth). */
+export function isPerUser(server: { transport: string; auth?: UpstreamOAuth | undefined }): boolean {
+  return server.transport === "http" && server.auth?.mode === "per_user";
+}
 
 /** How an upstream credential's binding is compared: an edit that changes it drops the tokens. */
 export function upstreamAuthKey(spec: {

@@ -8,6 +8,7 @@ import {
 } from "@mcpgw/aws";
 import {
   isOvertakenRetry,
+  isPerUser,
   type Job,
   type Logger,
   type PlainServer,
@@ -72,7 +73,7 @@ export async function processJob(deps: WorkerDeps, job: Job, jobId?: string): Pr
   const result: ProbeResult = !target
     ? { ok: false, at: new Date().toISOString(), reason: "failed", error: UNREADABLE_SECRETS }
     : plain.transport === "http" && plain.auth && target.transport === "http"
-      ? await attemptWithCredential(deps, plain.id, target, listToolsIf)
+      ? await attemptWithCredential(deps, { id: plain.id, perUser: isPerUser(plain) }, target, listToolsIf)
       : await attemptConnection(target, deps, listToolsIf);
   const point = probePoint(result, performance.now() - started);
   // The status write goes first; the attempt's point goes to the latency history alongside it (never

@@ -8,6 +8,7 @@ import type { AccessMapping, AccessSubject, Store } from "@mcpgw/aws";
 import { AppError } from "@mcpgw/core";
 import type { AppEnv } from "../env";
 import { json, jsonBody, problems, route } from "../openapi-helpers";
+import { forgetSubject } from "../upstream-authorization";
 import { NotBlank, resolveScope } from "./keys";
 
 /** `user:<name>` or `group:<name>`; names as the development sign-in accepts them. */
@@ -88,7 +89,9 @@ export function registerAccessRoutes(app: OpenAPIHono<AppEnv>, deps: { store: St
       const subject = c.req.valid("param").subject as AccessSubject;
       if (!(await deps.store.oauth.deleteAccess(subject)))
         throw new AppError("request.not_found", `No access mapping for '${subject}'.`);
-      c.get("logger").info("access mapping removed", { subject });
+      // A user's own upstream connections go with their access (a group's members keep theirs).
+      const upstreamCredentials = subject.startsWith("user:") ? await forgetSubject(deps.store, subject) : 0;
+      c.get("logger").info("access mapping removed", { subject, upstreamCredentials });
       return c.body(null, 204);
     },
   );

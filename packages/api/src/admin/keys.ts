@@ -3,6 +3,7 @@ import type { ApiKeyInfo, Store } from "@mcpgw/aws";
 import { AppError, NOT_BLANK } from "@mcpgw/core";
 import type { AppEnv } from "../env";
 import { json, jsonBody, problems, route } from "../openapi-helpers";
+import { credentialSubject, forgetSubject } from "../upstream-authorization";
 
 const KeyInfo = z
   .object({
@@ -94,7 +95,11 @@ export function registerKeyRoutes(
       if (!(await deps.store.keys.revoke(id)))
         throw new AppError("request.not_found", `No API key with id '${id}'.`);
       deps.keyChanges?.revoked(id);
-      c.get("logger").info("api key revoked", { keyId: id });
+      const upstreamCredentials = await forgetSubject(
+        deps.store,
+        credentialSubject({ kind: "key", keyId: id, serverIds: null }),
+      );
+      c.get("logger").info("api key revoked", { keyId: id, upstreamCredentials });
       return c.body(null, 204);
     },
   );

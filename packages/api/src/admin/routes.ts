@@ -255,16 +255,16 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, appDeps: AdminDeps
       method: "post",
       path: "/v1/servers/{id}/authorize",
       tags: ["servers"],
-      summary: "Authorize the gateway at an upstream that needs OAuth (`auth.mode: shared`)",
+      summary: "Authorize the gateway at an upstream that needs OAuth",
       description:
-        "Discovers the upstream's authorization server from its 401, registers the gateway (CIMD, else dynamic registration, else `auth.clientId`) and answers the authorization URL (code + PKCE) for an admin to open. The authorization server redirects to the admin function's `/oauth/upstream/callback`, which keeps the tokens sealed and reconnects the server.",
+        "Discovers the upstream's authorization server from its 401, registers the gateway (CIMD, else dynamic registration, else `auth.clientId`) and answers the authorization URL (code + PKCE) for an admin to open. The authorization server redirects to the admin function's `/oauth/upstream/callback`, which keeps the tokens sealed and reconnects the server. In `shared` mode this is the connection every caller uses; in `per_user` mode it is the admin's own (each user authorizes theirs when a call first needs it), which the gateway's checks use to catalogue the tools.",
       request: { params: IdParam },
       responses: {
         200: json(AuthorizationStart, "The URL to open"),
         ...problems(400, 404, 409, 502),
       },
     }),
-    async (c) => c.json(await authorizeServer(scoped(c), c.req.valid("param").id), 200),
+    async (c) => c.json(await authorizeServer(scoped(c), c.req.valid("param").id, c.get("principal")), 200),
   );
 
   app.openapi(

@@ -4,56 +4,49 @@
  * browser back to the admin function's callback, which exchanges the code (PKCE) and keeps the tokens
  * sealed. The callback is unauthenticated: it is bound to a stored, single-use, short-lived `state`.
  */
-import { randomBytes } from "node:crypto";
 import { SealError } from "@mcpgw/aws";
-import { AppError, errorFields, SHARED_SUBJECT } from "@mcpgw/core";
+import { AppError, errorFields, isPerUser, SHARED_SUBJECT } from "@mcpgw/core";
 import {
-  createGuardedFetch,
   credentialSecrets,
   describeFailure,
   finishUpstreamAuthorization,
   gatewayClientMetadata,
   scrubSecrets,
-  startUpstreamAuthorization,
 } from "@mcpgw/upstream";
+import type { Principal } from "../env";
 import { escapeHtml } from "../oauth/page";
+import {
+  type AuthorizationLink,
+  beginUpstreamAuthorization,
+  CLIENT_METADATA_PATH,
+  credentialSubject,
+  publicAdminBase,
+  UPSTREAM_CALLBACK_PATH,
+  upstreamAuthFetch,
+} from "../upstream-authorization";
 import { type AdminDeps, reconnectServer } from "./service";
 
-/** The callback path on the admin function (the redirect URI the gateway registers). */
-export const UPSTREAM_CALLBACK_PATH = "/oauth/upstream/callback";
-/** The gateway's client metadata document (CIMD), served publicly by the admin function. */
-export const CLIENT_METADATA_PATH = "/oauth/client-metadata.json";
-/** How long an authorization URL stays good. */
-export const AUTHORIZATION_TTL_SECONDS = 600;
+export { CLIENT_METADATA_PATH, UPSTREAM_CALLBACK_PATH } from "../upstream-authorization";
 
 /** What the upstream-OAuth routes need: the admin deps (`publicAdminUrl`, `fetch`). */
 export type UpstreamAuthDeps = AdminDeps;
 
-/** The fetch upstream discovery, registration and token requests go through (the outbound guard). */
-function fetchOf(deps: UpstreamAuthDeps): typeof fetch {
-  return deps.fetch ?? createGuardedFetch({ allowPrivate: deps.allowPrivateUpstreams });
-}
-
-function adminUrl(deps: UpstreamAuthDeps): string {
-  if (!deps.publicAdminUrl)
-    throw new AppError(
-      "server.unavailable",
-      "Upstream OAuth needs the admin function's public URL (PUBLIC_ADMIN_URL) for its redirect URI.",
-    );
-  return deps.publicAdminUrl.replace(/\/+$/, "");
-}
-
 /** The gateway's CIMD document (its `client_id` is its own URL). */
 export function clientMetadataDocument(deps: UpstreamAuthDeps) {
-  const base = adminUrl(deps);
+  const base = publicAdminBase(deps);
   return gatewayClientMetadata(`${base}${UPSTREAM_CALLBACK_PATH}`, `${base}${CLIENT_METADATA_PATH}`);
 }
 
-/** Starts a `shared` authorization of a server: the URL an admin opens, and until when it is good. */
+/**
+ * Starts an authorization of a server from the admin plane: in `shared` mode the one connection every
+ * caller uses; in `per_user` mode the admin's own (which the worker's checks also use, so the tools are
+ * catalogued before any user has authorized).
+ */
 export async function authorizeServer(
   deps: UpstreamAuthDeps,
   idOrName: string,
-): Promise<{ authorizationUrl: string; expiresAt: string }> {
+  principal: Principal | undefined,
+): Promise<AuthorizationLink> {
   const server = await deps.store.servers.resolvePlain(idOrName);
   if (!server) throw new AppError("server.not_found", `No server with id or name '${idOrName}'.`);
   if (server.transport !== "http" || !server.auth)
@@ -61,44 +54,8 @@ export async function authorizeServer(
       "server.not_oauth",
       `Server '${server.name}' has no \`auth\`: nothing to authorize (give it \`auth: { type: "oauth" }\` first).`,
     );
-  const base = adminUrl(deps);
-  const state = randomBytes(32).toString("base64url");
-  const redirectUri = `${base}${UPSTREAM_CALLBACK_PATH}`;
-  let started: Awaited<ReturnType<typeof startUpstreamAuthorization>>;
-  try {
-    started = await startUpstreamAuthorization({
-      url: server.url,
-      auth: server.auth,
-      redirectUri,
-      state,
-      clientMetadataUrl: `${base}${CLIENT_METADATA_PATH}`,
-      fetch: fetchOf(deps),
-    });
-  } catch (error) {
-    deps.logger.warn("upstream authorization could not start", {
-      serverId: server.id,
-      ...errorFields(error),
-    });
-    throw new AppError(
-      "upstream.unreachable",
-      `Could not discover or register at the authorization server of '${server.name}': ${describeFailure(error)}`,
-    );
-  }
-  const expiresAt = Math.floor(Date.now() / 1000) + AUTHORIZATION_TTL_SECONDS;
-  const { authorizationUrl, ...origin } = started;
-  await deps.store.upstreamCredentials.begin(state, {
-    ...origin,
-    serverId: server.id,
-    subject: SHARED_SUBJECT,
-    redirectUri,
-    expiresAt,
-  });
-  deps.logger.info("upstream authorization started", {
-    serverId: server.id,
-    server: server.name,
-    authorizationServer: origin.authorizationServer,
-  });
-  return { authorizationUrl, expiresAt: new Date(expiresAt * 1000).toISOString() };
+  const subject = isPerUser(server) ? credentialSubject(principal) : SHARED_SUBJECT;
+  return beginUpstreamAuthorization(deps, server, subject);
 }
 
 /** What the callback answers: a small page (never the code or a token). */
@@ -118,6 +75,8 @@ export async function completeAuthorization(
   const server = await deps.store.servers.getPlain(pending.serverId);
   if (server?.transport !== "http" || !server.auth)
     return failed("The server this authorization was for is gone or no longer uses OAuth.");
+  if (isPerUser(server) === (pending.subject === SHARED_SUBJECT))
+    return failed("The server's OAuth mode changed since this authorization began. Start again.");
   if (query.error) {
     deps.logger.warn("upstream authorization refused", { serverId: server.id, error: query.error });
     return failed(`The authorization server refused: ${query.error}.`);
@@ -128,7 +87,7 @@ export async function completeAuthorization(
     credential = await finishUpstreamAuthorization(
       pending,
       { code: query.code, iss: query.iss },
-      fetchOf(deps),
+      upstreamAuthFetch(deps),
     );
   } catch (error) {
     const text = scrubSecrets(describeFailure(error), [
@@ -142,11 +101,17 @@ export async function completeAuthorization(
   await deps.store.upstreamCredentials.put(server.id, pending.subject, credential);
   deps.logger.info("upstream authorized", {
     serverId: server.id,
+    subject: pending.subject,
     server: server.name,
     expiresAt: credential.expiresAt ?? null,
     refreshable: credentialSecrets(credential).length > 1,
   });
-  if (server.enabled) {
+  // The shared connection is the server's: check it again now. A user's own connection is theirs
+  // alone: the server is checked again only when no connection of anyone's worked before.
+  const recheck =
+    server.enabled &&
+    (pending.subject === SHARED_SUBJECT || (await deps.store.statuses.get(server.id))?.state !== "connected");
+  if (recheck) {
     await reconnectServer(deps, server.id).catch((error: unknown) =>
       deps.logger.warn("reconnect after authorization failed", {
         serverId: server.id,
@@ -158,7 +123,9 @@ export async function completeAuthorization(
     status: 200,
     html: page(
       "Authorized",
-      `The gateway is now authorized at <strong>${escapeHtml(server.name)}</strong>. You can close this window.`,
+      `The gateway is now authorized at <strong>${escapeHtml(server.name)}</strong>${
+        pending.subject === SHARED_SUBJECT ? "" : ` for <strong>${escapeHtml(pending.subject)}</strong>`
+      }. You can close this window.`,
     ),
   };
 }

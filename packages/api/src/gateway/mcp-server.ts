@@ -5,6 +5,7 @@
  * server under its own names. Everything is forwarded whole; what an upstream sends mid-call
  * (progress, logs, questions for the user or the model) reaches the caller in its own era.
  */
+import { randomUUID } from "node:crypto";
 import { AppError, errorFields, parseQualifiedName, qualifyToolName, RPC } from "@mcpgw/core";
 import type {
   CallContext,
@@ -24,6 +25,7 @@ import {
   Server,
   type ServerCapabilities,
   type ServerContext,
+  UrlElicitationRequiredError,
 } from "@modelcontextprotocol/server";
 import type { Principal } from "../env";
 import { type DirectoryEntry, isAvailable } from "./directory";
@@ -38,6 +40,8 @@ import {
 import type { ParkedCall, ParkedCalls, RoundOutcome } from "./mcp-parking";
 import type { LegacySessions } from "./mcp-sessions";
 import {
+  AuthorizationNeeded,
+  authorizationNeededResult,
   type CatalogTool,
   callGatewayTool,
   forwardToServer,
@@ -218,7 +222,7 @@ class Handlers {
         signal,
         context,
         ...withRound(round),
-      });
+      }).catch((error: unknown) => this.authorizationAnswer(error, ctx));
     if (!this.isModern(ctx)) {
       const asked = (ask: UpstreamAsk) => ctx.mcpReq.send(ask as never) as Promise<Record<string, unknown>>;
       return this.finish(await call(this.context(ctx, asked), ctx.mcpReq.signal), ctx, serverId);
@@ -247,6 +251,29 @@ class Handlers {
       this.context(ctx),
     );
     return this.settleParked(parked, ctx, serverId);
+  }
+
+  /**
+   * A per-user server the caller has not authorized at: a URL-mode elicitation (-32042) for a 2025
+   * client that takes them, else a tool result with the link. Any other error goes on.
+   */
+  private authorizationAnswer(error: unknown, ctx: ServerContext): ToolCallResult {
+    if (!(error instanceof AuthorizationNeeded)) throw error;
+    const capabilities = this.isModern(ctx) ? undefined : this.server.getClientCapabilities();
+    if (capabilities?.elicitation?.url) {
+      throw new UrlElicitationRequiredError(
+        [
+          {
+            mode: "url",
+            message: error.message,
+            url: error.link.authorizationUrl,
+            elicitationId: randomUUID(),
+          },
+        ],
+        error.message,
+      );
+    }
+    return authorizationNeededResult(error);
   }
 
   /** Lists of resources, templates or prompts: one server's as it pages them, or all, named for `/mcp`. */
@@ -419,7 +446,7 @@ class Handlers {
   }
 
   private forwardOptions(ctx: ServerContext) {
-    return { signal: ctx.mcpReq.signal, context: this.context(ctx) };
+    return { signal: ctx.mcpReq.signal, context: this.context(ctx), principal: callerOf(ctx).principal };
   }
 
   /** Forwards a request that may need input (resources/read, prompts/get), sealing the upstream's state. */

@@ -11,7 +11,15 @@ import type { Context } from "hono";
 import type { AppEnv, Principal } from "../env";
 import { json, jsonBody, problems, route } from "../openapi-helpers";
 import { toolResultResponse } from "./result-body";
-import { callGatewayTool, type GatewayDeps, listTools, restTool, type ServerScope } from "./service";
+import {
+  AuthorizationNeeded,
+  authorizationNeededResult,
+  callGatewayTool,
+  type GatewayDeps,
+  listTools,
+  restTool,
+  type ServerScope,
+} from "./service";
 
 const ChatId = z.string().min(1).max(256);
 /** A tool as `<server>__<tool>`; a name of another form is 400 `tool.invalid_name`. */
@@ -117,6 +125,10 @@ export function registerGatewayRoutes(app: OpenAPIHono<AppEnv>, appDeps: Gateway
         signal: c.req.raw.signal,
         ...(body.chat ? { chat: body.chat } : {}),
         ...(body.thread ? { thread: body.thread } : {}),
+      }).catch((error: unknown) => {
+        // A per-user server the caller has not authorized at yet: the link, as the tool's answer.
+        if (error instanceof AuthorizationNeeded) return authorizationNeededResult(error);
+        throw error;
       });
       if ("resultType" in result) {
         // REST callers cannot answer: asking the user or the model needs an MCP client.

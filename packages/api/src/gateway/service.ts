@@ -4,6 +4,7 @@ import {
   type CredentialOutcome,
   errorFields,
   type FailureReason,
+  isPerUser,
   type Logger,
   parseQualifiedName,
   SHARED_SUBJECT,
@@ -27,6 +28,7 @@ import {
   openSession,
   type PooledSession,
   type RunnerEndpoint,
+  refreshHeldCredential,
   type SessionPool,
   scrubSecrets,
   type ToolCallResult,
@@ -37,6 +39,11 @@ import {
 } from "@mcpgw/upstream";
 import { ProtocolError } from "@modelcontextprotocol/server";
 import type { Principal } from "../env";
+import {
+  type AuthorizationLink,
+  beginUpstreamAuthorization,
+  credentialSubject,
+} from "../upstream-authorization";
 import type { CallLatency } from "./call-latency";
 import { type Directory, type DirectoryEntry, isAvailable } from "./directory";
 
@@ -57,7 +64,42 @@ export interface GatewayDeps {
   changes?: UpstreamChanges;
   /** Each tool call's duration, summed up per server for its latency history (written off the path). */
   callLatency?: CallLatency;
+  /** The admin function's public URL (PUBLIC_ADMIN_URL): where a per-user authorization comes back. */
+  publicAdminUrl?: string | undefined;
 }
+
+/**
+ * A `per_user` server's caller has no connection of their own yet (or the upstream refused their
+ * token): the link where they authorize it. The REST API answers it as a tool result, the MCP
+ * endpoints as a URL-mode elicitation where the client takes one.
+ */
+export class AuthorizationNeeded extends Error {
+  override readonly name = "AuthorizationNeeded";
+  constructor(
+    readonly server: string,
+    readonly link: AuthorizationLink,
+  ) {
+    super(
+      `Server '${server}' needs you to authorize the gateway with your own account first: open ${link.authorizationUrl} (good until ${link.expiresAt}), then call again.`,
+    );
+  }
+}
+
+/** What a caller who must authorize first gets as a tool result (isError, with the link). */
+export function authorizationNeededResult(needed: AuthorizationNeeded): ToolCallResult {
+  return {
+    content: [{ type: "text", text: needed.message }],
+    structuredContent: {
+      authorizationRequired: true,
+      authorizationUrl: needed.link.authorizationUrl,
+      expiresAt: needed.link.expiresAt,
+    },
+    isError: true,
+  };
+}
+
+/** Raised inside a session's open: the caller holds no usable credential of their own. */
+class NoOwnCredential extends Error {}
 
 /** What the data plane does when a warm upstream session says something changed. */
 export interface UpstreamChanges {
@@ -245,6 +287,7 @@ export async function callGatewayTool(
     ? await threadOf(deps, entry, options.thread, options.principal)
     : undefined;
   const { server } = entry;
+  const subject = isPerUser(server) ? credentialSubject(options.principal) : undefined;
   const logger = deps.logger.child({ server: server.name, tool: tool.name });
   const started = performance.now();
   logger.info("tool call started", { argumentKeys: Object.keys(args) });
@@ -259,7 +302,11 @@ export async function callGatewayTool(
       entry,
       (session, callOptions) =>
         callTool(session, tool.name, args, { ...callOptions, ...forwarded(options), tool }),
-      { ...(options.signal ? { signal: options.signal } : {}), ...(thread ? { thread } : {}) },
+      {
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(thread ? { thread } : {}),
+        ...(subject ? { subject } : {}),
+      },
     );
   try {
     const result = await call().catch((error) => {
@@ -270,7 +317,8 @@ export async function callGatewayTool(
     outcome = "resultType" in result ? "input_required" : result.isError ? "tool_error" : "ok";
     return result;
   } catch (error) {
-    outcome = error instanceof CallFailure ? error.kind : "error";
+    if (error instanceof AuthorizationNeeded) outcome = "authorization_required";
+    else outcome = error instanceof CallFailure ? error.kind : "error";
     throw error instanceof CallFailure ? toAppError(error, server.name) : error;
   } finally {
     clearInterval(heartbeat);
@@ -290,7 +338,7 @@ export async function forwardToServer(
   entry: DirectoryEntry,
   method: string,
   params: Record<string, unknown> | undefined,
-  options: Pick<CallerOptions, "signal" | "context" | "round"> = {},
+  options: Pick<CallerOptions, "signal" | "context" | "round" | "principal"> = {},
 ): Promise<Record<string, unknown>> {
   try {
     return await withServerSession(
@@ -298,9 +346,16 @@ export async function forwardToServer(
       entry,
       (session, callOptions) =>
         forwardRequest(session, method, params, { ...callOptions, ...forwarded(options) }),
-      options.signal ? { signal: options.signal } : {},
+      {
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(isPerUser(entry.server) ? { subject: credentialSubject(options.principal) } : {}),
+      },
     );
   } catch (error) {
+    if (error instanceof AuthorizationNeeded)
+      throw new AppError("upstream.authorization_required", error.message, {
+        authorizationUrl: error.link.authorizationUrl,
+      });
     throw error instanceof CallFailure ? toAppError(error, entry.server.name) : error;
   }
 }
@@ -326,7 +381,31 @@ export async function withServerSession<T>(
   deps: GatewayDeps,
   entry: DirectoryEntry,
   op: (session: UpstreamSession, options: CallOptions) => Promise<T>,
-  { signal, thread }: { signal?: AbortSignal; thread?: string } = {},
+  {
+    signal,
+    thread,
+    subject,
+  }: {
+    signal?: AbortSignal;
+    thread?: string;
+    /** A `per_user` server's caller (`user:<sub>`, `key:<id>`, `admin`): whose credential and session. */
+    subject?: string;
+  } = {},
+): Promise<T> {
+  const { server } = entry;
+  try {
+    return await sessionOf(deps, entry, op, { signal, thread, subject });
+  } catch (error) {
+    if (!(error instanceof NoOwnCredential) || !subject || server.transport !== "http") throw error;
+    throw new AuthorizationNeeded(server.name, await beginUpstreamAuthorization(deps, server, subject));
+  }
+}
+
+async function sessionOf<T>(
+  deps: GatewayDeps,
+  entry: DirectoryEntry,
+  op: (session: UpstreamSession, options: CallOptions) => Promise<T>,
+  { signal, thread, subject }: { signal?: AbortSignal; thread?: string; subject?: string },
 ): Promise<T> {
   const { server } = entry;
   const timeoutMs = server.timeoutSeconds * 1_000;
@@ -349,8 +428,13 @@ export async function withServerSession<T>(
     const plainTarget = targetOf(record, deps.runner, thread);
     const target =
       plainTarget && record.transport === "http" && record.auth
-        ? await withUpstreamCredential(deps, entry, plainTarget, markFailed, (values) =>
-            secrets.push(...values),
+        ? await withUpstreamCredential(
+            deps,
+            entry,
+            plainTarget,
+            markFailed,
+            (values) => secrets.push(...values),
+            subject,
           )
         : plainTarget;
     if (!target) {
@@ -375,6 +459,8 @@ export async function withServerSession<T>(
       // An initialize that timed out is a timeout (504), like a call that did.
       const kind = reason === "not_responding" ? "timeout" : "unreachable";
       const failure = new CallFailure(kind, scrubSecrets(describeFailure(error), secrets), { cause: error });
+      // A caller's own token refused: theirs to renew; the server is fine.
+      if (subject && reason === "access_denied") throw new NoOwnCredential(failure.message);
       // An OAuth upstream that refuses the gateway's token needs an admin to authorize it again.
       const credential: CredentialOutcome =
         target.auth && reason === "access_denied" ? { authorization: "required" } : {};
@@ -383,7 +469,7 @@ export async function withServerSession<T>(
     }
   }
 
-  const poolKey = thread ? `${server.id}#${thread}` : server.id;
+  const poolKey = thread ? `${server.id}#${thread}` : subject ? `${server.id}#@${subject}` : server.id;
   return deps.pool.use(poolKey, server.version, open, async (pooled) => {
     try {
       return await op(pooled.session, { timeoutMs, broken: pooled.broken, ...(signal ? { signal } : {}) });
@@ -396,6 +482,11 @@ export async function withServerSession<T>(
         { cause: caught.cause },
       );
       if (error.kind === "session_expired") pooled.claimFailure();
+      // A caller's own token refused mid-session (revoked at the AS): theirs to renew, not the server's.
+      if (subject && error.kind !== "rpc" && classifyFailure(caught) === "access_denied") {
+        pooled.claimFailure();
+        throw new NoOwnCredential(error.message);
+      }
       if (await isTransportLoss(error, pooled)) {
         if (pooled.claimFailure()) await markFailed(deps, entry, callFailureReason(error), error.message);
         throw error;
@@ -514,8 +605,9 @@ function hiddenServers(deps: Pick<GatewayDeps, "directory">, chat: string | unde
 }
 
 /**
- * The target of a server the gateway is an OAuth client of (`shared` mode): the stored credential's
- * bearer, asked before every request. Only the worker refreshes (a refresh token rotates: two
+ * The target of a server the gateway is an OAuth client of: the stored credential's bearer (the shared
+ * one, or in `per_user` mode the caller's own — none is {@link NoOwnCredential}), asked before every
+ * request. Only the worker refreshes (a refresh token rotates: two
  * refreshers would revoke each other); a session here reads the store again when its token has expired
  * or the upstream answers 401, and the transport retries once with what it found.
  */
@@ -525,14 +617,16 @@ async function withUpstreamCredential(
   target: UpstreamTarget,
   markFailed: typeof markServerFailed,
   addSecrets: (values: string[]) => void,
+  subject?: string,
 ): Promise<UpstreamTarget> {
   const { server } = entry;
   const read = () =>
-    deps.store.upstreamCredentials.get(server.id, SHARED_SUBJECT).catch((error: unknown) => {
+    deps.store.upstreamCredentials.get(server.id, subject ?? SHARED_SUBJECT).catch((error: unknown) => {
       if (error instanceof SealError) return undefined;
       throw error;
     });
   let held = await read();
+  if (!held && subject) throw new NoOwnCredential(`No credential of ${subject} at '${server.name}'.`);
   if (!held) {
     const message = `The gateway is not authorized at server '${server.name}': an admin must authorize it (POST /v1/servers/${server.id}/authorize).`;
     await markFailed(deps, entry, "access_denied", message, {
@@ -543,7 +637,18 @@ async function withUpstreamCredential(
   }
   addSecrets(credentialSecrets(held));
   const reload = async () => {
-    const fresh = await read();
+    const stale = held;
+    let fresh = await read();
+    // A caller's own token: refreshed here when the store has nothing newer (under the refresh lease).
+    if (subject && stale && fresh?.accessToken === stale.accessToken && stale.refreshToken) {
+      const refreshed = await refreshHeldCredential(
+        { credentials: deps.store.upstreamCredentials, fetch: deps.fetch, logger: deps.logger },
+        server.id,
+        subject,
+        stale,
+      );
+      fresh = typeof refreshed === "string" ? undefined : refreshed;
+    }
     if (!fresh) return;
     held = fresh;
     addSecrets(credentialSecrets(fresh));

@@ -40,7 +40,17 @@ export interface MemoryTables {
   keys: Map<string, ApiKeyInfo>;
   secrets: Map<string, { summary: SecretSummary; sealed: SealedValue }>;
   /** `<serverId>\0<subject>` → the sealed upstream OAuth credential. */
-  upstreamCredentials: Map<string, { serverId: string; sealed: SealedValue }>;
+  upstreamCredentials: Map<
+    string,
+    {
+      serverId: string;
+      subject: string;
+      expiresAt: string | null;
+      updatedAt: string;
+      refreshLeaseUntil?: number;
+      sealed: SealedValue;
+    }
+  >;
   /** Server id → when its config, status or catalogue was last written or removed (the change feed). */
   changed: Map<string, number>;
 }

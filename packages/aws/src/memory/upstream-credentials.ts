@@ -19,13 +19,39 @@ export function createMemoryUpstreamCredentialStore(
   return {
     async put(serverId, subject, credential) {
       const sealed = await sealer.seal(credential, upstreamCredentialContext(serverId, subject));
-      tables.upstreamCredentials.set(key(serverId, subject), { serverId, sealed });
+      tables.upstreamCredentials.set(key(serverId, subject), {
+        serverId,
+        subject,
+        expiresAt: credential.expiresAt ?? null,
+        updatedAt: new Date().toISOString(),
+        sealed,
+      });
     },
     async get(serverId, subject) {
       const item = tables.upstreamCredentials.get(key(serverId, subject));
       return item
         ? sealer.open<UpstreamCredential>(item.sealed, upstreamCredentialContext(serverId, subject))
         : undefined;
+    },
+    async held(serverId) {
+      return [...tables.upstreamCredentials.values()]
+        .filter((item) => item.serverId === serverId)
+        .map(({ subject, expiresAt, updatedAt }) => ({ subject, expiresAt, updatedAt }))
+        .sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
+    },
+    async remove(serverId, subject) {
+      return tables.upstreamCredentials.delete(key(serverId, subject));
+    },
+    async claimRefresh(serverId, subject, leaseMs) {
+      const item = tables.upstreamCredentials.get(key(serverId, subject));
+      const now = Date.now();
+      if (!item || (item.refreshLeaseUntil ?? 0) >= now) return false;
+      item.refreshLeaseUntil = now + leaseMs;
+      return true;
+    },
+    async releaseRefresh(serverId, subject) {
+      const item = tables.upstreamCredentials.get(key(serverId, subject));
+      if (item) delete item.refreshLeaseUntil;
     },
     async removeAll(serverId) {
       let count = 0;

@@ -1,0 +1,125 @@
+/**
+ * Starting an authorization of the gateway at an upstream's authorization server, for one subject:
+ * `shared` (the admin's one connection) or, in `per_user` mode, a caller's own (`user:<sub>`,
+ * `key:<id>`, `admin`). Used by the admin plane (`POST /v1/servers/{id}/authorize`) and by the data
+ * plane (a per-user caller with no connection yet). The browser comes back to the admin function's
+ * callback, which finishes it; the pending authorization is stored sealed, single use, bound to `state`.
+ */
+import { randomBytes } from "node:crypto";
+import type { Store } from "@mcpgw/aws";
+import { AppError, errorFields, isPerUser, type Logger, type PlainServer } from "@mcpgw/core";
+import { createGuardedFetch, describeFailure, startUpstreamAuthorization } from "@mcpgw/upstream";
+import type { Principal } from "./env";
+
+/** The callback path on the admin function (the redirect URI the gateway registers). */
+export const UPSTREAM_CALLBACK_PATH = "/oauth/upstream/callback";
+/** The gateway's client metadata document (CIMD), served publicly by the admin function. */
+export const CLIENT_METADATA_PATH = "/oauth/client-metadata.json";
+/** How long an authorization URL stays good. */
+export const AUTHORIZATION_TTL_SECONDS = 600;
+
+/** What starting (or finishing) an upstream authorization needs. */
+export interface UpstreamAuthDeps {
+  store: Store;
+  logger: Logger;
+  /** The admin function's public URL (PUBLIC_ADMIN_URL): the redirect URI is under it. */
+  publicAdminUrl?: string | undefined;
+  /** The upstream fetch (default: the outbound guard). */
+  fetch?: typeof fetch | undefined;
+  allowPrivateUpstreams?: boolean;
+}
+
+/** An authorization to open in a browser, and until when it is good. */
+export interface AuthorizationLink {
+  authorizationUrl: string;
+  expiresAt: string;
+}
+
+/** The fetch upstream discovery, registration and token requests go through (the outbound guard). */
+export function upstreamAuthFetch(deps: UpstreamAuthDeps): typeof fetch {
+  return deps.fetch ?? createGuardedFetch({ allowPrivate: deps.allowPrivateUpstreams ?? false });
+}
+
+/** The admin function's public origin, or a 503 naming the setting that is missing. */
+export function publicAdminBase(deps: Pick<UpstreamAuthDeps, "publicAdminUrl">): string {
+  if (!deps.publicAdminUrl)
+    throw new AppError(
+      "server.unavailable",
+      "Upstream OAuth needs the admin function's public URL (PUBLIC_ADMIN_URL) for its redirect URI.",
+    );
+  return deps.publicAdminUrl.replace(/\/+$/, "");
+}
+
+/**
+ * Discovers and registers at the server's authorization server and records the authorization under
+ * way for `subject`: the URL to open. Discovery failures are `upstream.unreachable` (502).
+ */
+export async function beginUpstreamAuthorization(
+  deps: UpstreamAuthDeps,
+  server: Extract<PlainServer, { transport: "http" }>,
+  subject: string,
+): Promise<AuthorizationLink> {
+  if (!server.auth)
+    throw new AppError(
+      "server.not_oauth",
+      `Server '${server.name}' has no \`auth\`: nothing to authorize (give it \`auth: { type: "oauth" }\` first).`,
+    );
+  const base = publicAdminBase(deps);
+  const state = randomBytes(32).toString("base64url");
+  const redirectUri = `${base}${UPSTREAM_CALLBACK_PATH}`;
+  let started: Awaited<ReturnType<typeof startUpstreamAuthorization>>;
+  try {
+    started = await startUpstreamAuthorization({
+      url: server.url,
+      auth: server.auth,
+      redirectUri,
+      state,
+      clientMetadataUrl: `${base}${CLIENT_METADATA_PATH}`,
+      fetch: upstreamAuthFetch(deps),
+    });
+  } catch (error) {
+    deps.logger.warn("upstream authorization could not start", {
+      serverId: server.id,
+      ...errorFields(error),
+    });
+    throw new AppError(
+      "upstream.unreachable",
+      `Could not discover or register at the authorization server of '${server.name}': ${describeFailure(error)}`,
+    );
+  }
+  const expiresAt = Math.floor(Date.now() / 1000) + AUTHORIZATION_TTL_SECONDS;
+  const { authorizationUrl, ...origin } = started;
+  await deps.store.upstreamCredentials.begin(state, {
+    ...origin,
+    serverId: server.id,
+    subject,
+    redirectUri,
+    expiresAt,
+  });
+  deps.logger.info("upstream authorization started", {
+    serverId: server.id,
+    server: server.name,
+    subject,
+    authorizationServer: origin.authorizationServer,
+  });
+  return { authorizationUrl, expiresAt: new Date(expiresAt * 1000).toISOString() };
+}
+
+/** Whose own upstream connection a caller uses in `per_user` mode: `user:<sub>`, `key:<id>` or `admin`. */
+export function credentialSubject(principal: Principal | undefined): string {
+  if (principal?.kind === "user") return `user:${principal.sub}`;
+  if (principal?.kind === "key") return `key:${principal.keyId}`;
+  return "admin";
+}
+
+/**
+ * Deletes a subject's own upstream credentials at every `per_user` server (a revoked key, a user whose
+ * access was removed): nothing of theirs is left to use. Answers how many there were.
+ */
+export async function forgetSubject(store: Store, subject: string): Promise<number> {
+  const servers = (await store.servers.listPlain()).filter(isPerUser);
+  const removed = await Promise.all(
+    servers.map((server) => store.upstreamCredentials.remove(server.id, subject)),
+  );
+  return removed.filter(Boolean).length;
+}

@@ -1,0 +1,203 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type OAuthUpstream, startOAuthUpstream } from "../fixtures/oauth-upstream";
+import type { CreatedKey } from "../mcp/helpers";
+import { scanTable } from "../support/aws";
+import { type Stack, startStack, waitFor } from "../support/stack";
+
+describe("upstream OAuth, per_user mode: each caller reaches the upstream as themselves", () => {
+  let stack: Stack;
+  let upstream: OAuthUpstream;
+  let id = "";
+  let ann: CreatedKey;
+  let ben: CreatedKey;
+  /** Every response body and page the test saw, to look for secrets in. */
+  const seen: string[] = [];
+
+  // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted on, not typed
+  const whoami = async (key?: CreatedKey): Promise<{ status: number; body: any }> => {
+    if (!key) {
+      const response = await stack.call("POST", "/v1/tools/mine__whoami/call", { arguments: {} });
+      seen.push(JSON.stringify(response.body));
+      return response;
+    }
+    const response = await fetch(`${stack.api.url}/v1/tools/mine__whoami/call`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key.key}`, "content-type": "application/json" },
+      body: JSON.stringify({ arguments: {} }),
+    });
+    const text = await response.text();
+    seen.push(text);
+    return { status: response.status, body: JSON.parse(text) };
+  };
+  /** Opens an authorization URL as `user` would in a browser: the upstream's AS, then the callback page. */
+  const authorizeAs = async (user: string, url: string) => {
+    upstream.signInAs(user);
+    const approved = await fetch(url, { redirect: "manual" });
+    expect(approved.status).toBe(302);
+    const page = await fetch(approved.headers.get("location") as string, { redirect: "manual" });
+    const html = await page.text();
+    seen.push(html);
+    expect(page.status).toBe(200);
+    return html;
+  };
+  const createKey = async (name: string): Promise<CreatedKey> => {
+    const created = await stack.call("POST", "/v1/keys", { name });
+    expect(created.status).toBe(201);
+    return created.body;
+  };
+  const statusOf = async () => (await stack.call("GET", `/v1/servers/${id}`)).body.status;
+
+  beforeAll(async () => {
+    stack = await startStack();
+    upstream = await startOAuthUpstream();
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    await upstream?.close();
+  });
+
+  it("register → access_denied, authorization required, saying each user authorizes their own", async () => {
+    const created = await stack.call("POST", "/v1/servers", {
+      name: "mine",
+      url: upstream.url,
+      auth: { type: "oauth", mode: "per_user" },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.auth).toEqual({ type: "oauth", mode: "per_user" });
+    id = created.body.id;
+    const status = await waitFor(statusOf, (s) => s.state === "failed");
+    expect(status).toMatchObject({ reason: "access_denied", authorization: "required" });
+    expect(status.error).toContain("each user authorizes their own connection");
+  });
+
+  it("an admin's own authorization lets the gateway catalogue the tools", async () => {
+    const started = await stack.call("POST", `/v1/servers/${id}/authorize`);
+    expect(started.status).toBe(200);
+    expect(await authorizeAs("the-admin", started.body.authorizationUrl)).toContain(
+      "for <strong>admin</strong>",
+    );
+    const status = await waitFor(statusOf, (s) => s.state === "connected");
+    expect(status).toMatchObject({ authorization: "authorized", toolCount: 1 });
+    const result = await whoami();
+    expect(result.body.content[0].text).toContain("the-admin");
+  });
+
+  it("a key with no connection of its own gets a tool result telling it where to authorize", async () => {
+    ann = await createKey("ann");
+    ben = await createKey("ben");
+    const first = await whoami(ann);
+    expect(first.status).toBe(200);
+    expect(first.body.isError).toBe(true);
+    const link = first.body.structuredContent.authorizationUrl as string;
+    expect(new URL(link).origin).toBe(upstream.origin);
+    expect(first.body.content[0].text).toContain(link);
+    expect(await authorizeAs("ann-upstream", link)).toContain(`key:${ann.id}`);
+  });
+
+  it("two callers, two upstream identities: each call carries its own caller's token", async () => {
+    const link = (await whoami(ben)).body.structuredContent.authorizationUrl as string;
+    await authorizeAs("ben-upstream", link);
+    for (let round = 0; round < 2; round++) {
+      const asAnn = await whoami(ann);
+      expect(asAnn.body).toMatchObject({ isError: false });
+      expect(asAnn.body.content[0].text).toContain("ann-upstream");
+      const asBen = await whoami(ben);
+      expect(asBen.body.content[0].text).toContain("ben-upstream");
+      expect((await whoami()).body.content[0].text).toContain("the-admin");
+    }
+    // Three identities, three tokens at the upstream.
+    expect(new Set(upstream.seen.slice(-6)).size).toBe(3);
+  });
+
+  it("a 2025 MCP client that takes URL elicitations is asked to open the link (-32042)", async () => {
+    const carl = await createKey("carl");
+    const client = new Client(
+      { name: "per-user-e2e", version: "1.0.0" },
+      { capabilities: { elicitation: { form: {}, url: {} } } },
+    );
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${stack.api.url}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${carl.key}` } },
+      }),
+    );
+    try {
+      const error = await client.callTool({ name: "mine__whoami", arguments: {} }).then(
+        () => undefined,
+        (caught: unknown) => caught as { code: number; data?: { elicitations?: Array<{ url: string }> } },
+      );
+      expect(error?.code).toBe(-32042);
+      const url = error?.data?.elicitations?.[0]?.url as string;
+      expect(new URL(url).origin).toBe(upstream.origin);
+      await authorizeAs("carl-upstream", url);
+      const result = await client.callTool({ name: "mine__whoami", arguments: {} });
+      expect(JSON.stringify(result.content)).toContain("carl-upstream");
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("the AS revokes one user's grants: that user is asked again, the others go on", async () => {
+    upstream.revokeSubject("ann-upstream");
+    const refused = await whoami(ann);
+    expect(refused.body).toMatchObject({ isError: true, structuredContent: { authorizationRequired: true } });
+    expect((await whoami(ben)).body.content[0].text).toContain("ben-upstream");
+    expect((await statusOf()).state).toBe("connected");
+    await authorizeAs("ann-upstream", refused.body.structuredContent.authorizationUrl);
+    expect((await whoami(ann)).body.content[0].text).toContain("ann-upstream");
+  });
+
+  it("a refused token is refreshed by the call itself; tokens nearing expiry by the next sweep", async () => {
+    const refreshes = upstream.counts.refresh;
+    const refusedBefore = upstream.counts.refused;
+    upstream.setAccessTokenSeconds(60); // new tokens expire inside the 2-minute refresh margin
+    upstream.expireAccessTokens();
+    // The upstream refuses ann's and ben's tokens: each call refreshes its caller's own and goes on.
+    for (const [key, name] of [
+      [ann, "ann-upstream"],
+      [ben, "ben-upstream"],
+    ] as const) {
+      const answer = (await whoami(key)).body;
+      expect(JSON.stringify(answer)).toContain(name);
+      expect(answer.isError).toBe(false);
+    }
+    // One refresh each (a check running meanwhile may have done one of them; then the call takes its tokens).
+    const afterCalls = upstream.counts.refresh;
+    expect(afterCalls).toBeGreaterThanOrEqual(refreshes + 2);
+    // Their new tokens expire within the margin: one sweep refreshes both (the check uses the newest).
+    await stack.sweep();
+    await waitFor(
+      () => Promise.resolve(upstream.counts.refresh),
+      (n) => n >= afterCalls + 2,
+    );
+    expect(upstream.counts.refused).toBe(refusedBefore);
+    upstream.setAccessTokenSeconds(3600);
+    expect((await whoami(ann)).body.content[0].text).toContain("ann-upstream");
+    expect((await whoami(ben)).body.content[0].text).toContain("ben-upstream");
+  });
+
+  it("revoking a key deletes its sealed upstream tokens", async () => {
+    expect(await stack.store.upstreamCredentials.get(id, `key:${ben.id}`)).toBeDefined();
+    expect((await stack.call("DELETE", `/v1/keys/${ben.id}`)).status).toBe(204);
+    expect(await stack.store.upstreamCredentials.get(id, `key:${ben.id}`)).toBeUndefined();
+    expect(await stack.store.upstreamCredentials.get(id, `key:${ann.id}`)).toBeDefined();
+  });
+
+  it("no token, code or secret in the clear: logs, responses, table items", async () => {
+    const items = JSON.stringify(await scanTable(stack.store.config));
+    expect(items).toContain(`key:${ann.id}`);
+    const everything = [...stack.logs, ...seen, items].join("\n");
+    const secrets = Object.values(upstream.secrets).flat();
+    expect(secrets.length).toBeGreaterThan(10);
+    for (const secret of secrets) expect(everything).not.toContain(secret);
+  });
+
+  it("switching the server to shared mode drops every user's tokens", async () => {
+    const patched = await stack.call("PATCH", `/v1/servers/${id}`, {
+      auth: { type: "oauth", mode: "shared" },
+    });
+    expect(patched.status).toBe(200);
+    expect(await stack.store.upstreamCredentials.held(id)).toEqual([]);
+  });
+});
