@@ -6,7 +6,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { SealError } from "@mcpgw/aws";
-import { AppError, errorFields, SHARED_SUBJECT } from "@mcpgw/core";
+import { AppError, errorFields, SHARED_SUBJECT, UNREADABLE_SECRETS, type UpstreamOAuth } from "@mcpgw/core";
 import {
   createGuardedFetch,
   credentialSecrets,
@@ -61,6 +61,12 @@ export async function authorizeServer(
       "server.not_oauth",
       `Server '${server.name}' has no \`auth\`: nothing to authorize (give it \`auth: { type: "oauth" }\` first).`,
     );
+  if (server.auth.type === "client_credentials")
+    throw new AppError(
+      "server.no_authorize_step",
+      `Server '${server.name}' uses the client_credentials grant: the gateway obtains its tokens itself, no one authorizes it. A refused grant is fixed by correcting \`auth\` (client id, secret).`,
+    );
+  const auth = await openedAuth(deps, server.id, server.auth);
   const base = adminUrl(deps);
   const state = randomBytes(32).toString("base64url");
   const redirectUri = `${base}${UPSTREAM_CALLBACK_PATH}`;
@@ -68,7 +74,7 @@ export async function authorizeServer(
   try {
     started = await startUpstreamAuthorization({
       url: server.url,
-      auth: server.auth,
+      auth,
       redirectUri,
       state,
       clientMetadataUrl: `${base}${CLIENT_METADATA_PATH}`,
@@ -99,6 +105,25 @@ export async function authorizeServer(
     authorizationServer: origin.authorizationServer,
   });
   return { authorizationUrl, expiresAt: new Date(expiresAt * 1000).toISOString() };
+}
+
+/**
+ * The server's `auth` with its client secret opened (a pre-registered confidential client); the
+ * masked view as is when it has none. 409 `server.secrets_unreadable` when it cannot be opened.
+ */
+async function openedAuth(
+  deps: UpstreamAuthDeps,
+  serverId: string,
+  auth: UpstreamOAuth,
+): Promise<UpstreamOAuth> {
+  if (auth.clientSecret === undefined) return auth;
+  const record = await deps.store.servers.get(serverId).catch((error: unknown) => {
+    if (!(error instanceof SealError)) throw error;
+    throw new AppError("server.secrets_unreadable", `The server's ${UNREADABLE_SECRETS}; send auth again.`);
+  });
+  if (record?.transport !== "http" || record.auth?.type !== "oauth")
+    throw new AppError("server.not_found", "The server changed meanwhile; retry.");
+  return record.auth;
 }
 
 /** What the callback answers: a small page (never the code or a token). */
