@@ -5,6 +5,7 @@ import {
   errorFields,
   type FailureReason,
   type Logger,
+  type PlainServer,
   parseQualifiedName,
   SHARED_SUBJECT,
   type ToolInfo,
@@ -375,9 +376,12 @@ export async function withServerSession<T>(
       // An initialize that timed out is a timeout (504), like a call that did.
       const kind = reason === "not_responding" ? "timeout" : "unreachable";
       const failure = new CallFailure(kind, scrubSecrets(describeFailure(error), secrets), { cause: error });
-      // An OAuth upstream that refuses the gateway's token needs an admin to authorize it again.
+      // An OAuth upstream that refuses the gateway's token needs an admin to authorize it again (a
+      // client_credentials one gets a new token at the worker's next probe).
       const credential: CredentialOutcome =
-        target.auth && reason === "access_denied" ? { authorization: "required" } : {};
+        target.auth && reason === "access_denied" && !isMachineClient(server)
+          ? { authorization: "required" }
+          : {};
       await markFailed(deps, entry, reason, failure.message, credential);
       throw failure;
     }
@@ -513,8 +517,26 @@ function hiddenServers(deps: Pick<GatewayDeps, "directory">, chat: string | unde
   return chat ? deps.directory.chatOff(chat) : Promise.resolve(new Set());
 }
 
+/** Whether the gateway reaches the server as a machine client (client_credentials: no authorize step). */
+function isMachineClient(server: PlainServer): boolean {
+  return server.transport === "http" && server.auth?.type === "client_credentials";
+}
+
+/** Why a call found no credential, and what the status says: an authorize step, or the worker's grant. */
+function noCredential(server: PlainServer): { message: string; outcome: CredentialOutcome } {
+  if (isMachineClient(server))
+    return {
+      message: `The gateway holds no token for server '${server.name}' yet: the worker obtains one by the client_credentials grant at its next probe.`,
+      outcome: { credentialExpiresAt: null },
+    };
+  return {
+    message: `The gateway is not authorized at server '${server.name}': an admin must authorize it (POST /v1/servers/${server.id}/authorize).`,
+    outcome: { authorization: "required", credentialExpiresAt: null },
+  };
+}
+
 /**
- * The target of a server the gateway is an OAuth client of (`shared` mode): the stored credential's
+ * The target of a server the gateway is an OAuth client of (`shared` mode, or client_credentials): the stored credential's
  * bearer, asked before every request. Only the worker refreshes (a refresh token rotates: two
  * refreshers would revoke each other); a session here reads the store again when its token has expired
  * or the upstream answers 401, and the transport retries once with what it found.
@@ -534,11 +556,8 @@ async function withUpstreamCredential(
     });
   let held = await read();
   if (!held) {
-    const message = `The gateway is not authorized at server '${server.name}': an admin must authorize it (POST /v1/servers/${server.id}/authorize).`;
-    await markFailed(deps, entry, "access_denied", message, {
-      authorization: "required",
-      credentialExpiresAt: null,
-    });
+    const { message, outcome } = noCredential(server);
+    await markFailed(deps, entry, "access_denied", message, outcome);
     throw new CallFailure("unreachable", message);
   }
   addSecrets(credentialSecrets(held));
