@@ -81,7 +81,7 @@ const OAuthScope = z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]{1,256}$/, "must b
  */
 const ClientSecret = z.string().min(1).max(1_024).regex(NO_CR_LF_NUL, "must not contain CR, LF or NUL").meta({
   description:
-    "the client's secret (confidential client): stored sealed, shown as `[SECRET]`; send the mask back unchanged to keep it",
+    "the client's secret (confidential client): the real value on create (a mask is refused); stored sealed, shown as `[SECRET]`; an edit may send the mask back unchanged to keep it",
 });
 const ClientId = z.string().min(1).max(512).regex(NO_CR_LF_NUL);
 
