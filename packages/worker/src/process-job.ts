@@ -146,9 +146,9 @@ async function recordResult(
 }
 
 /**
- * What the probe needs: an HTTP server's URL, opened headers and `auth` (one read; KMS for each sealed
- * value), or
- * just a stdio server's id (the runner opens its env). Undefined when the sealed values cannot be opened.
+ * What the probe needs: an HTTP server's URL, opened headers and `auth` (one read, a KMS call per sealed
+ * value), or just a stdio server's id (the runner opens its env). Undefined when the sealed values
+ * cannot be opened.
  */
 async function targetSource({ plain, open }: StoredServer): Promise<TargetSource | undefined> {
   if (!plain.sealIntact) return undefined;

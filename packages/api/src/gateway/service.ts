@@ -536,8 +536,8 @@ function noCredential(server: PlainServer): { message: string; outcome: Credenti
 }
 
 /**
- * The target of a server the gateway is an OAuth client of (`shared` mode, or client_credentials): the stored credential's
- * bearer, asked before every request. Only the worker refreshes (a refresh token rotates: two
+ * The target of a server the gateway is an OAuth client of (`shared` mode, or client_credentials): the
+ * stored credential's bearer, asked before every request. Only the worker refreshes (a refresh token rotates: two
  * refreshers would revoke each other); a session here reads the store again when its token has expired
  * or the upstream answers 401, and the transport retries once with what it found.
  */
