@@ -314,9 +314,21 @@ describe("GET /openapi.json", () => {
     // Only servers with `auth` show their credential's state.
     expect(status.required).not.toContain("authorization");
     expect(status.required).not.toContain("credentialExpiresAt");
-    expect(
-      Object.keys(deref((server.properties as Record<string, Json>).auth as Json).properties as Json),
-    ).toEqual(["type", "mode", "clientId", "scopes"]);
+    expect(deref(status.properties as Json).authorization).toMatchObject({
+      enum: ["required", "authorized", "refused"],
+    });
+    // `auth`: an OAuth client of a user (authorize step), or a machine client (client_credentials).
+    const auth = deref((server.properties as Record<string, Json>).auth as Json);
+    const variants = ((auth.oneOf ?? auth.anyOf) as Json[]).map((variant) => deref(variant));
+    expect(variants.map((variant) => Object.keys(variant.properties as Json))).toEqual([
+      ["type", "mode", "clientId", "clientSecret", "scopes"],
+      ["type", "clientId", "clientSecret", "scopes", "tokenUrl"],
+    ]);
+    for (const variant of variants) {
+      const secret = (variant.properties as Record<string, Json>).clientSecret as Json;
+      expect(secret.description).toContain("[SECRET]");
+    }
+    expect(variants[1]?.required).toEqual(["type", "clientId", "clientSecret"]);
     const problem = deref({ $ref: "#/components/schemas/Problem" });
     expect(problem.required).toEqual(expect.arrayContaining(["type", "title", "status", "detail", "code"]));
     const created = operation("post /v1/servers").responses["201"] as Json;

@@ -25,7 +25,7 @@ const PROBLEMS: Record<number, string> = {
   401: "Missing or invalid bearer token (`auth.unauthorized`)",
   403: "A client API key on an admin route, or a key on a thread of another (`auth.forbidden`)",
   404: "Not found (`server.not_found`, `tool.not_found`, `secret.not_found`, `request.not_found`, `access.unknown_server`)",
-  409: "Conflicts with the current state (`server.name_taken`, `server.version_conflict`, `server.unavailable`, `server.not_oauth`, `import.name_conflict`)",
+  409: "Conflicts with the current state (`server.name_taken`, `server.version_conflict`, `server.unavailable`, `server.not_oauth`, `server.no_authorize_step`, `import.name_conflict`)",
   412: "If-Match names another version (`request.precondition_failed`)",
   413: "The request body exceeds 1 MiB (`request.too_large`)",
   500: "An internal error (`internal`; the logs have its request id)",

@@ -6,8 +6,16 @@
  * callback, which finishes it; the pending authorization is stored sealed, single use, bound to `state`.
  */
 import { randomBytes } from "node:crypto";
-import type { Store } from "@mcpgw/aws";
-import { AppError, errorFields, isPerUser, type Logger, type PlainServer } from "@mcpgw/core";
+import { SealError, type Store } from "@mcpgw/aws";
+import {
+  AppError,
+  errorFields,
+  isPerUser,
+  type Logger,
+  type PlainServer,
+  UNREADABLE_SECRETS,
+  type UpstreamOAuth,
+} from "@mcpgw/core";
 import { createGuardedFetch, describeFailure, startUpstreamAuthorization } from "@mcpgw/upstream";
 import type { Principal } from "./env";
 
@@ -35,6 +43,25 @@ export interface AuthorizationLink {
   expiresAt: string;
 }
 
+/**
+ * The server's `auth` with its client secret opened (a pre-registered confidential client); the
+ * masked view as is when it has none. 409 `server.secrets_unreadable` when it cannot be opened.
+ */
+async function openedAuth(
+  deps: Pick<UpstreamAuthDeps, "store">,
+  serverId: string,
+  auth: UpstreamOAuth,
+): Promise<UpstreamOAuth> {
+  if (auth.clientSecret === undefined) return auth;
+  const record = await deps.store.servers.get(serverId).catch((error: unknown) => {
+    if (!(error instanceof SealError)) throw error;
+    throw new AppError("server.secrets_unreadable", `The server's ${UNREADABLE_SECRETS}; send auth again.`);
+  });
+  if (record?.transport !== "http" || record.auth?.type !== "oauth")
+    throw new AppError("server.not_found", "The server changed meanwhile; retry.");
+  return record.auth;
+}
+
 /** The fetch upstream discovery, registration and token requests go through (the outbound guard). */
 export function upstreamAuthFetch(deps: UpstreamAuthDeps): typeof fetch {
   return deps.fetch ?? createGuardedFetch({ allowPrivate: deps.allowPrivateUpstreams ?? false });
@@ -59,11 +86,12 @@ export async function beginUpstreamAuthorization(
   server: Extract<PlainServer, { transport: "http" }>,
   subject: string,
 ): Promise<AuthorizationLink> {
-  if (!server.auth)
+  if (server.auth?.type !== "oauth")
     throw new AppError(
       "server.not_oauth",
-      `Server '${server.name}' has no \`auth\`: nothing to authorize (give it \`auth: { type: "oauth" }\` first).`,
+      `Server '${server.name}' has no \`auth\` of type oauth: nothing to authorize.`,
     );
+  const auth = await openedAuth(deps, server.id, server.auth);
   const base = publicAdminBase(deps);
   const state = randomBytes(32).toString("base64url");
   const redirectUri = `${base}${UPSTREAM_CALLBACK_PATH}`;
@@ -71,7 +99,7 @@ export async function beginUpstreamAuthorization(
   try {
     started = await startUpstreamAuthorization({
       url: server.url,
-      auth: server.auth,
+      auth,
       redirectUri,
       state,
       clientMetadataUrl: `${base}${CLIENT_METADATA_PATH}`,

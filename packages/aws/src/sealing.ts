@@ -95,7 +95,7 @@ function errorName(error: unknown): string {
 }
 
 /** The context a server's sealed field is bound to. */
-export function serverFieldContext(serverId: string, field: "headers" | "env"): SealContext {
+export function serverFieldContext(serverId: string, field: "headers" | "env" | "auth"): SealContext {
   return { "mcpgw:server": serverId, "mcpgw:field": field };
 }
 

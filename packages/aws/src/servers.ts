@@ -17,6 +17,7 @@ import {
   type ServerSpec,
   type StoredStatus,
 } from "@mcpgw/core";
+import { openAuth, type SealedAuth, sealAuth, sealAuthKeeping } from "./auth-secret";
 import {
   batchGet,
   deleteAll,
@@ -223,6 +224,7 @@ export function createServerRepository(
       // Shown without opening anything (lists and reads make no KMS call); checked against `sealed`.
       masked: field === "headers" ? maskHeaders(secrets) : maskEnv(secrets),
       ...(sealed ? { sealedDigest: sealDigest(sealed) } : {}),
+      ...authItemFields(await sealAuth(record, sealer)),
     };
   }
 
@@ -235,7 +237,9 @@ export function createServerRepository(
     const secrets = sealed
       ? await sealer.open<Record<string, string>>(sealed, serverFieldContext(plain.id, field))
       : {};
-    return { ...plain, [field]: secrets } as ServerRecord;
+    if (plain.transport !== "http" || !plain.auth) return { ...plain, [field]: secrets } as ServerRecord;
+    const auth = await openAuth(plain.id, plain.auth, item.sealedAuth as SealedValue | undefined, sealer);
+    return { ...plain, [field]: secrets, auth } as ServerRecord;
   }
 
   async function newServerItems(
@@ -282,6 +286,7 @@ export function createServerRepository(
     const kept = ["sealedHeaders", "sealedEnv", "masked", "sealedDigest"].filter(
       (name) => current[name] !== undefined,
     );
+    const auth = await sealAuthKeeping(record, current.sealedAuth as SealedValue | undefined, sealer);
     return {
       ...keys.serverConfig(record.id),
       kind: KINDS.server,
@@ -289,6 +294,7 @@ export function createServerRepository(
       ...changeStamp(),
       ...plain,
       ...Object.fromEntries(kept.map((name) => [name, current[name]])),
+      ...authItemFields(auth),
     };
   }
 
@@ -621,6 +627,14 @@ function sealDigest(sealed: SealedValue): string {
     .digest("base64url");
 }
 
+/** A config item's `auth` (masked) and its sealed secret with that secret's digest. */
+function authItemFields({ auth, sealedAuth }: SealedAuth): Record<string, unknown> {
+  return {
+    ...(auth ? { auth } : {}),
+    ...(sealedAuth ? { sealedAuth, sealedAuthDigest: sealDigest(sealedAuth) } : {}),
+  };
+}
+
 /** A stored config item as the plain server (secrets stay sealed; masks and seal check included). */
 export function plainFromItem(item: Record<string, unknown>): PlainServer {
   const {
@@ -631,13 +645,17 @@ export function plainFromItem(item: Record<string, unknown>): PlainServer {
     sealedHeaders,
     sealedEnv,
     sealedDigest,
+    sealedAuth,
+    sealedAuthDigest,
     masked,
     changeFeed: _feed,
     changedAt: _at,
     ...plain
   } = item;
   const sealed = (sealedHeaders ?? sealedEnv) as SealedValue | undefined;
-  const sealIntact = !sealed || sealedDigest === undefined || sealDigest(sealed) === sealedDigest;
+  const sealIntact =
+    (!sealed || sealedDigest === undefined || sealDigest(sealed) === sealedDigest) &&
+    (!sealedAuth || sealDigest(sealedAuth as SealedValue) === sealedAuthDigest);
   return {
     ...plain,
     masked: (masked as Record<string, string> | undefined) ?? (sealed ? undefined : {}),

@@ -17,6 +17,7 @@ import {
   type ServerStatus,
   type StoredStatus,
   type ToolInfo,
+  UpstreamAuthorization,
 } from "@mcpgw/core";
 import { failedConditions, isConditionFailure, queryKind } from "./dynamo";
 import { statusListSort } from "./server-list";
@@ -295,8 +296,8 @@ export function toStatus(item: Record<string, unknown>): StoredStatus {
   return {
     ...status,
     ...(typeof item.protocolVersion === "string" ? { protocolVersion: item.protocolVersion } : {}),
-    ...(item.authorization === "required" || item.authorization === "authorized"
-      ? { authorization: item.authorization }
+    ...(UpstreamAuthorization.safeParse(item.authorization).success
+      ? { authorization: item.authorization as UpstreamAuthorization }
       : {}),
     ...(typeof item.credentialExpiresAt === "string" || item.credentialExpiresAt === null
       ? { credentialExpiresAt: item.credentialExpiresAt as string | null }

@@ -187,6 +187,44 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       });
     });
 
+    it("seals auth.clientSecret apart: the config shows its mask, an edit keeps, replaces or drops it", async () => {
+      const store = await open();
+      const auth = { type: "client_credentials", clientId: "gw", clientSecret: "cl13nt-s3cret" };
+      const server = await store.servers.create(
+        parseServerSpec({ name: unique("m2m"), url: "https://example.com/mcp", auth }),
+      );
+      const secretOf = async () => {
+        const record = await store.servers.get(server.id);
+        return record?.transport === "http" ? record.auth?.clientSecret : undefined;
+      };
+
+      const plain = await store.servers.getPlain(server.id);
+      expect(plain?.transport === "http" && plain.auth).toEqual({ ...auth, clientSecret: "[SECRET]" });
+      expect(plain?.sealIntact).toBe(true);
+      expect(await secretOf()).toBe("cl13nt-s3cret");
+
+      // Kept sealed as it is (the mask in the spec), then sealed anew with the headers, then replaced.
+      const spec = (secret?: string) =>
+        parseServerSpec({
+          name: server.name,
+          url: "https://example.com/mcp",
+          auth: { ...auth, ...(secret === undefined ? {} : { clientSecret: secret }) },
+        });
+      const masked = {
+        ...spec("x"),
+        auth: plain?.transport === "http" ? plain.auth : undefined,
+      } as typeof server;
+      const v2 = await store.servers.update(server, masked, { keepSealed: true });
+      expect(await secretOf()).toBe("cl13nt-s3cret");
+      const v3 = await store.servers.update(v2, spec("n3w"), { keepSealed: true });
+      expect(await secretOf()).toBe("n3w");
+      const v4 = await store.servers.update(v3, spec("again"));
+      expect(await secretOf()).toBe("again");
+      await store.servers.update(v4, parseServerSpec({ name: server.name, url: "https://example.com/mcp" }));
+      const dropped = await store.servers.get(server.id);
+      expect(dropped?.transport === "http" && dropped.auth).toBeUndefined();
+    });
+
     it("remove deletes the server, its name, status, catalogue and toggles", async () => {
       const store = await open();
       const server = await http(store);

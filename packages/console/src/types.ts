@@ -13,8 +13,11 @@ export interface ServerStatus {
   lastConnectionLatencyMs: number | null;
   lastError: string | null;
   protocolVersion?: string;
-  /** Upstreams that need OAuth: whether an admin must authorize the gateway, and until when it may. */
-  authorization?: "required" | "authorized";
+  /**
+   * Upstreams that need OAuth: whether an admin must authorize the gateway (or, for client_credentials,
+   * whether its grant was refused), and until when it may.
+   */
+  authorization?: "required" | "authorized" | "refused";
   credentialExpiresAt?: string | null;
 }
 
@@ -31,7 +34,15 @@ export interface Server {
   args?: string[];
   env?: Record<string, string>;
   /** An HTTP upstream the gateway signs in to with OAuth (shared: one authorization for everyone). */
-  auth?: { type: "oauth"; mode: "shared"; clientId?: string; scopes?: string[] };
+  auth?:
+    | { type: "oauth"; mode: "shared"; clientId?: string; clientSecret?: string; scopes?: string[] }
+    | {
+        type: "client_credentials";
+        clientId: string;
+        clientSecret: string;
+        scopes?: string[];
+        tokenUrl?: string;
+      };
   secretRef?: string;
   secretFormat?: string;
   version: number;

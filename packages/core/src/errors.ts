@@ -36,6 +36,7 @@ export const ERROR_CODES = {
   "server.unavailable": [409, "Server unavailable", INVALID_PARAMS],
   "server.secrets_unreadable": [409, "Stored secrets cannot be opened", INTERNAL_ERROR],
   "server.not_oauth": [409, "Server does not sign in with OAuth", INVALID_REQUEST],
+  "server.no_authorize_step": [409, "Server needs no authorization step", INVALID_REQUEST],
   "import.invalid_document": [400, "Invalid .mcp.json document", INVALID_PARAMS],
   "import.no_servers": [400, "No servers to import", INVALID_PARAMS],
   "import.invalid_entry": [400, "Invalid server entry", INVALID_PARAMS],

@@ -89,3 +89,8 @@ export function mergeMasked(
   }
   return { values, unmatchedMasks };
 }
+
+/** An `auth` as the API shows it: its client secret (when it has one) as `[SECRET]`. */
+export function maskAuth<T extends { clientSecret?: string | undefined }>(auth: T): T {
+  return auth.clientSecret === undefined ? auth : { ...auth, clientSecret: SECRET_MASK };
+}

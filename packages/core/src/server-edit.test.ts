@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { AppError } from "./errors";
-import type { ServerPatch, ServerSpec } from "./server";
-import { applyServerPatch, parseServerSpec } from "./server-edit";
+import { type ServerPatch, type ServerSpec, upstreamAuthKey } from "./server";
+import { applyServerPatch, authSecretReplaced, parseServerSpec } from "./server-edit";
 
 /** Runs `act`, expecting it to throw an AppError, and returns that error. */
 function appErrorFrom(act: () => unknown): AppError {
@@ -622,5 +622,118 @@ describe("applyServerPatch validation", () => {
 
     // Assess
     expect(result).toStrictEqual(stored);
+  });
+});
+
+describe("auth.clientSecret (the header mask rule, for a secret inside `auth`)", () => {
+  const withSecret = () =>
+    parseServerSpec({
+      name: "m2m",
+      url: "https://mcp.example.com/mcp",
+      auth: { type: "client_credentials", clientId: "gw", clientSecret: "cl13nt-s3cret" },
+    });
+  const secretOf = (spec: ServerSpec) => (spec.transport === "http" ? spec.auth?.clientSecret : undefined);
+
+  it("refuses a mask as the secret of a new server", () => {
+    // Act
+    const error = appErrorFrom(() =>
+      parseServerSpec({
+        name: "m2m",
+        url: "https://mcp.example.com/mcp",
+        auth: { type: "client_credentials", clientId: "gw", clientSecret: "[SECRET]" },
+      }),
+    );
+
+    // Assess
+    expect(error.code).toBe("server.invalid");
+    expect(error.detail).toContain("auth.clientSecret: is a mask");
+  });
+
+  it("refuses a secret without a client id on `oauth`", () => {
+    // Act
+    const error = appErrorFrom(() =>
+      parseServerSpec({
+        name: "o",
+        url: "https://mcp.example.com/mcp",
+        auth: { type: "oauth", clientSecret: "x" },
+      }),
+    );
+
+    // Assess
+    expect(error.code).toBe("server.invalid");
+    expect(error.detail).toContain("clientSecret needs a clientId");
+  });
+
+  it("keeps the stored secret when the mask comes back; replaces it with a real value; drops it when left out", () => {
+    // Prepare
+    const stored = withSecret();
+    const auth = (clientSecret?: string) => ({
+      type: "client_credentials" as const,
+      clientId: "gw",
+      ...(clientSecret === undefined ? {} : { clientSecret }),
+    });
+
+    // Act
+    const kept = applyServerPatch(stored, { auth: auth("[SECRET]") as ServerPatch["auth"] });
+    const replaced = applyServerPatch(stored, { auth: auth("n3w") as ServerPatch["auth"] });
+    const dropped = appErrorFrom(() => applyServerPatch(stored, { auth: auth() as ServerPatch["auth"] }));
+
+    // Assess
+    expect(secretOf(kept)).toBe("cl13nt-s3cret");
+    expect(secretOf(replaced)).toBe("n3w");
+    expect(dropped.code).toBe("server.invalid"); // client_credentials needs its secret
+    expect(authSecretReplaced({ auth: auth("[SECRET]") as ServerPatch["auth"] })).toBe(false);
+    expect(authSecretReplaced({ auth: auth("n3w") as ServerPatch["auth"] })).toBe(true);
+  });
+
+  it("refuses a mask when no secret is stored", () => {
+    // Prepare
+    const stored = storedHttp();
+
+    // Act
+    const error = appErrorFrom(() =>
+      applyServerPatch(stored, {
+        auth: { type: "oauth", mode: "shared", clientId: "c", clientSecret: "[SECRET]" },
+      }),
+    );
+
+    // Assess
+    expect(error.code).toBe("server.invalid");
+    expect(error.detail).toContain("auth.clientSecret: the mask matches no stored value");
+  });
+
+  it("refuses a URL moving to another origin while the stored secret is kept", () => {
+    // Prepare
+    const stored = withSecret();
+
+    // Act
+    const error = appErrorFrom(() => applyServerPatch(stored, { url: "https://elsewhere.example.net/mcp" }));
+    const resent = applyServerPatch(stored, {
+      url: "https://elsewhere.example.net/mcp",
+      auth: { type: "client_credentials", clientId: "gw", clientSecret: "again" },
+    });
+
+    // Assess
+    expect(error.code).toBe("server.credentials_origin_changed");
+    expect(error.detail).not.toContain("cl13nt-s3cret");
+    expect(secretOf(resent)).toBe("again");
+  });
+
+  it("drops tokens on a change of type, client, secret presence or token URL (upstreamAuthKey)", () => {
+    // Prepare
+    const stored = withSecret();
+    const key = (spec: ServerSpec) => upstreamAuthKey(spec);
+
+    // Act
+    const other = (auth: Record<string, unknown>) =>
+      key(applyServerPatch(stored, { auth: { clientSecret: "[SECRET]", ...auth } as ServerPatch["auth"] }));
+
+    // Assess
+    expect(other({ type: "client_credentials", clientId: "gw" })).toBe(key(stored));
+    expect(other({ type: "client_credentials", clientId: "gw2" })).not.toBe(key(stored));
+    expect(other({ type: "oauth", clientId: "gw" })).not.toBe(key(stored));
+    expect(
+      other({ type: "client_credentials", clientId: "gw", tokenUrl: "https://as.example.com/token" }),
+    ).not.toBe(key(stored));
   });
 });

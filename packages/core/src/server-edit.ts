@@ -1,6 +1,14 @@
 import { AppError, describeIssues } from "./errors";
-import { ENV_MASKS, HEADER_MASKS, type MaskRule, maskedKeys, mergeMasked } from "./masking";
-import { type HttpServerSpec, type ServerPatch, ServerSpec } from "./server";
+import {
+  ENV_MASKS,
+  HEADER_MASKS,
+  looksMasked,
+  type MaskRule,
+  maskedKeys,
+  mergeMasked,
+  SECRET_MASK,
+} from "./masking";
+import { type HttpServerSpec, type ServerPatch, ServerSpec, type UpstreamAuth } from "./server";
 
 /** Validates a new server's spec; throws `server.invalid` listing every problem. */
 export function parseServerSpec(input: unknown): ServerSpec {
@@ -17,7 +25,30 @@ export function parseServerSpec(input: unknown): ServerSpec {
  */
 export function submittedMasks(spec: ServerSpec): string[] {
   const [field, map] = spec.transport === "http" ? ["headers", spec.headers] : ["env", spec.env];
-  return maskedKeys(map).map((name) => `${field}.${name}: is a mask; submit the real value`);
+  const secret = spec.transport === "http" ? spec.auth?.clientSecret : undefined;
+  return [
+    ...maskedKeys(map).map((name) => `${field}.${name}: is a mask; submit the real value`),
+    ...(secret !== undefined && looksMasked(secret)
+      ? ["auth.clientSecret: is a mask; submit the real value"]
+      : []),
+  ];
+}
+
+/** Whether an edit gives `auth` a new client secret (a real value, not the mask that keeps the stored one). */
+export function authSecretReplaced(patch: Pick<ServerPatch, "auth">): boolean {
+  const secret = patch.auth?.clientSecret;
+  return secret !== undefined && !looksMasked(secret);
+}
+
+/**
+ * Whether the spec an edit leads to needs the stored client secret: the edit leaves `auth` alone, or
+ * sends the mask back, while one is stored (`stored` is the masked view).
+ */
+export function keepsAuthSecret(stored: ServerSpec, patch: Pick<ServerPatch, "auth">): boolean {
+  if (stored.transport !== "http" || stored.auth?.clientSecret === undefined) return false;
+  if (patch.auth === undefined) return true;
+  const secret = patch.auth?.clientSecret;
+  return secret !== undefined && looksMasked(secret);
 }
 
 /**
@@ -44,6 +75,7 @@ export function applyServerPatch(stored: ServerSpec, patch: ServerPatch): Server
   if (patch.env && stored.transport === "stdio") {
     merged.env = mergeOrThrow("env", stored.env, patch.env, ENV_MASKS);
   }
+  if (patch.auth && stored.transport === "http") merged.auth = mergeAuthSecret(stored.auth, patch.auth);
   const parsed = ServerSpec.safeParse(merged);
   if (!parsed.success) throw invalid(describeIssues(parsed.error.issues));
   return parsed.data;
@@ -56,19 +88,30 @@ export function applyServerPatch(stored: ServerSpec, patch: ServerPatch): Server
  */
 function assertCredentialsStay(stored: HttpServerSpec, patch: ServerPatch): void {
   const names = Object.keys(stored.headers);
-  if (names.length === 0 || patch.url === undefined) return;
+  const secretKept = keepsAuthSecret(stored, patch);
+  if ((names.length === 0 && !secretKept) || patch.url === undefined) return;
   const from = originOf(stored.url);
   const to = originOf(patch.url);
   // An unparseable URL is reported by validation; only a real origin change matters here.
   if (from === undefined || to === undefined || from === to) return;
-  const kept = patch.headers ? keptByMask(stored.headers, patch.headers) : names;
-  if (kept.length === 0) return;
-  throw new AppError(
-    "server.credentials_origin_changed",
-    `The URL moves from ${from} to ${to}; stored headers (${kept.join(", ")}) would go there. ` +
-      "Submit their real values again, or drop them with `headers: {}`.",
-    { headers: kept },
-  );
+  const kept = names.length === 0 ? [] : patch.headers ? keptByMask(stored.headers, patch.headers) : names;
+  if (kept.length > 0) {
+    throw new AppError(
+      "server.credentials_origin_changed",
+      `The URL moves from ${from} to ${to}; stored headers (${kept.join(", ")}) would go there. ` +
+        "Submit their real values again, or drop them with `headers: {}`.",
+      { headers: kept },
+    );
+  }
+  // The secret goes to the authorization server the new URL's 401 names: that is the new URL's choice.
+  if (secretKept) {
+    throw new AppError(
+      "server.credentials_origin_changed",
+      `The URL moves from ${from} to ${to}; the stored auth.clientSecret would go to the authorization server it names. ` +
+        "Submit the real secret again in `auth`, or drop it.",
+      { auth: ["clientSecret"] },
+    );
+  }
 }
 
 /** The submitted names whose masks keep a stored value (masks that match nothing are refused later). */
@@ -100,6 +143,19 @@ function mergeOrThrow(
     );
   }
   return values;
+}
+
+/**
+ * The submitted `auth` with its client secret resolved: the mask of the stored secret keeps it (under
+ * whichever type the edit gives); any other mask is refused; a real value or no secret is taken as is.
+ */
+function mergeAuthSecret(stored: UpstreamAuth | undefined, submitted: UpstreamAuth): UpstreamAuth {
+  const secret = submitted.clientSecret;
+  if (secret === undefined || !looksMasked(secret)) return submitted;
+  if (stored?.clientSecret === undefined || secret.trim() !== SECRET_MASK) {
+    throw invalid(["auth.clientSecret: the mask matches no stored value; submit the real value"]);
+  }
+  return { ...submitted, clientSecret: stored.clientSecret } as UpstreamAuth;
 }
 
 function invalid(problems: string[]): AppError {

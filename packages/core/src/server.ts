@@ -76,11 +76,22 @@ const common = {
 const OAuthScope = z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]{1,256}$/, "must be an OAuth scope token");
 
 /**
+ * A client secret at the upstream's authorization server: sealed with the server's other secrets,
+ * shown as `[SECRET]`; an edit that sends that mask back keeps the stored one.
+ */
+const ClientSecret = z.string().min(1).max(1_024).regex(NO_CR_LF_NUL, "must not contain CR, LF or NUL").meta({
+  description:
+    "the client's secret (confidential client): the real value on create (a mask is refused); stored sealed, shown as `[SECRET]`; an edit may send the mask back unchanged to keep it",
+});
+const ClientId = z.string().min(1).max(512).regex(NO_CR_LF_NUL);
+
+/**
  * How the gateway authenticates to an HTTP upstream as an OAuth client (authorization code + PKCE).
  * `shared`: an admin authorizes once (`POST /v1/servers/{id}/authorize`) and every caller uses that
  * connection. `per_user`: each caller (signed-in user, key, or the admin) authorizes their own
- * connection, and their calls carry their own token. The client is registered by CIMD (when the upstream's AS supports it and the gateway's
- * admin URL is https), else by dynamic registration, else `clientId` is used.
+ * connection, and their calls carry their own token. The client is registered by CIMD (when the
+ * upstream's AS supports it and the gateway's admin URL is https), else by dynamic registration, else
+ * `clientId` is used (with `clientSecret` when it is a confidential client).
  */
 export const UpstreamOAuth = z
   .strictObject({
@@ -89,16 +100,48 @@ export const UpstreamOAuth = z
       description:
         "shared: one connection an admin authorizes, used by every caller; per_user: each caller authorizes and uses their own",
     }),
-    clientId: z.string().min(1).max(512).regex(NO_CR_LF_NUL).optional().meta({
+    clientId: ClientId.optional().meta({
       description:
-        "a client id registered with the upstream's authorization server beforehand (public client)",
+        "a client id registered with the upstream's authorization server beforehand (public client, or confidential with `clientSecret`)",
     }),
+    clientSecret: ClientSecret.optional(),
     scopes: z.array(OAuthScope).max(32).optional().meta({
       description: "scopes to ask for (default: what the upstream's 401 or metadata names)",
     }),
   })
-  .meta({ id: "UpstreamOAuth" });
+  .refine((auth) => !auth.clientSecret || auth.clientId, {
+    message: "clientSecret needs a clientId",
+    path: ["clientSecret"],
+  })
+  .meta({ id: "UpstreamOAuth", dependentRequired: { clientSecret: ["clientId"] } });
 export type UpstreamOAuth = z.infer<typeof UpstreamOAuth>;
+
+/**
+ * Machine-to-machine access to an HTTP upstream (OAuth client_credentials grant): no user, no
+ * authorize step. The worker obtains a token from the upstream's token endpoint — `tokenUrl`, else
+ * the one its 401 leads to (protected-resource metadata → authorization server metadata) — and a new
+ * one before it expires.
+ */
+export const UpstreamClientCredentials = z
+  .strictObject({
+    type: z.literal("client_credentials"),
+    clientId: ClientId.meta({
+      description: "the client id registered with the upstream's authorization server",
+    }),
+    clientSecret: ClientSecret,
+    scopes: z.array(OAuthScope).max(32).optional().meta({
+      description: "scopes to ask for (default: none named; the authorization server decides)",
+    }),
+    tokenUrl: HttpUrl.optional().meta({
+      description: "the token endpoint (default: discovered from the upstream's 401 and its metadata)",
+    }),
+  })
+  .meta({ id: "UpstreamClientCredentials" });
+export type UpstreamClientCredentials = z.infer<typeof UpstreamClientCredentials>;
+
+/** How the gateway authenticates to an HTTP upstream: as an OAuth client of a user, or of itself. */
+export const UpstreamAuth = z.discriminatedUnion("type", [UpstreamOAuth, UpstreamClientCredentials]);
+export type UpstreamAuth = z.infer<typeof UpstreamAuth>;
 
 /** A remote MCP server reached over streamable HTTP (or legacy SSE). */
 export const HttpServerSpec = z.strictObject({
@@ -106,7 +149,7 @@ export const HttpServerSpec = z.strictObject({
   ...common,
   url: HttpUrl,
   headers: RealHeaderMap.default({}),
-  auth: UpstreamOAuth.optional(),
+  auth: UpstreamAuth.optional(),
 });
 
 /** A command-based MCP server spoken to over stdio (run by the stdio runner). */
@@ -183,7 +226,7 @@ export const ServerPatch = z.strictObject({
     .optional(),
   secretRef: SecretName.nullable().optional(),
   secretFormat: SecretFormat.nullable().optional(),
-  auth: UpstreamOAuth.nullable().optional(),
+  auth: UpstreamAuth.nullable().optional(),
 });
 export type ServerPatch = z.infer<typeof ServerPatch>;
 
@@ -216,16 +259,27 @@ export type PlainStdioServer = Extract<PlainServer, { transport: "stdio" }>;
 export const SHARED_SUBJECT = "shared";
 
 /** Whether each caller of the server uses their own upstream credential (`per_user` OAuth). */
-export function isPerUser(server: { transport: string; auth?: UpstreamOAuth | undefined }): boolean {
-  return server.transport === "http" && server.auth?.mode === "per_user";
+export function isPerUser(server: { transport: string; auth?: UpstreamAuth | undefined }): boolean {
+  return server.transport === "http" && server.auth?.type === "oauth" && server.auth.mode === "per_user";
 }
 
-/** How an upstream credential's binding is compared: an edit that changes it drops the tokens. */
+/**
+ * How an upstream credential's binding is compared: an edit that changes it drops the tokens. A client
+ * secret counts by its presence here; a new value of it is {@link authSecretReplaced}.
+ */
 export function upstreamAuthKey(spec: {
   transport: string;
-  auth?: UpstreamOAuth | undefined;
+  auth?: UpstreamAuth | undefined;
   url?: string;
 }): string {
   if (spec.transport !== "http" || !spec.auth) return "";
-  return JSON.stringify([spec.auth.type, spec.auth.mode, spec.auth.clientId ?? "", spec.url ?? ""]);
+  const { auth } = spec;
+  return JSON.stringify([
+    auth.type,
+    "mode" in auth ? auth.mode : "",
+    auth.clientId ?? "",
+    auth.clientSecret ? "secret" : "",
+    auth.type === "client_credentials" ? [auth.tokenUrl ?? "", auth.scopes ?? []] : "",
+    spec.url ?? "",
+  ]);
 }

@@ -19,8 +19,12 @@ const HEARTBEAT_NOTE =
   "while connected) and every failure; the sweep's liveness checks of a connected server write no status " +
   "while nothing changed";
 
-/** Whether an upstream that needs OAuth has a usable credential. */
-export const UpstreamAuthorization = z.enum(["required", "authorized"]);
+/**
+ * Whether an upstream that needs OAuth has a usable credential. `refused` is the client_credentials
+ * grant's failure: no one can authorize a machine client, so `required` (which asks an admin to open
+ * an authorization URL) would send them the wrong way — the fix is the client's id or secret.
+ */
+export const UpstreamAuthorization = z.enum(["required", "authorized", "refused"]);
 export type UpstreamAuthorization = z.infer<typeof UpstreamAuthorization>;
 
 /** What an attempt on a server with `auth` learned of its credential. */
@@ -46,11 +50,11 @@ export const ServerStatus = z.object({
   }),
   authorization: UpstreamAuthorization.optional().meta({
     description:
-      "servers with `auth` only: `required` — no usable credential; an admin must `POST /v1/servers/{id}/authorize` and open the URL it returns; `authorized` — the gateway holds one",
+      "servers with `auth` only: `required` — no usable credential; an admin must `POST /v1/servers/{id}/authorize` and open the URL it returns; `authorized` — the gateway holds one; `refused` (`client_credentials` only) — the authorization server refused the grant: correct `auth` (client id, secret)",
   }),
   credentialExpiresAt: z.string().nullable().optional().meta({
     description:
-      "servers with `auth` only: when the upstream access token expires (the worker refreshes it before)",
+      "servers with `auth` only: when the upstream access token expires (the worker refreshes it, or obtains a new one, before)",
   }),
 });
 export type ServerStatus = z.infer<typeof ServerStatus>;

@@ -1,6 +1,7 @@
 export * from "./call";
 export * from "./call-context";
 export * from "./classify-failure";
+export * from "./client-credentials";
 export * from "./credential-refresh";
 export * from "./guard";
 export * from "./internal-fetch";

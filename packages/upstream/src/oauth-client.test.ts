@@ -97,6 +97,16 @@ describe("starting an upstream authorization", () => {
     expect(requests).not.toContain(`POST ${AS}/register`);
     await expect(start(fakeUpstream({}).fetchFn)).rejects.toThrow(/auth.clientId/);
   });
+
+  it("keeps a confidential client's secret for the code exchange, never in the authorization URL", async () => {
+    const { requests, fetchFn } = fakeUpstream({ registration_endpoint: `${AS}/register` });
+    const started = await start(fetchFn, {
+      auth: { type: "oauth", mode: "shared", clientId: "pre", clientSecret: "pre-s3cret" },
+    });
+    expect(started.client).toEqual({ client_id: "pre", client_secret: "pre-s3cret" });
+    expect(started.authorizationUrl).not.toContain("pre-s3cret");
+    expect(requests).not.toContain(`POST ${AS}/register`);
+  });
 });
 
 describe("held credentials", () => {

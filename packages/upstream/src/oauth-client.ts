@@ -77,28 +77,7 @@ export async function startUpstreamAuthorization(options: {
   fetch: typeof fetch;
 }): Promise<StartedAuthorization> {
   const { url, auth, redirectUri, fetch: fetchFn } = options;
-  const challenge = await fetchFn(url, {
-    method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 0,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-11-25",
-        capabilities: {},
-        clientInfo: { name: "mcp-gateway", version: "1" },
-      },
-    }),
-    redirect: "manual",
-  });
-  await challenge.body?.cancel().catch(() => undefined);
-  const { resourceMetadataUrl, scope: challengedScope } =
-    challenge.status === 401 ? extractWWWAuthenticateParams(challenge) : {};
-  const info = await discoverOAuthServerInfo(url, {
-    ...(resourceMetadataUrl ? { resourceMetadataUrl } : {}),
-    fetchFn,
-  });
+  const { info, challengedScope } = await discoverFromChallenge(url, fetchFn);
   const metadata = info.authorizationServerMetadata;
   if (!metadata) throw new UpstreamAuthError("the upstream's authorization server publishes no metadata");
   const client = await chooseClient(info.authorizationServerUrl, metadata, { ...options, fetch: fetchFn });
@@ -130,6 +109,36 @@ export async function startUpstreamAuthorization(options: {
   };
 }
 
+/**
+ * The upstream's authorization server, found from its 401 to an unauthenticated `initialize` (RFC 9728
+ * protected-resource metadata → RFC 8414 metadata), and the scope the challenge names.
+ */
+export async function discoverFromChallenge(url: string, fetchFn: typeof fetch) {
+  const challenge = await fetchFn(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-11-25",
+        capabilities: {},
+        clientInfo: { name: "mcp-gateway", version: "1" },
+      },
+    }),
+    redirect: "manual",
+  });
+  await challenge.body?.cancel().catch(() => undefined);
+  const { resourceMetadataUrl, scope: challengedScope } =
+    challenge.status === 401 ? extractWWWAuthenticateParams(challenge) : {};
+  const info = await discoverOAuthServerInfo(url, {
+    ...(resourceMetadataUrl ? { resourceMetadataUrl } : {}),
+    fetchFn,
+  });
+  return { info, challengedScope };
+}
+
 async function chooseClient(
   authorizationServer: string,
   metadata: AuthorizationServerMetadata,
@@ -140,7 +149,12 @@ async function chooseClient(
     fetch: typeof fetch;
   },
 ): Promise<OAuthClientInfo> {
-  if (options.auth.clientId) return { client_id: options.auth.clientId };
+  if (options.auth.clientId)
+    return {
+      client_id: options.auth.clientId,
+      // A confidential client: the SDK authenticates it as the AS's metadata allows (basic, else post).
+      ...(options.auth.clientSecret ? { client_secret: options.auth.clientSecret } : {}),
+    };
   if (
     options.clientMetadataUrl?.startsWith("https://") &&
     (metadata as { client_id_metadata_document_supported?: boolean })
@@ -204,7 +218,8 @@ export async function refreshUpstreamCredential(
   );
 }
 
-function heldCredential(tokens: OAuthTokens, origin: GrantOrigin): HeldCredential {
+/** The credential to keep from a token response and where it came from. */
+export function heldCredential(tokens: OAuthTokens, origin: GrantOrigin): HeldCredential {
   return {
     authorizationServer: origin.authorizationServer,
     ...(origin.metadata ? { metadata: origin.metadata } : {}),

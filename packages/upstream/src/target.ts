@@ -1,6 +1,16 @@
-/** What a target is made of: an HTTP server's URL and (opened) headers, or just a stdio server's id. */
+import type { UpstreamAuth } from "@mcpgw/core";
+/**
+ * What a target is made of: an HTTP server's URL and (opened) headers — and its opened `auth`, for
+ * the token endpoint only, never sent to the upstream — or just a stdio server's id.
+ */
 export type TargetSource =
-  | { transport: "http"; id: string; url: string; headers: Record<string, string> }
+  | {
+      transport: "http";
+      id: string;
+      url: string;
+      headers: Record<string, string>;
+      auth?: UpstreamAuth | undefined;
+    }
   | { transport: "stdio"; id: string };
 
 import type { UpstreamTarget } from "./session";

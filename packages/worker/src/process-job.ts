@@ -19,6 +19,7 @@ import {
 } from "@mcpgw/core";
 import type { ProbeResult, TargetSource } from "@mcpgw/upstream";
 import { type AttemptDeps, attemptConnection } from "./attempt";
+import { attemptWithClientCredentials } from "./client-credentials";
 import { attemptWithCredential } from "./credential";
 import { probePoint, recordProbePoint } from "./probe-point";
 
@@ -72,9 +73,11 @@ export async function processJob(deps: WorkerDeps, job: Job, jobId?: string): Pr
   const started = performance.now();
   const result: ProbeResult = !target
     ? { ok: false, at: new Date().toISOString(), reason: "failed", error: UNREADABLE_SECRETS }
-    : plain.transport === "http" && plain.auth && target.transport === "http"
-      ? await attemptWithCredential(deps, { id: plain.id, perUser: isPerUser(plain) }, target, listToolsIf)
-      : await attemptConnection(target, deps, listToolsIf);
+    : target.transport === "http" && target.auth?.type === "client_credentials"
+      ? await attemptWithClientCredentials(deps, plain.id, target, target.auth, listToolsIf)
+      : plain.transport === "http" && plain.auth && target.transport === "http"
+        ? await attemptWithCredential(deps, { id: plain.id, perUser: isPerUser(plain) }, target, listToolsIf)
+        : await attemptConnection(target, deps, listToolsIf);
   const point = probePoint(result, performance.now() - started);
   // The status write goes first; the attempt's point goes to the latency history alongside it (never
   // failing the job), and the job ends once both are done. No attempt (secrets unreadable), no point.
@@ -144,8 +147,9 @@ async function recordResult(
 }
 
 /**
- * What the probe needs: an HTTP server's URL and opened headers (one KMS call, no second read), or
- * just a stdio server's id (the runner opens its env). Undefined when the sealed values cannot be opened.
+ * What the probe needs: an HTTP server's URL, opened headers and `auth` (one read, a KMS call per sealed
+ * value), or just a stdio server's id (the runner opens its env). Undefined when the sealed values
+ * cannot be opened.
  */
 async function targetSource({ plain, open }: StoredServer): Promise<TargetSource | undefined> {
   if (!plain.sealIntact) return undefined;
@@ -153,7 +157,7 @@ async function targetSource({ plain, open }: StoredServer): Promise<TargetSource
   try {
     const record = await open();
     return record?.transport === "http"
-      ? { transport: "http", id: record.id, url: record.url, headers: record.headers }
+      ? { transport: "http", id: record.id, url: record.url, headers: record.headers, auth: record.auth }
       : undefined;
   } catch (error) {
     if (error instanceof SealError) return undefined;

@@ -257,7 +257,7 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, appDeps: AdminDeps
       tags: ["servers"],
       summary: "Authorize the gateway at an upstream that needs OAuth",
       description:
-        "Discovers the upstream's authorization server from its 401, registers the gateway (CIMD, else dynamic registration, else `auth.clientId`) and answers the authorization URL (code + PKCE) for an admin to open. The authorization server redirects to the admin function's `/oauth/upstream/callback`, which keeps the tokens sealed and reconnects the server. In `shared` mode this is the connection every caller uses; in `per_user` mode it is the admin's own (each user authorizes theirs when a call first needs it), which the gateway's checks use to catalogue the tools.",
+        "Discovers the upstream's authorization server from its 401, registers the gateway (CIMD, else dynamic registration, else `auth.clientId`) and answers the authorization URL (code + PKCE) for an admin to open. The authorization server redirects to the admin function's `/oauth/upstream/callback`, which keeps the tokens sealed and reconnects the server. In `shared` mode this is the connection every caller uses; in `per_user` mode it is the admin's own (each user authorizes theirs when a call first needs it), which the gateway's checks use to catalogue the tools. A pre-registered confidential client (`auth.clientSecret`) authenticates at the token endpoint with its secret. A `client_credentials` server has no authorize step: 409 `server.no_authorize_step`.",
       request: { params: IdParam },
       responses: {
         200: json(AuthorizationStart, "The URL to open"),

@@ -2,9 +2,11 @@ import { assertImportFits, SealError, type Store } from "@mcpgw/aws";
 import {
   AppError,
   applyServerPatch,
+  authSecretReplaced,
   errorFields,
   ifMatchAllows,
   type Job,
+  keepsAuthSecret,
   type Logger,
   maskEnv,
   maskedKeys,
@@ -115,8 +117,8 @@ export async function updateServer(
   const spec = applyServerPatch(stored.spec, patch);
   assertUpstreamAllowed(deps, spec);
   const updated = await deps.store.servers.update(existing, spec, { keepSealed: stored.keepSealed });
-  // Tokens were issued for the old auth (mode, client, URL): an edit that changes it drops them.
-  if (upstreamAuthKey(existing) !== upstreamAuthKey(spec)) {
+  // Tokens were issued for the old auth (type, mode, client, secret, URL): an edit that changes it drops them.
+  if (upstreamAuthKey(existing) !== upstreamAuthKey(spec) || authSecretReplaced(patch)) {
     const removed = await deps.store.upstreamCredentials.removeAll(updated.id);
     if (removed) deps.logger.info("upstream credentials dropped", { serverId: updated.id, removed });
   }
@@ -135,7 +137,7 @@ export async function updateServer(
 /**
  * The stored spec an edit applies to. Its secret map is the masked one (nothing opened; the sealed
  * value is kept as it is when the edit leaves the map alone) unless the edit keeps stored values by
- * their masks: then they are opened.
+ * their masks — header or env values, or (with new headers) `auth.clientSecret`: then they are opened.
  */
 async function editableSpec(
   deps: AdminDeps,
@@ -155,7 +157,10 @@ async function editableSpec(
       ...plain
     } = await withMasks(deps, existing);
     const field = existing.transport === "http" ? "headers" : "env";
-    return { spec: { ...plain, [field]: masked ?? {} } as ServerSpec, keepSealed: submitted === undefined };
+    const spec = { ...plain, [field]: masked ?? {} } as ServerSpec;
+    // Sealed values kept as they are keep the client secret too; new headers keeping it must open it.
+    const keepSealed = submitted === undefined;
+    if (keepSealed || !keepsAuthSecret(spec, patch)) return { spec, keepSealed };
   }
   const { id: _i, version: _v, createdAt: _c, updatedAt: _u, ...spec } = await openSecrets(deps, existing);
   return { spec: spec as ServerSpec, keepSealed: false };

@@ -54,6 +54,11 @@ export async function authorizeServer(
       "server.not_oauth",
       `Server '${server.name}' has no \`auth\`: nothing to authorize (give it \`auth: { type: "oauth" }\` first).`,
     );
+  if (server.auth.type === "client_credentials")
+    throw new AppError(
+      "server.no_authorize_step",
+      `Server '${server.name}' uses the client_credentials grant: the gateway obtains its tokens itself, no one authorizes it. A refused grant is fixed by correcting \`auth\` (client id, secret).`,
+    );
   const subject = isPerUser(server) ? credentialSubject(principal) : SHARED_SUBJECT;
   return beginUpstreamAuthorization(deps, server, subject);
 }

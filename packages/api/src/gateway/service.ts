@@ -6,6 +6,7 @@ import {
   type FailureReason,
   isPerUser,
   type Logger,
+  type PlainServer,
   parseQualifiedName,
   SHARED_SUBJECT,
   type ToolInfo,
@@ -461,9 +462,12 @@ async function sessionOf<T>(
       const failure = new CallFailure(kind, scrubSecrets(describeFailure(error), secrets), { cause: error });
       // A caller's own token refused: theirs to renew; the server is fine.
       if (subject && reason === "access_denied") throw new NoOwnCredential(failure.message);
-      // An OAuth upstream that refuses the gateway's token needs an admin to authorize it again.
+      // An OAuth upstream that refuses the gateway's token needs an admin to authorize it again (a
+      // client_credentials one gets a new token at the worker's next probe).
       const credential: CredentialOutcome =
-        target.auth && reason === "access_denied" ? { authorization: "required" } : {};
+        target.auth && reason === "access_denied" && !isMachineClient(server)
+          ? { authorization: "required" }
+          : {};
       await markFailed(deps, entry, reason, failure.message, credential);
       throw failure;
     }
@@ -604,12 +608,31 @@ function hiddenServers(deps: Pick<GatewayDeps, "directory">, chat: string | unde
   return chat ? deps.directory.chatOff(chat) : Promise.resolve(new Set());
 }
 
+/** Whether the gateway reaches the server as a machine client (client_credentials: no authorize step). */
+function isMachineClient(server: PlainServer): boolean {
+  return server.transport === "http" && server.auth?.type === "client_credentials";
+}
+
+/** Why a call found no credential, and what the status says: an authorize step, or the worker's grant. */
+function noCredential(server: PlainServer): { message: string; outcome: CredentialOutcome } {
+  if (isMachineClient(server))
+    return {
+      message: `The gateway holds no token for server '${server.name}' yet: the worker obtains one by the client_credentials grant at its next probe.`,
+      outcome: { credentialExpiresAt: null },
+    };
+  return {
+    message: `The gateway is not authorized at server '${server.name}': an admin must authorize it (POST /v1/servers/${server.id}/authorize).`,
+    outcome: { authorization: "required", credentialExpiresAt: null },
+  };
+}
+
 /**
- * The target of a server the gateway is an OAuth client of: the stored credential's bearer (the shared
- * one, or in `per_user` mode the caller's own — none is {@link NoOwnCredential}), asked before every
- * request. Only the worker refreshes (a refresh token rotates: two
- * refreshers would revoke each other); a session here reads the store again when its token has expired
- * or the upstream answers 401, and the transport retries once with what it found.
+ * The target of a server the gateway is an OAuth client of (authorization code or client_credentials):
+ * the stored credential's bearer (the shared one, or in `per_user` mode the caller's own — none is
+ * {@link NoOwnCredential}), asked before every request. When its token has expired or the upstream
+ * answers 401, a session reads the store again (the worker refreshes shared credentials) and the
+ * transport retries once with what it found; a caller's own credential it refreshes itself, under the
+ * refresh lease (a rotated refresh token spent twice would revoke its family).
  */
 async function withUpstreamCredential(
   deps: GatewayDeps,
@@ -628,11 +651,8 @@ async function withUpstreamCredential(
   let held = await read();
   if (!held && subject) throw new NoOwnCredential(`No credential of ${subject} at '${server.name}'.`);
   if (!held) {
-    const message = `The gateway is not authorized at server '${server.name}': an admin must authorize it (POST /v1/servers/${server.id}/authorize).`;
-    await markFailed(deps, entry, "access_denied", message, {
-      authorization: "required",
-      credentialExpiresAt: null,
-    });
+    const { message, outcome } = noCredential(server);
+    await markFailed(deps, entry, "access_denied", message, outcome);
     throw new CallFailure("unreachable", message);
   }
   addSecrets(credentialSecrets(held));

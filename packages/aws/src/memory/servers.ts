@@ -7,7 +7,9 @@ import {
   type PlainServer,
   type ServerRecord,
   type ServerSpec,
+  type UpstreamAuth,
 } from "@mcpgw/core";
+import { openAuth, sealAuth, sealAuthKeeping } from "../auth-secret";
 import { type Sealer, serverFieldContext } from "../sealing";
 import { decodeListCursor, encodeListCursor, MAX_LIST_LIMIT, statusListSort } from "../server-list";
 import { assertImportFits, type ListedServer, type ServerRepository, type StoredIdentity } from "../servers";
@@ -36,10 +38,12 @@ export function createMemoryServerRepository(tables: MemoryTables, sealer: Seale
       Object.keys(secrets).length > 0
         ? await sealer.seal(secrets, serverFieldContext(record.id, field))
         : undefined;
+    const { auth, sealedAuth } = await sealAuth(record, sealer);
     return {
-      plain: copy(plain),
+      plain: copy({ ...plain, ...(auth ? { auth } : {}) }),
       masked: field === "headers" ? maskHeaders(secrets) : maskEnv(secrets),
       sealed,
+      sealedAuth,
     };
   }
 
@@ -52,7 +56,10 @@ export function createMemoryServerRepository(tables: MemoryTables, sealer: Seale
     const secrets = server.sealed
       ? await sealer.open<Record<string, string>>(server.sealed, serverFieldContext(server.plain.id, field))
       : {};
-    return { ...copy(server.plain), [field]: secrets } as ServerRecord;
+    const plain = copy(server.plain) as typeof server.plain & { auth?: UpstreamAuth };
+    if (!plain.auth) return { ...plain, [field]: secrets } as ServerRecord;
+    const auth = await openAuth(plain.id, plain.auth, server.sealedAuth, sealer);
+    return { ...plain, [field]: secrets, auth } as ServerRecord;
   }
 
   /** The status update that starts a new generation: earlier attempts' results are fenced off. */
@@ -92,7 +99,13 @@ export function createMemoryServerRepository(tables: MemoryTables, sealer: Seale
     const current = tables.servers.get(existing.id);
     if (current?.plain.version !== record.version - 1) throw versionConflict();
     const { headers: _h, env: _e, ...plain } = record as ServerRecord & { headers?: unknown; env?: unknown };
-    const server: MemoryServer = { plain: copy(plain), masked: current.masked, sealed: current.sealed };
+    const { auth, sealedAuth } = await sealAuthKeeping(record, current.sealedAuth, sealer);
+    const server: MemoryServer = {
+      plain: copy({ ...plain, ...(auth ? { auth } : {}) }),
+      masked: current.masked,
+      sealed: current.sealed,
+      sealedAuth,
+    };
     return { existing, record, server };
   }
 

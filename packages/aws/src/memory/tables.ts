@@ -10,6 +10,8 @@ export interface MemoryServer {
   plain: Omit<PlainServer, "masked" | "sealIntact">;
   masked: Record<string, string>;
   sealed: SealedValue | undefined;
+  /** The sealed `auth.clientSecret` (the plain `auth` shows its mask). */
+  sealedAuth?: SealedValue | undefined;
 }
 
 /** A thread as kept: its owner record and its instances by server id. */

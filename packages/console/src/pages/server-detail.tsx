@@ -102,7 +102,9 @@ export function ServerDetailPage({ id }: { id: string }) {
                 <dd data-field="authorization">
                   {s.status.authorization === "authorized"
                     ? `authorized, until ${s.status.credentialExpiresAt ? new Date(s.status.credentialExpiresAt).toLocaleString() : "—"} (renewed before then)`
-                    : "authorization required"}
+                    : s.status.authorization === "refused"
+                      ? "client credentials refused: correct the client id or secret"
+                      : "authorization required"}
                 </dd>
               </>
             ) : null}
