@@ -50,4 +50,20 @@ describe("console: an upstream that needs OAuth", () => {
     const server = await stack.call("GET", "/v1/servers/guarded");
     expect(server.body.auth).toEqual({ type: "oauth", mode: "shared" });
   });
+
+  it("is added per user: the admin's authorization is their own connection, and the mode is shown", async () => {
+    const { page } = ui;
+    await page.goto("/#/servers/new");
+    await page.getByLabel("Name").fill("mine");
+    await page.getByLabel("URL").fill(upstream.url);
+    await page.getByLabel("Sign in with OAuth").check();
+    await page.getByLabel("OAuth connection").selectOption("per_user");
+    await page.getByRole("button", { name: "Add server" }).click();
+    await page.getByText("mine needs an authorization.").waitFor({ timeout: 20_000 });
+    expect(await page.locator("form.notice").textContent()).toContain("this is your own connection");
+    expect(await page.getByText("per user: each caller's own connection").count()).toBe(1);
+    const server = await stack.call("GET", "/v1/servers/mine");
+    expect(server.body.auth).toEqual({ type: "oauth", mode: "per_user" });
+    await expectAccessible(page, "per-user server needing authorization");
+  });
 });

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type OAuthUpstream, startOAuthUpstream } from "../fixtures/oauth-upstream";
 import type { CreatedKey } from "../mcp/helpers";
 import { scanTable } from "../support/aws";
+import { mintTestToken } from "../support/oauth";
 import { type Stack, startStack, waitFor } from "../support/stack";
 
 describe("upstream OAuth, per_user mode: each caller reaches the upstream as themselves", () => {
@@ -50,7 +51,7 @@ describe("upstream OAuth, per_user mode: each caller reaches the upstream as the
   const statusOf = async () => (await stack.call("GET", `/v1/servers/${id}`)).body.status;
 
   beforeAll(async () => {
-    stack = await startStack();
+    stack = await startStack({ oauth: true });
     upstream = await startOAuthUpstream();
   });
   afterAll(async () => {
@@ -136,6 +137,51 @@ describe("upstream OAuth, per_user mode: each caller reaches the upstream as the
     } finally {
       await client.close();
     }
+  });
+
+  it("users signed in to the gateway (OAuth) each reach the upstream as themselves, by MCP", async () => {
+    const oauth = stack.oauth;
+    if (!oauth) throw new Error("the stack runs without OAuth");
+    const clientOf = async (sub: string) => {
+      const token = await mintTestToken(oauth.signer, { iss: oauth.issuer, aud: `${oauth.issuer}/mcp`, sub });
+      const client = new Client({ name: `per-user-${sub}`, version: "1.0.0" });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${stack.api.url}/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${token}` } },
+        }),
+      );
+      return client;
+    };
+    const [dora, eve] = [await clientOf("dora"), await clientOf("eve")];
+    try {
+      for (const [client, upstreamUser] of [
+        [dora, "dora-upstream"],
+        [eve, "eve-upstream"],
+      ] as const) {
+        // A client without URL elicitations gets the link as the tool's (error) result.
+        const first = await client.callTool({ name: "mine__whoami", arguments: {} });
+        expect(first.isError).toBe(true);
+        const link = (first.structuredContent as { authorizationUrl: string }).authorizationUrl;
+        expect(JSON.stringify(first.content)).toContain(link);
+        await authorizeAs(upstreamUser, link);
+      }
+      for (const [client, upstreamUser] of [
+        [dora, "dora-upstream"],
+        [eve, "eve-upstream"],
+      ] as const) {
+        const result = await client.callTool({ name: "mine__whoami", arguments: {} });
+        expect(result.isError).toBeFalsy();
+        expect(JSON.stringify(result.content)).toContain(upstreamUser);
+      }
+    } finally {
+      await Promise.all([dora.close(), eve.close()]);
+    }
+    // Removing a user's access mapping removes their own upstream tokens too.
+    expect((await stack.call("PUT", "/v1/access/user:dora", { servers: null })).status).toBe(200);
+    expect(await stack.store.upstreamCredentials.get(id, "user:dora")).toBeDefined();
+    expect((await stack.call("DELETE", "/v1/access/user:dora")).status).toBe(204);
+    expect(await stack.store.upstreamCredentials.get(id, "user:dora")).toBeUndefined();
+    expect(await stack.store.upstreamCredentials.get(id, "user:eve")).toBeDefined();
   });
 
   it("the AS revokes one user's grants: that user is asked again, the others go on", async () => {

@@ -35,7 +35,13 @@ export interface Server {
   env?: Record<string, string>;
   /** An HTTP upstream the gateway signs in to with OAuth (shared: one authorization for everyone). */
   auth?:
-    | { type: "oauth"; mode: "shared"; clientId?: string; clientSecret?: string; scopes?: string[] }
+    | {
+        type: "oauth";
+        mode: "shared" | "per_user";
+        clientId?: string;
+        clientSecret?: string;
+        scopes?: string[];
+      }
     | {
         type: "client_credentials";
         clientId: string;

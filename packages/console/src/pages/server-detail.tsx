@@ -75,7 +75,13 @@ export function ServerDetailPage({ id }: { id: string }) {
         </div>
       </div>
       <Problem error={action.error ?? server.error} />
-      {s.status.authorization === "required" ? <Authorize path={path} name={s.name} /> : null}
+      {s.status.authorization === "required" ? (
+        <Authorize
+          path={path}
+          name={s.name}
+          perUser={s.auth?.type === "oauth" && s.auth.mode === "per_user"}
+        />
+      ) : null}
       <div class="cards">
         <div class="card">
           <h2>Status</h2>
@@ -99,6 +105,14 @@ export function ServerDetailPage({ id }: { id: string }) {
             {s.auth ? (
               <>
                 <dt>OAuth</dt>
+                <dd>
+                  {s.auth.type === "client_credentials"
+                    ? "client credentials"
+                    : s.auth.mode === "per_user"
+                      ? "per user: each caller's own connection"
+                      : "shared: one connection for every caller"}
+                </dd>
+                <dt>Authorization</dt>
                 <dd data-field="authorization">
                   {s.status.authorization === "authorized"
                     ? `authorized, until ${s.status.credentialExpiresAt ? new Date(s.status.credentialExpiresAt).toLocaleString() : "—"} (renewed before then)`
@@ -167,7 +181,7 @@ function mapText(map: Record<string, string> | undefined): string {
  * An upstream that needs OAuth and has no usable sign-in: the admin authorizes the gateway at the
  * upstream's authorization server (a new tab), and the server connects once it comes back.
  */
-function Authorize({ path, name }: { path: string; name: string }) {
+function Authorize({ path, name, perUser }: { path: string; name: string; perUser: boolean }) {
   const [url, setUrl] = useState<string | undefined>(undefined);
   const submit = useSubmit(async () => {
     const { authorizationUrl } = await request<{ authorizationUrl: string }>("POST", `${path}/authorize`);
@@ -178,7 +192,10 @@ function Authorize({ path, name }: { path: string; name: string }) {
     <form class="notice" onSubmit={submit.onSubmit}>
       <p>
         <strong>{name} needs an authorization.</strong> Sign the gateway in at the server's authorization
-        server; every caller then uses that sign-in.
+        server;{" "}
+        {perUser
+          ? "this is your own connection (it lets the gateway list the tools); every other caller authorizes their own when a call first needs it."
+          : "every caller then uses that sign-in."}
       </p>
       <button type="submit" class="primary" disabled={submit.busy}>
         Authorize

@@ -19,8 +19,10 @@ interface Draft {
   timeoutSeconds: string;
   url: string;
   headers: Row[];
-  /** The gateway signs in to the upstream with OAuth (shared mode); the auth's other fields are kept. */
+  /** The gateway signs in to the upstream with OAuth; the auth's other fields are kept. */
   oauth: boolean;
+  /** One authorization for every caller, or each caller's own. */
+  oauthMode: "shared" | "per_user";
   auth: Server["auth"];
   command: string;
   args: string[];
@@ -38,6 +40,7 @@ const EMPTY: Draft = {
   url: "",
   headers: [],
   oauth: false,
+  oauthMode: "shared",
   auth: undefined,
   command: "",
   args: [],
@@ -58,6 +61,7 @@ function draftOf(server: Server): Draft {
     url: server.url ?? "",
     headers: rows(server.headers),
     oauth: server.auth?.type === "oauth",
+    oauthMode: server.auth?.type === "oauth" ? server.auth.mode : "shared",
     auth: server.auth,
     command: server.command ?? "",
     args: server.args ?? [],
@@ -78,7 +82,16 @@ function bodyOf(draft: Draft, editing: boolean): Record<string, unknown> {
     timeoutSeconds: Number(draft.timeoutSeconds),
   };
   if (draft.transport === "http") {
-    const auth = draft.oauth ? (draft.auth ?? { type: "oauth", mode: "shared" }) : editing ? null : undefined;
+    // A client_credentials auth (set through the API) is kept as it is: the form does not edit it.
+    const machine = draft.auth?.type === "client_credentials";
+    const oauth = draft.auth?.type === "oauth" ? draft.auth : { type: "oauth" as const };
+    const auth = machine
+      ? undefined
+      : draft.oauth
+        ? { ...oauth, mode: draft.oauthMode }
+        : editing
+          ? null
+          : undefined;
     return {
       ...(editing ? {} : { transport: "http" }),
       ...common,
@@ -223,16 +236,38 @@ export function ServerFormPage({ id }: { id?: string }) {
             <Field
               label="Sign in with OAuth"
               id="oauth"
-              help="The upstream takes OAuth: an admin authorizes the gateway once, from the server's page, and every caller uses that sign-in."
+              help="The upstream takes OAuth: the gateway signs in to it, authorized from the server's page."
               errors={errorsOf("auth")}
             >
               <input
                 id="oauth"
                 type="checkbox"
                 checked={draft.oauth}
+                disabled={draft.auth?.type === "client_credentials"}
                 onChange={(e) => set({ oauth: e.currentTarget.checked })}
               />
             </Field>
+            {draft.oauth ? (
+              <Field
+                label="OAuth connection"
+                id="oauth-mode"
+                help="Shared: an admin authorizes once and every caller uses that connection. Per user: each caller authorizes their own connection when a call first needs it, and calls carry their own token."
+              >
+                <select
+                  id="oauth-mode"
+                  value={draft.oauthMode}
+                  onChange={(e) => set({ oauthMode: e.currentTarget.value as Draft["oauthMode"] })}
+                >
+                  <option value="shared">Shared</option>
+                  <option value="per_user">Per user</option>
+                </select>
+              </Field>
+            ) : null}
+            {draft.auth?.type === "client_credentials" ? (
+              <p class="help">
+                Signs in as a machine client (client_credentials); change it through the API.
+              </p>
+            ) : null}
           </>
         ) : (
           <>
