@@ -1,3 +1,7 @@
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as TransportV2,
+} from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -134,6 +138,35 @@ describe("upstream OAuth, per_user mode: each caller reaches the upstream as the
       await authorizeAs("carl-upstream", url);
       const result = await client.callTool({ name: "mine__whoami", arguments: {} });
       expect(JSON.stringify(result.content)).toContain("carl-upstream");
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("a 2026 MCP client that takes URL elicitations is asked by input_required; its retry calls as itself", async () => {
+    const gus = await createKey("gus");
+    const client = new ClientV2(
+      { name: "per-user-modern", version: "1.0.0" },
+      { capabilities: { elicitation: { url: {} } }, versionNegotiation: { mode: { pin: "2026-07-28" } } },
+    );
+    const asked: string[] = [];
+    client.setRequestHandler("elicitation/create", async (request) => {
+      const params = request.params as { mode?: string; url?: string };
+      asked.push(params.mode ?? "");
+      // The person opens the link and signs in at the upstream; then the client says it is done.
+      await authorizeAs("gus-upstream", params.url as string);
+      return { action: "accept" };
+    });
+    await client.connect(
+      new TransportV2(new URL(`${stack.api.url}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${gus.key}` } },
+      }),
+    );
+    try {
+      const result = await client.callTool({ name: "mine__whoami", arguments: {} });
+      expect(asked).toEqual(["url"]);
+      expect(result.isError).toBeFalsy();
+      expect(JSON.stringify(result.content)).toContain("gus-upstream");
     } finally {
       await client.close();
     }

@@ -52,6 +52,9 @@ import {
   type ServerScope,
 } from "./service";
 
+/** The request state of the gateway's own question to a caller who must authorize at an upstream. */
+const AUTHORIZATION_ROUND = "mcpgw:authorize-upstream";
+
 /** Items per page of every list the gateway paginates itself. */
 export const MCP_PAGE_SIZE = 100;
 /** Pages read from one upstream for an aggregated list (a server that pages forever stops there). */
@@ -254,26 +257,31 @@ class Handlers {
   }
 
   /**
-   * A per-user server the caller has not authorized at: a URL-mode elicitation (-32042) for a 2025
-   * client that takes them, else a tool result with the link. Any other error goes on.
+   * A per-user server the caller has not authorized at, asked the way the caller's client can be: a
+   * URL-mode elicitation — `input_required` for a 2026 client (its retry is a fresh call), -32042 for a
+   * 2025 one — when it takes them, else a tool result with the link. Any other error goes on.
    */
-  private authorizationAnswer(error: unknown, ctx: ServerContext): ToolCallResult {
+  private authorizationAnswer(error: unknown, ctx: ServerContext): ToolCallResult | InputRequired {
     if (!(error instanceof AuthorizationNeeded)) throw error;
-    const capabilities = this.isModern(ctx) ? undefined : this.server.getClientCapabilities();
-    if (capabilities?.elicitation?.url) {
-      throw new UrlElicitationRequiredError(
-        [
-          {
-            mode: "url",
-            message: error.message,
-            url: error.link.authorizationUrl,
-            elicitationId: randomUUID(),
-          },
-        ],
-        error.message,
-      );
-    }
-    return authorizationNeededResult(error);
+    const modern = this.isModern(ctx);
+    const capabilities = (
+      modern
+        ? (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY]
+        : this.server.getClientCapabilities()
+    ) as { elicitation?: { url?: unknown } } | undefined;
+    if (!capabilities?.elicitation?.url) return authorizationNeededResult(error);
+    const elicitation = {
+      mode: "url" as const,
+      message: error.message,
+      url: error.link.authorizationUrl,
+      elicitationId: randomUUID(),
+    };
+    if (!modern) throw new UrlElicitationRequiredError([elicitation], error.message);
+    return {
+      resultType: "input_required",
+      inputRequests: { authorize: { method: "elicitation/create", params: elicitation } },
+      requestState: AUTHORIZATION_ROUND,
+    } as InputRequired;
   }
 
   /** Lists of resources, templates or prompts: one server's as it pages them, or all, named for `/mcp`. */
@@ -607,6 +615,8 @@ function roundOf(
   serverId: string,
 ): InputRound | undefined {
   const requestState = state && "s" in state && state.s === serverId ? state.u : undefined;
+  // The answer to the gateway's own question (authorize at the upstream): the retry is a fresh call.
+  if (requestState === AUTHORIZATION_ROUND) return undefined;
   const inputResponses = ctx.mcpReq.inputResponses;
   if (!inputResponses && requestState === undefined) return undefined;
   return {
