@@ -1,85 +1,18 @@
-import { exportJWK, generateKeyPair, type JWTPayload, SignJWT } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
 import { newLoginBinding } from "./binding";
+import { type IdTokenChange, MEMORY_CLIENT_ID, MEMORY_ISSUER, memoryProvider } from "./memory-provider";
 import { identityOf, isConsoleAdmin, OidcClient, SignInError } from "./provider";
 
-const ISSUER = "https://op.example";
-const CLIENT_ID = "gateway-client";
 const REDIRECT = "https://gw.example/oauth/oidc/callback";
 
-type Keys = Awaited<ReturnType<typeof generateKeyPair>>;
-let keys: Keys;
-let otherKeys: Keys;
+let op: Awaited<ReturnType<typeof memoryProvider>>;
 
-/**
- * An OpenID provider in memory (discovery, JWKS, token endpoint): its token endpoint answers the ID
- * token `idToken` makes, so a test can send a wrong one.
- */
-function provider(idToken: (nonce: string) => Promise<string>, nonceOf: () => string) {
-  return (async (input: string | URL | Request, init?: RequestInit) => {
-    const url = new URL(typeof input === "string" ? input : input instanceof URL ? input.href : input.url);
-    const json = (body: unknown) =>
-      new Response(JSON.stringify(body), { headers: { "content-type": "application/json" } });
-    if (url.pathname === "/.well-known/openid-configuration") {
-      return json({
-        issuer: ISSUER,
-        authorization_endpoint: `${ISSUER}/auth`,
-        token_endpoint: `${ISSUER}/token`,
-        jwks_uri: `${ISSUER}/jwks`,
-        response_types_supported: ["code"],
-        subject_types_supported: ["public"],
-        id_token_signing_alg_values_supported: ["RS256"],
-      });
-    }
-    if (url.pathname === "/jwks")
-      return json({ keys: [{ ...(await exportJWK(keys.publicKey)), kid: "k1", alg: "RS256", use: "sig" }] });
-    if (url.pathname === "/token" && init?.method === "POST") {
-      return json({
-        access_token: "at",
-        token_type: "Bearer",
-        expires_in: 60,
-        id_token: await idToken(nonceOf()),
-      });
-    }
-    return new Response("not found", { status: 404 });
-  }) as typeof fetch;
-}
-
-/** An ID token: good unless `change` says otherwise. */
-async function mint(nonce: string, change: { claims?: JWTPayload; key?: Keys; expired?: boolean } = {}) {
-  const now = Math.floor(Date.now() / 1000);
-  return new SignJWT({
-    nonce,
-    groups: ["eng", "bad:name", "admins"],
-    email: "ada@example.com",
-    email_verified: true,
-    ...change.claims,
-  })
-    .setProtectedHeader({ alg: "RS256", kid: "k1" })
-    .setIssuer(typeof change.claims?.iss === "string" ? change.claims.iss : ISSUER)
-    .setAudience(change.claims?.aud ?? CLIENT_ID)
-    .setSubject("auth0|ada")
-    .setIssuedAt(change.expired ? now - 7_200 : now)
-    .setExpirationTime(change.expired ? now - 3_600 : now + 300)
-    .sign((change.key ?? keys).privateKey);
-}
-
-/** Signs in through the in-memory provider with the ID token `idToken` makes. */
-async function signIn(
-  idToken: (nonce: string) => Promise<string>,
-  answer?: (state: string) => URLSearchParams,
-) {
+/** Signs in through the in-memory provider, its ID token changed by `change`. */
+async function signIn(change: IdTokenChange, answer?: (state: string) => URLSearchParams) {
   const binding = newLoginBinding(600);
-  const client = new OidcClient(
-    {
-      issuer: ISSUER,
-      clientId: CLIENT_ID,
-      clientSecret: "s3cret",
-      groupsClaim: "groups",
-      providerName: "Example",
-    },
-    provider(idToken, () => binding.nonce),
-  );
+  op.change(change);
+  op.expectNonce(binding.nonce);
+  const client = new OidcClient(op.settings, op.fetch);
   const url = await client.authorizationUrl(REDIRECT, binding);
   const params = answer ? answer(binding.state) : new URLSearchParams({ code: "c0de", state: binding.state });
   return { url, result: client.signIn(REDIRECT, params, binding) };
@@ -92,18 +25,17 @@ async function refusal(result: Promise<unknown>): Promise<SignInError> {
 }
 
 beforeAll(async () => {
-  keys = await generateKeyPair("RS256");
-  otherKeys = await generateKeyPair("RS256");
+  op = await memoryProvider();
 });
 
 describe("signing in at the OpenID provider", () => {
   it("asks for code + PKCE S256 + state + nonce with openid email profile, and reads sub and groups", async () => {
-    const { url, result } = await signIn((nonce) => mint(nonce));
+    const { url, result } = await signIn({});
 
-    expect(url.origin + url.pathname).toBe(`${ISSUER}/auth`);
+    expect(url.origin + url.pathname).toBe(`${MEMORY_ISSUER}/auth`);
     expect(Object.fromEntries(url.searchParams)).toMatchObject({
       response_type: "code",
-      client_id: CLIENT_ID,
+      client_id: MEMORY_CLIENT_ID,
       redirect_uri: REDIRECT,
       scope: "openid email profile",
       code_challenge_method: "S256",
@@ -118,28 +50,15 @@ describe("signing in at the OpenID provider", () => {
     });
   });
 
-  it.each([
-    ["a wrong nonce", (nonce: string) => mint(`${nonce}x`), /nonce/],
-    ["another issuer", (nonce: string) => mint(nonce, { claims: { iss: "https://evil.example" } }), /iss/],
-    ["another audience", (nonce: string) => mint(nonce, { claims: { aud: "someone-else" } }), /aud/],
-    ["an expired token", (nonce: string) => mint(nonce, { expired: true }), /exp|timestamp/],
-    [
-      "a key not in the provider's JWKS",
-      (nonce: string) => mint(nonce, { key: otherKeys }),
-      /signature|key/i,
-    ],
-    [
-      "a tampered payload",
-      async (nonce: string) => {
-        const [header, payload, signature] = (await mint(nonce)).split(".");
-        const claims = JSON.parse(Buffer.from(payload ?? "", "base64url").toString());
-        const forged = Buffer.from(JSON.stringify({ ...claims, sub: "root" })).toString("base64url");
-        return `${header}.${forged}.${signature}`;
-      },
-      /signature/i,
-    ],
-  ])("refuses %s (400, saying what failed)", async (_name, idToken, detail) => {
-    const error = await refusal((await signIn(idToken)).result);
+  it.each<[string, IdTokenChange, RegExp]>([
+    ["a wrong nonce", { wrongNonce: true }, /nonce/],
+    ["another issuer", { claims: { iss: "https://evil.example" } }, /iss/],
+    ["another audience", { claims: { aud: "someone-else" } }, /aud/],
+    ["an expired token", { expired: true }, /exp|timestamp/],
+    ["a key not in the provider's JWKS", { foreignKey: true }, /signature|key/i],
+    ["a tampered payload", { tamper: true }, /signature/i],
+  ])("refuses %s (400, saying what failed)", async (_name, change, detail) => {
+    const error = await refusal((await signIn(change)).result);
 
     expect(error.status).toBe(400);
     expect(error.refused).toBe(false);
@@ -148,15 +67,23 @@ describe("signing in at the OpenID provider", () => {
   });
 
   it("refuses an answer whose state is not the sign-in's", async () => {
-    const { result } = await signIn(mint, () => new URLSearchParams({ code: "c0de", state: "forged" }));
+    const { result } = await signIn({}, () => new URLSearchParams({ code: "c0de", state: "forged" }));
     expect((await refusal(result)).message).toMatch(/state/);
   });
 
   it("reports the provider's refusal (the person cancelled) as such", async () => {
-    const { result } = await signIn(mint, (state) => new URLSearchParams({ error: "access_denied", state }));
+    const { result } = await signIn({}, (state) => new URLSearchParams({ error: "access_denied", state }));
     const error = await refusal(result);
     expect(error.refused).toBe(true);
     expect(error.message).toContain("access_denied");
+  });
+
+  it("reports an unreachable provider as 502", async () => {
+    const client = new OidcClient(op.settings, (async () => {
+      throw new TypeError("fetch failed");
+    }) as typeof fetch);
+    const error = await refusal(client.authorizationUrl(REDIRECT, newLoginBinding(600)));
+    expect(error.status).toBe(502);
   });
 });
 
