@@ -26,6 +26,10 @@ import {
 const environment = () => ({
   ALLOW_PRIVATE_UPSTREAMS: "false",
   ...(process.env.WORKTREE_BASE ? { WORKTREE_BASE: process.env.WORKTREE_BASE } : {}),
+  // Your own OpenID provider's client may be registered for client_secret_post (infra/auth.ts).
+  ...(process.env.OIDC_TOKEN_AUTH_METHOD
+    ? { OIDC_TOKEN_AUTH_METHOD: process.env.OIDC_TOKEN_AUTH_METHOD }
+    : {}),
 });
 
 /**

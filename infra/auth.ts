@@ -7,7 +7,7 @@
  *   `gateway-admins` whose members may use the console. Map users and groups to servers with
  *   `PUT /v1/access/{user:<sub>|group:<name>}`.
  * - Your own provider (Entra ID, Okta, Google…) by config at deploy time: OIDC_ISSUER, OIDC_CLIENT_ID
- *   (and optionally OIDC_GROUPS_CLAIM, OIDC_PROVIDER_NAME) in the environment, the client secret by
+ *   (and optionally OIDC_GROUPS_CLAIM, OIDC_PROVIDER_NAME, OIDC_TOKEN_AUTH_METHOD) in the environment, the client secret by
  *   `npx sst secret set OidcClientSecret …`; no Cognito pool is made.
  * Callback URLs: `${OAUTH_ISSUER}/oauth/oidc/callback` and `${PUBLIC_ADMIN_URL}/console/oidc/callback`
  * when those are set (a function's URL is only known after it exists, and the functions need the

@@ -22,6 +22,8 @@ beforeAll(async () => {
       { sub: "boss", email: "Boss@Example.com", groups: [] },
       { sub: "auth0|ada", email: "ada@example.com", groups: ["eng"] },
     ],
+    // The other way to send the secret (the MCP sign-in test uses the default, basic).
+    tokenAuthMethod: "client_secret_post",
   });
   stack = await startStack({
     oidc: {
@@ -30,6 +32,7 @@ beforeAll(async () => {
       clientSecret: op.clientSecret,
       groupsClaim: "groups",
       providerName: "Fixture OP",
+      tokenAuthMethod: "client_secret_post",
       admins: { group: "gw-admins", users: ["boss@example.com"] },
     },
   });

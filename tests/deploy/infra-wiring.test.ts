@@ -287,6 +287,7 @@ describe("sign-in at an OpenID provider", () => {
       OAUTH_ISSUER: "https://mcp.example.com/",
       PUBLIC_ADMIN_URL: "https://admin.example.com",
       CONSOLE_ADMINS: "boss@example.com",
+      OIDC_TOKEN_AUTH_METHOD: "client_secret_post",
     });
     try {
       vi.resetModules();
@@ -311,7 +312,10 @@ describe("sign-in at an OpenID provider", () => {
       groupsClaim: "",
       providerName: "",
     });
-    expect(admin?.environment).toMatchObject({ CONSOLE_ADMINS: "boss@example.com" });
+    expect(admin?.environment).toMatchObject({
+      CONSOLE_ADMINS: "boss@example.com",
+      OIDC_TOKEN_AUTH_METHOD: "client_secret_post",
+    });
     expect(admin?.environment).not.toHaveProperty("CONSOLE_ADMIN_GROUP");
   });
 });

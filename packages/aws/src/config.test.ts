@@ -141,6 +141,7 @@ describe("the OpenID provider settings", () => {
       clientSecret: "s3cret",
       groupsClaim: "groups",
       providerName: "login.example.com",
+      tokenAuthMethod: "client_secret_basic",
     });
     expect(settings.consoleAdmins).toEqual({ group: "gw-admins", users: ["0b1c5a7e", "boss@example.com"] });
   });
@@ -151,9 +152,14 @@ describe("the OpenID provider settings", () => {
       OIDC_CLIENT_ID: "gw",
       OIDC_GROUPS_CLAIM: "cognito:groups",
       OIDC_PROVIDER_NAME: "Cognito",
+      OIDC_TOKEN_AUTH_METHOD: "client_secret_post",
     });
 
-    expect(cognito.oidc).toMatchObject({ groupsClaim: "cognito:groups", providerName: "Cognito" });
+    expect(cognito.oidc).toMatchObject({
+      groupsClaim: "cognito:groups",
+      providerName: "Cognito",
+      tokenAuthMethod: "client_secret_post",
+    });
     expect(cognito.oidc?.clientSecret).toBeUndefined();
     expect(() => loadAppSettings({ OIDC_ISSUER: "http://idp.example.com", OIDC_CLIENT_ID: "gw" })).toThrow(
       /OIDC_ISSUER must be https/,
@@ -173,6 +179,13 @@ describe("the OpenID provider settings", () => {
         OIDC_GROUPS_CLAIM: "a b",
       }),
     ).toThrow(/OIDC_GROUPS_CLAIM/);
+    expect(() =>
+      loadAppSettings({
+        OIDC_ISSUER: "https://idp.example.com",
+        OIDC_CLIENT_ID: "gw",
+        OIDC_TOKEN_AUTH_METHOD: "private_key_jwt",
+      }),
+    ).toThrow(/OIDC_TOKEN_AUTH_METHOD must be one of client_secret_basic, client_secret_post/);
   });
 
   it("count the client secret as a credential: it leaves the environment once read", () => {

@@ -172,7 +172,15 @@ export interface OidcSettings {
   groupsClaim: string;
   /** OIDC_PROVIDER_NAME: what the sign-in button says ("Sign in with …"); default the issuer's host. */
   providerName: string;
+  /**
+   * OIDC_TOKEN_AUTH_METHOD: how the secret is sent to the token endpoint — `client_secret_basic` (the
+   * default every OAuth server must support) or `client_secret_post` (for clients registered so).
+   */
+  tokenAuthMethod: (typeof TOKEN_AUTH_METHODS)[number];
 }
+
+/** The client authentication methods of a confidential client. */
+export const TOKEN_AUTH_METHODS = ["client_secret_basic", "client_secret_post"] as const;
 
 /** Console administrators by provider sign-in: members of `group`, and `users` (subs or verified emails). */
 export interface ConsoleAdminSettings {
@@ -250,6 +258,7 @@ function oidcSettings(env: Env, read: EnvReader): OidcSettings | undefined {
     clientSecret,
     groupsClaim,
     providerName: linked?.providerName || read.string("OIDC_PROVIDER_NAME") || url.host,
+    tokenAuthMethod: read.oneOf("OIDC_TOKEN_AUTH_METHOD", TOKEN_AUTH_METHODS, "client_secret_basic"),
   };
 }
 

@@ -86,6 +86,7 @@ export async function memoryProvider() {
       clientSecret: "s3cret",
       groupsClaim: "groups",
       providerName: "Example",
+      tokenAuthMethod: "client_secret_basic" as const,
     },
     /** The nonce the next token answer is for (the provider learns it from the authorization request). */
     expectNonce(nonce: string) {

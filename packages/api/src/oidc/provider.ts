@@ -103,12 +103,17 @@ export class OidcClient {
 
   private async discover(): Promise<oidc.Configuration> {
     const { issuer, clientId, clientSecret } = this.settings;
+    // A public client (no secret) authenticates by PKCE alone.
     const insecure = new URL(issuer).protocol === "http:";
     const config = await oidc.discovery(
       new URL(issuer),
       clientId,
       clientSecret,
-      clientSecret ? oidc.ClientSecretPost(clientSecret) : oidc.None(),
+      !clientSecret
+        ? oidc.None()
+        : this.settings.tokenAuthMethod === "client_secret_post"
+          ? oidc.ClientSecretPost(clientSecret)
+          : oidc.ClientSecretBasic(clientSecret),
       {
         ...(this.fetchImpl ? { [oidc.customFetch]: this.fetchImpl as oidc.CustomFetch } : {}),
         // http only reaches here for a loopback issuer (config refuses it otherwise): a provider on this machine.
