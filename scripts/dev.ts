@@ -88,6 +88,11 @@ if (generatedToken) log(`ADMIN_TOKEN=${adminToken} (generated; set ADMIN_TOKEN t
 log(`AWS endpoint ${emulator.endpoint}${emulator.owned ? " (moto, started for this run)" : ""}`);
 console.log(`MCP Gateway ready at ${api.url} (docs: ${api.url}/docs)`);
 log(`admin console at ${api.url}/`);
+log(
+  settings.oidc
+    ? `sign-in at ${settings.oidc.issuer} (register ${api.url}/oauth/oidc/callback and ${api.url}/console/oidc/callback there)`
+    : "sign-in: the development page (set OIDC_ISSUER and OIDC_CLIENT_ID for an OpenID provider)",
+);
 
 /** A graceful stop's bound: past it, every child is SIGKILLed and the process exits anyway. */
 const STOP_DEADLINE_MS = 10_000;
