@@ -42,6 +42,14 @@ declare module "sst" {
       "id": string
       "type": "sst.sst.Linkable"
     }
+    "Oidc": {
+      "clientId": string
+      "clientSecret": string
+      "groupsClaim": string
+      "issuer": string
+      "providerName": string
+      "type": "sst.sst.Linkable"
+    }
     "Runner": {
       "type": "sst.sst.Linkable"
       "url": string

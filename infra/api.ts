@@ -4,6 +4,7 @@
  * Both sit in the VPC to reach the stdio runner; each is linked only to what it uses.
  */
 
+import { consoleAdminEnvironment, oidcLink } from "./auth";
 import { nodejs } from "./bundling";
 import { consoleDist } from "./console";
 import { inspectJobQueue, jobsLink } from "./queue";
@@ -25,6 +26,10 @@ import {
 const environment = () => ({
   ALLOW_PRIVATE_UPSTREAMS: "false",
   ...(process.env.WORKTREE_BASE ? { WORKTREE_BASE: process.env.WORKTREE_BASE } : {}),
+  // Your own OpenID provider's client may be registered for client_secret_post (infra/auth.ts).
+  ...(process.env.OIDC_TOKEN_AUTH_METHOD
+    ? { OIDC_TOKEN_AUTH_METHOD: process.env.OIDC_TOKEN_AUTH_METHOD }
+    : {}),
 });
 
 /**
@@ -51,8 +56,9 @@ export const gateway = new sst.aws.Function("Gateway", {
   timeout: "15 minutes",
   url: true,
   streaming: true,
-  // SigningKey: the OAuth authorization server signs access tokens (when OAUTH_ISSUER is set).
-  link: [tableLink, jobsLink, keyLink, signingKeyLink, adminToken, runnerLink, runnerToken],
+  // SigningKey: the OAuth authorization server signs access tokens (when OAUTH_ISSUER is set);
+  // Oidc: people sign in at the OpenID provider (infra/auth.ts).
+  link: [tableLink, jobsLink, keyLink, signingKeyLink, adminToken, runnerLink, runnerToken, oidcLink],
   permissions: checkReadiness,
   vpc,
   environment: {
@@ -74,7 +80,8 @@ export const admin = new sst.aws.Function("Admin", {
   // Starting a thread instance waits on the runner spawning it (a first `npx` run downloads): 90 s.
   timeout: "2 minutes",
   url: true,
-  link: [tableLink, jobsLink, keyLink, adminToken, runnerLink, runnerToken],
+  // Oidc: console admins may sign in at the OpenID provider (with PUBLIC_ADMIN_URL set).
+  link: [tableLink, jobsLink, keyLink, adminToken, runnerLink, runnerToken, oidcLink],
   permissions: [sealWithKey, ...checkReadiness],
   vpc,
   // The console's "try it" is forwarded to the gateway function (same origin for the browser).
@@ -83,6 +90,7 @@ export const admin = new sst.aws.Function("Admin", {
     ...environment(),
     GATEWAY_URL: gateway.url,
     ...(process.env.PUBLIC_ADMIN_URL ? { PUBLIC_ADMIN_URL: process.env.PUBLIC_ADMIN_URL } : {}),
+    ...consoleAdminEnvironment(),
   },
   // The admin console's static files (built by infra/console.ts), served at `/`.
   copyFiles: [{ from: consoleDist, to: "console" }],

@@ -6,7 +6,7 @@
  * missing (/readyz, the poller, a request), and the stack serves again without a restart.
  */
 import { randomBytes } from "node:crypto";
-import { CallLatency, createApp, listen, loadConsoleAssets } from "@mcpgw/api";
+import { CallLatency, createApp, listen, loadConsoleAssets, OidcClient } from "@mcpgw/api";
 import {
   ConfigError,
   createKmsTokenSigner,
@@ -69,12 +69,15 @@ const app = createApp({
   gateway: { callLatency },
   // Upstream OAuth's redirect URI is under the admin plane's URL (this process).
   publicAdminUrl: settings.publicAdminUrl ?? `http://127.0.0.1:${port}`,
-  // The authorization server on this origin, with the development sign-in (see README "Sign in with OAuth").
+  // The authorization server on this origin: sign-in at OIDC_ISSUER when set, else the development
+  // sign-in page (see README "Sign in with OAuth"); console admins may use the provider too.
   oauth: {
     issuer: settings.oauthIssuer ?? `http://127.0.0.1:${port}`,
     signer: createKmsTokenSigner(store.clients.kms, store.config.signingKeyId),
     devSignIn: true,
   },
+  oidc: settings.oidc ? new OidcClient(settings.oidc) : undefined,
+  consoleAdmins: settings.consoleAdmins,
 });
 const api = await listen(app, port);
 const poller = startPoller({ ...worker, runner: runnerEndpoint });
@@ -85,6 +88,11 @@ if (generatedToken) log(`ADMIN_TOKEN=${adminToken} (generated; set ADMIN_TOKEN t
 log(`AWS endpoint ${emulator.endpoint}${emulator.owned ? " (moto, started for this run)" : ""}`);
 console.log(`MCP Gateway ready at ${api.url} (docs: ${api.url}/docs)`);
 log(`admin console at ${api.url}/`);
+log(
+  settings.oidc
+    ? `sign-in at ${settings.oidc.issuer} (register ${settings.oauthIssuer ?? api.url}/oauth/oidc/callback and ${settings.publicAdminUrl ?? api.url}/console/oidc/callback there)`
+    : "sign-in: the development page (set OIDC_ISSUER and OIDC_CLIENT_ID for an OpenID provider)",
+);
 
 /** A graceful stop's bound: past it, every child is SIGKILLed and the process exits anyway. */
 const STOP_DEADLINE_MS = 10_000;

@@ -9,7 +9,7 @@ import { join, relative, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { MAX_RECEIVE_COUNT, TABLE_KEYS, VISIBILITY_TIMEOUT_SECONDS } from "@mcpgw/aws";
 import { MAX_CALL_MS } from "@mcpgw/upstream";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 
@@ -75,6 +75,13 @@ function installGlobals() {
       },
     },
     aws: {
+      getCallerIdentityOutput: () => ({ accountId: "123456789012" }),
+      cognito: {
+        UserPool: component("UserPool", ["id", "arn", "endpoint"]),
+        UserGroup: component("UserGroup", ["name"]),
+        UserPoolDomain: component("UserPoolDomain", ["domain"]),
+        UserPoolClient: component("UserPoolClient", ["id", "clientSecret"]),
+      },
       kms: { Key: component("KmsKey", ["keyId", "arn"]), Alias: component("KmsAlias", ["name"]) },
       ssm: { Parameter: component("SsmParameter", ["arn", "name"]) },
     },
@@ -185,7 +192,11 @@ describe("sst.config.ts run()", () => {
 
   it("serves the admin console from the admin function: its built files beside the handler, calls forwarded to the gateway", () => {
     const admin = find("Function", "Admin");
-    expect(admin.environment).toEqual({ ALLOW_PRIVATE_UPSTREAMS: "false", GATEWAY_URL: "Gateway.url" });
+    expect(admin.environment).toEqual({
+      ALLOW_PRIVATE_UPSTREAMS: "false",
+      GATEWAY_URL: "Gateway.url",
+      CONSOLE_ADMIN_GROUP: "gateway-admins",
+    });
     expect(find("Function", "Gateway").environment).toEqual({ ALLOW_PRIVATE_UPSTREAMS: "false" });
     expect(admin.copyFiles).toEqual([{ from: "packages/console/dist", to: "console" }]);
     // infra/console.ts built it while the config ran.
@@ -225,6 +236,90 @@ describe("sst.config.ts run()", () => {
   });
 });
 
+describe("sign-in at an OpenID provider", () => {
+  it("creates a Cognito user pool by default: invitation only, a confidential code-flow client, an admins group", () => {
+    const pool = find("UserPool", "Users");
+    const client = find("UserPoolClient", "GatewayClient");
+
+    expect(pool).toMatchObject({ adminCreateUserConfig: { allowAdminCreateUserOnly: true } });
+    expect(client).toMatchObject({
+      userPoolId: "Users.id",
+      generateSecret: true,
+      allowedOauthFlowsUserPoolClient: true,
+      allowedOauthFlows: ["code"],
+      allowedOauthScopes: ["openid", "email", "profile"],
+    });
+    // The callbacks the routes serve (here, outside production with no public URLs set: npm run dev's).
+    expect(client.callbackUrls).toEqual([
+      "http://localhost:8787/oauth/oidc/callback",
+      "http://localhost:8787/console/oidc/callback",
+    ]);
+    expect(find("UserGroup", "ConsoleAdmins")).toMatchObject({
+      userPoolId: "Users.id",
+      name: "gateway-admins",
+    });
+    expect(find("UserPoolDomain", "UsersDomain").domain).toBe("mcp-gateway-test-123456789012");
+  });
+
+  it("links the pool's issuer, client and groups claim to the functions as `Oidc`, the secret inside the link", () => {
+    expect(find("Linkable", "Oidc").properties).toEqual({
+      issuer: "https://Users.endpoint",
+      clientId: "GatewayClient.id",
+      clientSecret: "GatewayClient.clientSecret",
+      groupsClaim: "cognito:groups",
+      providerName: "Cognito",
+    });
+    for (const name of ["Admin", "Gateway"]) {
+      expect(JSON.stringify(find("Function", name).environment)).not.toContain("clientSecret");
+    }
+    const routes = readFileSync(join(ROOT, "packages/api/src/oauth/routes.ts"), "utf8");
+    const console = readFileSync(join(ROOT, "packages/api/src/console/provider-sign-in.ts"), "utf8");
+    expect(routes).toContain('OIDC_CALLBACK_PATH = "/oauth/oidc/callback"');
+    expect(console).toContain('CONSOLE_OIDC_CALLBACK = "/console/oidc/callback"');
+  });
+
+  it("takes the deployer's own provider instead (OIDC_ISSUER at deploy time): no pool, the secret an SST secret", async () => {
+    const before = recorded.length;
+    const saved = { ...process.env };
+    Object.assign(process.env, {
+      OIDC_ISSUER: "https://login.microsoftonline.com/tenant/v2.0",
+      OIDC_CLIENT_ID: "entra-app",
+      OAUTH_ISSUER: "https://mcp.example.com/",
+      PUBLIC_ADMIN_URL: "https://admin.example.com",
+      CONSOLE_ADMINS: "boss@example.com",
+      OIDC_TOKEN_AUTH_METHOD: "client_secret_post",
+    });
+    try {
+      vi.resetModules();
+      const config = (
+        await import(/* @vite-ignore */ `${pathToFileURL(join(ROOT, "sst.config.ts")).href}?own`)
+      ).default as Args;
+      await config.run();
+    } finally {
+      process.env = saved;
+    }
+    const again = recorded.slice(before);
+    const kinds = again.map((r) => r.kind);
+    const link = again.find((r) => r.kind === "Linkable" && r.name === "Oidc")?.args;
+    const admin = again.find((r) => r.kind === "Function" && r.name === "Admin")?.args;
+
+    expect(kinds).not.toContain("UserPool");
+    expect(again.some((r) => r.kind === "Secret" && r.name === "OidcClientSecret")).toBe(true);
+    expect(link?.properties).toEqual({
+      issuer: "https://login.microsoftonline.com/tenant/v2.0",
+      clientId: "entra-app",
+      clientSecret: "OidcClientSecret.value",
+      groupsClaim: "",
+      providerName: "",
+    });
+    expect(admin?.environment).toMatchObject({
+      CONSOLE_ADMINS: "boss@example.com",
+      OIDC_TOKEN_AUTH_METHOD: "client_secret_post",
+    });
+    expect(admin?.environment).not.toHaveProperty("CONSOLE_ADMIN_GROUP");
+  });
+});
+
 describe("least privilege", () => {
   const compute = () => ({
     admin: grantsOf(find("Function", "Admin")),
@@ -237,8 +332,8 @@ describe("least privilege", () => {
   it("links each piece of compute to only what it uses", () => {
     const links = Object.fromEntries(Object.entries(compute()).map(([name, g]) => [name, g.links.sort()]));
     expect(links).toEqual({
-      admin: ["AdminToken", "Jobs", "Key", "Runner", "RunnerToken", "Table"],
-      gateway: ["AdminToken", "Jobs", "Key", "Runner", "RunnerToken", "SigningKey", "Table"],
+      admin: ["AdminToken", "Jobs", "Key", "Oidc", "Runner", "RunnerToken", "Table"],
+      gateway: ["AdminToken", "Jobs", "Key", "Oidc", "Runner", "RunnerToken", "SigningKey", "Table"],
       worker: ["Jobs", "Key", "Runner", "RunnerToken", "Table"],
       sweep: ["Jobs", "Table"],
       runner: ["Jobs", "Table"],

@@ -3,8 +3,8 @@
  * 127.0.0.1 listener, the worker's poller; every log line captured.
  */
 import { randomUUID } from "node:crypto";
-import { type AppDeps, CallLatency, createApp, listen, loadConsoleAssets } from "@mcpgw/api";
-import { createKmsTokenSigner } from "@mcpgw/aws";
+import { type AppDeps, CallLatency, createApp, listen, loadConsoleAssets, OidcClient } from "@mcpgw/api";
+import { type ConsoleAdminSettings, createKmsTokenSigner, type OidcSettings } from "@mcpgw/aws";
 import { createLogger } from "@mcpgw/core";
 import { type RunnerOptions, startRunner } from "@mcpgw/runner";
 import { createGuardedFetch } from "@mcpgw/upstream";
@@ -37,6 +37,8 @@ export interface StackOptions {
    * tokens signed by the emulator's KMS signing key (client metadata documents fetched with `fetch`).
    */
   oauth?: boolean;
+  /** People sign in at this OpenID provider (authorization server and console); `admins` may use the console. */
+  oidc?: OidcSettings & { admins?: ConsoleAdminSettings };
 }
 
 export async function startStack(options: StackOptions = {}) {
@@ -93,6 +95,12 @@ export async function startStack(options: StackOptions = {}) {
     ...(runnerEndpoint ? { runner: runnerEndpoint } : {}),
     ...(options.console ? { console: loadConsoleAssets(CONSOLE_DIST) } : {}),
     ...(oauth ? { oauth } : {}),
+    ...(options.oidc
+      ? {
+          oidc: new OidcClient(options.oidc),
+          consoleAdmins: options.oidc.admins ?? { group: undefined, users: [] },
+        }
+      : {}),
   });
   const gate = fetchGate(options.fetch ?? createGuardedFetch({ allowPrivate }));
   const worker: WorkerDeps = {

@@ -34,4 +34,16 @@ describe("configuration that fails fast", () => {
     },
     40_000,
   );
+
+  it("npm run dev with a plain-http OpenID issuer off this machine exits 2 naming OIDC_ISSUER", () => {
+    const result = start("scripts/dev.ts", {
+      OIDC_ISSUER: "http://idp.example.com",
+      OIDC_CLIENT_ID: "gw",
+      RUNNER_TOKEN: "t",
+    });
+
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain("OIDC_ISSUER must be https (http only on a loopback host)");
+    expect(result.stdout).not.toContain("ready");
+  }, 40_000);
 });

@@ -7,6 +7,7 @@ import { registerUpstreamAuthPages } from "./admin/upstream-auth-routes";
 import { type AppDeps, createBaseApp, documentApp } from "./app-base";
 import type { KeyIndex } from "./auth";
 import { registerGatewayForwarding } from "./console/forward";
+import { CONSOLE_OIDC_START, registerConsoleProviderSignIn } from "./console/provider-sign-in";
 import { registerConsoleRoutes } from "./console/routes";
 import type { ConsoleSessions } from "./console/session";
 import type { AppEnv } from "./env";
@@ -28,11 +29,22 @@ export function registerAdminPlane(
   registerAccessRoutes(admin, { store: deps.store });
   app.route("/", admin);
   registerUpstreamAuthPages(app, adminDeps);
+  // Provider sign-in needs the admin function's public URL for its redirect URI.
+  const providerSignIn = deps.oidc && deps.publicAdminUrl ? deps.oidc : undefined;
   registerConsoleRoutes(app, {
     sessions: shared.consoleSessions,
     adminToken: deps.adminToken,
     assets: deps.console,
+    provider: providerSignIn && { name: providerSignIn.providerName, url: CONSOLE_OIDC_START },
   });
+  if (providerSignIn && deps.publicAdminUrl) {
+    registerConsoleProviderSignIn(app, {
+      sessions: shared.consoleSessions,
+      oidc: providerSignIn,
+      admins: deps.consoleAdmins ?? { group: undefined, users: [] },
+      publicUrl: deps.publicAdminUrl.replace(/\/+$/, ""),
+    });
+  }
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import { swaggerUI } from "@hono/swagger-ui";
 import { OpenAPIHono } from "@hono/zod-openapi";
-import type { Store } from "@mcpgw/aws";
+import type { ConsoleAdminSettings, Store } from "@mcpgw/aws";
 import type { Logger } from "@mcpgw/core";
 import type { RunnerEndpoint } from "@mcpgw/upstream";
 import { requestId } from "hono/request-id";
@@ -20,6 +20,7 @@ import { Readiness, type ReadinessOptions, registerHealthRoutes } from "./health
 import { unmatchedRequests } from "./method-not-allowed";
 import { ProtectedResource } from "./oauth/resource";
 import type { OAuthOptions } from "./oauth/routes";
+import type { OidcClient } from "./oidc/provider";
 import { onError, problemOf } from "./problem";
 import { validationHook } from "./route-groups";
 
@@ -62,6 +63,13 @@ export interface AppDeps {
    * admin token and API keys only.
    */
   oauth?: OAuthOptions | undefined;
+  /**
+   * The OpenID provider people sign in with (OIDC_ISSUER): at the authorization server (instead of the
+   * development sign-in) and, for admins, at the console.
+   */
+  oidc?: OidcClient | undefined;
+  /** Who may sign in to the console through `oidc` (CONSOLE_ADMIN_GROUP, CONSOLE_ADMINS); none when absent. */
+  consoleAdmins?: ConsoleAdminSettings | undefined;
   /**
    * Data-plane parts, made here unless given (tests inject their own; `callLatency` too, to flush it
    * sooner or to close it where the process has a close hook).

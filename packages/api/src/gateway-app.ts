@@ -36,6 +36,7 @@ export function registerGatewayPlane(app: OpenAPIHono<AppEnv>, deps: AppDeps): v
       logger: deps.logger,
       oauth: deps.oauth,
       fetch: createGuardedFetch({ allowPrivate: false }),
+      oidc: deps.oidc,
     });
     const { directory } = dataPlane;
     registerProtectedResourceRoutes(app, deps.oauth.issuer, async (name) =>

@@ -9,6 +9,7 @@ export * from "./gateway/directory";
 export * from "./gateway/service";
 export * from "./gateway-app";
 export * from "./health";
+export { OidcClient } from "./oidc/provider";
 export * from "./problem";
 export * from "./serve";
 export * from "./views";

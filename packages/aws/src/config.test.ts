@@ -122,3 +122,74 @@ describe("configuration fails fast", () => {
     expect(loadAppSettings({}).oauthIssuer).toBeUndefined();
   });
 });
+
+describe("the OpenID provider settings", () => {
+  it("are off without OIDC_ISSUER, and read with their defaults when it is set", () => {
+    const settings = loadAppSettings({
+      OIDC_ISSUER: "https://login.example.com/tenant/v2.0",
+      OIDC_CLIENT_ID: "gw",
+      OIDC_CLIENT_SECRET: "s3cret",
+      CONSOLE_ADMIN_GROUP: "gw-admins",
+      CONSOLE_ADMINS: " 0b1c5a7e ,boss@example.com,",
+    });
+
+    expect(loadAppSettings({}).oidc).toBeUndefined();
+    expect(loadAppSettings({}).consoleAdmins).toEqual({ group: undefined, users: [] });
+    expect(settings.oidc).toEqual({
+      issuer: "https://login.example.com/tenant/v2.0",
+      clientId: "gw",
+      clientSecret: "s3cret",
+      groupsClaim: "groups",
+      providerName: "login.example.com",
+      tokenAuthMethod: "client_secret_basic",
+    });
+    expect(settings.consoleAdmins).toEqual({ group: "gw-admins", users: ["0b1c5a7e", "boss@example.com"] });
+  });
+
+  it("take Cognito's groups claim, a display name, and an http issuer on a loopback host only", () => {
+    const cognito = loadAppSettings({
+      OIDC_ISSUER: "http://127.0.0.1:9999",
+      OIDC_CLIENT_ID: "gw",
+      OIDC_GROUPS_CLAIM: "cognito:groups",
+      OIDC_PROVIDER_NAME: "Cognito",
+      OIDC_TOKEN_AUTH_METHOD: "client_secret_post",
+    });
+
+    expect(cognito.oidc).toMatchObject({
+      groupsClaim: "cognito:groups",
+      providerName: "Cognito",
+      tokenAuthMethod: "client_secret_post",
+    });
+    expect(cognito.oidc?.clientSecret).toBeUndefined();
+    expect(() => loadAppSettings({ OIDC_ISSUER: "http://idp.example.com", OIDC_CLIENT_ID: "gw" })).toThrow(
+      /OIDC_ISSUER must be https/,
+    );
+  });
+
+  it("fail fast on an issuer without a client id, a client id without an issuer, or a bad claim name", () => {
+    expect(() => loadAppSettings({ OIDC_ISSUER: "https://idp.example.com" })).toThrow(
+      /OIDC_CLIENT_ID must be set/,
+    );
+    expect(() => loadAppSettings({ OIDC_CLIENT_ID: "gw" })).toThrow(/OIDC_ISSUER must be set/);
+    expect(() => loadAppSettings({ OIDC_ISSUER: "not a url", OIDC_CLIENT_ID: "gw" })).toThrow(/OIDC_ISSUER/);
+    expect(() =>
+      loadAppSettings({
+        OIDC_ISSUER: "https://idp.example.com",
+        OIDC_CLIENT_ID: "gw",
+        OIDC_GROUPS_CLAIM: "a b",
+      }),
+    ).toThrow(/OIDC_GROUPS_CLAIM/);
+    expect(() =>
+      loadAppSettings({
+        OIDC_ISSUER: "https://idp.example.com",
+        OIDC_CLIENT_ID: "gw",
+        OIDC_TOKEN_AUTH_METHOD: "private_key_jwt",
+      }),
+    ).toThrow(/OIDC_TOKEN_AUTH_METHOD must be one of client_secret_basic, client_secret_post/);
+  });
+
+  it("count the client secret as a credential: it leaves the environment once read", () => {
+    expect(CREDENTIAL_ENV_VARS).toContain("OIDC_CLIENT_SECRET");
+    expect(CREDENTIAL_ENV_VARS).toContain("SST_RESOURCE_Oidc");
+  });
+});

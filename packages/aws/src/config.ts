@@ -38,7 +38,7 @@ export interface AwsConfig {
 type Env = Record<string, string | undefined>;
 
 /** The links this module reads (names of `sst.Linkable`/`sst.Secret` in infra/). */
-type LinkName = "Table" | "Jobs" | "Key" | "SigningKey" | "AdminToken" | "Runner" | "RunnerToken";
+type LinkName = "Table" | "Jobs" | "Key" | "SigningKey" | "AdminToken" | "Runner" | "RunnerToken" | "Oidc";
 
 /**
  * A linked SST resource's properties, when running deployed: the `SST_RESOURCE_<Name>` variable, else
@@ -102,6 +102,8 @@ export const CREDENTIAL_ENV_VARS = [
   "RUNNER_TOKEN",
   "SST_RESOURCE_AdminToken",
   "SST_RESOURCE_RunnerToken",
+  "OIDC_CLIENT_SECRET",
+  "SST_RESOURCE_Oidc",
   "AWS_ACCESS_KEY_ID",
   "AWS_SECRET_ACCESS_KEY",
   "AWS_SESSION_TOKEN",
@@ -152,6 +154,38 @@ export interface AppSettings {
    * URI (`/oauth/upstream/callback`) and client metadata document are under it.
    */
   publicAdminUrl: string | undefined;
+  /** The OpenID Connect provider people sign in with (OIDC_*); undefined: the development sign-in only. */
+  oidc: OidcSettings | undefined;
+  /** Who may sign in to the console through the provider (CONSOLE_ADMIN_GROUP, CONSOLE_ADMINS). */
+  consoleAdmins: ConsoleAdminSettings;
+}
+
+/** The OpenID provider and this gateway's client at it (a confidential client when it has a secret). */
+export interface OidcSettings {
+  /** OIDC_ISSUER: the provider's issuer URL exactly as its discovery document names it. */
+  issuer: string;
+  /** OIDC_CLIENT_ID. */
+  clientId: string;
+  /** OIDC_CLIENT_SECRET: never logged; absent for a public client (PKCE alone). */
+  clientSecret: string | undefined;
+  /** OIDC_GROUPS_CLAIM: the ID-token claim listing the user's groups (`groups`; Cognito: `cognito:groups`). */
+  groupsClaim: string;
+  /** OIDC_PROVIDER_NAME: what the sign-in button says ("Sign in with …"); default the issuer's host. */
+  providerName: string;
+  /**
+   * OIDC_TOKEN_AUTH_METHOD: how the secret is sent to the token endpoint — `client_secret_basic` (the
+   * default every OAuth server must support) or `client_secret_post` (for clients registered so).
+   */
+  tokenAuthMethod: (typeof TOKEN_AUTH_METHODS)[number];
+}
+
+/** The client authentication methods of a confidential client. */
+export const TOKEN_AUTH_METHODS = ["client_secret_basic", "client_secret_post"] as const;
+
+/** Console administrators by provider sign-in: members of `group`, and `users` (subs or verified emails). */
+export interface ConsoleAdminSettings {
+  group: string | undefined;
+  users: string[];
 }
 
 /** Default of MAX_UPSTREAM_MESSAGE_BYTES: 16 MiB. */
@@ -181,9 +215,55 @@ export function loadAppSettings(env: Env = process.env): AppSettings {
     oauthIssuer: read.url("OAUTH_ISSUER")?.replace(/\/+$/, ""),
     oauthDevSignIn: read.boolean("OAUTH_DEV_SIGNIN", false),
     publicAdminUrl: read.url("PUBLIC_ADMIN_URL")?.replace(/\/+$/, ""),
+    oidc: oidcSettings(env, read),
+    consoleAdmins: {
+      group: read.string("CONSOLE_ADMIN_GROUP"),
+      users: (read.string("CONSOLE_ADMINS") ?? "")
+        .split(",")
+        .map((user) => user.trim())
+        .filter(Boolean),
+    },
   };
   read.check();
   return settings;
+}
+
+/** A claim name: a plain name (`groups`, `cognito:groups`) or a namespaced URL claim. */
+const CLAIM_NAME = /^[A-Za-z0-9:._/~-]{1,200}$/;
+
+/**
+ * The provider settings: the `Oidc` link deployed (SST), OIDC_* variables locally. The issuer must be
+ * https (http only on a loopback host, for a provider on this machine); a client id is required with it.
+ */
+function oidcSettings(env: Env, read: EnvReader): OidcSettings | undefined {
+  const linked = sstResource(env, "Oidc");
+  const issuer = linked?.issuer || read.url("OIDC_ISSUER");
+  const clientId = linked?.clientId || read.string("OIDC_CLIENT_ID");
+  const clientSecret = linked?.clientSecret || read.string("OIDC_CLIENT_SECRET");
+  const groupsClaim = linked?.groupsClaim || read.string("OIDC_GROUPS_CLAIM") || "groups";
+  if (!CLAIM_NAME.test(groupsClaim)) read.fail("OIDC_GROUPS_CLAIM", "must be a claim name", groupsClaim, 0);
+  if (!issuer) {
+    if (clientId) read.fail("OIDC_ISSUER", "must be set with OIDC_CLIENT_ID", "", 0);
+    return undefined;
+  }
+  const url = new URL(issuer);
+  if (url.protocol !== "https:" && !isLoopbackHost(url.hostname)) {
+    read.fail("OIDC_ISSUER", "must be https (http only on a loopback host)", issuer, 0);
+  }
+  if (url.search || url.hash) read.fail("OIDC_ISSUER", "must have no query or fragment", issuer, 0);
+  if (!clientId) read.fail("OIDC_CLIENT_ID", "must be set with OIDC_ISSUER", "", 0);
+  return {
+    issuer,
+    clientId: clientId ?? "",
+    clientSecret,
+    groupsClaim,
+    providerName: linked?.providerName || read.string("OIDC_PROVIDER_NAME") || url.host,
+    tokenAuthMethod: read.oneOf("OIDC_TOKEN_AUTH_METHOD", TOKEN_AUTH_METHODS, "client_secret_basic"),
+  };
+}
+
+function isLoopbackHost(host: string): boolean {
+  return host === "localhost" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
 function runnerEndpoint(env: Env, read: EnvReader): AppSettings["runner"] {

@@ -36,6 +36,16 @@ export async function signIn(token: string): Promise<Session> {
   return session;
 }
 
+/** How an admin may sign in: the OpenID provider's button, when the gateway has one. */
+export interface SignInOptions {
+  provider: { name: string; url: string } | null;
+}
+
+/** The sign-in options (no session needed). */
+export function signInOptions(): Promise<SignInOptions> {
+  return request<SignInOptions>("GET", "/console/sign-in");
+}
+
 /** The session a reload finds, if the cookie still names a live one. */
 export async function resumeSession(): Promise<Session | undefined> {
   try {

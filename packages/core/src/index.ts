@@ -1,4 +1,5 @@
 export * from "./errors";
+export * from "./identity";
 export * from "./if-match";
 export * from "./job";
 export * from "./json-depth";

@@ -5,16 +5,19 @@
  */
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AccessMapping, AccessSubject, Store } from "@mcpgw/aws";
-import { AppError } from "@mcpgw/core";
+import { AppError, IDENTITY_NAME } from "@mcpgw/core";
 import type { AppEnv } from "../env";
 import { json, jsonBody, problems, route } from "../openapi-helpers";
 import { forgetSubject } from "../upstream-authorization";
 import { NotBlank, resolveScope } from "./keys";
 
-/** `user:<name>` or `group:<name>`; names as the development sign-in accepts them. */
+/**
+ * `user:<name>` or `group:<name>`: a provider's `sub` or group name (letters, digits, `. _ @ | + = ~ -`
+ * and inner spaces, up to 255), as the sign-in records them.
+ */
 const Subject = z
   .string()
-  .regex(/^(user|group):[A-Za-z0-9._@-]{1,64}$/, "must be user:<name> or group:<name>")
+  .regex(new RegExp(`^(user|group):${IDENTITY_NAME.source.slice(1)}`), "must be user:<name> or group:<name>")
   .openapi({ param: { name: "subject", in: "path" }, example: "user:ada" });
 
 const Access = z

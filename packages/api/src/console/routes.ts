@@ -19,10 +19,28 @@ const Session = z
 
 const SignIn = z.strictObject({ token: z.string().min(1).max(1024) });
 
+const SignInOptions = z
+  .object({
+    provider: z
+      .object({
+        name: z.string().openapi({ description: "What the button says: Sign in with <name>" }),
+        url: z.string().openapi({ description: "Where the button goes (a browser navigation)" }),
+      })
+      .nullable()
+      .openapi({ description: "The OpenID provider admins may sign in with; null: the admin token only" }),
+  })
+  .openapi("ConsoleSignInOptions");
+
 /** Registers the console session routes, and the console itself when it is built (`assets`). */
 export function registerConsoleRoutes(
   app: OpenAPIHono<AppEnv>,
-  deps: { sessions: ConsoleSessions; adminToken: string; assets: ConsoleAssets | undefined },
+  deps: {
+    sessions: ConsoleSessions;
+    adminToken: string;
+    assets: ConsoleAssets | undefined;
+    /** The provider the console offers besides the admin token (see ./provider-sign-in.ts). */
+    provider?: { name: string; url: string } | undefined;
+  },
 ): void {
   const isAdminToken = secretMatcher(deps.adminToken);
   app.openapi(
@@ -44,6 +62,19 @@ export function registerConsoleRoutes(
       noStore(c);
       c.get("logger").info("console signed in");
       return c.json(await deps.sessions.start(c), 201);
+    },
+  );
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/console/sign-in",
+      tags: ["console"],
+      summary: "How an admin may sign in: the admin token, and the OpenID provider when one is configured",
+      responses: { 200: json(SignInOptions, "Sign-in options"), ...problems(500) },
+    }),
+    (c) => {
+      noStore(c);
+      return c.json({ provider: deps.provider ?? null }, 200);
     },
   );
   app.openapi(

@@ -1,6 +1,7 @@
 import { createKmsTokenSigner, createStore, loadAppSettings } from "@mcpgw/aws";
 import { createLogger } from "@mcpgw/core";
 import type { AppDeps } from "../app-base";
+import { OidcClient } from "../oidc/provider";
 
 /** What a Lambda function's app is made of, configured from SST links / env. */
 export function depsFromEnvironment(): AppDeps {
@@ -26,5 +27,7 @@ export function depsFromEnvironment(): AppDeps {
           devSignIn: settings.oauthDevSignIn,
         }
       : undefined,
+    oidc: settings.oidc ? new OidcClient(settings.oidc) : undefined,
+    consoleAdmins: settings.consoleAdmins,
   };
 }

@@ -88,7 +88,7 @@ ${hidden({ step: "signin", tx: form.tx, csrf: form.csrf })}
 /** Step 2: consent, listing the servers the signed-in user will reach (or saying there are none). */
 export function consentPage(
   request: RequestSummary,
-  user: string,
+  who: { label: string; sub: string; via: string },
   servers: { names: string[] | "all" },
   form: { tx: string; csrf: string },
 ): string {
@@ -97,11 +97,11 @@ export function consentPage(
     servers.names === "all"
       ? `<p id="servers">Every MCP server of the gateway.</p>`
       : none
-        ? `<p id="servers">You have access to no MCP server, so this application cannot be allowed. Ask an administrator to map your user or a group to servers (PUT /v1/access/user:${escapeHtml(user)}).</p>`
+        ? `<p id="servers">You have access to no MCP server, so this application cannot be allowed. Ask an administrator to map your user or a group to servers (PUT /v1/access/user:${escapeHtml(encodeURIComponent(who.sub))}).</p>`
         : `<ul id="servers">${servers.names.map((name) => `<li>${escapeHtml(name)}</li>`).join("")}</ul>`;
   return layout(
     "Allow access? — MCP Gateway",
-    `<p>Signed in as <strong id="user">${escapeHtml(user)}</strong> (development sign-in).</p>
+    `<p>Signed in as <strong id="user">${escapeHtml(who.label)}</strong>${who.label === who.sub ? "" : ` (user <code id="sub">${escapeHtml(who.sub)}</code>)`} through <span id="via">${escapeHtml(who.via)}</span>.</p>
 ${summary(request)}
 <h2>Servers the application will reach</h2>
 ${list}

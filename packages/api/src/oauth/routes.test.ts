@@ -4,6 +4,8 @@ import { describe, expect, it } from "vitest";
 import { createAdminApp } from "../admin-app";
 import type { AppDeps } from "../app-base";
 import { createGatewayApp } from "../gateway-app";
+import { memoryProvider } from "../oidc/memory-provider";
+import { OidcClient } from "../oidc/provider";
 import { createLocalTokenSigner } from "./signer";
 
 const ISSUER = "https://gw.example";
@@ -60,5 +62,80 @@ describe("the authorization server's routes", () => {
 
     expect(response.status).toBe(400);
     expect(await response.json()).toMatchObject({ error: "invalid_redirect_uri" });
+  });
+});
+
+describe("sign-in at the OpenID provider", () => {
+  const CLIENT_REDIRECT = "http://127.0.0.1:9/cb";
+
+  /** A gateway whose provider is in memory, a registered client, and an authorization sent to the provider. */
+  async function startSignIn() {
+    const op = await memoryProvider();
+    const app = createGatewayApp({ ...deps(true), oidc: new OidcClient(op.settings, op.fetch) });
+    const registered = await app.request("/oauth/register", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ redirect_uris: [CLIENT_REDIRECT] }),
+    });
+    const { client_id } = (await registered.json()) as { client_id: string };
+    const authorize = await app.request(
+      `/oauth/authorize?${new URLSearchParams({
+        response_type: "code",
+        client_id,
+        redirect_uri: CLIENT_REDIRECT,
+        code_challenge: "a".repeat(43),
+        code_challenge_method: "S256",
+        resource: `${ISSUER}/mcp`,
+        state: "client-state",
+      })}`,
+    );
+    const target = new URL(authorize.headers.get("location") ?? "");
+    op.expectNonce(target.searchParams.get("nonce") ?? "");
+    const cookie = (authorize.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+    const callback = () =>
+      app.request(`/oauth/oidc/callback?code=c0de&state=${target.searchParams.get("state")}`, {
+        headers: { cookie },
+      });
+    return { op, authorize, target, callback };
+  }
+
+  it("sends the browser to the provider, and shows consent once its ID token checks out", async () => {
+    const { authorize, target, callback } = await startSignIn();
+    const consent = await callback();
+    const html = await consent.text();
+
+    expect(authorize.status).toBe(302);
+    expect(target.origin).toBe("https://op.example");
+    expect(authorize.headers.get("set-cookie")).toMatch(
+      /^mgw_oauth_login=.*Path=\/oauth\/oidc\/callback.*HttpOnly.*Secure.*SameSite=Lax/,
+    );
+    expect(consent.status).toBe(200);
+    expect(html).toContain('name="tx"');
+    expect(html).toContain("auth0|ada");
+    expect(html).toContain("Example");
+  });
+
+  it.each([
+    ["a tampered ID token", { tamper: true }, /signature/i],
+    ["a wrong nonce", { wrongNonce: true }, /nonce/],
+    ["another issuer", { claims: { iss: "https://evil.example" } }, /iss/],
+    ["another audience", { claims: { aud: "someone-else" } }, /aud/],
+  ])("answers %s with a page saying what failed, and no consent", async (_name, change, detail) => {
+    const { op, callback } = await startSignIn();
+    op.change(change);
+    const refused = await callback();
+    const html = await refused.text();
+
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get("content-security-policy")).toContain("default-src 'none'");
+    expect(html).toContain("could not be verified");
+    expect(html).toMatch(detail);
+    expect(html).not.toContain('name="tx"');
+  });
+
+  it("answers the same callback only once", async () => {
+    const { callback } = await startSignIn();
+    expect((await callback()).status).toBe(200);
+    expect((await callback()).status).toBe(400);
   });
 });

@@ -1,6 +1,8 @@
 /**
  * The OAuth 2.1 authorization server on the gateway plane: metadata (RFC 8414), JWKS, dynamic client
- * registration (RFC 7591), the authorization endpoint with the development sign-in and consent pages,
+ * registration (RFC 7591), the authorization endpoint — sign-in at the configured OpenID provider
+ * (OIDC_ISSUER; its callback `/oauth/oidc/callback`) or, without one, the development sign-in page —
+ * and the consent page,
  * the token endpoint (code + PKCE S256, refresh-token rotation) and revocation (RFC 7009). Access
  * tokens are ES256 JWTs for one exact resource, `${issuer}/mcp` or `${issuer}/mcp/{server}`.
  */
@@ -14,11 +16,13 @@ import {
   nowSeconds,
   type Store,
 } from "@mcpgw/aws";
-import { errorFields, type Logger } from "@mcpgw/core";
+import { errorFields, type Logger, secretsEqual } from "@mcpgw/core";
 import type { Context } from "hono";
-import { getCookie, setCookie } from "hono/cookie";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { lazyBodyLimit } from "../body-limit";
 import type { AppEnv } from "../env";
+import { type LoginBinding, loginBindingOf, newLoginBinding } from "../oidc/binding";
+import { type OidcClient, SignInError } from "../oidc/provider";
 import {
   ClientDirectory,
   ClientError,
@@ -36,7 +40,7 @@ export interface OAuthOptions {
   /** The gateway's public origin, no trailing slash; `iss` of every token and response. */
   issuer: string;
   signer: TokenSigner;
-  /** Serve the development sign-in (a user name, no password): dev and tests only. */
+  /** Serve the development sign-in (a user name, no password): dev and tests only, never with `oidc`. */
   devSignIn: boolean;
   /** How client metadata documents are fetched (default: the SSRF guard, public addresses only). */
   fetch?: typeof fetch;
@@ -48,6 +52,10 @@ const CODE_SECONDS = 120;
 const REFRESH_FAMILY_SECONDS = 30 * 24 * 3600;
 /** The CSRF cookie of the authorization pages. */
 const CSRF_COOKIE = "mgw_oauth_csrf";
+/** The cookie binding a sign-in at the OpenID provider to this browser (see ../oidc/binding.ts). */
+const LOGIN_COOKIE = "mgw_oauth_login";
+/** Where the OpenID provider sends the browser back. */
+export const OIDC_CALLBACK_PATH = "/oauth/oidc/callback";
 const NAME = /^[A-Za-z0-9._@-]{1,64}$/;
 const MAX_FORM_BYTES = 16 * 1024;
 
@@ -77,9 +85,17 @@ const secret = (prefix: string) => `${prefix}${randomBytes(32).toString("base64u
 /** Registers the authorization server's routes on `app`. */
 export function registerOAuthRoutes(
   app: OpenAPIHono<AppEnv>,
-  deps: { store: Store; logger: Logger; oauth: OAuthOptions; fetch: typeof fetch },
+  deps: {
+    store: Store;
+    logger: Logger;
+    oauth: OAuthOptions;
+    fetch: typeof fetch;
+    /** The OpenID provider people sign in with; the development sign-in is off when there is one. */
+    oidc?: OidcClient | undefined;
+  },
 ): void {
-  const { store, oauth } = deps;
+  const { store, oauth, oidc } = deps;
+  const devSignIn = oauth.devSignIn && !oidc;
   // Read per request: an in-process test stack learns its own origin (the issuer) once it listens.
   const issuerOf = () => oauth.issuer.replace(/\/+$/, "");
   const clients = new ClientDirectory(store.oauth, oauth.fetch ?? deps.fetch);
@@ -137,11 +153,13 @@ export function registerOAuthRoutes(
 
   app.get("/oauth/authorize", async (c) => {
     const query = new URL(c.req.url).searchParams;
-    if (!oauth.devSignIn) {
+    if (!devSignIn && !oidc) {
       return page(
         c,
         503,
-        errorPage("No sign-in method is configured on this gateway (OAUTH_DEV_SIGNIN is off)."),
+        errorPage(
+          "No sign-in method is configured on this gateway (neither OIDC_ISSUER nor OAUTH_DEV_SIGNIN).",
+        ),
       );
     }
     // The client and its redirect URI first: until both are known good, nothing is redirected.
@@ -162,7 +180,9 @@ export function registerOAuthRoutes(
     try {
       const request = await validateAuthorizationRequest(query, resources);
       const csrf = secret("");
-      const tx = secret("");
+      // With a provider, the transaction waits under its sign-in's state (derived from the login cookie).
+      const login = oidc ? newLoginBinding(TRANSACTION_SECONDS) : undefined;
+      const tx = login ? login.state : secret("");
       const transaction: AuthorizationTransaction = {
         clientId: client.clientId,
         clientName: client.clientName,
@@ -176,13 +196,8 @@ export function registerOAuthRoutes(
         expiresAt: nowSeconds() + TRANSACTION_SECONDS,
       };
       await store.oauth.saveTransaction(hashOAuthSecret(tx), transaction);
-      setCookie(c, CSRF_COOKIE, csrf, {
-        path: "/oauth",
-        httpOnly: true,
-        sameSite: "Strict",
-        secure: issuerOf().startsWith("https:"),
-        maxAge: TRANSACTION_SECONDS,
-      });
+      if (oidc && login) return await toProvider(c, oidc, login);
+      setCookie(c, CSRF_COOKIE, csrf, csrfCookieOptions());
       return page(c, 200, signInPage(summaryOf(transaction), { tx, csrf }), transaction.redirectUri);
     } catch (error) {
       if (!(error instanceof RedirectError)) throw error;
@@ -220,6 +235,7 @@ export function registerOAuthRoutes(
       redirectBack(c, transaction.redirectUri, { ...params, state: transaction.state });
 
     if (form.get("step") === "signin") {
+      if (!devSignIn) return page(c, 403, errorPage("The development sign-in is not enabled here."));
       const user = (form.get("user") ?? "").trim();
       const groups = (form.get("groups") ?? "")
         .split(",")
@@ -234,7 +250,12 @@ export function registerOAuthRoutes(
       return page(
         c,
         200,
-        consentPage(summaryOf(transaction), user, { names: reach.names }, { tx, csrf }),
+        consentPage(
+          summaryOf(transaction),
+          { label: user, sub: user, via: "development sign-in" },
+          { names: reach.names },
+          { tx, csrf },
+        ),
         transaction.redirectUri,
       );
     }
@@ -267,6 +288,71 @@ export function registerOAuthRoutes(
       sub: taken.signedIn.sub,
     });
     return back({ code });
+  });
+
+  app.get(OIDC_CALLBACK_PATH, async (c) => {
+    if (!oidc) return page(c, 404, errorPage("No OpenID provider is configured on this gateway."));
+    const params = new URL(c.req.url).searchParams;
+    const login = loginBindingOf(getCookie(c, LOGIN_COOKIE));
+    deleteCookie(c, LOGIN_COOKIE, loginCookieOptions());
+    const stale = () =>
+      page(
+        c,
+        400,
+        errorPage(
+          "This sign-in expired, was already completed, or was started in another browser. Start again from the application.",
+        ),
+      );
+    if (!login || !secretsEqual(params.get("state") ?? "", login.state)) return stale();
+    // Single use: whatever the provider answered, this sign-in is over.
+    const taken = await store.oauth.takeTransaction(hashOAuthSecret(login.state));
+    if (!taken) return stale();
+    let identity: Awaited<ReturnType<OidcClient["signIn"]>>;
+    try {
+      identity = await oidc.signIn(`${issuerOf()}${OIDC_CALLBACK_PATH}`, params, login);
+    } catch (error) {
+      if (!(error instanceof SignInError)) throw error;
+      c.get("logger").warn("oauth provider sign-in failed", {
+        clientId: taken.clientId,
+        ...errorFields(error),
+      });
+      if (error.refused) {
+        return redirectBack(c, taken.redirectUri, {
+          error: "access_denied",
+          error_description: error.message,
+          state: taken.state,
+        });
+      }
+      return page(c, error.status, errorPage(error.message));
+    }
+    const tx = secret("");
+    const csrf = secret("");
+    const signedIn = { sub: identity.sub, groups: identity.groups };
+    const transaction: AuthorizationTransaction = {
+      ...taken,
+      csrfHash: hashOAuthSecret(csrf),
+      signedIn,
+      expiresAt: nowSeconds() + TRANSACTION_SECONDS,
+    };
+    await store.oauth.saveTransaction(hashOAuthSecret(tx), transaction);
+    setCookie(c, CSRF_COOKIE, csrf, csrfCookieOptions());
+    c.get("logger").info("oauth signed in at the provider", {
+      clientId: taken.clientId,
+      sub: identity.sub,
+      groups: identity.groups.length,
+    });
+    const reach = await resources.serversOf(signedIn, transaction.resource);
+    return page(
+      c,
+      200,
+      consentPage(
+        summaryOf(transaction),
+        { label: identity.label, sub: identity.sub, via: oidc.providerName },
+        { names: reach.names },
+        { tx, csrf },
+      ),
+      transaction.redirectUri,
+    );
   });
 
   app.post("/oauth/token", async (c) => {
@@ -413,6 +499,42 @@ export function registerOAuthRoutes(
       scope: MCP_SCOPE,
       ...(refreshToken ? { refresh_token: refreshToken } : {}),
     };
+  }
+
+  function csrfCookieOptions() {
+    return {
+      path: "/oauth",
+      httpOnly: true,
+      sameSite: "Strict",
+      secure: issuerOf().startsWith("https:"),
+      maxAge: TRANSACTION_SECONDS,
+    } as const;
+  }
+
+  /** The login cookie: Lax, as the provider's redirect back is a cross-site navigation. */
+  function loginCookieOptions() {
+    return {
+      path: OIDC_CALLBACK_PATH,
+      httpOnly: true,
+      sameSite: "Lax",
+      secure: issuerOf().startsWith("https:"),
+      maxAge: TRANSACTION_SECONDS,
+    } as const;
+  }
+
+  /** Sends the browser to the provider to sign in (a page saying so when it cannot be reached). */
+  async function toProvider(c: Context<AppEnv>, client: OidcClient, login: LoginBinding) {
+    let target: URL;
+    try {
+      target = await client.authorizationUrl(`${issuerOf()}${OIDC_CALLBACK_PATH}`, login);
+    } catch (error) {
+      if (!(error instanceof SignInError)) throw error;
+      c.get("logger").error("oauth provider unreachable", errorFields(error));
+      return page(c, error.status, errorPage(error.message));
+    }
+    setCookie(c, LOGIN_COOKIE, login.cookie, loginCookieOptions());
+    noStore(c);
+    return c.redirect(target.toString(), 302);
   }
 
   /** A redirect to the client with `params` and `iss` (RFC 9207). */

@@ -1,0 +1,179 @@
+/**
+ * The gateway as a relying party of the OpenID provider people sign in with (OIDC_ISSUER): the
+ * authorization request (code, PKCE S256, state, nonce; scopes `openid email profile`) and its answer —
+ * the code exchanged, the ID token verified by `openid-client` (issuer, audience, signature against
+ * the provider's JWKS, nonce, expiry) — turned into the user (`sub`) and their groups.
+ */
+import type { ConsoleAdminSettings, OidcSettings } from "@mcpgw/aws";
+import { isIdentityName } from "@mcpgw/core";
+import * as oidc from "openid-client";
+import type { LoginBinding } from "./binding";
+
+/** The scopes asked of the provider. */
+export const OIDC_SCOPES = "openid email profile";
+/** The most groups a sign-in records (the rest are dropped). */
+const MAX_GROUPS = 100;
+
+/** Who signed in at the provider. */
+export interface OidcIdentity {
+  /** The provider's `sub`: the user of access mappings (`user:<sub>`). */
+  sub: string;
+  /** The groups of the configured claim that are usable names, sorted. */
+  groups: string[];
+  /** The email, when the provider says it is verified. */
+  email: string | undefined;
+  /** What pages show: the name or email, else the sub. */
+  label: string;
+}
+
+/**
+ * A sign-in that failed. `refused`: the provider answered with an error (the person cancelled, or was
+ * not allowed); otherwise its answer could not be verified (400) or it could not be reached (502).
+ */
+export class SignInError extends Error {
+  override readonly name = "SignInError";
+  constructor(
+    message: string,
+    readonly status: 400 | 502,
+    readonly refused = false,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** The provider, discovered once per process (again after a failed discovery). */
+export class OidcClient {
+  /** What the sign-in button names. */
+  readonly providerName: string;
+  private configuration: Promise<oidc.Configuration> | undefined;
+
+  constructor(
+    private readonly settings: OidcSettings,
+    private readonly fetchImpl?: typeof fetch,
+  ) {
+    this.providerName = settings.providerName;
+  }
+
+  /** Where to send the browser to sign in, coming back to `redirectUri`. */
+  async authorizationUrl(redirectUri: string, binding: LoginBinding): Promise<URL> {
+    return oidc.buildAuthorizationUrl(await this.config(), {
+      redirect_uri: redirectUri,
+      scope: OIDC_SCOPES,
+      state: binding.state,
+      nonce: binding.nonce,
+      code_challenge: binding.challenge,
+      code_challenge_method: "S256",
+    });
+  }
+
+  /**
+   * The provider's answer on `redirectUri` (its query, `params`): the code exchanged and the ID token
+   * verified. Throws a {@link SignInError} saying what failed.
+   */
+  async signIn(redirectUri: string, params: URLSearchParams, binding: LoginBinding): Promise<OidcIdentity> {
+    const config = await this.config();
+    const current = new URL(redirectUri);
+    for (const [name, value] of params) current.searchParams.append(name, value);
+    let claims: oidc.IDToken | undefined;
+    try {
+      const tokens = await oidc.authorizationCodeGrant(config, current, {
+        expectedState: binding.state,
+        expectedNonce: binding.nonce,
+        pkceCodeVerifier: binding.verifier,
+        idTokenExpected: true,
+      });
+      claims = tokens.claims();
+    } catch (error) {
+      throw signInErrorOf(error);
+    }
+    if (!claims) throw new SignInError("The identity provider sent no ID token.", 400);
+    return identityOf(claims, this.settings.groupsClaim);
+  }
+
+  private config(): Promise<oidc.Configuration> {
+    this.configuration ??= this.discover().catch((error) => {
+      this.configuration = undefined;
+      throw new SignInError("The identity provider could not be reached (discovery failed).", 502, false, {
+        cause: error,
+      });
+    });
+    return this.configuration;
+  }
+
+  private async discover(): Promise<oidc.Configuration> {
+    const { issuer, clientId, clientSecret } = this.settings;
+    // A public client (no secret) authenticates by PKCE alone.
+    const insecure = new URL(issuer).protocol === "http:";
+    const config = await oidc.discovery(
+      new URL(issuer),
+      clientId,
+      clientSecret,
+      !clientSecret
+        ? oidc.None()
+        : this.settings.tokenAuthMethod === "client_secret_post"
+          ? oidc.ClientSecretPost(clientSecret)
+          : oidc.ClientSecretBasic(clientSecret),
+      {
+        ...(this.fetchImpl ? { [oidc.customFetch]: this.fetchImpl as oidc.CustomFetch } : {}),
+        // http only reaches here for a loopback issuer (config refuses it otherwise): a provider on this machine.
+        execute: insecure ? [oidc.allowInsecureRequests] : [],
+      },
+    );
+    // The ID token's signature is checked against the provider's JWKS (not only trusted over TLS).
+    oidc.enableNonRepudiationChecks(config);
+    return config;
+  }
+}
+
+/** The identity in verified ID-token claims: `sub`, groups from `groupsClaim`, a verified email. */
+export function identityOf(claims: Record<string, unknown>, groupsClaim: string): OidcIdentity {
+  const sub = typeof claims.sub === "string" ? claims.sub : "";
+  if (!isIdentityName(sub)) {
+    throw new SignInError(
+      "The identity provider's user id (sub) cannot be used here (1-255 letters, digits, . _ @ | + = ~ - or inner spaces).",
+      400,
+    );
+  }
+  const raw = claims[groupsClaim];
+  const listed = Array.isArray(raw) ? raw : typeof raw === "string" ? raw.split(/[\s,]+/) : [];
+  const groups = [
+    ...new Set(listed.filter((group): group is string => typeof group === "string" && isIdentityName(group))),
+  ]
+    .sort()
+    .slice(0, MAX_GROUPS);
+  const email = typeof claims.email === "string" && claims.email_verified === true ? claims.email : undefined;
+  const name = typeof claims.name === "string" && claims.name.trim() ? claims.name.trim() : undefined;
+  return { sub, groups, email, label: name ?? email ?? sub };
+}
+
+/** Whether `identity` may use the console: a member of the admin group, or listed by sub or verified email. */
+export function isConsoleAdmin(identity: OidcIdentity, admins: ConsoleAdminSettings): boolean {
+  if (admins.group !== undefined && identity.groups.includes(admins.group)) return true;
+  const email = identity.email?.toLowerCase();
+  return admins.users.some(
+    (user) => user === identity.sub || (email !== undefined && user.toLowerCase() === email),
+  );
+}
+
+/** What went wrong, said for a person (no token, code or secret in it). */
+function signInErrorOf(error: unknown): SignInError {
+  if (error instanceof oidc.AuthorizationResponseError) {
+    return new SignInError(`The identity provider refused the sign-in (${error.error}).`, 400, true, {
+      cause: error,
+    });
+  }
+  if (error instanceof oidc.ResponseBodyError) {
+    return new SignInError(`The identity provider refused the code exchange (${error.error}).`, 400, false, {
+      cause: error,
+    });
+  }
+  if (error instanceof oidc.ClientError) {
+    // The library's own detail (which claim, which check) is in its cause; it quotes no token.
+    const detail = error.cause instanceof Error && error.cause.message ? error.cause.message : error.message;
+    return new SignInError(`The identity provider's answer could not be verified: ${detail}.`, 400, false, {
+      cause: error,
+    });
+  }
+  return new SignInError("The identity provider could not be reached.", 502, false, { cause: error });
+}
