@@ -5,7 +5,9 @@
  * credentials). The driver registers the URL as an OAuth upstream, starts the authorization, follows
  * the authorization URL as a browser would (the suite's AS answers at once with a redirect to the
  * gateway's callback), waits for the worker's probe to connect, calls the scenario server's tool and
- * deletes the server. Exits 0 when all that worked; else 1 with what failed on stderr (never a token,
+ * deletes the server. When the upstream then refuses the token and the status says authorization is
+ * required again (auth/authorization-server-migration: the resource moved to another AS), it
+ * authorizes once more, as the status tells an admin to; never more than twice. Exits 0 when all that worked; else 1 with what failed on stderr (never a token,
  * code or secret: it prints only statuses and the gateway's own error texts).
  *
  * Env: CONFORMANCE_GATEWAY_URL (the stack's API), CONFORMANCE_ADMIN_TOKEN. Runs on Node 22 with type
@@ -13,7 +15,7 @@
  */
 import { randomBytes } from "node:crypto";
 
-const STATUS_TIMEOUT_MS = 15_000;
+const STATUS_TIMEOUT_MS = 10_000;
 
 const serverUrl = process.argv[2];
 const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? "unknown";
@@ -25,6 +27,15 @@ const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}") as {
 };
 
 class DriverError extends Error {}
+
+interface Status {
+  state: string;
+  reason?: string | null;
+  error?: string | null;
+  toolCount?: number;
+  authorization?: string;
+  lastConnectionFailureAt?: string | null;
+}
 
 interface Reply {
   status: number;
@@ -75,8 +86,11 @@ function authFor(): Record<string, unknown> {
   };
 }
 
-/** Opens the authorization URL as a browser: follows redirects until one lands on the gateway. */
-async function followAuthorization(authorizationUrl: string): Promise<void> {
+/**
+ * Opens the authorization URL as a browser: follows redirects until one lands on the gateway's
+ * callback. Answers when the callback was requested (its probe's outcome is stamped later).
+ */
+async function followAuthorization(authorizationUrl: string): Promise<number> {
   let next = authorizationUrl;
   for (let hop = 0; hop < 5; hop++) {
     const response = await fetch(next, { redirect: "manual" });
@@ -86,30 +100,43 @@ async function followAuthorization(authorizationUrl: string): Promise<void> {
       throw new DriverError(`the authorization endpoint answered ${response.status} without a redirect`);
     next = new URL(location, next).href;
     if (next.startsWith(`${gateway}/`)) {
+      const requestedAt = Date.now();
       const callback = await fetch(next, { redirect: "manual" });
       const page = await callback.text();
       if (callback.status !== 200) {
         const reason = /<p>([\s\S]*?)<\/p>/.exec(page)?.[1] ?? "";
         throw new DriverError(`the gateway's callback answered ${callback.status}: ${reason}`);
       }
-      return;
+      return requestedAt;
     }
   }
   throw new DriverError("the authorization URL redirected too often");
 }
 
-async function waitConnected(id: string): Promise<void> {
+/**
+ * Waits until the server is connected with its tools, or a connection attempt after `since` failed
+ * (the worker's probe after the callback): that status is the answer.
+ */
+async function settle(id: string, since: number): Promise<Status> {
   const deadline = Date.now() + STATUS_TIMEOUT_MS;
-  let last = "";
+  let status: Status | undefined;
   while (Date.now() < deadline) {
     const reply = await admin("GET", `/v1/servers/${id}`);
-    const status = reply.body?.status;
-    if (status?.state === "connected" && (status.toolCount ?? 0) > 0) return;
-    last = `${status?.state ?? reply.status}${status?.reason ? ` (${status.reason})` : ""}${status?.error ? `: ${status.error}` : ""}`;
+    status = reply.body?.status as Status | undefined;
+    if (status?.state === "connected" && (status.toolCount ?? 0) > 0) return status;
+    if (status?.state === "failed" && Date.parse(status.lastConnectionFailureAt ?? "") >= since)
+      return status;
     await new Promise((resolve) => setTimeout(resolve, 150));
   }
-  throw new DriverError(`the server did not connect within ${STATUS_TIMEOUT_MS} ms; last status: ${last}`);
+  throw new DriverError(
+    `the server did not settle within ${STATUS_TIMEOUT_MS} ms; last status: ${show(status)}`,
+  );
 }
+
+const show = (status: Status | undefined) =>
+  status
+    ? `${status.state}${status.reason ? ` (${status.reason})` : ""}${status.error ? `: ${status.error}` : ""}`
+    : "none";
 
 async function main(): Promise<void> {
   if (!serverUrl || !gateway || !adminToken)
@@ -120,16 +147,30 @@ async function main(): Promise<void> {
   const created = await admin("POST", "/v1/servers", { name: serverName(), url: serverUrl, auth });
   if (created.status !== 201) throw new DriverError(`registering the server: ${describe(created)}`);
   const id = created.body.id as string;
+  const name = created.body.name as string;
   try {
-    if (auth.type === "oauth") {
-      const started = await admin("POST", `/v1/servers/${id}/authorize`);
-      if (started.status !== 200) throw new DriverError(`starting the authorization: ${describe(started)}`);
-      await followAuthorization(started.body.authorizationUrl as string);
+    // As an admin would: authorize; when the upstream later refuses the gateway's token and the
+    // status says authorization is required again (a changed authorization server), authorize once more.
+    for (let authorizations = 0; ; ) {
+      let since = Date.now();
+      if (auth.type === "oauth" && authorizations < 2) {
+        const started = await admin("POST", `/v1/servers/${id}/authorize`);
+        if (started.status !== 200) throw new DriverError(`starting the authorization: ${describe(started)}`);
+        since = await followAuthorization(started.body.authorizationUrl as string);
+        authorizations++;
+      }
+      const status = await settle(id, since);
+      if (status.state === "connected") {
+        const called = await admin("POST", `/v1/tools/${name}__test-tool/call`, { arguments: {} });
+        if (called.status === 200 && called.body?.isError !== true) return;
+        const now = await admin("GET", `/v1/servers/${id}`);
+        if (now.body?.status?.authorization !== "required" || authorizations >= 2 || auth.type !== "oauth")
+          throw new DriverError(`calling the tool: ${describe(called)}`);
+        continue;
+      }
+      if (status.authorization !== "required" || authorizations >= 2 || auth.type !== "oauth")
+        throw new DriverError(`the server did not connect: ${show(status)}`);
     }
-    await waitConnected(id);
-    const name = created.body.name as string;
-    const called = await admin("POST", `/v1/tools/${name}__test-tool/call`, { arguments: {} });
-    if (called.status !== 200) throw new DriverError(`calling the tool: ${describe(called)}`);
   } finally {
     await admin("DELETE", `/v1/servers/${id}`);
   }
