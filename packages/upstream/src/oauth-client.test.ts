@@ -117,6 +117,26 @@ describe("starting an upstream authorization", () => {
     expect(requests).not.toContain(`POST ${AS}/register`);
   });
 
+  it("falls back to the 2025-03-26 default endpoints when the server publishes no metadata at all", async () => {
+    const requests: string[] = [];
+    const fetchFn = (async (input: string | URL | Request, init?: RequestInit) => {
+      const url = new URL(input instanceof Request ? input.url : input);
+      requests.push(`${init?.method ?? "GET"} ${url.href}`);
+      if (url.href === `${RS}/mcp`) return new Response(null, { status: 401 });
+      if (url.href === `${RS}/register`)
+        return new Response(JSON.stringify({ client_id: "legacy", redirect_uris: [] }), {
+          status: 201,
+          headers: { "content-type": "application/json" },
+        });
+      return new Response("not found", { status: 404 });
+    }) as typeof fetch;
+    const started = await start(fetchFn);
+    expect(started.authorizationUrl.startsWith(`${RS}/authorize?`)).toBe(true);
+    expect(started.client.client_id).toBe("legacy");
+    expect(started.metadata).toMatchObject({ token_endpoint: `${RS}/token` });
+    expect(requests).toContain(`POST ${RS}/register`);
+  });
+
   it("uses the configured client id first; with none and no way to register, says so", async () => {
     const { requests, fetchFn } = fakeUpstream({ registration_endpoint: `${AS}/register` });
     const started = await start(fetchFn, {

@@ -85,7 +85,9 @@ export async function startUpstreamAuthorization(options: {
 }): Promise<StartedAuthorization> {
   const { url, auth, redirectUri, fetch: fetchFn } = options;
   const { info, challengedScope } = await discoverFromChallenge(url, fetchFn);
-  const metadata = info.authorizationServerMetadata;
+  const metadata =
+    info.authorizationServerMetadata ??
+    (info.resourceMetadata ? undefined : legacyDefaultEndpoints(info.authorizationServerUrl));
   if (!metadata) throw new UpstreamAuthError("the upstream's authorization server publishes no metadata");
   const resource = info.resourceMetadata?.resource;
   const client = await chooseClient(info.authorizationServerUrl, metadata, { ...options, fetch: fetchFn });
@@ -114,6 +116,22 @@ export async function startUpstreamAuthorization(options: {
     metadata: metadata as Record<string, unknown>,
     client,
     ...(resource ? { resource } : {}),
+  };
+}
+
+/**
+ * A 2025-03-26 server with no metadata at all (neither protected-resource nor authorization-server):
+ * that revision's default endpoints at the server's origin — `/authorize`, `/token`, `/register`.
+ */
+function legacyDefaultEndpoints(base: string): AuthorizationServerMetadata {
+  const at = (path: string) => new URL(path, base).href;
+  return {
+    issuer: new URL(base).origin,
+    authorization_endpoint: at("/authorize"),
+    token_endpoint: at("/token"),
+    registration_endpoint: at("/register"),
+    response_types_supported: ["code"],
+    code_challenge_methods_supported: ["S256"],
   };
 }
 
