@@ -6,7 +6,9 @@
  * gateway (admin API), starts the authorization, follows the URL as a browser to the gateway's
  * callback, waits for the worker's probe to connect and calls the server's tool. The scenarios are
  * every `auth/*` one each requirement set names (2025-11-25 and 2026-07-28, the scored ones and the
- * extensions it reports unscored), each run at its revision's wire, a few at a time against one stack.
+ * extensions it reports unscored) and the 2025-03-26 back-compat ones (`--spec-version 2025-03-26`:
+ * that revision has no requirement set), each run at its revision's wire, a few at a time against one
+ * stack.
  *
  * A scenario fails as the suite counts it (its exit status: any FAILURE or WARNING check, or the
  * driver failing where the scenario expects it to succeed). conformance-baselines/<era>.client.json
@@ -25,7 +27,9 @@ import { runBounded } from "../mcp/helpers";
 import { TEST_ADMIN_TOKEN } from "../support/app";
 import { type Stack, startStack } from "../support/stack";
 
-const ERAS = ["2026-07-28", "2025-11-25"] as const;
+const ERAS = ["2026-07-28", "2025-11-25", "2025-03-26"] as const;
+/** Revisions the suite has a frozen requirement set for; the others list by `--spec-version`. */
+const REQUIREMENT_SETS: readonly Era[] = ["2026-07-28", "2025-11-25"];
 type Era = (typeof ERAS)[number];
 const CLI = join(import.meta.dirname, "../../node_modules/@modelcontextprotocol/conformance/dist/index.js");
 const DRIVER = join(import.meta.dirname, "conformance-driver.ts");
@@ -100,7 +104,10 @@ function writeBaseline(era: Era, results: ScenarioResult[], before: Baseline): B
   return baseline;
 }
 
-/** The `auth/*` client scenarios of `conformance list --client --requirements <era>`: scored and unscored. */
+/**
+ * The `auth/*` client scenarios of `conformance list --client --requirements <era>` (scored and
+ * unscored), or of `--spec-version <era>` for a revision with no requirement set.
+ */
 function parseAuthScenarios(listing: string): string[] {
   const found: string[] = [];
   let section: "client" | "unscored" | "other" = "other";
@@ -108,7 +115,7 @@ function parseAuthScenarios(listing: string): string[] {
     if (/^Client scenarios/.test(line)) section = "client";
     else if (/^Server scenarios/.test(line)) section = "other";
     else if (/^Run and reported, but never scored/.test(line)) section = "unscored";
-    const item = /^\s+- (auth\/\S+)(?: \[(server|client)\])?\s*$/.exec(line);
+    const item = /^\s+- (auth\/\S+)(?: \[([^\]]+)\])?\s*$/.exec(line);
     if (!item) continue;
     if (section === "client" || (section === "unscored" && item[2] === "client"))
       found.push(item[1] as string);
@@ -198,7 +205,8 @@ describe("MCP conformance suite, client-mode auth scenarios: the gateway as an O
     work = mkdtempSync(join(tmpdir(), "mcpgw-conformance-client-"));
     stack = await startStack();
     for (const era of ERAS) {
-      const listed = await runBounded(node22, [CLI, "list", "--client", "--requirements", era], {
+      const by = REQUIREMENT_SETS.includes(era) ? "--requirements" : "--spec-version";
+      const listed = await runBounded(node22, [CLI, "list", "--client", by, era], {
         cwd: work,
         timeoutMs: 30_000,
         env: { PATH: process.env.PATH ?? "", HOME: work, NO_COLOR: "1" },
@@ -245,6 +253,10 @@ describe("MCP conformance suite, client-mode auth scenarios: the gateway as an O
   it("each era names its auth scenarios, and each ran", ({ expect }) => {
     expect((scenarios.get("2026-07-28") as string[]).length).toBeGreaterThanOrEqual(27);
     expect((scenarios.get("2025-11-25") as string[]).length).toBeGreaterThanOrEqual(14);
+    expect(scenarios.get("2025-03-26")).toEqual([
+      "auth/2025-03-26-oauth-metadata-backcompat",
+      "auth/2025-03-26-oauth-endpoint-fallback",
+    ]);
     for (const era of ERAS)
       expect((results.get(era) as ScenarioResult[]).map((result) => result.scenario)).toEqual(
         scenarios.get(era),

@@ -7,8 +7,9 @@
  * gateway's callback), waits for the worker's probe to connect, calls the scenario server's tool and
  * deletes the server. When the upstream then refuses the token and the status says authorization is
  * required again (auth/authorization-server-migration: the resource moved to another AS), it
- * authorizes once more, as the status tells an admin to; never more than twice. Exits 0 when all that worked; else 1 with what failed on stderr (never a token,
- * code or secret: it prints only statuses and the gateway's own error texts).
+ * authorizes once more, as the status tells an admin to; never more than twice. Exits 0 when all that
+ * worked; else 1 with what failed on stderr (never a token, code or secret: it prints only statuses
+ * and the gateway's own error texts).
  *
  * Env: CONFORMANCE_GATEWAY_URL (the stack's API), CONFORMANCE_ADMIN_TOKEN. Runs on Node 22 with type
  * stripping (no loader): plain TypeScript, node built-ins only.
