@@ -94,7 +94,7 @@ function writeBaseline(era: Era, results: ScenarioResult[], before: Baseline): B
         `Unexplained (recorded by UPDATE_CONFORMANCE_BASELINE): ${result.problems.join(" | ").slice(0, 400)}`;
   const baseline: Baseline = {
     $comment:
-      `Client-mode auth scenarios (--requirements ${era}) expected to fail against the gateway as an OAuth client of its upstreams, each with its reason. ` +
+      `Client-mode auth scenarios (${REQUIREMENT_SETS.includes(era) ? "--requirements" : "--spec-version"} ${era}) expected to fail against the gateway as an OAuth client of its upstreams, each with its reason. ` +
       "A scenario fails as the suite counts it (a FAILURE or WARNING check, or the driver failing). tests/upstream-oauth/conformance-client.test.ts " +
       "fails on an unlisted failure and on a listed scenario that passes; UPDATE_CONFORMANCE_BASELINE=1 rewrites this file from a run.",
     era,
