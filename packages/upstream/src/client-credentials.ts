@@ -60,7 +60,7 @@ export async function requestClientCredentialsToken(options: {
   const scope = auth.scopes?.join(" ");
   const tokens = await fetchToken(provider, authorizationServer, {
     metadata: metadata as AuthorizationServerMetadata,
-    ...(resource ? { resource: new URL(resource) } : {}),
+    ...(resource ? { resource } : {}), // verbatim: a URL would add "/" to a pathless identifier
     ...(scope ? { scope } : {}),
     fetchFn,
   });

@@ -4,9 +4,13 @@ import { needsRefresh, startUpstreamAuthorization, withBearer } from "./oauth-cl
 const RS = "https://mcp.example.com";
 const AS = "https://as.example.com";
 
-/** A fake upstream and AS: the resource answers 401 with its metadata URL; every request is recorded. */
-function fakeUpstream(asMetadata: Record<string, unknown>) {
+/**
+ * A fake upstream and AS: the resource answers 401 with its metadata URL (naming `prmResource`, by
+ * default the resource's own URL); every request is recorded, and every registration's body.
+ */
+function fakeUpstream(asMetadata: Record<string, unknown>, prmResource = `${RS}/mcp`) {
   const requests: string[] = [];
+  const registrations: Array<Record<string, unknown>> = [];
   const fetchFn = (async (input: string | URL | Request, init?: RequestInit) => {
     const url = new URL(input instanceof Request ? input.url : input);
     requests.push(`${init?.method ?? "GET"} ${url.origin}${url.pathname}`);
@@ -17,7 +21,7 @@ function fakeUpstream(asMetadata: Record<string, unknown>) {
         status: 401,
         headers: { "www-authenticate": `Bearer resource_metadata="${RS}/prm", scope="read"` },
       });
-    if (url.href === `${RS}/prm`) return json({ resource: `${RS}/mcp`, authorization_servers: [AS] });
+    if (url.href === `${RS}/prm`) return json({ resource: prmResource, authorization_servers: [AS] });
     if (url.href === `${AS}/.well-known/oauth-authorization-server`)
       return json({
         issuer: AS,
@@ -27,6 +31,7 @@ function fakeUpstream(asMetadata: Record<string, unknown>) {
         code_challenge_methods_supported: ["S256"],
         ...asMetadata,
       });
+    if (url.href === `${AS}/register`) registrations.push(JSON.parse(String(init?.body)));
     if (url.href === `${AS}/register`)
       return json(
         { ...JSON.parse(String(init?.body)), client_id: "registered", client_secret: "s3cret" },
@@ -34,7 +39,7 @@ function fakeUpstream(asMetadata: Record<string, unknown>) {
       );
     return new Response("not found", { status: 404 });
   }) as typeof fetch;
-  return { requests, fetchFn };
+  return { requests, registrations, fetchFn };
 }
 
 const start = (
@@ -85,6 +90,51 @@ describe("starting an upstream authorization", () => {
       clientMetadataUrl: "http://127.0.0.1:1/oauth/client-metadata.json",
     });
     expect(plain.client.client_id).toBe("registered");
+  });
+
+  it("registers with the application_type SEP-837 asks for: web, native for a loopback redirect", async () => {
+    const web = fakeUpstream({ registration_endpoint: `${AS}/register` });
+    await start(web.fetchFn);
+    expect(web.registrations).toEqual([expect.objectContaining({ application_type: "web" })]);
+    const loopback = fakeUpstream({ registration_endpoint: `${AS}/register` });
+    await start(loopback.fetchFn, { redirectUri: "http://127.0.0.1:8080/oauth/upstream/callback" });
+    expect(loopback.registrations).toEqual([expect.objectContaining({ application_type: "native" })]);
+  });
+
+  it("sends the resource exactly as the protected-resource metadata names it (no '/' added)", async () => {
+    const { fetchFn } = fakeUpstream({ registration_endpoint: `${AS}/register` }, RS);
+    const started = await start(fetchFn);
+    expect(new URL(started.authorizationUrl).searchParams.get("resource")).toBe(RS);
+    expect(started.resource).toBe(RS);
+  });
+
+  it("refuses protected-resource metadata about another resource, before registering", async () => {
+    const { requests, fetchFn } = fakeUpstream(
+      { registration_endpoint: `${AS}/register` },
+      "https://evil.example.com/mcp",
+    );
+    await expect(start(fetchFn)).rejects.toThrow(/is for https:\/\/evil\.example\.com\/mcp/);
+    expect(requests).not.toContain(`POST ${AS}/register`);
+  });
+
+  it("falls back to the 2025-03-26 default endpoints when the server publishes no metadata at all", async () => {
+    const requests: string[] = [];
+    const fetchFn = (async (input: string | URL | Request, init?: RequestInit) => {
+      const url = new URL(input instanceof Request ? input.url : input);
+      requests.push(`${init?.method ?? "GET"} ${url.href}`);
+      if (url.href === `${RS}/mcp`) return new Response(null, { status: 401 });
+      if (url.href === `${RS}/register`)
+        return new Response(JSON.stringify({ client_id: "legacy", redirect_uris: [] }), {
+          status: 201,
+          headers: { "content-type": "application/json" },
+        });
+      return new Response("not found", { status: 404 });
+    }) as typeof fetch;
+    const started = await start(fetchFn);
+    expect(started.authorizationUrl.startsWith(`${RS}/authorize?`)).toBe(true);
+    expect(started.client.client_id).toBe("legacy");
+    expect(started.metadata).toMatchObject({ token_endpoint: `${RS}/token` });
+    expect(requests).toContain(`POST ${RS}/register`);
   });
 
   it("uses the configured client id first; with none and no way to register, says so", async () => {

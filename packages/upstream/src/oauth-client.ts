@@ -7,6 +7,7 @@
 import type { UpstreamOAuth } from "@mcpgw/core";
 import {
   type AuthorizationServerMetadata,
+  checkResourceAllowed,
   discoverOAuthServerInfo,
   exchangeAuthorization,
   extractWWWAuthenticateParams,
@@ -14,6 +15,7 @@ import {
   type OAuthTokens,
   refreshAuthorization,
   registerClient,
+  resolveClientMetadata,
   startAuthorization,
 } from "@modelcontextprotocol/client";
 
@@ -51,9 +53,12 @@ export class UpstreamAuthError extends Error {
   override readonly name = "UpstreamAuthError";
 }
 
-/** The gateway's client metadata (what CIMD serves and DCR sends). */
+/**
+ * The gateway's client metadata (what CIMD serves and DCR sends), with the `application_type` SEP-837
+ * asks for, derived from the redirect URI as the SDK does (`web`; `native` for a loopback one).
+ */
 export function gatewayClientMetadata(redirectUri: string, clientId?: string) {
-  return {
+  const metadata = {
     ...(clientId ? { client_id: clientId } : {}),
     client_name: "MCP Gateway",
     redirect_uris: [redirectUri],
@@ -61,6 +66,8 @@ export function gatewayClientMetadata(redirectUri: string, clientId?: string) {
     response_types: ["code"],
     token_endpoint_auth_method: "none",
   };
+  const { application_type } = resolveClientMetadata({ clientMetadata: metadata, redirectUrl: redirectUri });
+  return { ...metadata, ...(application_type ? { application_type } : {}) };
 }
 
 /**
@@ -78,10 +85,12 @@ export async function startUpstreamAuthorization(options: {
 }): Promise<StartedAuthorization> {
   const { url, auth, redirectUri, fetch: fetchFn } = options;
   const { info, challengedScope } = await discoverFromChallenge(url, fetchFn);
-  const metadata = info.authorizationServerMetadata;
+  const metadata =
+    info.authorizationServerMetadata ??
+    (info.resourceMetadata ? undefined : legacyDefaultEndpoints(info.authorizationServerUrl));
   if (!metadata) throw new UpstreamAuthError("the upstream's authorization server publishes no metadata");
-  const client = await chooseClient(info.authorizationServerUrl, metadata, { ...options, fetch: fetchFn });
   const resource = info.resourceMetadata?.resource;
+  const client = await chooseClient(info.authorizationServerUrl, metadata, { ...options, fetch: fetchFn });
   const scopes =
     auth.scopes?.join(" ") ??
     challengedScope ??
@@ -97,7 +106,8 @@ export async function startUpstreamAuthorization(options: {
     redirectUrl: redirectUri,
     state: options.state,
     ...(scope ? { scope } : {}),
-    ...(resource ? { resource: new URL(resource) } : {}),
+    // The identifier exactly as the metadata has it (a URL object would add "/" to a pathless one).
+    ...(resource ? { resource } : {}),
   });
   return {
     authorizationUrl: authorizationUrl.href,
@@ -110,8 +120,26 @@ export async function startUpstreamAuthorization(options: {
 }
 
 /**
+ * A 2025-03-26 server with no metadata at all (neither protected-resource nor authorization-server):
+ * that revision's default endpoints at the server's origin — `/authorize`, `/token`, `/register`.
+ */
+function legacyDefaultEndpoints(base: string): AuthorizationServerMetadata {
+  const at = (path: string) => new URL(path, base).href;
+  return {
+    issuer: new URL(base).origin,
+    authorization_endpoint: at("/authorize"),
+    token_endpoint: at("/token"),
+    registration_endpoint: at("/register"),
+    response_types_supported: ["code"],
+    code_challenge_methods_supported: ["S256"],
+  };
+}
+
+/**
  * The upstream's authorization server, found from its 401 to an unauthenticated `initialize` (RFC 9728
- * protected-resource metadata → RFC 8414 metadata), and the scope the challenge names.
+ * protected-resource metadata → RFC 8414 metadata), and the scope the challenge names. Protected-resource
+ * metadata about another resource than `url` is refused (RFC 9728 §3.3): its authorization server is
+ * not this server's.
  */
 export async function discoverFromChallenge(url: string, fetchFn: typeof fetch) {
   const challenge = await fetchFn(url, {
@@ -136,6 +164,14 @@ export async function discoverFromChallenge(url: string, fetchFn: typeof fetch) 
     ...(resourceMetadataUrl ? { resourceMetadataUrl } : {}),
     fetchFn,
   });
+  const resource = info.resourceMetadata?.resource;
+  if (
+    resource !== undefined &&
+    !checkResourceAllowed({ requestedResource: url, configuredResource: resource })
+  )
+    throw new UpstreamAuthError(
+      `the upstream's protected resource metadata is for ${resource}, not for ${url}: refusing to authorize there`,
+    );
   return { info, challengedScope };
 }
 
@@ -193,7 +229,7 @@ export async function finishUpstreamAuthorization(
     ...(callback.iss ? { iss: callback.iss } : {}),
     codeVerifier: origin.codeVerifier,
     redirectUri: origin.redirectUri,
-    ...(origin.resource ? { resource: new URL(origin.resource) } : {}),
+    ...(origin.resource ? { resource: origin.resource } : {}),
     fetchFn,
   });
   return heldCredential(tokens, origin);
@@ -209,7 +245,7 @@ export async function refreshUpstreamCredential(
     metadata: credential.metadata as AuthorizationServerMetadata,
     clientInformation: credential.client as OAuthClientInformationMixed,
     refreshToken: credential.refreshToken,
-    ...(credential.resource ? { resource: new URL(credential.resource) } : {}),
+    ...(credential.resource ? { resource: credential.resource } : {}),
     fetchFn,
   });
   return heldCredential(
