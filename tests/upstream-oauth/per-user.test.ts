@@ -98,6 +98,11 @@ describe("upstream OAuth, per_user mode: each caller reaches the upstream as the
     const link = first.body.structuredContent.authorizationUrl as string;
     expect(new URL(link).origin).toBe(upstream.origin);
     expect(first.body.content[0].text).toContain(link);
+    // Asking again does not register the gateway at the upstream again (one registration for users).
+    const registrations = upstream.counts.register;
+    const again = await whoami(ann);
+    expect(again.body.structuredContent.authorizationUrl).not.toBe(link);
+    expect(upstream.counts.register).toBe(registrations);
     expect(await authorizeAs("ann-upstream", link)).toContain(`key:${ann.id}`);
   });
 

@@ -13,10 +13,18 @@ import {
   isPerUser,
   type Logger,
   type PlainServer,
+  SHARED_SUBJECT,
   UNREADABLE_SECRETS,
   type UpstreamOAuth,
 } from "@mcpgw/core";
-import { createGuardedFetch, describeFailure, startUpstreamAuthorization } from "@mcpgw/upstream";
+import {
+  authorizationFrom,
+  createGuardedFetch,
+  describeFailure,
+  type PreparedAuthorization,
+  prepareUpstreamAuthorization,
+  type StartedAuthorization,
+} from "@mcpgw/upstream";
 import type { Principal } from "./env";
 
 /** The callback path on the admin function (the redirect URI the gateway registers). */
@@ -36,6 +44,33 @@ export interface UpstreamAuthDeps {
   fetch?: typeof fetch | undefined;
   allowPrivateUpstreams?: boolean;
 }
+
+/**
+ * Discoveries and registrations at upstreams, kept a while per (server, version, redirect URI) in this
+ * process; concurrent askers share one. A failed one is not kept.
+ */
+class PreparedAuthorizations {
+  private readonly entries = new Map<string, { at: number; prepared: Promise<PreparedAuthorization> }>();
+  constructor(
+    private readonly ttlMs: number,
+    private readonly max: number,
+  ) {}
+
+  get(key: string, prepare: () => Promise<PreparedAuthorization>): Promise<PreparedAuthorization> {
+    const now = Date.now();
+    const found = this.entries.get(key);
+    if (found && now - found.at < this.ttlMs) return found.prepared;
+    if (this.entries.size >= this.max) this.entries.delete(this.entries.keys().next().value as string);
+    const prepared = prepare();
+    this.entries.set(key, { at: now, prepared });
+    prepared.catch(() => {
+      if (this.entries.get(key)?.prepared === prepared) this.entries.delete(key);
+    });
+    return prepared;
+  }
+}
+
+const preparedAuthorizations = new PreparedAuthorizations(10 * 60_000, 256);
 
 /** An authorization to open in a browser, and until when it is good. */
 export interface AuthorizationLink {
@@ -91,20 +126,27 @@ export async function beginUpstreamAuthorization(
       "server.not_oauth",
       `Server '${server.name}' has no \`auth\` of type oauth: nothing to authorize.`,
     );
-  const auth = await openedAuth(deps, server.id, server.auth);
   const base = publicAdminBase(deps);
   const state = randomBytes(32).toString("base64url");
   const redirectUri = `${base}${UPSTREAM_CALLBACK_PATH}`;
-  let started: Awaited<ReturnType<typeof startUpstreamAuthorization>>;
+  let started: StartedAuthorization;
   try {
-    started = await startUpstreamAuthorization({
-      url: server.url,
-      auth,
-      redirectUri,
-      state,
-      clientMetadataUrl: `${base}${CLIENT_METADATA_PATH}`,
-      fetch: upstreamAuthFetch(deps),
-    });
+    // A user's authorization reuses this process's recent discovery and registration of the server
+    // (callers who have not authorized yet must not register the gateway anew each call); an admin's
+    // starts afresh.
+    const prepare = async () =>
+      prepareUpstreamAuthorization({
+        url: server.url,
+        auth: await openedAuth(deps, server.id, server.auth as UpstreamOAuth),
+        redirectUri,
+        clientMetadataUrl: `${base}${CLIENT_METADATA_PATH}`,
+        fetch: upstreamAuthFetch(deps),
+      });
+    const prepared =
+      subject === SHARED_SUBJECT || subject === "admin"
+        ? await prepare()
+        : await preparedAuthorizations.get(`${server.id}@${server.version}@${redirectUri}`, prepare);
+    started = await authorizationFrom(prepared, redirectUri, state);
   } catch (error) {
     deps.logger.warn("upstream authorization could not start", {
       serverId: server.id,

@@ -70,20 +70,27 @@ export function gatewayClientMetadata(redirectUri: string, clientId?: string) {
   return { ...metadata, ...(application_type ? { application_type } : {}) };
 }
 
+/** What an authorization of the gateway at an upstream needs, found once: the AS, its metadata, the client. */
+export interface PreparedAuthorization extends GrantOrigin {
+  metadata: Record<string, unknown>;
+  /** The scope to ask for (absent: none named anywhere). */
+  scope?: string;
+}
+
 /**
- * Discovers the upstream's authorization server from its 401 (an unauthenticated `initialize`), registers
- * the gateway and builds the authorization URL (PKCE S256, `state`, the PRM `resource`).
+ * Discovers the upstream's authorization server from its 401 (an unauthenticated `initialize`) and
+ * registers the gateway: everything an authorization URL needs but its `state` and PKCE pair, so it can
+ * serve many authorizations (one per user, in `per_user` mode) without registering again.
  */
-export async function startUpstreamAuthorization(options: {
+export async function prepareUpstreamAuthorization(options: {
   url: string;
   auth: UpstreamOAuth;
   redirectUri: string;
-  state: string;
   /** The gateway's CIMD URL (https only); used when the AS supports client metadata documents. */
   clientMetadataUrl?: string | undefined;
   fetch: typeof fetch;
-}): Promise<StartedAuthorization> {
-  const { url, auth, redirectUri, fetch: fetchFn } = options;
+}): Promise<PreparedAuthorization> {
+  const { url, auth, fetch: fetchFn } = options;
   const { info, challengedScope } = await discoverFromChallenge(url, fetchFn);
   const metadata =
     info.authorizationServerMetadata ??
@@ -100,23 +107,45 @@ export async function startUpstreamAuthorization(options: {
     metadata.scopes_supported?.includes("offline_access") && !scopes?.split(" ").includes("offline_access")
       ? [scopes, "offline_access"].filter(Boolean).join(" ")
       : scopes;
-  const { authorizationUrl, codeVerifier } = await startAuthorization(info.authorizationServerUrl, {
-    metadata,
-    clientInformation: client as OAuthClientInformationMixed,
-    redirectUrl: redirectUri,
-    state: options.state,
-    ...(scope ? { scope } : {}),
-    // The identifier exactly as the metadata has it (a URL object would add "/" to a pathless one).
-    ...(resource ? { resource } : {}),
-  });
   return {
-    authorizationUrl: authorizationUrl.href,
-    codeVerifier,
     authorizationServer: info.authorizationServerUrl,
     metadata: metadata as Record<string, unknown>,
     client,
     ...(resource ? { resource } : {}),
+    ...(scope ? { scope } : {}),
   };
+}
+
+/** One authorization from a prepared one: its URL (PKCE S256, `state`, the PRM `resource`) and verifier. */
+export async function authorizationFrom(
+  prepared: PreparedAuthorization,
+  redirectUri: string,
+  state: string,
+): Promise<StartedAuthorization> {
+  const { scope, ...origin } = prepared;
+  const { authorizationUrl, codeVerifier } = await startAuthorization(prepared.authorizationServer, {
+    metadata: prepared.metadata as AuthorizationServerMetadata,
+    clientInformation: prepared.client as OAuthClientInformationMixed,
+    redirectUrl: redirectUri,
+    state,
+    ...(scope ? { scope } : {}),
+    // The identifier exactly as the metadata has it (a URL object would add "/" to a pathless one).
+    ...(prepared.resource ? { resource: prepared.resource } : {}),
+  });
+  return { authorizationUrl: authorizationUrl.href, codeVerifier, ...origin };
+}
+
+/** Discovers, registers and builds one authorization URL (see {@link prepareUpstreamAuthorization}). */
+export async function startUpstreamAuthorization(options: {
+  url: string;
+  auth: UpstreamOAuth;
+  redirectUri: string;
+  state: string;
+  /** The gateway's CIMD URL (https only); used when the AS supports client metadata documents. */
+  clientMetadataUrl?: string | undefined;
+  fetch: typeof fetch;
+}): Promise<StartedAuthorization> {
+  return authorizationFrom(await prepareUpstreamAuthorization(options), options.redirectUri, options.state);
 }
 
 /**

@@ -569,13 +569,10 @@ class Handlers {
     const items: Array<Record<string, unknown>> = [];
     let cursor: string | undefined;
     for (let pages = 0; pages < MAX_UPSTREAM_PAGES; pages++) {
-      const page = await forwardToServer(
-        this.deps,
-        entry,
-        method,
-        cursor ? { cursor } : {},
-        this.forwardOptions(ctx),
-      );
+      const page = await forwardToServer(this.deps, entry, method, cursor ? { cursor } : {}, {
+        ...this.forwardOptions(ctx),
+        authorize: false,
+      });
       items.push(...((page[key] as Array<Record<string, unknown>> | undefined) ?? []));
       cursor = typeof page.nextCursor === "string" ? page.nextCursor : undefined;
       if (!cursor) break;

@@ -339,7 +339,10 @@ export async function forwardToServer(
   entry: DirectoryEntry,
   method: string,
   params: Record<string, unknown> | undefined,
-  options: Pick<CallerOptions, "signal" | "context" | "round" | "principal"> = {},
+  options: Pick<CallerOptions, "signal" | "context" | "round" | "principal"> & {
+    /** False for a fan-out (an aggregated list): a caller with no connection of their own is skipped, not asked. */
+    authorize?: boolean;
+  } = {},
 ): Promise<Record<string, unknown>> {
   try {
     return await withServerSession(
@@ -350,6 +353,7 @@ export async function forwardToServer(
       {
         ...(options.signal ? { signal: options.signal } : {}),
         ...(isPerUser(entry.server) ? { subject: credentialSubject(options.principal) } : {}),
+        ...(options.authorize === false ? { authorize: false } : {}),
       },
     );
   } catch (error) {
@@ -386,11 +390,14 @@ export async function withServerSession<T>(
     signal,
     thread,
     subject,
+    authorize = true,
   }: {
     signal?: AbortSignal;
     thread?: string;
     /** A `per_user` server's caller (`user:<sub>`, `key:<id>`, `admin`): whose credential and session. */
     subject?: string;
+    /** Whether a caller with no connection of their own is given an authorization to open (else refused). */
+    authorize?: boolean;
   } = {},
 ): Promise<T> {
   const { server } = entry;
@@ -398,6 +405,11 @@ export async function withServerSession<T>(
     return await sessionOf(deps, entry, op, { signal, thread, subject });
   } catch (error) {
     if (!(error instanceof NoOwnCredential) || !subject || server.transport !== "http") throw error;
+    if (!authorize)
+      throw new AppError(
+        "upstream.authorization_required",
+        `Server '${server.name}' needs you to authorize the gateway with your own account: call one of its tools to get the link.`,
+      );
     throw new AuthorizationNeeded(server.name, await beginUpstreamAuthorization(deps, server, subject));
   }
 }
