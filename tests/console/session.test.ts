@@ -47,6 +47,23 @@ describe("console: session, layout and budget", () => {
     }
   });
 
+  it("follows a navigation made the moment it appears, before its effects have run", async () => {
+    const ui = await openConsole(stack.api.url);
+    try {
+      const { page } = ui;
+      await signIn(page);
+      // Effects run after paint; with animation frames held they wait for Preact's 100 ms fallback: a
+      // window in which a hash change must not be lost (as a fast click or a test's goto can make).
+      await page.addInitScript("window.requestAnimationFrame = () => 0;");
+      await page.reload();
+      await page.getByRole("navigation", { name: "Sections" }).waitFor();
+      await page.evaluate("location.hash = '#/keys'");
+      await page.getByRole("heading", { name: "API keys", exact: true }).waitFor({ timeout: 5_000 });
+    } finally {
+      await ui.close();
+    }
+  });
+
   it("fits a 375 px screen without sideways scrolling, in the system's dark scheme", async () => {
     const ui = await openConsole(stack.api.url, { width: 375, height: 740, colorScheme: "dark" });
     try {

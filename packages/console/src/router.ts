@@ -8,8 +8,14 @@ import { useEffect, useState } from "preact/hooks";
 export function useRoute(): string[] {
   const [path, setPath] = useState(currentPath);
   useEffect(() => {
-    const update = () => setPath(currentPath());
+    const update = () => {
+      const next = currentPath();
+      setPath((shown) => (shown.join("/") === next.join("/") ? shown : next));
+    };
     addEventListener("hashchange", update);
+    // A navigation between the first render and this effect (effects run after paint) fired no event
+    // this listener heard: catch up with it now.
+    update();
     return () => removeEventListener("hashchange", update);
   }, []);
   return path;
