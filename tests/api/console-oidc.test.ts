@@ -26,15 +26,7 @@ beforeAll(async () => {
     tokenAuthMethod: "client_secret_post",
   });
   stack = await startStack({
-    oidc: {
-      issuer: op.issuer,
-      clientId: op.clientId,
-      clientSecret: op.clientSecret,
-      groupsClaim: "groups",
-      providerName: "Fixture OP",
-      tokenAuthMethod: "client_secret_post",
-      admins: { group: "gw-admins", users: ["boss@example.com"] },
-    },
+    oidc: { ...op.settings, admins: { group: "gw-admins", users: ["boss@example.com"] } },
   });
   op.register([`${stack.api.url}/console/oidc/callback`]);
 });

@@ -15,15 +15,7 @@ describe("console: sign-in at the OpenID provider", () => {
     op = await startOidcProvider({ accounts: [{ sub: "root-1", name: "Root", groups: ["gw-admins"] }] });
     stack = await startStack({
       console: true,
-      oidc: {
-        issuer: op.issuer,
-        clientId: op.clientId,
-        clientSecret: op.clientSecret,
-        groupsClaim: "groups",
-        providerName: "Fixture OP",
-        tokenAuthMethod: "client_secret_basic",
-        admins: { group: "gw-admins", users: [] },
-      },
+      oidc: { ...op.settings, admins: { group: "gw-admins", users: [] } },
     });
     op.register([`${stack.api.url}/console/oidc/callback`]);
   });

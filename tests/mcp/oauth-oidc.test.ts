@@ -70,14 +70,7 @@ beforeAll(async () => {
   });
   stack = await startStack({
     oauth: true,
-    oidc: {
-      issuer: op.issuer,
-      clientId: op.clientId,
-      clientSecret: op.clientSecret,
-      groupsClaim: "groups",
-      providerName: "Fixture OP",
-      tokenAuthMethod: "client_secret_basic",
-    },
+    oidc: op.settings,
   });
   op.register([`${stack.api.url}/oauth/oidc/callback`]);
   for (const name of ["docs", "ops", "billing"]) {
