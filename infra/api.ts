@@ -39,8 +39,9 @@ const environment = () => ({
 const checkReadiness = [inspectJobQueue, describeKey];
 
 /**
- * Data plane: tool lists and calls, `/mcp`. Opens sealed headers (kms:Decrypt through the Key link)
- * but never seals; keeps upstream sessions warm across invocations. Its URL streams (RESPONSE_STREAM;
+ * Data plane: tool lists and calls, `/mcp`. Opens sealed headers (kms:Decrypt through the Key link),
+ * and seals what per-user upstream OAuth writes (a caller's authorization under way, their refreshed
+ * tokens); keeps upstream sessions warm across invocations. Its URL streams (RESPONSE_STREAM;
  * the handler is `awslambda.streamifyResponse`d): MCP answers as SSE, progress before a tool's result,
  * long-lived listen/GET streams. The admin API stays buffered.
  */
@@ -59,11 +60,13 @@ export const gateway = new sst.aws.Function("Gateway", {
   // SigningKey: the OAuth authorization server signs access tokens (when OAUTH_ISSUER is set);
   // Oidc: people sign in at the OpenID provider (infra/auth.ts).
   link: [tableLink, jobsLink, keyLink, signingKeyLink, adminToken, runnerLink, runnerToken, oidcLink],
-  permissions: checkReadiness,
+  permissions: [sealWithKey, ...checkReadiness],
   vpc,
+  // PUBLIC_ADMIN_URL: where a per-user upstream authorization comes back (the admin function's callback).
   environment: {
     ...environment(),
     ...(process.env.OAUTH_ISSUER ? { OAUTH_ISSUER: process.env.OAUTH_ISSUER } : {}),
+    ...(process.env.PUBLIC_ADMIN_URL ? { PUBLIC_ADMIN_URL: process.env.PUBLIC_ADMIN_URL } : {}),
   },
 });
 

@@ -317,6 +317,9 @@ describe("sign-in at an OpenID provider", () => {
       OIDC_TOKEN_AUTH_METHOD: "client_secret_post",
     });
     expect(admin?.environment).not.toHaveProperty("CONSOLE_ADMIN_GROUP");
+    // A per-user upstream authorization starts on the gateway and comes back to the admin function.
+    const gateway = again.find((r) => r.kind === "Function" && r.name === "Gateway")?.args;
+    expect(gateway?.environment).toMatchObject({ PUBLIC_ADMIN_URL: "https://admin.example.com" });
   });
 });
 
@@ -340,13 +343,13 @@ describe("least privilege", () => {
     });
   });
 
-  it("lets only the admin function and the worker (refreshed upstream tokens) seal; the others only decrypt", () => {
+  it("lets only the functions that store upstream credentials seal (admin; worker and gateway: refreshed and per-user tokens)", () => {
     const kms = Object.fromEntries(
       Object.entries(compute()).map(([name, g]) => [name, g.actions.filter((a) => a.startsWith("kms:"))]),
     );
     expect(kms).toEqual({
       admin: ["kms:Decrypt", "kms:DescribeKey", "kms:GenerateDataKey"],
-      gateway: ["kms:Decrypt", "kms:DescribeKey", "kms:GetPublicKey", "kms:Sign"],
+      gateway: ["kms:Decrypt", "kms:DescribeKey", "kms:GenerateDataKey", "kms:GetPublicKey", "kms:Sign"],
       worker: ["kms:Decrypt", "kms:GenerateDataKey"],
       sweep: [],
       runner: ["kms:Decrypt"],

@@ -222,6 +222,24 @@ describe("upstream OAuth, per_user mode: each caller reaches the upstream as the
     expect(await stack.store.upstreamCredentials.get(id, "user:eve")).toBeDefined();
   });
 
+  it("a 403 for one user (their account may not) is their answer: no new authorization, the server stays up", async () => {
+    upstream.forbid("ben-upstream");
+    try {
+      const pendingBefore = JSON.stringify(await scanTable(stack.store.config)).split("UPSTREAMAUTH#").length;
+      const refused = await whoami(ben);
+      expect(refused.body.structuredContent?.authorizationRequired).toBeUndefined();
+      expect(refused.status).toBe(502);
+      expect(refused.body.code).toBe("upstream.error");
+      const pendingAfter = JSON.stringify(await scanTable(stack.store.config)).split("UPSTREAMAUTH#").length;
+      expect(pendingAfter).toBe(pendingBefore);
+      expect((await statusOf()).state).toBe("connected");
+      expect((await whoami(ann)).body.content[0].text).toContain("ann-upstream");
+    } finally {
+      upstream.forbid("ben-upstream", false);
+    }
+    expect((await whoami(ben)).body.content[0].text).toContain("ben-upstream");
+  });
+
   it("the AS revokes one user's grants: that user is asked again, the others go on", async () => {
     upstream.revokeSubject("ann-upstream");
     const refused = await whoami(ann);

@@ -19,6 +19,7 @@ import {
 } from "@mcpgw/core";
 import {
   authorizationFrom,
+  boundedFetch,
   createGuardedFetch,
   describeFailure,
   type PreparedAuthorization,
@@ -99,10 +100,16 @@ async function openedAuth(
 
 /** The fetch upstream discovery, registration and token requests go through (the outbound guard). */
 export function upstreamAuthFetch(deps: UpstreamAuthDeps): typeof fetch {
-  return deps.fetch ?? createGuardedFetch({ allowPrivate: deps.allowPrivateUpstreams ?? false });
+  return boundedFetch(
+    deps.fetch ?? createGuardedFetch({ allowPrivate: deps.allowPrivateUpstreams ?? false }),
+    AUTH_REQUEST_TIMEOUT_MS,
+  );
 }
 
-/** The admin function's public origin, or a 503 naming the setting that is missing. */
+/** The most one discovery, registration or token request to an upstream's AS may take. */
+const AUTH_REQUEST_TIMEOUT_MS = 10_000;
+
+/** The admin function's public origin, or a 409 `server.unavailable` naming the setting that is missing. */
 export function publicAdminBase(deps: Pick<UpstreamAuthDeps, "publicAdminUrl">): string {
   if (!deps.publicAdminUrl)
     throw new AppError(
@@ -148,6 +155,8 @@ export async function beginUpstreamAuthorization(
         : await preparedAuthorizations.get(`${server.id}@${server.version}@${redirectUri}`, prepare);
     started = await authorizationFrom(prepared, redirectUri, state);
   } catch (error) {
+    // The gateway's own refusals (secrets unreadable, the server gone) are answered as they are.
+    if (error instanceof AppError) throw error;
     deps.logger.warn("upstream authorization could not start", {
       serverId: server.id,
       ...errorFields(error),
@@ -177,8 +186,9 @@ export async function beginUpstreamAuthorization(
 
 /** Whose own upstream connection a caller uses in `per_user` mode: `user:<sub>`, `key:<id>` or `admin`. */
 export function credentialSubject(principal: Principal | undefined): string {
-  if (principal?.kind === "user") return `user:${principal.sub}`;
-  if (principal?.kind === "key") return `key:${principal.keyId}`;
+  if (!principal) throw new AppError("auth.unauthorized", "Missing or invalid bearer token.");
+  if (principal.kind === "user") return `user:${principal.sub}`;
+  if (principal.kind === "key") return `key:${principal.keyId}`;
   return "admin";
 }
 

@@ -1,6 +1,6 @@
 import { SdkErrorCode, SdkHttpError } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
-import { classifyFailure, describeFailure, scrubSecrets } from "./classify-failure";
+import { classifyFailure, describeFailure, refusalStatus, scrubSecrets } from "./classify-failure";
 
 const SECRET = 'sk-live "quoted"\nline2 / päss 🔑';
 const base64 = (text: string) => Buffer.from(text, "utf8").toString("base64");
@@ -185,5 +185,15 @@ describe("classifyFailure", () => {
     expect(classifyFailure(refusal(403))).toBe("access_denied");
     expect(classifyFailure(refusal(504))).toBe("not_responding");
     expect(classifyFailure(refusal(502))).toBe("failed");
+  });
+
+  it("reads the status of a refusal anywhere in the causes: a token refused is 401, a scope refused 403", () => {
+    expect(refusalStatus(new Error("wrapped", { cause: refusal(401) }))).toBe(401);
+    expect(refusalStatus(Object.assign(new Error("nope"), { name: "UnauthorizedError" }))).toBe(401);
+    // The SDK's InsufficientScopeError: a 403 challenge naming the scope the resource wants.
+    const scope = new Error('Insufficient scope: required "mcp admin"');
+    expect(refusalStatus(scope)).toBe(403);
+    expect(classifyFailure(scope)).toBe("access_denied");
+    expect(refusalStatus(new Error("socket hang up"))).toBeUndefined();
   });
 });

@@ -135,9 +135,24 @@ export function transportHttpStatus(error: unknown): number | undefined {
 }
 
 /** The HTTP status an error in the cause chain carries, from the SDK's error or its message. */
+/**
+ * The HTTP status an upstream refused with, anywhere in the error's causes (an SDK `UnauthorizedError`
+ * counts as 401); undefined when none is known.
+ */
+export function refusalStatus(error: unknown): number | undefined {
+  for (const link of causeChain(error)) {
+    if (link.name === "UnauthorizedError") return 401;
+    const status = httpStatus(link);
+    if (status !== undefined) return status;
+  }
+  return undefined;
+}
+
 function httpStatus(link: ErrorLink): number | undefined {
   const refusal = transportHttpStatus(link);
   if (refusal !== undefined) return refusal;
+  // The SDK's InsufficientScopeError: a 403 whose challenge names the scope the resource wants.
+  if (/^Insufficient scope\b/.test(link.message)) return 403;
   const match =
     /\bHTTP (\d{3})\b|\b(\d{3}) (?:Unauthorized|Forbidden)\b|Non-200 status code \((\d{3})\)/.exec(
       link.message,

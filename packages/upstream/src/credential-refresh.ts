@@ -21,6 +21,19 @@ export interface CredentialKeeper {
 const REFRESH_LEASE_MS = 30_000;
 /** How long a refresher that lost the claim waits for the winner's new tokens. */
 const LEASE_WAIT_MS = 5_000;
+/** The most a token request may take: well inside the lease, so no second refresher starts meanwhile. */
+const REFRESH_TIMEOUT_MS = 10_000;
+
+/** `fetchFn` with every request bounded by `ms` (and by the caller's own signal, if any). */
+export function boundedFetch(fetchFn: typeof fetch, ms: number): typeof fetch {
+  return (input, init) => {
+    const timeout = AbortSignal.timeout(ms);
+    return fetchFn(input, {
+      ...init,
+      signal: init?.signal ? AbortSignal.any([init.signal, timeout]) : timeout,
+    });
+  };
+}
 
 /** A new access token for `held`, written back (sealed by the keeper); or why there is none. */
 export async function refreshHeldCredential(
@@ -39,7 +52,7 @@ export async function refreshHeldCredential(
     return current;
   }
   try {
-    const fresh = await refreshUpstreamCredential(held, deps.fetch);
+    const fresh = await refreshUpstreamCredential(held, boundedFetch(deps.fetch, REFRESH_TIMEOUT_MS));
     await credentials.put(serverId, subject, fresh);
     logger.info("upstream token refreshed", { serverId, subject, expiresAt: fresh.expiresAt ?? null });
     return fresh;
@@ -50,6 +63,7 @@ export async function refreshHeldCredential(
       held.client.client_secret ?? "",
     ]);
     logger.warn("upstream token refresh failed", { serverId, subject, error: text });
+    await credentials.releaseRefresh(serverId, subject).catch(() => undefined);
     return `the upstream's authorization server refused to refresh the token (${text})`;
   }
 }

@@ -13,6 +13,8 @@ import { type AttemptDeps, attemptConnection } from "./attempt";
 
 type CredentialDeps = AttemptDeps & { store: Store; logger: Logger };
 
+/** The admin's own connection to a per-user server (see the API's `credentialSubject`). */
+const ADMIN_SUBJECT = "admin";
 /** The most per-user credentials one check refreshes (the rest wait for the next check). */
 const MAX_REFRESHES_PER_CHECK = 25;
 /** The most per-user connections one check tries before it calls the server unauthorized. */
@@ -54,8 +56,11 @@ export async function attemptWithCredential(
     const outcome = await attemptAs(deps, server.id, SHARED_SUBJECT, target, listToolsIf);
     return "refused" in outcome ? required(outcome.refused) : outcome.result;
   }
-  // The newest connection is checked first (and refreshed there); the others' refreshes happen here.
-  const held = await deps.store.upstreamCredentials.held(server.id);
+  // The admin's own connection is checked first (it is what an admin authorized to catalogue the tools),
+  // then the newest; the one checked is refreshed there, the others' refreshes happen here.
+  const held = (await deps.store.upstreamCredentials.held(server.id)).sort(
+    (a, b) => Number(b.subject === ADMIN_SUBJECT) - Number(a.subject === ADMIN_SUBJECT),
+  );
   await refreshExpiring(
     deps,
     server.id,

@@ -6,7 +6,7 @@
  * JSON (a sessionless 2025 caller).
  */
 import { createHash } from "node:crypto";
-import type { Logger } from "@mcpgw/core";
+import { isPerUser, type Logger } from "@mcpgw/core";
 import {
   type AuthInfo,
   createMcpHandler,
@@ -262,7 +262,8 @@ export class McpEndpoints {
     if (endpoint === undefined) return undefined;
     const entry = (await this.services.deps.directory.snapshot()).byName.get(endpoint);
     if (entry?.profile) return entry.profile.capabilities;
-    if (!entry || !isAvailable(entry) || isThreadScoped(entry)) return {};
+    // A per-user server has no connection of its own to ask (each caller's is theirs).
+    if (!entry || !isAvailable(entry) || isThreadScoped(entry) || isPerUser(entry.server)) return {};
     try {
       return await withServerSession(
         this.services.deps,

@@ -373,9 +373,16 @@ class Handlers {
     if (session) session.logLevel = level;
     if (this.endpoint) {
       const entry = await this.entry(this.endpoint, callerOf(ctx).scope);
-      await forwardToServer(this.deps, entry, "logging/setLevel", { level }, this.forwardOptions(ctx)).catch(
-        () => undefined,
-      );
+      await forwardToServer(
+        this.deps,
+        entry,
+        "logging/setLevel",
+        { level },
+        {
+          ...this.forwardOptions(ctx),
+          authorize: false,
+        },
+      ).catch(() => undefined);
     }
     return {};
   }
@@ -389,7 +396,13 @@ class Handlers {
     // A 2026 upstream has no resources/subscribe (its listen stream carries updates): kept here only.
     const upstream = entry.profile?.capabilities?.resources as { subscribe?: boolean } | undefined;
     if (upstream?.subscribe && speaksLegacy(entry))
-      await forwardToServer(this.deps, entry, method, { uri: name }, this.forwardOptions(ctx));
+      await forwardToServer(
+        this.deps,
+        entry,
+        method,
+        { uri: name },
+        { ...this.forwardOptions(ctx), authorize: false },
+      );
     return {};
   }
 

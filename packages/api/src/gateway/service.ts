@@ -30,6 +30,7 @@ import {
   type PooledSession,
   type RunnerEndpoint,
   refreshHeldCredential,
+  refusalStatus,
   type SessionPool,
   scrubSecrets,
   type ToolCallResult,
@@ -472,8 +473,12 @@ async function sessionOf<T>(
       // An initialize that timed out is a timeout (504), like a call that did.
       const kind = reason === "not_responding" ? "timeout" : "unreachable";
       const failure = new CallFailure(kind, scrubSecrets(describeFailure(error), secrets), { cause: error });
-      // A caller's own token refused: theirs to renew; the server is fine.
-      if (subject && reason === "access_denied") throw new NoOwnCredential(failure.message);
+      // A caller's own token refused (401): theirs to renew; the server is fine. A 403 (the account may
+      // not) is the upstream's answer to this caller, not a reason to authorize again.
+      if (subject && reason === "access_denied") {
+        if (refusedToken(error)) throw new NoOwnCredential(failure.message);
+        throw new CallFailure("rpc", failure.message, { cause: error });
+      }
       // An OAuth upstream that refuses the gateway's token needs an admin to authorize it again (a
       // client_credentials one gets a new token at the worker's next probe).
       const credential: CredentialOutcome =
@@ -498,10 +503,12 @@ async function sessionOf<T>(
         { cause: caught.cause },
       );
       if (error.kind === "session_expired") pooled.claimFailure();
-      // A caller's own token refused mid-session (revoked at the AS): theirs to renew, not the server's.
+      // A caller's own token refused mid-session (401: revoked at the AS) is theirs to renew; a 403 (the
+      // account may not) is the upstream's answer to this caller. Neither says anything of the server.
       if (subject && error.kind !== "rpc" && classifyFailure(caught) === "access_denied") {
         pooled.claimFailure();
-        throw new NoOwnCredential(error.message);
+        if (refusedToken(caught)) throw new NoOwnCredential(error.message);
+        throw new CallFailure("rpc", error.message, { cause: caught.cause });
       }
       if (await isTransportLoss(error, pooled)) {
         if (pooled.claimFailure()) await markFailed(deps, entry, callFailureReason(error), error.message);
@@ -620,6 +627,11 @@ function hiddenServers(deps: Pick<GatewayDeps, "directory">, chat: string | unde
   return chat ? deps.directory.chatOff(chat) : Promise.resolve(new Set());
 }
 
+/** Whether an upstream refused the caller's token itself (401, not a 403 about what the account may do). */
+function refusedToken(error: unknown): boolean {
+  return refusalStatus(error) === 401;
+}
+
 /** Whether the gateway reaches the server as a machine client (client_credentials: no authorize step). */
 function isMachineClient(server: PlainServer): boolean {
   return server.transport === "http" && server.auth?.type === "client_credentials";
@@ -681,7 +693,11 @@ async function withUpstreamCredential(
       );
       fresh = typeof refreshed === "string" ? undefined : refreshed;
     }
-    if (!fresh) return;
+    if (!fresh) {
+      // A caller's own credential deleted (key revoked, access removed): not used a moment longer.
+      if (subject) held = undefined;
+      return;
+    }
     held = fresh;
     addSecrets(credentialSecrets(fresh));
   };
