@@ -762,6 +762,13 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(JSON.stringify(held)).not.toContain("ann-refresh");
       expect(await store.upstreamCredentials.remove(server.id, "user:ann")).toBe(true);
       expect(await store.upstreamCredentials.remove(server.id, "user:ann")).toBe(false);
+      // A refresh finishing after the delete does not bring it back.
+      expect(
+        await store.upstreamCredentials.put(server.id, "user:ann", credential("late"), { replace: true }),
+      ).toBe(false);
+      expect(
+        await store.upstreamCredentials.put(server.id, "user:bob", credential("bob2"), { replace: true }),
+      ).toBe(true);
       expect((await store.upstreamCredentials.held(server.id)).map((h) => h.subject)).toEqual(["user:bob"]);
     });
 

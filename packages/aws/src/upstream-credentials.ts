@@ -60,8 +60,16 @@ export interface HeldCredentialInfo {
 }
 
 export interface UpstreamCredentialStore {
-  /** Writes the credential (sealed); any refresh claim on it ends. */
-  put(serverId: string, subject: string, credential: UpstreamCredential): Promise<void>;
+  /**
+   * Writes the credential (sealed); any refresh claim on it ends. `replace`: only over one still held
+   * (a refresh finishing after the credential was deleted must not bring it back); false when none was.
+   */
+  put(
+    serverId: string,
+    subject: string,
+    credential: UpstreamCredential,
+    options?: { replace?: boolean },
+  ): Promise<boolean>;
   /** The credential opened; undefined when there is none. Throws SealError when it cannot be opened. */
   get(serverId: string, subject: string): Promise<UpstreamCredential | undefined>;
   /** Every credential held for the server, newest first, none opened (no KMS call). */
@@ -112,24 +120,30 @@ export function createUpstreamCredentialStore(
       String(item.pk).startsWith("UPSTREAMCRED#"),
     );
   return {
-    async put(serverId, subject, credential) {
+    async put(serverId, subject, credential, options = {}) {
       const sealed = await sealer.seal(credential, upstreamCredentialContext(serverId, subject));
-      await ddb.send(
-        new PutCommand({
-          TableName: tableName,
-          Item: {
-            ...upstreamKeys.credential(serverId, subject),
-            // Owned by the server: its delete removes it (with the rest it owns).
-            [TABLE_KEYS.kind]: ownedKind(serverId),
-            [TABLE_KEYS.kindSort]: `UPSTREAMCRED#${subject}`,
-            serverId,
-            subject,
-            credentialExpiresAt: credential.expiresAt ?? null,
-            updatedAt: new Date().toISOString(),
-            sealed,
-          },
-        }),
-      );
+      const put = new PutCommand({
+        TableName: tableName,
+        Item: {
+          ...upstreamKeys.credential(serverId, subject),
+          // Owned by the server: its delete removes it (with the rest it owns).
+          [TABLE_KEYS.kind]: ownedKind(serverId),
+          [TABLE_KEYS.kindSort]: `UPSTREAMCRED#${subject}`,
+          serverId,
+          subject,
+          credentialExpiresAt: credential.expiresAt ?? null,
+          updatedAt: new Date().toISOString(),
+          sealed,
+        },
+        ...(options.replace ? { ConditionExpression: "attribute_exists(pk)" } : {}),
+      });
+      try {
+        await ddb.send(put);
+        return true;
+      } catch (error) {
+        if (options.replace && isConditionFailure(error)) return false;
+        throw error;
+      }
     },
 
     async get(serverId, subject) {

@@ -12,7 +12,12 @@ import { type HeldCredential, refreshUpstreamCredential } from "./oauth-client";
 /** Where credentials are kept: the store's upstream-credential part, as far as a refresh needs it. */
 export interface CredentialKeeper {
   get(serverId: string, subject: string): Promise<HeldCredential | undefined>;
-  put(serverId: string, subject: string, credential: HeldCredential): Promise<void>;
+  put(
+    serverId: string,
+    subject: string,
+    credential: HeldCredential,
+    options?: { replace?: boolean },
+  ): Promise<boolean>;
   claimRefresh(serverId: string, subject: string, leaseMs: number): Promise<boolean>;
   releaseRefresh(serverId: string, subject: string): Promise<void>;
 }
@@ -53,7 +58,9 @@ export async function refreshHeldCredential(
   }
   try {
     const fresh = await refreshUpstreamCredential(held, boundedFetch(deps.fetch, REFRESH_TIMEOUT_MS));
-    await credentials.put(serverId, subject, fresh);
+    // Only over the credential still held: one deleted meanwhile (key revoked, auth changed) stays gone.
+    if (!(await credentials.put(serverId, subject, fresh, { replace: true })))
+      return "the credential was deleted while it was being refreshed";
     logger.info("upstream token refreshed", { serverId, subject, expiresAt: fresh.expiresAt ?? null });
     return fresh;
   } catch (error) {

@@ -17,8 +17,9 @@ export function createMemoryUpstreamCredentialStore(
   const pending = new Map<string, SealedValue>();
   const key = (serverId: string, subject: string) => `${serverId}\u0000${subject}`;
   return {
-    async put(serverId, subject, credential) {
+    async put(serverId, subject, credential, options = {}) {
       const sealed = await sealer.seal(credential, upstreamCredentialContext(serverId, subject));
+      if (options.replace && !tables.upstreamCredentials.has(key(serverId, subject))) return false;
       tables.upstreamCredentials.set(key(serverId, subject), {
         serverId,
         subject,
@@ -26,6 +27,7 @@ export function createMemoryUpstreamCredentialStore(
         updatedAt: new Date().toISOString(),
         sealed,
       });
+      return true;
     },
     async get(serverId, subject) {
       const item = tables.upstreamCredentials.get(key(serverId, subject));
