@@ -98,11 +98,16 @@ describe("upstream OAuth, per_user mode: each caller reaches the upstream as the
     const link = first.body.structuredContent.authorizationUrl as string;
     expect(new URL(link).origin).toBe(upstream.origin);
     expect(first.body.content[0].text).toContain(link);
-    // Asking again does not register the gateway at the upstream again (one registration for users).
+    // Asking again, before opening it, gives the same link: no new registration at the upstream, no
+    // new authorization under way.
     const registrations = upstream.counts.register;
+    const pendingItems = async () =>
+      JSON.stringify(await scanTable(stack.store.config)).split("UPSTREAMAUTH#").length;
+    const pendingBefore = await pendingItems();
     const again = await whoami(ann);
-    expect(again.body.structuredContent.authorizationUrl).not.toBe(link);
+    expect(again.body.structuredContent.authorizationUrl).toBe(link);
     expect(upstream.counts.register).toBe(registrations);
+    expect(await pendingItems()).toBe(pendingBefore);
     expect(await authorizeAs("ann-upstream", link)).toContain(`key:${ann.id}`);
   });
 

@@ -73,6 +73,15 @@ class PreparedAuthorizations {
 
 const preparedAuthorizations = new PreparedAuthorizations(10 * 60_000, 256);
 
+/**
+ * The link each caller was last given, per (server version, subject), handed out again for a minute
+ * while it is unused: a caller who calls again before opening it gets the same link, not a new pending
+ * authorization (a write and a KMS call) each time.
+ */
+const recentLinks = new Map<string, { link: AuthorizationLink; state: string; until: number }>();
+const RECENT_LINK_MS = 60_000;
+const MAX_RECENT_LINKS = 1_000;
+
 /** An authorization to open in a browser, and until when it is good. */
 export interface AuthorizationLink {
   authorizationUrl: string;
@@ -133,6 +142,12 @@ export async function beginUpstreamAuthorization(
       "server.not_oauth",
       `Server '${server.name}' has no \`auth\` of type oauth: nothing to authorize.`,
     );
+  const perCaller = subject !== SHARED_SUBJECT && subject !== "admin";
+  const linkKey = `${server.id}@${server.version}@${subject}`;
+  const recent = perCaller ? recentLinks.get(linkKey) : undefined;
+  // Still unused (one read, no KMS): a link already opened and finished is never handed out again.
+  if (recent && recent.until > Date.now() && (await deps.store.upstreamCredentials.isPending(recent.state)))
+    return recent.link;
   const base = publicAdminBase(deps);
   const state = randomBytes(32).toString("base64url");
   const redirectUri = `${base}${UPSTREAM_CALLBACK_PATH}`;
@@ -149,10 +164,9 @@ export async function beginUpstreamAuthorization(
         clientMetadataUrl: `${base}${CLIENT_METADATA_PATH}`,
         fetch: upstreamAuthFetch(deps),
       });
-    const prepared =
-      subject === SHARED_SUBJECT || subject === "admin"
-        ? await prepare()
-        : await preparedAuthorizations.get(`${server.id}@${server.version}@${redirectUri}`, prepare);
+    const prepared = !perCaller
+      ? await prepare()
+      : await preparedAuthorizations.get(`${server.id}@${server.version}@${redirectUri}`, prepare);
     started = await authorizationFrom(prepared, redirectUri, state);
   } catch (error) {
     // The gateway's own refusals (secrets unreadable, the server gone) are answered as they are.
@@ -181,7 +195,12 @@ export async function beginUpstreamAuthorization(
     subject,
     authorizationServer: origin.authorizationServer,
   });
-  return { authorizationUrl, expiresAt: new Date(expiresAt * 1000).toISOString() };
+  const link = { authorizationUrl, expiresAt: new Date(expiresAt * 1000).toISOString() };
+  if (perCaller) {
+    if (recentLinks.size >= MAX_RECENT_LINKS) recentLinks.delete(recentLinks.keys().next().value as string);
+    recentLinks.set(linkKey, { link, state, until: Date.now() + RECENT_LINK_MS });
+  }
+  return link;
 }
 
 /** Whose own upstream connection a caller uses in `per_user` mode: `user:<sub>`, `key:<id>` or `admin`. */

@@ -805,8 +805,10 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       await store.upstreamCredentials.begin("state-1", pending(now + 600));
       await store.upstreamCredentials.begin("state-2", pending(now - 1));
       expect(await store.upstreamCredentials.take("state-x")).toBeUndefined();
+      expect(await store.upstreamCredentials.isPending("state-1")).toBe(true);
       expect(await store.upstreamCredentials.take("state-1")).toMatchObject({ codeVerifier: "verifier" });
       expect(await store.upstreamCredentials.take("state-1")).toBeUndefined();
+      expect(await store.upstreamCredentials.isPending("state-1")).toBe(false);
       expect(await store.upstreamCredentials.take("state-2")).toBeUndefined();
     });
   });

@@ -87,6 +87,8 @@ export interface UpstreamCredentialStore {
   releaseRefresh(serverId: string, subject: string): Promise<void>;
   /** Records an authorization under way, found again by its `state`. */
   begin(state: string, pending: PendingUpstreamAuthorization): Promise<void>;
+  /** Whether the authorization under way for `state` is still there to finish (not yet taken). */
+  isPending(state: string): Promise<boolean>;
   /** The authorization under way for `state`, removed as it is read (single use); undefined if none or expired. */
   take(state: string): Promise<PendingUpstreamAuthorization | undefined>;
 }
@@ -241,6 +243,18 @@ export function createUpstreamCredentialStore(
           },
         }),
       );
+    },
+
+    async isPending(state) {
+      const { Item } = await ddb.send(
+        new GetCommand({
+          TableName: tableName,
+          Key: upstreamKeys.pending(hashState(state)),
+          ProjectionExpression: "pk",
+          ConsistentRead: true,
+        }),
+      );
+      return Item !== undefined;
     },
 
     async take(state) {

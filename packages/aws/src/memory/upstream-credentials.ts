@@ -65,6 +65,9 @@ export function createMemoryUpstreamCredentialStore(
       const hash = hashState(state);
       pending.set(hash, await sealer.seal(value, pendingAuthorizationContext(hash)));
     },
+    async isPending(state) {
+      return pending.has(hashState(state));
+    },
     async take(state) {
       const hash = hashState(state);
       const sealed = pending.get(hash);
