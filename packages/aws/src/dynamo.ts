@@ -82,6 +82,17 @@ export function isConditionFailure(error: unknown): boolean {
   return error instanceof Error && error.name === "ConditionalCheckFailedException";
 }
 
+/** Makes a conditional write: true when it was made, false when its condition did not hold. */
+export async function conditionalWrite(write: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await write();
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+}
+
 /**
  * A write the store did not make (the table did not answer, a transaction was cancelled for another
  * reason than a condition): nothing changed, and trying again may work. The API answers 503 with a

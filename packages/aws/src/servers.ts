@@ -20,9 +20,9 @@ import {
 import { openAuth, type SealedAuth, sealAuth, sealAuthKeeping } from "./auth-secret";
 import {
   batchGet,
+  conditionalWrite,
   deleteAll,
   failedConditions,
-  isConditionFailure,
   queryAll,
   queryKind,
   storeFailure,
@@ -481,8 +481,8 @@ export function createServerRepository(
     },
 
     async placeStatus(id, name) {
-      try {
-        await ddb.send(
+      return conditionalWrite(() =>
+        ddb.send(
           new UpdateCommand({
             TableName: tableName,
             Key: keys.serverStatus(id),
@@ -495,12 +495,8 @@ export function createServerRepository(
               ":apart": KINDS.status,
             },
           }),
-        );
-        return true;
-      } catch (error) {
-        if (isConditionFailure(error)) return false;
-        throw error;
-      }
+        ),
+      );
     },
 
     async update(existing, spec, options = {}) {

@@ -12,7 +12,7 @@ import {
   PutCommand,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
-import { deleteAll, isConditionFailure, queryKind } from "./dynamo";
+import { conditionalWrite, deleteAll, queryKind } from "./dynamo";
 import type { SealContext, SealedValue, Sealer } from "./sealing";
 import { ownedKind } from "./servers";
 import { TABLE_KEYS } from "./table";
@@ -139,13 +139,8 @@ export function createUpstreamCredentialStore(
         },
         ...(options.replace ? { ConditionExpression: "attribute_exists(pk)" } : {}),
       });
-      try {
-        await ddb.send(put);
-        return true;
-      } catch (error) {
-        if (options.replace && isConditionFailure(error)) return false;
-        throw error;
-      }
+      // Unconditional unless `replace`: then false when no credential was held.
+      return conditionalWrite(() => ddb.send(put));
     },
 
     async get(serverId, subject) {
@@ -186,8 +181,8 @@ export function createUpstreamCredentialStore(
 
     async claimRefresh(serverId, subject, leaseMs) {
       const now = Date.now();
-      try {
-        await ddb.send(
+      return conditionalWrite(() =>
+        ddb.send(
           new UpdateCommand({
             TableName: tableName,
             Key: upstreamKeys.credential(serverId, subject),
@@ -196,27 +191,22 @@ export function createUpstreamCredentialStore(
               "attribute_exists(pk) AND (attribute_not_exists(refreshLeaseUntil) OR refreshLeaseUntil < :now)",
             ExpressionAttributeValues: { ":until": now + leaseMs, ":now": now },
           }),
-        );
-        return true;
-      } catch (error) {
-        if (isConditionFailure(error)) return false;
-        throw error;
-      }
+        ),
+      );
     },
 
     async releaseRefresh(serverId, subject) {
-      try {
-        await ddb.send(
+      // Nothing to release when the credential is gone.
+      await conditionalWrite(() =>
+        ddb.send(
           new UpdateCommand({
             TableName: tableName,
             Key: upstreamKeys.credential(serverId, subject),
             UpdateExpression: "REMOVE refreshLeaseUntil",
             ConditionExpression: "attribute_exists(pk)",
           }),
-        );
-      } catch (error) {
-        if (!isConditionFailure(error)) throw error;
-      }
+        ),
+      );
     },
 
     async removeAll(serverId) {
