@@ -312,8 +312,12 @@ export const REFRESH_MARGIN_MS = 2 * 60_000;
 
 /** Whether a credential should be refreshed before use. */
 export function needsRefresh(credential: HeldCredential, now = Date.now()): boolean {
-  if (!credential.expiresAt || !credential.refreshToken) return false;
-  return Date.parse(credential.expiresAt) - now < REFRESH_MARGIN_MS;
+  return !!credential.refreshToken && expiresWithinMargin(credential.expiresAt, now);
+}
+
+/** Whether an access token expiring at `expiresAt` (ISO; none: unknown) is within the refresh margin. */
+export function expiresWithinMargin(expiresAt: string | null | undefined, now = Date.now()): boolean {
+  return !!expiresAt && Date.parse(expiresAt) - now < REFRESH_MARGIN_MS;
 }
 
 /** The secret strings of a credential (to scrub from any text that might quote them). */

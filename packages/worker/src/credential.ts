@@ -1,6 +1,7 @@
 import { SealError, type Store } from "@mcpgw/aws";
 import { type Logger, SHARED_SUBJECT } from "@mcpgw/core";
 import {
+  expiresWithinMargin,
   type HeldCredential,
   needsRefresh,
   type ProbeOptions,
@@ -64,7 +65,7 @@ export async function attemptWithCredential(
   await refreshExpiring(
     deps,
     server.id,
-    held.slice(1).filter((info) => expiresSoon(info.expiresAt)),
+    held.slice(1).filter((info) => expiresWithinMargin(info.expiresAt)),
   );
   let last: Refused = { reason: "no user has authorized the gateway at this upstream yet" };
   for (const { subject } of held.slice(0, MAX_SUBJECTS_TRIED)) {
@@ -127,10 +128,6 @@ async function attemptAs(
   return {
     result: { ...result, authorization: "authorized", credentialExpiresAt: credential.expiresAt ?? null },
   };
-}
-
-function expiresSoon(expiresAt: string | null): boolean {
-  return expiresAt !== null && needsRefresh({ expiresAt, refreshToken: "?" } as HeldCredential);
 }
 
 /** Refreshes per-user credentials nearing expiry (bounded per check; a failure is that user's alone). */
