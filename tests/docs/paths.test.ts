@@ -16,7 +16,7 @@ const git = (...args: string[]) => execFileSync("git", args, { cwd: ROOT, encodi
 
 /** A repository path: from a top folder, up to the first character a path here never holds. */
 const REPO_PATH = /(?<![\w@./~-])((?:packages|scripts|infra|tests|docs|\.ci)\/[\w.\-/]*)([*<{$[]?)/g;
-/** A top-level doc by name alone (`README.md`, `DESIGN.md`). */
+/** A top-level doc by name alone (`README.md`): it must be at the root or under docs/. */
 const DOC_NAME = /(?<![\w./-])([A-Z][A-Z_-]*\.md)\b/g;
 
 function ignoredByGit(path: string): boolean {
