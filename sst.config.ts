@@ -1,7 +1,7 @@
 /// <reference path="./.sst/platform/config.d.ts" />
 
 /**
- * MCP Gateway on AWS: `npx sst deploy --stage <name>` (see README "Deploy"). The infra is split by
+ * MCP Gateway on AWS: `npx sst deploy --stage <name>` (see docs/operations.md "Deploy"). The infra is split by
  * concern under infra/; it names handlers by path and never imports runtime code.
  */
 export default $config({

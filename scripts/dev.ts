@@ -70,7 +70,7 @@ const app = createApp({
   // Upstream OAuth's redirect URI is under the admin plane's URL (this process).
   publicAdminUrl: settings.publicAdminUrl ?? `http://127.0.0.1:${port}`,
   // The authorization server on this origin: sign-in at OIDC_ISSUER when set, else the development
-  // sign-in page (see README "Sign in with OAuth"); console admins may use the provider too.
+  // sign-in page (see docs/security.md "Sign in with OAuth"); console admins may use the provider too.
   oauth: {
     issuer: settings.oauthIssuer ?? `http://127.0.0.1:${port}`,
     signer: createKmsTokenSigner(store.clients.kms, store.config.signingKeyId),

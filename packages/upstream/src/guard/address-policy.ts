@@ -1,6 +1,6 @@
 /**
  * Outbound address policy: which IP addresses an upstream connection may reach.
- * Pure functions, no network access. See DESIGN.md "Outbound safety".
+ * Pure functions, no network access. See docs/architecture.md "The outbound guard".
  */
 import { isIP } from "node:net";
 import { domainToASCII } from "node:url";
