@@ -98,10 +98,10 @@ export class ProtectedResource {
     if (!token) {
       return refusal(c, "auth.unauthorized", "Missing bearer token.", challenge(issuer, server));
     }
-    let claims: ReturnType<typeof verifyAccessToken>;
+    let claims: Awaited<ReturnType<typeof verifyAccessToken>>;
     try {
       if (token.startsWith(API_KEY_PREFIX)) throw new AccessTokenError("unknown or revoked API key");
-      claims = verifyAccessToken(token, {
+      claims = await verifyAccessToken(token, {
         issuer,
         resource: resourceOf(issuer, server),
         jwks: await this.keys(),
