@@ -10,7 +10,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import type { OidcClient } from "../oidc/provider";
 import { type ClientDirectory, isLoopbackRedirect } from "./clients";
-import { pageCsp, pageHeaders, type RequestSummary } from "./page";
+import { type RequestSummary, sendPage } from "./page";
 import type { ResourceCheck } from "./resource-check";
 import type { TokenSigner } from "./signer";
 
@@ -78,8 +78,7 @@ export function noStore(c: Context<AppEnv>): void {
 
 /** An authorization page; `redirectUri` is where its form's answer may redirect (the CSP allows it). */
 export function page(c: Context<AppEnv>, status: number, html: string, redirectUri?: string) {
-  const headers = pageHeaders(pageCsp(redirectUri ? new URL(redirectUri).origin : undefined));
-  return c.body(html, status as 200, headers);
+  return sendPage(c, status, html, redirectUri ? new URL(redirectUri).origin : undefined);
 }
 
 /** A redirect to the client with `params` and `iss` (RFC 9207). */
