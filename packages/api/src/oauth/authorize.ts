@@ -14,6 +14,7 @@ import { ClientError, type ResolvedClient } from "./clients";
 import {
   type AuthorizationServer,
   CSRF_COOKIE,
+  consent,
   csrfCookieOptions,
   formOf,
   page,
@@ -24,7 +25,7 @@ import {
 } from "./http";
 import { MCP_SCOPE } from "./jwt";
 import { toProvider } from "./oidc-sign-in";
-import { consentPage, errorPage, signInPage } from "./page";
+import { errorPage, signInPage } from "./page";
 import { PKCE_PATTERN } from "./pkce";
 import type { ResourceCheck } from "./resource-check";
 
@@ -141,17 +142,13 @@ export function registerAuthorizeRoutes(app: OpenAPIHono<AppEnv>, server: Author
       }
       const signedIn = { sub: user, groups: [...new Set(groups)].sort() };
       await store.oauth.saveTransaction(txHash, { ...transaction, signedIn });
-      const reach = await resources.serversOf(signedIn, transaction.resource);
-      return page(
+      return consent(
         c,
-        200,
-        consentPage(
-          summaryOf(transaction),
-          { label: user, sub: user, via: "development sign-in" },
-          { names: reach.names },
-          { tx, csrf },
-        ),
-        transaction.redirectUri,
+        server,
+        transaction,
+        signedIn,
+        { label: user, via: "development sign-in" },
+        { tx, csrf },
       );
     }
 

@@ -4,13 +4,13 @@
  * back to the client.
  */
 import { randomBytes } from "node:crypto";
-import type { AuthorizationTransaction, Store } from "@mcpgw/aws";
+import type { AuthorizationTransaction, GrantSubject, Store } from "@mcpgw/aws";
 import type { Logger } from "@mcpgw/core";
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import type { OidcClient } from "../oidc/provider";
 import { type ClientDirectory, isLoopbackRedirect } from "./clients";
-import { type RequestSummary, sendPage } from "./page";
+import { consentPage, type RequestSummary, sendPage } from "./page";
 import type { ResourceCheck } from "./resource-check";
 import type { TokenSigner } from "./signer";
 
@@ -117,4 +117,25 @@ export function summaryOf(transaction: AuthorizationTransaction): RequestSummary
     loopbackRedirect: isLoopbackRedirect(transaction.redirectUri),
     resource: transaction.resource,
   };
+}
+
+/**
+ * The consent page of a signed-in transaction (`who` as shown), listing the servers the user will
+ * reach; its form carries `tx` and `csrf`.
+ */
+export async function consent(
+  c: Context<AppEnv>,
+  server: AuthorizationServer,
+  transaction: AuthorizationTransaction,
+  signedIn: GrantSubject,
+  who: { label: string; via: string },
+  form: { tx: string; csrf: string },
+) {
+  const reach = await server.resources.serversOf(signedIn, transaction.resource);
+  return page(
+    c,
+    200,
+    consentPage(summaryOf(transaction), { ...who, sub: signedIn.sub }, { names: reach.names }, form),
+    transaction.redirectUri,
+  );
 }

@@ -13,15 +13,15 @@ import { type OidcClient, SignInError } from "../oidc/provider";
 import {
   type AuthorizationServer,
   CSRF_COOKIE,
+  consent,
   csrfCookieOptions,
   noStore,
   page,
   redirectBack,
   secret,
-  summaryOf,
   TRANSACTION_SECONDS,
 } from "./http";
-import { consentPage, errorPage } from "./page";
+import { errorPage } from "./page";
 
 /** The cookie binding a sign-in at the OpenID provider to this browser (see ../oidc/binding.ts). */
 const LOGIN_COOKIE = "mgw_oauth_login";
@@ -114,17 +114,7 @@ export function registerProviderCallback(app: OpenAPIHono<AppEnv>, server: Autho
       sub: identity.sub,
       groups: identity.groups.length,
     });
-    const reach = await server.resources.serversOf(signedIn, transaction.resource);
-    return page(
-      c,
-      200,
-      consentPage(
-        summaryOf(transaction),
-        { label: identity.label, sub: identity.sub, via: oidc.providerName },
-        { names: reach.names },
-        { tx, csrf },
-      ),
-      transaction.redirectUri,
-    );
+    const who = { label: identity.label, via: oidc.providerName };
+    return consent(c, server, transaction, signedIn, who, { tx, csrf });
   });
 }

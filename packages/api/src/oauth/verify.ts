@@ -66,7 +66,7 @@ const keySets = new WeakMap<object, JWTVerifyGetKey>();
 export async function verifyAccessToken(token: string, options: VerifyOptions): Promise<AccessTokenClaims> {
   if (token.length > MAX_TOKEN_LENGTH) throw new AccessTokenError("token too long");
   if (token.split(".").length !== 3) throw new AccessTokenError("not a JWT");
-  const header = Header.safeParse(protectedHeaderOf(token));
+  const header = Header.safeParse(decodedOr(decodeProtectedHeader, token));
   if (!header.success) throw new AccessTokenError("malformed header");
   if (header.data.typ?.toLowerCase() !== "at+jwt") throw new AccessTokenError("not an access token");
   if (header.data.alg !== ALGORITHM) throw new AccessTokenError("unsupported algorithm");
@@ -101,14 +101,6 @@ function keySetOf(jwks: { keys: JsonWebKey[] }): JWTVerifyGetKey {
   return keySet;
 }
 
-function protectedHeaderOf(token: string): unknown {
-  try {
-    return decodeProtectedHeader(token);
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * The refusal for what jose threw. A claim it refused comes after a good signature: claims of the
  * wrong shape are named as such first, as they were before jose checked the rest.
@@ -128,7 +120,7 @@ function refusalOf(error: unknown, token: string): AccessTokenError {
     error instanceof errors.JWTClaimValidationFailed ||
     error instanceof errors.JWTExpired
   ) {
-    if (!AccessTokenClaims.safeParse(payloadOf(token)).success)
+    if (!AccessTokenClaims.safeParse(decodedOr(decodeJwt, token)).success)
       return new AccessTokenError("malformed claims");
     if (error instanceof errors.JWTExpired) return new AccessTokenError("token expired");
     if (error instanceof errors.JWTClaimValidationFailed && error.claim === "iss")
@@ -143,9 +135,10 @@ function refusalOf(error: unknown, token: string): AccessTokenError {
   throw error;
 }
 
-function payloadOf(token: string): unknown {
+/** What `decode` makes of the token, or undefined where it cannot (jose throws on malformed input). */
+function decodedOr<T>(decode: (token: string) => T, token: string): T | undefined {
   try {
-    return decodeJwt(token);
+    return decode(token);
   } catch {
     return undefined;
   }
