@@ -23,6 +23,9 @@ function pathPattern(path: string): RegExp {
  * path (GET brings HEAD) when the path is known, else 404. Read from the app's route table once it
  * is complete (the first such request), so every route — documented or not — counts, by itself;
  * handlers that take every method (`app.all`, e.g. the MCP endpoints) answer for themselves.
+ * Not Hono's `hono/method-not-allowed`: it lists the union of every pattern the path matches, in
+ * registration order (`PUT /v1/servers/import` → `GET, HEAD, PATCH, DELETE, POST`, `/v1/servers/:id`'s
+ * methods included), where the path is the concrete resource as OpenAPI matches it (`POST` only).
  */
 export function unmatchedRequests(app: Pick<Hono<AppEnv>, "routes">) {
   let declared: DeclaredPath[] | undefined;

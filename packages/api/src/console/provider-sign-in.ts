@@ -10,8 +10,9 @@ import type { ConsoleAdminSettings } from "@mcpgw/aws";
 import { errorFields, secretsEqual } from "@mcpgw/core";
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { html } from "hono/html";
 import type { AppEnv } from "../env";
-import { escapeHtml, pageCsp, pageHeaders } from "../oauth/page";
+import { sendPage } from "../oauth/page";
 import { loginBindingOf, newLoginBinding } from "../oidc/binding";
 import { isConsoleAdmin, type OidcClient, SignInError } from "../oidc/provider";
 import type { ConsoleSessions } from "./session";
@@ -91,17 +92,17 @@ export function registerConsoleProviderSignIn(
 
 /** A small page of the console's sign-in flow (escaped; no script; a link back to the console). */
 function page(c: Context<AppEnv>, status: number, title: string, message: string) {
-  const html = `<!doctype html>
+  const markup = html`<!doctype html>
 <html lang="en">
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)} — MCP Gateway</title></head>
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${title} — MCP Gateway</title></head>
 <body>
 <main>
-<h1>${escapeHtml(title)}</h1>
-<p id="error">${escapeHtml(message)}</p>
+<h1>${title}</h1>
+<p id="error">${message}</p>
 <p><a href="/">Back to the console sign-in</a></p>
 </main>
 </body>
 </html>
 `;
-  return c.body(html, status as 200, pageHeaders(pageCsp()));
+  return sendPage(c, status, markup);
 }

@@ -147,7 +147,9 @@ const LOOPBACK_HOST = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])(:\d+)?$/i;
 
 /**
  * DNS-rebinding protection from the MCP security guidance: a browser Origin must be loopback or
- * explicitly allowed, and on a loopback listener the Host header must be loopback too.
+ * explicitly allowed, and on a loopback listener the Host header must be loopback too. Not the MCP
+ * SDK's `validateOriginHeader`/`validateHostHeader`: they compare host names only (any scheme or port of
+ * an allowed host passes) and know 127.0.0.1 but not the rest of 127.0.0.0/8.
  */
 export function originGuard(policy: McpOriginPolicy) {
   const allowed = new Set(

@@ -1,28 +1,46 @@
 /**
- * The authorization pages: server-rendered HTML with every value escaped, no script and no style
- * attribute, under a CSP that allows none (`default-src 'none'`) and posts forms only to this origin
- * and, for the redirect that follows the consent, to the client's redirect origin.
+ * The authorization pages: server-rendered HTML (`hono/html`: every value escaped), no script and no
+ * style attribute, under a CSP that allows none (`default-src 'none'`) and posts forms only to this
+ * origin and, for the redirect that follows the consent, to the client's redirect origin. Their
+ * security headers come from `hono/secure-headers`, set to exactly these.
  */
+import type { Context } from "hono";
+import { html, raw } from "hono/html";
+import { secureHeaders } from "hono/secure-headers";
+import type { HtmlEscapedString } from "hono/utils/html";
+
+/** What `html` makes: escaped markup (never a promise here: no fragment is asynchronous). */
+export type Markup = HtmlEscapedString | Promise<HtmlEscapedString>;
+
+/** The markup as text. */
+function render(markup: Markup): string {
+  if (markup instanceof Promise) throw new TypeError("an authorization page has no asynchronous part");
+  return markup.toString();
+}
 
 /** HTML-escapes text for element content and quoted attributes. */
 export function escapeHtml(text: string): string {
-  return text.replace(
-    /[&<>"']/g,
-    (char) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[char] ?? char,
-  );
+  return render(html`${text}`);
 }
 
-/** The pages' CSP; `redirectOrigin` is where the consent form's answer redirects (browsers check it). */
+/** The CSP directives of the pages; `redirectOrigin` is where the consent form's answer redirects. */
+function cspDirectives(redirectOrigin?: string) {
+  return {
+    defaultSrc: ["'none'"],
+    formAction: ["'self'", ...(redirectOrigin ? [redirectOrigin] : [])],
+    frameAncestors: ["'none'"],
+    baseUri: ["'none'"],
+  };
+}
+
+/** The pages' CSP as a header value (browsers check `form-action` against the redirect too). */
 export function pageCsp(redirectOrigin?: string): string {
-  return [
-    "default-src 'none'",
-    `form-action 'self'${redirectOrigin ? ` ${redirectOrigin}` : ""}`,
-    "frame-ancestors 'none'",
-    "base-uri 'none'",
-  ].join("; ");
+  return Object.entries(cspDirectives(redirectOrigin))
+    .map(([name, values]) => `${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} ${values.join(" ")}`)
+    .join("; ");
 }
 
-/** Headers every authorization page carries. */
+/** Headers every authorization page carries, for a page answered outside {@link sendPage}. */
 export function pageHeaders(csp: string): Record<string, string> {
   return {
     "content-type": "text/html; charset=utf-8",
@@ -34,23 +52,66 @@ export function pageHeaders(csp: string): Record<string, string> {
   };
 }
 
-const layout = (title: string, body: string) =>
-  `<!doctype html>
+/**
+ * `secureHeaders` limited to the pages' own set: the CSP, `X-Frame-Options: DENY`,
+ * `Referrer-Policy: no-referrer` and `nosniff` — none of its other defaults.
+ */
+function pageSecurity(redirectOrigin?: string) {
+  return secureHeaders({
+    contentSecurityPolicy: cspDirectives(redirectOrigin),
+    xFrameOptions: "DENY",
+    referrerPolicy: "no-referrer",
+    xContentTypeOptions: "nosniff",
+    crossOriginResourcePolicy: false,
+    crossOriginOpenerPolicy: false,
+    originAgentCluster: false,
+    strictTransportSecurity: false,
+    xDnsPrefetchControl: false,
+    xDownloadOptions: false,
+    xPermittedCrossDomainPolicies: false,
+    xXssProtection: false,
+  });
+}
+
+/**
+ * Answers `page` (never cached) with the pages' security headers; `redirectOrigin` is where its form's
+ * answer may redirect (added to the CSP's `form-action`).
+ */
+export async function sendPage(
+  c: Context,
+  status: number,
+  page: string | Markup,
+  redirectOrigin?: string,
+): Promise<Response> {
+  const text = typeof page === "string" ? page : render(page);
+  await pageSecurity(redirectOrigin)(c, async () => {
+    c.res = c.body(text, status as 200, {
+      "content-type": "text/html; charset=utf-8",
+      "cache-control": "no-store",
+    });
+  });
+  return c.res;
+}
+
+const layout = (title: string, body: Markup) =>
+  render(html`<!doctype html>
 <html lang="en">
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title></head>
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${title}</title></head>
 <body>
 <main>
-<h1>${escapeHtml(title)}</h1>
+<h1>${title}</h1>
 ${body}
 </main>
 </body>
 </html>
-`;
+`);
 
 const hidden = (fields: Record<string, string>) =>
-  Object.entries(fields)
-    .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
-    .join("\n");
+  raw(
+    Object.entries(fields)
+      .map(([name, value]) => render(html`<input type="hidden" name="${name}" value="${value}">`))
+      .join("\n"),
+  );
 
 /** What the client asks for, shown on both steps. */
 export interface RequestSummary {
@@ -61,19 +122,19 @@ export interface RequestSummary {
   resource: string;
 }
 
-const summary = (request: RequestSummary) => `<dl>
-<dt>Application</dt><dd id="client-name">${escapeHtml(request.clientName)}</dd>
-<dt>Client id</dt><dd>${escapeHtml(request.clientId)}</dd>
-<dt>Sends you back to</dt><dd id="redirect-host">${escapeHtml(request.redirectHost)}</dd>
-<dt>Resource</dt><dd id="resource">${escapeHtml(request.resource)}</dd>
+const summary = (request: RequestSummary) => html`<dl>
+<dt>Application</dt><dd id="client-name">${request.clientName}</dd>
+<dt>Client id</dt><dd>${request.clientId}</dd>
+<dt>Sends you back to</dt><dd id="redirect-host">${request.redirectHost}</dd>
+<dt>Resource</dt><dd id="resource">${request.resource}</dd>
 </dl>
-${request.loopbackRedirect ? "<p>The application runs on this computer (its redirect goes to a loopback address).</p>" : ""}`;
+${request.loopbackRedirect ? html`<p>The application runs on this computer (its redirect goes to a loopback address).</p>` : ""}`;
 
 /** Step 1: the development sign-in (a user name and optional groups, no password). */
 export function signInPage(request: RequestSummary, form: { tx: string; csrf: string }): string {
   return layout(
     "Development sign-in — MCP Gateway",
-    `<p><strong>Development sign-in:</strong> anyone who can reach this page can claim any user name. It is
+    html`<p><strong>Development sign-in:</strong> anyone who can reach this page can claim any user name. It is
 enabled by OAUTH_DEV_SIGNIN and must not be used in production.</p>
 ${summary(request)}
 <form method="post" action="/oauth/authorize">
@@ -95,19 +156,19 @@ export function consentPage(
   const none = servers.names !== "all" && servers.names.length === 0;
   const list =
     servers.names === "all"
-      ? `<p id="servers">Every MCP server of the gateway.</p>`
+      ? html`<p id="servers">Every MCP server of the gateway.</p>`
       : none
-        ? `<p id="servers">You have access to no MCP server, so this application cannot be allowed. Ask an administrator to map your user or a group to servers (PUT /v1/access/user:${escapeHtml(encodeURIComponent(who.sub))}).</p>`
-        : `<ul id="servers">${servers.names.map((name) => `<li>${escapeHtml(name)}</li>`).join("")}</ul>`;
+        ? html`<p id="servers">You have access to no MCP server, so this application cannot be allowed. Ask an administrator to map your user or a group to servers (PUT /v1/access/user:${encodeURIComponent(who.sub)}).</p>`
+        : html`<ul id="servers">${servers.names.map((name) => html`<li>${name}</li>`)}</ul>`;
   return layout(
     "Allow access? — MCP Gateway",
-    `<p>Signed in as <strong id="user">${escapeHtml(who.label)}</strong>${who.label === who.sub ? "" : ` (user <code id="sub">${escapeHtml(who.sub)}</code>)`} through <span id="via">${escapeHtml(who.via)}</span>.</p>
+    html`<p>Signed in as <strong id="user">${who.label}</strong>${who.label === who.sub ? "" : html` (user <code id="sub">${who.sub}</code>)`} through <span id="via">${who.via}</span>.</p>
 ${summary(request)}
 <h2>Servers the application will reach</h2>
 ${list}
 <form method="post" action="/oauth/authorize">
 ${hidden({ step: "consent", tx: form.tx, csrf: form.csrf })}
-${none ? "" : '<button type="submit" name="decision" value="allow">Allow</button>'}
+${none ? "" : html`<button type="submit" name="decision" value="allow">Allow</button>`}
 <button type="submit" name="decision" value="deny">${none ? "Back to the application" : "Deny"}</button>
 </form>`,
   );
@@ -117,7 +178,7 @@ ${none ? "" : '<button type="submit" name="decision" value="allow">Allow</button
 export function errorPage(message: string): string {
   return layout(
     "Authorization request refused — MCP Gateway",
-    `<p id="error">${escapeHtml(message)}</p>
+    html`<p id="error">${message}</p>
 <p>The application's request cannot be completed, and you are not being sent back to it.</p>`,
   );
 }

@@ -43,7 +43,8 @@ function serverOfPath(path: string): string | undefined {
 /**
  * The `WWW-Authenticate` value of a refusal at the resource (RFC 6750 §3, RFC 9728 §5.1): no token →
  * where the metadata is and the scope; a bad token → also `invalid_token` and why; a token that does
- * not cover the server → `insufficient_scope`.
+ * not cover the server → `insufficient_scope`. Not the MCP SDK's `bearerAuthChallengeResponse`: it puts
+ * `error="invalid_token"` on a request with no token, which RFC 6750 §3.1 says not to do.
  */
 export function challenge(
   issuer: string,
@@ -98,10 +99,10 @@ export class ProtectedResource {
     if (!token) {
       return refusal(c, "auth.unauthorized", "Missing bearer token.", challenge(issuer, server));
     }
-    let claims: ReturnType<typeof verifyAccessToken>;
+    let claims: Awaited<ReturnType<typeof verifyAccessToken>>;
     try {
       if (token.startsWith(API_KEY_PREFIX)) throw new AccessTokenError("unknown or revoked API key");
-      claims = verifyAccessToken(token, {
+      claims = await verifyAccessToken(token, {
         issuer,
         resource: resourceOf(issuer, server),
         jwks: await this.keys(),

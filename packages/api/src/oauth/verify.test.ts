@@ -16,9 +16,9 @@ describe("verifyAccessToken", () => {
   const check = (token: string, now?: number) =>
     verifyAccessToken(token, { issuer: ISS, resource: RESOURCE, jwks, ...(now ? { now } : {}) });
   /** The reason `token` is refused. */
-  const refusal = (token: string, now?: number) => {
+  const refusal = async (token: string, now?: number) => {
     try {
-      check(token, now);
+      await check(token, now);
     } catch (error) {
       if (error instanceof AccessTokenError) return error.reason;
       throw error;
@@ -35,61 +35,61 @@ describe("verifyAccessToken", () => {
   });
 
   it("accepts a valid token and returns its claims", async () => {
-    const claims = check(await mint({ sub: "bob" }));
+    const claims = await check(await mint({ sub: "bob" }));
     expect(claims).toMatchObject({ iss: ISS, aud: RESOURCE, sub: "bob", scope: "mcp", servers: ["s1"] });
   });
 
   it("accepts an aud array holding the resource, and 30 s of clock skew", async () => {
-    expect(check(await mint({ aud: ["x", RESOURCE] })).sub).toBe("alice");
+    expect((await check(await mint({ aud: ["x", RESOURCE] }))).sub).toBe("alice");
     const now = Math.floor(Date.now() / 1000);
-    expect(check(await mint({ iat: now - 700, exp: now - 20 })).sub).toBe("alice");
-    expect(check(await mint({ iat: now + 20 })).sub).toBe("alice");
+    expect((await check(await mint({ iat: now - 700, exp: now - 20 }))).sub).toBe("alice");
+    expect((await check(await mint({ iat: now + 20 }))).sub).toBe("alice");
   });
 
   it("refuses a tampered payload", async () => {
     const [h, p, s] = parts(await mint());
     const claims = decode(p);
-    expect(refusal(`${h}.${encode({ ...claims, servers: null })}.${s}`)).toBe("bad signature");
+    expect(await refusal(`${h}.${encode({ ...claims, servers: null })}.${s}`)).toBe("bad signature");
   });
 
   it("refuses a tampered signature", async () => {
     const [h, p, s] = parts(await mint());
     const bytes = Buffer.from(s, "base64url");
     bytes[10] = (bytes[10] ?? 0) ^ 1;
-    expect(refusal(`${h}.${p}.${bytes.toString("base64url")}`)).toBe("bad signature");
-    expect(refusal(`${h}.${p}.${s.slice(0, -4)}`)).toBe("bad signature");
+    expect(await refusal(`${h}.${p}.${bytes.toString("base64url")}`)).toBe("bad signature");
+    expect(await refusal(`${h}.${p}.${s.slice(0, -4)}`)).toBe("bad signature");
   });
 
   it("refuses a token signed by another key under the same kid", async () => {
     const other = createLocalTokenSigner();
     expect(
-      refusal(await mintTestToken(other, { iss: ISS, aud: RESOURCE }, { kid: await signer.kid() })),
+      await refusal(await mintTestToken(other, { iss: ISS, aud: RESOURCE }, { kid: await signer.kid() })),
     ).toBe("bad signature");
   });
 
   it("refuses the wrong issuer", async () => {
-    expect(refusal(await mint({ iss: "https://evil.example.com" }))).toBe("wrong issuer");
-    expect(refusal(await mint({ iss: `${ISS}/` }))).toBe("wrong issuer");
+    expect(await refusal(await mint({ iss: "https://evil.example.com" }))).toBe("wrong issuer");
+    expect(await refusal(await mint({ iss: `${ISS}/` }))).toBe("wrong issuer");
   });
 
   it("refuses a token for another resource (exact match only)", async () => {
-    expect(refusal(await mint({ aud: `${ISS}/mcp/beta` }))).toBe("token is for another resource");
-    expect(refusal(await mint({ aud: `${ISS}/mcp` }))).toBe("token is for another resource");
-    expect(refusal(await mint({ aud: `${RESOURCE}/` }))).toBe("token is for another resource");
-    expect(refusal(await mint({ aud: [] }))).toBe("token is for another resource");
+    expect(await refusal(await mint({ aud: `${ISS}/mcp/beta` }))).toBe("token is for another resource");
+    expect(await refusal(await mint({ aud: `${ISS}/mcp` }))).toBe("token is for another resource");
+    expect(await refusal(await mint({ aud: `${RESOURCE}/` }))).toBe("token is for another resource");
+    expect(await refusal(await mint({ aud: [] }))).toBe("token is for another resource");
   });
 
   it("refuses an expired token and one issued in the future", async () => {
     const now = Math.floor(Date.now() / 1000);
-    expect(refusal(await mint({ iat: now - 700, exp: now - 31 }))).toBe("token expired");
-    expect(refusal(await mint(), now + 631)).toBe("token expired");
-    expect(refusal(await mint({ iat: now + 31 }))).toBe("token issued in the future");
+    expect(await refusal(await mint({ iat: now - 700, exp: now - 31 }))).toBe("token expired");
+    expect(await refusal(await mint(), now + 631)).toBe("token expired");
+    expect(await refusal(await mint({ iat: now + 31 }))).toBe("token issued in the future");
   });
 
   it("refuses alg none", async () => {
     const [, p] = parts(await mint());
     const header = encode({ alg: "none", typ: "at+jwt", kid: await signer.kid() });
-    expect(refusal(`${header}.${p}.`)).toBe("unsupported algorithm");
+    expect(await refusal(`${header}.${p}.`)).toBe("unsupported algorithm");
   });
 
   it("refuses HS256 signed with the public key as the secret", async () => {
@@ -99,33 +99,57 @@ describe("verifyAccessToken", () => {
       .export({ type: "spki", format: "pem" })
       .toString();
     const mac = createHmac("sha256", pem).update(`${header}.${p}`).digest("base64url");
-    expect(refusal(`${header}.${p}.${mac}`)).toBe("unsupported algorithm");
-    expect(refusal(await mint({}, { alg: "RS256" }))).toBe("unsupported algorithm");
+    expect(await refusal(`${header}.${p}.${mac}`)).toBe("unsupported algorithm");
+    expect(await refusal(await mint({}, { alg: "RS256" }))).toBe("unsupported algorithm");
   });
 
   it("refuses an unknown or missing kid", async () => {
-    expect(refusal(await mint({}, { kid: "someone-else" }))).toBe("unknown key");
-    expect(refusal(await mint({}, { kid: undefined }))).toBe("unknown key");
+    expect(await refusal(await mint({}, { kid: "someone-else" }))).toBe("unknown key");
+    expect(await refusal(await mint({}, { kid: undefined }))).toBe("unknown key");
+  });
+
+  it("refuses a kid naming a key of another type, even when it is the set's only key", async () => {
+    const rsa = { kty: "RSA", kid: "rsa-1", n: "sXch", e: "AQAB" } as JsonWebKey;
+    const token = await mint({}, { kid: "rsa-1" });
+    await expect(
+      verifyAccessToken(token, { issuer: ISS, resource: RESOURCE, jwks: { keys: [rsa] } }),
+    ).rejects.toMatchObject({ reason: "unknown key" });
+  });
+
+  it("refuses a token not valid before a later time (nbf)", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    expect(await refusal(await mint({ nbf: now + 120 } as Partial<TestClaims>))).toBe("token not yet valid");
+    expect((await check(await mint({ nbf: now + 20 } as Partial<TestClaims>))).sub).toBe("alice");
+  });
+
+  it("names claims of the wrong shape before a wrong issuer, audience or expiry", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const token = await mint({ iss: "https://evil.example.com", aud: "x", exp: now - 100, sub: "" });
+    expect(await refusal(token)).toBe("malformed claims");
+    expect(await refusal(await mint({ iss: "https://evil.example.com", exp: now - 100 }))).toBe(
+      "wrong issuer",
+    );
+    expect(await refusal(await mint({ aud: "x", exp: now - 100 }))).toBe("token is for another resource");
   });
 
   it("refuses a typ other than at+jwt", async () => {
-    expect(refusal(await mint({}, { typ: "JWT" }))).toBe("not an access token");
-    expect(refusal(await mint({}, { typ: undefined }))).toBe("not an access token");
+    expect(await refusal(await mint({}, { typ: "JWT" }))).toBe("not an access token");
+    expect(await refusal(await mint({}, { typ: undefined }))).toBe("not an access token");
   });
 
   it("refuses claims of the wrong shape", async () => {
-    expect(refusal(await mint({ sub: "" }))).toBe("malformed claims");
-    expect(refusal(await mint({ servers: "all" as never }))).toBe("malformed claims");
-    expect(refusal(await mint({ exp: "soon" as never }))).toBe("malformed claims");
+    expect(await refusal(await mint({ sub: "" }))).toBe("malformed claims");
+    expect(await refusal(await mint({ servers: "all" as never }))).toBe("malformed claims");
+    expect(await refusal(await mint({ exp: "soon" as never }))).toBe("malformed claims");
   });
 
-  it("refuses garbage and oversized input", () => {
-    expect(refusal("")).toBe("not a JWT");
-    expect(refusal("mgw_abc")).toBe("not a JWT");
-    expect(refusal("a.b")).toBe("not a JWT");
-    expect(refusal("a.b.c.d")).toBe("not a JWT");
-    expect(refusal("!!.??.**")).toBe("malformed header");
-    expect(refusal(`${encode("x")}.e30.`)).toBe("malformed header");
-    expect(refusal("x".repeat(MAX_TOKEN_LENGTH + 1))).toBe("token too long");
+  it("refuses garbage and oversized input", async () => {
+    expect(await refusal("")).toBe("not a JWT");
+    expect(await refusal("mgw_abc")).toBe("not a JWT");
+    expect(await refusal("a.b")).toBe("not a JWT");
+    expect(await refusal("a.b.c.d")).toBe("not a JWT");
+    expect(await refusal("!!.??.**")).toBe("malformed header");
+    expect(await refusal(`${encode("x")}.e30.`)).toBe("malformed header");
+    expect(await refusal("x".repeat(MAX_TOKEN_LENGTH + 1))).toBe("token too long");
   });
 });

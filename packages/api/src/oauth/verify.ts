@@ -1,10 +1,21 @@
 /**
  * Access-token verification on the resource server: the gateway's own ES256 JWTs (RFC 9068,
  * `typ: at+jwt`), each bound to exactly one resource (`aud`) — a token for `/mcp/a` is refused at
- * `/mcp/b` and at `/mcp`. No network: the caller passes the JWK set.
+ * `/mcp/b` and at `/mcp`. `jose` checks the signature against a local JWK set (no network: the caller
+ * passes the keys), the issuer, the audience and the expiry; the header's shape and the claims' shape
+ * are checked here first, so each refusal keeps one short reason.
  */
-import { createPublicKey, type JsonWebKey, type KeyObject, verify } from "node:crypto";
+import type { JsonWebKey } from "node:crypto";
 import { z } from "@hono/zod-openapi";
+import {
+  createLocalJWKSet,
+  decodeJwt,
+  decodeProtectedHeader,
+  errors,
+  type JSONWebKeySet,
+  type JWTVerifyGetKey,
+  jwtVerify,
+} from "jose";
 
 /** The claims of a gateway access token. */
 export const AccessTokenClaims = z.object({
@@ -23,6 +34,8 @@ export type AccessTokenClaims = z.infer<typeof AccessTokenClaims>;
 
 const Header = z.object({ alg: z.string(), typ: z.string().optional(), kid: z.string().optional() });
 
+/** The one signing algorithm of gateway tokens. */
+const ALGORITHM = "ES256";
 /** The longest token looked at: far more than a real one, small enough to bound the work. */
 export const MAX_TOKEN_LENGTH = 8 * 1024;
 /** Clock skew tolerated on `exp` and `iat`, in seconds. */
@@ -47,67 +60,85 @@ export interface VerifyOptions {
   now?: number;
 }
 
-const keyObjects = new WeakMap<JsonWebKey, KeyObject>();
+const keySets = new WeakMap<object, JWTVerifyGetKey>();
 
 /** The claims of `token` when it is a valid access token for `options.resource`; else AccessTokenError. */
-export function verifyAccessToken(token: string, options: VerifyOptions): AccessTokenClaims {
+export async function verifyAccessToken(token: string, options: VerifyOptions): Promise<AccessTokenClaims> {
   if (token.length > MAX_TOKEN_LENGTH) throw new AccessTokenError("token too long");
-  const parts = token.split(".");
-  if (parts.length !== 3) throw new AccessTokenError("not a JWT");
-  const [headerPart, payloadPart, signaturePart] = parts as [string, string, string];
-  const header = Header.safeParse(decodeJson(headerPart));
+  if (token.split(".").length !== 3) throw new AccessTokenError("not a JWT");
+  const header = Header.safeParse(decodedOr(decodeProtectedHeader, token));
   if (!header.success) throw new AccessTokenError("malformed header");
   if (header.data.typ?.toLowerCase() !== "at+jwt") throw new AccessTokenError("not an access token");
-  if (header.data.alg !== "ES256") throw new AccessTokenError("unsupported algorithm");
-  const jwk = options.jwks.keys.find((key) => (key as { kid?: unknown }).kid === header.data.kid);
-  if (header.data.kid === undefined || !jwk) throw new AccessTokenError("unknown key");
-  const signature = decodeBase64Url(signaturePart);
-  const signed = Buffer.from(`${headerPart}.${payloadPart}`);
-  if (
-    signature?.length !== 64 ||
-    !verify("sha256", signed, { key: keyOf(jwk), dsaEncoding: "ieee-p1363" }, signature)
-  )
-    throw new AccessTokenError("bad signature");
-  const claims = AccessTokenClaims.safeParse(decodeJson(payloadPart));
-  if (!claims.success) throw new AccessTokenError("malformed claims");
-  const { iss, aud, iat, exp } = claims.data;
-  if (iss !== options.issuer) throw new AccessTokenError("wrong issuer");
-  if (!(Array.isArray(aud) ? aud.includes(options.resource) : aud === options.resource))
-    throw new AccessTokenError("token is for another resource");
+  if (header.data.alg !== ALGORITHM) throw new AccessTokenError("unsupported algorithm");
+  // jose would take the set's only key for a token naming none: a gateway token always names its key.
+  if (header.data.kid === undefined) throw new AccessTokenError("unknown key");
   const now = options.now ?? Math.floor(Date.now() / 1000);
-  if (exp <= now - CLOCK_SKEW_SECONDS) throw new AccessTokenError("token expired");
-  if (iat > now + CLOCK_SKEW_SECONDS) throw new AccessTokenError("token issued in the future");
+  let payload: unknown;
+  try {
+    ({ payload } = await jwtVerify(token, keySetOf(options.jwks), {
+      algorithms: [ALGORITHM],
+      issuer: options.issuer,
+      audience: options.resource,
+      clockTolerance: CLOCK_SKEW_SECONDS,
+      currentDate: new Date(now * 1000),
+    }));
+  } catch (error) {
+    throw refusalOf(error, token);
+  }
+  const claims = AccessTokenClaims.safeParse(payload);
+  if (!claims.success) throw new AccessTokenError("malformed claims");
+  if (claims.data.iat > now + CLOCK_SKEW_SECONDS) throw new AccessTokenError("token issued in the future");
   return claims.data;
 }
 
-function keyOf(jwk: JsonWebKey): KeyObject {
-  let key = keyObjects.get(jwk);
-  if (!key) {
-    if (jwk.kty !== "EC" || jwk.crv !== "P-256") throw new AccessTokenError("unknown key");
-    try {
-      key = createPublicKey({
-        key: { kty: "EC", crv: "P-256", x: jwk.x, y: jwk.y } as JsonWebKey,
-        format: "jwk",
-      });
-    } catch {
-      throw new AccessTokenError("unknown key");
-    }
-    keyObjects.set(jwk, key);
+/** The local JWK set of `jwks`, made once per key set. */
+function keySetOf(jwks: { keys: JsonWebKey[] }): JWTVerifyGetKey {
+  let keySet = keySets.get(jwks);
+  if (!keySet) {
+    keySet = createLocalJWKSet(jwks as JSONWebKeySet);
+    keySets.set(jwks, keySet);
   }
-  return key;
+  return keySet;
 }
 
-const BASE64URL = /^[A-Za-z0-9_-]*$/;
-
-function decodeBase64Url(part: string): Buffer | undefined {
-  return BASE64URL.test(part) ? Buffer.from(part, "base64url") : undefined;
+/**
+ * The refusal for what jose threw. A claim it refused comes after a good signature: claims of the
+ * wrong shape are named as such first, as they were before jose checked the rest.
+ */
+function refusalOf(error: unknown, token: string): AccessTokenError {
+  if (
+    error instanceof errors.JWKSNoMatchingKey ||
+    error instanceof errors.JWKSMultipleMatchingKeys ||
+    error instanceof errors.JWKInvalid ||
+    error instanceof errors.JOSENotSupported
+  )
+    return new AccessTokenError("unknown key");
+  if (error instanceof errors.JWSSignatureVerificationFailed || error instanceof errors.JWSInvalid)
+    return new AccessTokenError("bad signature");
+  if (
+    error instanceof errors.JWTInvalid ||
+    error instanceof errors.JWTClaimValidationFailed ||
+    error instanceof errors.JWTExpired
+  ) {
+    if (!AccessTokenClaims.safeParse(decodedOr(decodeJwt, token)).success)
+      return new AccessTokenError("malformed claims");
+    if (error instanceof errors.JWTExpired) return new AccessTokenError("token expired");
+    if (error instanceof errors.JWTClaimValidationFailed && error.claim === "iss")
+      return new AccessTokenError("wrong issuer");
+    if (error instanceof errors.JWTClaimValidationFailed && error.claim === "aud")
+      return new AccessTokenError("token is for another resource");
+    if (error instanceof errors.JWTClaimValidationFailed && error.claim === "nbf")
+      return new AccessTokenError("token not yet valid");
+    return new AccessTokenError("malformed claims");
+  }
+  if (error instanceof errors.JOSEError) return new AccessTokenError("bad signature");
+  throw error;
 }
 
-function decodeJson(part: string): unknown {
-  const bytes = decodeBase64Url(part);
-  if (!bytes) return undefined;
+/** What `decode` makes of the token, or undefined where it cannot (jose throws on malformed input). */
+function decodedOr<T>(decode: (token: string) => T, token: string): T | undefined {
   try {
-    return JSON.parse(bytes.toString("utf8"));
+    return decode(token);
   } catch {
     return undefined;
   }

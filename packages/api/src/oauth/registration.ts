@@ -1,0 +1,38 @@
+/** Dynamic client registration (RFC 7591): public clients of the code flow. */
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../env";
+import { RegistrationRequest } from "./clients";
+import { type AuthorizationServer, noStore } from "./http";
+
+/** Serves `POST /oauth/register`: 201 with the client's metadata, or 400 with RFC 7591 §3.2.2 errors. */
+export function registerRegistrationRoute(app: OpenAPIHono<AppEnv>, server: AuthorizationServer): void {
+  app.post("/oauth/register", async (c) => {
+    noStore(c);
+    const body = await c.req.json().catch(() => undefined);
+    const parsed = RegistrationRequest.safeParse(body);
+    if (!parsed.success) {
+      const redirect = parsed.error.issues.some((issue) => issue.path[0] === "redirect_uris");
+      return c.json(
+        {
+          error: redirect ? "invalid_redirect_uri" : "invalid_client_metadata",
+          error_description: parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "),
+        },
+        400,
+      );
+    }
+    const client = await server.clients.register(parsed.data);
+    c.get("logger").info("oauth client registered", { clientId: client.clientId });
+    return c.json(
+      {
+        client_id: client.clientId,
+        client_id_issued_at: Math.floor(Date.parse(client.createdAt) / 1000),
+        client_name: client.clientName,
+        redirect_uris: client.redirectUris,
+        grant_types: client.grantTypes,
+        response_types: ["code"],
+        token_endpoint_auth_method: "none",
+      },
+      201,
+    );
+  });
+}

@@ -1,0 +1,55 @@
+/** Which resources the authorization server issues tokens for, and which servers a user reaches. */
+import type { AccessSubject, GrantSubject, Store } from "@mcpgw/aws";
+
+/**
+ * Which resources this gateway serves and which servers a user reaches: the union of the mappings of
+ * the user and their groups (null: every server).
+ */
+export class ResourceCheck {
+  constructor(
+    private readonly store: Store,
+    private readonly issuerOf: () => string,
+  ) {}
+
+  private get issuer(): string {
+    return this.issuerOf();
+  }
+
+  /** Whether `resource` is `${issuer}/mcp` or `${issuer}/mcp/{server}` of an existing server. */
+  async known(resource: string): Promise<boolean> {
+    if (resource === `${this.issuer}/mcp`) return true;
+    const prefix = `${this.issuer}/mcp/`;
+    if (!resource.startsWith(prefix)) return false;
+    const name = resource.slice(prefix.length);
+    return (
+      /^[^/?#]+$/.test(name) &&
+      (await this.store.servers.resolvePlain(decodeURIComponent(name))) !== undefined
+    );
+  }
+
+  /** The servers `who` may reach for `resource`: ids (null: all) and names for the consent page. */
+  async serversOf(
+    who: GrantSubject,
+    resource: string,
+  ): Promise<{ ids: string[] | null; names: string[] | "all" }> {
+    const subjects: AccessSubject[] = [
+      `user:${who.sub}`,
+      ...who.groups.map((group) => `group:${group}` as const),
+    ];
+    const mappings = await this.store.oauth.access(subjects);
+    const servers = await this.store.servers.listPlain();
+    let ids: string[] | null = mappings.some((m) => m.serverIds === null)
+      ? null
+      : [...new Set(mappings.flatMap((m) => m.serverIds ?? []))].sort();
+    // A token for one server reaches nothing when that server is not among the user's.
+    const prefix = `${this.issuer}/mcp/`;
+    if (resource.startsWith(prefix)) {
+      const target = await this.store.servers.resolvePlain(decodeURIComponent(resource.slice(prefix.length)));
+      if (!target || (ids !== null && !ids.includes(target.id))) ids = [];
+    }
+    if (ids === null) return { ids, names: "all" };
+    const byId = new Map(servers.map((server) => [server.id, server.name]));
+    const live = ids.filter((id) => byId.has(id));
+    return { ids: live, names: live.map((id) => byId.get(id) ?? id).sort() };
+  }
+}
