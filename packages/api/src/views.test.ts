@@ -9,6 +9,8 @@ import { describe, expect, it } from "vitest";
 import type { z } from "zod";
 import { createApp } from "./app";
 import {
+  ConsoleSession,
+  ConsoleSignInOptions,
   ImportPreview,
   ImportResult,
   LatencyHistoryView,
@@ -134,5 +136,18 @@ describe("the answers the console reads are exactly their schemas", () => {
     expect(preview.created).toEqual(["docs"]);
     for (const server of result.servers) exactly(ExactServer, server);
     expect(secrets.secrets.map((secret) => exactly(SecretSummaryView.strict(), secret).name)).toEqual(["gh"]);
+  });
+
+  it("the console's sign-in options and session", async () => {
+    const { call } = adminApp();
+
+    const options = exactly(ConsoleSignInOptions.strict(), await call("GET", "/console/sign-in", 200));
+    const session = exactly(
+      ConsoleSession.strict(),
+      await call("POST", "/console/session", 201, { token: ADMIN_TOKEN }),
+    );
+
+    expect(options.provider).toBeNull();
+    expect(session.csrfToken).not.toBe("");
   });
 });
