@@ -1,7 +1,9 @@
 /**
- * What the console reads from the API. The server's shapes are the API's own: types of the zod schemas
- * it validates and documents with (type-only imports: nothing of them reaches the bundle). The rest are
- * the console's reading of open-ended parts (a tool's JSON Schema, a result's content).
+ * What the console reads from the API. Its server, status, import, latency and secret shapes are the
+ * API's own: types of the zod schemas it validates and documents with, imported as types only (nothing
+ * of them reaches the bundle; `views.test.ts` checks the answers are exactly those schemas). The shapes
+ * below them are the console's reading of tools and results (a tool's JSON Schema, a result's content)
+ * and of the key, access, thread and chat routes, whose schemas live in their route modules beside AWS code.
  */
 import type * as views from "@mcpgw/api/views";
 import type { z } from "zod";
@@ -26,6 +28,7 @@ export type ImportResult = z.infer<typeof views.ImportResult>;
 /** A secret as listed: its name and key names, never its values. */
 export type SecretSummary = z.infer<typeof views.SecretSummaryView>;
 
+/** A tool as the console shows it: a server's (`GET /v1/servers/{id}/tools`) or the catalogue's. */
 export interface Tool {
   name: string;
   server?: string;
