@@ -8,22 +8,12 @@ import { createLogger, ServerStatus } from "@mcpgw/core";
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
 import { createApp } from "./app";
-import {
-  ConsoleSession,
-  ConsoleSignInOptions,
-  ImportPreview,
-  ImportResult,
-  LatencyHistoryView,
-  SecretSummaryView,
-  ServerList,
-  ServerView,
-  ToolList,
-} from "./views";
+import * as views from "./views";
 
 const ADMIN_TOKEN = "unit-admin-token-views-4c1d";
 
 /** A server view that names every field it may carry, its status included: nothing else passes. */
-const ExactServer = ServerView.extend({ status: ServerStatus.strict() }).strict();
+const ExactServer = views.ServerView.extend({ status: ServerStatus.strict() }).strict();
 
 /** The app over a memory store, and an admin request that answers its JSON body (asserting `status`). */
 function adminApp() {
@@ -35,13 +25,11 @@ function adminApp() {
     allowPrivateUpstreams: false,
   });
   const call = async (method: string, path: string, status: number, body?: unknown): Promise<unknown> => {
+    const headers = { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" };
     const response = await app.request(path, {
       method,
-      headers: {
-        authorization: `Bearer ${ADMIN_TOKEN}`,
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      headers,
+      body: body === undefined ? null : JSON.stringify(body),
     });
     const text = await response.text();
     expect(response.status, text).toBe(status);
@@ -103,16 +91,16 @@ describe("the answers the console reads are exactly their schemas", () => {
     // Act
     const connected = exactly(ExactServer, await call("GET", `/v1/servers/${http.id}`, 200));
     const failed = exactly(ExactServer, await call("GET", `/v1/servers/${stdio.id}?reveal=env`, 200));
-    const page = exactly(ServerList.strict(), await call("GET", "/v1/servers?limit=1", 200));
+    const page = exactly(views.ServerList.strict(), await call("GET", "/v1/servers?limit=1", 200));
     const rest = await call("GET", `/v1/servers?limit=1&cursor=${page.nextCursor}`, 200);
-    const tools = exactly(ToolList.strict(), await call("GET", `/v1/servers/${http.id}/tools`, 200));
+    const tools = exactly(views.ToolList.strict(), await call("GET", `/v1/servers/${http.id}/tools`, 200));
     const latency = exactly(
-      LatencyHistoryView.strict(),
+      views.LatencyHistoryView.strict(),
       await call("GET", `/v1/servers/${http.id}/latency`, 200),
     );
 
     // Assess: every listed server is exact too, and the fixtures reached the fields they stand for
-    for (const server of [...page.servers, ...exactly(ServerList.strict(), rest).servers])
+    for (const server of [...page.servers, ...exactly(views.ServerList.strict(), rest).servers])
       exactly(ExactServer, server);
     expect(connected.status).toMatchObject({ state: "connected", protocolVersion: "2025-06-18" });
     expect(connected.status.authorization).toBe("authorized");
@@ -126,24 +114,29 @@ describe("the answers the console reads are exactly their schemas", () => {
     const document = { mcpServers: { docs: { url: "https://docs.example.com/mcp" } } };
 
     const preview = exactly(
-      ImportPreview.strict(),
+      views.ImportPreview.strict(),
       await call("POST", "/v1/servers/import?dryRun=true", 200, document),
     );
-    const result = exactly(ImportResult.strict(), await call("POST", "/v1/servers/import", 201, document));
+    const result = exactly(
+      views.ImportResult.strict(),
+      await call("POST", "/v1/servers/import", 201, document),
+    );
     await call("PUT", "/v1/secrets/gh", 200, { values: { TOKEN: "t0ken-value" } });
     const secrets = (await call("GET", "/v1/secrets", 200)) as { secrets: unknown[] };
 
     expect(preview.created).toEqual(["docs"]);
     for (const server of result.servers) exactly(ExactServer, server);
-    expect(secrets.secrets.map((secret) => exactly(SecretSummaryView.strict(), secret).name)).toEqual(["gh"]);
+    expect(secrets.secrets.map((secret) => exactly(views.SecretSummaryView.strict(), secret).name)).toEqual([
+      "gh",
+    ]);
   });
 
   it("the console's sign-in options and session", async () => {
     const { call } = adminApp();
 
-    const options = exactly(ConsoleSignInOptions.strict(), await call("GET", "/console/sign-in", 200));
+    const options = exactly(views.ConsoleSignInOptions.strict(), await call("GET", "/console/sign-in", 200));
     const session = exactly(
-      ConsoleSession.strict(),
+      views.ConsoleSession.strict(),
       await call("POST", "/console/session", 201, { token: ADMIN_TOKEN }),
     );
 
