@@ -1,18 +1,9 @@
 /** Server helpers shared by the end-to-end suites: create through the admin API, read and await status. */
+import type { ServerStatus } from "@mcpgw/core";
 import { type Stack, waitFor } from "./stack";
 
-/** The status part of `GET /v1/servers/{id}`. */
-export interface StatusView {
-  state: "connecting" | "connected" | "failed" | "disabled";
-  reason: string | null;
-  error: string | null;
-  toolCount: number;
-  lastConnectionAttemptAt: string | null;
-  lastSuccessfulConnectionAt: string | null;
-  lastConnectionFailureAt: string | null;
-  lastConnectionLatencyMs: number | null;
-  lastError: string | null;
-}
+/** The status part of `GET /v1/servers/{id}`: the type of the API's own schema. */
+export type StatusView = ServerStatus;
 
 type Caller = Pick<Stack, "call">;
 

@@ -141,6 +141,27 @@ export const SecretSummaryView = z
   .object({ name: z.string(), keys: z.array(z.string()), updatedAt: z.string() })
   .openapi("SecretSummary");
 
+/** The console's session: the CSRF token it sends with every state change, and when the session ends. */
+export const ConsoleSession = z
+  .object({
+    csrfToken: z.string().openapi({ description: "Send as X-CSRF-Token with every state change" }),
+    expiresAt: z.string(),
+  })
+  .openapi("ConsoleSession");
+
+/** How an admin may sign in to the console: the OpenID provider's button, when there is one. */
+export const ConsoleSignInOptions = z
+  .object({
+    provider: z
+      .object({
+        name: z.string().openapi({ description: "What the button says: Sign in with <name>" }),
+        url: z.string().openapi({ description: "Where the button goes (a browser navigation)" }),
+      })
+      .nullable()
+      .openapi({ description: "The OpenID provider admins may sign in with; null: the admin token only" }),
+  })
+  .openapi("ConsoleSignInOptions");
+
 export const Problem = z
   .object({
     type: z.string(),

@@ -2,6 +2,8 @@
  * The console's one way to the API: same origin, the session cookie, the CSRF token (kept in memory
  * only) on every state change, and problem+json answers turned into {@link ApiError}s.
  */
+import type * as views from "@mcpgw/api/views";
+import type { z } from "zod";
 
 /** A problem+json answer: its stable code, what went wrong, and per-field messages when it has them. */
 export class ApiError extends Error {
@@ -16,10 +18,7 @@ export class ApiError extends Error {
 }
 
 /** What the session routes answer. */
-export interface Session {
-  csrfToken: string;
-  expiresAt: string;
-}
+export type Session = z.infer<typeof views.ConsoleSession>;
 
 let csrfToken: string | undefined;
 let onSignedOut: (() => void) | undefined;
@@ -37,9 +36,7 @@ export async function signIn(token: string): Promise<Session> {
 }
 
 /** How an admin may sign in: the OpenID provider's button, when the gateway has one. */
-export interface SignInOptions {
-  provider: { name: string; url: string } | null;
-}
+export type SignInOptions = z.infer<typeof views.ConsoleSignInOptions>;
 
 /** The sign-in options (no session needed). */
 export function signInOptions(): Promise<SignInOptions> {

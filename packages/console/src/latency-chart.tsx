@@ -3,16 +3,7 @@
  * with a text summary beside it (the chart is not the only way to read it).
  */
 
-/** One point of a server's latency history, as `GET /v1/servers/{id}/latency` answers it. */
-export interface LatencyPoint {
-  at: string;
-  kind: "probe" | "calls";
-  ms: number;
-  ok: boolean;
-  count?: number;
-  errors?: number;
-  maxMs?: number;
-}
+import type { LatencyPoint } from "./types";
 
 const WIDTH = 600;
 const HEIGHT = 160;

@@ -1,67 +1,34 @@
-/** What the console reads from the API (the fields it shows; the OpenAPI document has the rest). */
+/**
+ * What the console reads from the API. Its server, status, import, latency and secret shapes are the
+ * API's own: types of the zod schemas it validates and documents with, imported as types only (nothing
+ * of them reaches the bundle; `views.test.ts` checks the answers are exactly those schemas). The shapes
+ * below them are the console's reading of tools and results (a tool's JSON Schema, a result's content)
+ * and of the key, access, thread and chat routes, whose schemas live in their route modules beside AWS code.
+ */
+import type * as views from "@mcpgw/api/views";
+import type { z } from "zod";
 
-export type ServerState = "connecting" | "connected" | "failed" | "disabled";
+export type { ServerState, ServerStatus } from "@mcpgw/core";
 
-export interface ServerStatus {
-  state: ServerState;
-  reason: string | null;
-  error: string | null;
-  toolCount: number;
-  lastConnectionAttemptAt: string | null;
-  lastSuccessfulConnectionAt: string | null;
-  lastConnectionFailureAt: string | null;
-  lastConnectionLatencyMs: number | null;
-  lastError: string | null;
-  protocolVersion?: string;
-  /**
-   * Upstreams that need OAuth: whether an admin must authorize the gateway (or, for client_credentials,
-   * whether its grant was refused), and until when it may.
-   */
-  authorization?: "required" | "authorized" | "refused";
-  credentialExpiresAt?: string | null;
-}
+/** A server as `GET /v1/servers/{id}` answers it: its spec (secrets masked), version and live status. */
+export type Server = views.ServerView;
 
-export interface Server {
-  id: string;
-  name: string;
-  transport: "http" | "stdio";
-  enabled: boolean;
-  timeoutSeconds: number;
-  scope: "project" | "thread";
-  url?: string;
-  headers?: Record<string, string>;
-  command?: string;
-  args?: string[];
-  env?: Record<string, string>;
-  /** An HTTP upstream the gateway signs in to with OAuth (shared: one authorization for everyone). */
-  auth?:
-    | {
-        type: "oauth";
-        mode: "shared" | "per_user";
-        clientId?: string;
-        clientSecret?: string;
-        scopes?: string[];
-      }
-    | {
-        type: "client_credentials";
-        clientId: string;
-        clientSecret: string;
-        scopes?: string[];
-        tokenUrl?: string;
-      };
-  secretRef?: string;
-  secretFormat?: string;
-  version: number;
-  createdAt: string;
-  updatedAt: string;
-  status: ServerStatus;
-}
+/** A page of `GET /v1/servers`. */
+export type ServerPage = z.infer<typeof views.ServerList>;
 
-export interface ServerPage {
-  servers: Server[];
-  nextCursor?: string | null;
-}
+/** One point of a server's latency history (`GET /v1/servers/{id}/latency`). */
+export type LatencyPoint = views.LatencyPointView;
 
+/** What an import would do (`?dryRun=true`): server names, each list sorted. */
+export type ImportPreview = z.infer<typeof views.ImportPreview>;
+
+/** What an import did: the servers it stored, the names it skipped. */
+export type ImportResult = z.infer<typeof views.ImportResult>;
+
+/** A secret as listed: its name and key names, never its values. */
+export type SecretSummary = z.infer<typeof views.SecretSummaryView>;
+
+/** A tool as the console shows it: a server's (`GET /v1/servers/{id}/tools`) or the catalogue's. */
 export interface Tool {
   name: string;
   server?: string;
@@ -122,13 +89,6 @@ export interface ApiKey {
 /** The answer to creating a key: the only time its material is shown. */
 export interface NewApiKey extends ApiKey {
   key: string;
-}
-
-/** A secret as listed: its name and key names, never its values. */
-export interface SecretSummary {
-  name: string;
-  keys: string[];
-  updatedAt: string;
 }
 
 /** A thread as `GET /v1/threads` lists it. */

@@ -7,29 +7,11 @@ import { AppError, secretMatcher } from "@mcpgw/core";
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { json, jsonBody, problems } from "../openapi-helpers";
+import { ConsoleSession, ConsoleSignInOptions } from "../views";
 import { CONSOLE_CSP, type ConsoleAssets } from "./assets";
 import type { ConsoleSessions } from "./session";
 
-const Session = z
-  .object({
-    csrfToken: z.string().openapi({ description: "Send as X-CSRF-Token with every state change" }),
-    expiresAt: z.string(),
-  })
-  .openapi("ConsoleSession");
-
 const SignIn = z.strictObject({ token: z.string().min(1).max(1024) });
-
-const SignInOptions = z
-  .object({
-    provider: z
-      .object({
-        name: z.string().openapi({ description: "What the button says: Sign in with <name>" }),
-        url: z.string().openapi({ description: "Where the button goes (a browser navigation)" }),
-      })
-      .nullable()
-      .openapi({ description: "The OpenID provider admins may sign in with; null: the admin token only" }),
-  })
-  .openapi("ConsoleSignInOptions");
 
 /** Registers the console session routes, and the console itself when it is built (`assets`). */
 export function registerConsoleRoutes(
@@ -51,7 +33,7 @@ export function registerConsoleRoutes(
       summary: "Sign in to the console: the admin token for an HttpOnly session cookie",
       request: jsonBody(SignIn),
       responses: {
-        201: json(Session, "Signed in: the cookie is set; keep the CSRF token in memory"),
+        201: json(ConsoleSession, "Signed in: the cookie is set; keep the CSRF token in memory"),
         ...problems(400, 401, 413, 500),
       },
     }),
@@ -70,7 +52,7 @@ export function registerConsoleRoutes(
       path: "/console/sign-in",
       tags: ["console"],
       summary: "How an admin may sign in: the admin token, and the OpenID provider when one is configured",
-      responses: { 200: json(SignInOptions, "Sign-in options"), ...problems(500) },
+      responses: { 200: json(ConsoleSignInOptions, "Sign-in options"), ...problems(500) },
     }),
     (c) => {
       noStore(c);
@@ -83,7 +65,7 @@ export function registerConsoleRoutes(
       path: "/console/session",
       tags: ["console"],
       summary: "The console's session (after a reload): its CSRF token and expiry",
-      responses: { 200: json(Session, "Signed in"), ...problems(401, 500) },
+      responses: { 200: json(ConsoleSession, "Signed in"), ...problems(401, 500) },
     }),
     async (c) => {
       const session = await deps.sessions.current(c);

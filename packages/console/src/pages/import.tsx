@@ -8,13 +8,9 @@ import { useRef, useState } from "preact/hooks";
 import { ApiError, request } from "../api";
 import { Field, Problem } from "../components";
 import { href } from "../router";
+import type { ImportPreview, ImportResult } from "../types";
 
 type Mode = "skip" | "replace";
-interface Outcome {
-  created: string[];
-  replaced: string[];
-  skipped: string[];
-}
 
 /** The API's body limit: a bigger file would be refused anyway. */
 const MAX_FILE_BYTES = 1024 * 1024;
@@ -23,8 +19,8 @@ const EXAMPLE = '{\n  "mcpServers": {\n    "docs": { "url": "https://example.com
 export function ImportPage() {
   const [text, setText] = useState("");
   const [mode, setMode] = useState<Mode>("skip");
-  const [preview, setPreview] = useState<Outcome | undefined>(undefined);
-  const [imported, setImported] = useState<Outcome | undefined>(undefined);
+  const [preview, setPreview] = useState<ImportPreview | undefined>(undefined);
+  const [imported, setImported] = useState<ImportPreview | undefined>(undefined);
   const [error, setError] = useState<unknown>(undefined);
   const [busy, setBusy] = useState(false);
   const file = useRef<HTMLInputElement>(null);
@@ -54,16 +50,16 @@ export function ImportPage() {
     run(async (document) => {
       setImported(undefined);
       setPreview(
-        await request<Outcome>("POST", `/v1/servers/import?onConflict=${onConflict}&dryRun=true`, document),
+        await request<ImportPreview>(
+          "POST",
+          `/v1/servers/import?onConflict=${onConflict}&dryRun=true`,
+          document,
+        ),
       );
     });
-  const importNow = (plan: Outcome) =>
+  const importNow = (plan: ImportPreview) =>
     run(async (document) => {
-      const result = await request<{ servers: Array<{ name: string }>; skipped: string[] }>(
-        "POST",
-        `/v1/servers/import?onConflict=${mode}`,
-        document,
-      );
+      const result = await request<ImportResult>("POST", `/v1/servers/import?onConflict=${mode}`, document);
       const replaced = new Set(plan.replaced);
       const names = result.servers.map((server) => server.name);
       setImported({
@@ -219,8 +215,8 @@ function ImportProblem({ error }: { error: unknown }) {
 }
 
 /** The created, replaced and skipped names, each with its count. */
-function Lists({ outcome, future = false }: { outcome: Outcome; future?: boolean }) {
-  const rows: Array<[keyof Outcome, string]> = future
+function Lists({ outcome, future = false }: { outcome: ImportPreview; future?: boolean }) {
+  const rows: Array<[keyof ImportPreview, string]> = future
     ? [
         ["created", "Will be created"],
         ["replaced", "Will be replaced"],

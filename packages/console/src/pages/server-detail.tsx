@@ -6,10 +6,10 @@
 import { useState } from "preact/hooks";
 import { request, seg } from "../api";
 import { ConfirmButton, ms, Problem, StateBadge, useAction, usePolled, useSubmit, when } from "../components";
-import { LatencyChart, type LatencyPoint } from "../latency-chart";
+import { LatencyChart } from "../latency-chart";
 import { href, navigate } from "../router";
 import { ToolView } from "../tool-view";
-import type { Server, Tool } from "../types";
+import type { LatencyPoint, Server, Tool } from "../types";
 import { REFRESH_MS } from "./servers";
 
 export function ServerDetailPage({ id }: { id: string }) {

@@ -1,0 +1,146 @@
+/**
+ * The console reads the API through the types of these schemas (packages/console/src/types.ts), so
+ * the answers must be exactly them: a field the API sends that its schema does not name is invisible to
+ * the console's types, and one the schema names that the API leaves out would lie to them.
+ */
+import { createMemoryStore } from "@mcpgw/aws/memory";
+import { createLogger, ServerStatus } from "@mcpgw/core";
+import { describe, expect, it } from "vitest";
+import type { z } from "zod";
+import { createApp } from "./app";
+import * as views from "./views";
+
+const ADMIN_TOKEN = "unit-admin-token-views-4c1d";
+
+/** A server view that names every field it may carry, its status included: nothing else passes. */
+const ExactServer = views.ServerView.extend({ status: ServerStatus.strict() }).strict();
+
+/** The app over a memory store, and an admin request that answers its JSON body (asserting `status`). */
+function adminApp() {
+  const store = createMemoryStore();
+  const app = createApp({
+    store,
+    logger: createLogger({ level: "error", sink: () => {} }),
+    adminToken: ADMIN_TOKEN,
+    allowPrivateUpstreams: false,
+  });
+  const call = async (method: string, path: string, status: number, body?: unknown): Promise<unknown> => {
+    const headers = { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" };
+    const response = await app.request(path, {
+      method,
+      headers,
+      body: body === undefined ? null : JSON.stringify(body),
+    });
+    const text = await response.text();
+    expect(response.status, text).toBe(status);
+    return JSON.parse(text);
+  };
+  return { store, call };
+}
+
+/** Parses `value` with `schema`, failing the test with zod's issues (an unnamed key is one). */
+function exactly<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
+  const parsed = schema.safeParse(value);
+  expect(parsed.error?.issues ?? []).toEqual([]);
+  return parsed.data as z.infer<T>;
+}
+
+describe("the answers the console reads are exactly their schemas", () => {
+  it("servers of both transports, before and after attempts, alone and listed", async () => {
+    // Prepare: an HTTP server with headers and OAuth, a stdio server with env, args and a secret file
+    const { store, call } = adminApp();
+    await call("PUT", "/v1/secrets/gh", 200, { values: { TOKEN: "t0ken-value" } });
+    const http = exactly(
+      ExactServer,
+      await call("POST", "/v1/servers", 201, {
+        name: "docs",
+        url: "https://docs.example.com/mcp",
+        headers: { Authorization: "Bearer abc123", "X-Team": "core" },
+        auth: { type: "oauth", mode: "shared", scopes: ["read"] },
+      }),
+    );
+    const stdio = exactly(
+      ExactServer,
+      await call("POST", "/v1/servers", 201, {
+        name: "files",
+        command: "node",
+        args: ["server.js", "{{secret_file}}"],
+        env: { MODE: "fast" },
+        secretRef: "gh",
+        secretFormat: "json",
+      }),
+    );
+    const at = new Date().toISOString();
+    await store.statuses.recordAttempt(
+      http.id,
+      1,
+      { ok: true, at, latencyMs: 12, toolCount: 1, authorization: "authorized", credentialExpiresAt: at },
+      {
+        tools: [{ name: "search", description: "Finds pages", inputSchema: { type: "object" } }],
+        profile: { protocolVersion: "2025-06-18", capabilities: { tools: {} } },
+      },
+    );
+    await store.statuses.recordAttempt(stdio.id, 1, {
+      ok: false,
+      at,
+      reason: "not_responding",
+      error: "deadline exceeded",
+    });
+    await store.latency.record(http.id, { at: Date.now(), kind: "probe", ms: 12, ok: true });
+
+    // Act
+    const connected = exactly(ExactServer, await call("GET", `/v1/servers/${http.id}`, 200));
+    const failed = exactly(ExactServer, await call("GET", `/v1/servers/${stdio.id}?reveal=env`, 200));
+    const page = exactly(views.ServerList.strict(), await call("GET", "/v1/servers?limit=1", 200));
+    const rest = await call("GET", `/v1/servers?limit=1&cursor=${page.nextCursor}`, 200);
+    const tools = exactly(views.ToolList.strict(), await call("GET", `/v1/servers/${http.id}/tools`, 200));
+    const latency = exactly(
+      views.LatencyHistoryView.strict(),
+      await call("GET", `/v1/servers/${http.id}/latency`, 200),
+    );
+
+    // Assess: every listed server is exact too, and the fixtures reached the fields they stand for
+    for (const server of [...page.servers, ...exactly(views.ServerList.strict(), rest).servers])
+      exactly(ExactServer, server);
+    expect(connected.status).toMatchObject({ state: "connected", protocolVersion: "2025-06-18" });
+    expect(connected.status.authorization).toBe("authorized");
+    expect(failed.status).toMatchObject({ state: "failed", reason: "not_responding" });
+    expect(tools.tools.map((tool) => tool.name)).toEqual(["search"]);
+    expect(latency.points).toHaveLength(1);
+  });
+
+  it("an import's preview and result, and the secrets list", async () => {
+    const { call } = adminApp();
+    const document = { mcpServers: { docs: { url: "https://docs.example.com/mcp" } } };
+
+    const preview = exactly(
+      views.ImportPreview.strict(),
+      await call("POST", "/v1/servers/import?dryRun=true", 200, document),
+    );
+    const result = exactly(
+      views.ImportResult.strict(),
+      await call("POST", "/v1/servers/import", 201, document),
+    );
+    await call("PUT", "/v1/secrets/gh", 200, { values: { TOKEN: "t0ken-value" } });
+    const secrets = (await call("GET", "/v1/secrets", 200)) as { secrets: unknown[] };
+
+    expect(preview.created).toEqual(["docs"]);
+    for (const server of result.servers) exactly(ExactServer, server);
+    expect(secrets.secrets.map((secret) => exactly(views.SecretSummaryView.strict(), secret).name)).toEqual([
+      "gh",
+    ]);
+  });
+
+  it("the console's sign-in options and session", async () => {
+    const { call } = adminApp();
+
+    const options = exactly(views.ConsoleSignInOptions.strict(), await call("GET", "/console/sign-in", 200));
+    const session = exactly(
+      views.ConsoleSession.strict(),
+      await call("POST", "/console/session", 201, { token: ADMIN_TOKEN }),
+    );
+
+    expect(options.provider).toBeNull();
+    expect(session.csrfToken).not.toBe("");
+  });
+});
