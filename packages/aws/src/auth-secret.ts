@@ -3,7 +3,7 @@
  * the config, whose `auth` keeps only the mask — so lists and reads show it masked without a KMS call,
  * and the secret is opened only with the server's other secrets.
  */
-import { looksMasked, maskAuth, type ServerRecord, type UpstreamAuth } from "@mcpgw/core";
+import { looksMasked, maskAuth, type ServerRecord, type UpstreamAuth, upstreamAuthOf } from "@mcpgw/core";
 import { type SealedValue, type Sealer, serverFieldContext } from "./sealing";
 
 /** The stored form of a record's `auth`: masked in the config, the secret sealed apart. */
@@ -14,7 +14,7 @@ export interface SealedAuth {
 
 /** The record's `auth` as stored: the secret sealed (fail closed: a seal failure writes nothing). */
 export async function sealAuth(record: ServerRecord, sealer: Sealer): Promise<SealedAuth> {
-  const auth = record.transport === "http" ? record.auth : undefined;
+  const auth = upstreamAuthOf(record);
   if (!auth) return {};
   if (auth.clientSecret === undefined) return { auth };
   if (looksMasked(auth.clientSecret)) throw new Error("a masked client secret cannot be sealed");
@@ -34,9 +34,9 @@ export async function sealAuthKeeping(
   current: SealedValue | undefined,
   sealer: Sealer,
 ): Promise<SealedAuth> {
-  const secret = record.transport === "http" ? record.auth?.clientSecret : undefined;
-  if (secret !== undefined && looksMasked(secret) && current && record.transport === "http") {
-    return { auth: record.auth as UpstreamAuth, sealedAuth: current };
+  const auth = upstreamAuthOf(record);
+  if (auth?.clientSecret !== undefined && looksMasked(auth.clientSecret) && current) {
+    return { auth, sealedAuth: current };
   }
   return sealAuth(record, sealer);
 }

@@ -10,12 +10,14 @@ import {
 import {
   AppError,
   initialStatus,
-  maskEnv,
-  maskHeaders,
+  maskMap,
   type PlainServer,
+  type SecretMap,
   type ServerRecord,
   type ServerSpec,
   type StoredStatus,
+  secretMapOf,
+  upstreamAuthOf,
 } from "@mcpgw/core";
 import { openAuth, type SealedAuth, sealAuth, sealAuthKeeping } from "./auth-secret";
 import {
@@ -197,6 +199,9 @@ function supersedeStatus(
   };
 }
 
+/** The item attribute holding a secret map sealed. */
+const SEALED_ATTRIBUTE: Record<SecretMap["field"], string> = { headers: "sealedHeaders", env: "sealedEnv" };
+
 export function createServerRepository(
   ddb: DynamoDBDocumentClient,
   tableName: string,
@@ -207,8 +212,8 @@ export function createServerRepository(
       headers?: Record<string, string>;
       env?: Record<string, string>;
     };
-    const field = record.transport === "http" ? "headers" : "env";
-    const secrets = (record.transport === "http" ? headers : env) ?? {};
+    const { field, rule } = secretMapOf(record.transport);
+    const secrets = (field === "headers" ? headers : env) ?? {};
     // Seal first: if sealing fails, nothing is written (fail closed).
     const sealed =
       Object.keys(secrets).length > 0
@@ -220,9 +225,9 @@ export function createServerRepository(
       kindSort: record.name,
       ...changeStamp(),
       ...plain,
-      [field === "headers" ? "sealedHeaders" : "sealedEnv"]: sealed,
+      [SEALED_ATTRIBUTE[field]]: sealed,
       // Shown without opening anything (lists and reads make no KMS call); checked against `sealed`.
-      masked: field === "headers" ? maskHeaders(secrets) : maskEnv(secrets),
+      masked: maskMap(secrets, rule),
       ...(sealed ? { sealedDigest: sealDigest(sealed) } : {}),
       ...authItemFields(await sealAuth(record, sealer)),
     };
@@ -230,15 +235,14 @@ export function createServerRepository(
 
   async function fromItem(item: Record<string, unknown>): Promise<ServerRecord> {
     const { masked: _masked, sealIntact: _intact, ...plain } = plainFromItem(item);
-    const field = plain.transport === "http" ? "headers" : "env";
-    const sealed = (plain.transport === "http" ? item.sealedHeaders : item.sealedEnv) as
-      | SealedValue
-      | undefined;
+    const { field } = secretMapOf(plain.transport);
+    const sealed = item[SEALED_ATTRIBUTE[field]] as SealedValue | undefined;
     const secrets = sealed
       ? await sealer.open<Record<string, string>>(sealed, serverFieldContext(plain.id, field))
       : {};
-    if (plain.transport !== "http" || !plain.auth) return { ...plain, [field]: secrets } as ServerRecord;
-    const auth = await openAuth(plain.id, plain.auth, item.sealedAuth as SealedValue | undefined, sealer);
+    const stored = upstreamAuthOf(plain);
+    if (!stored) return { ...plain, [field]: secrets } as ServerRecord;
+    const auth = await openAuth(plain.id, stored, item.sealedAuth as SealedValue | undefined, sealer);
     return { ...plain, [field]: secrets, auth } as ServerRecord;
   }
 

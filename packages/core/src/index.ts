@@ -1,4 +1,5 @@
 export * from "./errors";
+export * from "./exhaustive";
 export * from "./identity";
 export * from "./if-match";
 export * from "./job";
@@ -12,6 +13,7 @@ export * from "./patterns";
 export * from "./problem";
 export * from "./profile";
 export * from "./secret-file";
+export * from "./secret-map";
 export * from "./server";
 export * from "./server-edit";
 export * from "./spawn-plan";

@@ -1,8 +1,9 @@
 import { z } from "zod";
 import { AppError, describeIssues } from "./errors";
+import { assertNever } from "./exhaustive";
 import { SERVER_NAME_RULE, ServerName } from "./names";
 import { recordOf } from "./patterns";
-import { Args, Command, HttpUrl, RealEnvMap, RealHeaderMap, ServerSpec } from "./server";
+import { Args, Command, HttpUrl, RealEnvMap, RealHeaderMap, ServerSpec, type Transport } from "./server";
 import { submittedMasks } from "./server-edit";
 
 /** One problem with one entry of an imported document. */
@@ -110,17 +111,28 @@ function toSpec(name: string, raw: unknown): ServerSpec | string[] {
   if (!entry.success) return describeIssues(entry.error.issues);
   const transport = transportOf(entry.data);
   if (!transport) return ["needs either `command` (stdio) or `url` (HTTP)"];
-  const { command, args, env, url, headers, disabled } = entry.data;
-  const candidate =
-    transport === "stdio" ? { transport, name, command, args, env } : { transport, name, url, headers };
-  const spec = ServerSpec.safeParse({ ...candidate, enabled: disabled !== true });
+  const enabled = entry.data.disabled !== true;
+  const spec = ServerSpec.safeParse({ transport, name, ...kindFields(transport, entry.data), enabled });
   if (!spec.success) return describeIssues(spec.error.issues);
   // As on create: a pasted mask (e.g. from this gateway's own output) must never be stored as a credential.
   const masks = submittedMasks(spec.data);
   return masks.length > 0 ? masks : spec.data;
 }
 
-function transportOf(entry: Entry): "stdio" | "http" | undefined {
+/** The fields of an entry its kind takes: the other kind's are not carried over. */
+function kindFields(transport: Transport, entry: Entry): Record<string, unknown> {
+  const { command, args, env, url, headers } = entry;
+  switch (transport) {
+    case "stdio":
+      return { command, args, env };
+    case "http":
+      return { url, headers };
+    default:
+      return assertNever(transport);
+  }
+}
+
+function transportOf(entry: Entry): Transport | undefined {
   if (entry.type === "stdio") return "stdio";
   if (entry.type) return "http";
   if (entry.command !== undefined) return "stdio";

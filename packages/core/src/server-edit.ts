@@ -1,4 +1,5 @@
 import { AppError, describeIssues } from "./errors";
+import { assertNever } from "./exhaustive";
 import {
   ENV_MASKS,
   HEADER_MASKS,
@@ -8,7 +9,14 @@ import {
   mergeMasked,
   SECRET_MASK,
 } from "./masking";
-import { type HttpServerSpec, type ServerPatch, ServerSpec, type UpstreamAuth } from "./server";
+import { secretMapOf, secretValues } from "./secret-map";
+import {
+  type HttpServerSpec,
+  type ServerPatch,
+  ServerSpec,
+  type UpstreamAuth,
+  upstreamAuthOf,
+} from "./server";
 
 /** Validates a new server's spec; throws `server.invalid` listing every problem. */
 export function parseServerSpec(input: unknown): ServerSpec {
@@ -24,10 +32,10 @@ export function parseServerSpec(input: unknown): ServerSpec {
  * gateway's own output) must never be stored as a credential. Empty when every value is real.
  */
 export function submittedMasks(spec: ServerSpec): string[] {
-  const [field, map] = spec.transport === "http" ? ["headers", spec.headers] : ["env", spec.env];
-  const secret = spec.transport === "http" ? spec.auth?.clientSecret : undefined;
+  const { field } = secretMapOf(spec.transport);
+  const secret = upstreamAuthOf(spec)?.clientSecret;
   return [
-    ...maskedKeys(map).map((name) => `${field}.${name}: is a mask; submit the real value`),
+    ...maskedKeys(secretValues(spec)).map((name) => `${field}.${name}: is a mask; submit the real value`),
     ...(secret !== undefined && looksMasked(secret)
       ? ["auth.clientSecret: is a mask; submit the real value"]
       : []),
@@ -45,7 +53,7 @@ export function authSecretReplaced(patch: Pick<ServerPatch, "auth">): boolean {
  * sends the mask back, while one is stored (`stored` is the masked view).
  */
 export function keepsAuthSecret(stored: ServerSpec, patch: Pick<ServerPatch, "auth">): boolean {
-  if (stored.transport !== "http" || stored.auth?.clientSecret === undefined) return false;
+  if (upstreamAuthOf(stored)?.clientSecret === undefined) return false;
   if (patch.auth === undefined) return true;
   const secret = patch.auth?.clientSecret;
   return secret !== undefined && looksMasked(secret);
@@ -61,7 +69,6 @@ export function applyServerPatch(stored: ServerSpec, patch: ServerPatch): Server
   if (patch.transport && patch.transport !== stored.transport) {
     throw invalid([`transport: cannot change from ${stored.transport}; delete and re-create the server`]);
   }
-  if (stored.transport === "http") assertCredentialsStay(stored, patch);
   const merged: Record<string, unknown> = { ...stored };
   for (const [key, value] of Object.entries(patch)) {
     if (value === null) delete merged[key];
@@ -69,16 +76,31 @@ export function applyServerPatch(stored: ServerSpec, patch: ServerPatch): Server
   }
   // A format is meaningless without a reference: clearing the reference clears it unless one is given.
   if (patch.secretRef === null && patch.secretFormat === undefined) delete merged.secretFormat;
-  if (patch.headers && stored.transport === "http") {
-    merged.headers = mergeOrThrow("headers", stored.headers, patch.headers, HEADER_MASKS);
-  }
-  if (patch.env && stored.transport === "stdio") {
-    merged.env = mergeOrThrow("env", stored.env, patch.env, ENV_MASKS);
-  }
-  if (patch.auth && stored.transport === "http") merged.auth = mergeAuthSecret(stored.auth, patch.auth);
+  Object.assign(merged, mergedSecrets(stored, patch));
   const parsed = ServerSpec.safeParse(merged);
   if (!parsed.success) throw invalid(describeIssues(parsed.error.issues));
   return parsed.data;
+}
+
+/**
+ * The stored kind's secrets after the edit: its map under the mask rule and (HTTP) the client secret,
+ * once a URL moving elsewhere has been checked not to take stored credentials along.
+ */
+function mergedSecrets(stored: ServerSpec, patch: ServerPatch): Record<string, unknown> {
+  switch (stored.transport) {
+    case "http":
+      assertCredentialsStay(stored, patch);
+      return {
+        ...(patch.headers
+          ? { headers: mergeOrThrow("headers", stored.headers, patch.headers, HEADER_MASKS) }
+          : {}),
+        ...(patch.auth ? { auth: mergeAuthSecret(stored.auth, patch.auth) } : {}),
+      };
+    case "stdio":
+      return patch.env ? { env: mergeOrThrow("env", stored.env, patch.env, ENV_MASKS) } : {};
+    default:
+      return assertNever(stored);
+  }
 }
 
 /**

@@ -1,6 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { describeIssues } from "./errors";
-import { HttpServerSpec, SECRET_FORMATS, ServerPatch, ServerSpec, StdioServerSpec } from "./server";
+import {
+  HttpServerSpec,
+  isPerUser,
+  SECRET_FORMATS,
+  ServerPatch,
+  ServerSpec,
+  StdioServerSpec,
+  upstreamAuthKey,
+  upstreamAuthOf,
+} from "./server";
 
 /** The `path: message` lines for an input ServerSpec rejects (fails the test if it is accepted). */
 function problemsOf(input: unknown): string[] {
@@ -529,5 +538,29 @@ describe("ServerPatch derives from the spec schemas", () => {
 
     expect(new Set(Object.keys(ServerPatch.shape))).toEqual(fields);
     expect(ServerPatch.parse({})).toEqual({});
+  });
+});
+
+describe("upstream auth by transport kind", () => {
+  it("is an HTTP server's auth, and per-user only in per_user OAuth mode", () => {
+    // Prepare
+    const perUser = ServerSpec.parse({ ...HTTP, auth: { type: "oauth", mode: "per_user" } });
+    const shared = ServerSpec.parse({ ...HTTP, auth: { type: "oauth" } });
+
+    // Act / Assess
+    expect(upstreamAuthOf(perUser)).toEqual({ type: "oauth", mode: "per_user" });
+    expect(isPerUser(perUser)).toBe(true);
+    expect(isPerUser(shared)).toBe(false);
+    expect(upstreamAuthKey(perUser)).toContain(HTTP.url);
+  });
+
+  it("is none for a stdio server", () => {
+    // Prepare
+    const stdio = ServerSpec.parse({ name: "local", command: "node" });
+
+    // Act / Assess
+    expect(upstreamAuthOf(stdio)).toBeUndefined();
+    expect(isPerUser(stdio)).toBe(false);
+    expect(upstreamAuthKey(stdio)).toBe("");
   });
 });

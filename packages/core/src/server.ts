@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { assertNever } from "./exhaustive";
 import { ServerName } from "./names";
 import { HTTP_URL, NO_CR_LF_NUL, NOT_BLANK, NOT_MASKED, recordOf } from "./patterns";
 
@@ -179,6 +180,19 @@ export const ServerSpec = z.preprocess(
   z.discriminatedUnion("transport", [HttpServerSpec, StdioServerSpec]),
 );
 export type ServerSpec = z.infer<typeof ServerSpec>;
+
+/** A transport kind by name (a PATCH may name one; it must be the stored one). */
+export const Transport = z.enum(["http", "stdio"]);
+/** The discriminant of {@link ServerSpec}: switch over it with `assertNever` in the default branch. */
+export type Transport = ServerSpec["transport"];
+/** Compiles only while {@link Transport}'s names are exactly the union's kinds (add a kind to both). */
+const transportNamesMatch: [Transport, z.infer<typeof Transport>] extends [
+  z.infer<typeof Transport>,
+  Transport,
+]
+  ? true
+  : never = true;
+void transportNamesMatch;
 export type HttpServerSpec = z.infer<typeof HttpServerSpec>;
 export type StdioServerSpec = z.infer<typeof StdioServerSpec>;
 
@@ -216,7 +230,7 @@ export function looseFields<Shape extends Record<string, z.ZodType>>(
 export const ServerPatch = z.strictObject({
   ...looseFields(HttpServerSpec.shape),
   ...looseFields(StdioServerSpec.shape),
-  transport: z.enum(["http", "stdio"]).optional(),
+  transport: Transport.optional(),
   headers: HeaderMap.optional(),
   env: EnvMap.optional(),
   command: z.string().meta({ pattern: NOT_BLANK.source, maxLength: 1_024 }).optional(),
@@ -255,31 +269,42 @@ export type PlainServer = DistributiveOmit<ServerRecord, "headers" | "env"> & {
 /** A plain stdio server (the runner's view). */
 export type PlainStdioServer = Extract<PlainServer, { transport: "stdio" }>;
 
+/** A server's upstream auth (HTTP servers may have one; stdio servers never do), or undefined. */
+export function upstreamAuthOf(
+  server: DistributiveOmit<ServerSpec, "headers" | "env">,
+): UpstreamAuth | undefined {
+  switch (server.transport) {
+    case "http":
+      return server.auth;
+    case "stdio":
+      return undefined;
+    default:
+      return assertNever(server);
+  }
+}
+
 /** The (server, subject) an upstream credential belongs to: one per server in `shared` mode. */
 export const SHARED_SUBJECT = "shared";
 
 /** Whether each caller of the server uses their own upstream credential (`per_user` OAuth). */
-export function isPerUser(server: { transport: string; auth?: UpstreamAuth | undefined }): boolean {
-  return server.transport === "http" && server.auth?.type === "oauth" && server.auth.mode === "per_user";
+export function isPerUser(server: DistributiveOmit<ServerSpec, "headers" | "env">): boolean {
+  const auth = upstreamAuthOf(server);
+  return auth?.type === "oauth" && auth.mode === "per_user";
 }
 
 /**
  * How an upstream credential's binding is compared: an edit that changes it drops the tokens. A client
  * secret counts by its presence here; a new value of it is {@link authSecretReplaced}.
  */
-export function upstreamAuthKey(spec: {
-  transport: string;
-  auth?: UpstreamAuth | undefined;
-  url?: string;
-}): string {
-  if (spec.transport !== "http" || !spec.auth) return "";
-  const { auth } = spec;
+export function upstreamAuthKey(spec: DistributiveOmit<ServerSpec, "headers" | "env">): string {
+  const auth = upstreamAuthOf(spec);
+  if (!auth) return "";
   return JSON.stringify([
     auth.type,
     "mode" in auth ? auth.mode : "",
     auth.clientId ?? "",
     auth.clientSecret ? "secret" : "",
     auth.type === "client_credentials" ? [auth.tokenUrl ?? "", auth.scopes ?? []] : "",
-    spec.url ?? "",
+    "url" in spec ? spec.url : "",
   ]);
 }

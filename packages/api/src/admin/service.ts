@@ -2,15 +2,15 @@ import { assertImportFits, SealError, type Store } from "@mcpgw/aws";
 import {
   AppError,
   applyServerPatch,
+  assertNever,
   authSecretReplaced,
   errorFields,
   ifMatchAllows,
   type Job,
   keepsAuthSecret,
   type Logger,
-  maskEnv,
   maskedKeys,
-  maskHeaders,
+  maskedSecrets,
   type PlainServer,
   parseIfMatch,
   parseMcpJson,
@@ -19,6 +19,8 @@ import {
   type ServerRecord,
   type ServerSpec,
   type StoredStatus,
+  secretMapOf,
+  secretValues,
   UNREADABLE_SECRETS,
   upstreamAuthKey,
 } from "@mcpgw/core";
@@ -68,7 +70,7 @@ export async function getServer(deps: AdminDeps, idOrName: string, reveal?: Reve
   const status = await deps.store.statuses.get(server.id);
   if (reveal !== "env" || server.transport !== "stdio") return toServerView(server, status);
   const record = await openSecrets(deps, server);
-  const env = record.transport === "stdio" ? record.env : {};
+  const env = secretValues(record);
   deps.logger.info("server env revealed", {
     serverId: server.id,
     server: server.name,
@@ -144,7 +146,8 @@ async function editableSpec(
   existing: PlainServer,
   patch: ServerPatch,
 ): Promise<{ spec: ServerSpec; keepSealed: boolean }> {
-  const submitted = existing.transport === "http" ? patch.headers : patch.env;
+  const { field } = secretMapOf(existing.transport);
+  const submitted = patch[field];
   const keepsByMask = submitted !== undefined && maskedKeys(submitted).length > 0;
   if (!keepsByMask) {
     const {
@@ -156,7 +159,6 @@ async function editableSpec(
       sealIntact: _s,
       ...plain
     } = await withMasks(deps, existing);
-    const field = existing.transport === "http" ? "headers" : "env";
     const spec = { ...plain, [field]: masked ?? {} } as ServerSpec;
     // Sealed values kept as they are keep the client secret too; new headers keeping it must open it.
     const keepSealed = submitted === undefined;
@@ -325,8 +327,7 @@ async function withMasks(deps: AdminDeps, server: PlainServer): Promise<PlainSer
   try {
     const record = await deps.store.servers.get(server.id);
     if (!record) return { ...server, masked: {} };
-    const masked = record.transport === "http" ? maskHeaders(record.headers) : maskEnv(record.env);
-    return { ...server, masked };
+    return { ...server, masked: maskedSecrets(record) };
   } catch (error) {
     if (!(error instanceof SealError)) throw error;
     return { ...server, masked: {}, sealIntact: false };
@@ -335,7 +336,7 @@ async function withMasks(deps: AdminDeps, server: PlainServer): Promise<PlainSer
 
 /** The server with its secrets opened; 409 `server.secrets_unreadable` when they cannot be. */
 async function openSecrets(deps: AdminDeps, server: PlainServer): Promise<ServerRecord> {
-  const what = server.transport === "http" ? "header" : "env";
+  const what = secretMapOf(server.transport).noun;
   const unreadable = () =>
     new AppError(
       "server.secrets_unreadable",
@@ -385,12 +386,21 @@ async function enqueue(deps: AdminDeps, job: Job): Promise<void> {
   }
 }
 
+/** A server's upstream URL through the outbound guard; a stdio server has none (the runner is ours). */
 function assertUpstreamAllowed(deps: AdminDeps, spec: ServerSpec): void {
-  if (spec.transport !== "http") return;
-  const check = checkUrl(spec.url, { allowPrivate: deps.allowPrivateUpstreams });
-  if (!check.ok) {
-    throw new AppError("server.url_forbidden", `Upstream URL refused: ${check.message}.`, {
-      name: spec.name,
-    });
+  switch (spec.transport) {
+    case "http": {
+      const check = checkUrl(spec.url, { allowPrivate: deps.allowPrivateUpstreams });
+      if (!check.ok) {
+        throw new AppError("server.url_forbidden", `Upstream URL refused: ${check.message}.`, {
+          name: spec.name,
+        });
+      }
+      return;
+    }
+    case "stdio":
+      return;
+    default:
+      assertNever(spec);
   }
 }

@@ -4,7 +4,7 @@ import { SessionPool } from "@mcpgw/upstream";
 import { afterAll, describe, expect, it } from "vitest";
 import { Directory } from "./directory";
 import { McpEndpoints } from "./mcp-endpoint";
-import type { McpCaller } from "./mcp-server";
+import type { McpCaller } from "./mcp-request";
 
 const store = createMemoryStore();
 const logger = createLogger({ level: "error", sink: () => {} });

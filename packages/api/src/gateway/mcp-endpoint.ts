@@ -21,13 +21,8 @@ import {
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/server/validators/ajv";
 import { type DirectoryEntry, isAvailable } from "./directory";
 import { ParkedCalls } from "./mcp-parking";
-import {
-  createGatewayServer,
-  endpointCapabilities,
-  type McpCaller,
-  type McpServices,
-  type RoundState,
-} from "./mcp-server";
+import type { McpCaller, McpServices, RoundState } from "./mcp-request";
+import { createGatewayServer, endpointCapabilities } from "./mcp-server";
 import { LegacySessions } from "./mcp-sessions";
 import { type GatewayDeps, isThreadScoped, withServerSession } from "./service";
 import { settleEventStream } from "./settle-stream";

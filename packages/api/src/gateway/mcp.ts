@@ -10,7 +10,7 @@ import { scopeOf } from "./routes";
 import { inScope, threadOwner } from "./service";
 
 export { decodeCursor, encodeCursor, toMcpError } from "./mcp-errors";
-export { MCP_PAGE_SIZE } from "./mcp-server";
+export { MCP_PAGE_SIZE } from "./mcp-request";
 
 const MAX_MCP_BODY_BYTES = 1024 * 1024;
 

@@ -2,11 +2,11 @@ import { randomUUID } from "node:crypto";
 import {
   AppError,
   initialStatus,
-  maskEnv,
-  maskHeaders,
+  maskMap,
   type PlainServer,
   type ServerRecord,
   type ServerSpec,
+  secretMapOf,
   type UpstreamAuth,
 } from "@mcpgw/core";
 import { openAuth, sealAuth, sealAuthKeeping } from "../auth-secret";
@@ -32,7 +32,7 @@ export function createMemoryServerRepository(tables: MemoryTables, sealer: Seale
       headers?: Record<string, string>;
       env?: Record<string, string>;
     };
-    const field = record.transport === "http" ? "headers" : "env";
+    const { field, rule } = secretMapOf(record.transport);
     const secrets = (field === "headers" ? headers : env) ?? {};
     const sealed =
       Object.keys(secrets).length > 0
@@ -41,7 +41,7 @@ export function createMemoryServerRepository(tables: MemoryTables, sealer: Seale
     const { auth, sealedAuth } = await sealAuth(record, sealer);
     return {
       plain: copy({ ...plain, ...(auth ? { auth } : {}) }),
-      masked: field === "headers" ? maskHeaders(secrets) : maskEnv(secrets),
+      masked: maskMap(secrets, rule),
       sealed,
       sealedAuth,
     };
@@ -52,7 +52,7 @@ export function createMemoryServerRepository(tables: MemoryTables, sealer: Seale
   }
 
   async function toRecord(server: MemoryServer): Promise<ServerRecord> {
-    const field = server.plain.transport === "http" ? "headers" : "env";
+    const { field } = secretMapOf(server.plain.transport);
     const secrets = server.sealed
       ? await sealer.open<Record<string, string>>(server.sealed, serverFieldContext(server.plain.id, field))
       : {};

@@ -3,6 +3,7 @@
  * it" form each, and its actions — edit, enable/disable, reconnect, delete (confirmed).
  */
 
+import { assertNever } from "@mcpgw/core/exhaustive";
 import { useState } from "preact/hooks";
 import { request, seg } from "../api";
 import { ConfirmButton, ms, Problem, StateBadge, useAction, usePolled, useSubmit, when } from "../components";
@@ -127,27 +128,7 @@ export function ServerDetailPage({ id }: { id: string }) {
         <div class="card">
           <h2>Configuration</h2>
           <dl class="facts">
-            <dt>Kind</dt>
-            <dd>{s.transport === "http" ? "Remote (HTTP)" : "Command (stdio)"}</dd>
-            {s.transport === "http" ? (
-              <>
-                <dt>URL</dt>
-                <dd class="mono">{s.url}</dd>
-                <dt>Headers</dt>
-                <dd class="mono">{mapText(s.headers)}</dd>
-              </>
-            ) : (
-              <>
-                <dt>Command</dt>
-                <dd class="mono">{[s.command, ...(s.args ?? [])].join(" ")}</dd>
-                <dt>Env</dt>
-                <dd class="mono">{mapText(s.env)}</dd>
-                <dt>Secret</dt>
-                <dd>{s.secretRef ? `${s.secretRef} (${s.secretFormat ?? "env"})` : "—"}</dd>
-                <dt>Scope</dt>
-                <dd>{s.scope}</dd>
-              </>
-            )}
+            <KindFacts server={s} />
             <dt>Timeout</dt>
             <dd>{s.timeoutSeconds} s</dd>
             <dt>Enabled</dt>
@@ -170,6 +151,40 @@ export function ServerDetailPage({ id }: { id: string }) {
       )}
     </section>
   );
+}
+
+/** The kind of a server and the configuration only its kind has. */
+function KindFacts({ server }: { server: Server }) {
+  switch (server.transport) {
+    case "http":
+      return (
+        <>
+          <dt>Kind</dt>
+          <dd>Remote (HTTP)</dd>
+          <dt>URL</dt>
+          <dd class="mono">{server.url}</dd>
+          <dt>Headers</dt>
+          <dd class="mono">{mapText(server.headers)}</dd>
+        </>
+      );
+    case "stdio":
+      return (
+        <>
+          <dt>Kind</dt>
+          <dd>Command (stdio)</dd>
+          <dt>Command</dt>
+          <dd class="mono">{[server.command, ...(server.args ?? [])].join(" ")}</dd>
+          <dt>Env</dt>
+          <dd class="mono">{mapText(server.env)}</dd>
+          <dt>Secret</dt>
+          <dd>{server.secretRef ? `${server.secretRef} (${server.secretFormat ?? "env"})` : "—"}</dd>
+          <dt>Scope</dt>
+          <dd>{server.scope}</dd>
+        </>
+      );
+    default:
+      return assertNever(server.transport);
+  }
 }
 
 function mapText(map: Record<string, string> | undefined): string {

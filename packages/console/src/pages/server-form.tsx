@@ -4,6 +4,7 @@
  * as it is keeps the stored value, a removed row removes it, anything typed replaces it. The API's
  * messages appear next to their fields.
  */
+import { assertNever } from "@mcpgw/core/exhaustive";
 import { useEffect, useState } from "preact/hooks";
 import { request, seg } from "../api";
 import { Field, fieldErrors, Problem, useSubmit } from "../components";
@@ -13,7 +14,7 @@ import type { Server } from "../types";
 type Row = { key: string; value: string };
 
 interface Draft {
-  transport: "http" | "stdio";
+  transport: Server["transport"];
   name: string;
   enabled: boolean;
   timeoutSeconds: string;
@@ -74,38 +75,46 @@ function draftOf(server: Server): Draft {
 
 /** The request body for a draft: a whole spec to create, or the editable fields to patch. */
 function bodyOf(draft: Draft, editing: boolean): Record<string, unknown> {
-  const map = (rows: Row[]) =>
-    Object.fromEntries(rows.filter((row) => row.key.trim()).map((row) => [row.key.trim(), row.value]));
   const common = {
+    ...(editing ? {} : { transport: draft.transport }),
     name: draft.name.trim(),
     enabled: draft.enabled,
     timeoutSeconds: Number(draft.timeoutSeconds),
   };
-  if (draft.transport === "http") {
-    // A client_credentials auth (set through the API) is kept as it is: the form does not edit it.
-    const machine = draft.auth?.type === "client_credentials";
-    const oauth = draft.auth?.type === "oauth" ? draft.auth : { type: "oauth" as const };
-    const auth = machine
-      ? undefined
-      : draft.oauth
-        ? { ...oauth, mode: draft.oauthMode }
-        : editing
-          ? null
-          : undefined;
-    return {
-      ...(editing ? {} : { transport: "http" }),
-      ...common,
-      url: draft.url.trim(),
-      headers: map(draft.headers),
-      ...(auth === undefined ? {} : { auth }),
-    };
+  switch (draft.transport) {
+    case "http":
+      return { ...common, ...httpFields(draft, editing) };
+    case "stdio":
+      return { ...common, ...stdioFields(draft, editing) };
+    default:
+      return assertNever(draft.transport);
   }
+}
+
+/** An HTTP draft's own fields: URL, headers and OAuth (a client_credentials auth set through the API is kept). */
+function httpFields(draft: Draft, editing: boolean): Record<string, unknown> {
+  const machine = draft.auth?.type === "client_credentials";
+  const oauth = draft.auth?.type === "oauth" ? draft.auth : { type: "oauth" as const };
+  const auth = machine
+    ? undefined
+    : draft.oauth
+      ? { ...oauth, mode: draft.oauthMode }
+      : editing
+        ? null
+        : undefined;
   return {
-    ...(editing ? {} : { transport: "stdio" }),
-    ...common,
+    url: draft.url.trim(),
+    headers: mapOf(draft.headers),
+    ...(auth === undefined ? {} : { auth }),
+  };
+}
+
+/** A stdio draft's own fields: command, args, env, secret reference and scope. */
+function stdioFields(draft: Draft, editing: boolean): Record<string, unknown> {
+  return {
     command: draft.command,
     args: draft.args,
-    env: map(draft.env),
+    env: mapOf(draft.env),
     scope: draft.scope,
     ...(draft.secretRef.trim()
       ? {
@@ -116,6 +125,11 @@ function bodyOf(draft: Draft, editing: boolean): Record<string, unknown> {
         ? { secretRef: null }
         : {}),
   };
+}
+
+/** The map an editor's rows stand for (rows without a name left out). */
+function mapOf(rows: Row[]): Record<string, string> {
+  return Object.fromEntries(rows.filter((row) => row.key.trim()).map((row) => [row.key.trim(), row.value]));
 }
 
 type TextKey = "name" | "url" | "command" | "secretRef" | "timeoutSeconds";
@@ -129,10 +143,15 @@ interface TextOptions {
 }
 type Choice = { value: string; label: string };
 
-const TRANSPORTS: Array<{ value: Draft["transport"]; label: string }> = [
-  { value: "http", label: "Remote (streamable HTTP)" },
-  { value: "stdio", label: "Command (stdio)" },
-];
+/** Every kind a server may be, labelled (a new kind must be given a label). */
+const TRANSPORT_LABELS: Record<Draft["transport"], string> = {
+  http: "Remote (streamable HTTP)",
+  stdio: "Command (stdio)",
+};
+const TRANSPORTS = Object.entries(TRANSPORT_LABELS).map(([value, label]) => ({
+  value: value as Draft["transport"],
+  label,
+}));
 const SECRET_FORMATS: Choice[] = [
   { value: "", label: "default (env)" },
   ...["env", "properties", "json", "yaml"].map((value) => ({ value, label: value })),
@@ -191,33 +210,11 @@ export function ServerFormPage({ id }: { id?: string }) {
     </Field>
   );
 
-  return (
-    <section>
-      <h1>{editing ? `Edit ${draft.name}` : "Add a server"}</h1>
-      <form noValidate onSubmit={submit.onSubmit}>
-        {editing ? null : (
-          <fieldset class="field">
-            <legend>Kind</legend>
-            {TRANSPORTS.map(({ value, label }) => (
-              <label key={value}>
-                <input
-                  type="radio"
-                  name="transport"
-                  value={value}
-                  checked={draft.transport === value}
-                  onChange={() => set({ transport: value })}
-                />{" "}
-                {label}
-              </label>
-            ))}
-          </fieldset>
-        )}
-        {textField("name", "Name", {
-          required: true,
-          help: "Letters, digits, - and _: tools appear as <name>__<tool>.",
-          codes: ["server.name_taken"],
-        })}
-        {draft.transport === "http" ? (
+  /** The fields only the draft's kind has. */
+  const kindFields = () => {
+    switch (draft.transport) {
+      case "http":
+        return (
           <>
             {textField("url", "URL", {
               type: "url",
@@ -269,7 +266,9 @@ export function ServerFormPage({ id }: { id?: string }) {
               </p>
             ) : null}
           </>
-        ) : (
+        );
+      case "stdio":
+        return (
           <>
             {textField("command", "Command", { required: true, placeholder: "npx" })}
             <ListEditor
@@ -293,7 +292,39 @@ export function ServerFormPage({ id }: { id?: string }) {
             {selectField("secretFormat", "Secret format", SECRET_FORMATS)}
             {selectField("scope", "Scope", SCOPES, "Thread: one instance per thread, with its own worktree.")}
           </>
+        );
+      default:
+        return assertNever(draft.transport);
+    }
+  };
+
+  return (
+    <section>
+      <h1>{editing ? `Edit ${draft.name}` : "Add a server"}</h1>
+      <form noValidate onSubmit={submit.onSubmit}>
+        {editing ? null : (
+          <fieldset class="field">
+            <legend>Kind</legend>
+            {TRANSPORTS.map(({ value, label }) => (
+              <label key={value}>
+                <input
+                  type="radio"
+                  name="transport"
+                  value={value}
+                  checked={draft.transport === value}
+                  onChange={() => set({ transport: value })}
+                />{" "}
+                {label}
+              </label>
+            ))}
+          </fieldset>
         )}
+        {textField("name", "Name", {
+          required: true,
+          help: "Letters, digits, - and _: tools appear as <name>__<tool>.",
+          codes: ["server.name_taken"],
+        })}
+        {kindFields()}
         {textField("timeoutSeconds", "Timeout (seconds)", { type: "number" })}
         <div class="field">
           <label>

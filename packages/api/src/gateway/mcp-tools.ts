@@ -1,0 +1,200 @@
+/**
+ * tools/list and tools/call on a gateway MCP server: `<server>__<tool>` on `/mcp`, the upstream's own
+ * names on `/mcp/{server}`. A 2025 caller is asked what an upstream asks directly; a 2026 caller only
+ * through `input_required`, so such a call is parked between its rounds.
+ */
+import { randomUUID } from "node:crypto";
+import { AppError, parseQualifiedName, qualifyToolName } from "@mcpgw/core";
+import type { CallContext, InputRequired, ToolCallResult, UpstreamAsk } from "@mcpgw/upstream";
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  inputRequired,
+  type ServerContext,
+  UrlElicitationRequiredError,
+} from "@modelcontextprotocol/server";
+import { toMcpError } from "./mcp-errors";
+import { gatewayUri } from "./mcp-names";
+import type { ParkedCall, RoundOutcome } from "./mcp-parking";
+import {
+  AUTHORIZATION_ROUND,
+  callContext,
+  callerOf,
+  finish,
+  type GatewayServer,
+  isModern,
+  paginate,
+  type RoundState,
+  roundOf,
+  withRound,
+} from "./mcp-request";
+import {
+  AuthorizationNeeded,
+  authorizationNeededResult,
+  type CatalogTool,
+  callGatewayTool,
+  listTools as listCatalogTools,
+} from "./service";
+
+/** The tools the caller may use on this endpoint, a page at a time. */
+export async function listTools(gateway: GatewayServer, cursor: string | undefined, ctx: ServerContext) {
+  const { scope } = callerOf(ctx);
+  const all = await listCatalogTools(gateway.services.deps, { scope });
+  const visible = gateway.endpoint ? all.filter((tool) => tool.server === gateway.endpoint) : all;
+  const { page, nextCursor } = paginate(visible, cursor);
+  return {
+    tools: page.map((tool) => mcpTool(gateway.endpoint, tool)),
+    ...(nextCursor ? { nextCursor } : {}),
+  };
+}
+
+/** A tool call routed to its server; a 2026 caller's call is parked while the upstream asks. */
+export async function callTool(
+  gateway: GatewayServer,
+  name: string,
+  args: Record<string, unknown>,
+  ctx: ServerContext,
+) {
+  const { deps, parking } = gateway.services;
+  const caller = callerOf(ctx);
+  const qualified = gateway.endpoint ? qualifyToolName(gateway.endpoint, name) : name;
+  const server = gateway.endpoint ?? parseQualifiedName(qualified).server;
+  const serverId = (await deps.directory.snapshot()).byName.get(server)?.server.id ?? "";
+  const state = ctx.mcpReq.requestState<RoundState>();
+  // The upstream's own state goes back only to the server that issued it.
+  const round = roundOf(ctx, state, serverId);
+  const call = (context: CallContext, signal: AbortSignal) =>
+    callGatewayTool(deps, qualified, args, {
+      scope: caller.scope,
+      principal: caller.principal,
+      signal,
+      context,
+      ...withRound(round),
+    }).catch((error: unknown) => authorizationAnswer(gateway, error, ctx));
+  if (!isModern(ctx)) {
+    const asked = (ask: UpstreamAsk) => ctx.mcpReq.send(ask as never) as Promise<Record<string, unknown>>;
+    return finish(gateway, await call(callContext(gateway, ctx, asked), ctx.mcpReq.signal), ctx, serverId);
+  }
+  // A 2026 caller can only be asked through input_required: a 2025 upstream's question parks the call.
+  if (state && "p" in state) {
+    const parked = parking.get<ToolCallResult | InputRequired>(state.p);
+    if (!parked) {
+      throw toMcpError(
+        new AppError(
+          "mcp.round_expired",
+          "The call waiting for these answers is gone (expired, or held by another gateway instance); call the tool again.",
+        ),
+      );
+    }
+    parked.relay = callContext(gateway, ctx);
+    parked.answer(ctx.mcpReq.inputResponses);
+    return settleParked(gateway, parked, ctx, serverId);
+  }
+  const parked: ParkedCall<ToolCallResult | InputRequired> = parking.start(
+    (ask, signal) =>
+      call(
+        relayed(() => parked.relay, ask),
+        signal,
+      ),
+    callContext(gateway, ctx),
+  );
+  return settleParked(gateway, parked, ctx, serverId);
+}
+
+/**
+ * A per-user server the caller has not authorized at, asked the way the caller's client can be: a
+ * URL-mode elicitation — `input_required` for a 2026 client (its retry is a fresh call), -32042 for a
+ * 2025 one — when it takes them, else a tool result with the link. Any other error goes on.
+ */
+function authorizationAnswer(
+  gateway: GatewayServer,
+  error: unknown,
+  ctx: ServerContext,
+): ToolCallResult | InputRequired {
+  if (!(error instanceof AuthorizationNeeded)) throw error;
+  const modern = isModern(ctx);
+  const capabilities = (
+    modern
+      ? (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY]
+      : gateway.server.getClientCapabilities()
+  ) as { elicitation?: { url?: unknown } } | undefined;
+  if (!capabilities?.elicitation?.url) return authorizationNeededResult(error);
+  const elicitation = {
+    mode: "url" as const,
+    message: error.message,
+    url: error.link.authorizationUrl,
+    elicitationId: randomUUID(),
+  };
+  if (!modern) throw new UrlElicitationRequiredError([elicitation], error.message);
+  return {
+    resultType: "input_required",
+    inputRequests: { authorize: { method: "elicitation/create", params: elicitation } },
+    requestState: AUTHORIZATION_ROUND,
+  } as InputRequired;
+}
+
+/**
+ * Waits for a parked call's next outcome (a caller leaving mid-round cancels it): its result, or
+ * `input_required` with its questions and the call's id sealed as the state to echo.
+ */
+async function settleParked(
+  gateway: GatewayServer,
+  parked: ParkedCall<ToolCallResult | InputRequired>,
+  ctx: ServerContext,
+  serverId: string,
+) {
+  const cancel = () => parked.abandon("the caller cancelled the call");
+  ctx.mcpReq.signal.addEventListener("abort", cancel, { once: true });
+  let outcome: RoundOutcome<ToolCallResult | InputRequired>;
+  try {
+    outcome = await parked.next();
+  } finally {
+    ctx.mcpReq.signal.removeEventListener("abort", cancel);
+  }
+  if (outcome.kind === "error") throw toMcpError(outcome.error);
+  if (outcome.kind === "result") return finish(gateway, outcome.value, ctx, serverId);
+  return inputRequired({
+    inputRequests: outcome.inputRequests as never,
+    requestState: await gateway.services.codec.mint({ p: parked.id }, ctx),
+  });
+}
+
+/** A parked call's channels follow the request of its current round; its questions park it. */
+function relayed(
+  current: () => CallContext | undefined,
+  ask: (request: UpstreamAsk) => Promise<Record<string, unknown>>,
+): CallContext {
+  return {
+    onProgress: (progress) => current()?.onProgress?.(progress),
+    onLog: (params) => current()?.onLog?.(params),
+    get clientCapabilities() {
+      return current()?.clientCapabilities;
+    },
+    get logLevel() {
+      return current()?.logLevel;
+    },
+    get paramHeaders() {
+      return current()?.paramHeaders;
+    },
+    ask,
+  };
+}
+
+/** A catalogued tool as the endpoint lists it: the upstream's name on `/mcp/{server}`, else qualified. */
+function mcpTool(endpoint: string | undefined, tool: CatalogTool) {
+  const { definition } = tool;
+  if (endpoint) return { ...definition, name: tool.upstreamName };
+  return { ...definition, name: tool.name, ...withGatewayUiUri(tool.server, definition._meta) };
+}
+
+/** A tool's MCP Apps UI resource as `/mcp` serves it: its URI in gateway form (`_meta.ui.resourceUri`). */
+function withGatewayUiUri(server: string, meta: unknown): { _meta?: Record<string, unknown> } {
+  if (!meta || typeof meta !== "object") return {};
+  const record = meta as Record<string, unknown>;
+  const ui = record.ui as { resourceUri?: unknown } | undefined;
+  const rewritten: Record<string, unknown> = { ...record };
+  if (ui && typeof ui.resourceUri === "string")
+    rewritten.ui = { ...ui, resourceUri: gatewayUri(server, ui.resourceUri) };
+  if (typeof record["ui/resourceUri"] === "string")
+    rewritten["ui/resourceUri"] = gatewayUri(server, record["ui/resourceUri"]);
+  return { _meta: rewritten };
+}
