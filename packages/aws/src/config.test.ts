@@ -12,19 +12,24 @@ import {
 import { ConfigError } from "./env-reader";
 
 describe("emulator endpoints", () => {
-  it("reaches each service at its own AWS_ENDPOINT_URL_<SERVICE>, else at AWS_ENDPOINT_URL", () => {
-    const config = loadAwsConfig({
-      AWS_ENDPOINT_URL: "http://127.0.0.1:5000",
-      AWS_ENDPOINT_URL_SQS: "http://127.0.0.1:4566",
-      AWS_ENDPOINT_URL_KMS: "http://127.0.0.1:4567",
-    });
+  const env = {
+    AWS_ENDPOINT_URL: "http://127.0.0.1:5000",
+    AWS_ENDPOINT_URL_SQS: "http://127.0.0.1:4566",
+    AWS_ENDPOINT_URL_KMS: "http://127.0.0.1:4567",
+  };
 
-    expect(serviceEndpoint(config, "dynamodb")).toBe("http://127.0.0.1:5000");
-    expect(serviceEndpoint(config, "sqs")).toBe("http://127.0.0.1:4566");
-    expect(serviceEndpoint(config, "kms")).toBe("http://127.0.0.1:4567");
-  });
+  it.each([
+    ["dynamodb", env.AWS_ENDPOINT_URL],
+    ["sqs", env.AWS_ENDPOINT_URL_SQS],
+    ["kms", env.AWS_ENDPOINT_URL_KMS],
+  ] as const)(
+    "reach %s at its own AWS_ENDPOINT_URL_<SERVICE>, else at AWS_ENDPOINT_URL (%s)",
+    (service, url) => {
+      expect(serviceEndpoint(loadAwsConfig(env), service)).toBe(url);
+    },
+  );
 
-  it("has none on AWS", () => {
+  it("are none on AWS", () => {
     expect(serviceEndpoint(loadAwsConfig({}), "dynamodb")).toBeUndefined();
   });
 });
