@@ -12,8 +12,11 @@ import { startEmulator } from "../../scripts/lib/emulator";
 import { startLocalStackWithMoto } from "../../scripts/lib/localstack";
 
 export default async function setup(project: TestProject) {
-  const start = process.env.AWS_EMULATOR === "localstack" ? startLocalStackWithMoto : startEmulator;
-  const [emulator, chromium] = await Promise.all([start(), chromiumPath(), ensureConsoleBuilt()]);
+  const aws =
+    process.env.AWS_EMULATOR === "localstack"
+      ? startLocalStackWithMoto((line) => console.error(line)) // says so when it installs (a minute, once)
+      : startEmulator();
+  const [emulator, chromium] = await Promise.all([aws, chromiumPath(), ensureConsoleBuilt()]);
   project.provide(
     "awsEndpoints",
     Object.fromEntries(
