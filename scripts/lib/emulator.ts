@@ -80,14 +80,19 @@ export async function startMoto(
     owned: true,
     stop: async () => {
       process.off("exit", onExit);
-      if (child.exitCode !== null) return;
-      const exited = new Promise<void>((done) => child.once("exit", () => done()));
-      child.stdin?.end();
-      const timer = setTimeout(() => child.kill("SIGKILL"), 3_000);
-      await exited;
-      clearTimeout(timer);
+      await stopByStdin(child, 3_000);
     },
   };
+}
+
+/** Ends a server that exits when its stdin closes: closes it, then SIGKILL if it lives `graceMs` on. */
+export async function stopByStdin(child: ChildProcess, graceMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((done) => child.once("exit", () => done()));
+  child.stdin?.end();
+  const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
+  await exited;
+  clearTimeout(timer);
 }
 
 function waitForReady(child: ChildProcess): Promise<string> {

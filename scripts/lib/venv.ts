@@ -18,6 +18,8 @@ export interface VenvSpec {
   dir: string;
   /** The pip requirement, pinned (`moto[server]==5.2.5`). */
   requirement: string;
+  /** Bounds on dependencies the tool's own metadata leaves open where newer releases break it (`cbor2<6`). */
+  pins?: string[];
   /** Python code that exits 0 once the tool is usable (`import moto.server`). */
   probe: string;
   /** What needs it, for the error when Python is missing ("The AWS emulator"). */
@@ -44,8 +46,16 @@ export function ensureVenv(spec: VenvSpec, log: (line: string) => void = () => {
     run(python, ["-m", "venv", dir], `create ${dir} (is python3-venv installed?)`);
     run(
       venvPath(spec, "bin", "python"),
-      ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", spec.requirement],
-      `pip install ${spec.requirement}`,
+      [
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        spec.requirement,
+        ...(spec.pins ?? []),
+      ],
+      `pip install ${[spec.requirement, ...(spec.pins ?? [])].join(" ")}`,
     );
   });
 }

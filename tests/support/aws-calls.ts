@@ -6,12 +6,10 @@
  */
 import { randomUUID } from "node:crypto";
 import type { InitializeMiddleware, MetadataBearer, MiddlewareStack } from "@aws-sdk/types";
-import type { AwsClients } from "@mcpgw/aws";
+import type { AwsClients, AwsService } from "@mcpgw/aws";
 import { type ItemWrite, itemWrites } from "../../scripts/lib/item-writes";
 
-export type { ItemWrite };
-
-export type AwsService = "dynamodb" | "sqs" | "kms";
+export type { AwsService, ItemWrite };
 
 /** One call: its service, its command without the `Command` suffix (`Query`, `Decrypt`) and input. */
 export interface AwsCall {

@@ -1,6 +1,6 @@
 /** Test stores on the emulator: each gets its own table, queues and names, so suites never collide. */
 import { randomUUID } from "node:crypto";
-import { DeleteTableCommand, DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { DeleteTableCommand } from "@aws-sdk/client-dynamodb";
 import {
   CancelKeyDeletionCommand,
   DescribeKeyCommand,
@@ -56,9 +56,8 @@ export function createTestConfigWithOwnKey(overrides: Partial<AwsConfig> = {}): 
  * key scheduled for deletion (its own key: see {@link createTestConfigWithOwnKey}).
  */
 export async function removeResource(config: AwsConfig, dependency: Dependency): Promise<void> {
-  const { sqs, kms } = createAwsClients(config);
+  const { ddb, sqs, kms } = createAwsClients(config);
   if (dependency === "table") {
-    const ddb = new DynamoDBClient({ region: config.region, endpoint: config.endpoint });
     await ddb.send(new DeleteTableCommand({ TableName: config.tableName }));
   } else if (dependency === "queue") {
     const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName: config.queueName }));

@@ -2,7 +2,7 @@ import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { KMSClient } from "@aws-sdk/client-kms";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import type { AwsConfig } from "./config";
+import { type AwsConfig, type AwsService, serviceEndpoint } from "./config";
 
 /** The SDK clients the system uses, pointed at AWS or at an emulator. */
 export interface AwsClients {
@@ -11,15 +11,22 @@ export interface AwsClients {
   kms: KMSClient;
 }
 
-/** Builds the clients; the SQS endpoint is passed explicitly so it never follows a QueueUrl's host. */
+/**
+ * Builds the clients, each with its service's endpoint (see {@link serviceEndpoint}). Endpoints are
+ * passed explicitly, not left to the SDK's own AWS_ENDPOINT_URL_* reading: an SQS client given none
+ * sends each call to its QueueUrl's host.
+ */
 export function createAwsClients(config: AwsConfig): AwsClients {
-  const common = {
-    region: config.region,
-    ...(config.endpoint ? { endpoint: config.endpoint } : {}),
-    ...(config.credentials ? { credentials: config.credentials } : {}),
+  const options = (service: AwsService) => {
+    const endpoint = serviceEndpoint(config, service);
+    return {
+      region: config.region,
+      ...(endpoint ? { endpoint } : {}),
+      ...(config.credentials ? { credentials: config.credentials } : {}),
+    };
   };
-  const ddb = DynamoDBDocumentClient.from(new DynamoDBClient(common), {
+  const ddb = DynamoDBDocumentClient.from(new DynamoDBClient(options("dynamodb")), {
     marshallOptions: { removeUndefinedValues: true },
   });
-  return { ddb, sqs: new SQSClient(common), kms: new KMSClient(common) };
+  return { ddb, sqs: new SQSClient(options("sqs")), kms: new KMSClient(options("kms")) };
 }

@@ -7,8 +7,32 @@ import {
   loadRunnerSettings,
   MAX_STDIO_MESSAGE_BYTES,
   removeCredentialsFromEnv,
+  serviceEndpoint,
 } from "./config";
 import { ConfigError } from "./env-reader";
+
+describe("emulator endpoints", () => {
+  const env = {
+    AWS_ENDPOINT_URL: "http://127.0.0.1:5000",
+    AWS_ENDPOINT_URL_SQS: "http://127.0.0.1:4566",
+    AWS_ENDPOINT_URL_KMS: "http://127.0.0.1:4567",
+  };
+
+  it.each([
+    ["dynamodb", env.AWS_ENDPOINT_URL],
+    ["sqs", env.AWS_ENDPOINT_URL_SQS],
+    ["kms", env.AWS_ENDPOINT_URL_KMS],
+  ] as const)(
+    "reach %s at its own AWS_ENDPOINT_URL_<SERVICE>, else at AWS_ENDPOINT_URL (%s)",
+    (service, url) => {
+      expect(serviceEndpoint(loadAwsConfig(env), service)).toBe(url);
+    },
+  );
+
+  it("are none on AWS", () => {
+    expect(serviceEndpoint(loadAwsConfig({}), "dynamodb")).toBeUndefined();
+  });
+});
 
 describe("credentials leave the environment once read", () => {
   it("captures static AWS keys in the config, so clients keep them after the env is cleared", () => {
@@ -91,6 +115,11 @@ describe("configuration fails fast", () => {
     ["RUNNER_MAX_CHILDREN", "-1", () => loadRunnerSettings({ RUNNER_MAX_CHILDREN: "-1" })],
     ["RUNNER_UID_BASE", "12", () => loadRunnerSettings({ RUNNER_UID_BASE: "12" })],
     ["AWS_ENDPOINT_URL", "localhost:4566", () => loadAwsConfig({ AWS_ENDPOINT_URL: "localhost:4566" })],
+    [
+      "AWS_ENDPOINT_URL_SQS",
+      "localhost:4566",
+      () => loadAwsConfig({ AWS_ENDPOINT_URL_SQS: "localhost:4566" }),
+    ],
   ])("%s=%s stops the start with a ConfigError naming the variable", (name, value, load) => {
     expect(load).toThrow(ConfigError);
     expect(load).toThrow(new RegExp(`${name} .*\\(got '${value.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}'\\)`));

@@ -12,8 +12,13 @@ import { EnvReader } from "./env-reader";
 
 export interface AwsConfig {
   region: string;
-  /** An emulator endpoint (moto, LocalStack); undefined on AWS. */
+  /** An emulator endpoint (moto, LocalStack) for every service (AWS_ENDPOINT_URL); undefined on AWS. */
   endpoint: string | undefined;
+  /**
+   * A service's own emulator endpoint (AWS_ENDPOINT_URL_DYNAMODB, _SQS, _KMS, named as the AWS SDKs
+   * name them), before {@link endpoint}: e.g. SQS and KMS on LocalStack with DynamoDB on moto.
+   */
+  serviceEndpoints: Partial<Record<AwsService, string>>;
   tableName: string;
   queueName: string;
   /** Known when deployed (SST link); resolved by name otherwise. */
@@ -37,6 +42,15 @@ export interface AwsConfig {
 
 type Env = Record<string, string | undefined>;
 
+/** The AWS services the system uses, by the SDKs' endpoint names (`AWS_ENDPOINT_URL_<SERVICE>`). */
+export const AWS_SERVICES = ["dynamodb", "sqs", "kms"] as const;
+export type AwsService = (typeof AWS_SERVICES)[number];
+
+/** Where `service` is reached: its own endpoint, else the common one; undefined on AWS. */
+export function serviceEndpoint(config: AwsConfig, service: AwsService): string | undefined {
+  return config.serviceEndpoints[service] ?? config.endpoint;
+}
+
 /** The links this module reads (names of `sst.Linkable`/`sst.Secret` in infra/). */
 type LinkName = "Table" | "Jobs" | "Key" | "SigningKey" | "AdminToken" | "Runner" | "RunnerToken" | "Oidc";
 
@@ -56,10 +70,16 @@ export function loadAwsConfig(env: Env = process.env): AwsConfig {
   const keyAlias = env.KMS_KEY_ALIAS ?? "alias/mcp-gateway";
   const signingKeyAlias = env.SIGNING_KEY_ALIAS ?? "alias/mcp-gateway-token-signing";
   const endpoint = read.url("AWS_ENDPOINT_URL");
+  const serviceEndpoints: AwsConfig["serviceEndpoints"] = {};
+  for (const service of AWS_SERVICES) {
+    const own = read.url(`AWS_ENDPOINT_URL_${service.toUpperCase()}`);
+    if (own) serviceEndpoints[service] = own;
+  }
   read.check();
   return {
     region: env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? "us-east-1",
     endpoint,
+    serviceEndpoints,
     tableName: sstResource(env, "Table")?.name ?? env.TABLE_NAME ?? "mcp-gateway",
     queueName: env.QUEUE_NAME ?? "mcp-gateway-jobs",
     queueUrl: sstResource(env, "Jobs")?.url,
