@@ -8,12 +8,16 @@ import { createLogger, ServerStatus } from "@mcpgw/core";
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
 import { createApp } from "./app";
+import { toolResultResponse, WHOLE_BODY_CHARS } from "./gateway/result-body";
 import * as views from "./views";
 
 const ADMIN_TOKEN = "unit-admin-token-views-4c1d";
 
 /** A server view that names every field it may carry, its status included: nothing else passes. */
 const ExactServer = views.ServerView.extend({ status: ServerStatus.strict() }).strict();
+
+/** An instance as a thread summary names it. */
+const Registered = views.ThreadSummaryView.shape.instances.element;
 
 /** The app over a memory store, and an admin request that answers its JSON body (asserting `status`). */
 function adminApp() {
@@ -142,5 +146,116 @@ describe("the answers the console reads are exactly their schemas", () => {
 
     expect(options.provider).toBeNull();
     expect(session.csrfToken).not.toBe("");
+  });
+
+  it("keys created and listed, and access mappings set and listed", async () => {
+    const { call } = adminApp();
+    const docs = exactly(
+      ExactServer,
+      await call("POST", "/v1/servers", 201, { name: "docs", url: "https://docs.example.com/mcp" }),
+    );
+
+    const created = exactly(
+      views.NewApiKeyView.strict(),
+      await call("POST", "/v1/keys", 201, { name: "ci", servers: ["docs"] }),
+    );
+    const keys = exactly(views.ApiKeyList.strict(), await call("GET", "/v1/keys", 200));
+    const mapping = exactly(
+      views.AccessMappingView.strict(),
+      await call("PUT", "/v1/access/user:ada", 200, { servers: ["docs"] }),
+    );
+    await call("PUT", "/v1/access/group:everyone", 200, { servers: null });
+    const access = exactly(views.AccessMappingList.strict(), await call("GET", "/v1/access", 200));
+
+    expect(created.serverIds).toEqual([docs.id]);
+    expect(keys.keys.map((key) => exactly(views.ApiKeyView.strict(), key).servers)).toEqual([["docs"]]);
+    expect(mapping.servers).toEqual(["docs"]);
+    expect(
+      access.access.map((entry) => exactly(views.AccessMappingView.strict(), entry).subject).sort(),
+    ).toEqual(["group:everyone", "user:ada"]);
+  });
+
+  it("the tool catalogue, a chat's toggles, and threads listed and shown", async () => {
+    // Prepare: a connected HTTP server with a tool, a thread-scoped stdio server with an instance
+    const { store, call } = adminApp();
+    const docs = exactly(
+      ExactServer,
+      await call("POST", "/v1/servers", 201, { name: "docs", url: "https://docs.example.com/mcp" }),
+    );
+    const files = exactly(
+      ExactServer,
+      await call("POST", "/v1/servers", 201, { name: "files", command: "node", scope: "thread" }),
+    );
+    await store.statuses.recordAttempt(
+      docs.id,
+      1,
+      { ok: true, at: new Date().toISOString(), latencyMs: 3, toolCount: 1 },
+      {
+        tools: [{ name: "search", description: "Finds pages", inputSchema: { type: "object" } }],
+        profile: { protocolVersion: "2025-06-18", capabilities: { tools: {} } },
+      },
+    );
+    await store.threads.register({
+      threadId: "t1",
+      serverId: files.id,
+      worktreeRoot: "/work/t1",
+      owner: "admin",
+    });
+
+    // Act
+    const tools = exactly(views.CatalogToolList.strict(), await call("GET", "/v1/tools", 200));
+    const toggle = exactly(
+      views.ChatToggleView.strict(),
+      await call("PUT", `/v1/chats/c1/servers/${docs.id}`, 200, { enabled: false }),
+    );
+    const toggles = exactly(views.ChatToggleList.strict(), await call("GET", "/v1/chats/c1/servers", 200));
+    const threads = exactly(views.ThreadList.strict(), await call("GET", "/v1/threads", 200));
+    const thread = exactly(views.ThreadView.strict(), await call("GET", "/v1/threads/t1", 200));
+    const threadTools = exactly(
+      views.CatalogToolList.strict(),
+      await call("GET", "/v1/threads/t1/tools", 200),
+    );
+
+    // Assess: every item is exact too
+    expect(
+      [...tools.tools, ...threadTools.tools].map(
+        (tool) => exactly(views.CatalogToolView.strict(), tool).name,
+      ),
+    ).toEqual(["docs__search", "docs__search"]);
+    expect(toggle).toEqual({ id: docs.id, name: "docs", enabled: false });
+    expect(toggles.servers.map((entry) => exactly(views.ChatToggleView.strict(), entry).enabled)).toEqual([
+      false,
+      true,
+    ]);
+    const summary = exactly(views.ThreadSummaryView.strict(), threads.threads[0]);
+    expect(summary.instances.map((instance) => exactly(Registered.strict(), instance))).toEqual([
+      { serverId: files.id, server: "files" },
+    ]);
+    expect(
+      thread.instances.map((instance) => exactly(views.ThreadRegistrationView.strict(), instance)),
+    ).toEqual([expect.objectContaining({ threadId: "t1", server: "files", worktreeRoot: "/work/t1" })]);
+  });
+
+  it("a tool result as the call route writes it, whole and streamed", async () => {
+    // (The route's body is this writer's: no upstream answers a call in the unit tier.)
+    const result = {
+      content: [
+        { type: "text" as const, text: "found" },
+        { type: "image" as const, data: "aGk=", mimeType: "image/png" },
+      ],
+      structuredContent: { hits: 1 },
+      _meta: { trace: "t-1" },
+      isError: false,
+    };
+    const large = {
+      content: [{ type: "text" as const, text: "x".repeat(WHOLE_BODY_CHARS + 1) }],
+      isError: true,
+    };
+
+    const whole = exactly(views.CallResultView.strict(), await toolResultResponse(result).json());
+    const streamed = exactly(views.CallResultView.strict(), await toolResultResponse(large).json());
+
+    expect(whole).toMatchObject({ text: "found", isError: false, _meta: { trace: "t-1" } });
+    expect(streamed.text).toHaveLength(WHOLE_BODY_CHARS + 1);
   });
 });

@@ -162,6 +162,114 @@ export const ConsoleSignInOptions = z
   })
   .openapi("ConsoleSignInOptions");
 
+/** A client API key as listed (never its material). `servers: null` = every server. */
+export const ApiKeyView = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    servers: z.array(z.string()).nullable().openapi({
+      description:
+        "Current names of the servers the key may use (deleted servers left out); null = every enabled server",
+    }),
+    serverIds: z.array(z.string()).nullable().openapi({
+      description:
+        "Ids of the servers the key may use: a renamed server keeps its keys, a new server with an old name gets none",
+    }),
+    createdAt: z.string(),
+  })
+  .openapi("ApiKey");
+
+/** The answer to creating a key: the only time its material is shown. */
+export const NewApiKeyView = ApiKeyView.extend({
+  key: z.string().openapi({ description: "Shown once; only its hash is stored" }),
+}).openapi("NewApiKey");
+
+export const ApiKeyList = z.object({ keys: z.array(ApiKeyView) });
+
+/** Who may reach which servers by OAuth sign-in: a user's or group's mapping. */
+export const AccessMappingView = z
+  .object({
+    subject: z.string().openapi({ example: "group:engineering" }),
+    servers: z.array(z.string()).nullable().openapi({
+      description: "Current names of the mapped servers (deleted ones left out); null = every server",
+    }),
+    serverIds: z
+      .array(z.string())
+      .nullable()
+      .openapi({ description: "Ids of the mapped servers; null = every server" }),
+    updatedAt: z.string(),
+  })
+  .openapi("AccessMapping");
+
+export const AccessMappingList = z.object({ access: z.array(AccessMappingView) });
+
+/** A tool of the aggregated catalogue, as the REST routes show it. */
+export const CatalogToolView = z
+  .object({
+    name: z.string().openapi({ example: "github__search_issues" }),
+    server: z.string(),
+    description: z.string().optional(),
+    inputSchema: z.record(z.string(), z.unknown()),
+  })
+  .openapi("CatalogTool");
+
+export const CatalogToolList = z.object({ tools: z.array(CatalogToolView) });
+
+/** What `POST /v1/tools/{name}/call` answers. */
+export const CallResultView = z
+  .object({
+    content: z.array(z.unknown()),
+    structuredContent: z.record(z.string(), z.unknown()).optional(),
+    _meta: z.record(z.string(), z.unknown()).optional(),
+    text: z.string().openapi({ description: "The text parts of `content`, joined by newlines" }),
+    isError: z.boolean(),
+  })
+  .openapi("ToolCallResult");
+
+/** Whether one chat shows one server's tools. */
+export const ChatToggleView = z
+  .object({ id: z.string(), name: z.string(), enabled: z.boolean() })
+  .openapi("ChatServerToggle");
+
+export const ChatToggleList = z.object({ servers: z.array(ChatToggleView) });
+
+/** One registered instance of a thread-scoped server in a thread. */
+export const ThreadRegistrationView = z
+  .object({
+    threadId: z.string(),
+    serverId: z.string(),
+    server: z.string(),
+    worktreeRoot: z.string(),
+    createdAt: z.string(),
+  })
+  .openapi("ThreadRegistration");
+
+/** An instance as starting it answers: its registration and the runner's pid. */
+export const ThreadInstanceView = ThreadRegistrationView.extend({ pid: z.number().int().nullable() }).openapi(
+  "ThreadInstance",
+);
+
+const Owner = z.string().openapi({ description: "Who started the thread: `admin`, or the client key's id" });
+
+/** A thread as `GET /v1/threads/{id}` shows it. */
+export const ThreadView = z
+  .object({ id: z.string(), owner: Owner, createdAt: z.string(), instances: z.array(ThreadRegistrationView) })
+  .openapi("Thread");
+
+/** A thread as `GET /v1/threads` lists it. */
+export const ThreadSummaryView = z
+  .object({
+    id: z.string(),
+    owner: Owner,
+    createdAt: z.string(),
+    instances: z
+      .array(z.object({ serverId: z.string(), server: z.string() }))
+      .openapi({ description: "The servers with an instance registered in the thread" }),
+  })
+  .openapi("ThreadSummary");
+
+export const ThreadList = z.object({ threads: z.array(ThreadSummaryView) });
+
 export const Problem = z
   .object({
     type: z.string(),

@@ -1,9 +1,10 @@
 /**
- * What the console reads from the API. Its server, status, import, latency and secret shapes are the
- * API's own: types of the zod schemas it validates and documents with, imported as types only (nothing
- * of them reaches the bundle; `views.test.ts` checks the answers are exactly those schemas). The shapes
- * below them are the console's reading of tools and results (a tool's JSON Schema, a result's content)
- * and of the key, access, thread and chat routes, whose schemas live in their route modules beside AWS code.
+ * What the console reads from the API. Every answer's shape is the API's own: types of the zod schemas
+ * it validates and documents with (packages/api/src/views.ts), imported as types only (nothing of them
+ * reaches the bundle; `views.test.ts` checks the answers are exactly those schemas). The console's own
+ * are only its readings of open-ended data, which the API documents as any JSON: a tool (`Tool`) and its
+ * JSON Schema (`JsonSchema`, what the input form is generated from), and a result's content parts
+ * (`ContentPart`); `CatalogTool` and `CallResult` are the API's shapes read through them.
  */
 import type * as views from "@mcpgw/api/views";
 import type { z } from "zod";
@@ -27,6 +28,38 @@ export type ImportResult = z.infer<typeof views.ImportResult>;
 
 /** A secret as listed: its name and key names, never its values. */
 export type SecretSummary = z.infer<typeof views.SecretSummaryView>;
+
+/** A client API key as listed (never its material). `servers: null` = every server. */
+export type ApiKey = z.infer<typeof views.ApiKeyView>;
+
+/** The answer to creating a key: the only time its material is shown. */
+export type NewApiKey = z.infer<typeof views.NewApiKeyView>;
+
+/** Which servers a user or group reaches by OAuth sign-in (`GET /v1/access`). `servers: null` = every server. */
+export type AccessMapping = z.infer<typeof views.AccessMappingView>;
+
+/** Whether one chat shows one server's tools. */
+export type ChatToggle = z.infer<typeof views.ChatToggleView>;
+
+/** A thread as `GET /v1/threads` lists it. */
+export type ThreadSummary = z.infer<typeof views.ThreadSummaryView>;
+
+/** A thread as `GET /v1/threads/{id}` shows it: its registered instances. */
+export type ThreadDetail = z.infer<typeof views.ThreadView>;
+
+/** One registered instance of a thread-scoped server in a thread. */
+export type ThreadRegistration = z.infer<typeof views.ThreadRegistrationView>;
+
+/** What starting an instance in a thread answers: its registration and the runner's pid. */
+export type ThreadInstance = z.infer<typeof views.ThreadInstanceView>;
+
+/** A tool of the aggregated catalogue (`GET /v1/tools`): its name is `<server>__<tool>`. */
+export type CatalogTool = Omit<z.infer<typeof views.CatalogToolView>, "inputSchema"> & {
+  inputSchema: JsonSchema;
+};
+
+/** What `POST /v1/tools/{name}/call` answers, its content read part by part. */
+export type CallResult = Omit<z.infer<typeof views.CallResultView>, "content"> & { content: ContentPart[] };
 
 /** A tool as the console shows it: a server's (`GET /v1/servers/{id}/tools`) or the catalogue's. */
 export interface Tool {
@@ -55,11 +88,6 @@ export interface JsonSchema {
   additionalProperties?: boolean | JsonSchema;
 }
 
-/** A tool of the aggregated catalogue (`GET /v1/tools`): its name is `<server>__<tool>`. */
-export interface CatalogTool extends Tool {
-  server: string;
-}
-
 /** One part of a tool result's `content`: text, an image (base64), or another kind shown as JSON. */
 export interface ContentPart {
   type: string;
@@ -67,59 +95,4 @@ export interface ContentPart {
   data?: string;
   mimeType?: string;
   [key: string]: unknown;
-}
-
-/** What `POST /v1/tools/{name}/call` answers. */
-export interface CallResult {
-  content: ContentPart[];
-  structuredContent?: Record<string, unknown>;
-  text: string;
-  isError: boolean;
-}
-
-/** A client API key as listed (never its material). `servers: null` = every server. */
-export interface ApiKey {
-  id: string;
-  name: string;
-  servers: string[] | null;
-  serverIds: string[] | null;
-  createdAt: string;
-}
-
-/** The answer to creating a key: the only time its material is shown. */
-export interface NewApiKey extends ApiKey {
-  key: string;
-}
-
-/** A thread as `GET /v1/threads` lists it. */
-export interface ThreadSummary {
-  id: string;
-  owner: string;
-  createdAt: string;
-  instances: Array<{ serverId: string; server: string }>;
-}
-
-/** One registered instance of a thread-scoped server in a thread. */
-export interface ThreadInstance {
-  threadId: string;
-  serverId: string;
-  server: string;
-  worktreeRoot: string;
-  createdAt: string;
-  pid?: number | null;
-}
-
-/** A thread as `GET /v1/threads/{id}` shows it. */
-export interface ThreadDetail {
-  id: string;
-  owner: string;
-  createdAt: string;
-  instances: ThreadInstance[];
-}
-
-/** Whether one chat shows one server's tools. */
-export interface ChatToggle {
-  id: string;
-  name: string;
-  enabled: boolean;
 }

@@ -9,6 +9,7 @@ import { AppError, IDENTITY_NAME } from "@mcpgw/core";
 import type { AppEnv } from "../env";
 import { json, jsonBody, problems, route } from "../openapi-helpers";
 import { forgetSubject } from "../upstream-authorization";
+import { AccessMappingList, AccessMappingView } from "../views";
 import { NotBlank, resolveScope } from "./keys";
 
 /**
@@ -19,20 +20,6 @@ const Subject = z
   .string()
   .regex(new RegExp(`^(user|group):${IDENTITY_NAME.source.slice(1)}`), "must be user:<name> or group:<name>")
   .openapi({ param: { name: "subject", in: "path" }, example: "user:ada" });
-
-const Access = z
-  .object({
-    subject: z.string().openapi({ example: "group:engineering" }),
-    servers: z.array(z.string()).nullable().openapi({
-      description: "Current names of the mapped servers (deleted ones left out); null = every server",
-    }),
-    serverIds: z
-      .array(z.string())
-      .nullable()
-      .openapi({ description: "Ids of the mapped servers; null = every server" }),
-    updatedAt: z.string(),
-  })
-  .openapi("AccessMapping");
 
 const PutAccess = z.strictObject({
   servers: z.array(NotBlank.max(64)).max(500).nullable().openapi({
@@ -51,7 +38,7 @@ export function registerAccessRoutes(app: OpenAPIHono<AppEnv>, deps: { store: St
       path: "/v1/access",
       tags: ["access"],
       summary: "Who may reach which servers by OAuth sign-in (users and groups)",
-      responses: { 200: json(z.object({ access: z.array(Access) }), "Mappings") },
+      responses: { 200: json(AccessMappingList, "Mappings") },
     }),
     async (c) => {
       const [mappings, byId] = await Promise.all([deps.store.oauth.listAccess(), names()]);
@@ -66,7 +53,7 @@ export function registerAccessRoutes(app: OpenAPIHono<AppEnv>, deps: { store: St
       tags: ["access"],
       summary: "Map a user or group to the servers it may reach by OAuth (replaces its mapping)",
       request: { params: z.object({ subject: Subject }), ...jsonBody(PutAccess) },
-      responses: { 200: json(Access, "The mapping as stored"), ...problems(404) },
+      responses: { 200: json(AccessMappingView, "The mapping as stored"), ...problems(404) },
     }),
     async (c) => {
       const subject = c.req.valid("param").subject as AccessSubject;

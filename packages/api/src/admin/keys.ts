@@ -4,29 +4,10 @@ import { AppError, NOT_BLANK } from "@mcpgw/core";
 import type { AppEnv } from "../env";
 import { json, jsonBody, problems, route } from "../openapi-helpers";
 import { credentialSubject, forgetSubject } from "../upstream-authorization";
-
-const KeyInfo = z
-  .object({
-    id: z.string(),
-    name: z.string(),
-    servers: z.array(z.string()).nullable().openapi({
-      description:
-        "Current names of the servers the key may use (deleted servers left out); null = every enabled server",
-    }),
-    serverIds: z.array(z.string()).nullable().openapi({
-      description:
-        "Ids of the servers the key may use: a renamed server keeps its keys, a new server with an old name gets none",
-    }),
-    createdAt: z.string(),
-  })
-  .openapi("ApiKey");
+import { ApiKeyList, NewApiKeyView } from "../views";
 
 /** Text that trim() leaves non-empty (stored trimmed), its document saying so. */
 export const NotBlank = z.string().trim().min(1).meta({ pattern: NOT_BLANK.source });
-
-const NewKey = KeyInfo.extend({
-  key: z.string().openapi({ description: "Shown once; only its hash is stored" }),
-}).openapi("NewApiKey");
 
 const CreateKey = z.strictObject({
   name: NotBlank.max(128),
@@ -54,7 +35,7 @@ export function registerKeyRoutes(
       tags: ["keys"],
       summary: "Create a client API key for the data plane and MCP endpoints, optionally scoped to servers",
       request: jsonBody(CreateKey),
-      responses: { 201: json(NewKey, "Created (the key is shown only now)") },
+      responses: { 201: json(NewApiKeyView, "Created (the key is shown only now)") },
     }),
     async (c) => {
       const { name, servers } = c.req.valid("json");
@@ -72,7 +53,7 @@ export function registerKeyRoutes(
       path: "/v1/keys",
       tags: ["keys"],
       summary: "Client API keys (never the key material); scopes show the servers' current names",
-      responses: { 200: json(z.object({ keys: z.array(KeyInfo) }), "Keys") },
+      responses: { 200: json(ApiKeyList, "Keys") },
     }),
     async (c) => {
       const [keys, servers] = await Promise.all([deps.store.keys.list(), deps.store.servers.listPlain()]);

@@ -10,6 +10,7 @@ import {
 import type { Context } from "hono";
 import type { AppEnv, Principal } from "../env";
 import { json, jsonBody, problems, route } from "../openapi-helpers";
+import { CallResultView, CatalogToolList, ChatToggleList, ChatToggleView } from "../views";
 import { toolResultResponse } from "./result-body";
 import {
   AuthorizationNeeded,
@@ -33,16 +34,6 @@ export const ThreadId = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, "must be 1-128 letters, digits, '.', '_', ':' or '-'");
 
-/** A tool of the aggregated catalogue, as the REST routes show it. */
-export const CatalogToolView = z
-  .object({
-    name: z.string().openapi({ example: "github__search_issues" }),
-    server: z.string(),
-    description: z.string().optional(),
-    inputSchema: z.record(z.string(), z.unknown()),
-  })
-  .openapi("CatalogTool");
-
 const CallRequest = z
   .strictObject({
     arguments: z.record(z.string(), z.unknown()).default({}),
@@ -53,20 +44,6 @@ const CallRequest = z
     }),
   })
   .openapi("ToolCallRequest");
-
-const CallResultView = z
-  .object({
-    content: z.array(z.unknown()),
-    structuredContent: z.record(z.string(), z.unknown()).optional(),
-    _meta: z.record(z.string(), z.unknown()).optional(),
-    text: z.string().openapi({ description: "The text parts of `content`, joined by newlines" }),
-    isError: z.boolean(),
-  })
-  .openapi("ToolCallResult");
-
-const ChatToggleView = z
-  .object({ id: z.string(), name: z.string(), enabled: z.boolean() })
-  .openapi("ChatServerToggle");
 
 /** The server ids a principal may use: all for the admin token, a key's or a user's ids otherwise. */
 export function scopeOf(principal: Principal | undefined): ServerScope {
@@ -88,7 +65,7 @@ export function registerGatewayRoutes(app: OpenAPIHono<AppEnv>, appDeps: Gateway
       tags: ["tools"],
       summary: "Every tool of every enabled, connected server, as <server>__<tool>, sorted",
       request: { query: z.object({ chat: ChatId.optional() }) },
-      responses: { 200: json(z.object({ tools: z.array(CatalogToolView) }), "Tools") },
+      responses: { 200: json(CatalogToolList, "Tools") },
     }),
     async (c) => {
       const { chat } = c.req.valid("query");
@@ -157,7 +134,7 @@ export function registerGatewayRoutes(app: OpenAPIHono<AppEnv>, appDeps: Gateway
       tags: ["chats"],
       summary: "Every server and whether this chat shows its tools",
       request: { params: z.object({ chatId: ChatId }) },
-      responses: { 200: json(z.object({ servers: z.array(ChatToggleView) }), "Toggles") },
+      responses: { 200: json(ChatToggleList, "Toggles") },
     }),
     async (c) => {
       const { chatId } = c.req.valid("param");

@@ -5,40 +5,10 @@ import { createRunnerClient } from "@mcpgw/upstream";
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { json, jsonBody, problems, route } from "../openapi-helpers";
+import { CatalogToolList, ThreadInstanceView, ThreadList, ThreadView } from "../views";
 import { Directory } from "./directory";
-import { CatalogToolView, scopeOf, ThreadId } from "./routes";
+import { scopeOf, ThreadId } from "./routes";
 import { type GatewayDeps, inScope, listTools, mayUseThread, restTool, threadOwner } from "./service";
-
-const ThreadRegistrationView = z
-  .object({
-    threadId: z.string(),
-    serverId: z.string(),
-    server: z.string(),
-    worktreeRoot: z.string(),
-    createdAt: z.string(),
-  })
-  .openapi("ThreadRegistration");
-
-const ThreadInstanceView = ThreadRegistrationView.extend({ pid: z.number().int().nullable() }).openapi(
-  "ThreadInstance",
-);
-
-const Owner = z.string().openapi({ description: "Who started the thread: `admin`, or the client key's id" });
-
-const ThreadView = z
-  .object({ id: z.string(), owner: Owner, createdAt: z.string(), instances: z.array(ThreadRegistrationView) })
-  .openapi("Thread");
-
-const ThreadSummaryView = z
-  .object({
-    id: z.string(),
-    owner: Owner,
-    createdAt: z.string(),
-    instances: z
-      .array(z.object({ serverId: z.string(), server: z.string() }))
-      .openapi({ description: "The servers with an instance registered in the thread" }),
-  })
-  .openapi("ThreadSummary");
 
 const WorktreeRoot = z
   .string()
@@ -102,7 +72,7 @@ export function registerThreadRoutes(
       tags: ["threads"],
       summary: "Threads the caller may see: every thread for the admin, its own for a client key",
       responses: {
-        200: json(z.object({ threads: z.array(ThreadSummaryView) }), "Threads"),
+        200: json(ThreadList, "Threads"),
       },
     }),
     async (c) => {
@@ -211,7 +181,7 @@ export function registerThreadRoutes(
       tags: ["threads"],
       summary: "The project's tools plus the tools of this thread's instances (within the caller's scope)",
       request: { params: z.object({ threadId: ThreadId }) },
-      responses: { 200: json(z.object({ tools: z.array(CatalogToolView) }), "Tools"), ...problems(404) },
+      responses: { 200: json(CatalogToolList, "Tools"), ...problems(404) },
     }),
     async (c) => {
       const { threadId } = c.req.valid("param");

@@ -19,15 +19,8 @@ import {
   when,
 } from "../components";
 import { ServerScopeField } from "../server-scope";
-import type { Server } from "../types";
+import type { AccessMapping, Server } from "../types";
 import { loadServers } from "./servers";
-
-/** One mapping as the API shows it. */
-interface AccessMapping {
-  subject: string;
-  servers: string[] | null;
-  updatedAt: string;
-}
 
 export function AccessPage() {
   const mappings = usePolled(() => request<{ access: AccessMapping[] }>("GET", "/v1/access"), 0);

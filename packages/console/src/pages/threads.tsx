@@ -19,7 +19,14 @@ import {
   when,
 } from "../components";
 import { href } from "../router";
-import type { ApiKey, Server, ThreadDetail, ThreadInstance, ThreadSummary } from "../types";
+import type {
+  ApiKey,
+  Server,
+  ThreadDetail,
+  ThreadInstance,
+  ThreadRegistration,
+  ThreadSummary,
+} from "../types";
 import { loadServers } from "./servers";
 
 /** How often the threads refresh themselves. */
@@ -137,7 +144,7 @@ export function ThreadsPage() {
   );
 }
 
-function Instances(props: { instances: ThreadInstance[]; servers: Map<string, Server> }) {
+function Instances(props: { instances: ThreadRegistration[]; servers: Map<string, Server> }) {
   return (
     <div class="table-wrap">
       <table class="stack">
