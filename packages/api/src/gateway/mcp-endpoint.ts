@@ -19,6 +19,7 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/server/validators/ajv";
+import type { GatewayDeps } from "./deps";
 import { type DirectoryEntry, isAvailable } from "./directory";
 import { ParkedCalls } from "./mcp-parking";
 import {
@@ -29,8 +30,9 @@ import {
   type RoundState,
 } from "./mcp-server";
 import { LegacySessions } from "./mcp-sessions";
-import { type GatewayDeps, isThreadScoped, withServerSession } from "./service";
+import { withServerSession } from "./server-session";
 import { settleEventStream } from "./settle-stream";
+import { isThreadScoped } from "./thread-access";
 
 /** Which list changed, as subscribed clients are told. */
 export type ChangeKind = "tools" | "prompts" | "resources";

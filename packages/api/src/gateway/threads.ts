@@ -5,9 +5,11 @@ import { createRunnerClient } from "@mcpgw/upstream";
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { json, jsonBody, problems, route } from "../openapi-helpers";
+import { inScope, listTools, restTool } from "./catalogue";
+import type { GatewayDeps } from "./deps";
 import { Directory } from "./directory";
 import { CatalogToolView, scopeOf, ThreadId } from "./routes";
-import { type GatewayDeps, inScope, listTools, mayUseThread, restTool, threadOwner } from "./service";
+import { mayUseThread, threadOwner } from "./thread-access";
 
 const ThreadRegistrationView = z
   .object({
