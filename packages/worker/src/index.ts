@@ -1,4 +1,4 @@
-export * from "./attempt";
+export { type AttemptDeps, attemptConnection, OUTER_GRACE_MS } from "@mcpgw/upstream";
 export * from "./deps";
 export * from "./handler";
 export * from "./poller";

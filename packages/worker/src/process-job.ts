@@ -8,7 +8,6 @@ import {
 } from "@mcpgw/aws";
 import {
   isOvertakenRetry,
-  isPerUser,
   type Job,
   type Logger,
   type PlainServer,
@@ -17,10 +16,13 @@ import {
   toServerProfile,
   UNREADABLE_SECRETS,
 } from "@mcpgw/core";
-import type { ProbeResult, TargetSource } from "@mcpgw/upstream";
-import { type AttemptDeps, attemptConnection } from "./attempt";
-import { attemptWithClientCredentials } from "./client-credentials";
-import { attemptWithCredential } from "./credential";
+import {
+  type AttemptDeps,
+  assertNever,
+  type ProbeResult,
+  probeServer,
+  type TargetSource,
+} from "@mcpgw/upstream";
 import { probePoint, recordProbePoint } from "./probe-point";
 
 /** What the worker needs to run jobs. */
@@ -73,11 +75,11 @@ export async function processJob(deps: WorkerDeps, job: Job, jobId?: string): Pr
   const started = performance.now();
   const result: ProbeResult = !target
     ? { ok: false, at: new Date().toISOString(), reason: "failed", error: UNREADABLE_SECRETS }
-    : target.transport === "http" && target.auth?.type === "client_credentials"
-      ? await attemptWithClientCredentials(deps, plain.id, target, target.auth, listToolsIf)
-      : plain.transport === "http" && plain.auth && target.transport === "http"
-        ? await attemptWithCredential(deps, { id: plain.id, perUser: isPerUser(plain) }, target, listToolsIf)
-        : await attemptConnection(target, deps, listToolsIf);
+    : await probeServer(
+        { ...deps, credentials: store.upstreamCredentials },
+        { ...target, name: plain.name },
+        listToolsIf,
+      );
   const point = probePoint(result, performance.now() - started);
   // The status write goes first; the attempt's point goes to the latency history alongside it (never
   // failing the job), and the job ends once both are done. No attempt (secrets unreadable), no point.
@@ -153,15 +155,21 @@ async function recordResult(
  */
 async function targetSource({ plain, open }: StoredServer): Promise<TargetSource | undefined> {
   if (!plain.sealIntact) return undefined;
-  if (plain.transport === "stdio") return { transport: "stdio", id: plain.id };
-  try {
-    const record = await open();
-    return record?.transport === "http"
-      ? { transport: "http", id: record.id, url: record.url, headers: record.headers, auth: record.auth }
-      : undefined;
-  } catch (error) {
-    if (error instanceof SealError) return undefined;
-    throw error;
+  switch (plain.transport) {
+    case "stdio":
+      return { transport: "stdio", id: plain.id };
+    case "http":
+      try {
+        const record = await open();
+        return record?.transport === "http"
+          ? { transport: "http", id: record.id, url: record.url, headers: record.headers, auth: record.auth }
+          : undefined;
+      } catch (error) {
+        if (error instanceof SealError) return undefined;
+        throw error;
+      }
+    default:
+      return assertNever(plain);
   }
 }
 

@@ -1,14 +1,11 @@
-import {
-  NO_RUNNER_ERROR,
-  PROBE_DEADLINE_MS,
-  type ProbeOptions,
-  type ProbeResult,
-  probeUpstream,
-  type RunnerEndpoint,
-  type SessionOpener,
-  type TargetSource,
-  targetOf,
-} from "@mcpgw/upstream";
+/**
+ * One connection attempt with its deadline, and an outer grace that force-settles
+ * `failed/not_responding` whatever the upstream (or the client library) does — a probe always settles.
+ */
+import { PROBE_DEADLINE_MS, type ProbeOptions, type ProbeResult, probeUpstream } from "../probe";
+import type { SessionOpener, UpstreamTarget } from "../session";
+import { type RunnerEndpoint, type TargetSource, targetOf } from "../target";
+import { noRunnerVerdict } from "./verdict";
 
 /** Extra time after the deadline before a hung attempt is force-settled. */
 export const OUTER_GRACE_MS = 5_000;
@@ -28,20 +25,30 @@ export interface AttemptDeps {
 }
 
 /**
- * One attempt with its deadline, and an outer grace that force-settles `failed/not_responding`
- * whatever the upstream (or the client library) does — the status always leaves `connecting`.
- * With `listToolsIf` it is a liveness check (see {@link ProbeOptions.listToolsIf}).
+ * An attempt on a server with no credential of the gateway's: its target (a stdio server's through the
+ * runner; none without one → failed). With `listToolsIf` it is a liveness check (see
+ * {@link ProbeOptions.listToolsIf}).
  */
 export async function attemptConnection(
   server: TargetSource,
   deps: AttemptDeps,
   listToolsIf?: ProbeOptions["listToolsIf"],
 ): Promise<ProbeResult> {
-  const at = new Date().toISOString();
   const target = targetOf(server, deps.runner);
   if (!target) {
-    return { ok: false, at, reason: "failed", error: NO_RUNNER_ERROR };
+    const { reason, error } = noRunnerVerdict();
+    return { ok: false, at: new Date().toISOString(), reason, error };
   }
+  return attemptTarget(target, deps, listToolsIf);
+}
+
+/** One attempt on a ready target, settled within its deadline plus the outer grace. */
+export async function attemptTarget(
+  target: UpstreamTarget,
+  deps: AttemptDeps,
+  listToolsIf?: ProbeOptions["listToolsIf"],
+): Promise<ProbeResult> {
+  const at = new Date().toISOString();
   const deadlineMs = deps.deadlineMs ?? PROBE_DEADLINE_MS;
   const graceMs = deps.graceMs ?? OUTER_GRACE_MS;
   let timer: NodeJS.Timeout | undefined;

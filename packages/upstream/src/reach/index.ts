@@ -1,0 +1,5 @@
+export * from "./attempt";
+export * from "./credential-port";
+export * from "./probe-server";
+export * from "./reach";
+export * from "./verdict";
