@@ -1,29 +1,26 @@
 import { recordFailure, SealError } from "@mcpgw/aws";
+import { AppError, errorFields, UNREADABLE_SECRETS } from "@mcpgw/core";
 import {
-  AppError,
-  type CredentialOutcome,
-  errorFields,
-  type FailureReason,
-  type PlainServer,
-  SHARED_SUBJECT,
-  UNREADABLE_SECRETS,
-} from "@mcpgw/core";
-import {
+  assertNever,
   CallFailure,
   type CallOptions,
-  classifyFailure,
-  credentialSecrets,
+  callFailureVerdict,
+  credentialMode,
+  credentialOutcome,
   describeFailure,
-  NO_RUNNER_ERROR,
+  isVerdict,
+  openFailure,
+  openFailureVerdict,
   openSession,
   type PooledSession,
-  refreshHeldCredential,
-  refusalStatus,
+  type ReachPurpose,
+  type ReachServer,
+  reach,
   scrubSecrets,
-  targetOf,
+  serverVerdict,
   transportHttpStatus,
   type UpstreamSession,
-  type UpstreamTarget,
+  type Verdict,
 } from "@mcpgw/upstream";
 import { ProtocolError } from "@modelcontextprotocol/server";
 import { beginUpstreamAuthorization } from "../upstream-authorization";
@@ -31,8 +28,8 @@ import { AuthorizationNeeded } from "./authorization-needed";
 import type { GatewayDeps } from "./deps";
 import type { DirectoryEntry } from "./directory";
 
-/** Raised inside a session's open: the caller holds no usable credential of their own. */
-class NoOwnCredential extends Error {}
+/** Raised inside a session's open or use: the reach verdict says this caller must authorize their own connection. */
+class OwnAuthorizationRequired extends Error {}
 
 const LIVENESS_PING_MS = 2_000;
 
@@ -45,7 +42,8 @@ const sessionSecrets = new WeakMap<object, string[]>();
  * server no longer answering a liveness ping — evicts the session, marks the server failed once
  * (under the fence) and schedules its retry; any other failure (a JSON-RPC error, an HTTP refusal or
  * a timeout of this one call while the server still answers) goes back to this caller only. Error
- * text is scrubbed of credentials.
+ * text is scrubbed of credentials. Whether a failure is the server's or this caller's, and whether the
+ * caller must authorize, is the reach verdict's (`@mcpgw/upstream`).
  */
 export async function withServerSession<T>(
   deps: GatewayDeps,
@@ -66,64 +64,89 @@ export async function withServerSession<T>(
   } = {},
 ): Promise<T> {
   const { server } = entry;
+  const purpose = authorize ? "call" : "list";
   try {
-    return await sessionOf(deps, entry, op, { signal, thread, subject });
+    return await sessionOf(deps, entry, op, { signal, thread, subject, purpose });
   } catch (error) {
-    if (!(error instanceof NoOwnCredential) || !subject || server.transport !== "http") throw error;
-    if (!authorize)
-      throw new AppError(
-        "upstream.authorization_required",
-        `Server '${server.name}' needs you to authorize the gateway with your own account: call one of its tools to get the link.`,
-      );
-    throw new AuthorizationNeeded(server.name, await beginUpstreamAuthorization(deps, server, subject));
+    if (!(error instanceof OwnAuthorizationRequired) || !subject) throw error;
+    switch (purpose) {
+      case "list":
+        throw new AppError(
+          "upstream.authorization_required",
+          `Server '${server.name}' needs you to authorize the gateway with your own account: call one of its tools to get the link.`,
+        );
+      case "call":
+        break;
+      default:
+        return assertNever(purpose);
+    }
+    switch (server.transport) {
+      case "http":
+        throw new AuthorizationNeeded(server.name, await beginUpstreamAuthorization(deps, server, subject));
+      case "stdio":
+        throw error;
+      default:
+        return assertNever(server);
+    }
   }
+}
+
+/**
+ * What a caller's own verdict becomes: an authorization to open (401: their token refused, or none
+ * held), else the upstream's answer to this caller (a 403: the account may not).
+ */
+function ownFailure(verdict: Verdict, cause?: unknown): Error {
+  if (verdict.authorization === "required") return new OwnAuthorizationRequired(verdict.error);
+  return new CallFailure("rpc", verdict.error, cause === undefined ? {} : { cause });
 }
 
 async function sessionOf<T>(
   deps: GatewayDeps,
   entry: DirectoryEntry,
   op: (session: UpstreamSession, options: CallOptions) => Promise<T>,
-  { signal, thread, subject }: { signal?: AbortSignal; thread?: string; subject?: string },
+  {
+    signal,
+    thread,
+    subject,
+    purpose,
+  }: { signal?: AbortSignal; thread?: string; subject?: string; purpose: ReachPurpose },
 ): Promise<T> {
   const { server } = entry;
   const timeoutMs = server.timeoutSeconds * 1_000;
-  const secrets: string[] = [];
+  let secrets: string[] = [];
   // A thread instance's failures are its own: the server's status describes the server, not one thread.
   const markFailed: typeof markServerFailed = thread ? async () => {} : markServerFailed;
+  /** A server's verdict on its status (for a cold open), and the failure this caller gets. */
+  const failServer = async (verdict: Verdict, cause?: unknown) => {
+    await markFailed(deps, entry, verdict);
+    return openFailure(verdict, cause);
+  };
 
   // Only a cold call gets here: one config read (with KMS), one initialize. Concurrent cold calls share it.
   async function open() {
-    // Only an HTTP server's headers need opening (KMS); a stdio server is reached by id via the runner.
-    const record =
-      server.transport === "http"
-        ? await deps.store.servers.get(server.id).catch(async (error: unknown) => {
-            if (!(error instanceof SealError)) throw error;
-            await markFailed(deps, entry, "failed", UNREADABLE_SECRETS);
-            throw new CallFailure("unreachable", UNREADABLE_SECRETS, { cause: error });
-          })
-        : { transport: "stdio" as const, id: server.id };
+    const record = await reachable(deps, entry).catch(async (error: unknown) => {
+      if (!(error instanceof SealError)) throw error;
+      throw await failServer(serverVerdict("failed", UNREADABLE_SECRETS), error);
+    });
     if (!record) throw new AppError("server.not_found", `No server named '${server.name}'.`);
-    const plainTarget = targetOf(record, deps.runner, thread);
-    const target =
-      plainTarget && record.transport === "http" && record.auth
-        ? await withUpstreamCredential(
-            deps,
-            entry,
-            plainTarget,
-            markFailed,
-            (values) => secrets.push(...values),
-            subject,
-          )
-        : plainTarget;
-    if (!target) {
-      await markFailed(deps, entry, "failed", NO_RUNNER_ERROR);
-      throw new CallFailure("unreachable", NO_RUNNER_ERROR);
+    const reached = await reach(
+      {
+        credentials: deps.store.upstreamCredentials,
+        fetch: deps.fetch,
+        logger: deps.logger,
+        runner: deps.runner,
+      },
+      { server: record, purpose, subject, thread },
+    );
+    if (isVerdict(reached)) {
+      if (reached.scope === "caller") throw ownFailure(reached);
+      throw await failServer(reached);
     }
-    secrets.push(...Object.values(target.headers));
+    secrets = reached.secrets;
     try {
       // Not bound to this caller's signal: concurrent cold calls share this open, and one caller leaving
       // must not fail the others (the open is bounded by its own timeout; the session stays warm).
-      const session = await openSession(target, {
+      const session = await openSession(reached.target, {
         fetch: deps.fetch,
         timeoutMs: Math.min(timeoutMs, 10_000),
         ...(deps.maxMessageBytes ? { maxMessageBytes: deps.maxMessageBytes } : {}),
@@ -133,24 +156,13 @@ async function sessionOf<T>(
       sessionSecrets.set(session, secrets);
       return session;
     } catch (error) {
-      const reason = classifyFailure(error);
-      // An initialize that timed out is a timeout (504), like a call that did.
-      const kind = reason === "not_responding" ? "timeout" : "unreachable";
-      const failure = new CallFailure(kind, scrubSecrets(describeFailure(error), secrets), { cause: error });
-      // A caller's own token refused (401): theirs to renew; the server is fine. A 403 (the account may
-      // not) is the upstream's answer to this caller, not a reason to authorize again.
-      if (subject && reason === "access_denied") {
-        if (refusedToken(error)) throw new NoOwnCredential(failure.message);
-        throw new CallFailure("rpc", failure.message, { cause: error });
-      }
-      // An OAuth upstream that refuses the gateway's token needs an admin to authorize it again (a
-      // client_credentials one gets a new token at the worker's next probe).
-      const credential: CredentialOutcome =
-        target.auth && reason === "access_denied" && !isMachineClient(server)
-          ? { authorization: "required" }
-          : {};
-      await markFailed(deps, entry, reason, failure.message, credential);
-      throw failure;
+      const verdict = openFailureVerdict(error, {
+        mode: credentialMode(record),
+        subject,
+        message: scrubSecrets(describeFailure(error), secrets),
+      });
+      if (verdict.scope === "caller") throw ownFailure(verdict, error);
+      throw await failServer(verdict, error);
     }
   }
 
@@ -167,20 +179,35 @@ async function sessionOf<T>(
         { cause: caught.cause },
       );
       if (error.kind === "session_expired") pooled.claimFailure();
-      // A caller's own token refused mid-session (401: revoked at the AS) is theirs to renew; a 403 (the
-      // account may not) is the upstream's answer to this caller. Neither says anything of the server.
-      if (subject && error.kind !== "rpc" && classifyFailure(caught) === "access_denied") {
+      const verdict = callFailureVerdict(error, { subject });
+      // A caller's own token refused mid-session: nothing of the server.
+      if (verdict.scope === "caller") {
         pooled.claimFailure();
-        if (refusedToken(caught)) throw new NoOwnCredential(error.message);
-        throw new CallFailure("rpc", error.message, { cause: caught.cause });
+        throw ownFailure(verdict, caught.cause);
       }
       if (await isTransportLoss(error, pooled)) {
-        if (pooled.claimFailure()) await markFailed(deps, entry, callFailureReason(error), error.message);
+        if (pooled.claimFailure()) await markFailed(deps, entry, verdict);
         throw error;
       }
       throw answeredFailure(error);
     }
   });
+}
+
+/**
+ * What a server is reached as: an HTTP server's record with its headers and `auth` opened (one read,
+ * KMS), or a stdio server's id (the runner opens its env). Undefined when the server is gone.
+ */
+async function reachable(deps: GatewayDeps, entry: DirectoryEntry): Promise<ReachServer | undefined> {
+  const { server } = entry;
+  switch (server.transport) {
+    case "http":
+      return deps.store.servers.get(server.id);
+    case "stdio":
+      return { transport: "stdio", id: server.id, name: server.name };
+    default:
+      return assertNever(server);
+  }
 }
 
 /**
@@ -204,12 +231,6 @@ function answeredFailure(error: CallFailure): CallFailure {
   return new CallFailure("rpc", `HTTP ${status} for this call: ${error.message}`, { cause: error.cause });
 }
 
-/** The reason a warm call's transport failure gives its server: an HTTP refusal says which (401/403, 5xx). */
-function callFailureReason(error: CallFailure): FailureReason {
-  if (error.kind === "timeout") return "not_responding";
-  return transportHttpStatus(error.cause) === undefined ? "unreachable" : classifyFailure(error.cause);
-}
-
 /**
  * Whether the server behind a session still answers: a ping (2025), or `server/discover` (2026, which
  * has no ping). Any answer counts, an error included — only silence or a broken connection does not.
@@ -224,113 +245,22 @@ async function alive(session: UpstreamSession): Promise<boolean> {
   }
 }
 
-/** Marks the server failed under its current generation and schedules the 15 s retry. */
-async function markServerFailed(
-  deps: GatewayDeps,
-  entry: DirectoryEntry,
-  reason: FailureReason,
-  error: string,
-  credential: CredentialOutcome = {},
-): Promise<void> {
+/** Marks the server failed under its current generation, as the verdict says, and schedules the 15 s retry. */
+async function markServerFailed(deps: GatewayDeps, entry: DirectoryEntry, verdict: Verdict): Promise<void> {
   const generation = entry.status?.generation;
   if (generation === undefined) return;
+  const { reason, error } = verdict;
   try {
     const at = new Date().toISOString();
     const written = await recordFailure(deps.store, entry.server.id, generation, {
       at,
       reason,
       error,
-      ...credential,
+      ...credentialOutcome(verdict),
     });
     deps.directory.invalidate();
     deps.logger.warn("server marked failed by a call", { server: entry.server.name, reason, written });
   } catch (failure) {
     deps.logger.error("could not mark server failed", { server: entry.server.name, ...errorFields(failure) });
   }
-}
-
-/** Whether an upstream refused the caller's token itself (401, not a 403 about what the account may do). */
-function refusedToken(error: unknown): boolean {
-  return refusalStatus(error) === 401;
-}
-
-/** Whether the gateway reaches the server as a machine client (client_credentials: no authorize step). */
-function isMachineClient(server: PlainServer): boolean {
-  return server.transport === "http" && server.auth?.type === "client_credentials";
-}
-
-/** Why a call found no credential, and what the status says: an authorize step, or the worker's grant. */
-function noCredential(server: PlainServer): { message: string; outcome: CredentialOutcome } {
-  if (isMachineClient(server))
-    return {
-      message: `The gateway holds no token for server '${server.name}' yet: the worker obtains one by the client_credentials grant at its next probe.`,
-      outcome: { credentialExpiresAt: null },
-    };
-  return {
-    message: `The gateway is not authorized at server '${server.name}': an admin must authorize it (POST /v1/servers/${server.id}/authorize).`,
-    outcome: { authorization: "required", credentialExpiresAt: null },
-  };
-}
-
-/**
- * The target of a server the gateway is an OAuth client of (authorization code or client_credentials):
- * the stored credential's bearer (the shared one, or in `per_user` mode the caller's own — none is
- * {@link NoOwnCredential}), asked before every request. When its token has expired or the upstream
- * answers 401, a session reads the store again (the worker refreshes shared credentials) and the
- * transport retries once with what it found; a caller's own credential it refreshes itself, under the
- * refresh lease (a rotated refresh token spent twice would revoke its family).
- */
-async function withUpstreamCredential(
-  deps: GatewayDeps,
-  entry: DirectoryEntry,
-  target: UpstreamTarget,
-  markFailed: typeof markServerFailed,
-  addSecrets: (values: string[]) => void,
-  subject?: string,
-): Promise<UpstreamTarget> {
-  const { server } = entry;
-  const read = () =>
-    deps.store.upstreamCredentials.get(server.id, subject ?? SHARED_SUBJECT).catch((error: unknown) => {
-      if (error instanceof SealError) return undefined;
-      throw error;
-    });
-  let held = await read();
-  if (!held && subject) throw new NoOwnCredential(`No credential of ${subject} at '${server.name}'.`);
-  if (!held) {
-    const { message, outcome } = noCredential(server);
-    await markFailed(deps, entry, "access_denied", message, outcome);
-    throw new CallFailure("unreachable", message);
-  }
-  addSecrets(credentialSecrets(held));
-  const reload = async () => {
-    const stale = held;
-    let fresh = await read();
-    // A caller's own token: refreshed here when the store has nothing newer (under the refresh lease).
-    if (subject && stale && fresh?.accessToken === stale.accessToken && stale.refreshToken) {
-      const refreshed = await refreshHeldCredential(
-        { credentials: deps.store.upstreamCredentials, fetch: deps.fetch, logger: deps.logger },
-        server.id,
-        subject,
-        stale,
-      );
-      fresh = typeof refreshed === "string" ? undefined : refreshed;
-    }
-    if (!fresh) {
-      // A caller's own credential deleted (key revoked, access removed): not used a moment longer.
-      if (subject) held = undefined;
-      return;
-    }
-    held = fresh;
-    addSecrets(credentialSecrets(fresh));
-  };
-  return {
-    ...target,
-    auth: {
-      token: async () => {
-        if (held?.expiresAt && Date.parse(held.expiresAt) <= Date.now()) await reload();
-        return held?.accessToken;
-      },
-      onUnauthorized: reload,
-    },
-  };
 }
