@@ -1,3 +1,4 @@
+export * from "./assert-never";
 export * from "./call";
 export * from "./call-context";
 export * from "./classify-failure";

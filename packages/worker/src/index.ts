@@ -1,4 +1,4 @@
-export { type AttemptDeps, attemptConnection, OUTER_GRACE_MS } from "@mcpgw/upstream";
+export * from "./attempt";
 export * from "./deps";
 export * from "./handler";
 export * from "./poller";

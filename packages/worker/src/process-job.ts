@@ -16,13 +16,8 @@ import {
   toServerProfile,
   UNREADABLE_SECRETS,
 } from "@mcpgw/core";
-import {
-  type AttemptDeps,
-  assertNever,
-  type ProbeResult,
-  probeServer,
-  type TargetSource,
-} from "@mcpgw/upstream";
+import { assertNever, type ProbeResult, probeServer, type TargetSource } from "@mcpgw/upstream";
+import { type AttemptDeps, attemptTarget } from "./attempt";
 import { probePoint, recordProbePoint } from "./probe-point";
 
 /** What the worker needs to run jobs. */
@@ -76,7 +71,11 @@ export async function processJob(deps: WorkerDeps, job: Job, jobId?: string): Pr
   const result: ProbeResult = !target
     ? { ok: false, at: new Date().toISOString(), reason: "failed", error: UNREADABLE_SECRETS }
     : await probeServer(
-        { ...deps, credentials: store.upstreamCredentials },
+        {
+          ...deps,
+          credentials: store.upstreamCredentials,
+          attempt: (ready, only) => attemptTarget(ready, deps, only),
+        },
         { ...target, name: plain.name },
         listToolsIf,
       );

@@ -28,6 +28,17 @@ import { AuthorizationNeeded } from "./authorization-needed";
 import type { GatewayDeps } from "./deps";
 import type { DirectoryEntry } from "./directory";
 
+/** What runs on a server's warm session. */
+type SessionOp<T> = (session: UpstreamSession, options: CallOptions) => Promise<T>;
+
+/** Who uses a server's session, and where. */
+interface SessionCaller {
+  signal?: AbortSignal | undefined;
+  thread?: string | undefined;
+  /** A `per_user` server's caller (`user:<sub>`, `key:<id>`, `admin`): whose credential and session. */
+  subject?: string | undefined;
+}
+
 /** Raised inside a session's open or use: the reach verdict says this caller must authorize their own connection. */
 class OwnAuthorizationRequired extends Error {}
 
@@ -48,25 +59,17 @@ const sessionSecrets = new WeakMap<object, string[]>();
 export async function withServerSession<T>(
   deps: GatewayDeps,
   entry: DirectoryEntry,
-  op: (session: UpstreamSession, options: CallOptions) => Promise<T>,
-  {
-    signal,
-    thread,
-    subject,
-    authorize = true,
-  }: {
-    signal?: AbortSignal;
-    thread?: string;
-    /** A `per_user` server's caller (`user:<sub>`, `key:<id>`, `admin`): whose credential and session. */
-    subject?: string;
+  op: SessionOp<T>,
+  options: SessionCaller & {
     /** Whether a caller with no connection of their own is given an authorization to open (else refused). */
     authorize?: boolean;
   } = {},
 ): Promise<T> {
   const { server } = entry;
+  const { subject, authorize = true } = options;
   const purpose = authorize ? "call" : "list";
   try {
-    return await sessionOf(deps, entry, op, { signal, thread, subject, purpose });
+    return await sessionOf(deps, entry, op, { ...options, purpose });
   } catch (error) {
     if (!(error instanceof OwnAuthorizationRequired) || !subject) throw error;
     switch (purpose) {
@@ -103,15 +106,11 @@ function ownFailure(verdict: Verdict, cause?: unknown): Error {
 async function sessionOf<T>(
   deps: GatewayDeps,
   entry: DirectoryEntry,
-  op: (session: UpstreamSession, options: CallOptions) => Promise<T>,
-  {
-    signal,
-    thread,
-    subject,
-    purpose,
-  }: { signal?: AbortSignal; thread?: string; subject?: string; purpose: ReachPurpose },
+  op: SessionOp<T>,
+  caller: SessionCaller & { purpose: ReachPurpose },
 ): Promise<T> {
   const { server } = entry;
+  const { signal, thread, subject, purpose } = caller;
   const timeoutMs = server.timeoutSeconds * 1_000;
   let secrets: string[] = [];
   // A thread instance's failures are its own: the server's status describes the server, not one thread.

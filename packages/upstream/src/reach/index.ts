@@ -1,4 +1,3 @@
-export * from "./attempt";
 export * from "./credential-port";
 export * from "./probe-server";
 export * from "./reach";

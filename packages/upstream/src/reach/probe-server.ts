@@ -3,15 +3,18 @@
  * the machine client, or — `per_user` — the admin's own connection first, then the newest users'.
  * Every credential decision and verdict comes from {@link reach}.
  */
+import { assertNever } from "../assert-never";
 import { refreshHeldCredential } from "../credential-refresh";
 import { expiresWithinMargin, needsRefresh } from "../oauth-client";
 import type { ProbeOptions, ProbeResult } from "../probe";
-import { type AttemptDeps, attemptConnection, attemptTarget } from "./attempt";
+import type { UpstreamTarget } from "../session";
 import { isVerdict, type ReachDeps, type ReachServer, reach } from "./reach";
-import { assertNever, authorizeHint, credentialMode, serverVerdict, type Verdict } from "./verdict";
+import { authorizeHint, credentialMode, credentialOutcome, serverVerdict, type Verdict } from "./verdict";
 
-/** What a probe needs: an attempt's deps, the credential store and a logger. */
-export type ProbeServerDeps = AttemptDeps & Pick<ReachDeps, "credentials" | "logger">;
+/** What a probe needs: what reaching needs, and one attempt on a ready target (its deadline the caller's). */
+export type ProbeServerDeps = ReachDeps & {
+  attempt(target: UpstreamTarget, listToolsIf?: ProbeOptions["listToolsIf"]): Promise<ProbeResult>;
+};
 
 /** The admin's own connection to a per-user server (the API's `credentialSubject` of the admin). */
 const ADMIN_SUBJECT = "admin";
@@ -34,8 +37,10 @@ export async function probeServer(
   const at = new Date().toISOString();
   const mode = credentialMode(server);
   switch (mode) {
-    case "none":
-      return attemptConnection(server, deps, listToolsIf);
+    case "none": {
+      const reached = await reach(deps, { server, purpose: "probe" });
+      return isVerdict(reached) ? failed(at, reached) : deps.attempt(reached.target, listToolsIf);
+    }
     case "client_credentials": {
       const outcome = await probeAs(deps, server, undefined, listToolsIf);
       return isVerdict(outcome) ? failed(at, outcome) : outcome;
@@ -96,7 +101,7 @@ async function probeAs(
   let reached = await reach(deps, { server, purpose: "probe", subject });
   for (;;) {
     if (isVerdict(reached)) return reached;
-    const result = await attemptTarget(reached.target, deps, reached.renewed ? undefined : listToolsIf);
+    const result = await deps.attempt(reached.target, reached.renewed ? undefined : listToolsIf);
     if (result.ok || result.reason !== "access_denied")
       return {
         ...result,
@@ -119,8 +124,7 @@ function failed(at: string, verdict: Verdict, hint?: string): ProbeResult {
     at,
     reason: verdict.reason,
     error: hint ? `${verdict.error}; ${hint}` : verdict.error,
-    ...(verdict.authorization ? { authorization: verdict.authorization } : {}),
-    credentialExpiresAt: verdict.credentialExpiresAt ?? null,
+    ...credentialOutcome(verdict),
   };
 }
 

@@ -2,6 +2,7 @@ import { createLogger } from "@mcpgw/core";
 import { describe, expect, it } from "vitest";
 import type { HeldCredential } from "../oauth-client";
 import type { CredentialPort } from "./credential-port";
+import { probeServer } from "./probe-server";
 import { isVerdict, type ReachDeps, type ReachServer, reach } from "./reach";
 
 /** An in-memory credential store (what the aws store's upstreamCredentials is to reach). */
@@ -172,6 +173,66 @@ describe("reach for a probe", () => {
 
     const verdict = await reach(deps(credentials), { server: shared, purpose: "probe" });
 
-    expect(verdict).toMatchObject({ authorization: "required", error: expect.stringMatching(/cannot be opened/) });
+    expect(verdict).toMatchObject({
+      authorization: "required",
+      error: expect.stringMatching(/cannot be opened/),
+    });
+  });
+});
+
+describe("probeServer", () => {
+  const answer = (reason?: "access_denied") => {
+    const targets: Array<Record<string, string>> = [];
+    const attempt = async (target: { headers: Record<string, string> }) => {
+      targets.push(target.headers);
+      return reason
+        ? { ok: false as const, at: "", reason, error: "HTTP 401" }
+        : { ok: true as const, at: "", latencyMs: 1, toolCount: 0 };
+    };
+    return { targets, attempt };
+  };
+
+  it("a per-user server no one has authorized: required, with how each user and an admin authorize", async () => {
+    const { targets, attempt } = answer();
+
+    const result = await probeServer({ ...deps(memoryCredentials()), attempt }, perUser);
+
+    expect(targets).toEqual([]);
+    expect(result).toMatchObject({ ok: false, reason: "access_denied", authorization: "required" });
+    expect(!result.ok && result.error).toMatch(/no user has authorized.*each user authorizes their own/);
+  });
+
+  it("a shared token the upstream refuses, with no refresh token: tried once, then required", async () => {
+    const { targets, attempt } = answer("access_denied");
+    const credentials = memoryCredentials({ "s1/shared": credential("old") });
+
+    const result = await probeServer({ ...deps(credentials), attempt }, shared);
+
+    expect(targets).toEqual([{ authorization: "Bearer old" }]);
+    expect(result).toMatchObject({ ok: false, authorization: "required", credentialExpiresAt: null });
+  });
+
+  it("a server without auth is probed as it is, its status given no credential fields", async () => {
+    const { attempt } = answer();
+
+    const result = await probeServer({ ...deps(memoryCredentials()), attempt }, base);
+
+    expect(result).toEqual({ ok: true, at: "", latencyMs: 1, toolCount: 0 });
+  });
+
+  it("a stdio server with no runner fails without touching credentials", async () => {
+    const { attempt } = answer();
+
+    const result = await probeServer(
+      { ...deps(memoryCredentials()), attempt },
+      {
+        transport: "stdio",
+        id: "s2",
+        name: "local",
+      },
+    );
+
+    expect(result).toMatchObject({ ok: false, reason: "failed" });
+    expect(result).not.toHaveProperty("credentialExpiresAt");
   });
 });

@@ -5,6 +5,7 @@
  * or refused — under the refresh lease — and answers either a ready target or a {@link Verdict}.
  */
 import { type Logger, SHARED_SUBJECT, type UpstreamClientCredentials } from "@mcpgw/core";
+import { assertNever } from "../assert-never";
 import { describeFailure, scrubSecrets } from "../classify-failure";
 import { needsNewGrant, requestClientCredentialsToken } from "../client-credentials";
 import { refreshHeldCredential } from "../credential-refresh";
@@ -13,7 +14,6 @@ import type { UpstreamTarget } from "../session";
 import { type RunnerEndpoint, type TargetSource, targetOf } from "../target";
 import { type CredentialPort, readCredential } from "./credential-port";
 import {
-  assertNever,
   type CredentialMode,
   callerVerdict,
   noCredentialVerdict,

@@ -4,6 +4,7 @@
  * trying again may help, and whose failure it is (the server's, or one caller's own).
  */
 import type { CredentialOutcome, FailureReason, UpstreamAuthorization } from "@mcpgw/core";
+import { assertNever } from "../assert-never";
 import { CallFailure } from "../call";
 import { classifyFailure, refusalStatus, transportHttpStatus } from "../classify-failure";
 import { NO_RUNNER_ERROR, type TargetSource } from "../target";
@@ -25,11 +26,6 @@ export interface Verdict {
 
 /** How the gateway authenticates at a server: not at all, one shared OAuth credential, each caller's own, or as a machine client. */
 export type CredentialMode = "none" | "shared" | "per_user" | "client_credentials";
-
-/** A compile error when a union gains a member a switch does not handle. */
-export function assertNever(value: never): never {
-  throw new Error(`unexpected value: ${JSON.stringify(value)}`);
-}
 
 /** The credential mode of a server (see {@link CredentialMode}). */
 export function credentialMode(server: TargetSource): CredentialMode {

@@ -1,11 +1,15 @@
-/**
- * One connection attempt with its deadline, and an outer grace that force-settles
- * `failed/not_responding` whatever the upstream (or the client library) does — a probe always settles.
- */
-import { PROBE_DEADLINE_MS, type ProbeOptions, type ProbeResult, probeUpstream } from "../probe";
-import type { SessionOpener, UpstreamTarget } from "../session";
-import { type RunnerEndpoint, type TargetSource, targetOf } from "../target";
-import { noRunnerVerdict } from "./verdict";
+import {
+  noRunnerVerdict,
+  PROBE_DEADLINE_MS,
+  type ProbeOptions,
+  type ProbeResult,
+  probeUpstream,
+  type RunnerEndpoint,
+  type SessionOpener,
+  type TargetSource,
+  targetOf,
+  type UpstreamTarget,
+} from "@mcpgw/upstream";
 
 /** Extra time after the deadline before a hung attempt is force-settled. */
 export const OUTER_GRACE_MS = 5_000;
@@ -25,9 +29,8 @@ export interface AttemptDeps {
 }
 
 /**
- * An attempt on a server with no credential of the gateway's: its target (a stdio server's through the
- * runner; none without one → failed). With `listToolsIf` it is a liveness check (see
- * {@link ProbeOptions.listToolsIf}).
+ * One attempt on a server the gateway holds no credential for (a stdio server's through the runner;
+ * none configured → failed). See {@link attemptTarget}.
  */
 export async function attemptConnection(
   server: TargetSource,
@@ -42,7 +45,11 @@ export async function attemptConnection(
   return attemptTarget(target, deps, listToolsIf);
 }
 
-/** One attempt on a ready target, settled within its deadline plus the outer grace. */
+/**
+ * One attempt on a ready target with its deadline, and an outer grace that force-settles
+ * `failed/not_responding` whatever the upstream (or the client library) does — the status always leaves
+ * `connecting`. With `listToolsIf` it is a liveness check (see {@link ProbeOptions.listToolsIf}).
+ */
 export async function attemptTarget(
   target: UpstreamTarget,
   deps: AttemptDeps,
