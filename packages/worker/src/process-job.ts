@@ -7,6 +7,7 @@ import {
   type StoredServer,
 } from "@mcpgw/aws";
 import {
+  type FailureReason,
   isOvertakenRetry,
   type Job,
   type Logger,
@@ -14,9 +15,14 @@ import {
   profileDigest,
   type ServerProfile,
   toServerProfile,
-  UNREADABLE_SECRETS,
 } from "@mcpgw/core";
-import { assertNever, type ProbeResult, probeServer, type TargetSource } from "@mcpgw/upstream";
+import {
+  assertNever,
+  type ProbeResult,
+  probeServer,
+  type TargetSource,
+  unreadableVerdict,
+} from "@mcpgw/upstream";
 import { type AttemptDeps, attemptTarget } from "./attempt";
 import { probePoint, recordProbePoint } from "./probe-point";
 
@@ -69,7 +75,7 @@ export async function processJob(deps: WorkerDeps, job: Job, jobId?: string): Pr
       : undefined;
   const started = performance.now();
   const result: ProbeResult = !target
-    ? { ok: false, at: new Date().toISOString(), reason: "failed", error: UNREADABLE_SECRETS }
+    ? { ok: false, at: new Date().toISOString(), ...unreadable() }
     : await probeServer(
         {
           ...deps,
@@ -170,6 +176,12 @@ async function targetSource({ plain, open }: StoredServer): Promise<TargetSource
     default:
       return assertNever(plain);
   }
+}
+
+/** The reason and error of a server whose sealed values cannot be opened (the reach verdict's). */
+function unreadable(): { reason: FailureReason; error: string } {
+  const { reason, error } = unreadableVerdict();
+  return { reason, error };
 }
 
 function errorName(error: unknown): string {

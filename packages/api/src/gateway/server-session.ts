@@ -1,5 +1,5 @@
 import { recordFailure, SealError } from "@mcpgw/aws";
-import { AppError, errorFields, UNREADABLE_SECRETS } from "@mcpgw/core";
+import { AppError, errorFields } from "@mcpgw/core";
 import {
   assertNever,
   CallFailure,
@@ -17,9 +17,9 @@ import {
   type ReachServer,
   reach,
   scrubSecrets,
-  serverVerdict,
   transportHttpStatus,
   type UpstreamSession,
+  unreadableVerdict,
   type Verdict,
 } from "@mcpgw/upstream";
 import { ProtocolError } from "@modelcontextprotocol/server";
@@ -125,7 +125,7 @@ async function sessionOf<T>(
   async function open() {
     const record = await reachable(deps, entry).catch(async (error: unknown) => {
       if (!(error instanceof SealError)) throw error;
-      throw await failServer(serverVerdict("failed", UNREADABLE_SECRETS), error);
+      throw await failServer(unreadableVerdict(), error);
     });
     if (!record) throw new AppError("server.not_found", `No server named '${server.name}'.`);
     const reached = await reach(

@@ -3,7 +3,12 @@
  * someone must authorize (`required`) or a machine client's grant was refused (`refused`), whether
  * trying again may help, and whose failure it is (the server's, or one caller's own).
  */
-import type { CredentialOutcome, FailureReason, UpstreamAuthorization } from "@mcpgw/core";
+import {
+  type CredentialOutcome,
+  type FailureReason,
+  UNREADABLE_SECRETS,
+  type UpstreamAuthorization,
+} from "@mcpgw/core";
 import { assertNever } from "../assert-never";
 import { CallFailure } from "../call";
 import { classifyFailure, refusalStatus, transportHttpStatus } from "../classify-failure";
@@ -69,6 +74,11 @@ export function callerVerdict(error: string, authorization?: "required"): Verdic
 /** The verdict on a stdio server with no runner to reach it through. */
 export function noRunnerVerdict(): Verdict {
   return serverVerdict("failed", NO_RUNNER_ERROR);
+}
+
+/** The verdict on a server whose stored secrets (headers, env, `auth`) cannot be opened. */
+export function unreadableVerdict(): Verdict {
+  return serverVerdict("failed", UNREADABLE_SECRETS);
 }
 
 /** The credential part of a verdict, as a status records it. */
