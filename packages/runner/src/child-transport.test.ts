@@ -89,7 +89,8 @@ describe("ChildTransport", () => {
     expect(stat(pid)).toMatchObject({ ppid: process.pid, pgrp: pid });
     // Through setpriv (where it is), which execs the command in place: same pid, the command's argv.
     const argv0 = () => readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")[0];
-    await until(() => argv0() !== parentDeathWrapper());
+    // Mid-exec the kernel shows an empty cmdline for a moment: wait for the command's own.
+    await until(() => !["", parentDeathWrapper()].includes(argv0()));
     expect(argv0()).toBe(process.execPath);
   });
 

@@ -9,6 +9,7 @@ export * from "./limits";
 export * from "./oauth-client";
 export * from "./pool";
 export * from "./probe";
+export * from "./reach";
 export * from "./runner-client";
 export * from "./session";
 export * from "./target";

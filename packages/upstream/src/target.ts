@@ -13,6 +13,7 @@ export type TargetSource =
     }
   | { transport: "stdio"; id: string };
 
+import { assertNever } from "@mcpgw/core";
 import type { UpstreamTarget } from "./session";
 
 /** How to reach the stdio runner, when there is one. */
@@ -33,12 +34,19 @@ export function targetOf(
   runner: RunnerEndpoint | undefined,
   thread?: string,
 ): UpstreamTarget | undefined {
-  if (server.transport === "http") return { url: server.url, headers: server.headers };
-  if (!runner) return undefined;
-  const base = `${runner.url.replace(/\/$/, "")}/servers/${encodeURIComponent(server.id)}`;
-  return {
-    url: thread ? `${base}/threads/${encodeURIComponent(thread)}/mcp` : `${base}/mcp`,
-    headers: { authorization: `Bearer ${runner.token}` },
-    internal: true,
-  };
+  switch (server.transport) {
+    case "http":
+      return { url: server.url, headers: server.headers };
+    case "stdio": {
+      if (!runner) return undefined;
+      const base = `${runner.url.replace(/\/$/, "")}/servers/${encodeURIComponent(server.id)}`;
+      return {
+        url: thread ? `${base}/threads/${encodeURIComponent(thread)}/mcp` : `${base}/mcp`,
+        headers: { authorization: `Bearer ${runner.token}` },
+        internal: true,
+      };
+    }
+    default:
+      return assertNever(server);
+  }
 }

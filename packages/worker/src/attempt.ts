@@ -1,5 +1,5 @@
 import {
-  NO_RUNNER_ERROR,
+  noRunnerVerdict,
   PROBE_DEADLINE_MS,
   type ProbeOptions,
   type ProbeResult,
@@ -8,6 +8,7 @@ import {
   type SessionOpener,
   type TargetSource,
   targetOf,
+  type UpstreamTarget,
 } from "@mcpgw/upstream";
 
 /** Extra time after the deadline before a hung attempt is force-settled. */
@@ -28,20 +29,33 @@ export interface AttemptDeps {
 }
 
 /**
- * One attempt with its deadline, and an outer grace that force-settles `failed/not_responding`
- * whatever the upstream (or the client library) does — the status always leaves `connecting`.
- * With `listToolsIf` it is a liveness check (see {@link ProbeOptions.listToolsIf}).
+ * One attempt on a server the gateway holds no credential for (a stdio server's through the runner;
+ * none configured → failed). See {@link attemptTarget}.
  */
 export async function attemptConnection(
   server: TargetSource,
   deps: AttemptDeps,
   listToolsIf?: ProbeOptions["listToolsIf"],
 ): Promise<ProbeResult> {
-  const at = new Date().toISOString();
   const target = targetOf(server, deps.runner);
   if (!target) {
-    return { ok: false, at, reason: "failed", error: NO_RUNNER_ERROR };
+    const { reason, error } = noRunnerVerdict();
+    return { ok: false, at: new Date().toISOString(), reason, error };
   }
+  return attemptTarget(target, deps, listToolsIf);
+}
+
+/**
+ * One attempt on a ready target with its deadline, and an outer grace that force-settles
+ * `failed/not_responding` whatever the upstream (or the client library) does — the status always leaves
+ * `connecting`. With `listToolsIf` it is a liveness check (see {@link ProbeOptions.listToolsIf}).
+ */
+export async function attemptTarget(
+  target: UpstreamTarget,
+  deps: AttemptDeps,
+  listToolsIf?: ProbeOptions["listToolsIf"],
+): Promise<ProbeResult> {
+  const at = new Date().toISOString();
   const deadlineMs = deps.deadlineMs ?? PROBE_DEADLINE_MS;
   const graceMs = deps.graceMs ?? OUTER_GRACE_MS;
   let timer: NodeJS.Timeout | undefined;

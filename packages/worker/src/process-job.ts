@@ -7,20 +7,18 @@ import {
   type StoredServer,
 } from "@mcpgw/aws";
 import {
+  assertNever,
+  type FailureReason,
   isOvertakenRetry,
-  isPerUser,
   type Job,
   type Logger,
   type PlainServer,
   profileDigest,
   type ServerProfile,
   toServerProfile,
-  UNREADABLE_SECRETS,
 } from "@mcpgw/core";
-import type { ProbeResult, TargetSource } from "@mcpgw/upstream";
-import { type AttemptDeps, attemptConnection } from "./attempt";
-import { attemptWithClientCredentials } from "./client-credentials";
-import { attemptWithCredential } from "./credential";
+import { type ProbeResult, probeServer, type TargetSource, unreadableVerdict } from "@mcpgw/upstream";
+import { type AttemptDeps, attemptTarget } from "./attempt";
 import { probePoint, recordProbePoint } from "./probe-point";
 
 /** What the worker needs to run jobs. */
@@ -72,12 +70,16 @@ export async function processJob(deps: WorkerDeps, job: Job, jobId?: string): Pr
       : undefined;
   const started = performance.now();
   const result: ProbeResult = !target
-    ? { ok: false, at: new Date().toISOString(), reason: "failed", error: UNREADABLE_SECRETS }
-    : target.transport === "http" && target.auth?.type === "client_credentials"
-      ? await attemptWithClientCredentials(deps, plain.id, target, target.auth, listToolsIf)
-      : plain.transport === "http" && plain.auth && target.transport === "http"
-        ? await attemptWithCredential(deps, { id: plain.id, perUser: isPerUser(plain) }, target, listToolsIf)
-        : await attemptConnection(target, deps, listToolsIf);
+    ? { ok: false, at: new Date().toISOString(), ...unreadable() }
+    : await probeServer(
+        {
+          ...deps,
+          credentials: store.upstreamCredentials,
+          attempt: (ready, only) => attemptTarget(ready, deps, only),
+        },
+        { ...target, name: plain.name },
+        listToolsIf,
+      );
   const point = probePoint(result, performance.now() - started);
   // The status write goes first; the attempt's point goes to the latency history alongside it (never
   // failing the job), and the job ends once both are done. No attempt (secrets unreadable), no point.
@@ -153,16 +155,28 @@ async function recordResult(
  */
 async function targetSource({ plain, open }: StoredServer): Promise<TargetSource | undefined> {
   if (!plain.sealIntact) return undefined;
-  if (plain.transport === "stdio") return { transport: "stdio", id: plain.id };
-  try {
-    const record = await open();
-    return record?.transport === "http"
-      ? { transport: "http", id: record.id, url: record.url, headers: record.headers, auth: record.auth }
-      : undefined;
-  } catch (error) {
-    if (error instanceof SealError) return undefined;
-    throw error;
+  switch (plain.transport) {
+    case "stdio":
+      return { transport: "stdio", id: plain.id };
+    case "http":
+      try {
+        const record = await open();
+        return record?.transport === "http"
+          ? { transport: "http", id: record.id, url: record.url, headers: record.headers, auth: record.auth }
+          : undefined;
+      } catch (error) {
+        if (error instanceof SealError) return undefined;
+        throw error;
+      }
+    default:
+      return assertNever(plain);
   }
+}
+
+/** The reason and error of a server whose sealed values cannot be opened (the reach verdict's). */
+function unreadable(): { reason: FailureReason; error: string } {
+  const { reason, error } = unreadableVerdict();
+  return { reason, error };
 }
 
 function errorName(error: unknown): string {

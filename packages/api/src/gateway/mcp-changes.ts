@@ -8,10 +8,10 @@
  *   resources, read live, are announced straight away.
  */
 import { errorFields, type Logger } from "@mcpgw/core";
+import type { GatewayDeps, UpstreamChanges } from "./deps";
 import type { DirectoryEntry, Snapshot } from "./directory";
 import type { McpEndpoints } from "./mcp-endpoint";
 import { gatewayUri } from "./mcp-names";
-import type { GatewayDeps, UpstreamChanges } from "./service";
 
 /** How often the directory is compared while someone listens. */
 export const WATCH_INTERVAL_MS = 1_000;

@@ -19,13 +19,15 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/server/validators/ajv";
+import type { GatewayDeps } from "./deps";
 import { type DirectoryEntry, isAvailable } from "./directory";
 import { ParkedCalls } from "./mcp-parking";
 import type { McpCaller, McpServices, RoundState } from "./mcp-request";
 import { createGatewayServer, endpointCapabilities } from "./mcp-server";
 import { LegacySessions } from "./mcp-sessions";
-import { type GatewayDeps, isThreadScoped, withServerSession } from "./service";
+import { withServerSession } from "./server-session";
 import { settleEventStream } from "./settle-stream";
+import { isThreadScoped } from "./thread-access";
 
 /** Which list changed, as subscribed clients are told. */
 export type ChangeKind = "tools" | "prompts" | "resources";

@@ -5,6 +5,8 @@
  */
 import { AppError } from "@mcpgw/core";
 import { ResourceNotFoundError, type ServerContext } from "@modelcontextprotocol/server";
+import { forwardToServer } from "./call";
+import { inScope, type ServerScope } from "./catalogue";
 import { type DirectoryEntry, isAvailable } from "./directory";
 import { toMcpError } from "./mcp-errors";
 import {
@@ -15,7 +17,7 @@ import {
   parseGatewayUri,
 } from "./mcp-names";
 import { callerOf, forward, forwardOptions, forwardRound, type GatewayServer, paginate } from "./mcp-request";
-import { forwardToServer, inScope, isThreadScoped, type ServerScope } from "./service";
+import { isThreadScoped } from "./thread-access";
 
 /** Pages read from one upstream for an aggregated list (a server that pages forever stops there). */
 const MAX_UPSTREAM_PAGES = 20;

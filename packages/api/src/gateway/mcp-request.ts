@@ -22,11 +22,13 @@ import {
   type ServerContext,
 } from "@modelcontextprotocol/server";
 import type { Principal } from "../env";
+import { forwardToServer } from "./call";
+import type { ServerScope } from "./catalogue";
+import type { GatewayDeps } from "./deps";
 import type { DirectoryEntry } from "./directory";
 import { decodeCursor, encodeCursor, toMcpError } from "./mcp-errors";
 import type { ParkedCalls } from "./mcp-parking";
 import type { LegacySessions } from "./mcp-sessions";
-import { forwardToServer, type GatewayDeps, type ServerScope } from "./service";
 
 /** The request state of the gateway's own question to a caller who must authorize at an upstream. */
 export const AUTHORIZATION_ROUND = "mcpgw:authorize-upstream";

@@ -12,6 +12,9 @@ import {
   type ServerContext,
   UrlElicitationRequiredError,
 } from "@modelcontextprotocol/server";
+import { AuthorizationNeeded, authorizationNeededResult } from "./authorization-needed";
+import { callGatewayTool } from "./call";
+import { type CatalogTool, listTools as listCatalogTools } from "./catalogue";
 import { toMcpError } from "./mcp-errors";
 import { gatewayUri } from "./mcp-names";
 import type { ParkedCall, RoundOutcome } from "./mcp-parking";
@@ -27,13 +30,6 @@ import {
   roundOf,
   withRound,
 } from "./mcp-request";
-import {
-  AuthorizationNeeded,
-  authorizationNeededResult,
-  type CatalogTool,
-  callGatewayTool,
-  listTools as listCatalogTools,
-} from "./service";
 
 /** The tools the caller may use on this endpoint, a page at a time. */
 export async function listTools(gateway: GatewayServer, cursor: string | undefined, ctx: ServerContext) {

@@ -5,9 +5,10 @@ import type { AppEnv } from "../env";
 import { insufficientScope } from "../oauth/resource";
 import { problemOf } from "../problem";
 import type { RouteGroup } from "../route-groups";
+import { inScope } from "./catalogue";
 import type { McpEndpoints } from "./mcp-endpoint";
 import { scopeOf } from "./routes";
-import { inScope, threadOwner } from "./service";
+import { threadOwner } from "./thread-access";
 
 export { decodeCursor, encodeCursor, toMcpError } from "./mcp-errors";
 export { MCP_PAGE_SIZE } from "./mcp-request";

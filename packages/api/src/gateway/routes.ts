@@ -11,16 +11,11 @@ import type { Context } from "hono";
 import type { AppEnv, Principal } from "../env";
 import { json, jsonBody, problems, route } from "../openapi-helpers";
 import { CallResultView, CatalogToolList, ChatToggleList, ChatToggleView } from "../views";
+import { AuthorizationNeeded, authorizationNeededResult } from "./authorization-needed";
+import { callGatewayTool } from "./call";
+import { listTools, restTool, type ServerScope } from "./catalogue";
+import type { GatewayDeps } from "./deps";
 import { toolResultResponse } from "./result-body";
-import {
-  AuthorizationNeeded,
-  authorizationNeededResult,
-  callGatewayTool,
-  type GatewayDeps,
-  listTools,
-  restTool,
-  type ServerScope,
-} from "./service";
 
 const ChatId = z.string().min(1).max(256);
 /** A tool as `<server>__<tool>`; a name of another form is 400 `tool.invalid_name`. */

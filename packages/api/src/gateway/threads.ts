@@ -6,9 +6,11 @@ import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { json, jsonBody, problems, route } from "../openapi-helpers";
 import { CatalogToolList, ThreadInstanceView, ThreadList, ThreadView } from "../views";
+import { inScope, listTools, restTool } from "./catalogue";
+import type { GatewayDeps } from "./deps";
 import { Directory } from "./directory";
 import { scopeOf, ThreadId } from "./routes";
-import { type GatewayDeps, inScope, listTools, mayUseThread, restTool, threadOwner } from "./service";
+import { mayUseThread, threadOwner } from "./thread-access";
 
 const WorktreeRoot = z
   .string()

@@ -1,0 +1,171 @@
+import { AppError, isPerUser } from "@mcpgw/core";
+import {
+  type CallContext,
+  CallFailure,
+  callTool,
+  type ForwardOptions,
+  forwardRequest,
+  type InputRequired,
+  type InputRound,
+  type ToolCallResult,
+} from "@mcpgw/upstream";
+import type { Principal } from "../env";
+import { credentialSubject } from "../upstream-authorization";
+import { AuthorizationNeeded } from "./authorization-needed";
+import { resolveTool, type ServerScope } from "./catalogue";
+import type { GatewayDeps } from "./deps";
+import type { DirectoryEntry } from "./directory";
+import { withServerSession } from "./server-session";
+import { isThreadScoped, threadOf } from "./thread-access";
+
+/** The outcomes of a tool call that got a result from its server. */
+const ANSWERED = new Set(["ok", "tool_error", "input_required"]);
+
+/** How a call reaches back to its caller, and who the caller is. */
+export interface CallerOptions {
+  chat?: string;
+  scope?: ServerScope;
+  signal?: AbortSignal;
+  thread?: string;
+  /** Who calls: decides whose threads `thread` may name. */
+  principal?: Principal;
+  /** The caller's channels for what the upstream sends mid-call (progress, logs, questions). */
+  context?: CallContext;
+  /** The answers of an earlier round, when the upstream needed input (2026-07-28). */
+  round?: InputRound;
+}
+
+/**
+ * Calls a tool through the warm session of its server. Tool-level failures are results
+ * (`isError: true`); an upstream's need for input comes back as {@link InputRequired}; a transport
+ * failure marks the server failed (under the generation fence), schedules the retry and becomes
+ * `upstream.unreachable` (502) / `upstream.timeout` (504).
+ */
+export async function callGatewayTool(
+  deps: GatewayDeps,
+  qualified: string,
+  args: Record<string, unknown>,
+  options: CallerOptions = {},
+): Promise<ToolCallResult | InputRequired> {
+  const { entry, tool } = await resolveTool(deps, qualified, options);
+  const thread = isThreadScoped(entry)
+    ? await threadOf(deps, entry, options.thread, options.principal)
+    : undefined;
+  const { server } = entry;
+  const subject = isPerUser(server) ? credentialSubject(options.principal) : undefined;
+  const logger = deps.logger.child({ server: server.name, tool: tool.name });
+  const started = performance.now();
+  logger.info("tool call started", { argumentKeys: Object.keys(args) });
+  const heartbeat = setInterval(
+    () => logger.info("tool call in flight", { elapsedMs: Math.round(performance.now() - started) }),
+    deps.heartbeatMs ?? 10_000,
+  );
+  let outcome = "error";
+  const call = () =>
+    withServerSession(
+      deps,
+      entry,
+      (session, callOptions) =>
+        callTool(session, tool.name, args, { ...callOptions, ...forwarded(options), tool }),
+      {
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(thread ? { thread } : {}),
+        ...(subject ? { subject } : {}),
+      },
+    );
+  try {
+    const result = await call().catch((error) => {
+      // An upstream that restarted forgot our session: reopen once and retry.
+      if (error instanceof CallFailure && error.kind === "session_expired") return call();
+      throw error;
+    });
+    outcome = "resultType" in result ? "input_required" : result.isError ? "tool_error" : "ok";
+    return result;
+  } catch (error) {
+    if (error instanceof AuthorizationNeeded) outcome = "authorization_required";
+    else outcome = error instanceof CallFailure ? error.kind : "error";
+    throw error instanceof CallFailure ? toAppError(error, server.name) : error;
+  } finally {
+    clearInterval(heartbeat);
+    const durationMs = Math.round((performance.now() - started) * 10) / 10;
+    // A call that got a result (a tool error or a request for input too) did not fail.
+    deps.callLatency?.record(server.id, durationMs, ANSWERED.has(outcome));
+    logger.info("tool call finished", { outcome, durationMs });
+  }
+}
+
+/**
+ * Forwards a request other than a tool call (resources, prompts, completions, logging level,
+ * subscriptions) to a server's warm session; failures become the gateway's problems, as for calls.
+ */
+export async function forwardToServer(
+  deps: GatewayDeps,
+  entry: DirectoryEntry,
+  method: string,
+  params: Record<string, unknown> | undefined,
+  options: Pick<CallerOptions, "signal" | "context" | "round" | "principal"> & {
+    /** False for a fan-out (an aggregated list): a caller with no connection of their own is skipped, not asked. */
+    authorize?: boolean;
+  } = {},
+): Promise<Record<string, unknown>> {
+  try {
+    return await withServerSession(
+      deps,
+      entry,
+      (session, callOptions) =>
+        forwardRequest(session, method, params, { ...callOptions, ...forwarded(options) }),
+      {
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(isPerUser(entry.server) ? { subject: credentialSubject(options.principal) } : {}),
+        ...(options.authorize === false ? { authorize: false } : {}),
+      },
+    );
+  } catch (error) {
+    if (error instanceof AuthorizationNeeded)
+      throw new AppError("upstream.authorization_required", error.message, {
+        authorizationUrl: error.link.authorizationUrl,
+      });
+    throw error instanceof CallFailure ? toAppError(error, entry.server.name) : error;
+  }
+}
+
+function forwarded(
+  options: Pick<CallerOptions, "context" | "round">,
+): Pick<ForwardOptions, "context" | "round"> {
+  return {
+    ...(options.context ? { context: options.context } : {}),
+    ...(options.round ? { round: options.round } : {}),
+  };
+}
+
+/** A call failure as the gateway's problem; the failure stays its cause (an upstream's JSON-RPC error in it). */
+export function toAppError(error: CallFailure, server: string): AppError {
+  const cause = { cause: error };
+  switch (error.kind) {
+    case "timeout":
+      return new AppError(
+        "upstream.timeout",
+        `Server '${server}' did not answer the call in time.`,
+        {},
+        cause,
+      );
+    case "rpc":
+      return new AppError(
+        "upstream.error",
+        `Server '${server}' answered with an error: ${error.message}`,
+        {},
+        cause,
+      );
+    case "cancelled":
+      return new AppError("upstream.unreachable", "The call was cancelled.", {}, cause);
+    case "too_large":
+      return new AppError("upstream.response_too_large", `Server '${server}': ${error.message}.`, {}, cause);
+    default:
+      return new AppError(
+        "upstream.unreachable",
+        `Server '${server}' could not be reached: ${error.message}`,
+        {},
+        cause,
+      );
+  }
+}

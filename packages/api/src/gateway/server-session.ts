@@ -1,0 +1,264 @@
+import { recordFailure, SealError } from "@mcpgw/aws";
+import { AppError, assertNever, errorFields } from "@mcpgw/core";
+import {
+  CallFailure,
+  type CallOptions,
+  callFailureVerdict,
+  credentialMode,
+  credentialOutcome,
+  describeFailure,
+  isVerdict,
+  openFailure,
+  openFailureVerdict,
+  openSession,
+  type PooledSession,
+  type ReachPurpose,
+  type ReachServer,
+  reach,
+  scrubSecrets,
+  transportHttpStatus,
+  type UpstreamSession,
+  unreadableVerdict,
+  type Verdict,
+} from "@mcpgw/upstream";
+import { ProtocolError } from "@modelcontextprotocol/server";
+import { beginUpstreamAuthorization } from "../upstream-authorization";
+import { AuthorizationNeeded } from "./authorization-needed";
+import type { GatewayDeps } from "./deps";
+import type { DirectoryEntry } from "./directory";
+
+/** What runs on a server's warm session. */
+type SessionOp<T> = (session: UpstreamSession, options: CallOptions) => Promise<T>;
+
+/** Who uses a server's session, and where. */
+interface SessionCaller {
+  signal?: AbortSignal | undefined;
+  thread?: string | undefined;
+  /** A `per_user` server's caller (`user:<sub>`, `key:<id>`, `admin`): whose credential and session. */
+  subject?: string | undefined;
+}
+
+/** Raised inside a session's open or use: the reach verdict says this caller must authorize their own connection. */
+class OwnAuthorizationRequired extends Error {}
+
+const LIVENESS_PING_MS = 2_000;
+
+/** The header values each pooled session was opened with, so warm-path failures are scrubbed too. */
+const sessionSecrets = new WeakMap<object, string[]>();
+
+/**
+ * Runs `op` on the server's warm upstream session (opening it when cold: one config read with KMS,
+ * one initialize, shared by concurrent callers). Only transport loss — the connection gone, or the
+ * server no longer answering a liveness ping — evicts the session, marks the server failed once
+ * (under the fence) and schedules its retry; any other failure (a JSON-RPC error, an HTTP refusal or
+ * a timeout of this one call while the server still answers) goes back to this caller only. Error
+ * text is scrubbed of credentials. Whether a failure is the server's or this caller's, and whether the
+ * caller must authorize, is the reach verdict's (`@mcpgw/upstream`).
+ */
+export async function withServerSession<T>(
+  deps: GatewayDeps,
+  entry: DirectoryEntry,
+  op: SessionOp<T>,
+  options: SessionCaller & {
+    /** Whether a caller with no connection of their own is given an authorization to open (else refused). */
+    authorize?: boolean;
+  } = {},
+): Promise<T> {
+  const { server } = entry;
+  const { subject, authorize = true } = options;
+  const purpose = authorize ? "call" : "list";
+  try {
+    return await sessionOf(deps, entry, op, { ...options, purpose });
+  } catch (error) {
+    if (!(error instanceof OwnAuthorizationRequired) || !subject) throw error;
+    switch (purpose) {
+      case "list":
+        throw new AppError(
+          "upstream.authorization_required",
+          `Server '${server.name}' needs you to authorize the gateway with your own account: call one of its tools to get the link.`,
+        );
+      case "call":
+        break;
+      default:
+        return assertNever(purpose);
+    }
+    switch (server.transport) {
+      case "http":
+        throw new AuthorizationNeeded(server.name, await beginUpstreamAuthorization(deps, server, subject));
+      case "stdio":
+        throw error;
+      default:
+        return assertNever(server);
+    }
+  }
+}
+
+/**
+ * What a caller's own verdict becomes: an authorization to open (401: their token refused, or none
+ * held), else the upstream's answer to this caller (a 403: the account may not).
+ */
+function ownFailure(verdict: Verdict, cause?: unknown): Error {
+  if (verdict.authorization === "required") return new OwnAuthorizationRequired(verdict.error);
+  return new CallFailure("rpc", verdict.error, cause === undefined ? {} : { cause });
+}
+
+async function sessionOf<T>(
+  deps: GatewayDeps,
+  entry: DirectoryEntry,
+  op: SessionOp<T>,
+  caller: SessionCaller & { purpose: ReachPurpose },
+): Promise<T> {
+  const { server } = entry;
+  const { signal, thread, subject, purpose } = caller;
+  const timeoutMs = server.timeoutSeconds * 1_000;
+  let secrets: string[] = [];
+  // A thread instance's failures are its own: the server's status describes the server, not one thread.
+  const markFailed: typeof markServerFailed = thread ? async () => {} : markServerFailed;
+  /** A server's verdict on its status (for a cold open), and the failure this caller gets. */
+  const failServer = async (verdict: Verdict, cause?: unknown) => {
+    await markFailed(deps, entry, verdict);
+    return openFailure(verdict, cause);
+  };
+
+  // Only a cold call gets here: one config read (with KMS), one initialize. Concurrent cold calls share it.
+  async function open() {
+    const record = await reachable(deps, entry).catch(async (error: unknown) => {
+      if (!(error instanceof SealError)) throw error;
+      throw await failServer(unreadableVerdict(), error);
+    });
+    if (!record) throw new AppError("server.not_found", `No server named '${server.name}'.`);
+    const reached = await reach(
+      {
+        credentials: deps.store.upstreamCredentials,
+        fetch: deps.fetch,
+        logger: deps.logger,
+        runner: deps.runner,
+      },
+      { server: record, purpose, subject, thread },
+    );
+    if (isVerdict(reached)) {
+      if (reached.scope === "caller") throw ownFailure(reached);
+      throw await failServer(reached);
+    }
+    secrets = reached.secrets;
+    try {
+      // Not bound to this caller's signal: concurrent cold calls share this open, and one caller leaving
+      // must not fail the others (the open is bounded by its own timeout; the session stays warm).
+      const session = await openSession(reached.target, {
+        fetch: deps.fetch,
+        timeoutMs: Math.min(timeoutMs, 10_000),
+        ...(deps.maxMessageBytes ? { maxMessageBytes: deps.maxMessageBytes } : {}),
+        // A thread's instance is not the server: its changes are not the catalogue's.
+        ...(deps.changes && !thread ? deps.changes.watch(entry) : {}),
+      });
+      sessionSecrets.set(session, secrets);
+      return session;
+    } catch (error) {
+      const verdict = openFailureVerdict(error, {
+        mode: credentialMode(record),
+        subject,
+        message: scrubSecrets(describeFailure(error), secrets),
+      });
+      if (verdict.scope === "caller") throw ownFailure(verdict, error);
+      throw await failServer(verdict, error);
+    }
+  }
+
+  const poolKey = thread ? `${server.id}#${thread}` : subject ? `${server.id}#@${subject}` : server.id;
+  return deps.pool.use(poolKey, server.version, open, async (pooled) => {
+    try {
+      return await op(pooled.session, { timeoutMs, broken: pooled.broken, ...(signal ? { signal } : {}) });
+    } catch (caught) {
+      if (!(caught instanceof CallFailure)) throw caught;
+      // Upstream error text (an error body, an RPC message) may quote the credentials it was sent.
+      const error = new CallFailure(
+        caught.kind,
+        scrubSecrets(caught.message, sessionSecrets.get(pooled.session) ?? secrets),
+        { cause: caught.cause },
+      );
+      if (error.kind === "session_expired") pooled.claimFailure();
+      const verdict = callFailureVerdict(error, { subject });
+      // A caller's own token refused mid-session: nothing of the server.
+      if (verdict.scope === "caller") {
+        pooled.claimFailure();
+        throw ownFailure(verdict, caught.cause);
+      }
+      if (await isTransportLoss(error, pooled)) {
+        if (pooled.claimFailure()) await markFailed(deps, entry, verdict);
+        throw error;
+      }
+      throw answeredFailure(error);
+    }
+  });
+}
+
+/**
+ * What a server is reached as: an HTTP server's record with its headers and `auth` opened (one read,
+ * KMS), or a stdio server's id (the runner opens its env). Undefined when the server is gone.
+ */
+async function reachable(deps: GatewayDeps, entry: DirectoryEntry): Promise<ReachServer | undefined> {
+  const { server } = entry;
+  switch (server.transport) {
+    case "http":
+      return deps.store.servers.get(server.id);
+    case "stdio":
+      return { transport: "stdio", id: server.id, name: server.name };
+    default:
+      return assertNever(server);
+  }
+}
+
+/**
+ * Whether a failed call means the server is gone for everyone: its session broke under the call, or
+ * (for a connection or timeout failure) it no longer answers a ping. JSON-RPC errors, messages past the
+ * size limit, cancellations and expired sessions (reopened by the caller) never are.
+ */
+async function isTransportLoss(error: CallFailure, pooled: PooledSession): Promise<boolean> {
+  if (error.kind !== "unreachable" && error.kind !== "timeout") return false;
+  if (pooled.broken.aborted) return true;
+  return !(await alive(pooled.session));
+}
+
+/**
+ * A call failure of a server that still answers: an HTTP refusal of this one call is the server's
+ * answer (502 upstream.error), not unreachability.
+ */
+function answeredFailure(error: CallFailure): CallFailure {
+  const status = transportHttpStatus(error.cause);
+  if (error.kind !== "unreachable" || status === undefined) return error;
+  return new CallFailure("rpc", `HTTP ${status} for this call: ${error.message}`, { cause: error.cause });
+}
+
+/**
+ * Whether the server behind a session still answers: a ping (2025), or `server/discover` (2026, which
+ * has no ping). Any answer counts, an error included — only silence or a broken connection does not.
+ */
+async function alive(session: UpstreamSession): Promise<boolean> {
+  try {
+    if (session.era === "modern") await session.client.discover({ timeout: LIVENESS_PING_MS });
+    else await session.client.ping({ timeout: LIVENESS_PING_MS });
+    return true;
+  } catch (error) {
+    return error instanceof ProtocolError;
+  }
+}
+
+/** Marks the server failed under its current generation, as the verdict says, and schedules the 15 s retry. */
+async function markServerFailed(deps: GatewayDeps, entry: DirectoryEntry, verdict: Verdict): Promise<void> {
+  const generation = entry.status?.generation;
+  if (generation === undefined) return;
+  const { reason, error } = verdict;
+  try {
+    const at = new Date().toISOString();
+    const written = await recordFailure(deps.store, entry.server.id, generation, {
+      at,
+      reason,
+      error,
+      ...credentialOutcome(verdict),
+    });
+    deps.directory.invalidate();
+    deps.logger.warn("server marked failed by a call", { server: entry.server.name, reason, written });
+  } catch (failure) {
+    deps.logger.error("could not mark server failed", { server: entry.server.name, ...errorFields(failure) });
+  }
+}

@@ -1,0 +1,4 @@
+export * from "./credential-port";
+export * from "./probe-server";
+export * from "./reach";
+export * from "./verdict";
