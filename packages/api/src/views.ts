@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import {
+  assertNever,
   HttpServerSpec,
   initialStatus,
   LatencyPoint,
@@ -9,6 +10,7 @@ import {
   ServerStatus,
   StdioServerSpec,
   type StoredStatus,
+  Transport,
   UNREADABLE_SECRETS,
 } from "@mcpgw/core";
 
@@ -22,7 +24,7 @@ export const ServerView = z
     ...looseFields(StdioServerSpec.shape),
     id: z.string(),
     name: z.string(),
-    transport: z.enum(["http", "stdio"]),
+    transport: Transport,
     enabled: z.boolean(),
     timeoutSeconds: z.number().int(),
     scope: Scope,
@@ -81,8 +83,14 @@ export function toServerView(
   const visible = server.sealIntact ? stored : unreadable(stored);
   // Every stored spec field as it is (a new field shows without an edit here); secrets as masks.
   const { masked = {}, sealIntact: _intact, ...spec } = server;
-  if (spec.transport === "http") return { ...spec, headers: masked, scope: "project", status: visible };
-  return { ...spec, env: revealedEnv ?? masked, status: visible };
+  switch (spec.transport) {
+    case "http":
+      return { ...spec, headers: masked, scope: "project", status: visible };
+    case "stdio":
+      return { ...spec, env: revealedEnv ?? masked, status: visible };
+    default:
+      return assertNever(spec);
+  }
 }
 
 export const ServerList = z
