@@ -84,8 +84,8 @@ describe("a 2026-07-28-only upstream behind the gateway", () => {
     expect,
   }) => {
     // The 2026 upstream stamps `_meta["io.modelcontextprotocol/serverInfo"]` (itself) on every result: MCP
-    // protocol envelope, not the tool's answer — the MCP endpoints drop it (mcp-server.ts,
-    // withoutUpstreamEnvelope). The same call over REST should not differ by the upstream's era.
+    // protocol envelope, not the tool's answer — the gateway drops it (withoutEnvelope in
+    // packages/upstream/src/call.ts). The same call over REST should not differ by the upstream's era.
     const sum = await stack.callTool(`${modern}__add`, { a: 2, b: 40 });
     expect(sum).toEqual({
       status: 200,
