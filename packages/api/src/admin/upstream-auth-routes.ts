@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../env";
-import { pageCsp, pageHeaders } from "../oauth/page";
+import { sendPage } from "../oauth/page";
 import type { AdminDeps } from "./service";
 import {
   CLIENT_METADATA_PATH,
@@ -28,7 +28,7 @@ export function registerUpstreamAuthPages(app: OpenAPIHono<AppEnv>, deps: AdminD
     );
     const scoped = { ...deps, logger: c.get("logger") ?? deps.logger };
     const result = await completeAuthorization(scoped, query);
-    return c.body(result.html, result.status, pageHeaders(pageCsp()));
+    return sendPage(c, result.status, result.html);
   });
 
   app.get(CLIENT_METADATA_PATH, (c) =>

@@ -13,8 +13,9 @@ import {
   gatewayClientMetadata,
   scrubSecrets,
 } from "@mcpgw/upstream";
+import { html } from "hono/html";
 import type { Principal } from "../env";
-import { escapeHtml } from "../oauth/page";
+import { messagePage } from "../oauth/page";
 import {
   type AuthorizationLink,
   beginUpstreamAuthorization,
@@ -126,10 +127,10 @@ export async function completeAuthorization(
   }
   return {
     status: 200,
-    html: page(
+    html: messagePage(
       "Authorized",
-      `The gateway is now authorized at <strong>${escapeHtml(server.name)}</strong>${
-        pending.subject === SHARED_SUBJECT ? "" : ` for <strong>${escapeHtml(pending.subject)}</strong>`
+      html`The gateway is now authorized at <strong>${server.name}</strong>${
+        pending.subject === SHARED_SUBJECT ? "" : html` for <strong>${pending.subject}</strong>`
       }. You can close this window.`,
     ),
   };
@@ -141,12 +142,5 @@ function sealFailure(error: unknown): undefined {
 }
 
 function failed(message: string): CallbackPage {
-  return { status: 400, html: page("Authorization failed", escapeHtml(message)) };
-}
-
-function page(title: string, body: string): string {
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>
-<body><main><h1>${escapeHtml(title)}</h1><p>${body}</p></main></body></html>
-`;
+  return { status: 400, html: messagePage("Authorization failed", message) };
 }

@@ -18,11 +18,6 @@ function render(markup: Markup): string {
   return markup.toString();
 }
 
-/** HTML-escapes text for element content and quoted attributes. */
-export function escapeHtml(text: string): string {
-  return render(html`${text}`);
-}
-
 /** The CSP directives of the pages; `redirectOrigin` is where the consent form's answer redirects. */
 function cspDirectives(redirectOrigin?: string) {
   return {
@@ -30,25 +25,6 @@ function cspDirectives(redirectOrigin?: string) {
     formAction: ["'self'", ...(redirectOrigin ? [redirectOrigin] : [])],
     frameAncestors: ["'none'"],
     baseUri: ["'none'"],
-  };
-}
-
-/** The pages' CSP as a header value (browsers check `form-action` against the redirect too). */
-export function pageCsp(redirectOrigin?: string): string {
-  return Object.entries(cspDirectives(redirectOrigin))
-    .map(([name, values]) => `${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} ${values.join(" ")}`)
-    .join("; ");
-}
-
-/** Headers every authorization page carries, for a page answered outside {@link sendPage}. */
-export function pageHeaders(csp: string): Record<string, string> {
-  return {
-    "content-type": "text/html; charset=utf-8",
-    "content-security-policy": csp,
-    "cache-control": "no-store",
-    "x-frame-options": "DENY",
-    "referrer-policy": "no-referrer",
-    "x-content-type-options": "nosniff",
   };
 }
 
@@ -172,6 +148,11 @@ ${none ? "" : html`<button type="submit" name="decision" value="allow">Allow</bu
 <button type="submit" name="decision" value="deny">${none ? "Back to the application" : "Deny"}</button>
 </form>`,
   );
+}
+
+/** A page of one message: its title, and one paragraph (text, or markup made by `html`). */
+export function messagePage(title: string, message: string | Markup): string {
+  return layout(title, html`<p>${message}</p>`);
 }
 
 /** An authorization request that cannot be sent back to the client (unknown client, bad redirect URI). */
