@@ -4,9 +4,9 @@
  * that never settles at all (a stuck client library). Here the probe is replaced by one that never
  * resolves, and the attempt — and the status written from it — must still settle `failed/not_responding`.
  */
-import { createLogger, parseServerSpec, type ServerRecord } from "@mcpgw/core";
+import { createLogger, parseServerSpec } from "@mcpgw/core";
 import { createGuardedFetch } from "@mcpgw/upstream";
-import { attemptConnection, processJob, type WorkerDeps } from "@mcpgw/worker";
+import { attemptTarget, processJob, type WorkerDeps } from "@mcpgw/worker";
 import { describe, it, vi } from "vitest";
 import { createTestStore } from "../support/aws";
 import { drainQueue } from "./helpers";
@@ -28,10 +28,9 @@ describe("connection lifecycle: outer grace", () => {
   it("a probe that never settles is force-settled not_responding after deadline + grace", async ({
     expect,
   }) => {
-    const server = parseServerSpec({ name: "stuck", url: "http://127.0.0.1:9/mcp" });
     const started = performance.now();
-    const result = await attemptConnection(
-      { ...server, id: "stuck-id", version: 1, createdAt: "", updatedAt: "" } as ServerRecord,
+    const result = await attemptTarget(
+      { url: "http://127.0.0.1:9/mcp", headers: {} },
       { fetch: createGuardedFetch({ allowPrivate: true }), deadlineMs: 300, graceMs: 400 },
     );
     const elapsed = performance.now() - started;

@@ -1,13 +1,9 @@
 import {
-  noRunnerVerdict,
   PROBE_DEADLINE_MS,
   type ProbeOptions,
   type ProbeResult,
   probeUpstream,
-  type RunnerEndpoint,
   type SessionOpener,
-  type TargetSource,
-  targetOf,
   type UpstreamTarget,
 } from "@mcpgw/upstream";
 
@@ -17,7 +13,6 @@ export const OUTER_GRACE_MS = 5_000;
 /** What an attempt needs besides the server. */
 export interface AttemptDeps {
   fetch: typeof fetch;
-  runner?: RunnerEndpoint | undefined;
   deadlineMs?: number;
   graceMs?: number;
   /** The largest message an upstream may send (MAX_UPSTREAM_MESSAGE_BYTES). */
@@ -26,23 +21,6 @@ export interface AttemptDeps {
   openSession?: SessionOpener;
   /** The probe itself (default {@link probeUpstream}); unit tests may wrap it to shape its result. */
   probe?: typeof probeUpstream;
-}
-
-/**
- * One attempt on a server the gateway holds no credential for (a stdio server's through the runner;
- * none configured → failed). See {@link attemptTarget}.
- */
-export async function attemptConnection(
-  server: TargetSource,
-  deps: AttemptDeps,
-  listToolsIf?: ProbeOptions["listToolsIf"],
-): Promise<ProbeResult> {
-  const target = targetOf(server, deps.runner);
-  if (!target) {
-    const { reason, error } = noRunnerVerdict();
-    return { ok: false, at: new Date().toISOString(), reason, error };
-  }
-  return attemptTarget(target, deps, listToolsIf);
 }
 
 /**

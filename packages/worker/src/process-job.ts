@@ -8,7 +8,6 @@ import {
 } from "@mcpgw/aws";
 import {
   assertNever,
-  type FailureReason,
   isOvertakenRetry,
   type Job,
   type Logger,
@@ -17,7 +16,14 @@ import {
   type ServerProfile,
   toServerProfile,
 } from "@mcpgw/core";
-import { type ProbeResult, probeServer, type TargetSource, unreadableVerdict } from "@mcpgw/upstream";
+import {
+  type ProbeResult,
+  probeFailure,
+  probeServer,
+  type RunnerEndpoint,
+  type TargetSource,
+  unreadableVerdict,
+} from "@mcpgw/upstream";
 import { type AttemptDeps, attemptTarget } from "./attempt";
 import { probePoint, recordProbePoint } from "./probe-point";
 
@@ -25,6 +31,8 @@ import { probePoint, recordProbePoint } from "./probe-point";
 export interface WorkerDeps extends AttemptDeps {
   store: Store;
   logger: Logger;
+  /** Where stdio servers are reached (their runner); none → a stdio server's probe fails. */
+  runner?: RunnerEndpoint | undefined;
   retryDelaySeconds?: number;
 }
 
@@ -70,7 +78,7 @@ export async function processJob(deps: WorkerDeps, job: Job, jobId?: string): Pr
       : undefined;
   const started = performance.now();
   const result: ProbeResult = !target
-    ? { ok: false, at: new Date().toISOString(), ...unreadable() }
+    ? probeFailure(new Date().toISOString(), unreadableVerdict())
     : await probeServer(
         {
           ...deps,
@@ -171,12 +179,6 @@ async function targetSource({ plain, open }: StoredServer): Promise<TargetSource
     default:
       return assertNever(plain);
   }
-}
-
-/** The reason and error of a server whose sealed values cannot be opened (the reach verdict's). */
-function unreadable(): { reason: FailureReason; error: string } {
-  const { reason, error } = unreadableVerdict();
-  return { reason, error };
 }
 
 function errorName(error: unknown): string {

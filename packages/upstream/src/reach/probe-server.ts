@@ -39,15 +39,15 @@ export async function probeServer(
   switch (mode) {
     case "none": {
       const reached = await reach(deps, { server, purpose: "probe" });
-      return isVerdict(reached) ? failed(at, reached) : deps.attempt(reached.target, listToolsIf);
+      return isVerdict(reached) ? probeFailure(at, reached) : deps.attempt(reached.target, listToolsIf);
     }
     case "client_credentials": {
       const outcome = await probeAs(deps, server, undefined, listToolsIf);
-      return isVerdict(outcome) ? failed(at, outcome) : outcome;
+      return isVerdict(outcome) ? probeFailure(at, outcome) : outcome;
     }
     case "shared": {
       const outcome = await probeAs(deps, server, undefined, listToolsIf);
-      return isVerdict(outcome) ? failed(at, outcome, authorizeHint(server.id)) : outcome;
+      return isVerdict(outcome) ? probeFailure(at, outcome, authorizeHint(server.id)) : outcome;
     }
     case "per_user":
       return probePerUser(deps, server, at, listToolsIf);
@@ -85,7 +85,7 @@ async function probePerUser(
     if (!isVerdict(outcome)) return outcome;
     last = outcome;
   }
-  return failed(at, last, authorizeHint(server.id, true));
+  return probeFailure(at, last, authorizeHint(server.id, true));
 }
 
 /**
@@ -118,7 +118,7 @@ async function probeAs(
 }
 
 /** A probe's failure from a verdict, with what an admin does about it when that helps. */
-function failed(at: string, verdict: Verdict, hint?: string): ProbeResult {
+export function probeFailure(at: string, verdict: Verdict, hint?: string): ProbeResult {
   return {
     ok: false,
     at,
