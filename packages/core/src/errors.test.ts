@@ -4,15 +4,18 @@ import { AppError, ERROR_CODES, type ErrorCode, RPC } from "./errors";
 describe("the one error table", () => {
   const codes = Object.keys(ERROR_CODES) as ErrorCode[];
 
-  it.each(codes)("%s: a dotted code, an HTTP error status, a title and a JSON-RPC error code", (code) => {
-    const [status, title, rpc] = ERROR_CODES[code];
+  it.each(codes)(
+    "%s: a dotted code (or internal, rate_limited), an HTTP error status, a title and a JSON-RPC error code",
+    (code) => {
+      const [status, title, rpc] = ERROR_CODES[code];
 
-    expect(code).toMatch(/^([a-z]+\.[a-z_]+|internal)$/);
-    expect(status).toBeGreaterThanOrEqual(400);
-    expect(status).toBeLessThan(600);
-    expect(title.length).toBeGreaterThan(3);
-    expect(Object.values(RPC)).toContain(rpc);
-  });
+      expect(code).toMatch(/^([a-z]+\.[a-z_]+|internal|rate_limited)$/);
+      expect(status).toBeGreaterThanOrEqual(400);
+      expect(status).toBeLessThan(600);
+      expect(title.length).toBeGreaterThan(3);
+      expect(Object.values(RPC)).toContain(rpc);
+    },
+  );
 
   it("server faults are internal errors on the wire; what the caller sent wrong is not", () => {
     for (const code of codes) {

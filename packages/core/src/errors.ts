@@ -10,8 +10,10 @@ export const RPC = {
   INVALID_REQUEST: -32600,
   INVALID_PARAMS: -32602,
   INTERNAL_ERROR: -32603,
+  /** Implementation-defined (the spec's server-error range): too many requests; retry later. */
+  RATE_LIMITED: -32029,
 } as const;
-const { PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS, INTERNAL_ERROR } = RPC;
+const { PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS, INTERNAL_ERROR, RATE_LIMITED } = RPC;
 
 /** Every user-visible error code: its HTTP status, title and JSON-RPC code. */
 export const ERROR_CODES = {
@@ -27,6 +29,8 @@ export const ERROR_CODES = {
   "auth.invalid_token": [401, "Invalid access token", INVALID_REQUEST],
   "auth.insufficient_scope": [403, "Insufficient scope", INVALID_REQUEST],
   "auth.csrf_failed": [403, "Missing or wrong CSRF token", INVALID_REQUEST],
+  "auth.owner_required": [409, "Key has no owner", INVALID_REQUEST],
+  rate_limited: [429, "Too many requests", RATE_LIMITED],
   "server.invalid": [400, "Invalid server configuration", INVALID_PARAMS],
   "server.url_forbidden": [400, "Forbidden upstream URL", INVALID_PARAMS],
   "server.credentials_origin_changed": [400, "Credentials would go to a new origin", INVALID_PARAMS],
