@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { CreateTableCommand, DynamoDBClient, ListTablesCommand, ScanCommand } from "@aws-sdk/client-dynamodb";
@@ -40,6 +41,10 @@ describe("emulator harness", () => {
 
     const emulator = await startEmulator();
     const listed = await new DynamoDBClient({ endpoint: emulator.endpoint }).send(new ListTablesCommand({}));
+    // The key went to moto on its stdin: not in its argv (world-readable) nor its environment.
+    const exposed = ["cmdline", "environ"].map((file) =>
+      readFileSync(`/proc/${emulator.pid}/${file}`, "utf8"),
+    );
     await emulator.stop();
 
     expect(emulator.endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
@@ -48,6 +53,7 @@ describe("emulator harness", () => {
     expect(process.env.AWS_SECRET_ACCESS_KEY).toBe(emulator.credentials?.secretAccessKey);
     expect(emulator.credentials?.secretAccessKey).toMatch(/^[\w-]{40}$/);
     expect(listed.TableNames).toEqual([]);
+    for (const text of exposed) expect(text).not.toContain(emulator.credentials?.secretAccessKey);
     expect(alive(emulator.pid!)).toBe(false);
   });
 
