@@ -4,10 +4,12 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type OAuthUpstream, startOAuthUpstream } from "../fixtures/oauth-upstream";
+import { type OidcProvider, startOidcProvider } from "../fixtures/oidc-provider";
 import type { CreatedKey } from "../mcp/helpers";
+import { CookieBrowser } from "../support/cookie-browser";
 import { mintTestToken } from "../support/oauth";
 import { type Stack, startStack, waitFor } from "../support/stack";
-import { authorizeThroughLink, Browser, finishAtUpstream, openLink } from "../support/upstream-link";
+import { authorizeThroughLink, finishAtUpstream, openLink, signInToConsole } from "../support/upstream-link";
 
 /**
  * The person who completes a per_user upstream authorization is the caller it was issued for: the
@@ -54,8 +56,8 @@ describe("a per_user authorization link opens only for the person it was issued 
     serverId = created.body.id;
     // The admin's own connection (their console session opens its link) catalogues the tools.
     const started = await stack.call("POST", `/v1/servers/${serverId}/authorize`);
-    const admin = new Browser();
-    await admin.signInToConsole(stack.api.url);
+    const admin = new CookieBrowser();
+    await signInToConsole(admin, stack.api.url);
     await authorizeThroughLink(upstream, started.body.authorizationUrl, {
       browser: admin,
       upstreamUser: "the-admin",
@@ -93,7 +95,7 @@ describe("a per_user authorization link opens only for the person it was issued 
     });
     expect(rest.status).toBe(409);
     expect(rest.headers.get("content-type")).toContain("application/problem+json");
-    const problem = await rest.json();
+    const problem = (await rest.json()) as { code: string; detail: string };
     expect(problem.code).toBe("auth.owner_required");
     expect(problem.detail).toContain("Create a key with an owner");
     expect(problem.detail).toContain('"owner"');
@@ -124,7 +126,7 @@ describe("a per_user authorization link opens only for the person it was issued 
     const authorizeCount = upstream.counts.authorize;
 
     // Bob opens it and signs in as himself: a page saying it is not his, no way on to the upstream.
-    const bob = await openLink(new Browser(), link, { user: "bob" });
+    const bob = await openLink(new CookieBrowser(), link, { user: "bob" });
     expect(bob.status).toBe(403);
     expect(bob.location).toBeUndefined();
     expect(bob.html).toContain("This link is not yours");
@@ -132,7 +134,9 @@ describe("a per_user authorization link opens only for the person it was issued 
     expect(bob.html).not.toContain(upstream.origin);
     expect(upstream.counts.authorize).toBe(authorizeCount);
     // Someone in alice's groups but not alice is no better.
-    expect((await openLink(new Browser(), link, { user: "alice2", groups: ["alice"] })).status).toBe(403);
+    expect((await openLink(new CookieBrowser(), link, { user: "alice2", groups: ["alice"] })).status).toBe(
+      403,
+    );
     // Nothing bound: alice's key still has no connection, and is handed the same link still unused.
     expect(await credentialOf(`key:${key.id}`)).toBeUndefined();
     expect(await linkOf(key)).toBe(link);
@@ -150,17 +154,17 @@ describe("a per_user authorization link opens only for the person it was issued 
   it("the link works once: opened by its person it is used up, and only that browser finishes it", async () => {
     const key = await createKey("alice-second", "user:alice");
     const link = await linkOf(key);
-    const alice = new Browser();
+    const alice = new CookieBrowser();
     const opened = await openLink(alice, link, { user: "alice" });
     expect(opened.status).toBe(302);
     const upstreamUrl = opened.location as string;
     expect(new URL(upstreamUrl).origin).toBe(upstream.origin);
 
     // Opened again — by alice in another browser, or anyone — it is used.
-    const again = await openLink(new Browser(), link, { user: "alice" });
+    const again = await openLink(new CookieBrowser(), link, { user: "alice" });
     expect(again.status).toBe(400);
     expect(again.html).toContain("already opened");
-    expect((await openLink(new Browser(), link, { user: "mallory" })).status).toBe(400);
+    expect((await openLink(new CookieBrowser(), link, { user: "mallory" })).status).toBe(400);
 
     // Had the upstream URL leaked, another browser signing in there cannot finish it at the callback.
     upstream.signInAs("mallory-upstream");
@@ -172,7 +176,7 @@ describe("a per_user authorization link opens only for the person it was issued 
     // Alice's browser still can; after that the link is gone.
     await finishAtUpstream(upstream, alice, upstreamUrl, "alice-upstream");
     expect((await whoami(key)).body.content[0].text).toContain("alice-upstream");
-    const afterwards = await openLink(new Browser(), link, { user: "alice" });
+    const afterwards = await openLink(new CookieBrowser(), link, { user: "alice" });
     expect(afterwards.status).toBe(400);
     expect(afterwards.html).toContain("unknown or expired");
   });
@@ -191,7 +195,7 @@ describe("a per_user authorization link opens only for the person it was issued 
         ExpressionAttributeValues: { ":past": Math.floor(Date.now() / 1000) - 1 },
       }),
     );
-    const late = await openLink(new Browser(), link, { user: "alice" });
+    const late = await openLink(new CookieBrowser(), link, { user: "alice" });
     expect(late.status).toBe(400);
     expect(late.html).toContain("unknown or expired");
     expect(late.location).toBeUndefined();
@@ -205,8 +209,8 @@ describe("a per_user authorization link opens only for the person it was issued 
   it("a group-owned key's link opens for a member of the group, not for others", async () => {
     const key = await createKey("devs-shared", "group:devs");
     const link = await linkOf(key);
-    expect((await openLink(new Browser(), link, { user: "dan", groups: ["ops"] })).status).toBe(403);
-    expect((await openLink(new Browser(), link, { user: "devs" })).status).toBe(403);
+    expect((await openLink(new CookieBrowser(), link, { user: "dan", groups: ["ops"] })).status).toBe(403);
+    expect((await openLink(new CookieBrowser(), link, { user: "devs" })).status).toBe(403);
     expect(await credentialOf(`key:${key.id}`)).toBeUndefined();
     await authorizeThroughLink(upstream, link, {
       as: { user: "carol", groups: ["ops", "devs"] },
@@ -232,9 +236,9 @@ describe("a per_user authorization link opens only for the person it was issued 
     try {
       const first = await client.callTool({ name: "mine__whoami", arguments: {} });
       const link = (first.structuredContent as { authorizationUrl: string }).authorizationUrl;
-      expect((await openLink(new Browser(), link, { user: "eve" })).status).toBe(403);
-      const admin = new Browser();
-      await admin.signInToConsole(stack.api.url);
+      expect((await openLink(new CookieBrowser(), link, { user: "eve" })).status).toBe(403);
+      const admin = new CookieBrowser();
+      await signInToConsole(admin, stack.api.url);
       // The admin's console session is no sign-in as dora: the sign-in form is shown, not the upstream.
       expect((await openLink(admin, link)).status).toBe(200);
       expect(await credentialOf("user:dora")).toBeUndefined();
@@ -249,10 +253,84 @@ describe("a per_user authorization link opens only for the person it was issued 
     await stack.store.upstreamCredentials.remove(serverId, "admin");
     const started = await stack.call("POST", `/v1/servers/${serverId}/authorize`);
     const adminLink = started.body.authorizationUrl as string;
-    expect((await openLink(new Browser(), adminLink, { user: "admin" })).status).toBe(403);
-    const admin = new Browser();
-    await admin.signInToConsole(stack.api.url);
+    expect((await openLink(new CookieBrowser(), adminLink, { user: "admin" })).status).toBe(403);
+    const admin = new CookieBrowser();
+    await signInToConsole(admin, stack.api.url);
     await authorizeThroughLink(upstream, adminLink, { browser: admin, upstreamUser: "the-admin" });
     expect(await credentialOf("admin")).toBeDefined();
+  });
+});
+
+describe("with an OpenID provider, the link's sign-in is the provider's", () => {
+  let op: OidcProvider;
+  let stack: Stack;
+  let upstream: OAuthUpstream;
+
+  beforeAll(async () => {
+    op = await startOidcProvider({
+      accounts: [
+        { sub: "auth0|ada", groups: ["eng"] },
+        { sub: "bob", groups: ["sales"] },
+      ],
+    });
+    upstream = await startOAuthUpstream();
+    stack = await startStack({ oidc: op.settings });
+    op.register([`${stack.api.url}/oauth/upstream/signin`]);
+    const created = await stack.call("POST", "/v1/servers", {
+      name: "mine",
+      url: upstream.url,
+      auth: { type: "oauth", mode: "per_user" },
+    });
+    const started = await stack.call("POST", `/v1/servers/${created.body.id}/authorize`);
+    const admin = new CookieBrowser();
+    await signInToConsole(admin, stack.api.url);
+    await authorizeThroughLink(upstream, started.body.authorizationUrl, {
+      browser: admin,
+      upstreamUser: "the-admin",
+    });
+    await waitFor(
+      async () => (await stack.call("GET", `/v1/servers/${created.body.id}`)).body.status,
+      (status) => status.state === "connected",
+    );
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    await upstream?.close();
+    await op?.close();
+  });
+
+  it("a member of the owner group goes on to the upstream; someone else signed in there is refused", async () => {
+    const created = await stack.call("POST", "/v1/keys", { name: "eng-ci", owner: "group:eng" });
+    const key = created.body as CreatedKey;
+    const call = () =>
+      fetch(`${stack.api.url}/v1/tools/mine__whoami/call`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key.key}`, "content-type": "application/json" },
+        body: JSON.stringify({ arguments: {} }),
+      }).then(
+        (response) =>
+          response.json() as Promise<{
+            content: Array<{ text: string }>;
+            structuredContent?: { authorizationUrl: string };
+          }>,
+      );
+    const link = (await call()).structuredContent?.authorizationUrl as string;
+    const atUpstream = (url: URL) => url.origin === upstream.origin;
+
+    const codes = upstream.counts.code;
+    op.signInAs("bob");
+    const bob = await new CookieBrowser().follow(link, atUpstream);
+    expect(bob.stoppedAt).toBeUndefined();
+    expect(bob.last.url.pathname).toBe("/oauth/upstream/signin");
+    expect(bob.last.response.status).toBe(403);
+    expect(await bob.last.response.text()).toContain("This link is not yours");
+    expect(upstream.counts.code).toBe(codes);
+
+    op.signInAs("auth0|ada");
+    const ada = new CookieBrowser();
+    const { stoppedAt } = await ada.follow(link, atUpstream);
+    expect(stoppedAt?.origin).toBe(upstream.origin);
+    await finishAtUpstream(upstream, ada, (stoppedAt as URL).toString(), "ada-upstream");
+    expect((await call()).content[0]?.text).toContain("ada-upstream");
   });
 });

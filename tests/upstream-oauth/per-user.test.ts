@@ -8,9 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type OAuthUpstream, startOAuthUpstream } from "../fixtures/oauth-upstream";
 import type { CreatedKey } from "../mcp/helpers";
 import { scanTable } from "../support/aws";
+import { CookieBrowser } from "../support/cookie-browser";
 import { mintTestToken } from "../support/oauth";
 import { type Stack, startStack, waitFor } from "../support/stack";
-import { authorizeThroughLink, Browser } from "../support/upstream-link";
+import { authorizeThroughLink, signInToConsole } from "../support/upstream-link";
 
 describe("upstream OAuth, per_user mode: each caller reaches the upstream as themselves", () => {
   let stack: Stack;
@@ -43,8 +44,8 @@ describe("upstream OAuth, per_user mode: each caller reaches the upstream as the
    * callback page.
    */
   const authorizeAs = async (person: string, upstreamUser: string, url: string) => {
-    const browser = new Browser();
-    if (person === "admin") await browser.signInToConsole(stack.api.url);
+    const browser = new CookieBrowser();
+    if (person === "admin") await signInToConsole(browser, stack.api.url);
     const html = await authorizeThroughLink(upstream, url, {
       browser,
       ...(person === "admin" ? {} : { as: { user: person } }),
