@@ -91,3 +91,19 @@ export async function finishAtUpstream(
   expect(page.status, html).toBe(200);
   return html;
 }
+
+/** The admin's own authorization of a per_user server (their console session opens its link). */
+export async function authorizeAsAdmin(
+  stack: {
+    api: { url: string };
+    call: (method: string, path: string) => Promise<{ body: { authorizationUrl: string } }>;
+  },
+  upstream: OAuthUpstream,
+  serverId: string,
+  upstreamUser = "the-admin",
+): Promise<string> {
+  const started = await stack.call("POST", `/v1/servers/${serverId}/authorize`);
+  const admin = new CookieBrowser();
+  await signInToConsole(admin, stack.api.url);
+  return authorizeThroughLink(upstream, started.body.authorizationUrl, { browser: admin, upstreamUser });
+}

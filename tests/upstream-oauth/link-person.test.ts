@@ -9,7 +9,13 @@ import type { CreatedKey } from "../mcp/helpers";
 import { CookieBrowser } from "../support/cookie-browser";
 import { mintTestToken } from "../support/oauth";
 import { type Stack, startStack, waitFor } from "../support/stack";
-import { authorizeThroughLink, finishAtUpstream, openLink, signInToConsole } from "../support/upstream-link";
+import {
+  authorizeAsAdmin,
+  authorizeThroughLink,
+  finishAtUpstream,
+  openLink,
+  signInToConsole,
+} from "../support/upstream-link";
 
 /**
  * The person who completes a per_user upstream authorization is the caller it was issued for: the
@@ -55,13 +61,7 @@ describe("a per_user authorization link opens only for the person it was issued 
     expect(created.status).toBe(201);
     serverId = created.body.id;
     // The admin's own connection (their console session opens its link) catalogues the tools.
-    const started = await stack.call("POST", `/v1/servers/${serverId}/authorize`);
-    const admin = new CookieBrowser();
-    await signInToConsole(admin, stack.api.url);
-    await authorizeThroughLink(upstream, started.body.authorizationUrl, {
-      browser: admin,
-      upstreamUser: "the-admin",
-    });
+    await authorizeAsAdmin(stack, upstream, serverId);
     await waitFor(
       async () => (await stack.call("GET", `/v1/servers/${serverId}`)).body.status,
       (status) => status.state === "connected",
@@ -281,13 +281,7 @@ describe("with an OpenID provider, the link's sign-in is the provider's", () => 
       url: upstream.url,
       auth: { type: "oauth", mode: "per_user" },
     });
-    const started = await stack.call("POST", `/v1/servers/${created.body.id}/authorize`);
-    const admin = new CookieBrowser();
-    await signInToConsole(admin, stack.api.url);
-    await authorizeThroughLink(upstream, started.body.authorizationUrl, {
-      browser: admin,
-      upstreamUser: "the-admin",
-    });
+    await authorizeAsAdmin(stack, upstream, created.body.id);
     await waitFor(
       async () => (await stack.call("GET", `/v1/servers/${created.body.id}`)).body.status,
       (status) => status.state === "connected",

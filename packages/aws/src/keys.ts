@@ -40,6 +40,23 @@ export function hashApiKey(key: string): string {
   return createHash("sha256").update(key).digest("hex");
 }
 
+/** A fresh key (its material, shown once) and what is stored of it. */
+export function newApiKey(
+  name: string,
+  serverIds: string[] | null,
+  options: { owner?: string | undefined } = {},
+): { key: string; info: ApiKeyInfo } {
+  const key = `${API_KEY_PREFIX}${randomBytes(32).toString("base64url")}`;
+  const info: ApiKeyInfo = {
+    id: randomUUID(),
+    name,
+    serverIds,
+    createdAt: new Date().toISOString(),
+    ...(options.owner ? { owner: options.owner } : {}),
+  };
+  return { key, info };
+}
+
 const HASH_PREFIX = "KEYHASH#";
 const keyItemKey = (hash: string) => ({ pk: `${HASH_PREFIX}${hash}`, sk: "KEY" });
 
@@ -47,14 +64,7 @@ export function createApiKeyStore(ddb: DynamoDBDocumentClient, tableName: string
   const items = () => queryKind(ddb, tableName, KINDS.apiKey);
   return {
     async create(name, serverIds, options = {}) {
-      const key = `${API_KEY_PREFIX}${randomBytes(32).toString("base64url")}`;
-      const info: ApiKeyInfo = {
-        id: randomUUID(),
-        name,
-        serverIds,
-        createdAt: new Date().toISOString(),
-        ...(options.owner ? { owner: options.owner } : {}),
-      };
+      const { key, info } = newApiKey(name, serverIds, options);
       await ddb.send(
         new PutCommand({
           TableName: tableName,
