@@ -249,11 +249,14 @@ describe("a per_user authorization link opens only for the person it was issued 
       await client.close();
     }
 
-    // The admin's own link: a development sign-in named "admin" is not the admin.
+    // The admin's own link: without a console session it asks for one (a development sign-in is no admin).
     await stack.store.upstreamCredentials.remove(serverId, "admin");
     const started = await stack.call("POST", `/v1/servers/${serverId}/authorize`);
     const adminLink = started.body.authorizationUrl as string;
-    expect((await openLink(new CookieBrowser(), adminLink, { user: "admin" })).status).toBe(403);
+    const stranger = await openLink(new CookieBrowser(), adminLink, { user: "admin" });
+    expect(stranger.status).toBe(401);
+    expect(stranger.html).toContain("sign in to the console");
+    expect(stranger.location).toBeUndefined();
     const admin = new CookieBrowser();
     await signInToConsole(admin, stack.api.url);
     await authorizeThroughLink(upstream, adminLink, { browser: admin, upstreamUser: "the-admin" });

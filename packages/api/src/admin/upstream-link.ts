@@ -94,8 +94,20 @@ export function registerUpstreamLinkPages(app: OpenAPIHono<AppEnv>, deps: LinkSi
     if (!link) return unknown(c);
     const found = await usable(c, deps, link);
     if (found instanceof Response) return found;
-    if (found.opener === "admin" && (await deps.sessions.current(c)))
-      return decide(c, deps, link, { groups: [], admin: true, label: "the admin (console)" });
+    if (found.opener === "admin") {
+      if (await deps.sessions.current(c))
+        return decide(c, deps, link, { groups: [], admin: true, label: "the admin (console)" });
+      // The development sign-in names no admin: only the console (or a console admin at the provider) does.
+      if (!deps.oidc)
+        return sendPage(
+          c,
+          401,
+          messagePage(
+            "Sign in first",
+            "This authorization link is the administrator's: sign in to the console (at / on this site), then open the link again.",
+          ),
+        );
+    }
     if (deps.oidc) {
       const login = newLoginBinding(AUTHORIZATION_TTL_SECONDS);
       let target: URL;
@@ -117,15 +129,6 @@ export function registerUpstreamLinkPages(app: OpenAPIHono<AppEnv>, deps: LinkSi
       setCookie(c, CSRF_COOKIE, csrf, { ...csrfCookie, maxAge: AUTHORIZATION_TTL_SECONDS });
       return sendPage(c, 200, linkSignInPage(UPSTREAM_LINK_PATH, { link, csrf }));
     }
-    if (found.opener === "admin")
-      return sendPage(
-        c,
-        401,
-        messagePage(
-          "Sign in first",
-          "This authorization link is the administrator's: sign in to the console (at / on this site) with the admin token, then open the link again.",
-        ),
-      );
     return sendPage(
       c,
       503,
