@@ -99,7 +99,7 @@ console.log(`MCP Gateway ready at ${api.url} (docs: ${api.url}/docs)`);
 log(`admin console at ${api.url}/`);
 log(
   settings.oidc
-    ? `sign-in at ${settings.oidc.issuer} (register ${settings.oauthIssuer ?? api.url}/oauth/oidc/callback and ${settings.publicAdminUrl ?? api.url}/console/oidc/callback there)`
+    ? `sign-in at ${settings.oidc.issuer} (register ${settings.oauthIssuer ?? api.url}/oauth/oidc/callback, ${settings.publicAdminUrl ?? api.url}/console/oidc/callback and ${settings.publicAdminUrl ?? api.url}/oauth/upstream/signin there)`
     : "sign-in: the development page (set OIDC_ISSUER and OIDC_CLIENT_ID for an OpenID provider)",
 );
 

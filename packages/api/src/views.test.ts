@@ -159,6 +159,10 @@ describe("the answers the console reads are exactly their schemas", () => {
       views.NewApiKeyView.strict(),
       await call("POST", "/v1/keys", 201, { name: "ci", servers: ["docs"] }),
     );
+    const owned = exactly(
+      views.NewApiKeyView.strict(),
+      await call("POST", "/v1/keys", 201, { name: "ada's", owner: "user:ada" }),
+    );
     const keys = exactly(views.ApiKeyList.strict(), await call("GET", "/v1/keys", 200));
     const mapping = exactly(
       views.AccessMappingView.strict(),
@@ -168,7 +172,12 @@ describe("the answers the console reads are exactly their schemas", () => {
     const access = exactly(views.AccessMappingList.strict(), await call("GET", "/v1/access", 200));
 
     expect(created.serverIds).toEqual([docs.id]);
-    expect(keys.keys.map((key) => exactly(views.ApiKeyView.strict(), key).servers)).toEqual([["docs"]]);
+    expect(owned.owner).toBe("user:ada");
+    const listed = keys.keys.map((key) => exactly(views.ApiKeyView.strict(), key));
+    expect(listed.map((key) => [key.name, key.servers, key.owner]).sort()).toEqual([
+      ["ada's", null, "user:ada"],
+      ["ci", ["docs"], null],
+    ]);
     expect(mapping.servers).toEqual(["docs"]);
     expect(
       access.access.map((entry) => exactly(views.AccessMappingView.strict(), entry).subject).sort(),

@@ -183,6 +183,10 @@ export const ApiKeyView = z
       description:
         "Ids of the servers the key may use: a renamed server keeps its keys, a new server with an old name gets none",
     }),
+    owner: z.string().nullable().openapi({
+      description:
+        "Who the key belongs to (`user:<name>` / `group:<name>`): who signs in to open its per_user authorization links; null = no owner (it cannot authorize a per_user server)",
+    }),
     createdAt: z.string(),
   })
   .openapi("ApiKey");

@@ -10,7 +10,7 @@ import {
   type ToolCallResult,
 } from "@mcpgw/upstream";
 import type { Principal } from "../env";
-import { credentialSubject } from "../upstream-authorization";
+import { credentialSubject, keyOwnerOf } from "../upstream-authorization";
 import { AuthorizationNeeded } from "./authorization-needed";
 import { resolveTool, type ServerScope } from "./catalogue";
 import type { GatewayDeps } from "./deps";
@@ -70,7 +70,7 @@ export async function callGatewayTool(
       {
         ...(options.signal ? { signal: options.signal } : {}),
         ...(thread ? { thread } : {}),
-        ...(subject ? { subject } : {}),
+        ...(subject ? { subject, keyOwner: keyOwnerOf(options.principal) } : {}),
       },
     );
   try {
@@ -116,7 +116,9 @@ export async function forwardToServer(
         forwardRequest(session, method, params, { ...callOptions, ...forwarded(options) }),
       {
         ...(options.signal ? { signal: options.signal } : {}),
-        ...(isPerUser(entry.server) ? { subject: credentialSubject(options.principal) } : {}),
+        ...(isPerUser(entry.server)
+          ? { subject: credentialSubject(options.principal), keyOwner: keyOwnerOf(options.principal) }
+          : {}),
         ...(options.authorize === false ? { authorize: false } : {}),
       },
     );

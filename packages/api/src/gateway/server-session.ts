@@ -36,6 +36,8 @@ interface SessionCaller {
   thread?: string | undefined;
   /** A `per_user` server's caller (`user:<sub>`, `key:<id>`, `admin`): whose credential and session. */
   subject?: string | undefined;
+  /** A key caller's owner: who must sign in to open the key's authorization link. */
+  keyOwner?: string | undefined;
 }
 
 /** Raised inside a session's open or use: the reach verdict says this caller must authorize their own connection. */
@@ -84,7 +86,10 @@ export async function withServerSession<T>(
     }
     switch (server.transport) {
       case "http":
-        throw new AuthorizationNeeded(server.name, await beginUpstreamAuthorization(deps, server, subject));
+        throw new AuthorizationNeeded(
+          server.name,
+          await beginUpstreamAuthorization(deps, server, subject, options.keyOwner),
+        );
       case "stdio":
         throw error;
       default:
