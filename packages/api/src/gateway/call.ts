@@ -71,6 +71,7 @@ export async function callGatewayTool(
         ...(options.signal ? { signal: options.signal } : {}),
         ...(thread ? { thread } : {}),
         ...(subject ? { subject } : {}),
+        ...callerOf(options.principal),
       },
     );
   try {
@@ -117,6 +118,7 @@ export async function forwardToServer(
       {
         ...(options.signal ? { signal: options.signal } : {}),
         ...(isPerUser(entry.server) ? { subject: credentialSubject(options.principal) } : {}),
+        ...callerOf(options.principal),
         ...(options.authorize === false ? { authorize: false } : {}),
       },
     );
@@ -127,6 +129,11 @@ export async function forwardToServer(
       });
     throw error instanceof CallFailure ? toAppError(error, entry.server.name) : error;
   }
+}
+
+/** The caller as a stdio server's runner face names them (none without a principal). */
+function callerOf(principal: Principal | undefined): { caller?: string } {
+  return principal ? { caller: credentialSubject(principal) } : {};
 }
 
 function forwarded(
