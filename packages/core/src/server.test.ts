@@ -57,6 +57,7 @@ describe("ServerSpec transport", () => {
       args: [],
       env: {},
       scope: "project",
+      isolation: "shared",
     });
   });
 
@@ -82,6 +83,7 @@ describe("ServerSpec transport", () => {
       args: ["server.js", "--verbose"],
       env: { API_TOKEN: "t0k3n", _PRIVATE: "" },
       scope: "thread",
+      isolation: "per_caller",
       secretRef: "team.github-token_1",
       secretFormat: "json",
     };

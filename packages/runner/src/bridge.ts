@@ -439,11 +439,7 @@ export class ChildBridge {
       alive?: (() => void) | undefined;
     },
   ): Promise<ForwardedCall> {
-    const release = await this.gate.enter(
-      options.caller,
-      declaresAny(options.capabilities),
-      options.signal,
-    );
+    const release = await this.gate.enter(options.caller, declaresAny(options.capabilities), options.signal);
     const call = new ForwardedCall(this.child, method, params, {
       caller: options.caller,
       onSettled: release,

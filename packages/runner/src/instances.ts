@@ -219,7 +219,8 @@ export class InstanceManager {
         `Server '${server.name}' is project-scoped; it has no thread instances.`,
       );
     }
-    const caller = !threadId && server.isolation === "per_caller" ? (options.caller ?? PROBE_CALLER) : undefined;
+    const caller =
+      !threadId && server.isolation === "per_caller" ? (options.caller ?? PROBE_CALLER) : undefined;
     const key = instanceKey(serverId, threadId, caller);
     const existing = this.instances.get(key);
     if (existing) {

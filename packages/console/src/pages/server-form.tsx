@@ -207,7 +207,12 @@ export function ServerFormPage({ id }: { id?: string }) {
       />
     </Field>
   );
-  const selectField = (key: "secretFormat" | "scope" | "isolation", label: string, choices: Choice[], help?: string) => (
+  const selectField = (
+    key: "secretFormat" | "scope" | "isolation",
+    label: string,
+    choices: Choice[],
+    help?: string,
+  ) => (
     <Field label={label} id={key} help={help} errors={errorsOf(key)}>
       <select id={key} value={draft[key]} onChange={(e) => set({ [key]: e.currentTarget.value })}>
         {choices.map(({ value, label: text }) => (
