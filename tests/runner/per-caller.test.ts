@@ -117,6 +117,9 @@ describe("runner: each caller its own child, each child's request to its own cal
       .map((instance) => instance.caller)
       .sort();
     expect(callers).toEqual([principal(a), principal(b), "probe"].sort());
+    // Only the runner token's holder names a caller, and only as a principal: anything else is refused.
+    expect((await s.runnerCall("POST", `/servers/${id}/callers/nobody/mcp`)).status).toBe(400);
+    expect((await s.runnerCall("POST", `/servers/${id}/callers/admin/mcp`, {})).status).toBe(401);
     console.log(`[per_caller] A uid ${whoA.uid} HOME ${whoA.home}; B uid ${whoB.uid} HOME ${whoB.home}`);
   });
 
