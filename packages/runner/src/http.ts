@@ -141,8 +141,8 @@ const FACE_PATHS = [
   "/servers/:id/threads/:thread/callers/:caller/mcp",
 ];
 
-/** A caller principal as the gateway names it: `user:<sub>`, `key:<id>` or `admin`. */
-const CALLER = /^(?:user:[\x21-\x7e]{1,255}|key:[\x21-\x7e]{1,128}|admin)$/;
+/** A caller principal as the gateway names it: `user:<sub>`, `key:<id>` or `admin` (no control characters). */
+const CALLER = /^(?:user:\P{Cc}{1,1024}|key:\P{Cc}{1,256}|admin)$/u;
 
 /**
  * The caller a face request names (the `{caller}` path segment, which only the holder of the runner
