@@ -6,6 +6,7 @@ import {
   AppError,
   describeBytes,
   errorFields,
+  isPerCaller,
   type Logger,
   type PlainStdioServer,
   planSpawn,
@@ -219,8 +220,7 @@ export class InstanceManager {
         `Server '${server.name}' is project-scoped; it has no thread instances.`,
       );
     }
-    const caller =
-      !threadId && server.isolation === "per_caller" ? (options.caller ?? PROBE_CALLER) : undefined;
+    const caller = !threadId && isPerCaller(server) ? (options.caller ?? PROBE_CALLER) : undefined;
     const key = instanceKey(serverId, threadId, caller);
     const existing = this.instances.get(key);
     if (existing) {
