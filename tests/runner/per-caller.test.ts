@@ -167,9 +167,12 @@ describe("runner: each caller its own child, each child's request to its own cal
     const A = await connect(s, a.key, "A");
     const B = await connect(s, b.key, "B");
     clients.push(A.client, B.client);
-    // A's call holds the child 1.5 s; B's sampling call goes on beside it once the gate's wait runs out.
+    // Both callers' sessions warm first, so B's call is sure to reach the child while A's holds it.
+    await call(A.client, `${name}__recall`);
+    await call(B.client, `${name}__recall`);
+    // A's call holds the child 3 s; B's sampling call goes on beside it once the gate's wait runs out.
     const [held, gotB] = await Promise.all([
-      call(A.client, `${name}__hold`, { ms: 1_500 }),
+      call(A.client, `${name}__hold`, { ms: 3_000 }),
       new Promise((resolve) => setTimeout(resolve, 100)).then(() =>
         call(B.client, `${name}__sample`, { prompt: "for B" }),
       ),
