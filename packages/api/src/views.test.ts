@@ -72,6 +72,7 @@ describe("the answers the console reads are exactly their schemas", () => {
         env: { MODE: "fast" },
         secretRef: "gh",
         secretFormat: "json",
+        isolation: "per_caller",
       }),
     );
     const at = new Date().toISOString();
@@ -109,6 +110,12 @@ describe("the answers the console reads are exactly their schemas", () => {
     expect(connected.status).toMatchObject({ state: "connected", protocolVersion: "2025-06-18" });
     expect(connected.status.authorization).toBe("authorized");
     expect(failed.status).toMatchObject({ state: "failed", reason: "not_responding" });
+    expect(failed.isolation).toBe("per_caller");
+    const patched = exactly(
+      ExactServer,
+      await call("PATCH", `/v1/servers/${stdio.id}`, 200, { isolation: "shared" }),
+    );
+    expect(patched.isolation).toBe("shared");
     expect(tools.tools.map((tool) => tool.name)).toEqual(["search"]);
     expect(latency.points).toHaveLength(1);
   });

@@ -87,7 +87,8 @@ export function toServerView(
     case "http":
       return { ...spec, headers: masked, scope: "project", status: visible };
     case "stdio":
-      return { ...spec, env: revealedEnv ?? masked, status: visible };
+      // A server stored before isolation existed is shared.
+      return { ...spec, isolation: spec.isolation ?? "shared", env: revealedEnv ?? masked, status: visible };
     default:
       return assertNever(spec);
   }

@@ -71,6 +71,7 @@ export async function callGatewayTool(
         ...(options.signal ? { signal: options.signal } : {}),
         ...(thread ? { thread } : {}),
         ...(subject ? { subject, keyOwner: keyOwnerOf(options.principal) } : {}),
+        ...callerOf(options.principal),
       },
     );
   try {
@@ -119,6 +120,7 @@ export async function forwardToServer(
         ...(isPerUser(entry.server)
           ? { subject: credentialSubject(options.principal), keyOwner: keyOwnerOf(options.principal) }
           : {}),
+        ...callerOf(options.principal),
         ...(options.authorize === false ? { authorize: false } : {}),
       },
     );
@@ -129,6 +131,11 @@ export async function forwardToServer(
       });
     throw error instanceof CallFailure ? toAppError(error, entry.server.name) : error;
   }
+}
+
+/** The caller as a stdio server's runner face names them (none without a principal). */
+function callerOf(principal: Principal | undefined): { caller?: string } {
+  return principal ? { caller: credentialSubject(principal) } : {};
 }
 
 function forwarded(
