@@ -151,13 +151,15 @@ describe("runner: each caller its own child, each child's request to its own cal
     const A = await connect(s, a.key, "A", 300);
     const B = await connect(s, b.key, "B", 300);
     clients.push(A.client, B.client);
+    // The child's first request (alone: no overlap) makes the runner keep callers that can be asked apart.
+    expect(await call(A.client, `${name}__sample`, { prompt: "first" })).toBe("from A");
     const [gotA, gotB] = await Promise.all([
       call(A.client, `${name}__sample`, { prompt: "for A" }),
       call(B.client, `${name}__sample`, { prompt: "for B" }),
     ]);
     expect(gotA).toBe("from A");
     expect(gotB).toBe("from B");
-    expect(A.asked).toEqual(["for A"]);
+    expect(A.asked).toEqual(["first", "for A"]);
     expect(B.asked).toEqual(["for B"]);
   });
 

@@ -139,8 +139,14 @@ describe("ChildBridge", () => {
     expect(await resultOf(first)).toBe("waited");
   });
 
-  it("another caller's call waits while a call whose caller can be asked is in flight; the ask reaches only that caller", async () => {
+  it("once the child has asked, another caller's call waits while a call whose caller can be asked is in flight; the ask reaches only that caller", async () => {
     const { bridge } = await linkedChild();
+    // The child's first request, with one caller in flight: from then on callers that can be asked go alone.
+    const first = await start(bridge, "ask", FORM, undefined, "key:a");
+    const firstAsks = await inputOf(first);
+    first.park();
+    first.answer({ [firstAsks[0]?.key ?? ""]: { action: "decline" } });
+    expect(JSON.parse(await resultOf(first))).toEqual({ action: "decline" });
     const mine = await start(bridge, "ask", FORM, undefined, "key:a");
     let theirsStarted = false;
     const theirs = start(bridge, "ask", FORM, undefined, "key:b").then((call) => {

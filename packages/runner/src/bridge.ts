@@ -337,8 +337,9 @@ export function declares(
  * the callers who can answer them.
  *
  * Over stdio a child's request carries no link to the call that caused it, so it reaches a caller
- * only when every request in flight at the child is that one caller's: the {@link CallerGate} keeps
- * other callers' requests off the child while a call whose caller can be asked is in flight. It then
+ * only when every request in flight at the child is that one caller's: once the child has asked
+ * anything, the {@link CallerGate} keeps other callers' requests off the child while a call whose
+ * caller can be asked is in flight. It then
  * goes to that caller's call in flight when there is exactly one (refused when its caller did not
  * declare the capability), else to the caller's oldest call in flight that declared it. A request
  * while no call is in flight, while several callers' requests are (the gate's wait ran out), or that
@@ -485,6 +486,7 @@ export class ChildBridge {
   }
 
   private ask(method: InputMethod, params: Record<string, unknown> | undefined, signal: AbortSignal) {
+    this.gate.childAsks();
     const call = this.route(method, params);
     if (!call) {
       throw new McpError(

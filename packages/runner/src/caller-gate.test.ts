@@ -17,8 +17,29 @@ describe("CallerGate", () => {
     expect(gate.soleCaller).toBeUndefined();
   });
 
+  it("until the child asks anything, callers that can be asked overlap too (nothing waits)", async () => {
+    const gate = new CallerGate();
+    const a = await gate.enter("key:a", true);
+    const b = await gate.enter("key:b", true);
+    expect(gate.soleCaller).toBeUndefined();
+    a();
+    b();
+    gate.childAsks();
+    const again = await gate.enter("key:a", true);
+    let admitted = false;
+    const waiting = gate.enter("key:b", false).then((release) => {
+      admitted = true;
+      return release;
+    });
+    await tick();
+    expect(admitted).toBe(false);
+    again();
+    (await waiting)();
+  });
+
   it("an asking request waits for other callers, and others wait for it, first come first served", async () => {
     const gate = new CallerGate();
+    gate.childAsks();
     const b = await gate.enter("key:b", false);
     const admitted: string[] = [];
     const asking = gate.enter("key:a", true).then((release) => {
@@ -49,6 +70,7 @@ describe("CallerGate", () => {
 
   it("a wait is bounded: past it the request goes on, and no caller is sole", async () => {
     const gate = new CallerGate(20);
+    gate.childAsks();
     const a = await gate.enter("key:a", true);
     const b = await gate.enter("key:b", false);
     expect(gate.soleCaller).toBeUndefined();
@@ -58,6 +80,7 @@ describe("CallerGate", () => {
 
   it("a request whose caller left stops waiting; a pass never waits but counts", async () => {
     const gate = new CallerGate();
+    gate.childAsks();
     const a = await gate.enter("key:a", true);
     const leaving = new AbortController();
     const waiting = gate.enter("key:b", false, leaving.signal);

@@ -17,9 +17,11 @@ interface Held {
 /**
  * Who may have requests in flight at one child at once, so that the child's own requests (elicitation,
  * sampling, roots) — which over stdio carry no link to the call that caused them — can be told whose
- * they are. A request whose caller can be asked (it declared elicitation, sampling or roots) waits
- * until no other caller has a request in flight at the child; while it is in flight, other callers'
- * requests wait. Requests of one caller never wait for each other, nor do those of callers that
+ * they are. Once the child has asked a caller anything ({@link CallerGate.childAsks}), a request whose
+ * caller can be asked (it declared elicitation, sampling or roots) waits until no other caller has a
+ * request in flight at the child; while it is in flight, other callers' requests wait. Until then —
+ * most servers never ask — nothing waits: callers overlap, and a first request of the child's during an
+ * overlap is refused. Requests of one caller never wait for each other, nor do those of callers that
  * cannot be asked. Waiting is first come, first served, and bounded: past `waitMs` a request goes on
  * regardless — then the callers overlap, and the child's requests meanwhile are refused (see
  * {@link CallerGate.soleCaller}), never handed to a caller they may not belong to.
@@ -27,6 +29,8 @@ interface Held {
 export class CallerGate {
   private readonly held = new Map<string, Held>();
   private readonly queue: Waiting[] = [];
+  /** Whether the child has asked a caller anything: only then do callers that can be asked go alone. */
+  private serializing = false;
 
   constructor(private readonly waitMs = DEFAULT_GATE_WAIT_MS) {}
 
@@ -74,6 +78,11 @@ export class CallerGate {
     });
   }
 
+  /** The child asked a caller something: from now on, callers that can be asked go alone (see the class doc). */
+  childAsks(): void {
+    this.serializing = true;
+  }
+
   /**
    * Counts a request of `caller` in flight without waiting (one that cannot be asked and must not wait,
    * e.g. a probe's list); resolves nothing, answers its release.
@@ -83,6 +92,7 @@ export class CallerGate {
   }
 
   private admissible(caller: string, asking: boolean): boolean {
+    if (!this.serializing) return true;
     for (const [other, held] of this.held) {
       if (other === caller) continue;
       if (asking || held.asking > 0) return false;
