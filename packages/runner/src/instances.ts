@@ -4,12 +4,16 @@ import { join } from "node:path";
 import { recordFailure, SealError, type Store } from "@mcpgw/aws";
 import {
   AppError,
+  DEFAULT_CHILD_LIMITS,
   describeBytes,
   errorFields,
   type Logger,
+  limitMessage,
   type PlainStdioServer,
   planSpawn,
+  type ResolvedLimits,
   renderSecretFile,
+  resolveLimits,
   type ServerRecord,
   UNREADABLE_SECRETS,
 } from "@mcpgw/core";
@@ -25,6 +29,7 @@ import {
 import { CHILD_SESSION_CAPABILITIES, ChildBridge } from "./bridge";
 import { ChildTransport, killGroupNow } from "./child-transport";
 import type { ChildIdentity, Isolation } from "./isolation";
+import { LimitWatch } from "./limits";
 import { ProbeRelay } from "./probe-relay";
 import { mayDownloadAtStart } from "./start-rules";
 import { checkWorktree } from "./worktree";
@@ -85,6 +90,10 @@ export interface InstanceManagerOptions {
   parkMs?: number;
   /** How long a burst of a child's list_changed is gathered into one probe job (default 250 ms). */
   relayDebounceMs?: number;
+  /** Every child's limits unless its server sets its own (default {@link DEFAULT_CHILD_LIMITS}). */
+  childLimits?: ResolvedLimits;
+  /** How often the children's use is summed against their limits (default 500 ms). */
+  limitSampleMs?: number;
 }
 
 /** A spawn under way: how many requests wait for it, and how to abandon it. */
@@ -141,8 +150,10 @@ export class InstanceManager {
   private readonly maxChildren: number;
   private readonly pingTimeoutMs: number;
   private readonly relay: ProbeRelay;
+  private readonly limitWatch: LimitWatch;
 
   constructor(private readonly options: InstanceManagerOptions) {
+    this.limitWatch = new LimitWatch(options.limitSampleMs);
     this.relay = new ProbeRelay({
       jobs: options.store.jobs,
       logger: options.logger,
@@ -327,6 +338,7 @@ export class InstanceManager {
     this.closing = true;
     clearInterval(this.reaper);
     this.relay.close();
+    this.limitWatch.close();
     const reason = new AppError("server.unavailable", "The runner is stopping.");
     for (const start of this.starts.values()) start.controller.abort(reason);
     await Promise.allSettled([...this.starts.keys()]);
@@ -520,6 +532,10 @@ export class InstanceManager {
         cwd: worktreeRoot ?? home,
         ...(identity ?? {}),
         ...(this.options.maxMessageBytes ? { maxMessageBytes: this.options.maxMessageBytes } : {}),
+        limits: {
+          values: resolveLimits(record.limits, this.options.childLimits ?? DEFAULT_CHILD_LIMITS),
+          watch: this.limitWatch,
+        },
       });
       // Declared so a child may ask for input during a call; the bridge routes it to a caller.
       const client = new Client(CLIENT_INFO, { capabilities: CHILD_SESSION_CAPABILITIES });
@@ -641,10 +657,13 @@ export class InstanceManager {
     const { transport } = instance;
     const exit = transport.exitStatus;
     const tail = scrubSecrets(transport.stderrTail.trim(), scrub).slice(-1_000);
+    const killedBy = transport.killedBy;
     const error =
-      transport.killedBy === "message_too_large"
+      killedBy === "message_too_large"
         ? `the server wrote a message larger than ${describeBytes(transport.maxMessageBytes)} (MAX_UPSTREAM_MESSAGE_BYTES) and was stopped`
-        : `process exited unexpectedly (${exit?.signal ?? `code ${exit?.code}`})${tail ? `: ${tail}` : ""}`;
+        : killedBy && transport.limits
+          ? limitMessage(killedBy, transport.limits)
+          : `process exited unexpectedly (${exit?.signal ?? `code ${exit?.code}`})${tail ? `: ${tail}` : ""}`;
     this.options.logger.warn("child died", {
       serverId: instance.serverId,
       threadId: instance.threadId,

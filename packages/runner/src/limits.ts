@@ -1,0 +1,152 @@
+/**
+ * Children's limits, enforced twice: by the kernel on each process (rlimits set through util-linux
+ * `prlimit` at exec, see {@link rlimitOptions}) and by the runner on each child as a whole — it reads
+ * /proc every `sampleMs`, sums the CPU time, resident memory and tasks of every process of the child's
+ * session (the child leads its own), and kills a child past a limit. cgroups would do the second part
+ * in the kernel, but they are not writable where the runner runs (a Fargate task; here, cgroup v2
+ * has no controllers), while rlimits and /proc need no privilege at all.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { readdir, readFile } from "node:fs/promises";
+import { type ChildUsage, type LimitKind, passedLimit, type ResolvedLimits } from "@mcpgw/core";
+
+/** How often the runner sums its children's use by default. */
+export const DEFAULT_LIMIT_SAMPLE_MS = 500;
+
+/** Linux's USER_HZ, the unit of /proc/<pid>/stat's CPU times on every architecture it runs on. */
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** One process as /proc/<pid>/stat shows it (the fields limits need). */
+export interface ProcStat {
+  state: string;
+  pgrp: number;
+  session: number;
+  /** utime + stime + cutime + cstime: its own CPU time and that of the children it reaped. */
+  ticks: number;
+  threads: number;
+  rssPages: number;
+}
+
+/** Parses a /proc/<pid>/stat line (the command name may hold spaces and parentheses). */
+export function parseProcStat(text: string): ProcStat | undefined {
+  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+  // fields[0] is field 3 (state) of proc(5): field n is fields[n - 3].
+  const at = (n: number) => Number(fields[n - 3]);
+  if (fields.length < 22 || Number.isNaN(at(24))) return undefined;
+  return {
+    state: fields[0] ?? "",
+    pgrp: at(5),
+    session: at(6),
+    ticks: at(14) + at(15) + at(16) + at(17),
+    threads: at(20),
+    rssPages: at(24),
+  };
+}
+
+interface Watched {
+  limits: ResolvedLimits;
+  onPassed: (kind: LimitKind, usage: ChildUsage) => void;
+}
+
+/** Sums each watched child's use every `sampleMs` and calls its `onPassed` (once) past a limit. */
+export class LimitWatch {
+  /** By the child's pid, which is its session and process group id. */
+  private readonly watched = new Map<number, Watched>();
+  private timer: NodeJS.Timeout | undefined;
+  private sampling = false;
+
+  constructor(private readonly sampleMs = DEFAULT_LIMIT_SAMPLE_MS) {}
+
+  /** Watches the child `pid` (a session leader); returns how to stop watching it. */
+  watch(pid: number, limits: ResolvedLimits, onPassed: Watched["onPassed"]): () => void {
+    if (!hasProc() || (limits.cpuSeconds === 0 && limits.memoryMiB === 0 && limits.processes === 0))
+      return () => {};
+    const entry = { limits, onPassed };
+    this.watched.set(pid, entry);
+    this.timer ??= setInterval(() => void this.sample(), this.sampleMs).unref();
+    return () => {
+      if (this.watched.get(pid) === entry) this.watched.delete(pid);
+      if (this.watched.size === 0) this.close();
+    };
+  }
+
+  /** Stops sampling (runner shutdown). */
+  close(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  private async sample(): Promise<void> {
+    if (this.sampling || this.watched.size === 0) return;
+    this.sampling = true;
+    try {
+      const usage = await usageBySession(new Set(this.watched.keys()));
+      for (const [pid, entry] of this.watched) {
+        const used = usage.get(pid);
+        const kind = used && passedLimit(used, entry.limits);
+        if (!used || !kind) continue;
+        this.watched.delete(pid);
+        entry.onPassed(kind, used);
+      }
+    } finally {
+      this.sampling = false;
+    }
+  }
+}
+
+/** The summed use of the processes of each of these sessions (or process groups). */
+async function usageBySession(sessions: Set<number>): Promise<Map<number, ChildUsage>> {
+  const names = await readdir("/proc").catch(() => [] as string[]);
+  const stats = await Promise.all(
+    names
+      .filter((name) => /^\d+$/.test(name))
+      .map((name) => readFile(`/proc/${name}/stat`, "utf8").then(parseProcStat, () => undefined)),
+  );
+  const usage = new Map<number, ChildUsage>();
+  for (const stat of stats) {
+    if (!stat || stat.state === "Z" || stat.state === "X") continue;
+    const owner = sessions.has(stat.session) ? stat.session : sessions.has(stat.pgrp) ? stat.pgrp : undefined;
+    if (owner === undefined) continue;
+    const sum = usage.get(owner) ?? { cpuSeconds: 0, memoryBytes: 0, tasks: 0 };
+    sum.cpuSeconds += stat.ticks / CLOCK_TICKS_PER_SECOND;
+    sum.memoryBytes += stat.rssPages * pageSize();
+    sum.tasks += stat.threads;
+    usage.set(owner, sum);
+  }
+  return usage;
+}
+
+let pageBytes: number | undefined;
+
+function pageSize(): number {
+  if (pageBytes === undefined) {
+    const answer = spawnSync("getconf", ["PAGESIZE"], { encoding: "utf8", timeout: 5_000 });
+    const value = Number(answer.stdout?.trim());
+    pageBytes = Number.isInteger(value) && value > 0 ? value : 4_096;
+  }
+  return pageBytes;
+}
+
+function hasProc(): boolean {
+  return existsSync("/proc/self/stat");
+}
+
+/**
+ * What of the limits this runner cannot enforce, in sentences to log once at its start: nothing on
+ * Linux as root with util-linux.
+ */
+export function limitGaps(isolated: boolean, prlimit: string | undefined): string[] {
+  if (!hasProc())
+    return ["children's CPU, memory and process limits are not enforced: there is no /proc (not Linux)"];
+  const gaps: string[] = [];
+  if (!prlimit)
+    gaps.push(
+      "children's limits are watched by the runner only, not capped by the kernel: util-linux prlimit is not available, so a child may overshoot a limit between two samples",
+    );
+  else if (!isolated)
+    gaps.push(
+      "children's process limit is watched by the runner only, not capped by the kernel: children share the runner's uid, and the kernel counts processes per uid",
+    );
+  return gaps;
+}
