@@ -72,8 +72,10 @@ describe("the answers the console reads are exactly their schemas", () => {
         env: { MODE: "fast" },
         secretRef: "gh",
         secretFormat: "json",
+        limits: { cpuSeconds: 60, memoryMiB: 256, processes: 64 },
       }),
     );
+    expect(stdio.limits).toEqual({ cpuSeconds: 60, memoryMiB: 256, processes: 64 });
     const at = new Date().toISOString();
     await store.statuses.recordAttempt(
       http.id,
