@@ -8,41 +8,11 @@
  */
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { readdir, readFile } from "node:fs/promises";
 import { type ChildUsage, type LimitKind, passedLimit, type ResolvedLimits } from "@mcpgw/core";
+import { CLOCK_TICKS_PER_SECOND, processes } from "./proc";
 
 /** How often the runner sums its children's use by default. */
 export const DEFAULT_LIMIT_SAMPLE_MS = 500;
-
-/** Linux's USER_HZ, the unit of /proc/<pid>/stat's CPU times on every architecture it runs on. */
-const CLOCK_TICKS_PER_SECOND = 100;
-
-/** One process as /proc/<pid>/stat shows it (the fields limits need). */
-export interface ProcStat {
-  state: string;
-  pgrp: number;
-  session: number;
-  /** utime + stime + cutime + cstime: its own CPU time and that of the children it reaped. */
-  ticks: number;
-  threads: number;
-  rssPages: number;
-}
-
-/** Parses a /proc/<pid>/stat line (the command name may hold spaces and parentheses). */
-export function parseProcStat(text: string): ProcStat | undefined {
-  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
-  // fields[0] is field 3 (state) of proc(5): field n is fields[n - 3].
-  const at = (n: number) => Number(fields[n - 3]);
-  if (fields.length < 22 || Number.isNaN(at(24))) return undefined;
-  return {
-    state: fields[0] ?? "",
-    pgrp: at(5),
-    session: at(6),
-    ticks: at(14) + at(15) + at(16) + at(17),
-    threads: at(20),
-    rssPages: at(24),
-  };
-}
 
 interface Watched {
   limits: ResolvedLimits;
@@ -97,15 +67,8 @@ export class LimitWatch {
 
 /** The summed use of the processes of each of these sessions (or process groups). */
 async function usageBySession(sessions: Set<number>): Promise<Map<number, ChildUsage>> {
-  const names = await readdir("/proc").catch(() => [] as string[]);
-  const stats = await Promise.all(
-    names
-      .filter((name) => /^\d+$/.test(name))
-      .map((name) => readFile(`/proc/${name}/stat`, "utf8").then(parseProcStat, () => undefined)),
-  );
   const usage = new Map<number, ChildUsage>();
-  for (const stat of stats) {
-    if (!stat || stat.state === "Z" || stat.state === "X") continue;
+  for (const stat of await processes()) {
     const owner = sessions.has(stat.session) ? stat.session : sessions.has(stat.pgrp) ? stat.pgrp : undefined;
     if (owner === undefined) continue;
     const sum = usage.get(owner) ?? { cpuSeconds: 0, memoryBytes: 0, tasks: 0 };
