@@ -6,6 +6,8 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { createLogger } from "@mcpgw/core";
+import { createIsolation } from "@mcpgw/runner";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createServer,
@@ -15,6 +17,7 @@ import {
   reaches,
   startRunnerStack,
   TINY_STDIO,
+  testUidBase,
   textOf,
   uniqueName,
   waitFor,
@@ -120,5 +123,40 @@ describe("runner: per-child limits", () => {
     console.log(`[runner] a fork bomb under a limit of 40: at most ${most} tasks at once`);
     expect(most).toBeLessThanOrEqual(41);
     expect(tasksOfSession(pid)).toBe(0);
+  }, 60_000);
+});
+
+describe("runner: per-child limits without uids of their own", () => {
+  it("the process limit is still watched (and the runner says the kernel does not cap it)", async () => {
+    const logger = createLogger({ level: "error", sink: () => {} });
+    const isolation = createIsolation({ logger, uidBase: testUidBase(), uidCount: 10, canSwitchUids: false });
+    const stack = await startRunnerStack({ isolation });
+    try {
+      const name = uniqueName("forks-shared");
+      const id = await createServer(stack, {
+        name,
+        command: process.execPath,
+        args: [HOSTILE],
+        limits: { processes: 40 },
+      });
+      await reaches(stack, id, "connected");
+      const pid = await pidOf(stack, id);
+      expect((await stack.callTool(`${name}__fork`, { count: 200 })).status).not.toBe(200);
+      await waitFor(
+        async () => isAlive(pid),
+        (alive) => !alive,
+        { timeoutMs: 15_000, intervalMs: 50 },
+      );
+      const failed = await reaches(stack, id, "failed", 10_000);
+      expect(failed.lastError).toBe(
+        "the server passed its process limit (40 processes and threads) and was stopped",
+      );
+      expect(tasksOfSession(pid)).toBe(0);
+      expect(stack.logs.some((line) => line.includes("process limit is watched by the runner only"))).toBe(
+        true,
+      );
+    } finally {
+      await stack.cleanup();
+    }
   }, 60_000);
 });
