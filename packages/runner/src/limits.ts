@@ -3,8 +3,8 @@
  * `prlimit` at exec, see {@link rlimitOptions}) and by the runner on each child as a whole — it reads
  * /proc every `sampleMs`, sums the CPU time, resident memory and tasks of every process of the child's
  * session (the child leads its own), and kills a child past a limit. cgroups would do the second part
- * in the kernel, but they are not writable where the runner runs (a Fargate task; here, cgroup v2
- * has no controllers), while rlimits and /proc need no privilege at all.
+ * in the kernel, but a container's cgroupfs is usually read-only (Fargate) or, on a cgroup v1 host,
+ * has no v2 controllers, while rlimits and /proc need no privilege at all and work everywhere.
  */
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -24,7 +24,6 @@ export class LimitWatch {
   /** By the child's pid, which is its session and process group id. */
   private readonly watched = new Map<number, Watched>();
   private timer: NodeJS.Timeout | undefined;
-  private sampling = false;
 
   constructor(private readonly sampleMs = DEFAULT_LIMIT_SAMPLE_MS) {}
 
@@ -34,7 +33,7 @@ export class LimitWatch {
       return () => {};
     const entry = { limits, onPassed };
     this.watched.set(pid, entry);
-    this.timer ??= setInterval(() => void this.sample(), this.sampleMs).unref();
+    this.timer ??= setInterval(() => this.sample(), this.sampleMs).unref();
     return () => {
       if (this.watched.get(pid) === entry) this.watched.delete(pid);
       if (this.watched.size === 0) this.close();
@@ -47,28 +46,23 @@ export class LimitWatch {
     this.timer = undefined;
   }
 
-  private async sample(): Promise<void> {
-    if (this.sampling || this.watched.size === 0) return;
-    this.sampling = true;
-    try {
-      const usage = await usageBySession(new Set(this.watched.keys()));
-      for (const [pid, entry] of this.watched) {
-        const used = usage.get(pid);
-        const kind = used && passedLimit(used, entry.limits);
-        if (!used || !kind) continue;
-        this.watched.delete(pid);
-        entry.onPassed(kind, used);
-      }
-    } finally {
-      this.sampling = false;
+  private sample(): void {
+    if (this.watched.size === 0) return;
+    const usage = usageBySession(new Set(this.watched.keys()));
+    for (const [pid, entry] of this.watched) {
+      const used = usage.get(pid);
+      const kind = used && passedLimit(used, entry.limits);
+      if (!used || !kind) continue;
+      this.watched.delete(pid);
+      entry.onPassed(kind, used);
     }
   }
 }
 
 /** The summed use of the processes of each of these sessions (or process groups). */
-async function usageBySession(sessions: Set<number>): Promise<Map<number, ChildUsage>> {
+function usageBySession(sessions: Set<number>): Map<number, ChildUsage> {
   const usage = new Map<number, ChildUsage>();
-  for (const stat of await processes()) {
+  for (const stat of processes()) {
     const owner = sessions.has(stat.session) ? stat.session : sessions.has(stat.pgrp) ? stat.pgrp : undefined;
     if (owner === undefined) continue;
     const sum = usage.get(owner) ?? { cpuSeconds: 0, memoryBytes: 0, tasks: 0 };

@@ -1,5 +1,6 @@
 /** The runner's view of processes, from /proc (Linux): who belongs to a child, and what it uses. */
-import { readdir, readFile } from "node:fs/promises";
+import { readdirSync, readFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 
 /** Linux's USER_HZ, the unit of /proc/<pid>/stat's CPU times on every architecture it runs on. */
 export const CLOCK_TICKS_PER_SECOND = 100;
@@ -36,17 +37,29 @@ export function parseProcStat(text: string): ProcStat | undefined {
   };
 }
 
-/** Every live process (zombies left out), from /proc; none where there is no /proc. */
-export async function processes(): Promise<ProcStat[]> {
-  const names = await readdir("/proc").catch(() => [] as string[]);
-  const stats = await Promise.all(
-    names
-      .filter((name) => /^\d+$/.test(name))
-      .map((name) => readFile(`/proc/${name}/stat`, "utf8").then(parseProcStat, () => undefined)),
-  );
-  return stats.filter(
-    (stat): stat is ProcStat => stat !== undefined && stat.state !== "Z" && stat.state !== "X",
-  );
+/**
+ * Every live process (zombies left out), from /proc; none where there is no /proc. Read synchronously:
+ * a pass over ~150 processes costs ~3.5 ms of CPU this way, ~16 ms through the thread pool.
+ */
+export function processes(): ProcStat[] {
+  let names: string[];
+  try {
+    names = readdirSync("/proc");
+  } catch {
+    return [];
+  }
+  const stats: ProcStat[] = [];
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue;
+    let stat: ProcStat | undefined;
+    try {
+      stat = parseProcStat(readFileSync(`/proc/${name}/stat`, "utf8"));
+    } catch {
+      continue; // gone meanwhile
+    }
+    if (stat && stat.state !== "Z" && stat.state !== "X") stats.push(stat);
+  }
+  return stats;
 }
 
 /**
@@ -55,7 +68,7 @@ export async function processes(): Promise<ProcStat[]> {
  */
 export async function launchedAgo(pid: number): Promise<number | undefined> {
   const uptime = Number((await readFile("/proc/uptime", "utf8").catch(() => "")).split(" ")[0]);
-  const launched = (await processes()).filter((stat) => stat.session === pid && stat.pid !== pid);
+  const launched = processes().filter((stat) => stat.session === pid && stat.pid !== pid);
   if (launched.length === 0 || Number.isNaN(uptime)) return undefined;
   return uptime - Math.min(...launched.map((stat) => stat.startedAt));
 }
