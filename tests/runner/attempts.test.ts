@@ -75,6 +75,22 @@ describe("runner: children end with their attempt", () => {
     await stack?.cleanup();
   });
 
+  /**
+   * Waits for the server to fail `not_responding`, then for `left` to turn false within `withinMs`;
+   * answers how long that took after the failure.
+   */
+  async function failsThenGone(id: string, left: () => boolean, withinMs: number): Promise<number> {
+    const failed = await reaches(stack, id, "failed", 10_000);
+    expect(failed.reason).toBe("not_responding");
+    const failedAt = Date.now();
+    await waitFor(
+      async () => left(),
+      (still) => !still,
+      { timeoutMs: withinMs, intervalMs: 50 },
+    );
+    return Date.now() - failedAt;
+  }
+
   it("a child that hangs on initialize is killed when its probe gives up, files and all, and replaced on the next attempt", async () => {
     const mark = marker();
     const id = await createServer(stack, {
@@ -88,15 +104,8 @@ describe("runner: children end with their attempt", () => {
     const secretFile = environ(first).LEAK_FILE as string;
     expect(existsSync(secretFile)).toBe(true);
 
-    const failed = await reaches(stack, id, "failed", 10_000);
-    expect(failed.reason).toBe("not_responding");
-    const failedAt = Date.now();
-    await waitFor(
-      async () => isAlive(first) || existsSync(secretFile),
-      (left) => !left,
-      { timeoutMs: 3_000, intervalMs: 50 },
-    );
-    console.log(`[runner] hung start: child ${first} gone ${Date.now() - failedAt} ms after the failure`);
+    const gone = await failsThenGone(id, () => isAlive(first) || existsSync(secretFile), 3_000);
+    console.log(`[runner] hung start: child ${first} gone ${gone} ms after the failure`);
 
     // The retry spawns a new child (killed in turn when that attempt fails).
     const second = await childWith(mark, first);
@@ -220,15 +229,12 @@ describe("runner: children end with their attempt", () => {
       const home = environ(server).HOME as string;
       expect(existsSync(home)).toBe(true);
 
-      const failed = await reaches(stack, id, "failed", 10_000);
-      expect(failed.reason).toBe("not_responding");
-      const failedAt = Date.now();
-      await waitFor(
-        async () => isAlive(server) || isAlive(launcher) || existsSync(home),
-        (left) => !left,
-        { timeoutMs: 5_000, intervalMs: 50 },
+      const gone = await failsThenGone(
+        id,
+        () => isAlive(server) || isAlive(launcher) || existsSync(home),
+        5_000,
       );
-      console.log(`[runner] package runner's hung server gone ${Date.now() - failedAt} ms after the failure`);
+      console.log(`[runner] package runner's hung server gone ${gone} ms after the failure`);
       expect(stack.logs.some((line) => line.includes('"child start abandoned"') && line.includes(id))).toBe(
         true,
       );
