@@ -22,7 +22,7 @@ export const ChildLimits = z
     ),
     processes: limit(
       65_536,
-      "processes and threads it may have at once (the kernel counts threads too: Node itself runs ~11); one more and the child is killed (0: none)",
+      "how many processes and threads it may have together (the kernel counts threads too: Node itself runs ~11); one more and the child is killed (0: none)",
     ),
   })
   .meta({ id: "ChildLimits" });
