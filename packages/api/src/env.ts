@@ -6,7 +6,7 @@ import type { Logger } from "@mcpgw/core";
  */
 export type Principal =
   | { kind: "admin" }
-  | { kind: "key"; keyId: string; serverIds: string[] | null }
+  | { kind: "key"; keyId: string; serverIds: string[] | null; owner?: string | undefined }
   | { kind: "user"; sub: string; serverIds: string[] | null };
 
 /** Hono context variables set by the app's middleware. */

@@ -87,7 +87,8 @@ export function toServerView(
     case "http":
       return { ...spec, headers: masked, scope: "project", status: visible };
     case "stdio":
-      return { ...spec, env: revealedEnv ?? masked, status: visible };
+      // A server stored before isolation existed is shared.
+      return { ...spec, isolation: spec.isolation ?? "shared", env: revealedEnv ?? masked, status: visible };
     default:
       return assertNever(spec);
   }
@@ -182,6 +183,10 @@ export const ApiKeyView = z
     serverIds: z.array(z.string()).nullable().openapi({
       description:
         "Ids of the servers the key may use: a renamed server keeps its keys, a new server with an old name gets none",
+    }),
+    owner: z.string().nullable().openapi({
+      description:
+        "Who the key belongs to (`user:<name>` / `group:<name>`): who signs in to open its per_user authorization links; null = no owner (it cannot authorize a per_user server)",
     }),
     createdAt: z.string(),
   })

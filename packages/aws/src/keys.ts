@@ -10,6 +10,11 @@ export interface ApiKeyInfo {
   /** Ids of the servers the key may use (stable across renames); null for every enabled server. */
   serverIds: string[] | null;
   createdAt: string;
+  /**
+   * Who the key belongs to (`user:<name>` or `group:<name>`): the person who must sign in to open the
+   * key's `per_user` authorization links (a member, for a group). Absent: it cannot start one.
+   */
+  owner?: string;
 }
 
 /** The prefix every client key starts with (so a key is recognisable, e.g. by secret scanners). */
@@ -18,7 +23,11 @@ export const API_KEY_PREFIX = "mgw_";
 /** Client API keys, stored only as SHA-256 hashes (keys are 256-bit random: no slow hash needed). */
 export interface ApiKeyStore {
   /** Creates a key scoped to `serverIds` (null: every server); the returned `key` is shown once, never stored. */
-  create(name: string, serverIds: string[] | null): Promise<ApiKeyInfo & { key: string }>;
+  create(
+    name: string,
+    serverIds: string[] | null,
+    options?: { owner?: string | undefined },
+  ): Promise<ApiKeyInfo & { key: string }>;
   list(): Promise<ApiKeyInfo[]>;
   /** Every live key by the hash it is stored under: one paginated index query, whatever the count. */
   byHash(): Promise<Map<string, ApiKeyInfo>>;
@@ -31,15 +40,31 @@ export function hashApiKey(key: string): string {
   return createHash("sha256").update(key).digest("hex");
 }
 
+/** A fresh key (its material, shown once) and what is stored of it. */
+export function newApiKey(
+  name: string,
+  serverIds: string[] | null,
+  options: { owner?: string | undefined } = {},
+): { key: string; info: ApiKeyInfo } {
+  const key = `${API_KEY_PREFIX}${randomBytes(32).toString("base64url")}`;
+  const info: ApiKeyInfo = {
+    id: randomUUID(),
+    name,
+    serverIds,
+    createdAt: new Date().toISOString(),
+    ...(options.owner ? { owner: options.owner } : {}),
+  };
+  return { key, info };
+}
+
 const HASH_PREFIX = "KEYHASH#";
 const keyItemKey = (hash: string) => ({ pk: `${HASH_PREFIX}${hash}`, sk: "KEY" });
 
 export function createApiKeyStore(ddb: DynamoDBDocumentClient, tableName: string): ApiKeyStore {
   const items = () => queryKind(ddb, tableName, KINDS.apiKey);
   return {
-    async create(name, serverIds) {
-      const key = `${API_KEY_PREFIX}${randomBytes(32).toString("base64url")}`;
-      const info: ApiKeyInfo = { id: randomUUID(), name, serverIds, createdAt: new Date().toISOString() };
+    async create(name, serverIds, options = {}) {
+      const { key, info } = newApiKey(name, serverIds, options);
       await ddb.send(
         new PutCommand({
           TableName: tableName,
@@ -84,6 +109,7 @@ function toInfo(item: Record<string, unknown>): ApiKeyInfo {
     name: String(item.name ?? ""),
     serverIds: storedScope(item),
     createdAt: String(item.createdAt ?? ""),
+    ...(typeof item.owner === "string" ? { owner: item.owner } : {}),
   };
 }
 

@@ -8,6 +8,7 @@ import {
   DEFAULT_CHILD_LIMITS,
   describeBytes,
   errorFields,
+  isPerCaller,
   type Logger,
   limitMessage,
   type PlainStdioServer,
@@ -41,6 +42,8 @@ export interface Instance {
   key: string;
   serverId: string;
   threadId: string | undefined;
+  /** The caller principal a `per_caller` server's child is for (undefined: shared, or a thread's). */
+  caller: string | undefined;
   client: Client;
   transport: ChildTransport;
   /** Between the child and its face's callers: calls in flight, the child's requests for input. */
@@ -90,6 +93,11 @@ export interface InstanceManagerOptions {
   maxMessageBytes?: number;
   /** How long a call that asked its caller for input waits for the answer (default 10 min). */
   parkMs?: number;
+  /**
+   * How long a request waits at a child for another caller's requests to end, when either caller can
+   * be asked for input (default 10 s; see caller-gate.ts).
+   */
+  gateWaitMs?: number;
   /** How long a burst of a child's list_changed is gathered into one probe job (default 250 ms). */
   relayDebounceMs?: number;
   /** Every child's limits unless its server sets its own (default {@link DEFAULT_CHILD_LIMITS}). */
@@ -126,8 +134,9 @@ export const DEFAULT_PING_TIMEOUT_MS = 5_000;
 const CLIENT_INFO = { name: "mcp-gateway-runner", version: "1.0.0" };
 
 /**
- * The runner's children: one per project-scoped server (shared by every caller) and one per
- * (server, thread) for thread-scoped ones — spawned lazily under their own uid, restarted on config
+ * The runner's children: one per project-scoped server (shared by every caller; one per caller
+ * principal when the server's isolation is `per_caller`) and one per (server, thread) for
+ * thread-scoped ones — spawned lazily under their own uid, restarted on config
  * change, stopped when their server is deleted, disabled or reconfigured, reaped when idle, capped in
  * number, and killed with their whole process group.
  *
@@ -235,7 +244,8 @@ export class InstanceManager {
         `Server '${server.name}' is project-scoped; it has no thread instances.`,
       );
     }
-    const key = threadId ? `${serverId}#${threadId}` : serverId;
+    const caller = !threadId && isPerCaller(server) ? (options.caller ?? PROBE_CALLER) : undefined;
+    const key = instanceKey(serverId, threadId, caller);
     const existing = this.instances.get(key);
     if (existing) {
       const instance = await this.wait(existing, signal).catch((error) => {
@@ -260,7 +270,7 @@ export class InstanceManager {
     if (current && current !== existing) return this.wait(current, signal);
     this.refuseWhenClosing();
     signal?.throwIfAborted();
-    const starting = this.spawn(key, serverId, threadId, generation);
+    const starting = this.spawn(key, serverId, threadId, caller, generation);
     this.instances.set(key, starting);
     starting.then(
       (instance) => this.spawned.set(starting, instance),
@@ -308,6 +318,7 @@ export class InstanceManager {
       .map((instance) => ({
         serverId: instance.serverId,
         threadId: instance.threadId ?? null,
+        caller: instance.caller ?? null,
         pid: instance.transport.pid ?? null,
         uptimeMs: Date.now() - instance.startedAt,
         restarts: this.restarts.get(instance.key) ?? 0,
@@ -330,7 +341,7 @@ export class InstanceManager {
     if (belowGeneration !== undefined)
       this.floors.set(serverId, Math.max(belowGeneration, this.floors.get(serverId) ?? 0));
     const keys = [...this.instances.keys()].filter(
-      (key) => key === serverId || key.startsWith(`${serverId}#`),
+      (key) => key === serverId || key.startsWith(`${serverId}#`) || key.startsWith(`${serverId}@`),
     );
     this.callOffStarts(keys, "its server changed", belowGeneration);
     const instances = await Promise.all(keys.map((key) => this.instances.get(key)?.catch(() => undefined)));
@@ -498,7 +509,13 @@ export class InstanceManager {
     }
   }
 
-  private spawn(key: string, serverId: string, threadId: string | undefined, generation: number) {
+  private spawn(
+    key: string,
+    serverId: string,
+    threadId: string | undefined,
+    caller: string | undefined,
+    generation: number,
+  ) {
     const start: Starting = {
       generation,
       controller: new AbortController(),
@@ -509,7 +526,9 @@ export class InstanceManager {
     const spawning = (async () => {
       await this.makeRoom(start.controller.signal);
       try {
-        const instance = await this.start(key, serverId, threadId, generation, start);
+        const instance = await this.start(key, serverId, threadId, caller, generation, start);
+        // Idle from its start being ready, not from its spawn: a slow start is not reaped before its first use.
+        instance.lastUsed = Date.now();
         if (!instance.transport.exitStatus) this.live.add(instance);
         return instance;
       } finally {
@@ -529,6 +548,7 @@ export class InstanceManager {
     key: string,
     serverId: string,
     threadId: string | undefined,
+    caller: string | undefined,
     generation: number,
     start: Starting,
   ): Promise<Instance> {
@@ -583,11 +603,16 @@ export class InstanceManager {
       start.transport = transport;
       // Declared so a child may ask for input during a call; the bridge routes it to a caller.
       const client = new Client(CLIENT_INFO, { capabilities: CHILD_SESSION_CAPABILITIES });
-      const bridge = new ChildBridge(client, this.options.parkMs ? { parkMs: this.options.parkMs } : {});
+      const { parkMs, gateWaitMs } = this.options;
+      const bridge = new ChildBridge(client, {
+        ...(parkMs ? { parkMs } : {}),
+        ...(gateWaitMs ? { gateWaitMs } : {}),
+      });
       const instance: Instance = {
         key,
         serverId,
         threadId,
+        caller,
         client,
         transport,
         bridge,
@@ -628,6 +653,7 @@ export class InstanceManager {
       this.options.logger.info("child started", {
         serverId,
         threadId,
+        ...(caller ? { caller } : {}),
         pid: transport.pid,
         uid: identity?.uid,
       });
@@ -714,7 +740,8 @@ export class InstanceManager {
       exit,
       ...(transport.killedBy ? { killedBy: transport.killedBy } : {}),
     });
-    if (instance.threadId) return; // a thread instance respawns on its next use
+    // A thread's or one caller's instance respawns on its next use: its death is not the server's.
+    if (instance.threadId || instance.caller) return;
     // A child that never finished starting: the probe or call that started it records the failure and
     // owns the retry — recording it here too would start a second retry chain.
     if (!wasRunning) return;
@@ -815,8 +842,19 @@ export class InstanceManager {
   }
 }
 
+/** Who a face request calls as when it names nobody: the worker's probe (a `per_caller` server's own child). */
+export const PROBE_CALLER = "probe";
+
+/** An instance's key: the server's, one thread's (`server#thread`) or one caller's (`server@caller`). */
+function instanceKey(serverId: string, threadId: string | undefined, caller: string | undefined): string {
+  if (threadId) return `${serverId}#${threadId}`;
+  return caller ? `${serverId}@${caller}` : serverId;
+}
+
 /** How `acquire` and `use` are asked. */
 export interface AcquireOptions {
+  /** Who calls (`user:<sub>`, `key:<id>`, `admin`, `probe`): a `per_caller` server's child is theirs. */
+  caller?: string;
   /** Read the config now instead of from the short cache. */
   fresh?: boolean;
   /** Aborts when the request that asked has gone. */
