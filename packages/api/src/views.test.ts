@@ -73,8 +73,10 @@ describe("the answers the console reads are exactly their schemas", () => {
         secretRef: "gh",
         secretFormat: "json",
         isolation: "per_caller",
+        limits: { cpuSeconds: 60, memoryMiB: 256, processes: 64 },
       }),
     );
+    expect(stdio.limits).toEqual({ cpuSeconds: 60, memoryMiB: 256, processes: 64 });
     const at = new Date().toISOString();
     await store.statuses.recordAttempt(
       http.id,

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ChildLimits } from "./child-limits";
 import { assertNever } from "./exhaustive";
 import { ServerName } from "./names";
 import { HTTP_URL, NO_CR_LF_NUL, NOT_BLANK, NOT_MASKED, recordOf } from "./patterns";
@@ -175,6 +176,7 @@ export const StdioServerSpec = z
     isolation: Isolation.default("shared"),
     secretRef: SecretName.optional(),
     secretFormat: SecretFormat.optional(),
+    limits: ChildLimits.optional(),
   })
   .refine((spec) => !spec.secretFormat || spec.secretRef, {
     message: "secretFormat needs a secretRef",

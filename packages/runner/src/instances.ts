@@ -1,16 +1,21 @@
 import { randomUUID } from "node:crypto";
 import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
 import { recordFailure, SealError, type Store } from "@mcpgw/aws";
 import {
   AppError,
+  DEFAULT_CHILD_LIMITS,
   describeBytes,
   errorFields,
   isPerCaller,
   type Logger,
+  limitMessage,
   type PlainStdioServer,
   planSpawn,
+  type ResolvedLimits,
   renderSecretFile,
+  resolveLimits,
   type ServerRecord,
   UNREADABLE_SECRETS,
 } from "@mcpgw/core";
@@ -26,7 +31,9 @@ import {
 import { CHILD_SESSION_CAPABILITIES, ChildBridge } from "./bridge";
 import { ChildTransport, killGroupNow } from "./child-transport";
 import type { ChildIdentity, Isolation } from "./isolation";
+import { LimitWatch } from "./limits";
 import { ProbeRelay } from "./probe-relay";
+import { launchedAgo } from "./proc";
 import { mayDownloadAtStart } from "./start-rules";
 import { checkWorktree } from "./worktree";
 
@@ -93,6 +100,10 @@ export interface InstanceManagerOptions {
   gateWaitMs?: number;
   /** How long a burst of a child's list_changed is gathered into one probe job (default 250 ms). */
   relayDebounceMs?: number;
+  /** Every child's limits unless its server sets its own (default {@link DEFAULT_CHILD_LIMITS}). */
+  childLimits?: ResolvedLimits;
+  /** How often the children's use is summed against their limits (default 500 ms). */
+  limitSampleMs?: number;
 }
 
 /** A spawn under way: how many requests wait for it, and how to abandon it. */
@@ -105,7 +116,17 @@ interface Starting {
   /** Set once known: a package runner's cold first start, which may finish with nobody waiting. */
   mayOutliveCallers: boolean;
   settled: boolean;
+  /** Its child, once made. */
+  transport?: ChildTransport;
+  /** Whether an outliving start is being watched for the server it launched (see `watchOrphan`). */
+  watched?: boolean;
 }
+
+/**
+ * How long the server a package runner launched may take to answer `initialize` once nobody waits for
+ * its start: past it, it is not fetching but not answering, and the start is abandoned.
+ */
+const LAUNCHED_SERVER_GRACE_S = 2;
 
 /** The default of `pingTimeoutMs`. */
 export const DEFAULT_PING_TIMEOUT_MS = 5_000;
@@ -122,7 +143,8 @@ const CLIENT_INFO = { name: "mcp-gateway-runner", version: "1.0.0" };
  * Children end with their attempt: a start is abandoned (the child killed, its files removed) once
  * every request waiting for it has gone — the probe that gave up closed its connection — save a
  * package runner's cold first start (see {@link mayDownloadAtStart}), which may finish in the
- * background within `startTimeoutMs`. A child that leaves a request unanswered and then fails a ping
+ * background within `startTimeoutMs` while it fetches (until the server it launched has had a few
+ * seconds to answer). A child that leaves a request unanswered and then fails a ping
  * within `pingTimeoutMs` is hung, and is killed; the next use spawns a new one.
  */
 export class InstanceManager {
@@ -150,8 +172,10 @@ export class InstanceManager {
   private readonly maxChildren: number;
   private readonly pingTimeoutMs: number;
   private readonly relay: ProbeRelay;
+  private readonly limitWatch: LimitWatch;
 
   constructor(private readonly options: InstanceManagerOptions) {
+    this.limitWatch = new LimitWatch(options.limitSampleMs);
     this.relay = new ProbeRelay({
       jobs: options.store.jobs,
       logger: options.logger,
@@ -338,6 +362,7 @@ export class InstanceManager {
     this.closing = true;
     clearInterval(this.reaper);
     this.relay.close();
+    this.limitWatch.close();
     const reason = new AppError("server.unavailable", "The runner is stopping.");
     for (const start of this.starts.values()) start.controller.abort(reason);
     await Promise.allSettled([...this.starts.keys()]);
@@ -450,8 +475,38 @@ export class InstanceManager {
 
   /** A start nobody waits for: aborted, unless it may finish in the background. */
   private abandon(start: Starting): void {
-    if (start.settled || start.waiters > 0 || start.mayOutliveCallers) return;
-    start.controller.abort(new AppError("server.unavailable", "Nobody waits for this start any more."));
+    if (start.settled || start.waiters > 0) return;
+    if (start.mayOutliveCallers) void this.watchOrphan(start);
+    else start.controller.abort(new AppError("server.unavailable", "Nobody waits for this start any more."));
+  }
+
+  /**
+   * A package runner's cold start that nobody waits for goes on while it fetches (it has launched no
+   * process yet); once the server it launched has had LAUNCHED_SERVER_GRACE_S without answering, the
+   * start is abandoned like any other (its child killed, its files removed). Checked twice a second,
+   * until the start settles or someone waits for it again.
+   */
+  private async watchOrphan(start: Starting): Promise<void> {
+    if (start.watched) return;
+    start.watched = true;
+    try {
+      while (!start.settled && start.waiters === 0) {
+        const pid = start.transport?.pid;
+        const ago = pid === undefined ? undefined : await launchedAgo(pid);
+        if (ago !== undefined && ago >= LAUNCHED_SERVER_GRACE_S) {
+          start.controller.abort(
+            new AppError(
+              "server.unavailable",
+              "Nobody waits for this start any more, and the server it launched does not answer.",
+            ),
+          );
+          return;
+        }
+        await delay(500, undefined, { ref: false });
+      }
+    } finally {
+      start.watched = false;
+    }
   }
 
   private spawn(
@@ -540,7 +595,12 @@ export class InstanceManager {
         cwd: worktreeRoot ?? home,
         ...(identity ?? {}),
         ...(this.options.maxMessageBytes ? { maxMessageBytes: this.options.maxMessageBytes } : {}),
+        limits: {
+          values: resolveLimits(record.limits, this.options.childLimits ?? DEFAULT_CHILD_LIMITS),
+          watch: this.limitWatch,
+        },
       });
+      start.transport = transport;
       // Declared so a child may ask for input during a call; the bridge routes it to a caller.
       const client = new Client(CLIENT_INFO, { capabilities: CHILD_SESSION_CAPABILITIES });
       const { parkMs, gateWaitMs } = this.options;
@@ -667,10 +727,13 @@ export class InstanceManager {
     const { transport } = instance;
     const exit = transport.exitStatus;
     const tail = scrubSecrets(transport.stderrTail.trim(), scrub).slice(-1_000);
+    const killedBy = transport.killedBy;
     const error =
-      transport.killedBy === "message_too_large"
+      killedBy === "message_too_large"
         ? `the server wrote a message larger than ${describeBytes(transport.maxMessageBytes)} (MAX_UPSTREAM_MESSAGE_BYTES) and was stopped`
-        : `process exited unexpectedly (${exit?.signal ?? `code ${exit?.code}`})${tail ? `: ${tail}` : ""}`;
+        : killedBy && transport.limits
+          ? limitMessage(killedBy, transport.limits)
+          : `process exited unexpectedly (${exit?.signal ?? `code ${exit?.code}`})${tail ? `: ${tail}` : ""}`;
     this.options.logger.warn("child died", {
       serverId: instance.serverId,
       threadId: instance.threadId,
