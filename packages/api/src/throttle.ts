@@ -2,7 +2,7 @@
  * Per-source throttling in this process: events (failed admin-token guesses, registrations,
  * authorization requests) are counted per source in fixed windows, and a source over its limit waits
  * for its window to end. The table of sources is bounded (least recently seen forgotten first), so a
- * flood of sources costs bounded memory; it is per process on purpose — see docs/security.md.
+ * flood of sources costs bounded memory; it is per process on purpose — see docs/api.md.
  */
 import { AppError } from "@mcpgw/core";
 import { sourceKeyOf } from "@mcpgw/upstream";
