@@ -23,7 +23,7 @@ import type { OAuthOptions } from "./oauth/routes";
 import type { OidcClient } from "./oidc/provider";
 import { onError, problemOf } from "./problem";
 import { validationHook } from "./route-groups";
-import { SourceThrottle } from "./throttle";
+import { SourceThrottle, type ThrottleRule } from "./throttle";
 
 /** Everything the HTTP app needs from its surroundings. */
 export interface AppDeps {
@@ -71,6 +71,8 @@ export interface AppDeps {
   oidc?: OidcClient | undefined;
   /** Who may sign in to the console through `oidc` (CONSOLE_ADMIN_GROUP, CONSOLE_ADMINS); none when absent. */
   consoleAdmins?: ConsoleAdminSettings | undefined;
+  /** Wrong tokens one source may present (default TOKEN_FAILURES: 20 a minute); tests that fuzz auth raise it. */
+  tokenFailures?: ThrottleRule | undefined;
   /**
    * Data-plane parts, made here unless given (tests inject their own; `callLatency` too, to flush it
    * sooner or to close it where the process has a close hook).
@@ -138,7 +140,7 @@ export function createBaseApp(deps: AppDeps): BaseApp {
     deps.adminToken,
     deps.oidc && deps.consoleAdmins ? providerRules(deps.consoleAdmins) : [],
   );
-  const tokenFailures = new SourceThrottle(TOKEN_FAILURES);
+  const tokenFailures = new SourceThrottle(deps.tokenFailures ?? TOKEN_FAILURES);
   const verifyKey = (token: string) => keyIndex.verify(token);
   // The REST API (and signing everyone out) also takes the console's session cookie; the MCP endpoints
   // take bearer tokens only.
