@@ -2,10 +2,13 @@
  * Console sign-in at the OpenID provider (panva's `oidc-provider` on 127.0.0.1), beside the admin
  * token: a member of the admin group (CONSOLE_ADMIN_GROUP) or a listed admin (CONSOLE_ADMINS, by sub or
  * verified email) gets the same session cookie the token gives; anyone else a page saying why, and no
- * session. No code, token or the client secret is logged or stored.
+ * session. Such a session lasts while the rule that admitted its person does. No code, token or the
+ * client secret is logged or stored.
  */
+import { createApp, OidcClient } from "@mcpgw/api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type OidcProvider, startOidcProvider } from "../fixtures/oidc-provider";
+import { TEST_ADMIN_TOKEN } from "../support/app";
 import { scanTable } from "../support/aws";
 import { CookieBrowser } from "../support/cookie-browser";
 import { type Stack, startStack } from "../support/stack";
@@ -69,6 +72,41 @@ describe("console admins sign in at the OpenID provider", () => {
   it("a listed admin, by verified email, is one too", async () => {
     const { browser } = await consoleSignIn("boss");
     expect((await browser.fetch(`${stack.api.url}/console/session`)).status).toBe(200);
+  });
+
+  it("a provider session lasts while the rule that admitted it does: not past a removed entry or a changed group", async () => {
+    const [member, listed] = [await consoleSignIn("root-1"), await consoleSignIn("boss")];
+    const cookieOf = (browser: CookieBrowser) =>
+      `mgw_console=${browser.cookies(stack.api.url).get("mgw_console")}`;
+    /** The stack restarted over the same table with `admins` (and `adminToken`): which cookies still work. */
+    const workAfterRestart = async (
+      admins: { group: string | undefined; users: string[] },
+      adminToken = TEST_ADMIN_TOKEN,
+    ) => {
+      const app = createApp({
+        store: stack.store,
+        logger: stack.logger,
+        adminToken,
+        allowPrivateUpstreams: true,
+        publicAdminUrl: stack.api.url,
+        oidc: new OidcClient(op.settings),
+        consoleAdmins: admins,
+      });
+      const works = async (browser: CookieBrowser) =>
+        (await app.request("/v1/servers", { headers: { cookie: cookieOf(browser) } })).status === 200;
+      return [await works(member.browser), await works(listed.browser)];
+    };
+
+    // A new admin token leaves provider sessions be; removing the entry ends that person's alone;
+    // another admin group ends its members'.
+    expect(
+      await workAfterRestart({ group: "gw-admins", users: ["boss@example.com"] }, "rotated-9f2c"),
+    ).toEqual([true, true]);
+    expect(await workAfterRestart({ group: "gw-admins", users: [] })).toEqual([true, false]);
+    expect(await workAfterRestart({ group: "other-admins", users: ["boss@example.com"] })).toEqual([
+      false,
+      true,
+    ]);
   });
 
   it("a state the browser did not start is refused", async () => {

@@ -1,7 +1,9 @@
 /**
  * The console's sign-in: the admin token for an HttpOnly, SameSite=Strict, expiring session cookie
  * (Secure over HTTPS); cookie-authenticated state changes need the CSRF token; sign-out ends the
- * session everywhere; the MCP endpoints never take the cookie; every console response has a strict CSP.
+ * session everywhere; a session ends when the admin token it was made with is rotated, and
+ * `DELETE /console/sessions` signs everyone out; the MCP endpoints never take the cookie; every console
+ * response has a strict CSP.
  */
 import { CONSOLE_CSP } from "@mcpgw/api";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -91,6 +93,79 @@ describe("console sessions", () => {
       expect((await app.request("/v1/servers", { headers: { cookie } })).status).toBe(401);
       expect((await app.request("/console/session", { headers: { cookie } })).status).toBe(401);
     }
+  });
+
+  it("rotating ADMIN_TOKEN ends every session made with the old one, CSRF token included", async () => {
+    const { cookie, csrfToken } = await signIn(t.app);
+    // The stack restarted with a new admin token, over the same table.
+    const rotated = await createTestApp({
+      console: true,
+      store: t.store,
+      adminToken: "rotated-admin-token-9f2c",
+    });
+    const put = (app: TestApp["app"]) =>
+      app.request("/v1/secrets/console-rotated", {
+        method: "PUT",
+        headers: { cookie, "x-csrf-token": csrfToken, "content-type": "application/json" },
+        body: JSON.stringify({ values: { A: "b" } }),
+      });
+    expect((await rotated.app.request("/v1/servers", { headers: { cookie } })).status).toBe(401);
+    expect((await rotated.app.request("/console/session", { headers: { cookie } })).status).toBe(401);
+    expect((await put(rotated.app)).status).toBe(401);
+    expect(
+      (await rotated.app.request("/v1/servers", { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } }))
+        .status,
+    ).toBe(401);
+    // A session made with the new token works there.
+    const fresh = await rotated.app.request("/console/session", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ token: "rotated-admin-token-9f2c" }),
+    });
+    expect(fresh.status).toBe(201);
+    const freshCookie = (fresh.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+    expect((await rotated.app.request("/v1/servers", { headers: { cookie: freshCookie } })).status).toBe(200);
+  });
+
+  it("DELETE /console/sessions signs everyone out; it takes the admin token or a session with its CSRF token", async () => {
+    const [first, second] = [await signIn(t.app), await signIn(t.app)];
+    const signOutAll = (headers: Record<string, string>) =>
+      t.app.request("/console/sessions", { method: "DELETE", headers });
+    const live = async (cookie: string) =>
+      (await t.app.request("/v1/servers", { headers: { cookie } })).status === 200;
+
+    expect((await signOutAll({})).status).toBe(401);
+    expect((await signOutAll({ authorization: "Bearer mgw_not-a-key" })).status).toBe(401);
+    const key = (await (
+      await t.app.request("/v1/keys", {
+        method: "POST",
+        headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: "not-admin" }),
+      })
+    ).json()) as { key: string };
+    expect((await signOutAll({ authorization: `Bearer ${key.key}` })).status).toBe(403);
+    expect((await signOutAll({ cookie: first.cookie })).status).toBe(403); // no CSRF token
+    expect(await live(first.cookie)).toBe(true);
+    expect(await live(second.cookie)).toBe(true);
+
+    const out = await signOutAll({ cookie: first.cookie, "x-csrf-token": first.csrfToken });
+    expect(out.status).toBe(204);
+    expect(out.headers.get("set-cookie")).toMatch(/mgw_console=;/);
+    expect(await live(first.cookie)).toBe(false);
+    expect(await live(second.cookie)).toBe(false);
+    expect((await t.app.request("/console/session", { headers: { cookie: second.cookie } })).status).toBe(
+      401,
+    );
+
+    // Another instance over the same table agrees; a new sign-in works; the admin token signs out too.
+    const elsewhere = await createTestApp({ console: true, store: t.store });
+    expect((await elsewhere.app.request("/v1/servers", { headers: { cookie: second.cookie } })).status).toBe(
+      401,
+    );
+    const third = await signIn(elsewhere.app);
+    expect(await live(third.cookie)).toBe(true);
+    expect((await signOutAll({ authorization: `Bearer ${TEST_ADMIN_TOKEN}` })).status).toBe(204);
+    expect(await live(third.cookie)).toBe(false);
   });
 
   it("the MCP endpoints take bearer tokens only, never the console's cookie", async () => {

@@ -19,8 +19,20 @@ describe("key index", () => {
   let t: TestApp;
   let calls: ReturnType<typeof countAwsCalls>;
 
-  const withToken = (token: string, path = "/v1/tools") =>
-    t.app.request(path, { headers: { authorization: `Bearer ${token}` } });
+  let sources = 0;
+  /**
+   * A request with `token`, each from an address of its own (as a spread-out flood comes): one source's
+   * wrong tokens are throttled after 20 a minute (see admin-throttle.test.ts), before any lookup.
+   */
+  const withToken = (token: string, path = "/v1/tools") => {
+    const source = ++sources;
+    const remoteAddress = `10.${(source >> 16) & 255}.${(source >> 8) & 255}.${source & 255}`;
+    return t.app.request(
+      path,
+      { headers: { authorization: `Bearer ${token}` } },
+      { incoming: { socket: { remoteAddress } } },
+    );
+  };
 
   async function createKey(name: string): Promise<{ id: string; key: string }> {
     const response = await t.call("POST", "/v1/keys", { name });

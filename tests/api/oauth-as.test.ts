@@ -5,9 +5,12 @@
  * every refusal the spec asks for. MCP calls with the tokens are the resource server's suite.
  */
 import { createHash, createPublicKey, randomBytes, verify } from "node:crypto";
+import { TABLE_KEYS } from "@mcpgw/aws";
 import { createGuardedFetch } from "@mcpgw/upstream";
 import { auth, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { rawRequest } from "../mcp/helpers";
+import { scanTable } from "../support/aws";
 import { formFields, signIn, TestProvider } from "../support/oauth-client";
 import { type Stack, startStack } from "../support/stack";
 
@@ -259,6 +262,20 @@ describe("authorization refusals", () => {
     }
   });
 
+  it("sends a malformed percent-escape in resource back as invalid_target, never a 500", async () => {
+    const { authorizeUrl } = await manualCode();
+    for (const resource of [`${stack.api.url}/mcp/%E0%A4%A`, "%E0%A4%A", `${stack.api.url}/mcp/%`]) {
+      const url = new URL(authorizeUrl);
+      url.searchParams.delete("resource");
+      // Written raw: URLSearchParams would escape the bad escape's "%".
+      const response = await fetch(`${url}&resource=${resource}`, { redirect: "manual" });
+      expect(response.status, resource).toBe(302);
+      const location = new URL(response.headers.get("location") ?? "");
+      expect(location.origin + location.pathname).toBe(REDIRECT);
+      expect(location.searchParams.get("error")).toBe("invalid_target");
+    }
+  });
+
   it("refuses a user with no mapping: the consent page says so, the answer is access_denied with iss", async () => {
     const provider = new TestProvider(REDIRECT);
     await auth(provider, { serverUrl: `${stack.api.url}/mcp` });
@@ -293,6 +310,66 @@ describe("authorization refusals", () => {
     });
 
     expect(response.status).toBe(403);
+  });
+});
+
+describe("client registrations", () => {
+  /** The stored client's TTL attribute (epoch seconds), as the table holds it. */
+  const storedTtl = async (clientId: string) =>
+    (await scanTable(stack.store.config)).find((item) => item.pk === `OAUTHCLIENT#${clientId}`)?.[
+      TABLE_KEYS.ttl
+    ];
+
+  it("an unused registration expires after a day; one that obtains tokens lives 30 days from its last", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const day = 24 * 3600;
+    const unused = await fetch(`${stack.api.url}/oauth/register`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ redirect_uris: [REDIRECT] }),
+    });
+    const { client_id: unusedId } = (await unused.json()) as { client_id: string };
+    expect(await storedTtl(unusedId)).toBeGreaterThanOrEqual(now + day);
+    expect(await storedTtl(unusedId)).toBeLessThanOrEqual(now + day + 5);
+    // Read-time check: gone once expired, whether or not the table has swept it.
+    expect(await stack.store.oauth.client(unusedId, now + day + 6)).toBeUndefined();
+
+    const code = await manualCode();
+    expect((await exchange(code)).status).toBe(200);
+    expect(await storedTtl(code.clientId)).toBeGreaterThanOrEqual(now + 30 * day);
+    expect(await stack.store.oauth.client(code.clientId, now + day + 6)).toMatchObject({
+      clientId: code.clientId,
+    });
+  });
+});
+
+describe("per-source limits (sources are loopback addresses)", () => {
+  const register = (from: string) =>
+    rawRequest(`${stack.api.url}/oauth/register`, {
+      localAddress: from,
+      body: { redirect_uris: [REDIRECT] },
+    });
+
+  it("registrations: 429 rate_limited (RFC 7591 error shape, Retry-After) past 20 a minute; another source registers", async () => {
+    for (let i = 0; i < 20; i++) expect((await register("127.0.0.2")).status).toBe(201);
+    const refused = await register("127.0.0.2");
+    expect(refused.status).toBe(429);
+    expect(refused.body).toEqual({ error: "rate_limited", error_description: expect.any(String) });
+    expect(Number(refused.headers["retry-after"])).toBeGreaterThanOrEqual(1);
+    expect((await register("127.0.0.3")).status).toBe(201);
+  });
+
+  it("authorization requests: a 429 page (Retry-After) past 60 a minute; another source is served", async () => {
+    const authorize = (from: string) =>
+      rawRequest(`${stack.api.url}/oauth/authorize?client_id=mgwcl_unknown&redirect_uri=${REDIRECT}`, {
+        localAddress: from,
+      });
+    for (let i = 0; i < 60; i++) expect((await authorize("127.0.0.4")).status).toBe(400);
+    const refused = await authorize("127.0.0.4");
+    expect(refused.status).toBe(429);
+    expect(refused.headers["content-type"]).toMatch(/^text\/html/);
+    expect(Number(refused.headers["retry-after"])).toBeGreaterThanOrEqual(1);
+    expect((await authorize("127.0.0.5")).status).toBe(400);
   });
 });
 

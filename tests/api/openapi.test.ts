@@ -97,8 +97,8 @@ describe("GET /openapi.json", () => {
     expect(documented).toEqual(expect.arrayContaining(CONTRACT_ROUTES));
   });
 
-  it("documents every /v1 and console-session/sign-in route and probe the app serves, and nothing it does not serve", () => {
-    const probes = ["/healthz", "/readyz", "/console/session", "/console/sign-in"];
+  it("documents every /v1 and console-session(s)/sign-in route and probe the app serves, and nothing it does not serve", () => {
+    const probes = ["/healthz", "/readyz", "/console/session", "/console/sessions", "/console/sign-in"];
     const served = new Set(
       app.app.routes
         .filter(

@@ -79,10 +79,18 @@ type Json = any;
  */
 export function rawRequest(
   url: string,
-  options: { method?: string; headers?: Record<string, string>; body?: unknown } = {},
+  options: {
+    method?: string;
+    headers?: Record<string, string>;
+    body?: unknown;
+    /** A body sent as it is (JSON's content type unless `headers` name another), instead of `body`. */
+    rawBody?: string;
+    /** The address to send from (e.g. 127.0.0.2: another source on loopback). */
+    localAddress?: string;
+  } = {},
 ): Promise<{ status: number; headers: IncomingHttpHeaders; body: Json; text: string }> {
   const target = new URL(url);
-  const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
+  const payload = options.rawBody ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
   return new Promise((resolve, reject) => {
     const req = httpRequest(
       {
@@ -98,6 +106,7 @@ export function rawRequest(
           ...options.headers,
         },
         timeout: 10_000,
+        ...(options.localAddress ? { localAddress: options.localAddress } : {}),
       },
       (res) => {
         const chunks: Buffer[] = [];

@@ -7,15 +7,23 @@ import { createTestStore } from "./aws";
 export const TEST_ADMIN_TOKEN = "test-admin-token-5d1e";
 
 export async function createTestApp(
-  options: { allowPrivateUpstreams?: boolean; worktreeBase?: string; console?: boolean } = {},
+  options: {
+    allowPrivateUpstreams?: boolean;
+    worktreeBase?: string;
+    console?: boolean;
+    /** Another admin token than TEST_ADMIN_TOKEN (a rotation). */
+    adminToken?: string;
+    /** Another app's store: a second instance (or a restart) over the same table. */
+    store?: Awaited<ReturnType<typeof createTestStore>>;
+  } = {},
 ) {
-  const store = await createTestStore();
+  const store = options.store ?? (await createTestStore());
   const logs: string[] = [];
   const logger = createLogger({ level: "debug", sink: (line) => logs.push(line) });
   const app = createApp({
     store,
     logger,
-    adminToken: TEST_ADMIN_TOKEN,
+    adminToken: options.adminToken ?? TEST_ADMIN_TOKEN,
     allowPrivateUpstreams: options.allowPrivateUpstreams ?? true,
     ...(options.worktreeBase === undefined ? {} : { worktreeBase: options.worktreeBase }),
     ...(options.console ? { console: loadConsoleAssets(CONSOLE_DIST) } : {}),

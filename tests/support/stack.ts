@@ -39,6 +39,8 @@ export interface StackOptions {
   oauth?: boolean;
   /** People sign in at this OpenID provider (authorization server and console); `admins` may use the console. */
   oidc?: OidcSettings & { admins?: ConsoleAdminSettings };
+  /** Wrong tokens one source may present before it is throttled (default: the app's, 20 a minute). */
+  tokenFailures?: AppDeps["tokenFailures"];
 }
 
 export async function startStack(options: StackOptions = {}) {
@@ -91,6 +93,7 @@ export async function startStack(options: StackOptions = {}) {
     // Upstream OAuth's redirect URI: this listener's callback.
     publicAdminUrl: api.url,
     ...(options.mcp === undefined ? {} : { mcp: options.mcp }),
+    ...(options.tokenFailures ? { tokenFailures: options.tokenFailures } : {}),
     ...(options.worktreeBase === undefined ? {} : { worktreeBase: options.worktreeBase }),
     ...(runnerEndpoint ? { runner: runnerEndpoint } : {}),
     ...(options.console ? { console: loadConsoleAssets(CONSOLE_DIST) } : {}),

@@ -7,35 +7,22 @@
  *   `connected` (one huge answer is its caller's failure, not the server's);
  * - a tools/list past the limit fails the probe with a sentence that says so.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startHuge } from "../fixtures/huge-upstream-process";
 import { TINY_STDIO, testUidBase } from "../runner/helpers";
 import { type DevProcess, startDevProcess } from "../support/dev-process";
 import { uniqueName } from "../support/servers";
 import { waitFor } from "../support/stack";
 
 const HOSTILE = join(dirname(TINY_STDIO), "hostile-stdio.mjs");
-const HUGE = join(import.meta.dirname, "..", "fixtures", "huge-upstream.mjs");
 const MIB = 1024;
 /** How much the stack's peak resident set may grow while it refuses a 200 MB answer. */
 const RSS_CEILING_KIB = 96 * MIB;
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted on, not typed
 type Json = any;
-
-/** Starts `huge-upstream.mjs` with `args`; resolves to its URL and a stop function. */
-async function startHuge(args: string[]): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [HUGE, ...args], { stdio: ["ignore", "pipe", "inherit"] });
-  const url = await new Promise<string>((resolve, reject) => {
-    child.once("exit", (code) => reject(new Error(`huge upstream exited (${code})`)));
-    child.stdout?.on("data", (chunk: Buffer) => {
-      const match = /listening (\S+)/.exec(chunk.toString("utf8"));
-      if (match?.[1]) resolve(match[1]);
-    });
-  });
-  return { url, child };
-}
 
 describe("every message is bounded (npm run dev as a process)", () => {
   let dev: DevProcess;

@@ -12,6 +12,7 @@ import { registerConsoleRoutes } from "./console/routes";
 import type { ConsoleSessions } from "./console/session";
 import type { AppEnv } from "./env";
 import { requireAdmin, routeGroup } from "./route-groups";
+import type { SourceThrottle } from "./throttle";
 
 /**
  * Mounts the admin routes on `app`, each guarded by `requireAdmin`, and the admin console with its
@@ -20,7 +21,7 @@ import { requireAdmin, routeGroup } from "./route-groups";
 export function registerAdminPlane(
   app: OpenAPIHono<AppEnv>,
   deps: AppDeps,
-  shared: { keyIndex: KeyIndex; consoleSessions: ConsoleSessions },
+  shared: { keyIndex: KeyIndex; consoleSessions: ConsoleSessions; tokenFailures: SourceThrottle },
 ): void {
   const admin = routeGroup(requireAdmin, [403]);
   const adminDeps = { ...deps, fetch: deps.gateway?.fetch };
@@ -40,6 +41,7 @@ export function registerAdminPlane(
   registerConsoleRoutes(app, {
     sessions: shared.consoleSessions,
     adminToken: deps.adminToken,
+    failures: shared.tokenFailures,
     assets: deps.console,
     provider: providerSignIn && { name: providerSignIn.providerName, url: CONSOLE_OIDC_START },
   });

@@ -9,10 +9,10 @@ import type { ConsoleAdminSettings, Store } from "@mcpgw/aws";
 import type { Logger } from "@mcpgw/core";
 import type { RunnerEndpoint } from "@mcpgw/upstream";
 import { requestId } from "hono/request-id";
-import { authenticate, KeyIndex } from "./auth";
+import { authenticate, KeyIndex, TOKEN_FAILURES } from "./auth";
 import { lazyBodyLimit } from "./body-limit";
 import type { ConsoleAssets } from "./console/assets";
-import { ConsoleSessions } from "./console/session";
+import { ConsoleSessions, providerRules } from "./console/session";
 import type { AppEnv } from "./env";
 import type { GatewayDeps } from "./gateway/deps";
 import type { McpOriginPolicy } from "./gateway/mcp";
@@ -23,6 +23,7 @@ import type { OAuthOptions } from "./oauth/routes";
 import type { OidcClient } from "./oidc/provider";
 import { onError, problemOf } from "./problem";
 import { validationHook } from "./route-groups";
+import { SourceThrottle, type ThrottleRule } from "./throttle";
 
 /** Everything the HTTP app needs from its surroundings. */
 export interface AppDeps {
@@ -70,6 +71,8 @@ export interface AppDeps {
   oidc?: OidcClient | undefined;
   /** Who may sign in to the console through `oidc` (CONSOLE_ADMIN_GROUP, CONSOLE_ADMINS); none when absent. */
   consoleAdmins?: ConsoleAdminSettings | undefined;
+  /** Wrong tokens one source may present (default TOKEN_FAILURES: 20 a minute); tests that fuzz auth raise it. */
+  tokenFailures?: ThrottleRule | undefined;
   /**
    * Data-plane parts, made here unless given (tests inject their own; `callLatency` too, to flush it
    * sooner or to close it where the process has a close hook).
@@ -88,6 +91,8 @@ export interface BaseApp {
   app: OpenAPIHono<AppEnv>;
   keyIndex: KeyIndex;
   consoleSessions: ConsoleSessions;
+  /** Failed tokens per source (see `authenticate`), shared by every route that checks the admin token. */
+  tokenFailures: SourceThrottle;
 }
 
 /** The common base of every plane's app: add planes to `app`, then {@link documentApp}. */
@@ -130,25 +135,32 @@ export function createBaseApp(deps: AppDeps): BaseApp {
   });
   registerHealthRoutes(app, readiness);
   const keyIndex = new KeyIndex(deps.store.keys);
-  const consoleSessions = new ConsoleSessions(deps.store.consoleSessions, deps.adminToken);
-  const verifyKey = (token: string) => keyIndex.verify(token);
-  // The REST API also takes the console's session cookie; the MCP endpoints take bearer tokens only.
-  app.use(
-    "/v1/*",
-    authenticate({
-      adminToken: deps.adminToken,
-      verifyKey,
-      consoleSession: (c) => consoleSessions.authenticates(c),
-    }),
+  const consoleSessions = new ConsoleSessions(
+    deps.store.consoleSessions,
+    deps.adminToken,
+    deps.oidc && deps.consoleAdmins ? providerRules(deps.consoleAdmins) : [],
   );
+  const tokenFailures = new SourceThrottle(deps.tokenFailures ?? TOKEN_FAILURES);
+  const verifyKey = (token: string) => keyIndex.verify(token);
+  // The REST API (and signing everyone out) also takes the console's session cookie; the MCP endpoints
+  // take bearer tokens only.
+  const bearerOrCookie = authenticate({
+    adminToken: deps.adminToken,
+    verifyKey,
+    consoleSession: (c) => consoleSessions.authenticates(c),
+    failures: tokenFailures,
+  });
+  app.use("/v1/*", bearerOrCookie);
+  app.use("/console/sessions", bearerOrCookie);
   const bearerOnly = authenticate({
     adminToken: deps.adminToken,
     verifyKey,
     protectedResource: deps.oauth ? new ProtectedResource(deps.oauth) : undefined,
+    failures: tokenFailures,
   });
   app.use("/mcp", bearerOnly);
   app.use("/mcp/*", bearerOnly);
-  return { app, keyIndex, consoleSessions };
+  return { app, keyIndex, consoleSessions, tokenFailures };
 }
 
 /** The OpenAPI document of what `app` serves, and its docs page. */

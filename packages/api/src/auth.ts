@@ -4,6 +4,19 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "./env";
 import type { ProtectedResource } from "./oauth/resource";
+import { rateLimited, type SourceThrottle, sourceOf, type ThrottleRule } from "./throttle";
+
+/**
+ * How many wrong secrets (bearer tokens, console sign-in tokens) one source may present per minute
+ * before it is answered 429 for the rest of that minute.
+ */
+export const TOKEN_FAILURES: ThrottleRule = { limit: 20, windowMs: 60_000 };
+
+/** Refuses (429 `rate_limited`) a source over its limit of failed tokens. */
+export function refuseThrottled(failures: SourceThrottle, source: string): void {
+  const wait = failures.waitOf(source);
+  if (wait !== undefined) throw rateLimited("Too many wrong tokens from this address.", wait);
+}
 
 /** How old the in-memory key index may be when it answers: the bound on how late a revocation takes effect. */
 export const KEY_CACHE_MS = 2_000;
@@ -84,24 +97,36 @@ export class KeyIndex {
  * `consoleSession` is given, for a request with no bearer token — the admin signed in to the console;
  * where `protectedResource` is given (the MCP endpoints with OAuth on), a user's access token, and
  * refusals carry its challenge; anything else is 401. What each may use is the route groups' business
- * (`requireAdmin`, `requireClient`).
+ * (`requireAdmin`, `requireClient`). A source whose bearer tokens failed too often (`failures`) is
+ * answered 429 `rate_limited` before its token is even looked at, whatever it sends.
  */
 export function authenticate(options: {
   adminToken: string;
   verifyKey: (key: string) => Promise<ApiKeyInfo | undefined>;
   consoleSession?: (c: Context) => Promise<boolean>;
   protectedResource?: ProtectedResource | undefined;
+  failures: SourceThrottle;
 }) {
   const isAdminToken = secretMatcher(options.adminToken);
+  const { failures } = options;
   return createMiddleware<AppEnv>(async function authenticate(c, next) {
     const token = bearerToken(c.req.header("authorization"));
+    const source = sourceOf(c);
+    if (token) refuseThrottled(failures, source);
     if ((token && isAdminToken(token)) || (!token && (await options.consoleSession?.(c)))) {
       c.set("principal", { kind: "admin" });
       return next();
     }
     const key = token ? await options.verifyKey(token) : undefined;
-    if (!key && options.protectedResource) return options.protectedResource.authenticate(c, token, next);
-    if (!key) throw new AppError("auth.unauthorized", "Missing or invalid bearer token.");
+    if (!key && options.protectedResource) {
+      const refused = await options.protectedResource.authenticate(c, token, next);
+      if (token && refused?.status === 401) failures.count(source);
+      return refused;
+    }
+    if (!key) {
+      if (token) failures.count(source);
+      throw new AppError("auth.unauthorized", "Missing or invalid bearer token.");
+    }
     c.set("principal", { kind: "key", keyId: key.id, serverIds: key.serverIds, owner: key.owner });
     await next();
   });

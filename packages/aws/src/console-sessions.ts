@@ -1,31 +1,57 @@
-import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
+import {
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
 import { TABLE_KEYS } from "./table";
+
+/** A stored console session: its expiry and what it is bound to (never a secret itself). */
+export interface ConsoleSessionRecord {
+  expiresAt: Date;
+  /** What let the session in (a fingerprint: see the API's console/session.ts). */
+  binding: string;
+}
 
 /**
  * Admin console sessions, by the SHA-256 of their cookie value: the cookie is the only copy of the
- * secret. A session lives until its expiry or its sign-out, whichever comes first.
+ * secret. A session lives until its expiry, its sign-out or the next signing-out of everyone
+ * ({@link ConsoleSessionStore.endAll}), whichever comes first.
  */
 export interface ConsoleSessionStore {
-  create(hash: string, expiresAt: Date): Promise<void>;
-  /** When the session expires; undefined when it does not exist, ended or expired. */
-  expiresAt(hash: string, now?: Date): Promise<Date | undefined>;
+  create(hash: string, session: ConsoleSessionRecord): Promise<void>;
+  /** The session; undefined when it does not exist, ended, expired or was signed out with everyone. */
+  find(hash: string, now?: Date): Promise<ConsoleSessionRecord | undefined>;
   /** Ends the session (signing out); ending one that is gone is not an error. */
   delete(hash: string): Promise<void>;
+  /** Signs everyone out: every session created before this call ends. */
+  endAll(): Promise<void>;
 }
 
 const key = (hash: string) => ({ pk: `CONSOLE#${hash}`, sk: "SESSION" });
+/** The sign-out generation: a session is live only while the generation it was made in is current. */
+const GENERATION = { pk: "CONSOLE#ALL", sk: "GENERATION" };
 
 export function createConsoleSessionStore(
   ddb: DynamoDBDocumentClient,
   tableName: string,
 ): ConsoleSessionStore {
+  // Strongly consistent: a session just created (the sign-in's answer) is usable at once, and a
+  // signing-out of everyone holds at once everywhere.
+  const get = async (itemKey: { pk: string; sk: string }) =>
+    (await ddb.send(new GetCommand({ TableName: tableName, Key: itemKey, ConsistentRead: true }))).Item;
+  const generation = async () => Number((await get(GENERATION))?.generation ?? 0);
+
   return {
-    async create(hash, expiresAt) {
+    async create(hash, { expiresAt, binding }) {
       await ddb.send(
         new PutCommand({
           TableName: tableName,
           Item: {
             ...key(hash),
+            binding,
+            generation: await generation(),
             // The table's TTL attribute (epoch seconds): expired sessions are removed by the table itself.
             [TABLE_KEYS.ttl]: Math.ceil(expiresAt.getTime() / 1000),
           },
@@ -33,17 +59,28 @@ export function createConsoleSessionStore(
       );
     },
 
-    async expiresAt(hash, now = new Date()) {
-      // Strongly consistent: a session just created (the sign-in's answer) is usable at once.
-      const { Item } = await ddb.send(
-        new GetCommand({ TableName: tableName, Key: key(hash), ConsistentRead: true }),
-      );
-      const seconds = Item?.[TABLE_KEYS.ttl];
-      return liveUntil(typeof seconds === "number" ? new Date(seconds * 1000) : undefined, now);
+    async find(hash, now = new Date()) {
+      const [item, current] = await Promise.all([get(key(hash)), generation()]);
+      const seconds = item?.[TABLE_KEYS.ttl];
+      if (!item || typeof seconds !== "number" || typeof item.binding !== "string") return undefined;
+      if (item.generation !== current) return undefined;
+      const expiresAt = liveUntil(new Date(seconds * 1000), now);
+      return expiresAt && { expiresAt, binding: item.binding };
     },
 
     async delete(hash) {
       await ddb.send(new DeleteCommand({ TableName: tableName, Key: key(hash) }));
+    },
+
+    async endAll() {
+      await ddb.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: GENERATION,
+          UpdateExpression: "ADD generation :one",
+          ExpressionAttributeValues: { ":one": 1 },
+        }),
+      );
     },
   };
 }

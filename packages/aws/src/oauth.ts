@@ -97,10 +97,19 @@ export interface AccessMapping {
   updatedAt: string;
 }
 
+/** How long a registered client lives before it first obtains a token. */
+export const CLIENT_UNUSED_SECONDS = 24 * 3600;
+/** How long a client lives after it last obtained a token (the length of a refresh family). */
+export const CLIENT_IDLE_SECONDS = 30 * 24 * 3600;
+
 /** The authorization server's storage port. Reads of expired items answer as if they were gone. */
 export interface OAuthStore {
+  /** Registers a client until `expiresAt` (epoch seconds; default: {@link CLIENT_UNUSED_SECONDS} from now). */
   saveClient(client: OAuthClientRecord, expiresAt?: number): Promise<void>;
-  client(clientId: string): Promise<OAuthClientRecord | undefined>;
+  /** The client while it lives (one registered before clients expired: until {@link CLIENT_IDLE_SECONDS} after it was). */
+  client(clientId: string, now?: number): Promise<OAuthClientRecord | undefined>;
+  /** The client obtained a token: it lives {@link CLIENT_IDLE_SECONDS} from `now`. An expired or unknown one stays gone. */
+  clientUsed(clientId: string, now?: number): Promise<void>;
 
   saveTransaction(hash: string, transaction: AuthorizationTransaction): Promise<void>;
   transaction(hash: string, now?: number): Promise<AuthorizationTransaction | undefined>;
@@ -153,6 +162,15 @@ const keyOf = {
   access: (subject: string) => ({ pk: `ACCESS#${subject}`, sk: "ACCESS" }),
 };
 
+/**
+ * When a stored client expires (epoch seconds): its TTL attribute, or — registered before clients
+ * expired, with none — {@link CLIENT_IDLE_SECONDS} after it was.
+ */
+export function clientExpiry(client: OAuthClientRecord, ttl: unknown): number {
+  if (typeof ttl === "number") return ttl;
+  return Math.floor(Date.parse(client.createdAt) / 1000) + CLIENT_IDLE_SECONDS;
+}
+
 type Item = Record<string, unknown>;
 const live = (item: Item | undefined, now: number): item is Item =>
   item !== undefined && typeof item[TABLE_KEYS.ttl] === "number" && (item[TABLE_KEYS.ttl] as number) > now;
@@ -179,16 +197,30 @@ export function createOAuthStore(ddb: DynamoDBDocumentClient, tableName: string)
   };
 
   return {
-    async saveClient(client, expiresAt) {
-      await put({
-        ...keyOf.client(client.clientId),
-        data: client,
-        ...(expiresAt ? { [TABLE_KEYS.ttl]: expiresAt } : {}),
-      });
+    async saveClient(client, expiresAt = nowSeconds() + CLIENT_UNUSED_SECONDS) {
+      await put({ ...keyOf.client(client.clientId), data: client, [TABLE_KEYS.ttl]: expiresAt });
     },
-    async client(clientId) {
+    async client(clientId, now = nowSeconds()) {
       const item = await get(keyOf.client(clientId));
-      return item ? (item.data as OAuthClientRecord) : undefined;
+      if (!item) return undefined;
+      const client = item.data as OAuthClientRecord;
+      return clientExpiry(client, item[TABLE_KEYS.ttl]) > now ? client : undefined;
+    },
+    async clientUsed(clientId, now = nowSeconds()) {
+      await ddb
+        .send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: keyOf.client(clientId),
+            UpdateExpression: "SET #ttl = :until",
+            ConditionExpression: "attribute_exists(pk) AND (attribute_not_exists(#ttl) OR #ttl > :now)",
+            ExpressionAttributeNames: { "#ttl": TABLE_KEYS.ttl },
+            ExpressionAttributeValues: { ":until": now + CLIENT_IDLE_SECONDS, ":now": now },
+          }),
+        )
+        .catch((error) => {
+          if (!isConditionFailure(error)) throw error;
+        });
     },
 
     async saveTransaction(hash, transaction) {

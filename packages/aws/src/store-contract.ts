@@ -11,7 +11,13 @@ import {
 } from "@mcpgw/core";
 import { describe, expect, it } from "vitest";
 import { hashApiKey } from "./keys";
-import { type AuthorizationCodeRecord, nowSeconds, type RefreshGrant } from "./oauth";
+import {
+  type AuthorizationCodeRecord,
+  CLIENT_IDLE_SECONDS,
+  CLIENT_UNUSED_SECONDS,
+  nowSeconds,
+  type RefreshGrant,
+} from "./oauth";
 import type { ServerPage } from "./servers";
 import type { Store } from "./store";
 import { ADMIN_OWNER } from "./threads";
@@ -473,22 +479,35 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
   });
 
   describe(`${name} store: keys, threads, secrets, jobs`, () => {
-    it("keeps a console session until it expires or ends", async () => {
+    it("keeps a console session and its binding until it expires or ends", async () => {
       const store = await open();
       const hash = unique("session-hash");
       const expiresAt = new Date(Date.now() + 60_000);
-      await store.consoleSessions.create(hash, expiresAt);
+      await store.consoleSessions.create(hash, { expiresAt, binding: "token:abc" });
 
-      expect((await store.consoleSessions.expiresAt(hash))?.getTime()).toBe(
-        Math.ceil(expiresAt.getTime() / 1000) * 1000,
-      );
-      expect(
-        await store.consoleSessions.expiresAt(hash, new Date(expiresAt.getTime() + 1_000)),
-      ).toBeUndefined();
-      expect(await store.consoleSessions.expiresAt(unique("other"))).toBeUndefined();
+      expect(await store.consoleSessions.find(hash)).toEqual({
+        expiresAt: new Date(Math.ceil(expiresAt.getTime() / 1000) * 1000),
+        binding: "token:abc",
+      });
+      expect(await store.consoleSessions.find(hash, new Date(expiresAt.getTime() + 1_000))).toBeUndefined();
+      expect(await store.consoleSessions.find(unique("other"))).toBeUndefined();
       await store.consoleSessions.delete(hash);
-      expect(await store.consoleSessions.expiresAt(hash)).toBeUndefined();
+      expect(await store.consoleSessions.find(hash)).toBeUndefined();
       await store.consoleSessions.delete(hash);
+    });
+
+    it("signs everyone out: every session made before ends, later ones live", async () => {
+      const store = await open();
+      const expiresAt = new Date(Date.now() + 60_000);
+      const [first, second, later] = [unique("s1"), unique("s2"), unique("s3")];
+      await store.consoleSessions.create(first, { expiresAt, binding: "b" });
+      await store.consoleSessions.create(second, { expiresAt, binding: "b" });
+      await store.consoleSessions.endAll();
+      await store.consoleSessions.create(later, { expiresAt, binding: "b" });
+
+      expect(await store.consoleSessions.find(first)).toBeUndefined();
+      expect(await store.consoleSessions.find(second)).toBeUndefined();
+      expect(await store.consoleSessions.find(later)).toMatchObject({ binding: "b" });
     });
 
     it("keeps keys by hash only, and revokes them", async () => {
@@ -598,6 +617,35 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
 
       expect(await store.oauth.client(client.clientId)).toEqual(client);
       expect(await store.oauth.client(unique("none"))).toBeUndefined();
+    });
+
+    it("lets an unused client expire after a day; a client that obtains tokens lives 30 days on", async () => {
+      const store = await open();
+      const now = nowSeconds();
+      const client = (id: string) => ({
+        clientId: unique(id),
+        clientName: "Test",
+        redirectUris: ["http://127.0.0.1:9/cb"],
+        grantTypes: ["authorization_code"],
+        createdAt: new Date(now * 1000).toISOString(),
+      });
+      const [unused, used] = [client("unused"), client("used")];
+      await store.oauth.saveClient(unused);
+      await store.oauth.saveClient(used);
+      await store.oauth.clientUsed(used.clientId, now + 3600);
+
+      // Read-time checks: whether or not the table's TTL has swept the item yet.
+      const dayLater = now + CLIENT_UNUSED_SECONDS + 1;
+      expect(await store.oauth.client(unused.clientId, dayLater - 2)).toEqual(unused);
+      expect(await store.oauth.client(unused.clientId, dayLater)).toBeUndefined();
+      expect(await store.oauth.client(used.clientId, dayLater)).toEqual(used);
+      expect(await store.oauth.client(used.clientId, now + 3600 + CLIENT_IDLE_SECONDS - 1)).toEqual(used);
+      expect(await store.oauth.client(used.clientId, now + 3600 + CLIENT_IDLE_SECONDS)).toBeUndefined();
+      // An expired client is not brought back by a late use; an unknown one is not made.
+      await store.oauth.clientUsed(unused.clientId, dayLater);
+      expect(await store.oauth.client(unused.clientId, dayLater)).toBeUndefined();
+      await store.oauth.clientUsed(unique("never"), now);
+      expect(await store.oauth.client(unique("never"), now)).toBeUndefined();
     });
 
     it("gives a transaction to one taker only, and none once expired", async () => {

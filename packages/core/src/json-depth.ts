@@ -3,6 +3,9 @@ import { AppError } from "./errors";
 /** How deeply tool-call arguments (and any JSON body) may nest: objects and arrays, 64 levels. */
 export const MAX_JSON_DEPTH = 64;
 
+/** How deeply an upstream's answer may nest: deeper is the upstream's error (502), not re-serialised. */
+export const MAX_RESULT_DEPTH = 256;
+
 /**
  * How deeply a parsed JSON value nests (a scalar is 0, `{}` and `[]` are 1), counted without
  * recursion and only up to `limit + 1`: a hostile 10,000-level value costs no stack and little time.

@@ -1,4 +1,5 @@
 import { getEventListeners } from "node:events";
+import { MAX_RESULT_DEPTH } from "@mcpgw/core";
 import { describe, expect, it } from "vitest";
 import { CallFailure, requestUpstream, shapeResult, textParts } from "./call";
 
@@ -42,6 +43,24 @@ describe("requestUpstream", () => {
     expect(failure).toBeInstanceOf(CallFailure);
     expect(failure).toMatchObject({ kind: "unreachable" });
     expect((failure as Error).message).toContain("SSE stream disconnected");
+  });
+
+  it("fails an answer nested deeper than MAX_RESULT_DEPTH as the upstream's error (rpc); one at the bound passes", async () => {
+    const nested = (levels: number) => {
+      let value: unknown = 1;
+      for (let i = 0; i < levels; i++) value = { a: value };
+      return value;
+    };
+    const failure = await requestUpstream(async () => nested(100_000), { timeoutMs: 1_000 }).catch(
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(CallFailure);
+    expect(failure).toMatchObject({
+      kind: "rpc",
+      message: `its answer nests deeper than ${MAX_RESULT_DEPTH} levels`,
+    });
+    const atBound = nested(MAX_RESULT_DEPTH);
+    expect(await requestUpstream(async () => atBound, { timeoutMs: 1_000 })).toBe(atBound);
   });
 });
 

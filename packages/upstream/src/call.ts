@@ -1,4 +1,4 @@
-import type { ToolInfo } from "@mcpgw/core";
+import { jsonDepth, MAX_RESULT_DEPTH, type ToolInfo } from "@mcpgw/core";
 import {
   CLIENT_CAPABILITIES_META_KEY,
   isInputRequiredResult,
@@ -206,20 +206,27 @@ function roundParams(round: InputRound | undefined) {
 
 /**
  * Runs one request on an upstream session with the call's timeout and cancellation (the caller
- * leaving, or the session breaking); failures below the tool level come back as CallFailure.
+ * leaving, or the session breaking); failures below the tool level come back as CallFailure, an
+ * answer nested deeper than {@link MAX_RESULT_DEPTH} levels as one of kind `rpc` (the upstream's error).
  */
 export async function requestUpstream<T>(
   run: (requestOptions: { timeout: number; signal?: AbortSignal }) => Promise<T>,
   options: CallOptions,
 ): Promise<T> {
   const { signal, release } = linkSignals(options.signal, options.broken);
+  let result: T;
   try {
-    return await run({ timeout: options.timeoutMs, signal });
+    result = await run({ timeout: options.timeoutMs, signal });
   } catch (error) {
     throw toCallFailure(error, options);
   } finally {
     release();
   }
+  // Parsed without recursion, but re-serialised (REST body, MCP answer) with it: a hostile nesting is
+  // the upstream's error, never a stack overflow of ours.
+  if (jsonDepth(result, MAX_RESULT_DEPTH) > MAX_RESULT_DEPTH)
+    throw new CallFailure("rpc", `its answer nests deeper than ${MAX_RESULT_DEPTH} levels`);
+  return result;
 }
 
 /**

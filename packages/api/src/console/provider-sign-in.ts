@@ -14,7 +14,7 @@ import { html } from "hono/html";
 import type { AppEnv } from "../env";
 import { sendPage } from "../oauth/page";
 import { loginBindingOf, newLoginBinding } from "../oidc/binding";
-import { isConsoleAdmin, type OidcClient, SignInError } from "../oidc/provider";
+import { consoleAdminRule, type OidcClient, SignInError } from "../oidc/provider";
 import type { ConsoleSessions } from "./session";
 
 /** Where the console's sign-in button goes, and where the provider sends the browser back. */
@@ -74,7 +74,8 @@ export function registerConsoleProviderSignIn(
       c.get("logger").warn("console provider sign-in failed", errorFields(error));
       return page(c, error.status, "Sign-in failed", error.message);
     }
-    if (!isConsoleAdmin(identity, deps.admins)) {
+    const rule = consoleAdminRule(identity, deps.admins);
+    if (rule === undefined) {
       c.get("logger").warn("console sign-in refused: not an admin", { sub: identity.sub });
       return page(
         c,
@@ -83,7 +84,7 @@ export function registerConsoleProviderSignIn(
         `You signed in as ${identity.label} (user ${identity.sub}), who is not an administrator of this gateway. An administrator is a member of the group CONSOLE_ADMIN_GROUP names, or is listed in CONSOLE_ADMINS.`,
       );
     }
-    await deps.sessions.start(c);
+    await deps.sessions.start(c, { via: "provider", rule });
     c.get("logger").info("console signed in", { via: "oidc", sub: identity.sub });
     c.header("cache-control", "no-store");
     return c.redirect("/", 302);

@@ -5,8 +5,11 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { AppError, secretMatcher } from "@mcpgw/core";
 import type { Context } from "hono";
+import { refuseThrottled } from "../auth";
 import type { AppEnv } from "../env";
-import { json, jsonBody, problems } from "../openapi-helpers";
+import { json, jsonBody, problems, route } from "../openapi-helpers";
+import { requireAdmin } from "../route-groups";
+import { type SourceThrottle, sourceOf } from "../throttle";
 import { ConsoleSession, ConsoleSignInOptions } from "../views";
 import { CONSOLE_CSP, type ConsoleAssets } from "./assets";
 import type { ConsoleSessions } from "./session";
@@ -19,6 +22,8 @@ export function registerConsoleRoutes(
   deps: {
     sessions: ConsoleSessions;
     adminToken: string;
+    /** Failed tokens per source, shared with the bearer-token check. */
+    failures: SourceThrottle;
     assets: ConsoleAssets | undefined;
     /** The provider the console offers besides the admin token (see ./provider-sign-in.ts). */
     provider?: { name: string; url: string } | undefined;
@@ -34,16 +39,19 @@ export function registerConsoleRoutes(
       request: jsonBody(SignIn),
       responses: {
         201: json(ConsoleSession, "Signed in: the cookie is set; keep the CSRF token in memory"),
-        ...problems(400, 401, 413, 500),
+        ...problems(400, 401, 413, 429, 500),
       },
     }),
     async (c) => {
+      const source = sourceOf(c);
+      refuseThrottled(deps.failures, source);
       if (!isAdminToken(c.req.valid("json").token)) {
+        deps.failures.count(source);
         throw new AppError("auth.unauthorized", "That is not the admin token.");
       }
       noStore(c);
       c.get("logger").info("console signed in");
-      return c.json(await deps.sessions.start(c), 201);
+      return c.json(await deps.sessions.start(c, { via: "token" }), 201);
     },
   );
   app.openapi(
@@ -87,6 +95,22 @@ export function registerConsoleRoutes(
       const session = await deps.sessions.current(c);
       if (session) deps.sessions.checkCsrf(c, session);
       await deps.sessions.end(c);
+      return c.body(null, 204);
+    },
+  );
+  app.openapi(
+    route({
+      method: "delete",
+      path: "/console/sessions",
+      tags: ["console"],
+      summary:
+        "Sign everyone out: every console session ends (the admin token, or a session with its CSRF token)",
+      middleware: [requireAdmin] as const,
+      responses: { 204: { description: "Everyone signed out" }, ...problems(403) },
+    }),
+    async (c) => {
+      await deps.sessions.endAll(c);
+      c.get("logger").info("console signed everyone out");
       return c.body(null, 204);
     },
   );

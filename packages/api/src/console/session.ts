@@ -4,9 +4,14 @@
  * the store keeps its hash. Requests authenticated by the cookie that change state must carry the
  * session's CSRF token in `X-CSRF-Token`: an HMAC of the cookie value, which the console learns from
  * the sign-in answer (or `GET /console/session`) and keeps in memory, never in storage.
+ *
+ * A session is bound to what let it in: a keyed fingerprint of the admin token (never the token), or
+ * the provider sign-in's admission rule (the admin group, or the CONSOLE_ADMINS entry). It is honoured
+ * only while that still admits — rotating ADMIN_TOKEN, changing the admin group or removing the entry
+ * ends it — and only until everyone is signed out (`DELETE /console/sessions`).
  */
 import { createHash, createHmac, randomBytes } from "node:crypto";
-import type { ConsoleSessionStore } from "@mcpgw/aws";
+import type { ConsoleAdminSettings, ConsoleSessionStore } from "@mcpgw/aws";
 import { AppError, secretsEqual } from "@mcpgw/core";
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
@@ -26,23 +31,34 @@ export interface SessionView {
   expiresAt: string;
 }
 
+/** What let a session in: the admin token, or the provider sign-in by a rule that admitted its person. */
+export type SessionGrant = { via: "token" } | { via: "provider"; rule: string };
+
 /** Console sessions of one deployment: issued, checked and ended against the store. */
 export class ConsoleSessions {
   private readonly key: Buffer;
+  private readonly tokenBinding: string;
+  /** The bindings of every way in that admits now: the admin token's, and each provider rule's. */
+  private readonly admitting: Set<string>;
 
   constructor(
     private readonly store: ConsoleSessionStore,
     adminToken: string,
+    /** The provider sign-in's rules that admit now (see {@link providerRules}); none without one. */
+    rules: string[] = [],
     private readonly ttlMs = SESSION_TTL_MS,
   ) {
     this.key = createHash("sha256").update("mcpgw console\0").update(adminToken).digest();
+    this.tokenBinding = `token:${createHmac("sha256", adminToken).update("mcpgw console session").digest("base64url")}`;
+    this.admitting = new Set([this.tokenBinding, ...rules.map(ruleBinding)]);
   }
 
   /** Starts a session: sets its cookie on `c` and answers what the console keeps in memory. */
-  async start(c: Context): Promise<SessionView> {
+  async start(c: Context, grant: SessionGrant): Promise<SessionView> {
     const value = randomBytes(32).toString("base64url");
     const expiresAt = new Date(Date.now() + this.ttlMs);
-    await this.store.create(hashOf(value), expiresAt);
+    const binding = grant.via === "token" ? this.tokenBinding : ruleBinding(grant.rule);
+    await this.store.create(hashOf(value), { expiresAt, binding });
     setCookie(c, SESSION_COOKIE, value, {
       httpOnly: true,
       sameSite: "Strict",
@@ -57,8 +73,9 @@ export class ConsoleSessions {
   async current(c: Context): Promise<SessionView | undefined> {
     const value = getCookie(c, SESSION_COOKIE);
     if (!value || value.length > 128) return undefined;
-    const expiresAt = await this.store.expiresAt(hashOf(value));
-    return expiresAt && { csrfToken: this.csrfOf(value), expiresAt: expiresAt.toISOString() };
+    const session = await this.store.find(hashOf(value));
+    if (!session || !this.admitting.has(session.binding)) return undefined;
+    return { csrfToken: this.csrfOf(value), expiresAt: session.expiresAt.toISOString() };
   }
 
   /**
@@ -91,9 +108,31 @@ export class ConsoleSessions {
     deleteCookie(c, SESSION_COOKIE, { path: "/", secure: isHttps(c), httpOnly: true, sameSite: "Strict" });
   }
 
+  /** Signs everyone out: every session started so far ends, here and in every other instance. */
+  async endAll(c: Context): Promise<void> {
+    await this.store.endAll();
+    await this.end(c);
+  }
+
   private csrfOf(value: string): string {
     return createHmac("sha256", this.key).update(value).digest("base64url");
   }
+}
+
+/**
+ * The provider sign-in's rules that admit now: `group:<CONSOLE_ADMIN_GROUP>`, and `user:<entry>` per
+ * CONSOLE_ADMINS entry (as {@link consoleAdminRule} names the one that admitted a person).
+ */
+export function providerRules(admins: ConsoleAdminSettings): string[] {
+  return [
+    ...(admins.group === undefined ? [] : [`group:${admins.group}`]),
+    ...admins.users.map((user) => `user:${user}`),
+  ];
+}
+
+/** A provider rule as stored with a session (a hash: the store holds no names). */
+function ruleBinding(rule: string): string {
+  return `provider:${createHash("sha256").update("mcpgw console rule\0").update(rule).digest("base64url")}`;
 }
 
 function hashOf(value: string): string {

@@ -10,6 +10,7 @@ import type { Context } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
 import type { AppEnv } from "../env";
 import { newLoginBinding } from "../oidc/binding";
+import { type SourceThrottle, sourceOf } from "../throttle";
 import { ClientError, type ResolvedClient } from "./clients";
 import {
   type AuthorizationServer,
@@ -44,10 +45,20 @@ class RedirectError extends Error {
 }
 
 /** Serves `GET /oauth/authorize` (the request) and `POST /oauth/authorize` (sign-in and consent forms). */
-export function registerAuthorizeRoutes(app: OpenAPIHono<AppEnv>, server: AuthorizationServer): void {
+export function registerAuthorizeRoutes(
+  app: OpenAPIHono<AppEnv>,
+  server: AuthorizationServer,
+  /** Authorization requests per source: one past its share is a 429 page (Retry-After). */
+  authorizations: SourceThrottle,
+): void {
   const { store, oidc, devSignIn, issuerOf, clients, resources } = server;
 
   app.get("/oauth/authorize", async (c) => {
+    const wait = authorizations.take(sourceOf(c));
+    if (wait !== undefined) {
+      c.header("retry-after", String(wait));
+      return page(c, 429, errorPage(`Too many authorization requests; try again in ${wait} s.`));
+    }
     const query = new URL(c.req.url).searchParams;
     if (!devSignIn && !oidc) {
       return page(

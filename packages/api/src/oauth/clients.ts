@@ -105,6 +105,11 @@ export class ClientDirectory {
     return stored;
   }
 
+  /** `clientId` obtained a token: a registered client lives on (unused ones expire; see the store). */
+  async used(clientId: string): Promise<void> {
+    if (clientId.startsWith(CLIENT_ID_PREFIX)) await this.store.clientUsed(clientId);
+  }
+
   /** Registers a public client (RFC 7591); the record is what the registration response shows. */
   async register(request: z.infer<typeof RegistrationRequest>): Promise<OAuthClientRecord> {
     const client: OAuthClientRecord = {

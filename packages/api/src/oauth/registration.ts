@@ -1,13 +1,29 @@
 /** Dynamic client registration (RFC 7591): public clients of the code flow. */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../env";
+import { type SourceThrottle, sourceOf } from "../throttle";
 import { RegistrationRequest } from "./clients";
 import { type AuthorizationServer, noStore } from "./http";
 
-/** Serves `POST /oauth/register`: 201 with the client's metadata, or 400 with RFC 7591 §3.2.2 errors. */
-export function registerRegistrationRoute(app: OpenAPIHono<AppEnv>, server: AuthorizationServer): void {
+/**
+ * Serves `POST /oauth/register`: 201 with the client's metadata, 400 with RFC 7591 §3.2.2 errors, or
+ * — a source past its share of `registrations` — 429 in the same shape (`rate_limited`, Retry-After).
+ */
+export function registerRegistrationRoute(
+  app: OpenAPIHono<AppEnv>,
+  server: AuthorizationServer,
+  registrations: SourceThrottle,
+): void {
   app.post("/oauth/register", async (c) => {
     noStore(c);
+    const wait = registrations.take(sourceOf(c));
+    if (wait !== undefined) {
+      c.header("retry-after", String(wait));
+      return c.json(
+        { error: "rate_limited", error_description: `Too many registrations; try again in ${wait} s.` },
+        429,
+      );
+    }
     const body = await c.req.json().catch(() => undefined);
     const parsed = RegistrationRequest.safeParse(body);
     if (!parsed.success) {

@@ -21,10 +21,8 @@ export class ResourceCheck {
     const prefix = `${this.issuer}/mcp/`;
     if (!resource.startsWith(prefix)) return false;
     const name = resource.slice(prefix.length);
-    return (
-      /^[^/?#]+$/.test(name) &&
-      (await this.store.servers.resolvePlain(decodeURIComponent(name))) !== undefined
-    );
+    const decoded = /^[^/?#]+$/.test(name) ? decodedName(name) : undefined;
+    return decoded !== undefined && (await this.store.servers.resolvePlain(decoded)) !== undefined;
   }
 
   /** The servers `who` may reach for `resource`: ids (null: all) and names for the consent page. */
@@ -44,12 +42,22 @@ export class ResourceCheck {
     // A token for one server reaches nothing when that server is not among the user's.
     const prefix = `${this.issuer}/mcp/`;
     if (resource.startsWith(prefix)) {
-      const target = await this.store.servers.resolvePlain(decodeURIComponent(resource.slice(prefix.length)));
+      const name = decodedName(resource.slice(prefix.length));
+      const target = name === undefined ? undefined : await this.store.servers.resolvePlain(name);
       if (!target || (ids !== null && !ids.includes(target.id))) ids = [];
     }
     if (ids === null) return { ids, names: "all" };
     const byId = new Map(servers.map((server) => [server.id, server.name]));
     const live = ids.filter((id) => byId.has(id));
     return { ids: live, names: live.map((id) => byId.get(id) ?? id).sort() };
+  }
+}
+
+/** A percent-encoded server name decoded; undefined when its escapes are malformed. */
+function decodedName(encoded: string): string | undefined {
+  try {
+    return decodeURIComponent(encoded);
+  } catch {
+    return undefined;
   }
 }

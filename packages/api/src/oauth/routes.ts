@@ -12,6 +12,7 @@ import type { Logger } from "@mcpgw/core";
 import { lazyBodyLimit } from "../body-limit";
 import type { AppEnv } from "../env";
 import type { OidcClient } from "../oidc/provider";
+import { SourceThrottle, type ThrottleRule } from "../throttle";
 import { registerAuthorizeRoutes } from "./authorize";
 import { ClientDirectory } from "./clients";
 import type { AuthorizationServer, OAuthOptions } from "./http";
@@ -26,6 +27,10 @@ export type { OAuthOptions } from "./http";
 /** Where the OpenID provider sends the browser back. */
 export const OIDC_CALLBACK_PATH = "/oauth/oidc/callback";
 const MAX_FORM_BYTES = 16 * 1024;
+/** Client registrations one source may make per minute (unused ones expire: see ./clients.ts). */
+export const REGISTRATIONS: ThrottleRule = { limit: 20, windowMs: 60_000 };
+/** Authorization requests one source may start per minute (each may fetch a metadata document). */
+export const AUTHORIZATIONS: ThrottleRule = { limit: 60, windowMs: 60_000 };
 
 /** Registers the authorization server's routes on `app`. */
 export function registerOAuthRoutes(
@@ -62,8 +67,8 @@ export function registerOAuthRoutes(
     }),
   );
   registerMetadataRoutes(app, server);
-  registerRegistrationRoute(app, server);
-  registerAuthorizeRoutes(app, server);
+  registerRegistrationRoute(app, server, new SourceThrottle(REGISTRATIONS));
+  registerAuthorizeRoutes(app, server, new SourceThrottle(AUTHORIZATIONS));
   registerProviderCallback(app, server);
   registerTokenRoutes(app, server);
 }

@@ -35,6 +35,7 @@ export function registerTokenRoutes(app: OpenAPIHono<AppEnv>, server: Authorizat
           "unsupported_grant_type",
           "grant_type must be authorization_code or refresh_token.",
         );
+      await server.clients.used(clientId);
       return c.json(tokens, 200);
     } catch (error) {
       if (!(error instanceof TokenError)) {

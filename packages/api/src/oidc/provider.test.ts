@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { newLoginBinding } from "./binding";
 import { type IdTokenChange, MEMORY_CLIENT_ID, MEMORY_ISSUER, memoryProvider } from "./memory-provider";
-import { identityOf, isConsoleAdmin, OidcClient, SignInError } from "./provider";
+import { consoleAdminRule, identityOf, isConsoleAdmin, OidcClient, SignInError } from "./provider";
 
 const REDIRECT = "https://gw.example/oauth/oidc/callback";
 
@@ -111,5 +111,9 @@ describe("the identity in the claims", () => {
     expect(isConsoleAdmin(who("u2", [], "boss@example.com"), admins)).toBe(true);
     expect(isConsoleAdmin(who("u3", ["eng"], "someone@example.com"), admins)).toBe(false);
     expect(isConsoleAdmin(who("u1", ["gw-admins"]), { group: undefined, users: [] })).toBe(false);
+    // The rule that admitted them, which their console session is bound to.
+    expect(consoleAdminRule(who("u1", ["gw-admins"]), admins)).toBe("group:gw-admins");
+    expect(consoleAdminRule(who("u2", [], "boss@example.com"), admins)).toBe("user:Boss@Example.com");
+    expect(consoleAdminRule(who("u3", ["eng"]), admins)).toBeUndefined();
   });
 });

@@ -149,11 +149,20 @@ export function identityOf(claims: Record<string, unknown>, groupsClaim: string)
 
 /** Whether `identity` may use the console: a member of the admin group, or listed by sub or verified email. */
 export function isConsoleAdmin(identity: OidcIdentity, admins: ConsoleAdminSettings): boolean {
-  if (admins.group !== undefined && identity.groups.includes(admins.group)) return true;
+  return consoleAdminRule(identity, admins) !== undefined;
+}
+
+/**
+ * The rule that makes `identity` a console admin — `group:<CONSOLE_ADMIN_GROUP>` or `user:<the
+ * CONSOLE_ADMINS entry>` — or undefined when none does.
+ */
+export function consoleAdminRule(identity: OidcIdentity, admins: ConsoleAdminSettings): string | undefined {
+  if (admins.group !== undefined && identity.groups.includes(admins.group)) return `group:${admins.group}`;
   const email = identity.email?.toLowerCase();
-  return admins.users.some(
+  const user = admins.users.find(
     (user) => user === identity.sub || (email !== undefined && user.toLowerCase() === email),
   );
+  return user === undefined ? undefined : `user:${user}`;
 }
 
 /** What went wrong, said for a person (no token, code or secret in it). */

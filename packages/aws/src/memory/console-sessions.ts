@@ -1,18 +1,26 @@
-import { type ConsoleSessionStore, liveUntil } from "../console-sessions";
+import { type ConsoleSessionRecord, type ConsoleSessionStore, liveUntil } from "../console-sessions";
 
 /** Admin console sessions in memory, with the table's semantics. */
 export function createMemoryConsoleSessionStore(): ConsoleSessionStore {
-  const sessions = new Map<string, Date>();
+  const sessions = new Map<string, ConsoleSessionRecord & { generation: number }>();
+  let generation = 0;
   return {
-    async create(hash, expiresAt) {
+    async create(hash, { expiresAt, binding }) {
       // Whole seconds, as the table's TTL attribute keeps it.
-      sessions.set(hash, new Date(Math.ceil(expiresAt.getTime() / 1000) * 1000));
+      const seconds = new Date(Math.ceil(expiresAt.getTime() / 1000) * 1000);
+      sessions.set(hash, { expiresAt: seconds, binding, generation });
     },
-    async expiresAt(hash, now = new Date()) {
-      return liveUntil(sessions.get(hash), now);
+    async find(hash, now = new Date()) {
+      const session = sessions.get(hash);
+      if (!session || session.generation !== generation) return undefined;
+      const expiresAt = liveUntil(session.expiresAt, now);
+      return expiresAt && { expiresAt, binding: session.binding };
     },
     async delete(hash) {
       sessions.delete(hash);
+    },
+    async endAll() {
+      generation++;
     },
   };
 }

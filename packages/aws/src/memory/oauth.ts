@@ -2,6 +2,9 @@ import {
   type AccessMapping,
   type AuthorizationCodeRecord,
   type AuthorizationTransaction,
+  CLIENT_IDLE_SECONDS,
+  CLIENT_UNUSED_SECONDS,
+  clientExpiry,
   nowSeconds,
   type OAuthClientRecord,
   type OAuthStore,
@@ -11,7 +14,7 @@ import { copy } from "./tables";
 
 /** The OAuth store in memory, with the table's semantics (expiry, single use, family revocation). */
 export function createMemoryOAuthStore(): OAuthStore {
-  const clients = new Map<string, OAuthClientRecord>();
+  const clients = new Map<string, { client: OAuthClientRecord; expiresAt: number }>();
   const transactions = new Map<string, AuthorizationTransaction>();
   const codes = new Map<string, { code: AuthorizationCodeRecord; used: boolean }>();
   const refreshTokens = new Map<string, { grant: RefreshGrant; used: boolean }>();
@@ -27,11 +30,16 @@ export function createMemoryOAuthStore(): OAuthStore {
   };
 
   return {
-    async saveClient(client) {
-      clients.set(client.clientId, copy(client));
+    async saveClient(client, expiresAt = nowSeconds() + CLIENT_UNUSED_SECONDS) {
+      clients.set(client.clientId, { client: copy(client), expiresAt });
     },
-    async client(clientId) {
-      return copy(clients.get(clientId));
+    async client(clientId, now = nowSeconds()) {
+      const found = clients.get(clientId);
+      return found && clientExpiry(found.client, found.expiresAt) > now ? copy(found.client) : undefined;
+    },
+    async clientUsed(clientId, now = nowSeconds()) {
+      const found = clients.get(clientId);
+      if (found && found.expiresAt > now) found.expiresAt = now + CLIENT_IDLE_SECONDS;
     },
 
     async saveTransaction(hash, transaction) {

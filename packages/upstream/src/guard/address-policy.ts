@@ -307,6 +307,17 @@ function formatIPv4(value: number): string {
   return [24, 16, 8, 0].map((shift) => (value >>> shift) & 0xff).join(".");
 }
 
+/**
+ * Who an address stands for when counting per source: an IPv4 address (also IPv4-mapped IPv6) as
+ * itself, an IPv6 address by its /64 (one host may hold a whole /64); anything else as given.
+ */
+export function sourceKeyOf(ip: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip)?.[1];
+  if (isIP(ip) === 4 || mapped) return mapped ?? ip;
+  if (isIP(ip.split("%")[0] ?? "") !== 6) return ip;
+  return `${(parseIPv6(ip) >> 64n).toString(16).padStart(16, "0")}/64`;
+}
+
 /** Parses an IPv6 address already validated by `isIP` (a zone index, if any, is ignored) to 128 bits. */
 function parseIPv6(ip: string): bigint {
   let text = ip.split("%")[0] ?? "";

@@ -17,6 +17,8 @@ export {
   isForbidden,
   /** Recognises an IP literal in any WHATWG / inet_aton spelling; `null` for a hostname. */
   parseHostLiteral,
+  /** A client address as a throttle key: IPv4 as itself, IPv6 by its /64. */
+  sourceKeyOf,
 } from "./address-policy";
 export type {
   /** Options of `createGuardedFetch`: `allowPrivate`, plus injectable `fetchImpl` and `lookup`. */
