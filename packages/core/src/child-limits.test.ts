@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   ChildLimits,
   DEFAULT_CHILD_LIMITS,
+  limitFromExit,
   limitMessage,
   passedLimit,
   resolveLimits,
@@ -57,5 +58,14 @@ describe("child limits", () => {
     expect(rlimitOptions(limits, true)).toEqual(["--cpu=10:11", `--data=${512 * 1024 * 1024}`, "--nproc=65"]);
     expect(rlimitOptions(limits, false)).toEqual(["--cpu=10:11", `--data=${512 * 1024 * 1024}`]);
     expect(rlimitOptions({ cpuSeconds: 0, memoryMiB: 0, processes: 0 }, true)).toEqual([]);
+  });
+
+  it("a death by the kernel's caps is told by its signal (CPU) or the child's own out-of-memory words", () => {
+    expect(limitFromExit({ signal: "SIGXCPU" }, "", limits)).toBe("cpu");
+    const v8 = "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory";
+    expect(limitFromExit({ signal: "SIGABRT" }, v8, limits)).toBe("memory");
+    expect(limitFromExit({ signal: null }, "MemoryError", limits)).toBe("memory");
+    expect(limitFromExit({ signal: "SIGABRT" }, "assertion failed", limits)).toBeUndefined();
+    expect(limitFromExit({ signal: "SIGABRT" }, v8, { ...limits, memoryMiB: 0 })).toBeUndefined();
   });
 });

@@ -62,6 +62,23 @@ export function passedLimit(usage: ChildUsage, limits: ResolvedLimits): LimitKin
   return undefined;
 }
 
+/** How a child's own stderr says the kernel refused it memory (V8, libc, Python, C++). */
+const OUT_OF_MEMORY = /out of memory|cannot allocate memory|MemoryError|std::bad_alloc|ENOMEM/i;
+
+/**
+ * The limit a child died of by the kernel's hand, before the runner's watch saw it pass one: SIGXCPU
+ * at its CPU time cap, or an allocation refused at its data-segment cap (its stderr says so).
+ */
+export function limitFromExit(
+  exit: { signal?: string | null | undefined },
+  stderrTail: string,
+  limits: ResolvedLimits,
+): LimitKind | undefined {
+  if (limits.cpuSeconds > 0 && exit.signal === "SIGXCPU") return "cpu";
+  if (limits.memoryMiB > 0 && OUT_OF_MEMORY.test(stderrTail)) return "memory";
+  return undefined;
+}
+
 /** The server's `lastError` when its child was killed for passing a limit. */
 export function limitMessage(kind: LimitKind, limits: ResolvedLimits): string {
   switch (kind) {

@@ -10,6 +10,7 @@ import {
   errorFields,
   isPerCaller,
   type Logger,
+  limitFromExit,
   limitMessage,
   type PlainStdioServer,
   planSpawn,
@@ -727,7 +728,9 @@ export class InstanceManager {
     const { transport } = instance;
     const exit = transport.exitStatus;
     const tail = scrubSecrets(transport.stderrTail.trim(), scrub).slice(-1_000);
-    const killedBy = transport.killedBy;
+    const killedBy =
+      transport.killedBy ??
+      (exit && transport.limits ? limitFromExit(exit, transport.stderrTail, transport.limits) : undefined);
     const error =
       killedBy === "message_too_large"
         ? `the server wrote a message larger than ${describeBytes(transport.maxMessageBytes)} (MAX_UPSTREAM_MESSAGE_BYTES) and was stopped`
@@ -738,7 +741,7 @@ export class InstanceManager {
       serverId: instance.serverId,
       threadId: instance.threadId,
       exit,
-      ...(transport.killedBy ? { killedBy: transport.killedBy } : {}),
+      ...(killedBy ? { killedBy } : {}),
     });
     // A thread's or one caller's instance respawns on its next use: its death is not the server's.
     if (instance.threadId || instance.caller) return;
