@@ -159,6 +159,10 @@ describe("the answers the console reads are exactly their schemas", () => {
       views.NewApiKeyView.strict(),
       await call("POST", "/v1/keys", 201, { name: "ci", servers: ["docs"] }),
     );
+    const limited = exactly(
+      views.NewApiKeyView.strict(),
+      await call("POST", "/v1/keys", 201, { name: "bot", servers: ["docs"], rateLimit: { perMinute: 600 } }),
+    );
     const keys = exactly(views.ApiKeyList.strict(), await call("GET", "/v1/keys", 200));
     const mapping = exactly(
       views.AccessMappingView.strict(),
@@ -168,7 +172,13 @@ describe("the answers the console reads are exactly their schemas", () => {
     const access = exactly(views.AccessMappingList.strict(), await call("GET", "/v1/access", 200));
 
     expect(created.serverIds).toEqual([docs.id]);
-    expect(keys.keys.map((key) => exactly(views.ApiKeyView.strict(), key).servers)).toEqual([["docs"]]);
+    expect(keys.keys.map((key) => exactly(views.ApiKeyView.strict(), key).servers)).toEqual([
+      ["docs"],
+      ["docs"],
+    ]);
+    expect(limited.rateLimit).toEqual({ perMinute: 600 });
+    expect(keys.keys.find((key) => key.id === limited.id)?.rateLimit).toEqual({ perMinute: 600 });
+    expect(keys.keys.find((key) => key.id === created.id)?.rateLimit).toBeNull();
     expect(mapping.servers).toEqual(["docs"]);
     expect(
       access.access.map((entry) => exactly(views.AccessMappingView.strict(), entry).subject).sort(),

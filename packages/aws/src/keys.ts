@@ -9,7 +9,24 @@ export interface ApiKeyInfo {
   name: string;
   /** Ids of the servers the key may use (stable across renames); null for every enabled server. */
   serverIds: string[] | null;
+  /** The key's own call limits (each field omitted: the global one); null: the global limits. */
+  rateLimit: KeyRateLimit | null;
   createdAt: string;
+}
+
+/** A key's own call limits, over the global ones (CALLER_RATE_LIMIT, …) field by field. */
+export interface KeyRateLimit {
+  /** Calls per minute. */
+  perMinute?: number;
+  /** Calls at once after a pause (the bucket's size); never more than perMinute. */
+  burst?: number;
+  /** Calls in flight at once. */
+  concurrent?: number;
+}
+
+/** What a key is created with besides its name and scope. */
+export interface NewKeyOptions {
+  rateLimit?: KeyRateLimit | null;
 }
 
 /** The prefix every client key starts with (so a key is recognisable, e.g. by secret scanners). */
@@ -18,7 +35,11 @@ export const API_KEY_PREFIX = "mgw_";
 /** Client API keys, stored only as SHA-256 hashes (keys are 256-bit random: no slow hash needed). */
 export interface ApiKeyStore {
   /** Creates a key scoped to `serverIds` (null: every server); the returned `key` is shown once, never stored. */
-  create(name: string, serverIds: string[] | null): Promise<ApiKeyInfo & { key: string }>;
+  create(
+    name: string,
+    serverIds: string[] | null,
+    options?: NewKeyOptions,
+  ): Promise<ApiKeyInfo & { key: string }>;
   list(): Promise<ApiKeyInfo[]>;
   /** Every live key by the hash it is stored under: one paginated index query, whatever the count. */
   byHash(): Promise<Map<string, ApiKeyInfo>>;
@@ -37,9 +58,9 @@ const keyItemKey = (hash: string) => ({ pk: `${HASH_PREFIX}${hash}`, sk: "KEY" }
 export function createApiKeyStore(ddb: DynamoDBDocumentClient, tableName: string): ApiKeyStore {
   const items = () => queryKind(ddb, tableName, KINDS.apiKey);
   return {
-    async create(name, serverIds) {
+    async create(name, serverIds, options = {}) {
       const key = `${API_KEY_PREFIX}${randomBytes(32).toString("base64url")}`;
-      const info: ApiKeyInfo = { id: randomUUID(), name, serverIds, createdAt: new Date().toISOString() };
+      const info = newKeyInfo(name, serverIds, options);
       await ddb.send(
         new PutCommand({
           TableName: tableName,
@@ -83,8 +104,28 @@ function toInfo(item: Record<string, unknown>): ApiKeyInfo {
     id: String(item.id ?? ""),
     name: String(item.name ?? ""),
     serverIds: storedScope(item),
+    rateLimit: storedRateLimit(item.rateLimit),
     createdAt: String(item.createdAt ?? ""),
   };
+}
+
+/** A new key's info (its id and creation time now). */
+export function newKeyInfo(name: string, serverIds: string[] | null, options: NewKeyOptions): ApiKeyInfo {
+  const createdAt = new Date().toISOString();
+  return { id: randomUUID(), name, serverIds, rateLimit: options.rateLimit ?? null, createdAt };
+}
+
+/** A stored key's own limits: the whole positive numbers it holds; none (null) when there are none. */
+function storedRateLimit(value: unknown): KeyRateLimit | null {
+  if (typeof value !== "object" || value === null) return null;
+  const fields = ["perMinute", "burst", "concurrent"] as const;
+  const kept = Object.fromEntries(
+    fields.flatMap((field) => {
+      const number = (value as Record<string, unknown>)[field];
+      return typeof number === "number" && Number.isInteger(number) && number > 0 ? [[field, number]] : [];
+    }),
+  );
+  return Object.keys(kept).length > 0 ? kept : null;
 }
 
 /**

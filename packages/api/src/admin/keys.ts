@@ -4,7 +4,7 @@ import { AppError, NOT_BLANK } from "@mcpgw/core";
 import type { AppEnv } from "../env";
 import { json, jsonBody, problems, route } from "../openapi-helpers";
 import { credentialSubject, forgetSubject } from "../upstream-authorization";
-import { ApiKeyList, NewApiKeyView } from "../views";
+import { ApiKeyList, KeyRateLimitView, NewApiKeyView } from "../views";
 
 /** Text that trim() leaves non-empty (stored trimmed), its document saying so. */
 export const NotBlank = z.string().trim().min(1).meta({ pattern: NOT_BLANK.source });
@@ -15,6 +15,7 @@ const CreateKey = z.strictObject({
     description:
       "Names or ids of the servers the key may use, each bound to the server's id now (unknown → 400 key.unknown_server); omitted = every server",
   }),
+  rateLimit: KeyRateLimitView.optional(),
 });
 
 /** What the key routes tell about keys they create or revoke (the in-process key index). */
@@ -38,9 +39,11 @@ export function registerKeyRoutes(
       responses: { 201: json(NewApiKeyView, "Created (the key is shown only now)") },
     }),
     async (c) => {
-      const { name, servers } = c.req.valid("json");
+      const { name, servers, rateLimit } = c.req.valid("json");
       const scope = servers ? await resolveScope(deps.store, servers) : null;
-      const created = await deps.store.keys.create(name, scope ? [...scope.keys()].sort() : null);
+      const created = await deps.store.keys.create(name, scope ? [...scope.keys()].sort() : null, {
+        rateLimit: rateLimit ?? null,
+      });
       deps.keyChanges?.added(created.key, created);
       c.get("logger").info("api key created", { keyId: created.id, scoped: created.serverIds !== null });
       return c.json({ ...keyView(created, scope ?? new Map()), key: created.key }, 201);
@@ -111,5 +114,12 @@ export async function resolveScope(
 /** A key as shown: its scope's ids as stored, and the current names of those servers that still exist. */
 function keyView(key: ApiKeyInfo, names: ReadonlyMap<string, string>) {
   const servers = key.serverIds?.flatMap((id) => names.get(id) ?? []).sort() ?? null;
-  return { id: key.id, name: key.name, servers, serverIds: key.serverIds, createdAt: key.createdAt };
+  return {
+    id: key.id,
+    name: key.name,
+    servers,
+    serverIds: key.serverIds,
+    rateLimit: key.rateLimit,
+    createdAt: key.createdAt,
+  };
 }
