@@ -39,6 +39,8 @@ export interface StackOptions {
   oauth?: boolean;
   /** People sign in at this OpenID provider (authorization server and console); `admins` may use the console. */
   oidc?: OidcSettings & { admins?: ConsoleAdminSettings };
+  /** Each caller's limits on the data plane (default: DEFAULT_CALLER_LIMITS). */
+  limits?: AppDeps["limits"];
 }
 
 export async function startStack(options: StackOptions = {}) {
@@ -92,6 +94,7 @@ export async function startStack(options: StackOptions = {}) {
     publicAdminUrl: api.url,
     ...(options.mcp === undefined ? {} : { mcp: options.mcp }),
     ...(options.worktreeBase === undefined ? {} : { worktreeBase: options.worktreeBase }),
+    ...(options.limits === undefined ? {} : { limits: options.limits }),
     ...(runnerEndpoint ? { runner: runnerEndpoint } : {}),
     ...(options.console ? { console: loadConsoleAssets(CONSOLE_DIST) } : {}),
     ...(oauth ? { oauth } : {}),

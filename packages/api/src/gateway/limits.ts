@@ -24,6 +24,11 @@ export type RequestKind = "call" | "stream";
 const CAP_RETRY_AFTER_S = 1;
 /** A caller's minute is leased in this many slices at most (fewer shared-budget writes, less left unspent). */
 const SLICES_PER_MINUTE = 20;
+/**
+ * How many leases a call waits for before it is refused: calls that arrive together while the share is
+ * empty wait on the same lease, and those it cannot serve on the next.
+ */
+const MAX_LEASE_WAITS = 8;
 /** Callers with nothing in flight and a full bucket are forgotten after this long. */
 const IDLE_FORGET_MS = 5 * 60_000;
 /** The caller table is swept for idle callers every this many admissions. */
@@ -94,7 +99,7 @@ export class SharedShare {
   /** Spends one token: 0 when spent, else the milliseconds until the shared minute turns. */
   async spend(now: number, perMinute: number): Promise<number> {
     const slice = sliceOf(perMinute);
-    for (let attempt = 0; attempt < 2; attempt++) {
+    for (let attempt = 0; attempt < MAX_LEASE_WAITS; attempt++) {
       if (this.tokens > 0) {
         this.tokens -= 1;
         // Leased again before the slice runs out: the next calls find tokens here, not a round trip.
