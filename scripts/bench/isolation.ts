@@ -69,6 +69,7 @@ try {
       `isolation spawn-to-ready, ${kind} (median of ${ROUNDS}): own uid ${own.toFixed(1)} ms, shared uid ${none.toFixed(1)} ms — ×${(own / none).toFixed(2)} (+${(own - none).toFixed(1)} ms)`,
     );
   }
+  await (await import("./limits-cost")).measureLimitsCost();
 } finally {
   await isolated.cleanup();
   await shared.cleanup();

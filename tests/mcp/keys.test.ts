@@ -73,6 +73,7 @@ describe("client API keys", () => {
       name: "every server",
       servers: null,
       serverIds: null,
+      rateLimit: null,
       key: expect.stringMatching(/^mgw_[A-Za-z0-9_-]{43}$/),
       createdAt: expect.any(String),
     });
@@ -107,6 +108,7 @@ describe("client API keys", () => {
           name: "every server",
           servers: null,
           serverIds: null,
+          rateLimit: null,
           createdAt: everyKey.createdAt,
         },
         {
@@ -114,6 +116,7 @@ describe("client API keys", () => {
           name: "alpha only",
           servers: [alpha],
           serverIds: [alphaId],
+          rateLimit: null,
           createdAt: alphaKey.createdAt,
         },
       ]),
