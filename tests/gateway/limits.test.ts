@@ -120,10 +120,16 @@ describe("limits per caller", () => {
     expect(few.refusals[0]?.body.detail).toContain("5 calls per minute");
   });
 
-  it("refuses a rateLimit that is not whole positive numbers of the known fields", async ({ expect }) => {
-    for (const rateLimit of [{ perMinute: 0 }, { perMinute: 1.5 }, { burst: "10" }, { perSecond: 3 }]) {
-      const answer = await stack.call("POST", "/v1/keys", { name: "bad", rateLimit });
-      expect(answer.status, JSON.stringify(rateLimit)).toBe(400);
+  it("takes a rateLimit of whole positive numbers of the known fields, and refuses any other", async ({
+    expect,
+  }) => {
+    const rateLimit = { perMinute: 600, burst: 60, concurrent: 16 };
+    const made = await stack.call("POST", "/v1/keys", { name: "shaped", rateLimit });
+    expect(made.status).toBe(201);
+    expect(made.body.rateLimit).toEqual(rateLimit);
+    for (const bad of [{ perMinute: 0 }, { perMinute: 1.5 }, { burst: "10" }, { perSecond: 3 }]) {
+      const answer = await stack.call("POST", "/v1/keys", { name: "bad", rateLimit: bad });
+      expect(answer.status, JSON.stringify(bad)).toBe(400);
       expect(answer.body.code).toBe("request.invalid");
     }
   });
