@@ -90,6 +90,17 @@ describe("caller limits", () => {
     third();
   });
 
+  it("calls waiting on the first lease already count against the concurrency limit", async () => {
+    let grant: (got: number) => void = () => undefined;
+    const slow: RateBudget = { lease: () => new Promise<number>((resolve) => (grant = resolve)) };
+    const limits = new CallerLimits(settings, slow, quiet, clock().now);
+    const waiting = [limits.admit(keyA, "call"), limits.admit(keyA, "call")];
+
+    expect((await refused(limits.admit(keyA, "call"))).extra).toMatchObject({ limit: "concurrency" });
+    grant(10);
+    for (const release of await Promise.all(waiting)) release();
+  });
+
   it("counts standing streams apart from calls, up to their cap", async () => {
     const limits = new CallerLimits(settings, undefined, quiet, clock().now);
     const streams = [await limits.admit(keyA, "stream"), await limits.admit(keyA, "stream")];

@@ -182,22 +182,20 @@ export class CallerLimits {
       throw refusal("concurrency", limits.concurrent, CAP_RETRY_AFTER_S * 1_000);
     const wait = state.bucket.take(now, limits.burst, limits.perMinute);
     if (wait > 0) throw refusal("rate", limits.perMinute, wait);
+    // Held before any wait for a lease: calls that arrive meanwhile count it.
+    const release = this.hold(state, kind);
     const sharedWait = state.share ? await state.share.spend(now, limits.perMinute) : 0;
     if (sharedWait > 0) {
+      release();
       state.bucket.giveBack(limits.burst);
       throw refusal("rate", limits.perMinute, sharedWait);
     }
-    return this.hold(state, kind);
+    return release;
   }
 
   /** How many 2025-era sessions the caller a session is bound to (its thread-owner key) may hold open. */
   sessionCap(caller: string): number {
     return caller === threadOwner({ kind: "admin" }) ? Number.POSITIVE_INFINITY : this.settings.sessions;
-  }
-
-  /** Callers this process remembers (for tests: idle ones are forgotten). */
-  get size(): number {
-    return this.callers.size;
   }
 
   private hold(state: CallerState, kind: RequestKind): () => void {
