@@ -3,10 +3,10 @@
  * upstream, directly and through two gateway apps over one store, each on its own listener and
  * logging errors only — one with the limiter in the path (called with a key whose own `rateLimit` no
  * batch reaches, so nothing is refused), one built without it (`limits: false`) — by REST and by
- * `/mcp/{server}`, interleaved round by round in one run. Prints each path's
+ * `/mcp/{server}`, interleaved call by call in one run (so a noisy machine weighs on all alike). Prints each path's
  * added p50 (over direct) with limits on and off, and their ratio (the target: within 5 %).
  *
- *   BENCH_LIMITS_ROUNDS  rounds (default 10); BENCH_LIMITS_CALLS  calls per batch (default 200)
+ *   BENCH_LIMITS_ROUNDS  rounds (default 10); BENCH_LIMITS_CALLS  calls per path and round (default 200)
  */
 import { createApp, listen } from "@mcpgw/api";
 import { createLogger } from "@mcpgw/core";
@@ -71,12 +71,16 @@ export async function measureLimitsCost(
 
     const names = Object.keys(paths);
     const latencies: Record<string, number[]> = Object.fromEntries(names.map((name) => [name, []]));
-    for (const name of names) await batch(paths[name] as () => Promise<void>, 50); // warm every path
+    for (const name of names) for (let i = 0; i < 50; i++) await paths[name]?.(); // warm every path
     for (let round = 0; round < rounds; round++) {
-      // Rotating order: no path always runs first, or right after another's batch.
-      for (let i = 0; i < names.length; i++) {
-        const name = names[(i + round) % names.length] as string;
-        latencies[name]?.push(...(await batch(paths[name] as () => Promise<void>, calls)));
+      for (let call = 0; call < calls; call++) {
+        // Rotating order: no path always goes first, or right after the same other one.
+        for (let i = 0; i < names.length; i++) {
+          const name = names[(i + call + round) % names.length] as string;
+          const started = performance.now();
+          await paths[name]?.();
+          latencies[name]?.push(performance.now() - started);
+        }
       }
     }
     const p50 = (name: string) => percentile(latencies[name] ?? [], 50);
@@ -125,15 +129,4 @@ async function restCall(url: string, key: string): Promise<void> {
   });
   const body = await response.arrayBuffer();
   if (!response.ok) throw new Error(`REST call → ${response.status} ${Buffer.from(body).toString()}`);
-}
-
-/** Latencies (ms) of `count` sequential calls. */
-async function batch(call: () => Promise<void>, count: number): Promise<number[]> {
-  const latencies: number[] = [];
-  for (let i = 0; i < count; i++) {
-    const started = performance.now();
-    await call();
-    latencies.push(performance.now() - started);
-  }
-  return latencies;
 }
