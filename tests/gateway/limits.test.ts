@@ -127,6 +127,9 @@ describe("limits per caller", () => {
     const made = await stack.call("POST", "/v1/keys", { name: "shaped", rateLimit });
     expect(made.status).toBe(201);
     expect(made.body.rateLimit).toEqual(rateLimit);
+    const global = await stack.call("POST", "/v1/keys", { name: "global", rateLimit: null });
+    expect(global.status).toBe(201);
+    expect(global.body.rateLimit).toBeNull();
     for (const bad of [{ perMinute: 0 }, { perMinute: 1.5 }, { burst: "10" }, { perSecond: 3 }]) {
       const answer = await stack.call("POST", "/v1/keys", { name: "bad", rateLimit: bad });
       expect(answer.status, JSON.stringify(bad)).toBe(400);
