@@ -15,11 +15,9 @@ const CreateKey = z.strictObject({
     description:
       "Names or ids of the servers the key may use, each bound to the server's id now (unknown → 400 key.unknown_server); omitted = every server",
   }),
-  rateLimit: KeyRateLimitView.nullable()
-    .optional()
-    .openapi({
-      description: "The key's own call limits over the global ones; omitted or null = the global limits",
-    }),
+  rateLimit: KeyRateLimitView.nullable().optional().openapi({
+    description: "The key's own call limits over the global ones; omitted or null = the global limits",
+  }),
 });
 
 /** What the key routes tell about keys they create or revoke (the in-process key index). */

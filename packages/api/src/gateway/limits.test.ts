@@ -119,8 +119,9 @@ describe("caller limits", () => {
     for (let i = 0; i < 5; i++) (await limits.admit(ada, "call"))();
 
     expect((await refused(limits.admit(ada, "call"))).code).toBe("rate_limited");
-    expect(limits.sessionCap("admin")).toBe(Number.POSITIVE_INFINITY);
-    expect(limits.sessionCap("key-a")).toBe(3);
+    expect(limits.capOf("admin")).toBe(Number.POSITIVE_INFINITY);
+    expect(limits.capOf("key-a")).toBe(3);
+    expect(limits.refusal(3).extra).toEqual({ limit: "sessions", retryAfter: 1 });
   });
 
   it("two instances on one shared budget admit the caller's minute between them, not each", async () => {

@@ -12,6 +12,7 @@ import type { CallerLimitSettings, KeyRateLimit, RateBudget } from "@mcpgw/aws";
 import { AppError, errorFields, type Logger } from "@mcpgw/core";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv, Principal } from "../env";
+import type { SessionCap } from "./mcp-sessions";
 import { threadOwner } from "./thread-access";
 
 /** The limits that answer 429 `rate_limited`, as a refusal's `limit` names them. */
@@ -148,8 +149,8 @@ interface CallerState {
   lastUsed: number;
 }
 
-/** The limits of every caller of this process. */
-export class CallerLimits {
+/** The limits of every caller of this process (and the cap on each one's 2025 sessions). */
+export class CallerLimits implements SessionCap {
   private readonly callers = new Map<string, CallerState>();
   private admissions = 0;
 
@@ -158,7 +159,7 @@ export class CallerLimits {
    * `now` is the clock (tests give their own).
    */
   constructor(
-    readonly settings: CallerLimitSettings,
+    private readonly settings: CallerLimitSettings,
     private readonly budget: RateBudget | undefined,
     private readonly logger: Logger,
     private readonly now: () => number = Date.now,
@@ -194,8 +195,13 @@ export class CallerLimits {
   }
 
   /** How many 2025-era sessions the caller a session is bound to (its thread-owner key) may hold open. */
-  sessionCap(caller: string): number {
+  capOf(caller: string): number {
     return caller === threadOwner({ kind: "admin" }) ? Number.POSITIVE_INFINITY : this.settings.sessions;
+  }
+
+  /** The refusal of a session past its caller's cap. */
+  refusal(cap: number): AppError {
+    return refusal("sessions", cap, CAP_RETRY_AFTER_S * 1_000);
   }
 
   private hold(state: CallerState, kind: RequestKind): () => void {

@@ -21,7 +21,7 @@ import {
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/server/validators/ajv";
 import type { GatewayDeps } from "./deps";
 import { type DirectoryEntry, isAvailable } from "./directory";
-import { type CallerLimits, refusal } from "./limits";
+import type { CallerLimits } from "./limits";
 import { ParkedCalls } from "./mcp-parking";
 import type { McpCaller, McpServices, RoundState } from "./mcp-request";
 import { createGatewayServer, endpointCapabilities } from "./mcp-server";
@@ -84,10 +84,7 @@ export class McpEndpoints {
         key,
         (endpoint) => this.newServer(endpoint || undefined),
         undefined,
-        limits && {
-          capOf: (principal) => limits.sessionCap(principal),
-          refusal: (cap) => refusal("sessions", cap, 1_000),
-        },
+        limits,
       ),
       validator: new AjvJsonSchemaValidator(),
     };
