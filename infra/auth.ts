@@ -9,8 +9,8 @@
  * - Your own provider (Entra ID, Okta, Google…) by config at deploy time: OIDC_ISSUER, OIDC_CLIENT_ID
  *   (and optionally OIDC_GROUPS_CLAIM, OIDC_PROVIDER_NAME, OIDC_TOKEN_AUTH_METHOD) in the environment, the client secret by
  *   `npx sst secret set OidcClientSecret …`; no Cognito pool is made.
- * Callback URLs: `${OAUTH_ISSUER}/oauth/oidc/callback` and `${PUBLIC_ADMIN_URL}/console/oidc/callback`
- * when those are set (a function's URL is only known after it exists, and the functions need the
+ * Callback URLs: `${OAUTH_ISSUER}/oauth/oidc/callback`, `${PUBLIC_ADMIN_URL}/console/oidc/callback` and
+ * `${PUBLIC_ADMIN_URL}/oauth/upstream/signin` (per_user authorization links) when those are set (a function's URL is only known after it exists, and the functions need the
  * client first), and, outside production, `npm run dev`'s on http://localhost:8787.
  */
 
@@ -25,10 +25,14 @@ const adminOrigin = trim(process.env.PUBLIC_ADMIN_URL);
 /** Where the provider may send the browser back. */
 export const oidcCallbackUrls = [
   ...(gatewayOrigin ? [`${gatewayOrigin}/oauth/oidc/callback`] : []),
-  ...(adminOrigin ? [`${adminOrigin}/console/oidc/callback`] : []),
+  ...(adminOrigin ? [`${adminOrigin}/console/oidc/callback`, `${adminOrigin}/oauth/upstream/signin`] : []),
   ...(production
     ? []
-    : ["http://localhost:8787/oauth/oidc/callback", "http://localhost:8787/console/oidc/callback"]),
+    : [
+        "http://localhost:8787/oauth/oidc/callback",
+        "http://localhost:8787/console/oidc/callback",
+        "http://localhost:8787/oauth/upstream/signin",
+      ]),
 ];
 
 /** Whether the deployer names their own provider (no Cognito pool then). */

@@ -4,6 +4,8 @@
  * poller, the health sweep timer and the stdio runner (on its own loopback port). When the emulator
  * comes back empty (restarted, reset), the resources are re-created as soon as something finds one
  * missing (/readyz, the poller, a request), and the stack serves again without a restart.
+ * The emulator it starts serves only requests signed with an access key made at start, which this
+ * process alone holds (in memory, after it leaves process.env): stdio children cannot use it.
  */
 import { randomBytes } from "node:crypto";
 import { CallLatency, createApp, listen, loadConsoleAssets, OidcClient } from "@mcpgw/api";
@@ -34,6 +36,7 @@ process.env.RUNNER_TOKEN ||= randomBytes(24).toString("base64url");
 const { port, settings, runnerToken, runnerSettings } = readSettings();
 const adminToken = process.env.ADMIN_TOKEN;
 
+// A moto of this run's own requires an access key made now, held by this process alone (see below).
 const emulator = await startEmulator(log);
 const store = createStore(loadAwsConfig());
 await ensureResources(store.clients, store.config);
@@ -86,12 +89,18 @@ const sweeper = startSweeper(worker, settings.sweepIntervalSeconds);
 const stopRecreating = recreateWhenMissing(store, logger, { onRecreated: () => poller.wake() });
 
 if (generatedToken) log(`ADMIN_TOKEN=${adminToken} (generated; set ADMIN_TOKEN to choose one)`);
-log(`AWS endpoint ${emulator.endpoint}${emulator.owned ? " (moto, started for this run)" : ""}`);
+log(
+  `AWS endpoint ${emulator.endpoint}${
+    emulator.owned
+      ? " (moto, started for this run: it serves only requests signed with this run's key)"
+      : " (not started here: unless it requires signed requests, stdio children can use it too)"
+  }`,
+);
 console.log(`MCP Gateway ready at ${api.url} (docs: ${api.url}/docs)`);
 log(`admin console at ${api.url}/`);
 log(
   settings.oidc
-    ? `sign-in at ${settings.oidc.issuer} (register ${settings.oauthIssuer ?? api.url}/oauth/oidc/callback and ${settings.publicAdminUrl ?? api.url}/console/oidc/callback there)`
+    ? `sign-in at ${settings.oidc.issuer} (register ${settings.oauthIssuer ?? api.url}/oauth/oidc/callback, ${settings.publicAdminUrl ?? api.url}/console/oidc/callback and ${settings.publicAdminUrl ?? api.url}/oauth/upstream/signin there)`
     : "sign-in: the development page (set OIDC_ISSUER and OIDC_CLIENT_ID for an OpenID provider)",
 );
 

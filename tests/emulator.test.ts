@@ -1,8 +1,12 @@
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { createInterface } from "node:readline";
+import { CreateTableCommand, DynamoDBClient, ListTablesCommand, ScanCommand } from "@aws-sdk/client-dynamodb";
+import { CreateKeyCommand, DecryptCommand, EncryptCommand, KMSClient } from "@aws-sdk/client-kms";
+import { CreateQueueCommand, ReceiveMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { afterEach, describe, expect, it } from "vitest";
-import { startEmulator, startMoto } from "../scripts/lib/emulator";
+import { generateEmulatorCredentials, startEmulator, startMoto } from "../scripts/lib/emulator";
 import { parkedPort } from "../scripts/lib/processes";
 import { waitFor } from "./support/stack";
 
@@ -18,9 +22,10 @@ function alive(pid: number): boolean {
 }
 
 describe("emulator harness", () => {
-  const saved = process.env.AWS_ENDPOINT_URL;
+  const AWS_VARS = ["AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"] as const;
+  const saved = AWS_VARS.map((name) => [name, process.env[name]] as const);
   afterEach(() => {
-    process.env.AWS_ENDPOINT_URL = saved;
+    for (const [name, value] of saved) process.env[name] = value;
   });
 
   it("adopts AWS_ENDPOINT_URL instead of starting anything", async () => {
@@ -31,16 +36,110 @@ describe("emulator harness", () => {
     expect(emulator).toMatchObject({ endpoint: "http://127.0.0.1:4566", owned: false, pid: undefined });
   });
 
-  it("starts moto on a free loopback port and stops it", async () => {
+  it("starts moto on a free loopback port, with a fresh key of its own in process.env, and stops it", async () => {
     delete process.env.AWS_ENDPOINT_URL;
 
     const emulator = await startEmulator();
-    const answered = await fetch(`${emulator.endpoint}/moto-api/data.json`);
+    const listed = await new DynamoDBClient({ endpoint: emulator.endpoint }).send(new ListTablesCommand({}));
+    // The key went to moto on its stdin: not in its argv (world-readable) nor its environment.
+    const exposed = ["cmdline", "environ"].map((file) =>
+      readFileSync(`/proc/${emulator.pid}/${file}`, "utf8"),
+    );
     await emulator.stop();
 
     expect(emulator.endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    expect(answered.ok).toBe(true);
+    expect(process.env.AWS_ENDPOINT_URL).toBe(emulator.endpoint);
+    expect(process.env.AWS_ACCESS_KEY_ID).toBe(emulator.credentials?.accessKeyId);
+    expect(process.env.AWS_SECRET_ACCESS_KEY).toBe(emulator.credentials?.secretAccessKey);
+    expect(emulator.credentials?.secretAccessKey).toMatch(/^[\w-]{40}$/);
+    expect(listed.TableNames).toEqual([]);
+    for (const text of exposed) expect(text).not.toContain(emulator.credentials?.secretAccessKey);
     expect(alive(emulator.pid!)).toBe(false);
+  });
+
+  it("serves only requests signed with its key; other keys, other services and moto's own API get 403", async () => {
+    // Prepare: a moto requiring a key; a table, a queue and a KMS ciphertext made with that key
+    const credentials = generateEmulatorCredentials();
+    const moto = await startMoto({ credentials });
+    const client = <T>(
+      Client: new (config: object) => T,
+      keys?: { accessKeyId: string; secretAccessKey: string },
+    ) =>
+      new Client({
+        endpoint: moto.endpoint,
+        region: "us-east-1",
+        credentials: keys ?? credentials,
+        maxAttempts: 1,
+      });
+    try {
+      await client(DynamoDBClient).send(
+        new CreateTableCommand({
+          TableName: "t",
+          BillingMode: "PAY_PER_REQUEST",
+          AttributeDefinitions: [{ AttributeName: "pk", AttributeType: "S" }],
+          KeySchema: [{ AttributeName: "pk", KeyType: "HASH" }],
+        }),
+      );
+      const queue = await client(SQSClient).send(new CreateQueueCommand({ QueueName: "q" }));
+      const key = await client(KMSClient).send(new CreateKeyCommand({}));
+      const sealed = await client(KMSClient).send(
+        new EncryptCommand({ KeyId: key.KeyMetadata?.KeyId, Plaintext: Buffer.from("the secret") }),
+      );
+      const others = [
+        { accessKeyId: credentials.accessKeyId, secretAccessKey: "not-the-secret" },
+        { accessKeyId: "AKIAMADEUP0000000000", secretAccessKey: "made-up" },
+        { accessKeyId: "testing", secretAccessKey: "testing" },
+        { accessKeyId: "test", secretAccessKey: "test" },
+      ];
+
+      // Act: every other key tries the table, the queue and the key; unsigned requests try moto's API
+      const outcome = (call: Promise<unknown>) =>
+        call.then(
+          () => "served",
+          (error: { $metadata?: { httpStatusCode?: number } }) => error.$metadata?.httpStatusCode,
+        );
+      const attempts = await Promise.all(
+        others.flatMap((keys) => [
+          outcome(client(DynamoDBClient, keys).send(new ScanCommand({ TableName: "t" }))),
+          outcome(client(SQSClient, keys).send(new ReceiveMessageCommand({ QueueUrl: queue.QueueUrl }))),
+          outcome(
+            client(KMSClient, keys).send(new DecryptCommand({ CiphertextBlob: sealed.CiphertextBlob })),
+          ),
+        ]),
+      );
+      const unsigned = await Promise.all(
+        [
+          ["POST", "/moto-api/reset-auth", "inf"],
+          ["GET", "/moto-api/data.json"],
+          ["POST", "/moto-api/reset"],
+          ["GET", "/latest/meta-data/iam/security-credentials/"],
+        ].map(
+          async ([method, path, body]) => (await fetch(`${moto.endpoint}${path}`, { method, body })).status,
+        ),
+      );
+      const unsignedScan = await fetch(moto.endpoint, {
+        method: "POST",
+        headers: { "x-amz-target": "DynamoDB_20120810.Scan", "content-type": "application/x-amz-json-1.0" },
+        body: JSON.stringify({ TableName: "t" }),
+      });
+      const lambda = await fetch(`${moto.endpoint}/2015-03-31/functions/`, {
+        headers: {
+          authorization: `AWS4-HMAC-SHA256 Credential=${credentials.accessKeyId}/20260101/us-east-1/lambda/aws4_request, SignedHeaders=host, Signature=00`,
+        },
+      });
+      const decrypted = await client(KMSClient).send(
+        new DecryptCommand({ CiphertextBlob: sealed.CiphertextBlob }),
+      );
+
+      // Assess: refused, all of it; the key's holder still decrypts (the reset-auth attempt changed nothing)
+      expect(attempts).toEqual(Array(attempts.length).fill(403));
+      expect(unsigned).toEqual([403, 403, 403, 403]);
+      expect(unsignedScan.status).toBe(403);
+      expect(lambda.status).toBe(403);
+      expect(Buffer.from(decrypted.Plaintext ?? []).toString()).toBe("the secret");
+    } finally {
+      await moto.stop();
+    }
   });
 
   it("starts moto on a chosen port, and an empty one there again after a stop, leaving the env alone", async () => {

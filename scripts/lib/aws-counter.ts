@@ -48,7 +48,8 @@ export async function startAwsCounter(target: string): Promise<AwsCounter> {
           port: upstream.port,
           method: req.method,
           path: req.url,
-          headers: { ...req.headers, host: upstream.host },
+          // The Host the client signed (SigV4 covers it): the emulator requires valid signatures.
+          headers: req.headers,
         },
         (answer) => {
           res.writeHead(answer.statusCode ?? 502, answer.headers);

@@ -2,8 +2,13 @@
  * The local AWS emulator: moto's server in a project-local venv, started on 127.0.0.1 on a free
  * port and stopped with its parent. With AWS_ENDPOINT_URL already set (LocalStack, another moto),
  * nothing is started and that endpoint is used.
+ *
+ * The emulator this starts serves only requests signed with an access key generated for this start
+ * (see moto_server.py): anything else on the host that finds its loopback port — a stdio server's
+ * child — can neither read the table nor use the key.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { ensureVenv as ensurePinnedVenv, type VenvSpec, venvPath } from "./venv";
@@ -19,7 +24,10 @@ export const VENV_DIR = venvPath(MOTO);
 const VENV_PYTHON = venvPath(MOTO, "bin", "python");
 const START_TIMEOUT_MS = 30_000;
 
-/** Credentials and region for talking to an emulator; never real ones. */
+/**
+ * Credentials and region for talking to an emulator that takes any (LocalStack, an open moto); never
+ * real ones. One this module starts requires its own {@link EmulatorCredentials} instead.
+ */
 export const EMULATOR_ENV = {
   AWS_REGION: "us-east-1",
   AWS_DEFAULT_REGION: "us-east-1",
@@ -28,8 +36,23 @@ export const EMULATOR_ENV = {
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
 } as const;
 
+/** The access key an emulator started here requires: every request must be signed with it. */
+export interface EmulatorCredentials {
+  accessKeyId: string;
+  secretAccessKey: string;
+}
+
+/** A fresh random access key (an id as AWS shapes them, a 240-bit secret), for one emulator start. */
+export function generateEmulatorCredentials(): EmulatorCredentials {
+  const BASE32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+  const id = [...randomBytes(16)].map((byte) => BASE32[byte % 32]).join("");
+  return { accessKeyId: `AKIA${id}`, secretAccessKey: randomBytes(30).toString("base64url") };
+}
+
 export interface Emulator {
   endpoint: string;
+  /** The access key it requires, when this process started it so (undefined: adopted or open). */
+  credentials?: EmulatorCredentials | undefined;
   /** The emulator process id, when this process started it. */
   pid: number | undefined;
   /** True when this process started the emulator (and so must stop it). */
@@ -49,33 +72,53 @@ export function ensureVenv(log: (line: string) => void = () => {}): void {
  */
 const SERVER_SCRIPT = join(import.meta.dirname, "moto_server.py");
 
-/** Starts moto (or adopts AWS_ENDPOINT_URL) and sets AWS_ENDPOINT_URL and dummy credentials in process.env. */
+/**
+ * Adopts AWS_ENDPOINT_URL (with the region and credentials already in process.env, else
+ * {@link EMULATOR_ENV}), or starts moto requiring a fresh access key and puts its endpoint and that key
+ * in process.env, where this process's AWS clients read them (and from where it must remove them
+ * before it starts anything untrusted: `removeCredentialsFromEnv`).
+ */
 export async function startEmulator(log: (line: string) => void = () => {}): Promise<Emulator> {
   for (const [key, value] of Object.entries(EMULATOR_ENV)) process.env[key] ??= value;
   const existing = process.env.AWS_ENDPOINT_URL;
-  if (existing) return { endpoint: existing, pid: undefined, owned: false, stop: async () => {} };
-  const emulator = await startMoto({ log });
-  process.env.AWS_ENDPOINT_URL = emulator.endpoint;
+  if (existing) {
+    return { endpoint: existing, pid: undefined, owned: false, stop: async () => {} };
+  }
+  const credentials = generateEmulatorCredentials();
+  const emulator = await startMoto({ log, credentials });
+  Object.assign(process.env, {
+    AWS_ENDPOINT_URL: emulator.endpoint,
+    AWS_ACCESS_KEY_ID: credentials.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
+  });
+  delete process.env.AWS_SESSION_TOKEN;
   return emulator;
 }
 
 /**
  * Starts a moto server of this process's own on 127.0.0.1:`port` (default 0: a free port), empty,
  * leaving process.env alone — e.g. for a test that stops it and starts an empty one on the same port.
+ * With `credentials`, it serves only DynamoDB, SQS and KMS requests signed with them (handed over on
+ * its stdin, never argv or env); without, it is moto as published: open to anything that reaches it.
  */
 export async function startMoto(
-  options: { port?: number; log?: (line: string) => void } = {},
+  options: { port?: number; log?: (line: string) => void; credentials?: EmulatorCredentials } = {},
 ): Promise<Emulator & { owned: true; pid: number }> {
   ensureVenv(options.log);
-  const child = spawn(VENV_PYTHON, [SERVER_SCRIPT, String(options.port ?? 0)], {
-    stdio: ["pipe", "pipe", "pipe"],
-  });
+  const { credentials } = options;
+  const child = spawn(
+    VENV_PYTHON,
+    [SERVER_SCRIPT, String(options.port ?? 0), ...(credentials ? ["--require-signatures"] : [])],
+    { stdio: ["pipe", "pipe", "pipe"], env: motoEnv() },
+  );
+  if (credentials) child.stdin.write(`${credentials.accessKeyId} ${credentials.secretAccessKey}\n`);
   const endpoint = await waitForReady(child);
   await waitUntilAnswering(endpoint);
   const onExit = () => child.kill("SIGKILL");
   process.once("exit", onExit);
   return {
     endpoint,
+    credentials,
     pid: child.pid as number,
     owned: true,
     stop: async () => {
@@ -83,6 +126,12 @@ export async function startMoto(
       await stopByStdin(child, 3_000);
     },
   };
+}
+
+/** The few variables moto's process gets: none of this process's tokens or keys. */
+function motoEnv(): Record<string, string> {
+  const names = ["PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ"];
+  return Object.fromEntries(names.flatMap((name) => (process.env[name] ? [[name, process.env[name]]] : [])));
 }
 
 /** Ends a server that exits when its stdin closes: closes it, then SIGKILL if it lives `graceMs` on. */
@@ -120,12 +169,14 @@ function waitForReady(child: ChildProcess): Promise<string> {
   });
 }
 
+/** Waits until the server answers HTTP at all (one that requires signatures refuses this probe: 403). */
 async function waitUntilAnswering(endpoint: string): Promise<void> {
   const deadline = Date.now() + START_TIMEOUT_MS;
   while (Date.now() < deadline) {
     try {
       const response = await fetch(`${endpoint}/moto-api/data.json`);
-      if (response.ok) return;
+      await response.body?.cancel();
+      return;
     } catch {
       // not listening yet
     }

@@ -11,18 +11,37 @@ transactions. Real DynamoDB serializes transactions against other writes; so doe
 - a failed transaction undoes only the items it wrote, from copies of those items (not of the tables,
   which also made each transaction cost the size of the table).
 
+With `--require-signatures`, the first line of stdin is `<access key id> <secret access key>` (never
+argv or env, which other processes may read) and the server takes only what a holder of that key can do:
+
+- an IAM user with that one access key, allowed DynamoDB, SQS and KMS, is made in-process before the
+  port opens, and moto's IAM authentication is on from the first request (moto checks the SigV4
+  signature of every DynamoDB, SQS and KMS request against the user's secret, and its policy);
+- every other route answers 403: the other services, moto's own API (`/moto-api/…`: its `reset-auth`
+  turns authentication off, `data.json` dumps every model, secrets included) and instance metadata;
+- a request without a SigV4 Authorization header is refused before moto parses it, and signatures are
+  compared in constant time.
+
 Everything else is moto as published. The process exits when its stdin closes, so it dies with its
 parent however the parent ends. Prints `ready http://host:port` once listening.
 """
 
 import copy
+import hmac
+import json
 import sys
 import threading
 
+from moto import settings
+from moto.core import DEFAULT_ACCOUNT_ID
 from moto.dynamodb import models as dynamodb_models
 from moto.dynamodb.models.dynamo_type import DynamoType
 from moto.dynamodb.responses import DynamoHandler
+from moto.iam.access_control import IAMRequestBase
+from moto.iam.models import iam_backends
+from moto.moto_server import threaded_moto_server
 from moto.moto_server.threaded_moto_server import ThreadedMotoServer
+from moto.moto_server.werkzeug_app import create_backend_app
 
 _lock = threading.RLock()
 _call_action = DynamoHandler.call_action
@@ -117,7 +136,74 @@ def _transact_write_items(self, transact_items):
 DynamoHandler.call_action = _serialized_call_action
 dynamodb_models.DynamoDBBackend.transact_write_items = _transact_write_items
 
-port = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+# The backends (as moto's dispatcher names them) a signed request may reach when signatures are required.
+SIGNED_BACKENDS = {"dynamodb", "sqs", "kms"}
+STACK_USER = "mcp-gateway-stack"
+STACK_POLICY = {
+    "Version": "2012-10-17",
+    "Statement": [{"Effect": "Allow", "Action": ["dynamodb:*", "sqs:*", "kms:*"], "Resource": "*"}],
+}
+
+
+def _refuse(code, message):
+    """A WSGI app answering 403 with an AWS-style JSON error."""
+    body = json.dumps({"__type": code, "message": message}).encode()
+
+    def app(_environ, start_response):
+        start_response("403 Forbidden", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
+        return [body]
+
+    return app
+
+
+_unsigned = _refuse("MissingAuthenticationTokenException", "Requests must be signed (AWS SigV4).")
+
+
+def _signed_only(app):
+    """`app` for requests with a SigV4 Authorization header; the refusal for any other."""
+
+    def guarded(environ, start_response):
+        if not environ.get("HTTP_AUTHORIZATION", "").startswith("AWS4-HMAC-SHA256 Credential="):
+            return _unsigned(environ, start_response)
+        return app(environ, start_response)
+
+    return guarded
+
+
+def _create_signed_backend_app(service):
+    """moto's app for the stack's services, signed requests only; a refusal for every other route."""
+    if service not in SIGNED_BACKENDS:
+        return _refuse("AccessDeniedException", f"{service} is not served here.")
+    return _signed_only(create_backend_app(service))
+
+
+def _check_signature(self):
+    """moto's signature check, comparing in constant time."""
+    given = self._get_string_between("Signature=", ",", self._headers["Authorization"])
+    if not hmac.compare_digest(given.encode(), self._calculate_signature().encode()):
+        self._raise_signature_does_not_match()
+
+
+def require_signatures(access_key_id, secret_access_key):
+    """Only requests signed with this key, by an IAM user allowed the stack's services, are served."""
+    iam = iam_backends[DEFAULT_ACCOUNT_ID]["aws"]
+    iam.create_user(region_name="us-east-1", user_name=STACK_USER)
+    iam.put_user_policy(STACK_USER, "stack", json.dumps(STACK_POLICY))
+    key = iam.create_access_key(STACK_USER)
+    del iam.access_keys[key.access_key_id]
+    key.access_key_id = access_key_id
+    key.secret_access_key = secret_access_key
+    iam.access_keys[access_key_id] = key
+    IAMRequestBase.check_signature = _check_signature
+    threaded_moto_server.create_backend_app = _create_signed_backend_app
+    settings.INITIAL_NO_AUTH_ACTION_COUNT = 0
+
+
+args = [arg for arg in sys.argv[1:] if not arg.startswith("--")]
+if "--require-signatures" in sys.argv:
+    access_key_id, secret_access_key = sys.stdin.readline().split()
+    require_signatures(access_key_id, secret_access_key)
+port = int(args[0]) if args else 0
 server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
 server.start()
 host, bound = server.get_host_and_port()

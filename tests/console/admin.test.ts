@@ -139,6 +139,29 @@ describe("console: keys, secrets, threads, chats", () => {
     await expectNoSecrets(ui, [key], { shownOnceBy: { method: "POST", path: "/v1/keys" } });
   });
 
+  it("creates a key with an owner (who signs in for its per_user links) and shows it in the list", async () => {
+    const { page } = ui;
+    await page.goto("/#/keys");
+    await page.getByRole("heading", { name: "API keys" }).waitFor();
+    await page.getByLabel("Name", { exact: true }).fill("eng-ci");
+    await page.getByLabel("Owner", { exact: true }).selectOption("group");
+    // A name the sign-in never gives is refused next to the field.
+    await page.getByLabel("Owner name").fill("eng:ci");
+    await page.getByRole("button", { name: "Create key" }).click();
+    await page.locator("#key-owner-name-error").waitFor();
+    expect(await page.getByLabel("API key").count()).toBe(0);
+    await page.getByLabel("Owner name").fill("engineering");
+    await page.getByRole("button", { name: "Create key" }).click();
+    await page.getByLabel("API key").waitFor();
+    await expectAccessible(page, "keys (owner chosen)");
+    await page.getByRole("button", { name: "Done — hide the key" }).click();
+    const row = page.locator("tr[data-key=eng-ci]");
+    expect(await row.locator("[data-col=owner]").textContent()).toContain("group:engineering");
+    const listed = (await stack.call("GET", "/v1/keys")).body.keys as Array<{ name: string; owner: unknown }>;
+    expect(listed.find((key) => key.name === "eng-ci")?.owner).toBe("group:engineering");
+    expect(listed.find((key) => key.name === "ci")?.owner).toBeNull();
+  });
+
   it("sets a secret and shows only its names; replaces and deletes it; its values never reach the page", async () => {
     const { page } = ui;
     await page.goto("/#/secrets");

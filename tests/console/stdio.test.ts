@@ -1,6 +1,7 @@
 /**
  * The console adds a command-based (stdio) server — command, argument list, an env value — and sees it
- * connect through the runner; the env value comes back masked on edit and never reaches the page.
+ * connect through the runner; the env value comes back masked on edit and never reaches the page; its
+ * isolation (one child per caller) is set on the form and shown.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRunnerStack, TINY_STDIO } from "../runner/helpers";
@@ -40,16 +41,23 @@ describe("console: stdio servers", () => {
     await page.getByRole("button", { name: "Add env" }).click();
     await page.getByLabel("Environment 1 name").fill("API_KEY");
     await page.getByLabel("Environment 1 value").fill(ENV_SECRET);
+    await page.getByLabel("Isolation").selectOption("per_caller");
     await expectAccessible(page, "add stdio server");
     await page.getByRole("button", { name: "Add server" }).click();
 
     await page.locator("h1 [data-state=connected]").waitFor({ timeout: 30_000 });
     await page.getByRole("heading", { name: "ping" }).waitFor();
     expect(await page.locator("[data-field=toolCount]").textContent()).not.toBe("0");
+    await page.getByText("one child per caller").waitFor();
+    const stored = (await stack.call("GET", "/v1/servers")).body.servers.find(
+      (server: { name: string }) => server.name === "tiny",
+    );
+    expect(stored.isolation).toBe("per_caller");
 
     await page.getByRole("link", { name: "Edit" }).click();
     await expect.poll(() => page.getByLabel("Environment 1 value").inputValue()).toBe("[SECRET]");
     await expect.poll(() => page.getByLabel("argument 1", { exact: true }).inputValue()).toBe(TINY_STDIO);
+    await expect.poll(() => page.getByLabel("Isolation").inputValue()).toBe("per_caller");
     await page.getByRole("link", { name: "Cancel" }).click();
     await expectNoSecrets(ui, [ENV_SECRET]);
   });

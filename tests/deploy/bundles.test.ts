@@ -20,8 +20,7 @@ import { type AwsConfig, createStore } from "@mcpgw/aws";
 import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleAll, ENTRIES } from "../../scripts/build";
-import { EMULATOR_ENV } from "../../scripts/lib/emulator";
-import { createTestConfig } from "../support/aws";
+import { createTestConfig, emulatorEnv } from "../support/aws";
 import { urlEvent } from "./support/url-event";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -160,7 +159,7 @@ function invoke(handler: Handler, exportName: string, events: unknown[], linked:
       // Only what Lambda would set: no TABLE_NAME/ADMIN_TOKEN fallbacks, links come from resource.enc.
       env: {
         PATH: process.env.PATH,
-        ...EMULATOR_ENV,
+        ...emulatorEnv(),
         AWS_ENDPOINT_URL: config.endpoint,
         AWS_LAMBDA_FUNCTION_NAME: `mcp-gateway-test-${handler}`,
         SST_RESOURCE_App: JSON.stringify({ name: "mcp-gateway", stage: "test" }),

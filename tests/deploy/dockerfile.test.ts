@@ -16,10 +16,9 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleAll } from "../../scripts/build";
-import { EMULATOR_ENV } from "../../scripts/lib/emulator";
 import { freePort } from "../../scripts/lib/processes";
 import { ensureHadolint } from "../../scripts/lib/tools";
-import { createTestConfig } from "../support/aws";
+import { createTestConfig, emulatorEnv } from "../support/aws";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const DOCKERFILE = join(ROOT, "packages/runner/Dockerfile");
@@ -177,7 +176,7 @@ describe("packages/runner/Dockerfile", () => {
           HOME: cache,
           RUNNER_CACHE_DIR: cache,
           RUNNER_TOKEN: token,
-          ...EMULATOR_ENV,
+          ...emulatorEnv(),
           AWS_ENDPOINT_URL: config.endpoint,
           SST_RESOURCE_Table: JSON.stringify({ name: config.tableName }),
           SST_RESOURCE_Key: JSON.stringify({ id: config.keyAlias }),

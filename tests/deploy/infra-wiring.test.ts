@@ -253,6 +253,7 @@ describe("sign-in at an OpenID provider", () => {
     expect(client.callbackUrls).toEqual([
       "http://localhost:8787/oauth/oidc/callback",
       "http://localhost:8787/console/oidc/callback",
+      "http://localhost:8787/oauth/upstream/signin",
     ]);
     expect(find("UserGroup", "ConsoleAdmins")).toMatchObject({
       userPoolId: "Users.id",
@@ -276,6 +277,8 @@ describe("sign-in at an OpenID provider", () => {
     const console = readFileSync(join(ROOT, "packages/api/src/console/provider-sign-in.ts"), "utf8");
     expect(routes).toContain('OIDC_CALLBACK_PATH = "/oauth/oidc/callback"');
     expect(console).toContain('CONSOLE_OIDC_CALLBACK = "/console/oidc/callback"');
+    const link = readFileSync(join(ROOT, "packages/api/src/admin/upstream-link.ts"), "utf8");
+    expect(link).toContain('UPSTREAM_SIGNIN_PATH = "/oauth/upstream/signin"');
   });
 
   it("takes the deployer's own provider instead (OIDC_ISSUER at deploy time): no pool, the secret an SST secret", async () => {

@@ -17,6 +17,8 @@ export interface CreatedKey {
   serverIds: string[] | null;
   /** The key's own call limits (null: the global ones). */
   rateLimit: { perMinute?: number; burst?: number; concurrent?: number } | null;
+  /** Who the key belongs to (`user:<name>` / `group:<name>`); null = no owner. */
+  owner: string | null;
   key: string;
   createdAt: string;
 }

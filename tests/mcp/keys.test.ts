@@ -74,6 +74,7 @@ describe("client API keys", () => {
       servers: null,
       serverIds: null,
       rateLimit: null,
+      owner: null,
       key: expect.stringMatching(/^mgw_[A-Za-z0-9_-]{43}$/),
       createdAt: expect.any(String),
     });
@@ -109,6 +110,7 @@ describe("client API keys", () => {
           servers: null,
           serverIds: null,
           rateLimit: null,
+          owner: null,
           createdAt: everyKey.createdAt,
         },
         {
@@ -117,6 +119,7 @@ describe("client API keys", () => {
           servers: [alpha],
           serverIds: [alphaId],
           rateLimit: null,
+          owner: null,
           createdAt: alphaKey.createdAt,
         },
       ]),

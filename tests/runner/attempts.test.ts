@@ -3,7 +3,9 @@
  * started it gives up is killed (its process group, HOME and secret file with it) and the next attempt
  * spawns a new one; a connected child that stops answering (SIGSTOP) is killed once a call or probe
  * times out and it then fails the runner's ping, and replaced on the next attempt; a call that is
- * merely slow (the child still answers pings) kills nothing. A runner stop does not wait for a start.
+ * merely slow (the child still answers pings) kills nothing. A package runner's cold start may outlive
+ * its attempt while it fetches, not once the server it launched fails to answer. A runner stop does not
+ * wait for a start.
  */
 import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -11,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
+  cmdline,
   createServer,
   environ,
   isAlive,
@@ -72,6 +75,22 @@ describe("runner: children end with their attempt", () => {
     await stack?.cleanup();
   });
 
+  /**
+   * Waits for the server to fail `not_responding`, then for `left` to turn false within `withinMs`;
+   * answers how long that took after the failure.
+   */
+  async function failsThenGone(id: string, left: () => boolean, withinMs: number): Promise<number> {
+    const failed = await reaches(stack, id, "failed", 10_000);
+    expect(failed.reason).toBe("not_responding");
+    const failedAt = Date.now();
+    await waitFor(
+      async () => left(),
+      (still) => !still,
+      { timeoutMs: withinMs, intervalMs: 50 },
+    );
+    return Date.now() - failedAt;
+  }
+
   it("a child that hangs on initialize is killed when its probe gives up, files and all, and replaced on the next attempt", async () => {
     const mark = marker();
     const id = await createServer(stack, {
@@ -85,15 +104,8 @@ describe("runner: children end with their attempt", () => {
     const secretFile = environ(first).LEAK_FILE as string;
     expect(existsSync(secretFile)).toBe(true);
 
-    const failed = await reaches(stack, id, "failed", 10_000);
-    expect(failed.reason).toBe("not_responding");
-    const failedAt = Date.now();
-    await waitFor(
-      async () => isAlive(first) || existsSync(secretFile),
-      (left) => !left,
-      { timeoutMs: 3_000, intervalMs: 50 },
-    );
-    console.log(`[runner] hung start: child ${first} gone ${Date.now() - failedAt} ms after the failure`);
+    const gone = await failsThenGone(id, () => isAlive(first) || existsSync(secretFile), 3_000);
+    console.log(`[runner] hung start: child ${first} gone ${gone} ms after the failure`);
 
     // The retry spawns a new child (killed in turn when that attempt fails).
     const second = await childWith(mark, first);
@@ -193,6 +205,40 @@ describe("runner: children end with their attempt", () => {
       expect(stack.logs.some((line) => line.includes('"child start abandoned"') && line.includes(id))).toBe(
         false,
       );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 30_000);
+
+  it("a package runner whose server never answers is killed with its attempt, group and files, within 5 s", async () => {
+    // A stand-in `npx` that launches its server at once (nothing to fetch): a server stuck starting.
+    const dir = mkdtempSync(join(tmpdir(), "mcpgw-fake-npx-"));
+    chmodSync(dir, 0o755);
+    const npx = join(dir, "npx");
+    const mark = marker();
+    writeFileSync(
+      npx,
+      `#!${process.execPath}\nrequire("node:child_process").spawn(process.execPath, [${JSON.stringify(TINY_STDIO)}, "--hang-at-initialize", ${JSON.stringify(mark)}], { stdio: "inherit" });\n`,
+      { mode: 0o755 },
+    );
+    try {
+      const id = await createServer(stack, { name: uniqueName("npx-hang"), command: npx });
+      const server = await childWith(mark);
+      const launcher = procStat(server)?.ppid as number;
+      expect(cmdline(launcher).some((arg) => arg.endsWith("/npx"))).toBe(true);
+      const home = environ(server).HOME as string;
+      expect(existsSync(home)).toBe(true);
+
+      const gone = await failsThenGone(
+        id,
+        () => isAlive(server) || isAlive(launcher) || existsSync(home),
+        5_000,
+      );
+      console.log(`[runner] package runner's hung server gone ${gone} ms after the failure`);
+      expect(stack.logs.some((line) => line.includes('"child start abandoned"') && line.includes(id))).toBe(
+        true,
+      );
+      expect(await stack.call("DELETE", `/v1/servers/${id}`)).toMatchObject({ status: 204 });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -25,20 +25,30 @@ export function filesystemEntry(): string {
   return join(dirname(manifest), "dist", "index.js");
 }
 
-let bundled: { dir: string; file: string } | undefined;
+const bundled = new Map<string, { dir: string; file: string }>();
 
 /**
  * `tests/fixtures/stdio-upstream.ts` bundled into one self-contained ESM file (SDK and zod inside),
  * so it runs as `node <file>` from any cwd — the runner starts children in their temp HOME — and
  * starts in ~0.1 s instead of tsx's ~1 s. Call `removeBundle()` in afterAll.
  */
-export async function stdioUpstream(): Promise<string> {
-  if (bundled) return bundled.file;
+export function stdioUpstream(): Promise<string> {
+  return bundleFixture("stdio-upstream");
+}
+
+/** `tests/fixtures/tenant-upstream.ts` (state kept in its process, sampling), bundled as {@link stdioUpstream}. */
+export function tenantUpstream(): Promise<string> {
+  return bundleFixture("tenant-upstream");
+}
+
+async function bundleFixture(name: string): Promise<string> {
+  const done = bundled.get(name);
+  if (done) return done.file;
   const dir = mkdtempSync(join(tmpdir(), "mcpgw-fixture-"));
   chmodSync(dir, 0o755); // children run under their own uids: they must be able to read it
-  const file = join(dir, "stdio-upstream.mjs");
+  const file = join(dir, `${name}.mjs`);
   await build({
-    entryPoints: [join(here, "..", "fixtures", "stdio-upstream.ts")],
+    entryPoints: [join(here, "..", "fixtures", `${name}.ts`)],
     bundle: true,
     platform: "node",
     format: "esm",
@@ -46,13 +56,13 @@ export async function stdioUpstream(): Promise<string> {
     outfile: file,
     logLevel: "warning",
   });
-  bundled = { dir, file };
+  bundled.set(name, { dir, file });
   return file;
 }
 
 export function removeBundle(): void {
-  if (bundled) rmSync(bundled.dir, { recursive: true, force: true });
-  bundled = undefined;
+  for (const { dir } of bundled.values()) rmSync(dir, { recursive: true, force: true });
+  bundled.clear();
 }
 
 /**
@@ -127,6 +137,7 @@ export function testUidBase(): number {
 export interface RunnerInstance {
   serverId: string;
   threadId: string | null;
+  caller: string | null;
   pid: number | null;
   uptimeMs: number;
   restarts: number;

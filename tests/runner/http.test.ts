@@ -102,7 +102,14 @@ describe("runner: HTTP routes", () => {
   it("GET /servers lists live instances: server, thread, pid, uptime, restarts", async () => {
     const pid = await pidOf(stack, id);
     const first = (await stack.instances()).find((i) => i.serverId === id);
-    expect(first).toEqual({ serverId: id, threadId: null, pid, uptimeMs: expect.any(Number), restarts: 0 });
+    expect(first).toEqual({
+      serverId: id,
+      threadId: null,
+      caller: null,
+      pid,
+      uptimeMs: expect.any(Number),
+      restarts: 0,
+    });
     expect(isAlive(pid)).toBe(true);
     const started = await stack.runnerCall("POST", `/threads/t-list/servers/${threadServer}`);
     expect(started.status).toBe(404); // not registered for that thread: nothing to start
@@ -121,6 +128,7 @@ describe("runner: HTTP routes", () => {
         {
           serverId: threadServer,
           threadId: "t-list",
+          caller: null,
           pid: thread.body.pid,
           uptimeMs: expect.any(Number),
           restarts: 0,

@@ -18,6 +18,19 @@ import {
   ensureResources,
   loadAwsConfig,
 } from "@mcpgw/aws";
+import { EMULATOR_ENV } from "../../scripts/lib/emulator";
+
+/**
+ * The region and access key of the run's emulator (which requires its own key), for a process a test
+ * starts with an environment of its own.
+ */
+export function emulatorEnv(): Record<string, string> {
+  const { AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY } = process.env;
+  return {
+    ...EMULATOR_ENV,
+    ...(AWS_ACCESS_KEY_ID && AWS_SECRET_ACCESS_KEY ? { AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY } : {}),
+  };
+}
 
 /** A fresh, isolated set of AWS resources on the emulator. */
 export async function createTestConfig(overrides: Partial<AwsConfig> = {}): Promise<AwsConfig> {

@@ -25,6 +25,11 @@ export default async function setup(project: TestProject) {
       ),
     ),
   );
+  // The emulator started here serves only requests signed with the key it was started with.
+  project.provide("awsCredentials", {
+    AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID ?? "",
+    AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY ?? "",
+  });
   project.provide("chromiumPath", chromium);
   return () => emulator.stop();
 }
@@ -33,6 +38,8 @@ declare module "vitest" {
   export interface ProvidedContext {
     /** AWS_ENDPOINT_URL and any AWS_ENDPOINT_URL_<SERVICE>, as the workers are to have them. */
     awsEndpoints: Record<string, string>;
+    /** The access key the run's emulator requires (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY). */
+    awsCredentials: Record<string, string>;
     chromiumPath: string;
   }
 }

@@ -6,7 +6,7 @@
  * the same port, re-creates its table, queue and key and serves again — same process, bounded time.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { type Emulator, startMoto } from "../../scripts/lib/emulator";
+import { type Emulator, generateEmulatorCredentials, startMoto } from "../../scripts/lib/emulator";
 import { freePort, parkedPort } from "../../scripts/lib/processes";
 import { createTestConfig } from "../support/aws";
 import { type DevProcess, startDevProcess } from "../support/dev-process";
@@ -26,11 +26,16 @@ describe("npm run dev when its emulator comes back empty", () => {
   });
 
   it("answers /readyz 503 while it is gone, then re-creates its resources and serves again without a restart", async () => {
-    // Prepare: a moto of this test's own, on a port nothing else will take while it is closed
+    // Prepare: a moto of this test's own, on a port nothing else will take while it is closed, requiring
+    // a key of the test's (each start: `npm run emulator -- --port` with the stack's key does the same)
     const port = await parkedPort();
-    moto = await startMoto({ port });
-    const config = await createTestConfig({ endpoint: moto.endpoint });
-    dev = await startDevProcess({}, { config });
+    const credentials = generateEmulatorCredentials();
+    moto = await startMoto({ port, credentials });
+    const config = await createTestConfig({ endpoint: moto.endpoint, credentials });
+    dev = await startDevProcess(
+      { AWS_ACCESS_KEY_ID: credentials.accessKeyId, AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey },
+      { config },
+    );
     const stack = dev;
     const readyz = async () => {
       const response = await fetch(`${stack.url}/readyz`);
@@ -56,7 +61,7 @@ describe("npm run dev when its emulator comes back empty", () => {
     expect((await fetch(`${stack.url}/healthz`)).status).toBe(200);
 
     // Act: an empty emulator comes back on the same port
-    moto = await startMoto({ port });
+    moto = await startMoto({ port, credentials });
     const back = Date.now();
 
     // Assess: ready again within the bound, by the same process, and serving: create, list, work a job

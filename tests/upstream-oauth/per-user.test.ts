@@ -8,8 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type OAuthUpstream, startOAuthUpstream } from "../fixtures/oauth-upstream";
 import type { CreatedKey } from "../mcp/helpers";
 import { scanTable } from "../support/aws";
+import { CookieBrowser } from "../support/cookie-browser";
 import { mintTestToken } from "../support/oauth";
 import { type Stack, startStack, waitFor } from "../support/stack";
+import { authorizeThroughLink, signInToConsole } from "../support/upstream-link";
 
 describe("upstream OAuth, per_user mode: each caller reaches the upstream as themselves", () => {
   let stack: Stack;
@@ -36,19 +38,25 @@ describe("upstream OAuth, per_user mode: each caller reaches the upstream as the
     seen.push(text);
     return { status: response.status, body: JSON.parse(text) };
   };
-  /** Opens an authorization URL as `user` would in a browser: the upstream's AS, then the callback page. */
-  const authorizeAs = async (user: string, url: string) => {
-    upstream.signInAs(user);
-    const approved = await fetch(url, { redirect: "manual" });
-    expect(approved.status).toBe(302);
-    const page = await fetch(approved.headers.get("location") as string, { redirect: "manual" });
-    const html = await page.text();
+  /**
+   * Opens an authorization link as its person would in a browser: the gateway's sign-in as `person`
+   * (a user name, or the admin's console session), the upstream's AS as `upstreamUser`, then the
+   * callback page.
+   */
+  const authorizeAs = async (person: string, upstreamUser: string, url: string) => {
+    const browser = new CookieBrowser();
+    if (person === "admin") await signInToConsole(browser, stack.api.url);
+    const html = await authorizeThroughLink(upstream, url, {
+      browser,
+      ...(person === "admin" ? {} : { as: { user: person } }),
+      upstreamUser,
+    });
     seen.push(html);
-    expect(page.status).toBe(200);
     return html;
   };
+  /** A key owned by the user of the same name (who signs in to open its links). */
   const createKey = async (name: string): Promise<CreatedKey> => {
-    const created = await stack.call("POST", "/v1/keys", { name });
+    const created = await stack.call("POST", "/v1/keys", { name, owner: `user:${name}` });
     expect(created.status).toBe(201);
     return created.body;
   };
@@ -80,7 +88,7 @@ describe("upstream OAuth, per_user mode: each caller reaches the upstream as the
   it("an admin's own authorization lets the gateway catalogue the tools", async () => {
     const started = await stack.call("POST", `/v1/servers/${id}/authorize`);
     expect(started.status).toBe(200);
-    expect(await authorizeAs("the-admin", started.body.authorizationUrl)).toContain(
+    expect(await authorizeAs("admin", "the-admin", started.body.authorizationUrl)).toContain(
       "for <strong>admin</strong>",
     );
     const status = await waitFor(statusOf, (s) => s.state === "connected");
@@ -96,7 +104,7 @@ describe("upstream OAuth, per_user mode: each caller reaches the upstream as the
     expect(first.status).toBe(200);
     expect(first.body.isError).toBe(true);
     const link = first.body.structuredContent.authorizationUrl as string;
-    expect(new URL(link).origin).toBe(upstream.origin);
+    expect(new URL(link).origin).toBe(new URL(stack.api.url).origin);
     expect(first.body.content[0].text).toContain(link);
     // Asking again, before opening it, gives the same link: no new registration at the upstream, no
     // new authorization under way.
@@ -108,12 +116,12 @@ describe("upstream OAuth, per_user mode: each caller reaches the upstream as the
     expect(again.body.structuredContent.authorizationUrl).toBe(link);
     expect(upstream.counts.register).toBe(registrations);
     expect(await pendingItems()).toBe(pendingBefore);
-    expect(await authorizeAs("ann-upstream", link)).toContain(`key:${ann.id}`);
+    expect(await authorizeAs("ann", "ann-upstream", link)).toContain(`key:${ann.id}`);
   });
 
   it("two callers, two upstream identities: each call carries its own caller's token", async () => {
     const link = (await whoami(ben)).body.structuredContent.authorizationUrl as string;
-    await authorizeAs("ben-upstream", link);
+    await authorizeAs("ben", "ben-upstream", link);
     for (let round = 0; round < 2; round++) {
       const asAnn = await whoami(ann);
       expect(asAnn.body).toMatchObject({ isError: false });
@@ -144,8 +152,8 @@ describe("upstream OAuth, per_user mode: each caller reaches the upstream as the
       );
       expect(error?.code).toBe(-32042);
       const url = error?.data?.elicitations?.[0]?.url as string;
-      expect(new URL(url).origin).toBe(upstream.origin);
-      await authorizeAs("carl-upstream", url);
+      expect(new URL(url).origin).toBe(new URL(stack.api.url).origin);
+      await authorizeAs("carl", "carl-upstream", url);
       const result = await client.callTool({ name: "mine__whoami", arguments: {} });
       expect(JSON.stringify(result.content)).toContain("carl-upstream");
     } finally {
@@ -164,7 +172,7 @@ describe("upstream OAuth, per_user mode: each caller reaches the upstream as the
       const params = request.params as { mode?: string; url?: string };
       asked.push(params.mode ?? "");
       // The person opens the link and signs in at the upstream; then the client says it is done.
-      await authorizeAs("gus-upstream", params.url as string);
+      await authorizeAs("gus", "gus-upstream", params.url as string);
       return { action: "accept" };
     });
     await client.connect(
@@ -206,7 +214,7 @@ describe("upstream OAuth, per_user mode: each caller reaches the upstream as the
         expect(first.isError).toBe(true);
         const link = (first.structuredContent as { authorizationUrl: string }).authorizationUrl;
         expect(JSON.stringify(first.content)).toContain(link);
-        await authorizeAs(upstreamUser, link);
+        await authorizeAs(upstreamUser.replace("-upstream", ""), upstreamUser, link);
       }
       for (const [client, upstreamUser] of [
         [dora, "dora-upstream"],
@@ -251,7 +259,7 @@ describe("upstream OAuth, per_user mode: each caller reaches the upstream as the
     expect(refused.body).toMatchObject({ isError: true, structuredContent: { authorizationRequired: true } });
     expect((await whoami(ben)).body.content[0].text).toContain("ben-upstream");
     expect((await statusOf()).state).toBe("connected");
-    await authorizeAs("ann-upstream", refused.body.structuredContent.authorizationUrl);
+    await authorizeAs("ann", "ann-upstream", refused.body.structuredContent.authorizationUrl);
     expect((await whoami(ann)).body.content[0].text).toContain("ann-upstream");
   });
 

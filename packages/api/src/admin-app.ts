@@ -28,7 +28,13 @@ export function registerAdminPlane(
   registerKeyRoutes(admin, { store: deps.store, keyChanges: shared.keyIndex });
   registerAccessRoutes(admin, { store: deps.store });
   app.route("/", admin);
-  registerUpstreamAuthPages(app, adminDeps);
+  registerUpstreamAuthPages(app, adminDeps, {
+    sessions: shared.consoleSessions,
+    // The provider's sign-in comes back to the admin function's public URL.
+    oidc: deps.publicAdminUrl ? deps.oidc : undefined,
+    admins: deps.consoleAdmins ?? { group: undefined, users: [] },
+    devSignIn: Boolean(deps.oauth?.devSignIn) && !deps.oidc,
+  });
   // Provider sign-in needs the admin function's public URL for its redirect URI.
   const providerSignIn = deps.oidc && deps.publicAdminUrl ? deps.oidc : undefined;
   registerConsoleRoutes(app, {

@@ -102,7 +102,13 @@ export function authenticate(options: {
     const key = token ? await options.verifyKey(token) : undefined;
     if (!key && options.protectedResource) return options.protectedResource.authenticate(c, token, next);
     if (!key) throw new AppError("auth.unauthorized", "Missing or invalid bearer token.");
-    c.set("principal", { kind: "key", keyId: key.id, serverIds: key.serverIds, rateLimit: key.rateLimit });
+    c.set("principal", {
+      kind: "key",
+      keyId: key.id,
+      serverIds: key.serverIds,
+      owner: key.owner,
+      rateLimit: key.rateLimit,
+    });
     await next();
   });
 }

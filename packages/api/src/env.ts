@@ -7,7 +7,13 @@ import type { Logger } from "@mcpgw/core";
  */
 export type Principal =
   | { kind: "admin" }
-  | { kind: "key"; keyId: string; serverIds: string[] | null; rateLimit?: KeyRateLimit | null }
+  | {
+      kind: "key";
+      keyId: string;
+      serverIds: string[] | null;
+      owner?: string | undefined;
+      rateLimit?: KeyRateLimit | null;
+    }
   | { kind: "user"; sub: string; serverIds: string[] | null };
 
 /** Hono context variables set by the app's middleware. */

@@ -4,6 +4,8 @@
  * `key:<id>`, `admin`). Used by the admin plane (`POST /v1/servers/{id}/authorize`) and by the data
  * plane (a per-user caller with no connection yet). The browser comes back to the admin function's
  * callback, which finishes it; the pending authorization is stored sealed, single use, bound to `state`.
+ * A caller's own authorization is handed out as a link to the gateway (`/oauth/upstream/link`), where
+ * the person must first sign in as the one it was issued for (see ./admin/upstream-link.ts).
  */
 import { randomBytes } from "node:crypto";
 import { SealError, type Store } from "@mcpgw/aws";
@@ -30,6 +32,8 @@ import type { Principal } from "./env";
 
 /** The callback path on the admin function (the redirect URI the gateway registers). */
 export const UPSTREAM_CALLBACK_PATH = "/oauth/upstream/callback";
+/** Where a caller's own authorization link points (admin function): sign-in first, then the upstream. */
+export const UPSTREAM_LINK_PATH = "/oauth/upstream/link";
 /** The gateway's client metadata document (CIMD), served publicly by the admin function. */
 export const CLIENT_METADATA_PATH = "/oauth/client-metadata.json";
 /** How long an authorization URL stays good. */
@@ -130,18 +134,23 @@ export function publicAdminBase(deps: Pick<UpstreamAuthDeps, "publicAdminUrl">):
 
 /**
  * Discovers and registers at the server's authorization server and records the authorization under
- * way for `subject`: the URL to open. Discovery failures are `upstream.unreachable` (502).
+ * way for `subject`: the URL to open. The shared connection's is the upstream's own URL; a caller's
+ * own (`per_user`) is the gateway's link, which only its opener may use: the user, the admin, or for a
+ * key its `owner` (409 `auth.owner_required` for a key with none). Discovery failures are
+ * `upstream.unreachable` (502).
  */
 export async function beginUpstreamAuthorization(
   deps: UpstreamAuthDeps,
   server: Extract<PlainServer, { transport: "http" }>,
   subject: string,
+  keyOwner?: string,
 ): Promise<AuthorizationLink> {
   if (server.auth?.type !== "oauth")
     throw new AppError(
       "server.not_oauth",
       `Server '${server.name}' has no \`auth\` of type oauth: nothing to authorize.`,
     );
+  const opener = subject === SHARED_SUBJECT ? undefined : linkOpener(server.name, subject, keyOwner);
   const perCaller = subject !== SHARED_SUBJECT && subject !== "admin";
   const linkKey = `${server.id}@${server.version}@${subject}`;
   const recent = perCaller ? recentLinks.get(linkKey) : undefined;
@@ -188,6 +197,7 @@ export async function beginUpstreamAuthorization(
     subject,
     redirectUri,
     expiresAt,
+    ...(opener ? { opener, authorizationUrl } : {}),
   });
   deps.logger.info("upstream authorization started", {
     serverId: server.id,
@@ -195,12 +205,35 @@ export async function beginUpstreamAuthorization(
     subject,
     authorizationServer: origin.authorizationServer,
   });
-  const link = { authorizationUrl, expiresAt: new Date(expiresAt * 1000).toISOString() };
+  const link = {
+    authorizationUrl: opener
+      ? `${base}${UPSTREAM_LINK_PATH}?${new URLSearchParams({ link: state })}`
+      : authorizationUrl,
+    expiresAt: new Date(expiresAt * 1000).toISOString(),
+  };
   if (perCaller) {
     if (recentLinks.size >= MAX_RECENT_LINKS) recentLinks.delete(recentLinks.keys().next().value as string);
     recentLinks.set(linkKey, { link, state, until: Date.now() + RECENT_LINK_MS });
   }
   return link;
+}
+
+/**
+ * Who must sign in to open the link of `subject`'s own authorization: the user themselves, the admin,
+ * or a key's owner (`user:<name>` / `group:<name>`); 409 `auth.owner_required` for a key with none.
+ */
+function linkOpener(serverName: string, subject: string, keyOwner: string | undefined): string {
+  if (!subject.startsWith("key:")) return subject;
+  if (keyOwner) return keyOwner;
+  throw new AppError(
+    "auth.owner_required",
+    `Server '${serverName}' needs each caller to authorize their own account, which a person does by signing in as the key's owner — and this key has none. Create a key with an owner (POST /v1/keys with "owner": "user:<name>" or "group:<name>", or the owner field of the console's key form) and call with it.`,
+  );
+}
+
+/** The owner of a caller's key (who opens its authorization links); undefined for other callers. */
+export function keyOwnerOf(principal: Principal | undefined): string | undefined {
+  return principal?.kind === "key" ? principal.owner : undefined;
 }
 
 /** Whose own upstream connection a caller uses in `per_user` mode: `user:<sub>`, `key:<id>` or `admin`. */

@@ -72,8 +72,11 @@ describe("the answers the console reads are exactly their schemas", () => {
         env: { MODE: "fast" },
         secretRef: "gh",
         secretFormat: "json",
+        isolation: "per_caller",
+        limits: { cpuSeconds: 60, memoryMiB: 256, processes: 64 },
       }),
     );
+    expect(stdio.limits).toEqual({ cpuSeconds: 60, memoryMiB: 256, processes: 64 });
     const at = new Date().toISOString();
     await store.statuses.recordAttempt(
       http.id,
@@ -109,6 +112,12 @@ describe("the answers the console reads are exactly their schemas", () => {
     expect(connected.status).toMatchObject({ state: "connected", protocolVersion: "2025-06-18" });
     expect(connected.status.authorization).toBe("authorized");
     expect(failed.status).toMatchObject({ state: "failed", reason: "not_responding" });
+    expect(failed.isolation).toBe("per_caller");
+    const patched = exactly(
+      ExactServer,
+      await call("PATCH", `/v1/servers/${stdio.id}`, 200, { isolation: "shared" }),
+    );
+    expect(patched.isolation).toBe("shared");
     expect(tools.tools.map((tool) => tool.name)).toEqual(["search"]);
     expect(latency.points).toHaveLength(1);
   });
@@ -163,6 +172,10 @@ describe("the answers the console reads are exactly their schemas", () => {
       views.NewApiKeyView.strict(),
       await call("POST", "/v1/keys", 201, { name: "bot", servers: ["docs"], rateLimit: { perMinute: 600 } }),
     );
+    const owned = exactly(
+      views.NewApiKeyView.strict(),
+      await call("POST", "/v1/keys", 201, { name: "ada's", owner: "user:ada" }),
+    );
     const keys = exactly(views.ApiKeyList.strict(), await call("GET", "/v1/keys", 200));
     const mapping = exactly(
       views.AccessMappingView.strict(),
@@ -172,13 +185,16 @@ describe("the answers the console reads are exactly their schemas", () => {
     const access = exactly(views.AccessMappingList.strict(), await call("GET", "/v1/access", 200));
 
     expect(created.serverIds).toEqual([docs.id]);
-    expect(keys.keys.map((key) => exactly(views.ApiKeyView.strict(), key).servers)).toEqual([
-      ["docs"],
-      ["docs"],
+    expect(owned.owner).toBe("user:ada");
+    const listed = keys.keys.map((key) => exactly(views.ApiKeyView.strict(), key));
+    expect(listed.map((key) => [key.name, key.servers, key.owner]).sort()).toEqual([
+      ["ada's", null, "user:ada"],
+      ["bot", ["docs"], null],
+      ["ci", ["docs"], null],
     ]);
     expect(limited.rateLimit).toEqual({ perMinute: 600 });
-    expect(keys.keys.find((key) => key.id === limited.id)?.rateLimit).toEqual({ perMinute: 600 });
-    expect(keys.keys.find((key) => key.id === created.id)?.rateLimit).toBeNull();
+    expect(listed.find((key) => key.id === limited.id)?.rateLimit).toEqual({ perMinute: 600 });
+    expect(listed.find((key) => key.id === created.id)?.rateLimit).toBeNull();
     expect(mapping.servers).toEqual(["docs"]);
     expect(
       access.access.map((entry) => exactly(views.AccessMappingView.strict(), entry).subject).sort(),

@@ -87,7 +87,8 @@ export function toServerView(
     case "http":
       return { ...spec, headers: masked, scope: "project", status: visible };
     case "stdio":
-      return { ...spec, env: revealedEnv ?? masked, status: visible };
+      // A server stored before isolation existed is shared.
+      return { ...spec, isolation: spec.isolation ?? "shared", env: revealedEnv ?? masked, status: visible };
     default:
       return assertNever(spec);
   }
@@ -202,6 +203,10 @@ export const ApiKeyView = z
     }),
     rateLimit: KeyRateLimitView.nullable().openapi({
       description: "The key's own call limits over the global ones; null = the global limits",
+    }),
+    owner: z.string().nullable().openapi({
+      description:
+        "Who the key belongs to (`user:<name>` / `group:<name>`): who signs in to open its per_user authorization links; null = no owner (it cannot authorize a per_user server)",
     }),
     createdAt: z.string(),
   })

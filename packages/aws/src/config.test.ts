@@ -114,6 +114,20 @@ describe("caller limits", () => {
   });
 });
 
+describe("child limits", () => {
+  it("default to 3600 CPU seconds, 2048 MiB and 512 processes; each may be set, 0 being none", () => {
+    expect(loadRunnerSettings({}).childLimits).toEqual({
+      cpuSeconds: 3_600,
+      memoryMiB: 2_048,
+      processes: 512,
+    });
+    expect(
+      loadRunnerSettings({ CHILD_CPU_SECONDS: "0", CHILD_MEMORY_MIB: "256", CHILD_MAX_PROCESSES: "64" })
+        .childLimits,
+    ).toEqual({ cpuSeconds: 0, memoryMiB: 256, processes: 64 });
+  });
+});
+
 describe("configuration fails fast", () => {
   it.each([
     ["SWEEP_INTERVAL_SECONDS", "abc", () => loadAppSettings({ SWEEP_INTERVAL_SECONDS: "abc" })],
@@ -132,6 +146,7 @@ describe("configuration fails fast", () => {
     ["PORT", "80000", () => loadRunnerSettings({ PORT: "80000" })],
     ["RUNNER_MAX_CHILDREN", "-1", () => loadRunnerSettings({ RUNNER_MAX_CHILDREN: "-1" })],
     ["RUNNER_UID_BASE", "12", () => loadRunnerSettings({ RUNNER_UID_BASE: "12" })],
+    ["CHILD_MEMORY_MIB", "1G", () => loadRunnerSettings({ CHILD_MEMORY_MIB: "1G" })],
     ["AWS_ENDPOINT_URL", "localhost:4566", () => loadAwsConfig({ AWS_ENDPOINT_URL: "localhost:4566" })],
     [
       "AWS_ENDPOINT_URL_SQS",

@@ -7,6 +7,7 @@
 import { posix } from "node:path";
 import { fromHttp } from "@aws-sdk/credential-provider-http";
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from "@aws-sdk/types";
+import { DEFAULT_CHILD_LIMITS, type ResolvedLimits } from "@mcpgw/core";
 import { Resource } from "sst/resource";
 import { EnvReader } from "./env-reader";
 
@@ -344,6 +345,8 @@ export interface RunnerSettings {
    * and never more than the MCP SDK's own stdio bound of 10 MiB.
    */
   maxMessageBytes: number;
+  /** Every child's limits unless its server sets its own (CHILD_CPU_SECONDS, CHILD_MEMORY_MIB, CHILD_MAX_PROCESSES; 0 is none). */
+  childLimits: ResolvedLimits;
 }
 
 /** The MCP SDK's bound on one stdio message (its `STDIO_DEFAULT_MAX_BUFFER_SIZE`): 10 MiB. */
@@ -351,7 +354,8 @@ export const MAX_STDIO_MESSAGE_BYTES = 10 * 1024 * 1024;
 
 /**
  * Runner settings from env (PORT, HOST, RUNNER_CACHE_DIR, RUNNER_IDLE_SECONDS, RUNNER_MAX_CHILDREN,
- * RUNNER_TEMP_DIR, RUNNER_UID_BASE, RUNNER_UID_COUNT, MAX_UPSTREAM_MESSAGE_BYTES).
+ * RUNNER_TEMP_DIR, RUNNER_UID_BASE, RUNNER_UID_COUNT, MAX_UPSTREAM_MESSAGE_BYTES, CHILD_CPU_SECONDS,
+ * CHILD_MEMORY_MIB, CHILD_MAX_PROCESSES).
  */
 export function loadRunnerSettings(env: Env = process.env): RunnerSettings {
   const read = new EnvReader(env);
@@ -370,6 +374,11 @@ export function loadRunnerSettings(env: Env = process.env): RunnerSettings {
       read.integer("MAX_UPSTREAM_MESSAGE_BYTES", DEFAULT_MAX_UPSTREAM_MESSAGE_BYTES, { min: 1_024 }),
       MAX_STDIO_MESSAGE_BYTES,
     ),
+    childLimits: {
+      cpuSeconds: read.integer("CHILD_CPU_SECONDS", DEFAULT_CHILD_LIMITS.cpuSeconds, { max: 30 * 24 * 3600 }),
+      memoryMiB: read.integer("CHILD_MEMORY_MIB", DEFAULT_CHILD_LIMITS.memoryMiB, { max: 1024 * 1024 }),
+      processes: read.integer("CHILD_MAX_PROCESSES", DEFAULT_CHILD_LIMITS.processes, { max: 65_536 }),
+    },
   };
   read.check();
   return settings;

@@ -12,6 +12,11 @@ export interface ApiKeyInfo {
   /** The key's own call limits (each field omitted: the global one); null: the global limits. */
   rateLimit: KeyRateLimit | null;
   createdAt: string;
+  /**
+   * Who the key belongs to (`user:<name>` or `group:<name>`): the person who must sign in to open the
+   * key's `per_user` authorization links (a member, for a group). Absent: it cannot start one.
+   */
+  owner?: string;
 }
 
 /** A key's own call limits, over the global ones (CALLER_RATE_LIMIT, …) field by field. */
@@ -26,6 +31,7 @@ export interface KeyRateLimit {
 
 /** What a key is created with besides its name and scope. */
 export interface NewKeyOptions {
+  owner?: string | undefined;
   rateLimit?: KeyRateLimit | null;
 }
 
@@ -52,6 +58,24 @@ export function hashApiKey(key: string): string {
   return createHash("sha256").update(key).digest("hex");
 }
 
+/** A fresh key (its material, shown once) and what is stored of it. */
+export function newApiKey(
+  name: string,
+  serverIds: string[] | null,
+  options: NewKeyOptions = {},
+): { key: string; info: ApiKeyInfo } {
+  const key = `${API_KEY_PREFIX}${randomBytes(32).toString("base64url")}`;
+  const info: ApiKeyInfo = {
+    id: randomUUID(),
+    name,
+    serverIds,
+    rateLimit: options.rateLimit ?? null,
+    createdAt: new Date().toISOString(),
+    ...(options.owner ? { owner: options.owner } : {}),
+  };
+  return { key, info };
+}
+
 const HASH_PREFIX = "KEYHASH#";
 const keyItemKey = (hash: string) => ({ pk: `${HASH_PREFIX}${hash}`, sk: "KEY" });
 
@@ -59,8 +83,7 @@ export function createApiKeyStore(ddb: DynamoDBDocumentClient, tableName: string
   const items = () => queryKind(ddb, tableName, KINDS.apiKey);
   return {
     async create(name, serverIds, options = {}) {
-      const key = `${API_KEY_PREFIX}${randomBytes(32).toString("base64url")}`;
-      const info = newKeyInfo(name, serverIds, options);
+      const { key, info } = newApiKey(name, serverIds, options);
       await ddb.send(
         new PutCommand({
           TableName: tableName,
@@ -106,13 +129,8 @@ function toInfo(item: Record<string, unknown>): ApiKeyInfo {
     serverIds: storedScope(item),
     rateLimit: storedRateLimit(item.rateLimit),
     createdAt: String(item.createdAt ?? ""),
+    ...(typeof item.owner === "string" ? { owner: item.owner } : {}),
   };
-}
-
-/** A new key's info (its id and creation time now). */
-export function newKeyInfo(name: string, serverIds: string[] | null, options: NewKeyOptions): ApiKeyInfo {
-  const createdAt = new Date().toISOString();
-  return { id: randomUUID(), name, serverIds, rateLimit: options.rateLimit ?? null, createdAt };
 }
 
 /** A stored key's own limits: the whole positive numbers it holds; none (null) when there are none. */

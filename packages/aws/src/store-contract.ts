@@ -840,6 +840,48 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.upstreamCredentials.isPending("state-1")).toBe(false);
       expect(await store.upstreamCredentials.take("state-2")).toBeUndefined();
     });
+
+    it("a caller's own authorization: opened once by its person, then taken only by that browser", async () => {
+      const store = await open();
+      const server = await http(store);
+      const now = Math.floor(Date.now() / 1000);
+      const gated = (expiresAt: number) => ({
+        serverId: server.id,
+        subject: "key:k1",
+        codeVerifier: "verifier",
+        redirectUri: "https://gw.example.com/oauth/upstream/callback",
+        authorizationServer: "https://as.example.com",
+        client: { client_id: "gw" },
+        expiresAt,
+        opener: "user:alice",
+        authorizationUrl: "https://as.example.com/authorize?state=s",
+      });
+      const credentials = store.upstreamCredentials;
+      await credentials.begin("gated-1", gated(now + 600));
+      await credentials.begin("gated-2", gated(now - 1));
+      await credentials.begin("shared-1", { ...gated(now + 600), opener: undefined, subject: "shared" });
+      // Unopened: there to peek at, not to take (with or without a holder).
+      expect(await credentials.peek("gated-1")).toMatchObject({
+        opened: false,
+        pending: { opener: "user:alice" },
+      });
+      expect(await credentials.take("gated-1")).toBeUndefined();
+      expect(await credentials.take("gated-1", "holder-hash")).toBeUndefined();
+      expect(await credentials.isPending("gated-1")).toBe(true);
+      // Opened once; then no longer pending, and taken only with the holder's hash.
+      expect(await credentials.open("gated-1", "holder-hash")).toBe(true);
+      expect(await credentials.open("gated-1", "other-hash")).toBe(false);
+      expect(await credentials.isPending("gated-1")).toBe(false);
+      expect(await credentials.peek("gated-1")).toMatchObject({ opened: true });
+      expect(await credentials.take("gated-1", "other-hash")).toBeUndefined();
+      expect(await credentials.take("gated-1", "holder-hash")).toMatchObject({ subject: "key:k1" });
+      expect(await credentials.peek("gated-1")).toBeUndefined();
+      // Expired: neither seen nor opened. Not gated: nothing to open.
+      expect(await credentials.peek("gated-2")).toBeUndefined();
+      expect(await credentials.open("gated-2", "holder-hash")).toBe(false);
+      expect(await credentials.open("shared-1", "holder-hash")).toBe(false);
+      expect(await credentials.take("shared-1")).toMatchObject({ subject: "shared" });
+    });
   });
 }
 

@@ -12,7 +12,8 @@ import {
   PutCommand,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
-import { conditionalWrite, deleteAll, queryKind } from "./dynamo";
+import { conditionalWrite, deleteAll, isConditionFailure, queryKind } from "./dynamo";
+import { nowSeconds } from "./oauth";
 import type { SealContext, SealedValue, Sealer } from "./sealing";
 import { ownedKind } from "./servers";
 import { TABLE_KEYS } from "./table";
@@ -49,6 +50,13 @@ export interface PendingUpstreamAuthorization extends UpstreamGrantOrigin {
   redirectUri: string;
   /** Epoch seconds after which it is refused. */
   expiresAt: number;
+  /**
+   * A caller's own authorization (`per_user`): who must sign in to open its link — `user:<sub>`,
+   * `group:<name>` (a member) or `admin`. Absent for the shared connection (its URL is the admin's).
+   */
+  opener?: string;
+  /** Where the person is sent once the link is opened by its opener: the upstream's authorization URL. */
+  authorizationUrl?: string;
 }
 
 /** What is known of a held credential without opening it: whose, until when, since when. */
@@ -87,11 +95,28 @@ export interface UpstreamCredentialStore {
   releaseRefresh(serverId: string, subject: string): Promise<void>;
   /** Records an authorization under way, found again by its `state`. */
   begin(state: string, pending: PendingUpstreamAuthorization): Promise<void>;
-  /** Whether the authorization under way for `state` is still there to finish (not yet taken). */
+  /** Whether the authorization under way for `state` is still there to open (not taken, not opened). */
   isPending(state: string): Promise<boolean>;
-  /** The authorization under way for `state`, removed as it is read (single use); undefined if none or expired. */
-  take(state: string): Promise<PendingUpstreamAuthorization | undefined>;
+  /**
+   * The authorization under way for `state`, read without using it (whether its link was opened
+   * already too); undefined if none or expired.
+   */
+  peek(state: string): Promise<{ pending: PendingUpstreamAuthorization; opened: boolean } | undefined>;
+  /**
+   * Marks the link of a gated authorization (one with an `opener`) opened, by the browser holding the
+   * secret whose hash is `holderHash`: once only (false when already opened, gone or expired).
+   */
+  open(state: string, holderHash: string): Promise<boolean>;
+  /**
+   * The authorization under way for `state`, removed as it is read (single use); undefined if none or
+   * expired. A gated one is taken only with the hash of the secret of the browser that opened its link
+   * (`holderHash`); without it, it stays.
+   */
+  take(state: string, holderHash?: string): Promise<PendingUpstreamAuthorization | undefined>;
 }
+
+/** Whether a stored authorization under way is still within its time (the table's TTL deletes late). */
+const live = (item: Record<string, unknown>) => Number(item[TABLE_KEYS.ttl]) > nowSeconds();
 
 /** The context a (server, subject) credential is sealed under. */
 export function upstreamCredentialContext(serverId: string, subject: string): SealContext {
@@ -229,6 +254,7 @@ export function createUpstreamCredentialStore(
             ...upstreamKeys.pending(hash),
             serverId: pending.serverId,
             [TABLE_KEYS.ttl]: pending.expiresAt,
+            ...(pending.opener ? { gated: true } : {}),
             sealed,
           },
         }),
@@ -240,19 +266,62 @@ export function createUpstreamCredentialStore(
         new GetCommand({
           TableName: tableName,
           Key: upstreamKeys.pending(hashState(state)),
-          ProjectionExpression: "pk",
+          ProjectionExpression: "pk, holder, #ttl",
+          ExpressionAttributeNames: { "#ttl": TABLE_KEYS.ttl },
           ConsistentRead: true,
         }),
       );
-      return Item !== undefined;
+      return Item !== undefined && Item.holder === undefined && live(Item);
     },
 
-    async take(state) {
+    async peek(state) {
       const hash = hashState(state);
-      const { Attributes } = await ddb.send(
-        new DeleteCommand({ TableName: tableName, Key: upstreamKeys.pending(hash), ReturnValues: "ALL_OLD" }),
+      const { Item } = await ddb.send(
+        new GetCommand({ TableName: tableName, Key: upstreamKeys.pending(hash), ConsistentRead: true }),
       );
-      if (!Attributes) return undefined;
+      if (!Item || !live(Item)) return undefined;
+      const pending = await sealer.open<PendingUpstreamAuthorization>(
+        Item.sealed as SealedValue,
+        pendingAuthorizationContext(hash),
+      );
+      return { pending, opened: Item.holder !== undefined };
+    },
+
+    async open(state, holderHash) {
+      return conditionalWrite(() =>
+        ddb.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: upstreamKeys.pending(hashState(state)),
+            UpdateExpression: "SET holder = :holder",
+            ConditionExpression:
+              "attribute_exists(pk) AND gated = :true AND attribute_not_exists(holder) AND #ttl > :now",
+            ExpressionAttributeNames: { "#ttl": TABLE_KEYS.ttl },
+            ExpressionAttributeValues: { ":holder": holderHash, ":true": true, ":now": nowSeconds() },
+          }),
+        ),
+      );
+    },
+
+    async take(state, holderHash) {
+      const hash = hashState(state);
+      let Attributes: Record<string, unknown> | undefined;
+      try {
+        // A gated authorization only for the browser that opened its link: anyone else leaves it be.
+        ({ Attributes } = await ddb.send(
+          new DeleteCommand({
+            TableName: tableName,
+            Key: upstreamKeys.pending(hash),
+            ConditionExpression: "attribute_not_exists(gated) OR holder = :holder",
+            ExpressionAttributeValues: { ":holder": holderHash ?? "" },
+            ReturnValues: "ALL_OLD",
+          }),
+        ));
+      } catch (error) {
+        if (isConditionFailure(error)) return undefined;
+        throw error;
+      }
+      if (!Attributes || !live(Attributes)) return undefined;
       const pending = await sealer.open<PendingUpstreamAuthorization>(
         Attributes.sealed as SealedValue,
         pendingAuthorizationContext(hash),

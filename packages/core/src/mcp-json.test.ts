@@ -54,6 +54,7 @@ describe("parseMcpJson real-world documents", () => {
         args: ["-y", "@modelcontextprotocol/server-filesystem", "/Users/me/Desktop", "/Users/me/Downloads"],
         env: {},
         scope: "project",
+        isolation: "shared",
       },
       {
         transport: "stdio",
@@ -64,6 +65,7 @@ describe("parseMcpJson real-world documents", () => {
         args: ["-y", "@modelcontextprotocol/server-github"],
         env: { GITHUB_PERSONAL_ACCESS_TOKEN: "ghp_example" },
         scope: "project",
+        isolation: "shared",
       },
     ]);
   });
@@ -109,6 +111,7 @@ describe("parseMcpJson real-world documents", () => {
         args: ["--port", "5432"],
         env: { DB_URL: "postgres://localhost/app" },
         scope: "project",
+        isolation: "shared",
       },
       {
         transport: "http",
@@ -151,6 +154,7 @@ describe("parseMcpJson real-world documents", () => {
         args: ["-y", "@modelcontextprotocol/server-postgres", "postgresql://localhost/mydb"],
         env: {},
         scope: "project",
+        isolation: "shared",
       },
       {
         transport: "http",
@@ -207,6 +211,7 @@ describe("parseMcpJson real-world documents", () => {
         args: ["@playwright/mcp@latest"],
         env: {},
         scope: "project",
+        isolation: "shared",
       },
     ]);
   });
@@ -252,8 +257,28 @@ describe("parseMcpJson real-world documents", () => {
         args: ["mcp-server-fetch"],
         env: {},
         scope: "project",
+        isolation: "shared",
       },
     ]);
+  });
+
+  it("reads a stdio entry's isolation (the gateway's own key), shared by default; refuses another value", () => {
+    // Prepare
+    const document = {
+      mcpServers: { mine: { command: "npx", isolation: "per_caller" }, ours: { command: "npx" } },
+    };
+
+    // Act
+    const specs = parseMcpJson(document);
+
+    // Assess
+    expect(specs.map((spec) => [spec.name, spec.transport === "stdio" && spec.isolation])).toEqual([
+      ["mine", "per_caller"],
+      ["ours", "shared"],
+    ]);
+    expect(() => parseMcpJson({ mcpServers: { odd: { command: "npx", isolation: "per_thread" } } })).toThrow(
+      /odd: .*isolation/,
+    );
   });
 
   it.each([
@@ -325,6 +350,7 @@ describe("parseMcpJson transport choice", () => {
         args: ["srv"],
         env: {},
         scope: "project",
+        isolation: "shared",
       },
     ]);
   });

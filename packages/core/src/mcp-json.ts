@@ -3,7 +3,16 @@ import { AppError, describeIssues } from "./errors";
 import { assertNever } from "./exhaustive";
 import { SERVER_NAME_RULE, ServerName } from "./names";
 import { recordOf } from "./patterns";
-import { Args, Command, HttpUrl, RealEnvMap, RealHeaderMap, ServerSpec, type Transport } from "./server";
+import {
+  Args,
+  Command,
+  HttpUrl,
+  Isolation,
+  RealEnvMap,
+  RealHeaderMap,
+  ServerSpec,
+  type Transport,
+} from "./server";
 import { submittedMasks } from "./server-edit";
 
 /** One problem with one entry of an imported document. */
@@ -22,6 +31,8 @@ const Entry = z.object({
   url: z.string().optional(),
   headers: StringMap.optional(),
   disabled: z.boolean().optional(),
+  /** The gateway's own key: a stdio entry's isolation (`shared`, the default, or `per_caller`). */
+  isolation: Isolation.optional(),
 });
 type Entry = z.infer<typeof Entry>;
 
@@ -121,10 +132,10 @@ function toSpec(name: string, raw: unknown): ServerSpec | string[] {
 
 /** The fields of an entry its kind takes: the other kind's are not carried over. */
 function kindFields(transport: Transport, entry: Entry): Record<string, unknown> {
-  const { command, args, env, url, headers } = entry;
+  const { command, args, env, url, headers, isolation } = entry;
   switch (transport) {
     case "stdio":
-      return { command, args, env };
+      return { command, args, env, isolation };
     case "http":
       return { url, headers };
     default:

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { describeIssues } from "./errors";
 import {
   HttpServerSpec,
+  isPerCaller,
   isPerUser,
   SECRET_FORMATS,
   ServerPatch,
@@ -57,6 +58,7 @@ describe("ServerSpec transport", () => {
       args: [],
       env: {},
       scope: "project",
+      isolation: "shared",
     });
   });
 
@@ -82,6 +84,7 @@ describe("ServerSpec transport", () => {
       args: ["server.js", "--verbose"],
       env: { API_TOKEN: "t0k3n", _PRIVATE: "" },
       scope: "thread",
+      isolation: "per_caller",
       secretRef: "team.github-token_1",
       secretFormat: "json",
     };
@@ -538,6 +541,22 @@ describe("ServerPatch derives from the spec schemas", () => {
 
     expect(new Set(Object.keys(ServerPatch.shape))).toEqual(fields);
     expect(ServerPatch.parse({})).toEqual({});
+  });
+});
+
+describe("isolation of a stdio server's callers", () => {
+  it("is shared unless per_caller is set; an HTTP server takes no isolation", () => {
+    // Prepare
+    const shared = ServerSpec.parse({ name: "notes", command: "npx" });
+    const perCaller = ServerSpec.parse({ name: "notes", command: "npx", isolation: "per_caller" });
+
+    // Act / Assess
+    expect(isPerCaller(shared)).toBe(false);
+    expect(isPerCaller(perCaller)).toBe(true);
+    expect(ServerSpec.safeParse({ ...HTTP, isolation: "per_caller" }).success).toBe(false);
+    expect(ServerSpec.safeParse({ name: "notes", command: "npx", isolation: "per_thread" }).success).toBe(
+      false,
+    );
   });
 });
 

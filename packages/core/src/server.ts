@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ChildLimits } from "./child-limits";
 import { assertNever } from "./exhaustive";
 import { ServerName } from "./names";
 import { HTTP_URL, NO_CR_LF_NUL, NOT_BLANK, NOT_MASKED, recordOf } from "./patterns";
@@ -65,6 +66,16 @@ export const SECRET_FORMATS = ["env", "properties", "json", "yaml"] as const;
 export const SecretFormat = z.enum(SECRET_FORMATS);
 export type SecretFormat = z.infer<typeof SecretFormat>;
 export const Scope = z.enum(["project", "thread"]);
+/**
+ * How a stdio server's callers share its process: `shared` (one child for every caller) or
+ * `per_caller` (one child per caller principal — `user:<sub>`, `key:<id>`, `admin` — each under its
+ * own uid, HOME, TMPDIR and secret file). A thread-scoped server's instances stay one per thread.
+ */
+export const Isolation = z.enum(["shared", "per_caller"]).meta({
+  description:
+    "`shared`: one child for every caller; `per_caller`: one child per caller principal (user, key or admin), spawned when it first calls and reaped when idle",
+});
+export type Isolation = z.infer<typeof Isolation>;
 export const TimeoutSeconds = z.number().int().min(1).max(900);
 
 const common = {
@@ -162,8 +173,10 @@ export const StdioServerSpec = z
     args: Args.default([]),
     env: RealEnvMap.default({}),
     scope: Scope.default("project"),
+    isolation: Isolation.default("shared"),
     secretRef: SecretName.optional(),
     secretFormat: SecretFormat.optional(),
+    limits: ChildLimits.optional(),
   })
   .refine((spec) => !spec.secretFormat || spec.secretRef, {
     message: "secretFormat needs a secretRef",
@@ -285,6 +298,11 @@ export function upstreamAuthOf(
 
 /** The (server, subject) an upstream credential belongs to: one per server in `shared` mode. */
 export const SHARED_SUBJECT = "shared";
+
+/** Whether each caller of the server gets a child of their own (a stdio server's `per_caller` isolation). */
+export function isPerCaller(server: DistributiveOmit<ServerSpec, "headers" | "env">): boolean {
+  return server.transport === "stdio" && server.isolation === "per_caller";
+}
 
 /** Whether each caller of the server uses their own upstream credential (`per_user` OAuth). */
 export function isPerUser(server: DistributiveOmit<ServerSpec, "headers" | "env">): boolean {

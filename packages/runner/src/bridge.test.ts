@@ -16,7 +16,7 @@ afterEach(async () => {
  * A 2025-era child over linked in-memory transports, and the runner's bridge to it. Its tools: `ask`
  * elicits and answers with what it got (or the error); `wait` answers once `release()` is called.
  */
-async function linkedChild(options: { parkMs?: number } = {}) {
+async function linkedChild(options: { parkMs?: number; gateWaitMs?: number } = {}) {
   const child = new McpServer({ name: "child", version: "1.0.0" });
   const cancelled: string[] = [];
   let release!: () => void;
@@ -57,11 +57,17 @@ async function linkedChild(options: { parkMs?: number } = {}) {
 
 const attached = () => ({ signal: new AbortController().signal });
 
-function start(bridge: ChildBridge, tool: string, capabilities: object | undefined, alive?: () => void) {
+function start(
+  bridge: ChildBridge,
+  tool: string,
+  capabilities: object | undefined,
+  alive?: () => void,
+  caller = "key:a",
+) {
   return bridge.start(
     "tools/call",
     { name: tool, arguments: {} },
-    { capabilities, timeoutMs: 10_000, progress: false, alive },
+    { caller, capabilities, timeoutMs: 10_000, progress: false, alive },
   );
 }
 
@@ -83,7 +89,7 @@ async function inputOf(call: ForwardedCall) {
 describe("ChildBridge", () => {
   it("the only call in flight is asked for the child's input; its caller's answer reaches the child", async () => {
     const { bridge } = await linkedChild();
-    const call = start(bridge, "ask", FORM);
+    const call = await start(bridge, "ask", FORM);
     const asks = await inputOf(call);
     expect(asks).toEqual([
       {
@@ -100,7 +106,7 @@ describe("ChildBridge", () => {
 
   it("a request left unanswered by the retry is asked again", async () => {
     const { bridge } = await linkedChild();
-    const call = start(bridge, "ask", FORM);
+    const call = await start(bridge, "ask", FORM);
     await inputOf(call);
     call.park();
     call.answer({});
@@ -110,18 +116,18 @@ describe("ChildBridge", () => {
 
   it("the only call in flight, whose caller did not declare the capability: the child gets an error", async () => {
     const { bridge } = await linkedChild();
-    const call = start(bridge, "ask", { sampling: {} });
+    const call = await start(bridge, "ask", { sampling: {} });
     const event = await call.next(attached());
     expect(event.kind).toBe("result");
     expect(JSON.stringify(event)).toContain("no caller can answer elicitation/create");
   });
 
-  it("with several calls in flight, the oldest whose caller declared the capability is asked — even for another's call", async () => {
+  it("with several calls of one caller in flight, its oldest call that declared the capability is asked", async () => {
     const { bridge, release } = await linkedChild();
-    const first = start(bridge, "wait", undefined);
-    const able = start(bridge, "wait", FORM);
-    const asking = start(bridge, "ask", undefined);
-    // The asking call's caller cannot answer; the oldest one that can is asked (the correlation limit).
+    const first = await start(bridge, "wait", undefined);
+    const able = await start(bridge, "wait", FORM);
+    const asking = await start(bridge, "ask", undefined);
+    // The asking call did not declare it; the caller's oldest call that did is asked (same caller).
     const asks = await inputOf(able);
     expect(asks).toEqual([expect.objectContaining({ method: "elicitation/create" })]);
     able.park();
@@ -133,10 +139,46 @@ describe("ChildBridge", () => {
     expect(await resultOf(first)).toBe("waited");
   });
 
+  it("once the child has asked, another caller's call waits while a call whose caller can be asked is in flight; the ask reaches only that caller", async () => {
+    const { bridge } = await linkedChild();
+    // The child's first request, with one caller in flight: from then on callers that can be asked go alone.
+    const first = await start(bridge, "ask", FORM, undefined, "key:a");
+    const firstAsks = await inputOf(first);
+    first.park();
+    first.answer({ [firstAsks[0]?.key ?? ""]: { action: "decline" } });
+    expect(JSON.parse(await resultOf(first))).toEqual({ action: "decline" });
+    const mine = await start(bridge, "ask", FORM, undefined, "key:a");
+    let theirsStarted = false;
+    const theirs = start(bridge, "ask", FORM, undefined, "key:b").then((call) => {
+      theirsStarted = true;
+      return call;
+    });
+    const asks = await inputOf(mine);
+    expect(theirsStarted).toBe(false);
+    mine.park();
+    mine.answer({ [asks[0]?.key ?? ""]: { action: "accept", content: { who: "a" } } });
+    expect(JSON.parse(await resultOf(mine))).toEqual({ action: "accept", content: { who: "a" } });
+    const next = await theirs;
+    const theirAsks = await inputOf(next);
+    next.park();
+    next.answer({ [theirAsks[0]?.key ?? ""]: { action: "accept", content: { who: "b" } } });
+    expect(JSON.parse(await resultOf(next))).toEqual({ action: "accept", content: { who: "b" } });
+  });
+
+  it("once the gate's wait runs out the callers overlap, and the child's request is refused, not handed to either", async () => {
+    const { bridge, release } = await linkedChild({ gateWaitMs: 30 });
+    const waiting = await start(bridge, "wait", FORM, undefined, "key:a");
+    const asking = await start(bridge, "ask", FORM, undefined, "key:b");
+    const event = await asking.next(attached());
+    expect(JSON.stringify(event)).toContain("no caller can answer elicitation/create");
+    release();
+    expect(await resultOf(waiting)).toBe("waited");
+  });
+
   it("a call parked past its bound is cancelled at the child, and the child's liveness checked", async () => {
     const { bridge, cancelled } = await linkedChild({ parkMs: 50 });
     let checks = 0;
-    const call = start(bridge, "ask", FORM, () => checks++);
+    const call = await start(bridge, "ask", FORM, () => checks++);
     await inputOf(call);
     call.park();
     await new Promise((resolve) => setTimeout(resolve, 150));
@@ -148,7 +190,7 @@ describe("ChildBridge", () => {
 
   it("a caller that leaves while it waits cancels the call at the child", async () => {
     const { bridge, cancelled } = await linkedChild();
-    const call = start(bridge, "wait", undefined);
+    const call = await start(bridge, "wait", undefined);
     const leaving = new AbortController();
     const waiting = call.next({ signal: leaving.signal });
     await new Promise((resolve) => setTimeout(resolve, 20));

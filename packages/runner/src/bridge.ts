@@ -15,6 +15,7 @@ import {
   type Result,
   ResultSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import { CallerGate } from "./caller-gate";
 
 /** What the runner's session declares to every child, so a child may ask for input during a call. */
 export const CHILD_SESSION_CAPABILITIES: ClientCapabilities = {
@@ -62,6 +63,8 @@ interface PendingAsk extends InputAsk {
 
 /** How a forwarded call is started. */
 export interface ForwardedCallOptions {
+  /** Whose call it is (`user:<sub>`, `key:<id>`, `admin`, or `probe`): the child's requests go only to them. */
+  caller: string;
   capabilities: ClientCapabilities | undefined;
   timeoutMs: number;
   /** Ask the child for progress (the request that started it carried a progress token). */
@@ -74,6 +77,8 @@ export interface ForwardedCallOptions {
   onAnswered?: () => void;
   /** It was cancelled while parked (its caller never came back, or left): check the child. */
   onAbandoned?: (() => void) | undefined;
+  /** The child answered it, or it failed: it is no longer in flight there. */
+  onSettled?: () => void;
 }
 
 /** How long a call waiting for its caller's answers (input_required) is kept, by default: 10 min. */
@@ -89,6 +94,8 @@ export const DEFAULT_PARK_MS = 10 * 60_000;
 export class ForwardedCall {
   readonly id = randomUUID();
   readonly startedAt = Date.now();
+  /** Whose call it is. */
+  readonly caller: string;
   /** Incremented each time asks are handed out: a retry must name the latest round. */
   round = 0;
   /** The caller's capabilities (its latest request's): which input requests it can answer. */
@@ -113,6 +120,7 @@ export class ForwardedCall {
     readonly params: Record<string, unknown> | undefined,
     options: ForwardedCallOptions,
   ) {
+    this.caller = options.caller;
     this.capabilities = options.capabilities;
     this.parkMs = options.parkMs;
     this.onEnd = options.onEnd;
@@ -124,10 +132,14 @@ export class ForwardedCall {
       : params;
     child.request({ method, ...(sent ? { params: sent } : {}) }, ResultSchema, requestOptions).then(
       (result) => {
+        options.onSettled?.();
         options.onAnswered?.();
         this.end({ kind: "result", result });
       },
-      (error: unknown) => this.end({ kind: "error", error }),
+      (error: unknown) => {
+        options.onSettled?.();
+        this.end({ kind: "error", error });
+      },
     );
   }
 
@@ -282,6 +294,15 @@ function meta(params: Record<string, unknown> | undefined): Record<string, unkno
   return typeof value === "object" && value !== null ? (value as Record<string, unknown>) : {};
 }
 
+/** Whether `capabilities` (a caller's) let it be asked anything a child may ask (elicitation, sampling, roots). */
+export function declaresAny(capabilities: ClientCapabilities | undefined): boolean {
+  return (
+    capabilities?.elicitation !== undefined ||
+    capabilities?.sampling !== undefined ||
+    capabilities?.roots !== undefined
+  );
+}
+
 /**
  * Whether `capabilities` (a caller's) cover the child's request: form elicitation needs
  * `elicitation` (form, or bare), URL elicitation `elicitation.url`, sampling `sampling` (with tools:
@@ -315,25 +336,31 @@ export function declares(
  * forwarded calls in flight, and the child's own requests (elicitation, sampling, roots) routed to
  * the callers who can answer them.
  *
- * Over stdio a child's request carries no link to the call that caused it. So it goes to the call
- * in flight when there is exactly one (refused when its caller did not declare the capability),
- * else to the oldest call in flight whose caller declared it; with none, the child gets a JSON-RPC
- * error. With several callers able to answer, one may be asked on behalf of another's call — the
- * limit of a protocol without correlation. Log messages likewise reach a caller only when exactly one
- * request is in flight at the child (else they are dropped: never shown to a caller they may not
- * belong to).
+ * Over stdio a child's request carries no link to the call that caused it, so it reaches a caller
+ * only when every request in flight at the child is that one caller's: once the child has asked
+ * anything, the {@link CallerGate} keeps other callers' requests off the child while a call whose
+ * caller can be asked is in flight. It then
+ * goes to that caller's call in flight when there is exactly one (refused when its caller did not
+ * declare the capability), else to the caller's oldest call in flight that declared it. A request
+ * while no call is in flight, while several callers' requests are (the gate's wait ran out), or that
+ * no call of the caller can answer is refused — a JSON-RPC error to the child, never broadcast. Log
+ * messages likewise reach a caller only when exactly one request is in flight at the child (else they
+ * are dropped: never shown to a caller they may not belong to).
  */
 export class ChildBridge {
   private readonly calls = new Map<string, ForwardedCall>();
   private readonly listeners = new Set<Listener>();
+  /** Which callers' requests may be in flight at the child together. */
+  private readonly gate: CallerGate;
   /** The method of the first forwarded request the child answered, once it has. */
   private firstAnswered: string | undefined;
   private readonly firstAnswerListeners: Array<(method: string) => void> = [];
 
   constructor(
     private readonly child: Client,
-    private readonly options: { parkMs?: number } = {},
+    private readonly options: { parkMs?: number; gateWaitMs?: number } = {},
   ) {
+    this.gate = new CallerGate(options.gateWaitMs);
     child.setRequestHandler(ElicitRequestSchema, (request, extra) =>
       this.ask("elicitation/create", request.params, extra.signal),
     );
@@ -372,14 +399,18 @@ export class ChildBridge {
     this.firstAnswerListeners.push(listener);
   }
 
-  /** Forwards one request that cannot need input (lists, completion) and returns the child's answer. */
+  /**
+   * Forwards one request that cannot need input (lists, completion) and returns the child's answer. It
+   * never waits at the gate (a probe's list must not wait for a call), but counts as `caller`'s there.
+   */
   async forward(
     method: string,
     params: Record<string, unknown> | undefined,
-    options: { signal: AbortSignal; timeoutMs: number; log?: Listener["log"] },
+    options: { caller: string; signal: AbortSignal; timeoutMs: number; log?: Listener["log"] },
   ): Promise<Result> {
     const listener: Listener = { log: options.log };
     this.listeners.add(listener);
+    const release = this.gate.pass(options.caller);
     try {
       const result = await this.child.request({ method, ...(params ? { params } : {}) }, ResultSchema, {
         signal: options.signal,
@@ -388,22 +419,31 @@ export class ChildBridge {
       this.answeredOne(method);
       return result;
     } finally {
+      release();
       this.listeners.delete(listener);
     }
   }
 
-  /** Starts a call that may need input from its caller. */
-  start(
+  /**
+   * Starts a call that may need input from its caller, once the gate lets it go to the child (see the
+   * class doc); rejects when `signal` aborts while it waits.
+   */
+  async start(
     method: string,
     params: Record<string, unknown> | undefined,
     options: {
+      caller: string;
       capabilities: ClientCapabilities | undefined;
       timeoutMs: number;
       progress: boolean;
+      signal?: AbortSignal;
       alive?: (() => void) | undefined;
     },
-  ): ForwardedCall {
+  ): Promise<ForwardedCall> {
+    const release = await this.gate.enter(options.caller, declaresAny(options.capabilities), options.signal);
     const call = new ForwardedCall(this.child, method, params, {
+      caller: options.caller,
+      onSettled: release,
       capabilities: options.capabilities,
       timeoutMs: options.timeoutMs,
       progress: options.progress,
@@ -431,7 +471,11 @@ export class ChildBridge {
 
   /** The routing rule (see the class doc): the call that is to answer a child's request, if any. */
   route(method: InputMethod, params: Record<string, unknown> | undefined): ForwardedCall | undefined {
-    const inFlight = [...this.calls.values()].filter((call) => call.inFlight && !call.abandoned);
+    const caller = this.gate.soleCaller;
+    if (caller === undefined) return undefined;
+    const inFlight = [...this.calls.values()].filter(
+      (call) => call.caller === caller && call.inFlight && !call.abandoned,
+    );
     if (inFlight.length === 1) {
       const [only] = inFlight;
       return only && declares(only.capabilities, method, params) ? only : undefined;
@@ -442,11 +486,12 @@ export class ChildBridge {
   }
 
   private ask(method: InputMethod, params: Record<string, unknown> | undefined, signal: AbortSignal) {
+    this.gate.childAsks();
     const call = this.route(method, params);
     if (!call) {
       throw new McpError(
         ErrorCode.MethodNotFound,
-        `no caller can answer ${method} now (none in flight declared the capability)`,
+        `no caller can answer ${method} now (it relates to no call of one caller that declared the capability)`,
       );
     }
     return new Promise<Result>((resolve, reject) => {

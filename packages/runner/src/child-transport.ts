@@ -1,9 +1,11 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
+import { type LimitKind, type ResolvedLimits, rlimitOptions } from "@mcpgw/core";
 import { deserializeMessage, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { LimitWatch } from "./limits";
 
 const STDERR_TAIL_BYTES = 4_096;
 /** The longest stdout line (one JSON-RPC message) a child may write unless told otherwise: 10 MiB. */
@@ -24,10 +26,15 @@ export interface ChildSpec {
    * util-linux's setpriv is there). Default true.
    */
   dieWithParent?: boolean;
+  /**
+   * What the child may use: capped per process by the kernel (through util-linux `prlimit`, when it is
+   * there) and summed over its processes by `watch`, which has the transport kill it past a limit.
+   */
+  limits?: { values: ResolvedLimits; watch: LimitWatch };
 }
 
-/** Why a child was ended by its transport rather than by its own exit or by close(). */
-export type TransportKill = "message_too_large";
+/** Why a child was ended by its transport (or the kernel, for its limits) rather than by its own exit or by close(). */
+export type TransportKill = "message_too_large" | LimitKind;
 
 /**
  * An MCP client transport over a child's stdio — like the SDK's StdioClientTransport, but the child
@@ -43,6 +50,7 @@ export class ChildTransport implements Transport {
   private child: ChildProcess | undefined;
   private readonly lines: LineReader;
   private killedFor: TransportKill | undefined;
+  private unwatch: (() => void) | undefined;
   private stderr = "";
   private exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   private readonly exited: Promise<void>;
@@ -58,11 +66,11 @@ export class ChildTransport implements Transport {
   async start(): Promise<void> {
     await new Promise<void>((resolve, reject) => {
       const spec = this.spec;
-      const wrapper = spec.dieWithParent === false ? undefined : parentDeathWrapper();
+      const wrapper = execWrappers(spec);
       let argv: [string, string[]] = [spec.command, spec.args];
       if (wrapper) {
-        // setpriv would report a missing command as its own exit 127: find it first, as spawn does,
-        // so a missing command still fails start() with ENOENT.
+        // setpriv or prlimit would report a missing command as its own exit 127: find it first, as
+        // spawn does, so a missing command still fails start() with ENOENT.
         const command = findCommand(spec.command, spec.env.PATH, spec.cwd);
         if (!command) {
           this.exit = { code: null, signal: null };
@@ -78,7 +86,7 @@ export class ChildTransport implements Transport {
           this.closed();
           return;
         }
-        argv = [wrapper, ["--pdeathsig", "KILL", "--", command, ...spec.args]];
+        argv = [wrapper[0], [...wrapper[1], command, ...spec.args]];
       }
       const child = spawn(argv[0], argv[1], {
         env: spec.env,
@@ -96,8 +104,16 @@ export class ChildTransport implements Transport {
         this.report(error);
         this.closed();
       });
-      child.once("spawn", () => resolve());
+      child.once("spawn", () => {
+        const limits = spec.limits;
+        if (limits && child.pid !== undefined)
+          this.unwatch = limits.watch.watch(child.pid, limits.values, (kind) => this.kill(child, kind));
+        resolve();
+      });
       child.once("exit", (code, signal) => {
+        this.unwatch?.();
+        // The kernel's CPU cap (RLIMIT_CPU) ends a process with SIGXCPU.
+        if (signal === "SIGXCPU" && spec.limits && !this.killedFor) this.killedFor = "cpu";
         // The child's tree goes with it: a wrapper's server (npx, uvx) would otherwise be orphaned.
         if (child.pid !== undefined) signalGroup(child.pid, "SIGKILL");
         this.exit = { code, signal };
@@ -138,8 +154,7 @@ export class ChildTransport implements Transport {
     if (this.killedFor) return;
     const lines = this.lines.push(chunk);
     if (lines === undefined) {
-      this.killedFor = "message_too_large";
-      if (child.pid !== undefined) signalGroup(child.pid, "SIGKILL");
+      this.kill(child, "message_too_large");
       this.report(new Error(`the server wrote a message larger than ${this.lines.maxBytes} bytes`));
       return;
     }
@@ -157,6 +172,12 @@ export class ChildTransport implements Transport {
         this.report(error as Error);
       }
     }
+  }
+
+  /** Kills the child's process group for `why` (the first reason stays). */
+  private kill(child: ChildProcess, why: TransportKill): void {
+    this.killedFor ??= why;
+    if (child.pid !== undefined) signalGroup(child.pid, "SIGKILL");
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
@@ -198,6 +219,11 @@ export class ChildTransport implements Transport {
   /** The longest stdout line this child may write. */
   get maxMessageBytes(): number {
     return this.lines.maxBytes;
+  }
+
+  /** The limits the child runs under, if any. */
+  get limits(): ResolvedLimits | undefined {
+    return this.spec.limits?.values;
   }
 
   /** Set when the transport itself killed the child, and why. */
@@ -253,7 +279,34 @@ export function killGroupNow(transport: ChildTransport): void {
   if (transport.pid !== undefined && !transport.exitStatus) signalGroup(transport.pid, "SIGKILL");
 }
 
+/**
+ * The programs a child is exec'd through, in order, each running the next in place (same pid, same
+ * process group; argv still never a shell): setpriv for the parent-death signal, prlimit for the
+ * kernel's caps. Undefined when there are none.
+ */
+function execWrappers(spec: ChildSpec): [string, string[]] | undefined {
+  const argv: string[] = [];
+  const setpriv = spec.dieWithParent === false ? undefined : parentDeathWrapper();
+  if (setpriv) argv.push(setpriv, "--pdeathsig", "KILL", "--");
+  const caps = spec.limits ? rlimitOptions(spec.limits.values, spec.uid !== undefined) : [];
+  const prlimit = caps.length > 0 ? limitWrapper() : undefined;
+  if (prlimit) argv.push(prlimit, ...caps, "--");
+  const [program, ...args] = argv;
+  return program === undefined ? undefined : [program, args];
+}
+
 let wrapperPath: string | null | undefined;
+let prlimitPath: string | null | undefined;
+
+/**
+ * util-linux's `prlimit`, when it is there (checked once): run with a command, it sets its own rlimits
+ * and execs the command in place. It runs after the uid switch, so the child's caps are lowered by
+ * the child's own uid (which may always lower them), and the per-uid process cap counts that uid.
+ */
+export function limitWrapper(): string | undefined {
+  if (prlimitPath === undefined) prlimitPath = findUtility("prlimit", ["--core=0", "--", "true"]) ?? null;
+  return prlimitPath ?? undefined;
+}
 
 /**
  * util-linux's `setpriv`, when it is there and takes `--pdeathsig` (checked once): a child exec'd
@@ -262,23 +315,20 @@ let wrapperPath: string | null | undefined;
  * pid, same process group, argv still never a shell. Undefined elsewhere (no Linux, no util-linux).
  */
 export function parentDeathWrapper(): string | undefined {
-  if (wrapperPath === undefined) {
-    wrapperPath = null;
-    if (process.platform === "linux") {
-      for (const candidate of ["/usr/bin/setpriv", "/bin/setpriv", "/usr/sbin/setpriv", "/sbin/setpriv"]) {
-        // `true` from the runner's PATH: ~5 ms once (node itself would take ~80 ms).
-        const check = spawnSync(candidate, ["--pdeathsig", "KILL", "--", "true"], {
-          stdio: "ignore",
-          timeout: 5_000,
-        });
-        if (check.status === 0) {
-          wrapperPath = candidate;
-          break;
-        }
-      }
-    }
-  }
+  if (wrapperPath === undefined)
+    wrapperPath = findUtility("setpriv", ["--pdeathsig", "KILL", "--", "true"]) ?? null;
   return wrapperPath ?? undefined;
+}
+
+/** The util-linux program `name` that runs `checkArgs` successfully (Linux only), if any. */
+function findUtility(name: string, checkArgs: string[]): string | undefined {
+  if (process.platform !== "linux") return undefined;
+  for (const dir of ["/usr/bin", "/bin", "/usr/sbin", "/sbin"]) {
+    // `true` from the runner's PATH: ~5 ms once (node itself would take ~80 ms).
+    const check = spawnSync(join(dir, name), checkArgs, { stdio: "ignore", timeout: 5_000 });
+    if (check.status === 0) return join(dir, name);
+  }
+  return undefined;
 }
 
 /**

@@ -31,8 +31,13 @@ export interface FaceChild {
 
 /** One HTTP request to a face. */
 export interface FaceRequest {
-  /** Which face it is (server, thread): a 2025 session belongs to one. */
+  /** Which face it is (server, thread, caller): a 2025 session belongs to one. */
   key: string;
+  /**
+   * Who calls, as the gateway names them (`user:<sub>`, `key:<id>`, `admin`; `probe` for the worker's
+   * probes): a child's request for input goes only to this caller's calls.
+   */
+  caller: string;
   child: FaceChild;
   /** The HTTP request (its body already read); its signal aborts when the caller is gone. */
   request: Request;
@@ -276,6 +281,7 @@ export class Faces {
     const relayed = new Relayed(ctx);
     try {
       const result = await face.child.bridge.forward(method, toChild(params), {
+        caller: face.caller,
         signal,
         timeoutMs: MAX_CALL_MS,
         log: relayed.log,
@@ -313,11 +319,12 @@ export class Faces {
     const progressToken = (params as { _meta?: { progressToken?: string | number } } | undefined)?._meta
       ?.progressToken;
     const state = ctx.mcpReq.requestState<CallState>();
-    let call: ReturnType<ChildBridge["start"]>;
+    let call: Awaited<ReturnType<ChildBridge["start"]>>;
     if (state !== undefined) {
       const found = typeof state === "object" ? bridge.find(state.call) : undefined;
       if (
         !found ||
+        found.caller !== face.caller ||
         found.method !== method ||
         found.round !== state.round ||
         !sameTarget(found.params, params)
@@ -329,7 +336,9 @@ export class Faces {
       call.capabilities = capabilities;
       call.answer(ctx.mcpReq.inputResponses ?? {});
     } else {
-      call = bridge.start(method, toChild(params), {
+      call = await bridge.start(method, toChild(params), {
+        caller: face.caller,
+        signal: AbortSignal.any([ctx.mcpReq.signal, face.request.signal]),
         capabilities,
         timeoutMs: MAX_CALL_MS,
         progress: progressToken !== undefined,

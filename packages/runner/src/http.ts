@@ -5,7 +5,7 @@ import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
 import { Faces, whenSent } from "./face";
-import type { InstanceManager } from "./instances";
+import { type InstanceManager, PROBE_CALLER } from "./instances";
 
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
@@ -22,7 +22,8 @@ type RunnerEnv = { Bindings: HttpBindings };
 
 /**
  * The runner's HTTP face, a Hono app: `/servers/{id}/mcp` and `/servers/{id}/threads/{thread}/mcp`
- * (streamable HTTP MCP per child), thread lifecycle (`POST /threads/{t}/servers/{id}`,
+ * (streamable HTTP MCP per child; each also under `…/callers/{caller}/mcp`, naming who calls — see
+ * {@link callerOf}), thread lifecycle (`POST /threads/{t}/servers/{id}`,
  * `DELETE /threads/{t}`), `DELETE /servers/{id}` (stop a changed server's children), `GET /servers`
  * (live instances) and `GET /healthz`. Errors are problem+json from the same renderer as the API's;
  * a face answers MCP errors as JSON-RPC, in either protocol era (see {@link Faces}).
@@ -62,11 +63,12 @@ export function createRunnerApp(options: RunnerHttpOptions): Hono<RunnerEnv> {
     response.headers.set("allow", "POST, DELETE");
     return response;
   };
-  app.get("/servers/:id/mcp", noStream);
-  app.get("/servers/:id/threads/:thread/mcp", noStream);
-  const face = async (c: Context<RunnerEnv>, threadId: string | undefined) => {
+  for (const path of FACE_PATHS) app.get(path, noStream);
+  const face = async (c: Context<RunnerEnv>) => {
     const serverId = c.req.param("id") as string;
-    const key = threadId ? `${serverId}#${threadId}` : serverId;
+    const threadId = c.req.param("thread");
+    const caller = callerOf(c.req.param("caller"));
+    const key = `${threadId ? `${serverId}#${threadId}` : serverId}@${caller}`;
     const request = c.req.raw;
     if (c.req.method === "DELETE") return faces.end(key, request);
     const body = await readJson(request);
@@ -76,6 +78,7 @@ export function createRunnerApp(options: RunnerHttpOptions): Hono<RunnerEnv> {
     const instance = await instances.acquire(serverId, threadId, {
       fresh: connecting,
       signal: request.signal,
+      caller,
     });
     // The caller left while it waited: nothing to serve (a call must not reach the child for nobody).
     request.signal.throwIfAborted();
@@ -88,6 +91,7 @@ export function createRunnerApp(options: RunnerHttpOptions): Hono<RunnerEnv> {
     try {
       const response = await faces.serve({
         key,
+        caller,
         child: instance,
         request,
         body,
@@ -99,8 +103,7 @@ export function createRunnerApp(options: RunnerHttpOptions): Hono<RunnerEnv> {
       throw error;
     }
   };
-  app.on(["POST", "DELETE"], "/servers/:id/mcp", (c) => face(c, undefined));
-  app.on(["POST", "DELETE"], "/servers/:id/threads/:thread/mcp", (c) => face(c, c.req.param("thread")));
+  for (const path of FACE_PATHS) app.on(["POST", "DELETE"], path, face);
 
   app.post("/threads/:thread/servers/:id", async (c) => {
     const instance = await instances.acquire(c.req.param("id"), c.req.param("thread"), {
@@ -128,6 +131,28 @@ export function createRunnerApp(options: RunnerHttpOptions): Hono<RunnerEnv> {
 /** The runner app on a node:http server (not yet listening). */
 export function createRunnerServer(options: RunnerHttpOptions): Server {
   return createAdaptorServer({ fetch: createRunnerApp(options).fetch }) as Server;
+}
+
+/** The face of a child: a server's (or one thread's instance), as a caller or as the worker's probe. */
+const FACE_PATHS = [
+  "/servers/:id/mcp",
+  "/servers/:id/callers/:caller/mcp",
+  "/servers/:id/threads/:thread/mcp",
+  "/servers/:id/threads/:thread/callers/:caller/mcp",
+];
+
+/** A caller principal as the gateway names it: `user:<sub>`, `key:<id>` or `admin` (no control characters). */
+const CALLER = /^(?:user:\P{Cc}{1,1024}|key:\P{Cc}{1,256}|admin)$/u;
+
+/**
+ * The caller a face request names (the `{caller}` path segment, which only the holder of the runner
+ * token — the gateway — can send), or {@link PROBE_CALLER} without one; a malformed one is a 400.
+ */
+function callerOf(segment: string | undefined): string {
+  if (segment === undefined) return PROBE_CALLER;
+  if (!CALLER.test(segment))
+    throw new AppError("request.invalid", "caller must be user:<sub>, key:<id> or admin");
+  return segment;
 }
 
 /** Every route but /healthz takes only the runner token (bearer; compared in constant time). */

@@ -1,15 +1,21 @@
 import { randomUUID } from "node:crypto";
 import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
 import { recordFailure, SealError, type Store } from "@mcpgw/aws";
 import {
   AppError,
+  DEFAULT_CHILD_LIMITS,
   describeBytes,
   errorFields,
+  isPerCaller,
   type Logger,
+  limitMessage,
   type PlainStdioServer,
   planSpawn,
+  type ResolvedLimits,
   renderSecretFile,
+  resolveLimits,
   type ServerRecord,
   UNREADABLE_SECRETS,
 } from "@mcpgw/core";
@@ -25,7 +31,9 @@ import {
 import { CHILD_SESSION_CAPABILITIES, ChildBridge } from "./bridge";
 import { ChildTransport, killGroupNow } from "./child-transport";
 import type { ChildIdentity, Isolation } from "./isolation";
+import { LimitWatch } from "./limits";
 import { ProbeRelay } from "./probe-relay";
+import { launchedAgo } from "./proc";
 import { mayDownloadAtStart } from "./start-rules";
 import { checkWorktree } from "./worktree";
 
@@ -34,6 +42,8 @@ export interface Instance {
   key: string;
   serverId: string;
   threadId: string | undefined;
+  /** The caller principal a `per_caller` server's child is for (undefined: shared, or a thread's). */
+  caller: string | undefined;
   client: Client;
   transport: ChildTransport;
   /** Between the child and its face's callers: calls in flight, the child's requests for input. */
@@ -83,8 +93,17 @@ export interface InstanceManagerOptions {
   maxMessageBytes?: number;
   /** How long a call that asked its caller for input waits for the answer (default 10 min). */
   parkMs?: number;
+  /**
+   * How long a request waits at a child for another caller's requests to end, when either caller can
+   * be asked for input (default 10 s; see caller-gate.ts).
+   */
+  gateWaitMs?: number;
   /** How long a burst of a child's list_changed is gathered into one probe job (default 250 ms). */
   relayDebounceMs?: number;
+  /** Every child's limits unless its server sets its own (default {@link DEFAULT_CHILD_LIMITS}). */
+  childLimits?: ResolvedLimits;
+  /** How often the children's use is summed against their limits (default 500 ms). */
+  limitSampleMs?: number;
 }
 
 /** A spawn under way: how many requests wait for it, and how to abandon it. */
@@ -97,7 +116,17 @@ interface Starting {
   /** Set once known: a package runner's cold first start, which may finish with nobody waiting. */
   mayOutliveCallers: boolean;
   settled: boolean;
+  /** Its child, once made. */
+  transport?: ChildTransport;
+  /** Whether an outliving start is being watched for the server it launched (see `watchOrphan`). */
+  watched?: boolean;
 }
+
+/**
+ * How long the server a package runner launched may take to answer `initialize` once nobody waits for
+ * its start: past it, it is not fetching but not answering, and the start is abandoned.
+ */
+const LAUNCHED_SERVER_GRACE_S = 2;
 
 /** The default of `pingTimeoutMs`. */
 export const DEFAULT_PING_TIMEOUT_MS = 5_000;
@@ -105,15 +134,17 @@ export const DEFAULT_PING_TIMEOUT_MS = 5_000;
 const CLIENT_INFO = { name: "mcp-gateway-runner", version: "1.0.0" };
 
 /**
- * The runner's children: one per project-scoped server (shared by every caller) and one per
- * (server, thread) for thread-scoped ones — spawned lazily under their own uid, restarted on config
+ * The runner's children: one per project-scoped server (shared by every caller; one per caller
+ * principal when the server's isolation is `per_caller`) and one per (server, thread) for
+ * thread-scoped ones — spawned lazily under their own uid, restarted on config
  * change, stopped when their server is deleted, disabled or reconfigured, reaped when idle, capped in
  * number, and killed with their whole process group.
  *
  * Children end with their attempt: a start is abandoned (the child killed, its files removed) once
  * every request waiting for it has gone — the probe that gave up closed its connection — save a
  * package runner's cold first start (see {@link mayDownloadAtStart}), which may finish in the
- * background within `startTimeoutMs`. A child that leaves a request unanswered and then fails a ping
+ * background within `startTimeoutMs` while it fetches (until the server it launched has had a few
+ * seconds to answer). A child that leaves a request unanswered and then fails a ping
  * within `pingTimeoutMs` is hung, and is killed; the next use spawns a new one.
  */
 export class InstanceManager {
@@ -141,8 +172,10 @@ export class InstanceManager {
   private readonly maxChildren: number;
   private readonly pingTimeoutMs: number;
   private readonly relay: ProbeRelay;
+  private readonly limitWatch: LimitWatch;
 
   constructor(private readonly options: InstanceManagerOptions) {
+    this.limitWatch = new LimitWatch(options.limitSampleMs);
     this.relay = new ProbeRelay({
       jobs: options.store.jobs,
       logger: options.logger,
@@ -211,7 +244,8 @@ export class InstanceManager {
         `Server '${server.name}' is project-scoped; it has no thread instances.`,
       );
     }
-    const key = threadId ? `${serverId}#${threadId}` : serverId;
+    const caller = !threadId && isPerCaller(server) ? (options.caller ?? PROBE_CALLER) : undefined;
+    const key = instanceKey(serverId, threadId, caller);
     const existing = this.instances.get(key);
     if (existing) {
       const instance = await this.wait(existing, signal).catch((error) => {
@@ -236,7 +270,7 @@ export class InstanceManager {
     if (current && current !== existing) return this.wait(current, signal);
     this.refuseWhenClosing();
     signal?.throwIfAborted();
-    const starting = this.spawn(key, serverId, threadId, generation);
+    const starting = this.spawn(key, serverId, threadId, caller, generation);
     this.instances.set(key, starting);
     starting.then(
       (instance) => this.spawned.set(starting, instance),
@@ -284,6 +318,7 @@ export class InstanceManager {
       .map((instance) => ({
         serverId: instance.serverId,
         threadId: instance.threadId ?? null,
+        caller: instance.caller ?? null,
         pid: instance.transport.pid ?? null,
         uptimeMs: Date.now() - instance.startedAt,
         restarts: this.restarts.get(instance.key) ?? 0,
@@ -306,7 +341,7 @@ export class InstanceManager {
     if (belowGeneration !== undefined)
       this.floors.set(serverId, Math.max(belowGeneration, this.floors.get(serverId) ?? 0));
     const keys = [...this.instances.keys()].filter(
-      (key) => key === serverId || key.startsWith(`${serverId}#`),
+      (key) => key === serverId || key.startsWith(`${serverId}#`) || key.startsWith(`${serverId}@`),
     );
     this.callOffStarts(keys, "its server changed", belowGeneration);
     const instances = await Promise.all(keys.map((key) => this.instances.get(key)?.catch(() => undefined)));
@@ -327,6 +362,7 @@ export class InstanceManager {
     this.closing = true;
     clearInterval(this.reaper);
     this.relay.close();
+    this.limitWatch.close();
     const reason = new AppError("server.unavailable", "The runner is stopping.");
     for (const start of this.starts.values()) start.controller.abort(reason);
     await Promise.allSettled([...this.starts.keys()]);
@@ -439,11 +475,47 @@ export class InstanceManager {
 
   /** A start nobody waits for: aborted, unless it may finish in the background. */
   private abandon(start: Starting): void {
-    if (start.settled || start.waiters > 0 || start.mayOutliveCallers) return;
-    start.controller.abort(new AppError("server.unavailable", "Nobody waits for this start any more."));
+    if (start.settled || start.waiters > 0) return;
+    if (start.mayOutliveCallers) void this.watchOrphan(start);
+    else start.controller.abort(new AppError("server.unavailable", "Nobody waits for this start any more."));
   }
 
-  private spawn(key: string, serverId: string, threadId: string | undefined, generation: number) {
+  /**
+   * A package runner's cold start that nobody waits for goes on while it fetches (it has launched no
+   * process yet); once the server it launched has had LAUNCHED_SERVER_GRACE_S without answering, the
+   * start is abandoned like any other (its child killed, its files removed). Checked twice a second,
+   * until the start settles or someone waits for it again.
+   */
+  private async watchOrphan(start: Starting): Promise<void> {
+    if (start.watched) return;
+    start.watched = true;
+    try {
+      while (!start.settled && start.waiters === 0) {
+        const pid = start.transport?.pid;
+        const ago = pid === undefined ? undefined : await launchedAgo(pid);
+        if (ago !== undefined && ago >= LAUNCHED_SERVER_GRACE_S) {
+          start.controller.abort(
+            new AppError(
+              "server.unavailable",
+              "Nobody waits for this start any more, and the server it launched does not answer.",
+            ),
+          );
+          return;
+        }
+        await delay(500, undefined, { ref: false });
+      }
+    } finally {
+      start.watched = false;
+    }
+  }
+
+  private spawn(
+    key: string,
+    serverId: string,
+    threadId: string | undefined,
+    caller: string | undefined,
+    generation: number,
+  ) {
     const start: Starting = {
       generation,
       controller: new AbortController(),
@@ -454,7 +526,9 @@ export class InstanceManager {
     const spawning = (async () => {
       await this.makeRoom(start.controller.signal);
       try {
-        const instance = await this.start(key, serverId, threadId, generation, start);
+        const instance = await this.start(key, serverId, threadId, caller, generation, start);
+        // Idle from its start being ready, not from its spawn: a slow start is not reaped before its first use.
+        instance.lastUsed = Date.now();
         if (!instance.transport.exitStatus) this.live.add(instance);
         return instance;
       } finally {
@@ -474,6 +548,7 @@ export class InstanceManager {
     key: string,
     serverId: string,
     threadId: string | undefined,
+    caller: string | undefined,
     generation: number,
     start: Starting,
   ): Promise<Instance> {
@@ -520,14 +595,24 @@ export class InstanceManager {
         cwd: worktreeRoot ?? home,
         ...(identity ?? {}),
         ...(this.options.maxMessageBytes ? { maxMessageBytes: this.options.maxMessageBytes } : {}),
+        limits: {
+          values: resolveLimits(record.limits, this.options.childLimits ?? DEFAULT_CHILD_LIMITS),
+          watch: this.limitWatch,
+        },
       });
+      start.transport = transport;
       // Declared so a child may ask for input during a call; the bridge routes it to a caller.
       const client = new Client(CLIENT_INFO, { capabilities: CHILD_SESSION_CAPABILITIES });
-      const bridge = new ChildBridge(client, this.options.parkMs ? { parkMs: this.options.parkMs } : {});
+      const { parkMs, gateWaitMs } = this.options;
+      const bridge = new ChildBridge(client, {
+        ...(parkMs ? { parkMs } : {}),
+        ...(gateWaitMs ? { gateWaitMs } : {}),
+      });
       const instance: Instance = {
         key,
         serverId,
         threadId,
+        caller,
         client,
         transport,
         bridge,
@@ -568,6 +653,7 @@ export class InstanceManager {
       this.options.logger.info("child started", {
         serverId,
         threadId,
+        ...(caller ? { caller } : {}),
         pid: transport.pid,
         uid: identity?.uid,
       });
@@ -641,17 +727,21 @@ export class InstanceManager {
     const { transport } = instance;
     const exit = transport.exitStatus;
     const tail = scrubSecrets(transport.stderrTail.trim(), scrub).slice(-1_000);
+    const killedBy = transport.killedBy;
     const error =
-      transport.killedBy === "message_too_large"
+      killedBy === "message_too_large"
         ? `the server wrote a message larger than ${describeBytes(transport.maxMessageBytes)} (MAX_UPSTREAM_MESSAGE_BYTES) and was stopped`
-        : `process exited unexpectedly (${exit?.signal ?? `code ${exit?.code}`})${tail ? `: ${tail}` : ""}`;
+        : killedBy && transport.limits
+          ? limitMessage(killedBy, transport.limits)
+          : `process exited unexpectedly (${exit?.signal ?? `code ${exit?.code}`})${tail ? `: ${tail}` : ""}`;
     this.options.logger.warn("child died", {
       serverId: instance.serverId,
       threadId: instance.threadId,
       exit,
       ...(transport.killedBy ? { killedBy: transport.killedBy } : {}),
     });
-    if (instance.threadId) return; // a thread instance respawns on its next use
+    // A thread's or one caller's instance respawns on its next use: its death is not the server's.
+    if (instance.threadId || instance.caller) return;
     // A child that never finished starting: the probe or call that started it records the failure and
     // owns the retry — recording it here too would start a second retry chain.
     if (!wasRunning) return;
@@ -752,8 +842,19 @@ export class InstanceManager {
   }
 }
 
+/** Who a face request calls as when it names nobody: the worker's probe (a `per_caller` server's own child). */
+export const PROBE_CALLER = "probe";
+
+/** An instance's key: the server's, one thread's (`server#thread`) or one caller's (`server@caller`). */
+function instanceKey(serverId: string, threadId: string | undefined, caller: string | undefined): string {
+  if (threadId) return `${serverId}#${threadId}`;
+  return caller ? `${serverId}@${caller}` : serverId;
+}
+
 /** How `acquire` and `use` are asked. */
 export interface AcquireOptions {
+  /** Who calls (`user:<sub>`, `key:<id>`, `admin`, `probe`): a `per_caller` server's child is theirs. */
+  caller?: string;
   /** Read the config now instead of from the short cache. */
   fresh?: boolean;
   /** Aborts when the request that asked has gone. */

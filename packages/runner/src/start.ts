@@ -3,11 +3,12 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import type { Store } from "@mcpgw/aws";
 import type { Logger } from "@mcpgw/core";
-import { parentDeathWrapper } from "./child-transport";
+import { limitWrapper, parentDeathWrapper } from "./child-transport";
 import { Faces } from "./face";
 import { createRunnerServer } from "./http";
 import { InstanceManager, type InstanceManagerOptions } from "./instances";
 import { createIsolation, DEFAULT_UID_BASE, DEFAULT_UID_COUNT, type Isolation } from "./isolation";
+import { limitGaps } from "./limits";
 import { createRunnerDir } from "./runner-dir";
 
 export interface RunnerOptions
@@ -71,6 +72,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
       "children do not die with the runner: util-linux setpriv (--pdeathsig) is not available, so a runner killed hard leaves them running until its next start sweeps them (when isolated)",
     );
   }
+  for (const gap of limitGaps(isolation.isolated, limitWrapper())) options.logger.warn(gap);
   const dir = await createRunnerDir(options.tempBase ?? tmpdir());
   const instances = new InstanceManager({
     ...options,

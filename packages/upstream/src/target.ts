@@ -27,12 +27,15 @@ export const NO_RUNNER_ERROR = "stdio servers need the stdio runner, and none is
 
 /**
  * The URL and headers a server is reached at: its own for HTTP; for stdio, the runner's
- * streamable-HTTP face of it (optionally one thread's instance). Undefined without a runner.
+ * streamable-HTTP face of it (optionally one thread's instance), naming the `caller` principal when
+ * there is one (`…/callers/{caller}/mcp`: the runner keeps a `per_caller` server's child per caller,
+ * and hands a child's requests for input only to the caller of the call). Undefined without a runner.
  */
 export function targetOf(
   server: TargetSource,
   runner: RunnerEndpoint | undefined,
   thread?: string,
+  caller?: string,
 ): UpstreamTarget | undefined {
   switch (server.transport) {
     case "http":
@@ -40,8 +43,9 @@ export function targetOf(
     case "stdio": {
       if (!runner) return undefined;
       const base = `${runner.url.replace(/\/$/, "")}/servers/${encodeURIComponent(server.id)}`;
+      const instance = thread ? `${base}/threads/${encodeURIComponent(thread)}` : base;
       return {
-        url: thread ? `${base}/threads/${encodeURIComponent(thread)}/mcp` : `${base}/mcp`,
+        url: caller ? `${instance}/callers/${encodeURIComponent(caller)}/mcp` : `${instance}/mcp`,
         headers: { authorization: `Bearer ${runner.token}` },
         internal: true,
       };

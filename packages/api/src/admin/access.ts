@@ -5,21 +5,15 @@
  */
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AccessMapping, AccessSubject, Store } from "@mcpgw/aws";
-import { AppError, IDENTITY_NAME } from "@mcpgw/core";
+import { AppError } from "@mcpgw/core";
 import type { AppEnv } from "../env";
 import { json, jsonBody, problems, route } from "../openapi-helpers";
 import { forgetSubject } from "../upstream-authorization";
 import { AccessMappingList, AccessMappingView } from "../views";
-import { NotBlank, resolveScope } from "./keys";
+import { NotBlank, PersonSubject, resolveScope } from "./keys";
 
-/**
- * `user:<name>` or `group:<name>`: a provider's `sub` or group name (letters, digits, `. _ @ | + = ~ -`
- * and inner spaces, up to 255), as the sign-in records them.
- */
-const Subject = z
-  .string()
-  .regex(new RegExp(`^(user|group):${IDENTITY_NAME.source.slice(1)}`), "must be user:<name> or group:<name>")
-  .openapi({ param: { name: "subject", in: "path" }, example: "user:ada" });
+/** `user:<name>` or `group:<name>`, as the sign-in records them. */
+const Subject = PersonSubject.openapi({ param: { name: "subject", in: "path" }, example: "user:ada" });
 
 const PutAccess = z.strictObject({
   servers: z.array(NotBlank.max(64)).max(500).nullable().openapi({

@@ -1,6 +1,6 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { ApiKeyInfo, Store } from "@mcpgw/aws";
-import { AppError, NOT_BLANK } from "@mcpgw/core";
+import { AppError, IDENTITY_NAME, NOT_BLANK } from "@mcpgw/core";
 import type { AppEnv } from "../env";
 import { json, jsonBody, problems, route } from "../openapi-helpers";
 import { credentialSubject, forgetSubject } from "../upstream-authorization";
@@ -9,8 +9,21 @@ import { ApiKeyList, KeyRateLimitView, NewApiKeyView } from "../views";
 /** Text that trim() leaves non-empty (stored trimmed), its document saying so. */
 export const NotBlank = z.string().trim().min(1).meta({ pattern: NOT_BLANK.source });
 
+/**
+ * `user:<name>` or `group:<name>`: a provider's `sub` or group name (letters, digits, `. _ @ | + = ~ -`
+ * and inner spaces, up to 255), as the sign-in records them (access mappings and key owners).
+ */
+export const PersonSubject = z
+  .string()
+  .regex(new RegExp(`^(user|group):${IDENTITY_NAME.source.slice(1)}`), "must be user:<name> or group:<name>");
+
 const CreateKey = z.strictObject({
   name: NotBlank.max(128),
+  owner: PersonSubject.optional().openapi({
+    description:
+      "Who the key belongs to, `user:<name>` or `group:<name>`: the person who must sign in to open the key's per_user authorization links (a member, for a group). Without one, the key cannot authorize a per_user server (409 auth.owner_required).",
+    example: "user:ada",
+  }),
   servers: z.array(NotBlank.max(64)).max(500).optional().openapi({
     description:
       "Names or ids of the servers the key may use, each bound to the server's id now (unknown → 400 key.unknown_server); omitted = every server",
@@ -41,13 +54,18 @@ export function registerKeyRoutes(
       responses: { 201: json(NewApiKeyView, "Created (the key is shown only now)") },
     }),
     async (c) => {
-      const { name, servers, rateLimit } = c.req.valid("json");
+      const { name, servers, owner, rateLimit } = c.req.valid("json");
       const scope = servers ? await resolveScope(deps.store, servers) : null;
       const created = await deps.store.keys.create(name, scope ? [...scope.keys()].sort() : null, {
+        owner,
         rateLimit: rateLimit ?? null,
       });
       deps.keyChanges?.added(created.key, created);
-      c.get("logger").info("api key created", { keyId: created.id, scoped: created.serverIds !== null });
+      c.get("logger").info("api key created", {
+        keyId: created.id,
+        scoped: created.serverIds !== null,
+        owned: created.owner !== undefined,
+      });
       return c.json({ ...keyView(created, scope ?? new Map()), key: created.key }, 201);
     },
   );
@@ -122,6 +140,7 @@ function keyView(key: ApiKeyInfo, names: ReadonlyMap<string, string>) {
     servers,
     serverIds: key.serverIds,
     rateLimit: key.rateLimit,
+    owner: key.owner ?? null,
     createdAt: key.createdAt,
   };
 }

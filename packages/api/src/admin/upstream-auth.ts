@@ -70,13 +70,19 @@ export interface CallbackPage {
   html: string;
 }
 
-/** Finishes an authorization: the code exchanged, the tokens sealed, a reconnect enqueued. */
+/**
+ * Finishes an authorization: the code exchanged, the tokens sealed, a reconnect enqueued. A caller's own
+ * is finished only in the browser that opened its link (`holderHash`, the hash of its secret).
+ */
 export async function completeAuthorization(
   deps: UpstreamAuthDeps,
   query: Record<string, string | undefined>,
+  holderHash?: string,
 ): Promise<CallbackPage> {
   const state = query.state;
-  const pending = state ? await deps.store.upstreamCredentials.take(state).catch(sealFailure) : undefined;
+  const pending = state
+    ? await deps.store.upstreamCredentials.take(state, holderHash).catch(sealFailure)
+    : undefined;
   if (!pending) return failed("This authorization link is unknown, used or expired. Start again.");
   const server = await deps.store.servers.getPlain(pending.serverId);
   if (server?.transport !== "http" || !server.auth)

@@ -10,7 +10,7 @@ import {
   type ToolCallResult,
 } from "@mcpgw/upstream";
 import type { Principal } from "../env";
-import { credentialSubject } from "../upstream-authorization";
+import { credentialSubject, keyOwnerOf } from "../upstream-authorization";
 import { AuthorizationNeeded } from "./authorization-needed";
 import { resolveTool, type ServerScope } from "./catalogue";
 import type { GatewayDeps } from "./deps";
@@ -70,7 +70,8 @@ export async function callGatewayTool(
       {
         ...(options.signal ? { signal: options.signal } : {}),
         ...(thread ? { thread } : {}),
-        ...(subject ? { subject } : {}),
+        ...(subject ? { subject, keyOwner: keyOwnerOf(options.principal) } : {}),
+        ...callerOf(options.principal),
       },
     );
   try {
@@ -116,7 +117,10 @@ export async function forwardToServer(
         forwardRequest(session, method, params, { ...callOptions, ...forwarded(options) }),
       {
         ...(options.signal ? { signal: options.signal } : {}),
-        ...(isPerUser(entry.server) ? { subject: credentialSubject(options.principal) } : {}),
+        ...(isPerUser(entry.server)
+          ? { subject: credentialSubject(options.principal), keyOwner: keyOwnerOf(options.principal) }
+          : {}),
+        ...callerOf(options.principal),
         ...(options.authorize === false ? { authorize: false } : {}),
       },
     );
@@ -127,6 +131,11 @@ export async function forwardToServer(
       });
     throw error instanceof CallFailure ? toAppError(error, entry.server.name) : error;
   }
+}
+
+/** The caller as a stdio server's runner face names them (none without a principal). */
+function callerOf(principal: Principal | undefined): { caller?: string } {
+  return principal ? { caller: credentialSubject(principal) } : {};
 }
 
 function forwarded(

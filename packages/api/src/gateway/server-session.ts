@@ -36,6 +36,13 @@ interface SessionCaller {
   thread?: string | undefined;
   /** A `per_user` server's caller (`user:<sub>`, `key:<id>`, `admin`): whose credential and session. */
   subject?: string | undefined;
+  /** A key caller's owner: who must sign in to open the key's authorization link. */
+  keyOwner?: string | undefined;
+  /**
+   * A stdio server's caller (`user:<sub>`, `key:<id>`, `admin`), named to the runner: whose child (a
+   * `per_caller` server's) and whose session; the runner hands a child's requests only to the caller.
+   */
+  caller?: string | undefined;
 }
 
 /** Raised inside a session's open or use: the reach verdict says this caller must authorize their own connection. */
@@ -84,7 +91,10 @@ export async function withServerSession<T>(
     }
     switch (server.transport) {
       case "http":
-        throw new AuthorizationNeeded(server.name, await beginUpstreamAuthorization(deps, server, subject));
+        throw new AuthorizationNeeded(
+          server.name,
+          await beginUpstreamAuthorization(deps, server, subject, options.keyOwner),
+        );
       case "stdio":
         throw error;
       default:
@@ -110,6 +120,7 @@ async function sessionOf<T>(
 ): Promise<T> {
   const { server } = entry;
   const { signal, thread, subject, purpose } = caller;
+  const principal = server.transport === "stdio" ? caller.caller : undefined;
   const timeoutMs = server.timeoutSeconds * 1_000;
   let secrets: string[] = [];
   // A thread instance's failures are its own: the server's status describes the server, not one thread.
@@ -134,7 +145,7 @@ async function sessionOf<T>(
         logger: deps.logger,
         runner: deps.runner,
       },
-      { server: record, purpose, subject, thread },
+      { server: record, purpose, subject, thread, caller: principal },
     );
     if (isVerdict(reached)) {
       if (reached.scope === "caller") throw ownFailure(reached);
@@ -164,7 +175,9 @@ async function sessionOf<T>(
     }
   }
 
-  const poolKey = thread ? `${server.id}#${thread}` : subject ? `${server.id}#@${subject}` : server.id;
+  const own = subject ?? principal;
+  const base = own ? `${server.id}#@${own}` : server.id;
+  const poolKey = thread ? `${base}#${thread}` : base;
   return deps.pool.use(poolKey, server.version, open, async (pooled) => {
     try {
       return await op(pooled.session, { timeoutMs, broken: pooled.broken, ...(signal ? { signal } : {}) });

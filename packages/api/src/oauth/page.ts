@@ -122,6 +122,26 @@ ${hidden({ step: "signin", tx: form.tx, csrf: form.csrf })}
   );
 }
 
+/**
+ * The development sign-in before an upstream authorization link goes on: who is there (a name and
+ * optional groups, no password), posted back to `action` with the link and the CSRF token.
+ */
+export function linkSignInPage(action: string, form: { link: string; csrf: string }): string {
+  return layout(
+    "Sign in to authorize — MCP Gateway",
+    html`<p>This link lets the gateway reach a server with your own account there. Sign in first: only the
+person it was issued for may go on.</p>
+<p><strong>Development sign-in:</strong> anyone who can reach this page can claim any user name. It is
+enabled by OAUTH_DEV_SIGNIN and must not be used in production.</p>
+<form method="post" action="${action}">
+${hidden({ link: form.link, csrf: form.csrf })}
+<p><label>User name <input name="user" required maxlength="255" autocomplete="username"></label></p>
+<p><label>Groups (comma-separated, optional) <input name="groups" maxlength="600"></label></p>
+<p><button type="submit">Sign in</button></p>
+</form>`,
+  );
+}
+
 /** Step 2: consent, listing the servers the signed-in user will reach (or saying there are none). */
 export function consentPage(
   request: RequestSummary,

@@ -1,13 +1,11 @@
-import { randomBytes } from "node:crypto";
-import { API_KEY_PREFIX, type ApiKeyStore, hashApiKey, newKeyInfo } from "../keys";
+import { type ApiKeyStore, hashApiKey, newApiKey } from "../keys";
 import { copy, type MemoryTables } from "./tables";
 
 /** Client API keys in memory, kept (as in the table) only under their SHA-256 hashes. */
 export function createMemoryApiKeyStore(tables: MemoryTables): ApiKeyStore {
   return {
     async create(name, serverIds, options = {}) {
-      const key = `${API_KEY_PREFIX}${randomBytes(32).toString("base64url")}`;
-      const info = newKeyInfo(name, serverIds, options);
+      const { key, info } = newApiKey(name, serverIds, options);
       tables.keys.set(hashApiKey(key), copy(info));
       return { ...info, key };
     },

@@ -14,7 +14,14 @@ export function createMemoryUpstreamCredentialStore(
   tables: MemoryTables,
   sealer: Sealer,
 ): UpstreamCredentialStore {
-  const pending = new Map<string, SealedValue>();
+  const pending = new Map<
+    string,
+    { sealed: SealedValue; expiresAt: number; gated: boolean; holder?: string }
+  >();
+  const live = (hash: string) => {
+    const item = pending.get(hash);
+    return item && item.expiresAt * 1000 > Date.now() ? item : undefined;
+  };
   const key = (serverId: string, subject: string) => `${serverId}\u0000${subject}`;
   return {
     async put(serverId, subject, credential, options = {}) {
@@ -63,21 +70,37 @@ export function createMemoryUpstreamCredentialStore(
     },
     async begin(state, value) {
       const hash = hashState(state);
-      pending.set(hash, await sealer.seal(value, pendingAuthorizationContext(hash)));
+      const sealed = await sealer.seal(value, pendingAuthorizationContext(hash));
+      pending.set(hash, { sealed, expiresAt: value.expiresAt, gated: value.opener !== undefined });
     },
     async isPending(state) {
-      return pending.has(hashState(state));
+      const item = live(hashState(state));
+      return item !== undefined && item.holder === undefined;
     },
-    async take(state) {
+    async peek(state) {
       const hash = hashState(state);
-      const sealed = pending.get(hash);
-      if (!sealed) return undefined;
-      pending.delete(hash);
+      const item = live(hash);
+      if (!item) return undefined;
       const value = await sealer.open<PendingUpstreamAuthorization>(
-        sealed,
+        item.sealed,
         pendingAuthorizationContext(hash),
       );
-      return value.expiresAt * 1000 > Date.now() ? value : undefined;
+      return { pending: value, opened: item.holder !== undefined };
+    },
+    async open(state, holderHash) {
+      const item = live(hashState(state));
+      if (!item?.gated || item.holder !== undefined) return false;
+      item.holder = holderHash;
+      return true;
+    },
+    async take(state, holderHash) {
+      const hash = hashState(state);
+      const item = pending.get(hash);
+      if (!item || (item.gated && (item.holder === undefined || item.holder !== holderHash)))
+        return undefined;
+      pending.delete(hash);
+      if (item.expiresAt * 1000 <= Date.now()) return undefined;
+      return sealer.open<PendingUpstreamAuthorization>(item.sealed, pendingAuthorizationContext(hash));
     },
   };
 }

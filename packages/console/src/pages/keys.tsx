@@ -1,6 +1,6 @@
 /**
- * Client API keys: the list (name, scope, created), a create form with an optional server scope, and
- * revoke (confirmed). A new key is shown once, in a read-only field with a Copy button; dismissing it
+ * Client API keys: the list (name, scope, owner, created), a create form with an optional server scope
+ * and owner, and revoke (confirmed). A new key is shown once, in a read-only field with a Copy button; dismissing it
  * (or leaving the page) drops it from the page and from the component's state — the API keeps only
  * its hash, so nothing can show it again.
  */
@@ -51,7 +51,8 @@ export function KeysPage() {
       </h1>
       <p class="help intro">
         Keys let MCP clients and scripts use the gateway's tools (<code>/mcp</code>, <code>/v1/tools</code>).
-        A key scoped to servers sees only their tools.
+        A key scoped to servers sees only their tools. A key's owner is the person who signs in to connect it
+        to a server where each caller uses their own account.
       </p>
       {revealed ? (
         <RevealedKey
@@ -73,13 +74,17 @@ export function KeysPage() {
           <p>Create a key below and give it to a client: it is shown once, when it is created.</p>
         </EmptyState>
       ) : (
-        <StackTable caption="Client API keys" columns={["Name", "Scope", "Created"]}>
+        <StackTable caption="Client API keys" columns={["Name", "Scope", "Owner", "Created"]}>
           {list.map((key) => (
             <tr key={key.id} data-key={key.name}>
               <th scope="row">{key.name}</th>
               <td data-col="scope">
                 <span class="cell-label">Scope: </span>
                 {scopeText(key)}
+              </td>
+              <td data-col="owner">
+                <span class="cell-label">Owner: </span>
+                {key.owner ?? "none"}
               </td>
               <td>
                 <span class="cell-label">Created: </span>
@@ -174,7 +179,7 @@ function RevealedKey(props: { revealed: Revealed; onDismiss: () => void }) {
   );
 }
 
-/** Name and scope of a new key: every server, or the servers chosen from the list. */
+/** Name, scope and owner of a new key: every server, or the servers chosen from the list. */
 function CreateKeyForm(props: {
   servers: Server[] | undefined;
   serversError: unknown;
@@ -184,6 +189,8 @@ function CreateKeyForm(props: {
   const [scoped, setScoped] = useState(false);
   const [chosen, setChosen] = useState<string[]>([]);
   const [scopeError, setScopeError] = useState("");
+  const [ownerKind, setOwnerKind] = useState<"" | "user" | "group">("");
+  const [ownerName, setOwnerName] = useState("");
   const submit = useSubmit(async () => {
     setScopeError("");
     if (scoped && chosen.length === 0) {
@@ -193,8 +200,11 @@ function CreateKeyForm(props: {
     const created = await request<NewApiKey>("POST", "/v1/keys", {
       name: name.trim(),
       ...(scoped ? { servers: chosen } : {}),
+      ...(ownerKind ? { owner: `${ownerKind}:${ownerName.trim()}` } : {}),
     });
     setName("");
+    setOwnerKind("");
+    setOwnerName("");
     setScoped(false);
     setChosen([]);
     props.onCreated(created);
@@ -203,6 +213,7 @@ function CreateKeyForm(props: {
     ...(scopeError ? [scopeError] : []),
     ...fieldErrors(submit.error, "servers", ["key.unknown_server"]),
   ];
+  const ownerErrors = fieldErrors(submit.error, "owner");
 
   return (
     <form class="panel" aria-labelledby="create-key-title" noValidate onSubmit={submit.onSubmit}>
@@ -235,8 +246,39 @@ function CreateKeyForm(props: {
         help="A scope is bound to the servers themselves: renaming a server keeps its keys."
         errors={scopeErrors}
       />
+      <Field
+        label="Owner"
+        id="key-owner-kind"
+        help="Who signs in to connect the key to servers where each caller uses their own account (per user OAuth): a user, or any member of a group, as the sign-in names them. Without an owner the key cannot use such servers; it cannot be added later."
+      >
+        <select
+          id="key-owner-kind"
+          value={ownerKind}
+          onChange={(event) => setOwnerKind(event.currentTarget.value as "" | "user" | "group")}
+        >
+          <option value="">no owner</option>
+          <option value="user">user</option>
+          <option value="group">group</option>
+        </select>
+      </Field>
+      {ownerKind ? (
+        <Field label="Owner name" id="key-owner-name" help="e.g. ada or engineering." errors={ownerErrors}>
+          <input
+            id="key-owner-name"
+            type="text"
+            required
+            maxLength={255}
+            value={ownerName}
+            onInput={(event) => setOwnerName(event.currentTarget.value)}
+          />
+        </Field>
+      ) : null}
       <Problem
-        error={fieldErrors(submit.error, "name").length || scopeErrors.length ? undefined : submit.error}
+        error={
+          fieldErrors(submit.error, "name").length || scopeErrors.length || ownerErrors.length
+            ? undefined
+            : submit.error
+        }
       />
       <button type="submit" class="primary" disabled={submit.busy}>
         Create key

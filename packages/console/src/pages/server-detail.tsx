@@ -180,6 +180,8 @@ function KindFacts({ server }: { server: Server }) {
           <dd>{server.secretRef ? `${server.secretRef} (${server.secretFormat ?? "env"})` : "—"}</dd>
           <dt>Scope</dt>
           <dd>{server.scope}</dd>
+          <dt>Isolation</dt>
+          <dd>{server.isolation === "per_caller" ? "one child per caller" : "shared by every caller"}</dd>
         </>
       );
     default:

@@ -1,6 +1,7 @@
 /**
  * Add or edit a server. HTTP: URL and a headers editor; stdio: command, args, an env editor, a secret
- * reference and its format, and the scope. Stored header and env values come back masked: a mask left
+ * reference and its format, the scope and the isolation (one child for every caller, or one per
+ * caller). Stored header and env values come back masked: a mask left
  * as it is keeps the stored value, a removed row removes it, anything typed replaces it. The API's
  * messages appear next to their fields.
  */
@@ -29,6 +30,7 @@ interface Draft {
   args: string[];
   env: Row[];
   scope: "project" | "thread";
+  isolation: "shared" | "per_caller";
   secretRef: string;
   secretFormat: string;
 }
@@ -47,6 +49,7 @@ const EMPTY: Draft = {
   args: [],
   env: [],
   scope: "project",
+  isolation: "shared",
   secretRef: "",
   secretFormat: "",
 };
@@ -68,6 +71,7 @@ function draftOf(server: Server): Draft {
     args: server.args ?? [],
     env: rows(server.env),
     scope: server.scope,
+    isolation: server.isolation ?? "shared",
     secretRef: server.secretRef ?? "",
     secretFormat: server.secretFormat ?? "",
   };
@@ -109,13 +113,14 @@ function httpFields(draft: Draft, editing: boolean): Record<string, unknown> {
   };
 }
 
-/** A stdio draft's own fields: command, args, env, secret reference and scope. */
+/** A stdio draft's own fields: command, args, env, secret reference, scope and isolation. */
 function stdioFields(draft: Draft, editing: boolean): Record<string, unknown> {
   return {
     command: draft.command,
     args: draft.args,
     env: mapOf(draft.env),
     scope: draft.scope,
+    isolation: draft.isolation,
     ...(draft.secretRef.trim()
       ? {
           secretRef: draft.secretRef.trim(),
@@ -157,6 +162,10 @@ const SECRET_FORMATS: Choice[] = [
   ...["env", "properties", "json", "yaml"].map((value) => ({ value, label: value })),
 ];
 const SCOPES: Choice[] = ["project", "thread"].map((value) => ({ value, label: value }));
+const ISOLATIONS: Choice[] = [
+  { value: "shared", label: "shared — one child for every caller" },
+  { value: "per_caller", label: "per caller — a child of its own for each caller" },
+];
 const MASK_HELP =
   "Stored values show masked: leave a mask as it is to keep the value, remove the row to drop it.";
 
@@ -198,7 +207,12 @@ export function ServerFormPage({ id }: { id?: string }) {
       />
     </Field>
   );
-  const selectField = (key: "secretFormat" | "scope", label: string, choices: Choice[], help?: string) => (
+  const selectField = (
+    key: "secretFormat" | "scope" | "isolation",
+    label: string,
+    choices: Choice[],
+    help?: string,
+  ) => (
     <Field label={label} id={key} help={help} errors={errorsOf(key)}>
       <select id={key} value={draft[key]} onChange={(e) => set({ [key]: e.currentTarget.value })}>
         {choices.map(({ value, label: text }) => (
@@ -291,6 +305,12 @@ export function ServerFormPage({ id }: { id?: string }) {
             })}
             {selectField("secretFormat", "Secret format", SECRET_FORMATS)}
             {selectField("scope", "Scope", SCOPES, "Thread: one instance per thread, with its own worktree.")}
+            {selectField(
+              "isolation",
+              "Isolation",
+              ISOLATIONS,
+              "Per caller: each user or key gets its own process (own uid, HOME and secret file), so state kept in one is never another's. A thread-scoped server keeps one per thread.",
+            )}
           </>
         );
       default:

@@ -49,6 +49,8 @@ export interface ReachRequest {
   subject?: string | undefined;
   /** One thread's instance of a thread-scoped stdio server. */
   thread?: string | undefined;
+  /** Who calls a stdio server (`user:<sub>`, `key:<id>`, `admin`), named to the runner; none for a probe. */
+  caller?: string | undefined;
   /** A probe whose credential the upstream refused (with its error): renew it, or the verdict. */
   refused?: (Reached & { error: string }) | undefined;
 }
@@ -72,7 +74,7 @@ export function isVerdict<T extends object>(outcome: T | Verdict): outcome is Ve
 /** Reaches `request.server` as its caller (see {@link ReachRequest}): a ready target, or why not. */
 export async function reach(deps: ReachDeps, request: ReachRequest): Promise<Reached | Verdict> {
   const { server } = request;
-  const target = targetOf(server, deps.runner, request.thread);
+  const target = targetOf(server, deps.runner, request.thread, request.caller);
   if (!target) return noRunnerVerdict();
   const plain = (): Reached | Verdict =>
     request.refused
