@@ -81,6 +81,7 @@ const app = createApp({
   },
   oidc: settings.oidc ? new OidcClient(settings.oidc) : undefined,
   consoleAdmins: settings.consoleAdmins,
+  limits: settings.callerLimits,
 });
 const api = await listen(app, port);
 const poller = startPoller({ ...worker, runner: runnerEndpoint });

@@ -73,6 +73,7 @@ try {
     );
   }
   for (const [kind, args] of Object.entries(kinds)) await perCallerCost(isolated, kind, args);
+  await (await import("./limits-cost")).measureLimitsCost();
 } finally {
   await isolated.cleanup();
   await shared.cleanup();

@@ -15,6 +15,8 @@ export interface CreatedKey {
   servers: string[] | null;
   /** Ids of the servers in scope, as bound at creation. */
   serverIds: string[] | null;
+  /** The key's own call limits (null: the global ones). */
+  rateLimit: { perMinute?: number; burst?: number; concurrent?: number } | null;
   /** Who the key belongs to (`user:<name>` / `group:<name>`); null = no owner. */
   owner: string | null;
   key: string;

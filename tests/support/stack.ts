@@ -41,6 +41,8 @@ export interface StackOptions {
   oidc?: OidcSettings & { admins?: ConsoleAdminSettings };
   /** Wrong tokens one source may present before it is throttled (default: the app's, 20 a minute). */
   tokenFailures?: AppDeps["tokenFailures"];
+  /** Each caller's limits on the data plane (default: DEFAULT_CALLER_LIMITS). */
+  limits?: AppDeps["limits"];
 }
 
 export async function startStack(options: StackOptions = {}) {
@@ -95,6 +97,7 @@ export async function startStack(options: StackOptions = {}) {
     ...(options.mcp === undefined ? {} : { mcp: options.mcp }),
     ...(options.tokenFailures ? { tokenFailures: options.tokenFailures } : {}),
     ...(options.worktreeBase === undefined ? {} : { worktreeBase: options.worktreeBase }),
+    ...(options.limits === undefined ? {} : { limits: options.limits }),
     ...(runnerEndpoint ? { runner: runnerEndpoint } : {}),
     ...(options.console ? { console: loadConsoleAssets(CONSOLE_DIST) } : {}),
     ...(oauth ? { oauth } : {}),

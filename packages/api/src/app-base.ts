@@ -5,7 +5,7 @@
  */
 import { swaggerUI } from "@hono/swagger-ui";
 import { OpenAPIHono } from "@hono/zod-openapi";
-import type { ConsoleAdminSettings, Store } from "@mcpgw/aws";
+import type { CallerLimitSettings, ConsoleAdminSettings, Store } from "@mcpgw/aws";
 import type { Logger } from "@mcpgw/core";
 import type { RunnerEndpoint } from "@mcpgw/upstream";
 import { requestId } from "hono/request-id";
@@ -73,6 +73,11 @@ export interface AppDeps {
   consoleAdmins?: ConsoleAdminSettings | undefined;
   /** Wrong tokens one source may present (default TOKEN_FAILURES: 20 a minute); tests that fuzz auth raise it. */
   tokenFailures?: ThrottleRule | undefined;
+  /**
+   * Each caller's limits on the data plane (CALLER_*; DEFAULT_CALLER_LIMITS when absent); `false`: no
+   * limiter in the path at all (the bench's baseline).
+   */
+  limits?: CallerLimitSettings | false;
   /**
    * Data-plane parts, made here unless given (tests inject their own; `callLatency` too, to flush it
    * sooner or to close it where the process has a close hook).

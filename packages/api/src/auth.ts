@@ -127,7 +127,13 @@ export function authenticate(options: {
       if (token) failures.count(source);
       throw new AppError("auth.unauthorized", "Missing or invalid bearer token.");
     }
-    c.set("principal", { kind: "key", keyId: key.id, serverIds: key.serverIds, owner: key.owner });
+    c.set("principal", {
+      kind: "key",
+      keyId: key.id,
+      serverIds: key.serverIds,
+      owner: key.owner,
+      rateLimit: key.rateLimit,
+    });
     await next();
   });
 }

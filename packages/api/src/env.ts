@@ -1,3 +1,4 @@
+import type { KeyRateLimit } from "@mcpgw/aws";
 import type { Logger } from "@mcpgw/core";
 
 /**
@@ -6,7 +7,13 @@ import type { Logger } from "@mcpgw/core";
  */
 export type Principal =
   | { kind: "admin" }
-  | { kind: "key"; keyId: string; serverIds: string[] | null; owner?: string | undefined }
+  | {
+      kind: "key";
+      keyId: string;
+      serverIds: string[] | null;
+      owner?: string | undefined;
+      rateLimit?: KeyRateLimit | null;
+    }
   | { kind: "user"; sub: string; serverIds: string[] | null };
 
 /** Hono context variables set by the app's middleware. */

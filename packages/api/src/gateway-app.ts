@@ -3,12 +3,14 @@
  * gateway function's app.
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import { DEFAULT_CALLER_LIMITS } from "@mcpgw/aws";
 import { createGuardedFetch, SessionPool } from "@mcpgw/upstream";
 import { type AppDeps, createBaseApp, documentApp } from "./app-base";
 import type { AppEnv } from "./env";
 import { CallLatency } from "./gateway/call-latency";
 import type { GatewayDeps } from "./gateway/deps";
 import { Directory, type Snapshot } from "./gateway/directory";
+import { CallerLimits, limitRequests } from "./gateway/limits";
 import { registerMcpRoutes } from "./gateway/mcp";
 import { ChangeWatcher } from "./gateway/mcp-changes";
 import { McpEndpoints } from "./gateway/mcp-endpoint";
@@ -22,9 +24,15 @@ import { requireClient, routeGroup } from "./route-groups";
 export function registerGatewayPlane(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   const changes = new ChangeWatcher(deps.logger);
   const dataPlane = gatewayDeps(deps, changes);
-  const endpoints = new McpEndpoints(dataPlane, deps.adminToken, deps.logger);
+  const limits =
+    deps.limits === false
+      ? undefined
+      : new CallerLimits(deps.limits ?? DEFAULT_CALLER_LIMITS, deps.store.rateBudget, deps.logger);
+  const endpoints = new McpEndpoints(dataPlane, deps.adminToken, deps.logger, limits);
   changes.start(dataPlane, endpoints);
-  const client = routeGroup(requireClient, []);
+  const client = limits
+    ? routeGroup(requireClient, [429], [limitRequests(limits)])
+    : routeGroup(requireClient, []);
   registerGatewayRoutes(client, dataPlane);
   registerThreadRoutes(client, { ...dataPlane, worktreeBase: deps.worktreeBase });
   registerMcpRoutes(client, endpoints, deps.mcp, deps.oauth);

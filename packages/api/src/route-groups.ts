@@ -41,17 +41,21 @@ export type RouteGroup = OpenAPIHono<AppEnv> & {
 };
 
 /**
- * A route group: every OpenAPI route registered on it runs `guard` first and documents the statuses
- * the guard may answer (`guardStatuses`, e.g. 403 for the admin group).
+ * A route group: every OpenAPI route registered on it runs `guard` first (then `after`, e.g. the data
+ * plane's limits) and documents the statuses they may answer (`guardStatuses`, e.g. 403 for the admin group).
  */
-export function routeGroup(guard: MiddlewareHandler<AppEnv>, guardStatuses: number[]): RouteGroup {
+export function routeGroup(
+  guard: MiddlewareHandler<AppEnv>,
+  guardStatuses: number[],
+  after: MiddlewareHandler<AppEnv>[] = [],
+): RouteGroup {
   const group = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   const register = group.openapi.bind(group);
   const guarded = (route: RouteConfig, ...rest: unknown[]) =>
     (register as (...args: unknown[]) => unknown)(
       {
         ...route,
-        middleware: [guard, ...[route.middleware ?? []].flat()],
+        middleware: [guard, ...after, ...[route.middleware ?? []].flat()],
         responses: { ...problems(...guardStatuses), ...route.responses },
       },
       ...rest,

@@ -168,6 +168,10 @@ describe("the answers the console reads are exactly their schemas", () => {
       views.NewApiKeyView.strict(),
       await call("POST", "/v1/keys", 201, { name: "ci", servers: ["docs"] }),
     );
+    const limited = exactly(
+      views.NewApiKeyView.strict(),
+      await call("POST", "/v1/keys", 201, { name: "bot", servers: ["docs"], rateLimit: { perMinute: 600 } }),
+    );
     const owned = exactly(
       views.NewApiKeyView.strict(),
       await call("POST", "/v1/keys", 201, { name: "ada's", owner: "user:ada" }),
@@ -185,8 +189,12 @@ describe("the answers the console reads are exactly their schemas", () => {
     const listed = keys.keys.map((key) => exactly(views.ApiKeyView.strict(), key));
     expect(listed.map((key) => [key.name, key.servers, key.owner]).sort()).toEqual([
       ["ada's", null, "user:ada"],
+      ["bot", ["docs"], null],
       ["ci", ["docs"], null],
     ]);
+    expect(limited.rateLimit).toEqual({ perMinute: 600 });
+    expect(listed.find((key) => key.id === limited.id)?.rateLimit).toEqual({ perMinute: 600 });
+    expect(listed.find((key) => key.id === created.id)?.rateLimit).toBeNull();
     expect(mapping.servers).toEqual(["docs"]);
     expect(
       access.access.map((entry) => exactly(views.AccessMappingView.strict(), entry).subject).sort(),

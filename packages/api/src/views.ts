@@ -172,6 +172,23 @@ export const ConsoleSignInOptions = z
   .openapi("ConsoleSignInOptions");
 
 /** A client API key as listed (never its material). `servers: null` = every server. */
+/** A key's own call limits, each over the global one (CALLER_RATE_LIMIT, …); what is omitted is global. */
+export const KeyRateLimitView = z
+  .strictObject({
+    perMinute: z.number().int().min(1).max(1_000_000).optional().openapi({ description: "Calls per minute" }),
+    burst: z.number().int().min(1).max(100_000).optional().openapi({
+      description: "Calls at once after a pause (the bucket's size; at most perMinute)",
+    }),
+    concurrent: z
+      .number()
+      .int()
+      .min(1)
+      .max(10_000)
+      .optional()
+      .openapi({ description: "Calls in flight at once" }),
+  })
+  .openapi("KeyRateLimit", { example: { perMinute: 600, burst: 60, concurrent: 16 } });
+
 export const ApiKeyView = z
   .object({
     id: z.string(),
@@ -183,6 +200,9 @@ export const ApiKeyView = z
     serverIds: z.array(z.string()).nullable().openapi({
       description:
         "Ids of the servers the key may use: a renamed server keeps its keys, a new server with an old name gets none",
+    }),
+    rateLimit: KeyRateLimitView.nullable().openapi({
+      description: "The key's own call limits over the global ones; null = the global limits",
     }),
     owner: z.string().nullable().openapi({
       description:

@@ -8,6 +8,7 @@ import { createApiKeyStore } from "./keys";
 import { createLatencyHistory } from "./latency";
 import { createOAuthStore } from "./oauth";
 import { createOutageLog } from "./outages";
+import { createRateBudget } from "./rate-budget";
 import { checkResources } from "./readiness";
 import { createKmsSealer, type Sealer } from "./sealing";
 import { createSecretStore } from "./secrets";
@@ -55,6 +56,7 @@ export function createStore(
     oauth: createOAuthStore(clients.ddb, config.tableName),
     upstreamCredentials: createUpstreamCredentialStore(clients.ddb, config.tableName, sealer),
     jobs,
+    rateBudget: createRateBudget(clients.ddb, config.tableName),
     outages: createOutageLog(config, options.outageLogIntervalMs),
     resources: { check: (timeoutMs) => checkResources({ clients, config, jobs }, timeoutMs) },
   };

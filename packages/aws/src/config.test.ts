@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   CREDENTIAL_ENV_VARS,
+  DEFAULT_CALLER_LIMITS,
   DEFAULT_MAX_UPSTREAM_MESSAGE_BYTES,
   loadAppSettings,
   loadAwsConfig,
@@ -93,6 +94,23 @@ describe("message bounds", () => {
   it("a child's stdout line is bounded by it, and never above the SDK's 10 MiB stdio bound", () => {
     expect(loadRunnerSettings({}).maxMessageBytes).toBe(MAX_STDIO_MESSAGE_BYTES);
     expect(loadRunnerSettings({ MAX_UPSTREAM_MESSAGE_BYTES: "65536" }).maxMessageBytes).toBe(65_536);
+  });
+});
+
+describe("caller limits", () => {
+  it("default to limits no ordinary client reaches, and each takes a positive integer", () => {
+    expect(loadAppSettings({}).callerLimits).toEqual(DEFAULT_CALLER_LIMITS);
+    expect(
+      loadAppSettings({
+        CALLER_RATE_LIMIT: "600",
+        CALLER_RATE_BURST: "60",
+        CALLER_MAX_CONCURRENT_CALLS: "16",
+        CALLER_MAX_SESSIONS: "8",
+        CALLER_MAX_STREAMS: "4",
+      }).callerLimits,
+    ).toEqual({ perMinute: 600, burst: 60, concurrent: 16, sessions: 8, streams: 4 });
+    expect(() => loadAppSettings({ CALLER_RATE_LIMIT: "0" })).toThrow(/CALLER_RATE_LIMIT/);
+    expect(() => loadAppSettings({ CALLER_MAX_STREAMS: "many" })).toThrow(/CALLER_MAX_STREAMS/);
   });
 });
 

@@ -179,7 +179,32 @@ export interface AppSettings {
   oidc: OidcSettings | undefined;
   /** Who may sign in to the console through the provider (CONSOLE_ADMIN_GROUP, CONSOLE_ADMINS). */
   consoleAdmins: ConsoleAdminSettings;
+  /** Each caller's (key's, user's) limits on the data plane (CALLER_*); a key's own `rateLimit` goes first. */
+  callerLimits: CallerLimitSettings;
 }
+
+/** What one caller (a key, a user) may do on the data plane; the admin token is not limited. */
+export interface CallerLimitSettings {
+  /** CALLER_RATE_LIMIT: requests per minute. */
+  perMinute: number;
+  /** CALLER_RATE_BURST: requests at once after a pause (never more than perMinute). */
+  burst: number;
+  /** CALLER_MAX_CONCURRENT_CALLS: requests in flight at once (standing streams apart). */
+  concurrent: number;
+  /** CALLER_MAX_SESSIONS: open 2025-era MCP sessions (Mcp-Session-Id) per gateway process. */
+  sessions: number;
+  /** CALLER_MAX_STREAMS: standing streams (GET streams, subscriptions/listen) open at once per process. */
+  streams: number;
+}
+
+/** The caller limits no ordinary client reaches: 100 requests a second sustained, 300 at once. */
+export const DEFAULT_CALLER_LIMITS: CallerLimitSettings = {
+  perMinute: 6_000,
+  burst: 300,
+  concurrent: 64,
+  sessions: 100,
+  streams: 50,
+};
 
 /** The OpenID provider and this gateway's client at it (a confidential client when it has a secret). */
 export interface OidcSettings {
@@ -243,6 +268,13 @@ export function loadAppSettings(env: Env = process.env): AppSettings {
         .split(",")
         .map((user) => user.trim())
         .filter(Boolean),
+    },
+    callerLimits: {
+      perMinute: read.integer("CALLER_RATE_LIMIT", DEFAULT_CALLER_LIMITS.perMinute, { min: 1 }),
+      burst: read.integer("CALLER_RATE_BURST", DEFAULT_CALLER_LIMITS.burst, { min: 1 }),
+      concurrent: read.integer("CALLER_MAX_CONCURRENT_CALLS", DEFAULT_CALLER_LIMITS.concurrent, { min: 1 }),
+      sessions: read.integer("CALLER_MAX_SESSIONS", DEFAULT_CALLER_LIMITS.sessions, { min: 1 }),
+      streams: read.integer("CALLER_MAX_STREAMS", DEFAULT_CALLER_LIMITS.streams, { min: 1 }),
     },
   };
   read.check();

@@ -13,6 +13,7 @@ export * from "./keys";
 export * from "./latency";
 export * from "./oauth";
 export * from "./outages";
+export * from "./rate-budget";
 export * from "./readiness";
 export * from "./record-failure";
 export * from "./sealing";

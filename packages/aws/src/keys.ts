@@ -9,12 +9,30 @@ export interface ApiKeyInfo {
   name: string;
   /** Ids of the servers the key may use (stable across renames); null for every enabled server. */
   serverIds: string[] | null;
+  /** The key's own call limits (each field omitted: the global one); null: the global limits. */
+  rateLimit: KeyRateLimit | null;
   createdAt: string;
   /**
    * Who the key belongs to (`user:<name>` or `group:<name>`): the person who must sign in to open the
    * key's `per_user` authorization links (a member, for a group). Absent: it cannot start one.
    */
   owner?: string;
+}
+
+/** A key's own call limits, over the global ones (CALLER_RATE_LIMIT, …) field by field. */
+export interface KeyRateLimit {
+  /** Calls per minute. */
+  perMinute?: number;
+  /** Calls at once after a pause (the bucket's size); never more than perMinute. */
+  burst?: number;
+  /** Calls in flight at once. */
+  concurrent?: number;
+}
+
+/** What a key is created with besides its name and scope. */
+export interface NewKeyOptions {
+  owner?: string | undefined;
+  rateLimit?: KeyRateLimit | null;
 }
 
 /** The prefix every client key starts with (so a key is recognisable, e.g. by secret scanners). */
@@ -26,7 +44,7 @@ export interface ApiKeyStore {
   create(
     name: string,
     serverIds: string[] | null,
-    options?: { owner?: string | undefined },
+    options?: NewKeyOptions,
   ): Promise<ApiKeyInfo & { key: string }>;
   list(): Promise<ApiKeyInfo[]>;
   /** Every live key by the hash it is stored under: one paginated index query, whatever the count. */
@@ -44,13 +62,14 @@ export function hashApiKey(key: string): string {
 export function newApiKey(
   name: string,
   serverIds: string[] | null,
-  options: { owner?: string | undefined } = {},
+  options: NewKeyOptions = {},
 ): { key: string; info: ApiKeyInfo } {
   const key = `${API_KEY_PREFIX}${randomBytes(32).toString("base64url")}`;
   const info: ApiKeyInfo = {
     id: randomUUID(),
     name,
     serverIds,
+    rateLimit: options.rateLimit ?? null,
     createdAt: new Date().toISOString(),
     ...(options.owner ? { owner: options.owner } : {}),
   };
@@ -108,9 +127,23 @@ function toInfo(item: Record<string, unknown>): ApiKeyInfo {
     id: String(item.id ?? ""),
     name: String(item.name ?? ""),
     serverIds: storedScope(item),
+    rateLimit: storedRateLimit(item.rateLimit),
     createdAt: String(item.createdAt ?? ""),
     ...(typeof item.owner === "string" ? { owner: item.owner } : {}),
   };
+}
+
+/** A stored key's own limits: the whole positive numbers it holds; none (null) when there are none. */
+function storedRateLimit(value: unknown): KeyRateLimit | null {
+  if (typeof value !== "object" || value === null) return null;
+  const fields = ["perMinute", "burst", "concurrent"] as const;
+  const kept = Object.fromEntries(
+    fields.flatMap((field) => {
+      const number = (value as Record<string, unknown>)[field];
+      return typeof number === "number" && Number.isInteger(number) && number > 0 ? [[field, number]] : [];
+    }),
+  );
+  return Object.keys(kept).length > 0 ? kept : null;
 }
 
 /**

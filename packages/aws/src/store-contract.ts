@@ -521,6 +521,35 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect((await store.keys.byHash()).has(hashApiKey(created.key))).toBe(false);
     });
 
+    it("keeps a key's own limits, and none for a key made without", async () => {
+      const store = await open();
+      const limited = await store.keys.create(unique("ci"), null, {
+        rateLimit: { perMinute: 600, burst: 60, concurrent: 16 },
+      });
+      const plain = await store.keys.create(unique("laptop"), null);
+
+      const byHash = await store.keys.byHash();
+      expect(byHash.get(hashApiKey(limited.key))?.rateLimit).toEqual({
+        perMinute: 600,
+        burst: 60,
+        concurrent: 16,
+      });
+      expect(byHash.get(hashApiKey(plain.key))?.rateLimit).toBeNull();
+    });
+
+    it("leases a caller's minute budget in slices that add up to its limit, each minute afresh", async () => {
+      const store = await open();
+      const caller = unique("caller");
+      const slices = await Promise.all(
+        Array.from({ length: 6 }, () => store.rateBudget.lease(caller, 1_000, 4, 10)),
+      );
+
+      expect(slices.reduce((a, b) => a + b, 0)).toBe(10);
+      expect(await store.rateBudget.lease(caller, 1_000, 4, 10)).toBe(0);
+      expect(await store.rateBudget.lease(caller, 1_001, 4, 10)).toBe(4);
+      expect(await store.rateBudget.lease(unique("other"), 1_000, 4, 10)).toBe(4);
+    });
+
     it("gives a thread to whoever starts it; another key finds none, the admin may join", async () => {
       const store = await open();
       const thread = unique("thread");

@@ -6,6 +6,7 @@ import type { ApiKeyStore } from "./keys";
 import type { LatencyHistory } from "./latency";
 import type { OAuthStore } from "./oauth";
 import type { Dependency, OutageLog } from "./outages";
+import type { RateBudget } from "./rate-budget";
 import type { CheckState } from "./readiness";
 import type { SecretStore } from "./secrets";
 import type { ServerRepository } from "./servers";
@@ -41,6 +42,8 @@ export interface Store {
   /** The gateway's own OAuth credentials at upstreams (sealed tokens per server and subject). */
   upstreamCredentials: UpstreamCredentialStore;
   jobs: JobQueue;
+  /** Callers' call budgets per minute, shared by every gateway instance. */
+  rateBudget: RateBudget;
   /** Missing resources, logged once per interval by all who use the store. */
   outages: OutageLog;
   /** What `/readyz` checks. */

@@ -4,7 +4,7 @@ import { AppError, IDENTITY_NAME, NOT_BLANK } from "@mcpgw/core";
 import type { AppEnv } from "../env";
 import { json, jsonBody, problems, route } from "../openapi-helpers";
 import { credentialSubject, forgetSubject } from "../upstream-authorization";
-import { ApiKeyList, NewApiKeyView } from "../views";
+import { ApiKeyList, KeyRateLimitView, NewApiKeyView } from "../views";
 
 /** Text that trim() leaves non-empty (stored trimmed), its document saying so. */
 export const NotBlank = z.string().trim().min(1).meta({ pattern: NOT_BLANK.source });
@@ -27,6 +27,9 @@ const CreateKey = z.strictObject({
   servers: z.array(NotBlank.max(64)).max(500).optional().openapi({
     description:
       "Names or ids of the servers the key may use, each bound to the server's id now (unknown → 400 key.unknown_server); omitted = every server",
+  }),
+  rateLimit: KeyRateLimitView.nullable().optional().openapi({
+    description: "The key's own call limits over the global ones; omitted or null = the global limits",
   }),
 });
 
@@ -51,9 +54,12 @@ export function registerKeyRoutes(
       responses: { 201: json(NewApiKeyView, "Created (the key is shown only now)") },
     }),
     async (c) => {
-      const { name, servers, owner } = c.req.valid("json");
+      const { name, servers, owner, rateLimit } = c.req.valid("json");
       const scope = servers ? await resolveScope(deps.store, servers) : null;
-      const created = await deps.store.keys.create(name, scope ? [...scope.keys()].sort() : null, { owner });
+      const created = await deps.store.keys.create(name, scope ? [...scope.keys()].sort() : null, {
+        owner,
+        rateLimit: rateLimit ?? null,
+      });
       deps.keyChanges?.added(created.key, created);
       c.get("logger").info("api key created", {
         keyId: created.id,
@@ -133,6 +139,7 @@ function keyView(key: ApiKeyInfo, names: ReadonlyMap<string, string>) {
     name: key.name,
     servers,
     serverIds: key.serverIds,
+    rateLimit: key.rateLimit,
     owner: key.owner ?? null,
     createdAt: key.createdAt,
   };

@@ -21,6 +21,7 @@ import {
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/server/validators/ajv";
 import type { GatewayDeps } from "./deps";
 import { type DirectoryEntry, isAvailable } from "./directory";
+import type { CallerLimits } from "./limits";
 import { ParkedCalls } from "./mcp-parking";
 import type { McpCaller, McpServices, RoundState } from "./mcp-request";
 import { createGatewayServer, endpointCapabilities } from "./mcp-server";
@@ -61,12 +62,14 @@ export class McpEndpoints {
 
   /**
    * `secret` seals what callers hand back (request state, session ids): every gateway instance
-   * must share it (derived from the admin token when deployed).
+   * must share it (derived from the admin token when deployed). `limits`, when given, are each
+   * caller's: its requests are admitted by them (`/mcp` routes) and its 2025 sessions capped.
    */
   constructor(
     deps: GatewayDeps,
     secret: string,
     private readonly logger: Logger,
+    readonly limits?: CallerLimits,
   ) {
     const key = createHash("sha256").update("mcpgw mcp state\0").update(secret).digest();
     this.services = {
@@ -77,7 +80,12 @@ export class McpEndpoints {
         ttlSeconds: 600,
         bind: (ctx) => `${ctx.mcpReq.method}\0${ctx.http?.authInfo?.clientId ?? ""}`,
       }),
-      sessions: new LegacySessions(key, (endpoint) => this.newServer(endpoint || undefined)),
+      sessions: new LegacySessions(
+        key,
+        (endpoint) => this.newServer(endpoint || undefined),
+        undefined,
+        limits,
+      ),
       validator: new AjvJsonSchemaValidator(),
     };
   }

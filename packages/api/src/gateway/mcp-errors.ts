@@ -36,6 +36,37 @@ function upstreamRpcError(error: unknown): ProtocolError | undefined {
   return undefined;
 }
 
+/**
+ * A gateway problem as a JSON-RPC error response: the HTTP status and JSON-RPC code from the table
+ * (`status` overrides the former), the dotted code in `data.code`; `Retry-After` when it says when.
+ */
+export function rpcErrorResponse(
+  error: AppError,
+  id: string | number | null = null,
+  status = error.status,
+): Response {
+  const body = {
+    jsonrpc: "2.0",
+    error: { code: error.rpcCode, message: error.detail, data: { code: error.code, ...error.extra } },
+    id,
+  };
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (status === 413) headers.connection = "close";
+  if (typeof error.extra.retryAfter === "number") headers["retry-after"] = String(error.extra.retryAfter);
+  return new Response(JSON.stringify(body), { status, headers });
+}
+
+/**
+ * A refused MCP request (`rate_limited`): one JSON-RPC request gets its error response as its answer —
+ * HTTP 200, what MCP clients hand to their caller (code -32029, `data.retryAfter`); anything else (a
+ * GET stream, a notification, a batch) is HTTP 429 with the same error. Both carry `Retry-After`.
+ */
+export function refusedResponse(error: AppError, body: unknown): Response {
+  const { id, method } = (Array.isArray(body) ? {} : (body ?? {})) as { id?: unknown; method?: unknown };
+  const request = typeof method === "string" && (typeof id === "string" || typeof id === "number");
+  return request ? rpcErrorResponse(error, id, 200) : rpcErrorResponse(error);
+}
+
 /** The list cursor for the page starting at `offset`: opaque to clients, as MCP asks. */
 export function encodeCursor(offset: number): string {
   return Buffer.from(JSON.stringify({ o: offset })).toString("base64url");

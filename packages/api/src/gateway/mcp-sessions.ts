@@ -11,6 +11,7 @@
  * level, subscriptions, an open GET stream) stays with the process that had it.
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import type { AppError } from "@mcpgw/core";
 import {
   type AuthInfo,
   type EventStore,
@@ -58,15 +59,27 @@ export const SESSION_IDLE_MS = 30 * 60_000;
 /** At most this many sessions per process; past it the least recently used is closed. */
 export const MAX_SESSIONS = 10_000;
 
+/**
+ * How many sessions each principal may hold open in this process, and the refusal past it: a new
+ * session (or one rebuilt here) over its principal's cap is refused — never another's session closed.
+ */
+export interface SessionCap {
+  capOf(principal: string): number;
+  refusal(cap: number): AppError;
+}
+
 /** The 2025 sessions of this process, and how to rebuild one from its id. */
 export class LegacySessions {
   private readonly sessions = new Map<string, LegacySession>();
+  /** Live sessions per principal. */
+  private readonly held = new Map<string, number>();
   private readonly timer: NodeJS.Timeout;
 
   constructor(
     private readonly key: Buffer,
     private readonly newServer: (endpoint: string) => Server | Promise<Server>,
     private readonly idleMs = SESSION_IDLE_MS,
+    private readonly cap?: SessionCap,
   ) {
     this.timer = setInterval(() => this.closeIdle(), Math.min(idleMs, 60_000));
     this.timer.unref();
@@ -76,7 +89,7 @@ export class LegacySessions {
    * Serves one 2025 request of `principal` on `endpoint` that opens a session (an initialize) or
    * names one: served by that session, rebuilt here when this process does not hold it. A session
    * id that is not genuine, or not this caller's on this endpoint, is 404 (the client initializes
-   * again).
+   * again). One past the principal's session cap is refused (throws its `rate_limited` AppError).
    */
   async handle(
     request: Request,
@@ -146,6 +159,30 @@ export class LegacySessions {
   }
 
   private async start(id: string, claims: SessionClaims): Promise<LegacySession> {
+    this.hold(claims.p);
+    try {
+      return await this.made(id, claims);
+    } catch (error) {
+      if (this.sessions.get(id)?.principal !== claims.p) this.letGo(claims.p);
+      throw error;
+    }
+  }
+
+  /** Counts one more session of `principal`, or refuses it past the principal's cap. */
+  private hold(principal: string): void {
+    const held = this.held.get(principal) ?? 0;
+    const cap = this.cap?.capOf(principal) ?? Number.POSITIVE_INFINITY;
+    if (this.cap && held >= cap) throw this.cap.refusal(cap);
+    this.held.set(principal, held + 1);
+  }
+
+  private letGo(principal: string): void {
+    const held = (this.held.get(principal) ?? 1) - 1;
+    if (held > 0) this.held.set(principal, held);
+    else this.held.delete(principal);
+  }
+
+  private async made(id: string, claims: SessionClaims): Promise<LegacySession> {
     if (this.sessions.size >= MAX_SESSIONS) {
       const oldest = [...this.sessions.values()].sort((a, b) => a.lastUsed - b.lastUsed)[0];
       if (oldest) await this.end(oldest);
@@ -180,7 +217,10 @@ export class LegacySessions {
   }
 
   private async end(session: LegacySession): Promise<void> {
-    if (this.sessions.get(session.id) === session) this.sessions.delete(session.id);
+    if (this.sessions.get(session.id) === session) {
+      this.sessions.delete(session.id);
+      this.letGo(session.principal);
+    }
     await session.server.close().catch(() => undefined);
   }
 

@@ -6,8 +6,11 @@ import { insufficientScope } from "../oauth/resource";
 import { problemOf } from "../problem";
 import type { RouteGroup } from "../route-groups";
 import { inScope } from "./catalogue";
+import type { RequestKind } from "./limits";
 import type { McpEndpoints } from "./mcp-endpoint";
+import { refusedResponse, rpcErrorResponse } from "./mcp-errors";
 import { scopeOf } from "./routes";
+import { isComplete, whenBodyEnds } from "./settle-stream";
 import { threadOwner } from "./thread-access";
 
 export { decodeCursor, encodeCursor, toMcpError } from "./mcp-errors";
@@ -71,7 +74,28 @@ async function serveMcp(
     body = parsed.body;
   }
   const principalKey = threadOwner(principal);
-  return endpoints.serve(c.req.raw, body, { principal, principalKey, scope }, entry);
+  const kind = requestKind(c.req.method, body);
+  let release: () => void = () => {};
+  try {
+    if (endpoints.limits) release = await endpoints.limits.admit(principal, kind);
+    const response = await endpoints.serve(c.req.raw, body, { principal, principalKey, scope }, entry);
+    // In flight until its answer is all out: a stream (or a call still streaming) until its body ends.
+    if (kind === "call" && isComplete(response)) {
+      release();
+      return response;
+    }
+    return whenBodyEnds(response, release);
+  } catch (error) {
+    release();
+    if (error instanceof AppError && error.code === "rate_limited") return refusedResponse(error, body);
+    throw error;
+  }
+}
+
+/** A standing stream (a 2025 session's GET stream, a 2026 `subscriptions/listen`), or else a call. */
+function requestKind(method: string, body: unknown): RequestKind {
+  if (method === "GET") return "stream";
+  return (body as { method?: unknown } | undefined)?.method === "subscriptions/listen" ? "stream" : "call";
 }
 
 /**
@@ -83,7 +107,7 @@ async function serveMcp(
 async function readMcpBody(request: Request): Promise<{ body: unknown } | Response> {
   const text = await readBounded(request, MAX_MCP_BODY_BYTES);
   if (text === undefined) {
-    return rpcError(
+    return rpcErrorResponse(
       new AppError("request.too_large", `The request body exceeds ${describeBytes(MAX_MCP_BODY_BYTES)}.`),
     );
   }
@@ -91,7 +115,9 @@ async function readMcpBody(request: Request): Promise<{ body: unknown } | Respon
   try {
     body = JSON.parse(text);
   } catch {
-    return rpcError(new AppError("request.malformed_json", "Parse error: the body is not valid JSON."));
+    return rpcErrorResponse(
+      new AppError("request.malformed_json", "Parse error: the body is not valid JSON."),
+    );
   }
   for (const message of Array.isArray(body) ? body : [body]) {
     const { method, params, id } = (message ?? {}) as { method?: unknown; params?: unknown; id?: unknown };
@@ -107,7 +133,7 @@ async function readMcpBody(request: Request): Promise<{ body: unknown } | Respon
           limit: MAX_JSON_DEPTH,
         },
       );
-      return rpcError(error, typeof id === "string" || typeof id === "number" ? id : null);
+      return rpcErrorResponse(error, typeof id === "string" || typeof id === "number" ? id : null);
     }
   }
   return { body };
@@ -128,20 +154,6 @@ async function readBounded(request: Request, limit: number): Promise<string | un
     chunks.push(chunk);
   }
   return Buffer.concat(chunks).toString("utf8");
-}
-
-/** A gateway problem as a JSON-RPC error response: the HTTP status and JSON-RPC code from the table. */
-function rpcError(error: AppError, id: string | number | null = null): Response {
-  const body = {
-    jsonrpc: "2.0",
-    error: { code: error.rpcCode, message: error.detail, data: { code: error.code, ...error.extra } },
-    id,
-  };
-  const headers = {
-    "content-type": "application/json",
-    ...(error.status === 413 ? { connection: "close" } : {}),
-  };
-  return new Response(JSON.stringify(body), { status: error.status, headers });
 }
 
 const LOOPBACK_HOST = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])(:\d+)?$/i;

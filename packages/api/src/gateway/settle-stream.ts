@@ -15,10 +15,24 @@ export const SETTLE_MS = 1_000;
 
 type Read = { done: true; value?: undefined } | { done: false; value: Uint8Array };
 
+/** Answers {@link settleEventStream} made whole: nothing of them is still to come. */
+const settled = new WeakSet<Response>();
+
+/** True for an answer whose body is all there now (no event stream still going). */
+export function isComplete(response: Response): boolean {
+  return settled.has(response) || !isEventStream(response);
+}
+
+function isEventStream(response: Response): boolean {
+  return (
+    Boolean(response.body) && (response.headers.get("content-type") ?? "").startsWith("text/event-stream")
+  );
+}
+
 /** `response`, whole when its event stream ends with what is ready now; else streaming as before. */
 export async function settleEventStream(response: Response, waitMs = SETTLE_MS): Promise<Response> {
   const body = response.body;
-  if (!body || !(response.headers.get("content-type") ?? "").startsWith("text/event-stream")) return response;
+  if (!body || !isEventStream(response)) return response;
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let pending: Promise<Read> = reader.read();
@@ -33,7 +47,9 @@ export async function settleEventStream(response: Response, waitMs = SETTLE_MS):
       if (result === undefined) break;
       if (result.done) {
         const whole = chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks);
-        return new Response(whole, { status: response.status, headers: response.headers });
+        const answer = new Response(whole, { status: response.status, headers: response.headers });
+        settled.add(answer);
+        return answer;
       }
       chunks.push(result.value);
       pending = reader.read();
@@ -75,4 +91,35 @@ function resumed(
     },
     cancel: (reason) => reader.cancel(reason),
   });
+}
+
+/**
+ * `response` with `done` called once its body has gone out whole, failed, or was cancelled (the client
+ * went away); at once for one without a body.
+ */
+export function whenBodyEnds(response: Response, done: () => void): Response {
+  const body = response.body;
+  if (!body) {
+    done();
+    return response;
+  }
+  const reader = body.getReader();
+  const stream = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const result = await reader.read();
+        if (!result.done) return controller.enqueue(result.value);
+        done();
+        controller.close();
+      } catch (error) {
+        done();
+        controller.error(error);
+      }
+    },
+    cancel(reason) {
+      done();
+      return reader.cancel(reason);
+    },
+  });
+  return new Response(stream, { status: response.status, headers: response.headers });
 }

@@ -29,5 +29,6 @@ export function depsFromEnvironment(): AppDeps {
       : undefined,
     oidc: settings.oidc ? new OidcClient(settings.oidc) : undefined,
     consoleAdmins: settings.consoleAdmins,
+    limits: settings.callerLimits,
   };
 }

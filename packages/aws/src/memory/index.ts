@@ -13,6 +13,7 @@ import { createMemoryJobQueue, type MemoryJobQueue } from "./jobs";
 import { createMemoryApiKeyStore } from "./keys";
 import { createMemoryLatencyHistory } from "./latency";
 import { createMemoryOAuthStore } from "./oauth";
+import { createMemoryRateBudget } from "./rate-budget";
 import { createMemorySealer } from "./sealer";
 import { createMemorySecretStore } from "./secrets";
 import { createMemoryServerRepository } from "./servers";
@@ -49,6 +50,7 @@ export function createMemoryStore(options: { jobs?: MemoryJobQueue } = {}): Memo
     oauth: createMemoryOAuthStore(),
     upstreamCredentials: createMemoryUpstreamCredentialStore(tables, sealer),
     jobs: options.jobs ?? createMemoryJobQueue(),
+    rateBudget: createMemoryRateBudget(),
     outages: createOutageLog({
       tableName: "memory",
       queueName: "memory-jobs",
