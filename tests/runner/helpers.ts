@@ -1,6 +1,6 @@
 /** Shared helpers of the stdio-runner suites: fixtures as commands, the runner's own routes, and /proc. */
 import { execFile } from "node:child_process";
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -75,6 +75,12 @@ export async function startRunnerStack(
     ...started,
     tempBase,
     tempRoot,
+    /** A fresh worktree directory `name` under the stack's WORKTREE_BASE (its threads' children may enter it). */
+    worktree(name: string): string {
+      const dir = join(started.worktreeBase, name);
+      mkdirSync(dir, { recursive: true, mode: 0o755 });
+      return dir;
+    },
     /** A request to the runner itself with its token (or the given headers). */
     async runnerCall(method: string, path: string, headers?: Record<string, string>) {
       const runner = started.runner;

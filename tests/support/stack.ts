@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { type AppDeps, CallLatency, createApp, listen, loadConsoleAssets, OidcClient } from "@mcpgw/api";
 import { type ConsoleAdminSettings, createKmsTokenSigner, type OidcSettings } from "@mcpgw/aws";
-import { createLogger } from "@mcpgw/core";
+import { createLogger, defaultWorktreeBase } from "@mcpgw/core";
 import { type RunnerOptions, startRunner } from "@mcpgw/runner";
 import { createGuardedFetch } from "@mcpgw/upstream";
 import { runSweep, type SweepOptions, startPoller, type WorkerDeps } from "@mcpgw/worker";
@@ -22,7 +22,10 @@ export interface StackOptions {
   gateway?: AppDeps["gateway"];
   /** Origin/Host policy of the MCP endpoints passed to createApp (allowed origins, loopback-only Host). */
   mcp?: AppDeps["mcp"];
-  /** Thread worktree roots must be this path or under it (WORKTREE_BASE). */
+  /**
+   * Thread worktree roots must lie under this path (WORKTREE_BASE), for the API and the runner alike;
+   * default, as deployed: `mcpgw-worktrees` under the runner's `tempBase` (or the OS temp dir).
+   */
   worktreeBase?: string;
   /** Starts the stdio runner with the stack's store and logger, wired into the API and the worker. */
   runner?: boolean | Partial<RunnerOptions>;
@@ -46,10 +49,14 @@ export async function startStack(options: StackOptions = {}) {
   const store = await createTestStore();
   const logs: string[] = [];
   const logger = createLogger({ level: "debug", sink: (line) => logs.push(line) });
+  const runnerOptions = options.runner === true ? {} : options.runner || {};
+  const worktreeBase =
+    options.worktreeBase ?? runnerOptions.worktreeBase ?? defaultWorktreeBase(runnerOptions.tempBase);
   const runner = options.runner
     ? await startRunner({
         token: `test-runner-token-${randomUUID()}`,
-        ...(options.runner === true ? {} : options.runner),
+        ...runnerOptions,
+        worktreeBase,
         store,
         logger,
       })
@@ -91,7 +98,7 @@ export async function startStack(options: StackOptions = {}) {
     // Upstream OAuth's redirect URI: this listener's callback.
     publicAdminUrl: api.url,
     ...(options.mcp === undefined ? {} : { mcp: options.mcp }),
-    ...(options.worktreeBase === undefined ? {} : { worktreeBase: options.worktreeBase }),
+    worktreeBase,
     ...(runnerEndpoint ? { runner: runnerEndpoint } : {}),
     ...(options.console ? { console: loadConsoleAssets(CONSOLE_DIST) } : {}),
     ...(oauth ? { oauth } : {}),
@@ -138,6 +145,8 @@ export async function startStack(options: StackOptions = {}) {
     oauth,
     worker,
     runner,
+    /** WORKTREE_BASE of the API and the runner. */
+    worktreeBase,
     call,
     /**
      * One health sweep, its jobs sent at once (not spread); resolves to the number of probes and checks

@@ -2,16 +2,17 @@ import { rm } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import type { Store } from "@mcpgw/aws";
-import type { Logger } from "@mcpgw/core";
+import { defaultWorktreeBase, type Logger } from "@mcpgw/core";
 import { parentDeathWrapper } from "./child-transport";
 import { Faces } from "./face";
 import { createRunnerServer } from "./http";
 import { InstanceManager, type InstanceManagerOptions } from "./instances";
 import { createIsolation, DEFAULT_UID_BASE, DEFAULT_UID_COUNT, type Isolation } from "./isolation";
 import { createRunnerDir } from "./runner-dir";
+import { ThreadWorktrees } from "./thread-worktrees";
 
 export interface RunnerOptions
-  extends Partial<Omit<InstanceManagerOptions, "store" | "logger" | "runnerDir" | "isolation">> {
+  extends Partial<Omit<InstanceManagerOptions, "store" | "logger" | "runnerDir" | "isolation" | "worktrees">> {
   store: Store;
   logger: Logger;
   token: string;
@@ -28,6 +29,8 @@ export interface RunnerOptions
   isolation?: Isolation;
   /** The longest `stop()` waits for children to end before it SIGKILLs them all (default 8 s). */
   stopDeadlineMs?: number;
+  /** Thread worktrees must lie strictly under this path (WORKTREE_BASE; default: `mcpgw-worktrees` under `tempBase`). */
+  worktreeBase?: string;
 }
 
 /** The default of `stopDeadlineMs`: inside a 10 s stop of the whole process, with time to spare. */
@@ -72,11 +75,19 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     );
   }
   const dir = await createRunnerDir(options.tempBase ?? tmpdir());
+  const worktrees = new ThreadWorktrees({
+    base: options.worktreeBase ?? defaultWorktreeBase(options.tempBase),
+    isolation,
+    logger: options.logger,
+    reserved: [dir],
+  });
+  await worktrees.prepare();
   const instances = new InstanceManager({
     ...options,
     maxChildren,
     runnerDir: dir,
     isolation,
+    worktrees,
     runnerEnv: options.runnerEnv ?? process.env,
   });
   const faces = new Faces({ logger: options.logger });
