@@ -57,7 +57,7 @@ describe("runner: spawn/kill cycles", () => {
           stack.store.threads.register({
             threadId,
             serverId: id,
-            worktreeRoot: stack.tempRoot,
+            worktreeRoot: stack.worktree(threadId),
             owner: "admin",
           }),
         ),
@@ -144,7 +144,7 @@ describe("runner: spawn/kill cycles", () => {
         await own.store.threads.register({
           threadId,
           serverId: shutdownId,
-          worktreeRoot: own.tempRoot,
+          worktreeRoot: own.worktree(threadId),
           owner: "admin",
         });
         pids.push((await manager.acquire(shutdownId, threadId)).transport.pid as number);

@@ -12,7 +12,9 @@ import { createRunnerDir } from "./runner-dir";
 import { ThreadWorktrees } from "./thread-worktrees";
 
 export interface RunnerOptions
-  extends Partial<Omit<InstanceManagerOptions, "store" | "logger" | "runnerDir" | "isolation" | "worktrees">> {
+  extends Partial<
+    Omit<InstanceManagerOptions, "store" | "logger" | "runnerDir" | "isolation" | "worktrees">
+  > {
   store: Store;
   logger: Logger;
   token: string;

@@ -1,14 +1,20 @@
 /**
  * A thread's worktree belongs to that thread. Before a thread's child starts, the runner resolves the
  * registered root on disk (symlinks included): it must lie strictly under the real WORKTREE_BASE and
- * must not be, contain or lie inside a worktree another thread holds open, else 400
- * `thread.worktree_forbidden`. Isolated, every child of one thread runs with the thread's own group as
+ * must not be, contain or lie inside a worktree another thread has claimed, else 400
+ * `thread.worktree_forbidden`. A thread claims its worktree the first time a child of it starts there:
+ * a root-only file in `<base>/.mcpgw-claims` naming the directory (path and inode), which outlives the
+ * child, the thread and the runner — a directory serves one thread for as long as it exists, so what a
+ * closed thread left is never handed to another; once it is removed (or replaced: another inode, or,
+ * isolated, no longer the runner's 02770 directory), the claim is void. Isolated, every child of one thread runs with the thread's own group as
  * its primary gid (one uid-pool slot reserved as that group while the thread has children), and the
  * worktree is `root:<thread gid>` mode 02770: its children may read and write it, no other child may
  * even enter it. When the thread's last child ends the worktree is closed again (`root:root`) and the
  * group goes back to the pool. Unisolated (the runner not root), nothing can be closed: said once.
  */
-import { chmod, chown, mkdir, realpath } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { chmod, chown, mkdir, readdir, readFile, realpath, rm, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { checkWorktreeRoot, forbiddenWorktree, isWithinPath, type Logger } from "@mcpgw/core";
 import type { ChildIdentity, Isolation } from "./isolation";
 import { checkWorktree } from "./worktree";
@@ -32,11 +38,24 @@ interface ThreadHold {
 /** Mode of an open worktree: setgid (new files take the thread's group), rwx for owner and group only. */
 const OPEN_MODE = 0o2770;
 
+/** Where claims are kept, under the base (no worktree may be it or in it). */
+export const CLAIMS_DIR = ".mcpgw-claims";
+
+/** A thread's claim on a worktree: its real path and what tells the directory from a new one there. */
+interface Claim {
+  path: string;
+  threadId: string;
+  ino: number;
+  /** Isolated: the directory is the runner's with {@link OPEN_MODE} (an inode number may be reused). */
+  sealed: boolean;
+}
+
 export class ThreadWorktrees {
   private readonly threads = new Map<string, ThreadHold>();
   /** Every open and close runs alone: they read and change the holds. */
   private queue: Promise<unknown> = Promise.resolve();
   private warned = false;
+  private readonly claims: string;
 
   constructor(
     private readonly options: {
@@ -47,11 +66,18 @@ export class ThreadWorktrees {
       /** Directories no worktree may be, hold or lie in (the runner's own). */
       reserved: string[];
     },
-  ) {}
+  ) {
+    this.claims = join(options.base, CLAIMS_DIR);
+  }
 
-  /** Makes the base (0711: children may pass through it, not list it) when it is not there. */
+  /**
+   * Makes the base (0711: children may pass through it, not list it) when it is not there, and its
+   * claims directory (0700: the runner's alone).
+   */
   async prepare(): Promise<void> {
     await mkdir(this.options.base, { recursive: true, mode: 0o711 });
+    await mkdir(this.claims, { recursive: true, mode: 0o700 });
+    await chmod(this.claims, 0o700);
   }
 
   /**
@@ -68,11 +94,11 @@ export class ThreadWorktrees {
       if (path === realBase || !isWithinPath(realBase, path))
         throw forbiddenWorktree(root, base, `resolves to ${path}, outside the worktree base`);
       const overlaps = (other: string) => isWithinPath(other, path) || isWithinPath(path, other);
-      if (this.options.reserved.some(overlaps))
-        throw forbiddenWorktree(root, base, "overlaps the runner's own directory");
-      for (const [other, hold] of this.threads)
-        if (other !== threadId && [...hold.paths.keys()].some(overlaps))
-          throw forbiddenWorktree(root, base, "is, holds or lies in another thread's worktree");
+      if ([...this.options.reserved, await realpath(this.claims)].some(overlaps))
+        throw forbiddenWorktree(root, base, "overlaps the runner's own directories");
+      const claims = await this.liveClaims(overlaps);
+      if (claims.some((claim) => claim.threadId !== threadId))
+        throw forbiddenWorktree(root, base, "is, holds or lies in another thread's worktree");
       if (!isolation.isolated) this.warnOnce();
       const hold = this.threads.get(threadId) ?? { group: undefined, paths: new Map() };
       try {
@@ -84,6 +110,10 @@ export class ThreadWorktrees {
         }
         // Every directory on the way must let the child through.
         await checkWorktree(path, child);
+        if (!claims.some((claim) => claim.path === path)) {
+          const claim: Claim = { path, threadId, ino: (await stat(path)).ino, sealed: !!hold.group };
+          await writeFile(this.claimFile(path), JSON.stringify(claim), { flag: "wx", mode: 0o600 });
+        }
         hold.paths.set(path, (hold.paths.get(path) ?? 0) + 1);
         this.threads.set(threadId, hold);
         return { threadId, path, identity: child };
@@ -108,6 +138,37 @@ export class ThreadWorktrees {
       if (hold.group) await chown(worktree.path, 0, 0).catch(() => undefined);
       if (hold.paths.size === 0) await this.release(worktree.threadId, hold);
     });
+  }
+
+  /**
+   * The claims on directories `wanted` picks that still stand: a claim whose directory is gone or was
+   * replaced (another inode) is void, and removed. A file that cannot be read or parsed claims nothing.
+   */
+  private async liveClaims(wanted: (path: string) => boolean): Promise<Claim[]> {
+    const names = await readdir(this.claims).catch(() => [] as string[]);
+    const claims = await Promise.all(
+      names.map(async (name) => {
+        const file = join(this.claims, name);
+        const claim = await readFile(file, "utf8")
+          .then((text) => JSON.parse(text) as Claim)
+          .catch(() => undefined);
+        if (typeof claim?.path !== "string" || typeof claim.threadId !== "string" || !wanted(claim.path))
+          return [];
+        const now = await stat(claim.path).catch(() => undefined);
+        const same =
+          now?.isDirectory() &&
+          now.ino === claim.ino &&
+          (!claim.sealed || (now.uid === process.getuid?.() && (now.mode & 0o7777) === OPEN_MODE));
+        if (same) return [claim];
+        await rm(file, { force: true });
+        return [];
+      }),
+    );
+    return claims.flat();
+  }
+
+  private claimFile(path: string): string {
+    return join(this.claims, createHash("sha256").update(path).digest("hex"));
   }
 
   private async release(threadId: string, hold: ThreadHold): Promise<void> {

@@ -147,7 +147,7 @@ export function registerThreadRoutes(
         ...problems(404, 409, 502),
       },
       description:
-        "The runner checks the worktree before it spawns: a path that does not exist there, is not a directory or cannot be entered by the child's uid is 400 thread.worktree_missing (and the registration is not kept).",
+        "The runner checks the worktree before it spawns: a path that does not exist there, is not a directory or cannot be entered by the child's uid is 400 thread.worktree_missing; one that resolves (symlinks included) outside WORKTREE_BASE, or is, holds or lies in another thread's open worktree, is 400 thread.worktree_forbidden (either way the registration is not kept). The worktree is then open to this thread's children only.",
     }),
     async (c) => {
       const { threadId, id } = c.req.valid("param");
@@ -177,7 +177,12 @@ export function registerThreadRoutes(
           await deps.store.threads.unregister(stored, server.id);
         throw error;
       });
-      c.get("logger").info("thread instance started", { threadId: stored, server: server.name, created, pid });
+      c.get("logger").info("thread instance started", {
+        threadId: stored,
+        server: server.name,
+        created,
+        pid,
+      });
       return c.json({ ...instance, threadId, server: server.name, pid }, created ? 201 : 200);
     },
   );
