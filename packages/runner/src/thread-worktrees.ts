@@ -52,8 +52,9 @@ interface Claim {
 
 export class ThreadWorktrees {
   private readonly threads = new Map<string, ThreadHold>();
-  /** Every open and close runs alone: they read and change the holds. */
-  private queue: Promise<unknown> = Promise.resolve();
+  /** Opens and closes of one thread run one after another. */
+  private readonly perThread = new Map<string, Promise<void>>();
+  private claimQueue: Promise<unknown> = Promise.resolve();
   private warned = false;
   private readonly claims: string;
 
@@ -86,7 +87,7 @@ export class ThreadWorktrees {
    * `thread.worktree_missing`. Close it with {@link close} once that child has ended.
    */
   open(threadId: string, root: string, identity: ChildIdentity | undefined): Promise<OpenWorktree> {
-    return this.alone(async () => {
+    return this.inThread(threadId, async () => {
       const { base, isolation } = this.options;
       checkWorktreeRoot(root, base);
       await checkWorktree(root, undefined);
@@ -96,24 +97,28 @@ export class ThreadWorktrees {
       const overlaps = (other: string) => isWithinPath(other, path) || isWithinPath(path, other);
       if ([...this.options.reserved, await realpath(this.claims)].some(overlaps))
         throw forbiddenWorktree(root, base, "overlaps the runner's own directories");
-      const claims = await this.liveClaims(overlaps);
-      if (claims.some((claim) => claim.threadId !== threadId))
-        throw forbiddenWorktree(root, base, "is, holds or lies in another thread's worktree");
       if (!isolation.isolated) this.warnOnce();
       const hold = this.threads.get(threadId) ?? { group: undefined, paths: new Map() };
       try {
+        // (Outside the claims lock: taking a uid-pool slot may scrub what its last holder left.)
         hold.group ??= await isolation.acquire(`thread-group#${threadId}`);
-        const child = identity && hold.group ? { uid: identity.uid, gid: hold.group.gid } : identity;
-        if (hold.group) {
-          await chown(path, 0, hold.group.gid);
-          await chmod(path, OPEN_MODE);
-        }
+        const group = hold.group;
+        await this.claiming(async () => {
+          const claims = await this.liveClaims(overlaps);
+          if (claims.some((claim) => claim.threadId !== threadId))
+            throw forbiddenWorktree(root, base, "is, holds or lies in another thread's worktree");
+          if (group) {
+            await chown(path, process.getuid?.() ?? 0, group.gid);
+            await chmod(path, OPEN_MODE);
+          }
+          if (!claims.some((claim) => claim.path === path)) {
+            const claim: Claim = { path, threadId, ino: (await stat(path)).ino, sealed: !!group };
+            await writeFile(this.claimFile(path), JSON.stringify(claim), { flag: "wx", mode: 0o600 });
+          }
+        });
+        const child = identity && group ? { uid: identity.uid, gid: group.gid } : identity;
         // Every directory on the way must let the child through.
         await checkWorktree(path, child);
-        if (!claims.some((claim) => claim.path === path)) {
-          const claim: Claim = { path, threadId, ino: (await stat(path)).ino, sealed: !!hold.group };
-          await writeFile(this.claimFile(path), JSON.stringify(claim), { flag: "wx", mode: 0o600 });
-        }
         hold.paths.set(path, (hold.paths.get(path) ?? 0) + 1);
         this.threads.set(threadId, hold);
         return { threadId, path, identity: child };
@@ -126,7 +131,7 @@ export class ThreadWorktrees {
 
   /** One child of the worktree's thread ended: the last one closes the worktree; the thread's last, its group. */
   close(worktree: OpenWorktree): Promise<void> {
-    return this.alone(async () => {
+    return this.inThread(worktree.threadId, async () => {
       const hold = this.threads.get(worktree.threadId);
       const count = hold?.paths.get(worktree.path);
       if (!hold || count === undefined) return;
@@ -135,7 +140,7 @@ export class ThreadWorktrees {
         return;
       }
       hold.paths.delete(worktree.path);
-      if (hold.group) await chown(worktree.path, 0, 0).catch(() => undefined);
+      if (hold.group) await chown(worktree.path, process.getuid?.() ?? 0, 0).catch(() => undefined);
       if (hold.paths.size === 0) await this.release(worktree.threadId, hold);
     });
   }
@@ -176,9 +181,24 @@ export class ThreadWorktrees {
     await this.options.isolation.release(hold.group);
   }
 
-  private alone<T>(task: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(task, task);
-    this.queue = run.catch(() => undefined);
+  /** Runs `task` after every earlier open and close of the thread (one group per thread, counts kept right). */
+  private inThread<T>(threadId: string, task: () => Promise<T>): Promise<T> {
+    const run = (this.perThread.get(threadId) ?? Promise.resolve()).then(task, task);
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.perThread.set(threadId, settled);
+    void settled.then(() => {
+      if (this.perThread.get(threadId) === settled) this.perThread.delete(threadId);
+    });
+    return run;
+  }
+
+  /** Runs `task` alone among claim checks and writes (a check and its claim are one step). */
+  private claiming<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.claimQueue.then(task, task);
+    this.claimQueue = run.catch(() => undefined);
     return run;
   }
 
