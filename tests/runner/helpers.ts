@@ -18,6 +18,9 @@ const here = dirname(fileURLToPath(import.meta.url));
 /** The plain-JS stdio server that starts in tens of milliseconds (`--grandchild <s>` adds a `sleep`). */
 export const TINY_STDIO = join(here, "fixtures", "tiny-stdio.mjs");
 
+/** The hostile stdio server: tries to read, write and flood what a malicious package would. */
+export const HOSTILE_STDIO = join(here, "fixtures", "hostile-stdio.mjs");
+
 /** The installed `@modelcontextprotocol/server-filesystem` entry point. */
 export function filesystemEntry(): string {
   const require = createRequire(import.meta.url);

@@ -52,22 +52,8 @@ describe("thread ownership", () => {
     return dir;
   };
 
-  /** A request with `Authorization: Bearer <key>`. */
-  function as(key: Key) {
-    // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted on, not typed
-    return async (method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> => {
-      const response = await fetch(`${stack.api.url}${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${key.key}`,
-          ...(body === undefined ? {} : { "content-type": "application/json" }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      const text = await response.text();
-      return { status: response.status, body: text ? JSON.parse(text) : undefined };
-    };
-  }
+  /** Requests as `key`. */
+  const as = (key: Key) => stack.callAs(key.key);
 
   const start = (call: RunnerStack["call"], thread: string, server: string, root = worktree(thread)) =>
     call("POST", `/v1/threads/${thread}/servers/${server}`, { worktreeRoot: root });

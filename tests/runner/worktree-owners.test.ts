@@ -10,19 +10,18 @@
  */
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createServer,
+  HOSTILE_STDIO,
   type RunnerStack,
   reaches,
   startRunnerStack,
-  TINY_STDIO,
   textOf,
   uniqueName,
 } from "./helpers";
 
-const HOSTILE = join(dirname(TINY_STDIO), "hostile-stdio.mjs");
 const tag = randomBytes(6).toString("hex");
 const SECRET = `thread-a-dotenv-${tag}`;
 const isRoot = process.getuid?.() === 0;
@@ -45,22 +44,8 @@ describe("runner: a thread's worktree is its own", () => {
   const threadA = `a-${tag}`;
   const threadB = `b-${tag}`;
 
-  /** A data-plane request as `key`. */
-  function as(key: Key) {
-    // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted on, not typed
-    return async (method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> => {
-      const response = await fetch(`${stack.api.url}${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${key.key}`,
-          ...(body === undefined ? {} : { "content-type": "application/json" }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      const text = await response.text();
-      return { status: response.status, body: text ? JSON.parse(text) : undefined };
-    };
-  }
+  /** Requests as `key`. */
+  const as = (key: Key) => stack.callAs(key.key);
 
   const start = (key: Key, thread: string, server: string, worktreeRoot: string) =>
     as(key)("POST", `/v1/threads/${thread}/servers/${server}`, { worktreeRoot });
@@ -75,8 +60,13 @@ describe("runner: a thread's worktree is its own", () => {
   beforeAll(async () => {
     stack = await startRunnerStack();
     const [hostileId, peerId] = await Promise.all([
-      createServer(stack, { name: hostile, command: process.execPath, args: [HOSTILE], scope: "thread" }),
-      createServer(stack, { name: peer, command: process.execPath, args: [HOSTILE], scope: "thread" }),
+      createServer(stack, {
+        name: hostile,
+        command: process.execPath,
+        args: [HOSTILE_STDIO],
+        scope: "thread",
+      }),
+      createServer(stack, { name: peer, command: process.execPath, args: [HOSTILE_STDIO], scope: "thread" }),
     ]);
     await Promise.all([reaches(stack, hostileId, "connected"), reaches(stack, peerId, "connected")]);
     const key = async (name: string) => (await stack.call("POST", "/v1/keys", { name })).body as Key;

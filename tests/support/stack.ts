@@ -121,20 +121,24 @@ export async function startStack(options: StackOptions = {}) {
   };
   const poller = startPoller(worker, { waitSeconds: 1 });
 
-  /** An admin API request with a JSON body; resolves to status and parsed body (read loosely, as tests do). */
-  // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted on, not typed
-  async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-    const response = await fetch(`${api.url}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${TEST_ADMIN_TOKEN}`,
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    return { status: response.status, body: text ? JSON.parse(text) : undefined };
-  }
+  /** Requests with `Authorization: Bearer <token>` and a JSON body; each resolves to status and parsed body. */
+  const callAs =
+    (token: string) =>
+    // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted on, not typed
+    async (method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> => {
+      const response = await fetch(`${api.url}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      const text = await response.text();
+      return { status: response.status, body: text ? JSON.parse(text) : undefined };
+    };
+  /** An admin API request (read loosely, as tests do). */
+  const call = callAs(TEST_ADMIN_TOKEN);
 
   return {
     store,
@@ -148,6 +152,8 @@ export async function startStack(options: StackOptions = {}) {
     /** WORKTREE_BASE of the API and the runner. */
     worktreeBase,
     call,
+    /** A request with another bearer (a client key, say): `callAs(key)(method, path, body)`. */
+    callAs,
     /**
      * One health sweep, its jobs sent at once (not spread); resolves to the number of probes and checks
      * it enqueued. `maxListingAgeMs: 0` makes every connected server's job a full probe (tools re-listed).
