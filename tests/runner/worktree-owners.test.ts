@@ -6,11 +6,13 @@
  * thread's worktree is `root:<thread gid>` 02770: every child of that thread (each under its own uid,
  * all in the thread's group) reads and writes it; a hostile child of another thread can neither read
  * its `.env` nor write into it. When the thread closes, so does its worktree (`root:root`), and the
- * directory stays that thread's (no other thread may name it) until it is removed.
+ * directory stays that thread's (no other thread may name it) until it is removed. A runner starting
+ * closes what a dead one left open to a gid of its pool.
  */
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { startRunner } from "@mcpgw/runner";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createServer,
@@ -190,6 +192,35 @@ describe("runner: a thread's worktree is its own", () => {
       rmSync(worktreeA, { recursive: true });
       mkdirSync(worktreeA, { mode: 0o755 });
       expect((await start(keyB, `take-${tag}`, hostile, worktreeA)).status).toBe(201);
+    },
+  );
+
+  it.runIf(isRoot)(
+    "a runner starting on the pool closes a worktree a dead runner left open to one of its gids",
+    async () => {
+      const left = stack.worktree(`left-${tag}`);
+      expect((await start(keyA, `left-${tag}`, hostile, left)).status).toBe(201);
+      const { gid } = statSync(left);
+      expect(gid).not.toBe(0);
+      // A runner whose pool is that group's number: to it, the worktree is a dead predecessor's.
+      const next = await startRunner({
+        store: stack.store,
+        logger: stack.logger,
+        token: `t-${tag}`,
+        tempBase: stack.tempBase,
+        worktreeBase: stack.worktreeBase,
+        uidBase: gid,
+        uidCount: 1,
+        maxChildren: 1,
+      });
+      try {
+        expect(statSync(left).gid).toBe(0);
+        expect(stack.logs.some((line) => line.includes("closed worktrees a dead runner left open"))).toBe(
+          true,
+        );
+      } finally {
+        await next.stop();
+      }
     },
   );
 });

@@ -62,12 +62,12 @@ export interface Runner {
 export async function startRunner(options: RunnerOptions): Promise<Runner> {
   const uidCount = options.uidCount ?? DEFAULT_UID_COUNT;
   const maxChildren = options.maxChildren ?? 50;
+  const pool = { uidBase: options.uidBase ?? DEFAULT_UID_BASE, uidCount: Math.max(uidCount, maxChildren) };
   const isolation =
     options.isolation ??
     createIsolation({
       logger: options.logger,
-      uidBase: options.uidBase ?? DEFAULT_UID_BASE,
-      uidCount: Math.max(uidCount, maxChildren),
+      ...pool,
       cacheRoot: options.cacheDir,
     });
   await isolation.sweep();
@@ -84,6 +84,12 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     reserved: [dir],
   });
   await worktrees.prepare();
+  if (isolation.isolated) {
+    const closed = await worktrees.closeLeftOpen(
+      (gid) => gid >= pool.uidBase && gid < pool.uidBase + pool.uidCount,
+    );
+    if (closed.length > 0) options.logger.warn("closed worktrees a dead runner left open", { closed });
+  }
   const instances = new InstanceManager({
     ...options,
     maxChildren,

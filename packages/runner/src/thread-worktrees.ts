@@ -82,6 +82,22 @@ export class ThreadWorktrees {
   }
 
   /**
+   * Closes (`root:root`) every claimed worktree still open to a group `ours` says is of this runner's
+   * pool — what a runner that died hard left open, before those gids are handed out again (runner start).
+   */
+  async closeLeftOpen(ours: (gid: number) => boolean): Promise<string[]> {
+    const open = await this.liveClaims(() => true);
+    const closed: string[] = [];
+    for (const claim of open) {
+      const now = await stat(claim.path).catch(() => undefined);
+      if (!now || now.gid === 0 || !ours(now.gid)) continue;
+      await chown(claim.path, process.getuid?.() ?? 0, 0);
+      closed.push(claim.path);
+    }
+    return closed;
+  }
+
+  /**
    * Opens `root` for one child of `threadId` running as `identity`: checked (see the module comment),
    * given to the thread's group, and reachable by the child — else `thread.worktree_forbidden` or
    * `thread.worktree_missing`. Close it with {@link close} once that child has ended.
