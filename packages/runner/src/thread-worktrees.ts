@@ -6,11 +6,13 @@
  * a root-only file in `<base>/.mcpgw-claims` naming the directory (path and inode), which outlives the
  * child, the thread and the runner — a directory serves one thread for as long as it exists, so what a
  * closed thread left is never handed to another; once it is removed (or replaced: another inode, or,
- * isolated, no longer the runner's 02770 directory), the claim is void. Isolated, every child of one thread runs with the thread's own group as
- * its primary gid (one uid-pool slot reserved as that group while the thread has children), and the
- * worktree is `root:<thread gid>` mode 02770: its children may read and write it, no other child may
- * even enter it. When the thread's last child ends the worktree is closed again (`root:root`) and the
- * group goes back to the pool. Unisolated (the runner not root), nothing can be closed: said once.
+ * isolated, no longer the runner's 02770 directory), the claim is void.
+ *
+ * Isolated, every child of one thread runs with the thread's own group as its primary gid (one
+ * uid-pool slot reserved as that group while the thread has children), and the worktree is
+ * `root:<thread gid>` mode 02770: its children may read and write it, no other child may even enter
+ * it. When the thread's last child ends the worktree is closed again (`root:root`) and the group goes
+ * back to the pool. Unisolated (the runner not root), nothing can be closed: said once, as a warning.
  */
 import { createHash } from "node:crypto";
 import { chmod, chown, mkdir, readdir, readFile, realpath, rm, stat, writeFile } from "node:fs/promises";
