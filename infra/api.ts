@@ -21,7 +21,8 @@ import {
 
 /**
  * Upstreams on loopback / private addresses are refused when deployed (one object per function);
- * `WORKTREE_BASE`, when set at deploy time, bounds where thread worktrees may be.
+ * `WORKTREE_BASE`, when set at deploy time, bounds where thread worktrees may be (default
+ * /tmp/mcpgw-worktrees, the runner's too).
  */
 const environment = () => ({
   ALLOW_PRIVATE_UPSTREAMS: "false",

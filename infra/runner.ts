@@ -46,6 +46,8 @@ export const runner = new sst.aws.Service("StdioRunner", {
     PORT: String(RUNNER_PORT),
     HOST: $dev ? "127.0.0.1" : "0.0.0.0",
     ...($dev ? { RUNNER_TOKEN: runnerToken.value } : {}),
+    // The same base as the API's (infra/api.ts): unset, both default to /tmp/mcpgw-worktrees.
+    ...(process.env.WORKTREE_BASE ? { WORKTREE_BASE: process.env.WORKTREE_BASE } : {}),
   },
   ssm: { RUNNER_TOKEN: runnerTokenParameter.arn },
   health: {

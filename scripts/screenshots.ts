@@ -6,8 +6,7 @@
  * the browser tests use, and stops all of it; bounded by DEADLINE_MS. The `server` and `secrets` pairs
  * are taken in the dark scheme, the rest in the light one.
  */
-import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Page } from "playwright-core";
 import { startUpstream, type Upstream } from "../tests/fixtures/mcp-upstream";
@@ -54,9 +53,7 @@ try {
     startUpstream({ name: "search", extraTools: 6 }),
   ]);
   cleanups.push(() => Promise.all(upstreams.map((upstream) => upstream.close())));
-  const worktree = realpathSync(mkdtempSync(join(tmpdir(), "mcpgw-screenshots-worktree-")));
-  chmodSync(worktree, 0o755); // thread instances run under uids of their own
-  cleanups.push(() => rmSync(worktree, { recursive: true, force: true }));
+  const worktree = stack.worktree("review-42"); // under the stack's WORKTREE_BASE, removed with it
 
   const [docs, search] = upstreams as [Upstream, Upstream];
   const ids = await Promise.all([

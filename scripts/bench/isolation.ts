@@ -49,7 +49,12 @@ try {
     const stack = stacks[mode];
     const threadId = `bench-${thread++}`;
     const serverId = ids[mode][kind] as string;
-    await stack.store.threads.register({ threadId, serverId, worktreeRoot: stack.tempRoot, owner: "admin" });
+    await stack.store.threads.register({
+      threadId,
+      serverId,
+      worktreeRoot: stack.worktree(threadId),
+      owner: "admin",
+    });
     const started = performance.now();
     const response = await stack.runnerCall("POST", `/threads/${threadId}/servers/${serverId}`);
     const elapsed = performance.now() - started;

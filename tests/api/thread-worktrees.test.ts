@@ -1,9 +1,11 @@
 /**
  * `worktreeRoot` of `POST /v1/threads/{t}/servers/{id}` is checked before anything else (no runner is
- * needed to see it): it must be absolute and free of NUL bytes (400 request.invalid); with a worktree
- * base (WORKTREE_BASE) its normalised form must be the base or lie under it, segment by segment
- * (400 thread.worktree_forbidden). Paths that pass get as far as the runner, of which this app has none.
+ * needed to see it): it must be absolute and free of NUL bytes (400 request.invalid), free of `..`
+ * segments (refused, not resolved) and, normalised, strictly under the worktree base — WORKTREE_BASE,
+ * or its default `mcpgw-worktrees` under the OS temp dir — segment by segment (400
+ * thread.worktree_forbidden). Paths that pass get as far as the runner, of which this app has none.
  */
+import { defaultWorktreeBase } from "@mcpgw/core";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createServer } from "../support/servers";
 import { expectProblem, freshApp, type TestApp } from "./helpers";
@@ -26,9 +28,10 @@ async function threadServer(app: TestApp): Promise<string> {
 const start = (app: TestApp, id: string, worktreeRoot: unknown) =>
   app.call("POST", `/v1/threads/t1/servers/${id}`, { worktreeRoot });
 
-describe("worktreeRoot without a worktree base", () => {
+describe("worktreeRoot with WORKTREE_BASE unset: the default base applies", () => {
   let app: TestApp;
   let id: string;
+  const base = defaultWorktreeBase();
   beforeAll(async () => {
     app = await freshApp();
     id = await threadServer(app);
@@ -39,8 +42,16 @@ describe("worktreeRoot without a worktree base", () => {
     expect(String(problem.detail)).toContain("worktreeRoot");
   });
 
-  it("any absolute path passes (on to the runner: none here → 409 server.unavailable)", async () => {
-    await expectProblem(await start(app, id, "/a/./b/../c/"), 409, "server.unavailable");
+  it.each([["/"], ["/etc"], ["/proc/self"], ["/tmp"], [base], [`${base}/../etc`], [`${base}/t1/..`]])(
+    "%s → 400 thread.worktree_forbidden",
+    async (root) => {
+      const problem = await expectProblem(await start(app, id, root), 400, "thread.worktree_forbidden");
+      expect(problem).toMatchObject({ base });
+    },
+  );
+
+  it("a root under the default base passes (on to the runner: none here → 409 server.unavailable)", async () => {
+    await expectProblem(await start(app, id, `${base}/./t1/`), 409, "server.unavailable");
   });
 });
 
@@ -57,8 +68,12 @@ describe("worktreeRoot with WORKTREE_BASE /srv/wt", () => {
     ["/srv/wt-evil/x"],
     ["/srv/wt-evil"],
     ["/srv"],
+    ["/srv/wt"],
+    ["/srv/wt/"],
     ["/etc/passwd"],
     ["/srv/wt/a/../../x"],
+    ["/srv/wt/x/../t1"],
+    ["/srv/wt/t1/.."],
   ])("%s → 400 thread.worktree_forbidden", async (root) => {
     const problem = await expectProblem(await start(app, id, root), 400, "thread.worktree_forbidden");
     expect(problem).toMatchObject({ base: "/srv/wt" });
@@ -72,7 +87,7 @@ describe("worktreeRoot with WORKTREE_BASE /srv/wt", () => {
     );
   });
 
-  it.each([["/srv/wt/t1"], ["/srv/wt"], ["/srv/wt/x/../t1/"]])(
+  it.each([["/srv/wt/t1"], ["/srv/wt/./t1/"], ["/srv/wt//a/t1"]])(
     "%s passes (on to the runner)",
     async (root) => {
       await expectProblem(await start(app, id, root), 409, "server.unavailable");

@@ -6,9 +6,6 @@
  * switch round-trips. Every page passes axe, at desktop width and at 375 px in the dark scheme — and
  * axe is shown to fail on a page that breaks a rule.
  */
-import { chmodSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createServer,
@@ -38,10 +35,8 @@ describe("console: keys, secrets, threads, chats", () => {
   let perThreadId: string;
 
   beforeAll(async () => {
-    // Children run under uids of their own: the worktree must be open to them.
-    worktree = realpathSync(mkdtempSync(join(tmpdir(), "mcpgw-console-worktree-")));
-    chmodSync(worktree, 0o755);
     stack = await startRunnerStack({}, { console: true });
+    worktree = stack.worktree("console");
     const [projectId, threadId] = await Promise.all([
       createServer(stack, { name: project, command: process.execPath, args: [TINY_STDIO] }),
       createServer(stack, {
@@ -63,7 +58,6 @@ describe("console: keys, secrets, threads, chats", () => {
   afterAll(async () => {
     await ui?.close();
     await stack?.cleanup();
-    if (worktree) rmSync(worktree, { recursive: true, force: true });
   });
 
   /** A data-plane request with a client key. */
@@ -241,12 +235,14 @@ describe("console: keys, secrets, threads, chats", () => {
     const threadId = uniqueName("form-thread");
     await page.getByLabel("Server", { exact: true }).selectOption(perThread);
     await page.getByLabel("Thread id").fill(threadId);
-    await page.getByLabel("Worktree root").fill(worktree);
+    // A directory serves one thread: this one gets a worktree of its own.
+    const own = stack.worktree("console-form");
+    await page.getByLabel("Worktree root").fill(own);
     await page.getByRole("button", { name: "Start instance" }).click();
     await page.locator(`article[data-thread="${threadId}"] tr[data-instance="${perThread}"]`).waitFor();
     const thread = await stack.call("GET", `/v1/threads/${threadId}`);
     expect(thread.body.instances).toEqual([
-      expect.objectContaining({ server: perThread, worktreeRoot: worktree }),
+      expect.objectContaining({ server: perThread, worktreeRoot: own }),
     ]);
     expect((await stack.call("DELETE", `/v1/threads/${threadId}`)).status).toBe(200);
   });

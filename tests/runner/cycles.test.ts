@@ -5,7 +5,7 @@
  * the instance manager, and an unexpected SIGKILL of the child.
  */
 import { randomBytes } from "node:crypto";
-import { readdirSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createServer,
@@ -57,7 +57,7 @@ describe("runner: spawn/kill cycles", () => {
           stack.store.threads.register({
             threadId,
             serverId: id,
-            worktreeRoot: stack.tempRoot,
+            worktreeRoot: stack.worktree(threadId),
             owner: "admin",
           }),
         ),
@@ -144,7 +144,7 @@ describe("runner: spawn/kill cycles", () => {
         await own.store.threads.register({
           threadId,
           serverId: shutdownId,
-          worktreeRoot: own.tempRoot,
+          worktreeRoot: own.worktree(threadId),
           owner: "admin",
         });
         pids.push((await manager.acquire(shutdownId, threadId)).transport.pid as number);
@@ -153,7 +153,13 @@ describe("runner: spawn/kill cycles", () => {
       await own.runner?.stop();
       expect(inGroups(pids)).toEqual([]);
       expect(withMarker(MARKER)).toEqual([]);
-      expect(readdirSync(own.tempBase)).toEqual([]);
+      // Only the worktree base stays (the threads' worktrees are theirs, not the runner's temp files),
+      // every worktree in it closed again.
+      expect(readdirSync(own.tempBase)).toEqual(["mcpgw-worktrees"]);
+      for (const threadId of ["s1", "s2", "s3", "s4", "s5"])
+        expect(statSync(own.worktree(threadId)).gid, threadId).toBe(
+          own.runner?.isolated ? 0 : process.getgid?.(),
+        );
     } finally {
       await own.cleanup();
     }

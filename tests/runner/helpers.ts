@@ -1,6 +1,6 @@
 /** Shared helpers of the stdio-runner suites: fixtures as commands, the runner's own routes, and /proc. */
 import { execFile } from "node:child_process";
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -17,6 +17,9 @@ const here = dirname(fileURLToPath(import.meta.url));
 
 /** The plain-JS stdio server that starts in tens of milliseconds (`--grandchild <s>` adds a `sleep`). */
 export const TINY_STDIO = join(here, "fixtures", "tiny-stdio.mjs");
+
+/** The hostile stdio server: tries to read, write and flood what a malicious package would. */
+export const HOSTILE_STDIO = join(here, "fixtures", "hostile-stdio.mjs");
 
 /** The installed `@modelcontextprotocol/server-filesystem` entry point. */
 export function filesystemEntry(): string {
@@ -85,6 +88,12 @@ export async function startRunnerStack(
     ...started,
     tempBase,
     tempRoot,
+    /** A fresh worktree directory `name` under the stack's WORKTREE_BASE (its threads' children may enter it). */
+    worktree(name: string): string {
+      const dir = join(started.worktreeBase, name);
+      mkdirSync(dir, { recursive: true, mode: 0o755 });
+      return dir;
+    },
     /** A request to the runner itself with its token (or the given headers). */
     async runnerCall(method: string, path: string, headers?: Record<string, string>) {
       const runner = started.runner;

@@ -55,7 +55,7 @@ describe("runner: HTTP routes", () => {
     await stack.store.threads.register({
       threadId: "t-unauth",
       serverId: threadServer,
-      worktreeRoot: "/tmp",
+      worktreeRoot: stack.worktree("t-unauth"),
       owner: "admin",
     });
     const badHeaders: Array<Record<string, string>> = [
@@ -116,7 +116,7 @@ describe("runner: HTTP routes", () => {
     await stack.store.threads.register({
       threadId: "t-list",
       serverId: threadServer,
-      worktreeRoot: stack.tempRoot,
+      worktreeRoot: stack.worktree("t-list"),
       owner: "admin",
     });
     const thread = await stack.runnerCall("POST", `/threads/t-list/servers/${threadServer}`);

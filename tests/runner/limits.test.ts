@@ -86,7 +86,7 @@ describe("runner: limits", () => {
     await reaches(s, id, "connected"); // the worker's probe started one instance (no thread)
     const probePid = await pidOf(s, id, null);
     const start = (thread: string) =>
-      s.call("POST", `/v1/threads/${thread}/servers/${id}`, { worktreeRoot: s.tempRoot });
+      s.call("POST", `/v1/threads/${thread}/servers/${id}`, { worktreeRoot: s.worktree(thread) });
 
     const t1 = await start("t1");
     expect(t1.status).toBe(201);
@@ -139,7 +139,7 @@ describe("runner: limits", () => {
       await s.store.threads.register({
         threadId: thread,
         serverId: id,
-        worktreeRoot: s.tempRoot,
+        worktreeRoot: s.worktree(thread),
         owner: "admin",
       });
     const manager = s.runner?.instances;

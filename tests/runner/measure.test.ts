@@ -64,7 +64,7 @@ describe("runner: measurements", () => {
     await stack.store.threads.register({
       threadId,
       serverId: ids[kind],
-      worktreeRoot: stack.tempRoot,
+      worktreeRoot: stack.worktree(threadId),
       owner: "admin",
     });
     return threadId;

@@ -4,9 +4,6 @@
  * (GET is 405: a stateless face has nothing to push); and a 2,000-call burst at concurrency 50 through
  * the runner never holds more than the internal fetch's cap (32) of connections to it.
  */
-import { chmodSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { DEFAULT_SOCKET_LIMITS, SessionPool } from "@mcpgw/upstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -28,19 +25,15 @@ const CONCURRENCY = 50;
 describe("runner: connections to it stay few", () => {
   let stack: RunnerStack;
   let port: number;
-  let worktree: string;
   const pool = new SessionPool();
 
   beforeAll(async () => {
-    worktree = realpathSync(mkdtempSync(join(tmpdir(), "mcpgw-sockets-")));
-    chmodSync(worktree, 0o755);
     stack = await startRunnerStack({ maxChildren: THREADS + 5 }, { gateway: { pool } });
     port = Number(new URL(stack.runner?.url ?? "").port);
   });
   afterAll(async () => {
     pool.close();
     await stack?.cleanup();
-    rmSync(worktree, { recursive: true, force: true });
   });
 
   it(`closing ${THREADS} threads releases their pooled sessions at once; no stream stays open per session`, async () => {
@@ -55,7 +48,11 @@ describe("runner: connections to it stay few", () => {
     const threads = Array.from({ length: THREADS }, (_, i) => `sockets-${i}-${name}`);
     for (const thread of threads) {
       expect(
-        (await stack.call("POST", `/v1/threads/${thread}/servers/${id}`, { worktreeRoot: worktree })).status,
+        (
+          await stack.call("POST", `/v1/threads/${thread}/servers/${id}`, {
+            worktreeRoot: stack.worktree(thread),
+          })
+        ).status,
       ).toBe(201);
       const call = await stack.callTool(`${name}__ping`, {}, thread);
       expect(call.status).toBe(200);

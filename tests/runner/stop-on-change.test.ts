@@ -48,7 +48,7 @@ describe("runner: a server's change stops its children within 5 s", () => {
     const thread = scope === "thread" ? `t-${tag}-${Math.random().toString(36).slice(2, 6)}` : null;
     if (thread) {
       const started = await stack.call("POST", `/v1/threads/${thread}/servers/${id}`, {
-        worktreeRoot: stack.tempRoot,
+        worktreeRoot: stack.worktree(thread),
       });
       expect(started.status).toBe(201);
     }

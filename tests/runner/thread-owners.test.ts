@@ -1,9 +1,10 @@
 /**
- * Threads belong to the principal that started them. Client keys may start, list and stop their own
- * threads; another key gets 404 on every route of a thread it does not own and cannot call into its
- * instances; a key starts instances only of servers in its scope; the admin sees and stops every
- * thread. Closing a thread forgets its owner too, and deleting a server still removes its instances.
- * Worktrees lie under WORKTREE_BASE here, checked segment by segment.
+ * Threads belong to the principal that started them, and thread ids are scoped to it: client keys
+ * start, list and stop their own threads; another key naming the same id gets a thread of its own
+ * (never the first one's instances or worktree), and cannot squat an id before its owner; a key starts
+ * instances only of servers in its scope; the admin sees and stops every thread, naming a key's by the
+ * id it is listed under (`key:<keyId>:<id>`). Closing a thread forgets its owner too, and deleting a
+ * server still removes its instances. Worktrees lie under WORKTREE_BASE here, checked segment by segment.
  */
 import { randomBytes } from "node:crypto";
 import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
@@ -51,25 +52,14 @@ describe("thread ownership", () => {
     return dir;
   };
 
-  /** A request with `Authorization: Bearer <key>`. */
-  function as(key: Key) {
-    // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted on, not typed
-    return async (method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> => {
-      const response = await fetch(`${stack.api.url}${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${key.key}`,
-          ...(body === undefined ? {} : { "content-type": "application/json" }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      const text = await response.text();
-      return { status: response.status, body: text ? JSON.parse(text) : undefined };
-    };
-  }
+  /** Requests as `key`. */
+  const as = (key: Key) => stack.callAs(key.key);
 
   const start = (call: RunnerStack["call"], thread: string, server: string, root = worktree(thread)) =>
     call("POST", `/v1/threads/${thread}/servers/${server}`, { worktreeRoot: root });
+
+  /** The id the admin names a key's thread by (the key's own id scoped to it). */
+  const adminRef = (key: Key, thread: string) => `key:${key.id}:${thread}`;
 
   const threadItems = async (thread: string) =>
     (await scanTable(stack.store.config)).filter((item) => item.pk === `THREAD#${thread}`);
@@ -99,7 +89,7 @@ describe("thread ownership", () => {
 
   it("a key starts a thread and owns it: GET /v1/threads, GET /v1/threads/{t}, its tools and calls", async () => {
     const root = worktree(threadA);
-    const started = await start(as(keyA), threadA, files, `${root}/./x/../`);
+    const started = await start(as(keyA), threadA, files, `${root}/./`);
     expect(started.status).toBe(201);
     expect(started.body).toMatchObject({
       threadId: threadA,
@@ -150,21 +140,22 @@ describe("thread ownership", () => {
     expect(textOf(called.body)).toBe("pong");
   });
 
-  it("another key gets 404 on every route of that thread and cannot call into its instance", async () => {
+  it("another key naming that thread id never reaches it: no thread to read or call, a close is a no-op", async () => {
     const b = as(keyB);
-    const refused: Array<[string, string, unknown?]> = [
+    for (const [method, path, body] of [
       ["GET", `/v1/threads/${threadA}`],
-      ["GET", `/v1/threads/${threadA}/tools`],
-      ["POST", `/v1/threads/${threadA}/servers/${files}`, { worktreeRoot: worktree(threadA) }],
-      ["POST", `/v1/threads/${threadA}/servers/${other}`, { worktreeRoot: worktree(threadA) }],
-      ["DELETE", `/v1/threads/${threadA}`],
       ["POST", `/v1/tools/${files}__ping/call`, { arguments: {}, thread: threadA }],
-    ];
-    for (const [method, path, body] of refused) {
+    ] as Array<[string, string, unknown?]>) {
       const response = await b(method, path, body);
       expect(response.status, `${method} ${path}`).toBe(404);
       expect(response.body, `${method} ${path}`).toMatchObject({ code: "request.not_found" });
     }
+    const tools = await b("GET", `/v1/threads/${threadA}/tools`);
+    expect(tools.body.tools.map((tool: { name: string }) => tool.name)).not.toContain(`${files}__ping`);
+    expect(await b("DELETE", `/v1/threads/${threadA}`)).toEqual({
+      status: 200,
+      body: { stopped: 0, removed: 0 },
+    });
     expect((await b("GET", "/v1/threads")).body).toEqual({ threads: [] });
     // Untouched: still A's, with its one instance, and A can still call into it.
     const still = await as(keyA)("GET", `/v1/threads/${threadA}`);
@@ -174,6 +165,33 @@ describe("thread ownership", () => {
       thread: threadA,
     });
     expect(called.status).toBe(200);
+  });
+
+  it("another key starting that thread id gets a thread of its own, and cannot squat an id before its owner", async () => {
+    const pidOfA = (await stack.instances()).find((i) => i.threadId === `key:${keyA.id}:${threadA}`)?.pid;
+    expect(pidOfA).toEqual(expect.any(Number));
+    const own = await start(as(keyB), threadA, files, worktree(`b-own-${tag}`));
+    expect(own.status).toBe(201);
+    expect(own.body).toMatchObject({ threadId: threadA, worktreeRoot: worktree(`b-own-${tag}`) });
+    expect(own.body.pid).not.toBe(pidOfA);
+    expect((await as(keyB)("GET", `/v1/threads/${threadA}`)).body).toMatchObject({
+      id: threadA,
+      owner: keyB.id,
+    });
+    expect((await as(keyA)("GET", `/v1/threads/${threadA}`)).body).toMatchObject({
+      owner: keyA.id,
+      instances: [{ worktreeRoot: worktree(threadA) }],
+    });
+    // B claims an id first; A's start of the same id is still A's own thread.
+    const squat = `squat-${tag}`;
+    expect((await start(as(keyB), squat, files, worktree(`b-${squat}`))).status).toBe(201);
+    const mine = await start(as(keyA), squat, files, worktree(`a-${squat}`));
+    expect(mine.status).toBe(201);
+    expect((await as(keyA)("GET", `/v1/threads/${squat}`)).body).toMatchObject({ owner: keyA.id });
+    for (const key of [keyA, keyB])
+      expect((await as(key)("DELETE", `/v1/threads/${squat}`)).body).toEqual({ stopped: 1, removed: 1 });
+    expect((await as(keyB)("DELETE", `/v1/threads/${threadA}`)).body).toEqual({ stopped: 1, removed: 1 });
+    expect((await as(keyA)("GET", `/v1/threads/${threadA}`)).body).toMatchObject({ owner: keyA.id });
   });
 
   it("each key lists only its own threads", async () => {
@@ -192,7 +210,7 @@ describe("thread ownership", () => {
     const refused = await start(as(scoped), thread, files);
     expect(refused.status).toBe(404);
     expect(refused.body).toMatchObject({ code: "server.not_found" });
-    expect(await threadItems(thread)).toEqual([]);
+    expect(await threadItems(adminRef(scoped, thread))).toEqual([]);
     // Its own server it may start.
     expect((await start(as(scoped), thread, other)).status).toBe(201);
     const tools = await as(scoped)("GET", `/v1/threads/${thread}/tools`);
@@ -218,24 +236,28 @@ describe("thread ownership", () => {
     expect(all.body.threads).toEqual(
       expect.arrayContaining([
         expect.objectContaining({
-          id: threadA,
+          id: adminRef(keyA, threadA),
           owner: keyA.id,
           instances: [{ serverId: filesId, server: files }],
         }),
-        expect.objectContaining({ id: threadB, owner: keyB.id }),
+        expect.objectContaining({ id: adminRef(keyB, threadB), owner: keyB.id }),
       ]),
     );
-    expect((await stack.call("GET", `/v1/threads/${threadA}`)).body).toMatchObject({ owner: keyA.id });
-    expect((await stack.callTool(`${files}__ping`, {}, threadA)).status).toBe(200);
+    expect((await stack.call("GET", `/v1/threads/${adminRef(keyA, threadA)}`)).body).toMatchObject({
+      owner: keyA.id,
+    });
+    // The admin's own `threadA` is another thread.
+    expect((await stack.call("GET", `/v1/threads/${threadA}`)).status).toBe(404);
+    expect((await stack.callTool(`${files}__ping`, {}, adminRef(keyA, threadA))).status).toBe(200);
 
-    expect(await stack.call("DELETE", `/v1/threads/${threadA}`)).toEqual({
+    expect(await stack.call("DELETE", `/v1/threads/${adminRef(keyA, threadA)}`)).toEqual({
       status: 200,
       body: { stopped: 1, removed: 1 },
     });
     // Gone for its owner too, and nothing of it is left in the table (the owner record included).
     expect((await as(keyA)("GET", `/v1/threads/${threadA}`)).status).toBe(404);
     expect((await as(keyA)("GET", "/v1/threads")).body).toEqual({ threads: [] });
-    expect(await threadItems(threadA)).toEqual([]);
+    expect(await threadItems(adminRef(keyA, threadA))).toEqual([]);
     const call = await as(keyA)("POST", `/v1/tools/${files}__ping/call`, { arguments: {}, thread: threadA });
     expect(call.status).toBe(404);
   });
@@ -245,7 +267,7 @@ describe("thread ownership", () => {
       status: 200,
       body: { stopped: 1, removed: 1 },
     });
-    expect(await threadItems(threadB)).toEqual([]);
+    expect(await threadItems(adminRef(keyB, threadB))).toEqual([]);
     // Closing no thread is a no-op, for a key as for the admin.
     expect(await as(keyB)("DELETE", `/v1/threads/${threadB}`)).toEqual({
       status: 200,
@@ -271,16 +293,18 @@ describe("thread ownership", () => {
       }),
     );
     expect((await as(keyA)("GET", `/v1/threads/${thread}`)).status).toBe(404);
-    expect((await start(as(keyA), thread, files)).status).toBe(404);
     expect((await as(keyA)("POST", `/v1/tools/${files}__ping/call`, { arguments: {}, thread })).status).toBe(
       404,
     );
+    // A key starting that id gets a thread of its own; the legacy one stays the admin's.
+    expect((await start(as(keyA), thread, files)).status).toBe(201);
     expect((await stack.call("GET", `/v1/threads/${thread}`)).body).toMatchObject({
       owner: "admin",
       instances: [{ serverId: filesId }],
     });
     expect((await stack.call("DELETE", `/v1/threads/${thread}`)).body).toMatchObject({ removed: 1 });
     expect(await threadItems(thread)).toEqual([]);
+    expect((await as(keyA)("DELETE", `/v1/threads/${thread}`)).body).toMatchObject({ removed: 1 });
   });
 
   it("deleting a server still removes its thread instances; the thread stays, without them", async () => {
@@ -298,7 +322,9 @@ describe("thread ownership", () => {
 
     const items = await scanTable(stack.store.config);
     expect(items.filter((item) => item.kind === `OWNED#${doomedId}`)).toEqual([]);
-    expect(items.filter((item) => item.pk === `THREAD#${thread}`).map((item) => item.sk)).toEqual(["META"]);
+    expect(
+      items.filter((item) => item.pk === `THREAD#${adminRef(keyA, thread)}`).map((item) => item.sk),
+    ).toEqual(["META"]);
     expect((await as(keyA)("GET", `/v1/threads/${thread}`)).body).toMatchObject({
       owner: keyA.id,
       instances: [],
@@ -306,6 +332,6 @@ describe("thread ownership", () => {
     const listed = (await as(keyA)("GET", "/v1/threads")).body.threads;
     expect(listed).toEqual([expect.objectContaining({ id: thread, instances: [] })]);
     expect((await as(keyA)("DELETE", `/v1/threads/${thread}`)).body).toMatchObject({ removed: 0 });
-    expect(await threadItems(thread)).toEqual([]);
+    expect(await threadItems(adminRef(keyA, thread))).toEqual([]);
   });
 });

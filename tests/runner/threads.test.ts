@@ -1,13 +1,12 @@
 /**
  * Thread scope with the published `@modelcontextprotocol/server-filesystem` as a thread-scoped server
  * whose only argument is `{{worktree_root}}`: each thread gets its own child rooted in its own worktree
- * (normalised: `/./`, `..` and trailing slashes resolved before it is stored or spawned);
+ * under WORKTREE_BASE (normalised: `/./` and trailing slashes dropped before it is stored or spawned);
  * starting is idempotent (the live child is kept); a thread's tool list is the project's tools plus its
  * instances' tools; `DELETE /v1/threads/{id}` ends that thread's children and nothing else.
  */
 import { randomBytes } from "node:crypto";
-import { chmodSync, mkdtempSync, readlinkSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readlinkSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -36,14 +35,12 @@ describe("runner: thread-scoped server-filesystem", () => {
   const pids: Record<"a" | "b", number> = { a: 0, b: 0 };
 
   beforeAll(async () => {
+    stack = await startRunnerStack();
     for (const side of ["a", "b"] as const) {
       // The server resolves symlinks in its roots; compare against the real path.
-      worktrees[side] = realpathSync(mkdtempSync(join(tmpdir(), `mcpgw-worktree-${side}-`)));
-      // Children run under uids of their own: a worktree must be open to them (here: world-readable).
-      chmodSync(worktrees[side], 0o755);
+      worktrees[side] = realpathSync(stack.worktree(`worktree-${side}`));
       writeFileSync(join(worktrees[side], `only-in-${side}.txt`), `this is ${side}\n`);
     }
-    stack = await startRunnerStack();
     const [id, projectId] = await Promise.all([
       createServer(stack, {
         name: fs,
@@ -62,7 +59,6 @@ describe("runner: thread-scoped server-filesystem", () => {
 
   afterAll(async () => {
     await stack?.cleanup();
-    for (const dir of Object.values(worktrees)) if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it("starts one child per thread, each rooted in its own worktree; a second POST keeps the child", async () => {
@@ -71,7 +67,7 @@ describe("runner: thread-scoped server-filesystem", () => {
       ["b", threadB],
     ] as const) {
       // Thread b names its worktree unnormalised: it is stored, returned and spawned normalised.
-      const given = side === "a" ? worktrees.a : `${worktrees.b}/./sub/..//`;
+      const given = side === "a" ? worktrees.a : `${worktrees.b}/.//`;
       const first = await stack.call("POST", `/v1/threads/${thread}/servers/${fsId}`, {
         worktreeRoot: given,
       });

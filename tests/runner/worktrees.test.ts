@@ -5,8 +5,7 @@
  * registration is not kept, so a corrected start succeeds.
  */
 import { randomBytes } from "node:crypto";
-import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, mkdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createServer, type RunnerStack, reaches, startRunnerStack, TINY_STDIO, uniqueName } from "./helpers";
@@ -20,9 +19,8 @@ describe("runner: thread worktrees are checked before a spawn", () => {
   let base: string;
 
   beforeAll(async () => {
-    base = realpathSync(mkdtempSync(join(tmpdir(), "mcpgw-worktrees-")));
-    chmodSync(base, 0o755);
     stack = await startRunnerStack();
+    base = realpathSync(stack.worktreeBase);
     id = await createServer(stack, {
       name: uniqueName("wt"),
       command: process.execPath,
@@ -33,7 +31,6 @@ describe("runner: thread worktrees are checked before a spawn", () => {
   });
   afterAll(async () => {
     await stack?.cleanup();
-    rmSync(base, { recursive: true, force: true });
   });
 
   async function start(thread: string, worktreeRoot: string) {

@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { type AppDeps, CallLatency, createApp, listen, loadConsoleAssets, OidcClient } from "@mcpgw/api";
 import { type ConsoleAdminSettings, createKmsTokenSigner, type OidcSettings } from "@mcpgw/aws";
-import { createLogger } from "@mcpgw/core";
+import { createLogger, defaultWorktreeBase } from "@mcpgw/core";
 import { type RunnerOptions, startRunner } from "@mcpgw/runner";
 import { createGuardedFetch } from "@mcpgw/upstream";
 import { runSweep, type SweepOptions, startPoller, type WorkerDeps } from "@mcpgw/worker";
@@ -22,7 +22,10 @@ export interface StackOptions {
   gateway?: AppDeps["gateway"];
   /** Origin/Host policy of the MCP endpoints passed to createApp (allowed origins, loopback-only Host). */
   mcp?: AppDeps["mcp"];
-  /** Thread worktree roots must be this path or under it (WORKTREE_BASE). */
+  /**
+   * Thread worktree roots must lie under this path (WORKTREE_BASE), for the API and the runner alike;
+   * default, as deployed: `mcpgw-worktrees` under the runner's `tempBase` (or the OS temp dir).
+   */
   worktreeBase?: string;
   /** Starts the stdio runner with the stack's store and logger, wired into the API and the worker. */
   runner?: boolean | Partial<RunnerOptions>;
@@ -50,10 +53,14 @@ export async function startStack(options: StackOptions = {}) {
   const store = await createTestStore();
   const logs: string[] = [];
   const logger = createLogger({ level: "debug", sink: (line) => logs.push(line) });
+  const runnerOptions = options.runner === true ? {} : options.runner || {};
+  const worktreeBase =
+    options.worktreeBase ?? runnerOptions.worktreeBase ?? defaultWorktreeBase(runnerOptions.tempBase);
   const runner = options.runner
     ? await startRunner({
         token: `test-runner-token-${randomUUID()}`,
-        ...(options.runner === true ? {} : options.runner),
+        ...runnerOptions,
+        worktreeBase,
         store,
         logger,
       })
@@ -96,7 +103,7 @@ export async function startStack(options: StackOptions = {}) {
     publicAdminUrl: api.url,
     ...(options.mcp === undefined ? {} : { mcp: options.mcp }),
     ...(options.tokenFailures ? { tokenFailures: options.tokenFailures } : {}),
-    ...(options.worktreeBase === undefined ? {} : { worktreeBase: options.worktreeBase }),
+    worktreeBase,
     ...(options.limits === undefined ? {} : { limits: options.limits }),
     ...(runnerEndpoint ? { runner: runnerEndpoint } : {}),
     ...(options.console ? { console: loadConsoleAssets(CONSOLE_DIST) } : {}),
@@ -120,20 +127,24 @@ export async function startStack(options: StackOptions = {}) {
   };
   const poller = startPoller(worker, { waitSeconds: 1 });
 
-  /** An admin API request with a JSON body; resolves to status and parsed body (read loosely, as tests do). */
-  // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted on, not typed
-  async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-    const response = await fetch(`${api.url}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${TEST_ADMIN_TOKEN}`,
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    return { status: response.status, body: text ? JSON.parse(text) : undefined };
-  }
+  /** Requests with `Authorization: Bearer <token>` and a JSON body; each resolves to status and parsed body. */
+  const callAs =
+    (token: string) =>
+    // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted on, not typed
+    async (method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> => {
+      const response = await fetch(`${api.url}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      const text = await response.text();
+      return { status: response.status, body: text ? JSON.parse(text) : undefined };
+    };
+  /** An admin API request (read loosely, as tests do). */
+  const call = callAs(TEST_ADMIN_TOKEN);
 
   return {
     store,
@@ -144,7 +155,11 @@ export async function startStack(options: StackOptions = {}) {
     oauth,
     worker,
     runner,
+    /** WORKTREE_BASE of the API and the runner. */
+    worktreeBase,
     call,
+    /** A request with another bearer (a client key, say): `callAs(key)(method, path, body)`. */
+    callAs,
     /**
      * One health sweep, its jobs sent at once (not spread); resolves to the number of probes and checks
      * it enqueued. `maxListingAgeMs: 0` makes every connected server's job a full probe (tools re-listed).

@@ -1,3 +1,5 @@
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   CREDENTIAL_ENV_VARS,
@@ -182,6 +184,15 @@ describe("configuration fails fast", () => {
       oauthIssuer: "https://gw.example.com",
     });
     expect(loadAppSettings({}).oauthIssuer).toBeUndefined();
+  });
+
+  it("WORKTREE_BASE defaults to mcpgw-worktrees under RUNNER_TEMP_DIR (else the OS temp dir), for the API and the runner alike", () => {
+    expect(loadAppSettings({}).worktreeBase).toBe(join(tmpdir(), "mcpgw-worktrees"));
+    expect(loadRunnerSettings({}).worktreeBase).toBe(join(tmpdir(), "mcpgw-worktrees"));
+    const env = { RUNNER_TEMP_DIR: "/var/lib/runner" };
+    expect(loadAppSettings(env).worktreeBase).toBe("/var/lib/runner/mcpgw-worktrees");
+    expect(loadRunnerSettings(env).worktreeBase).toBe("/var/lib/runner/mcpgw-worktrees");
+    expect(loadRunnerSettings({ ...env, WORKTREE_BASE: "/srv/wt/" }).worktreeBase).toBe("/srv/wt");
   });
 });
 

@@ -7,7 +7,7 @@
 import { posix } from "node:path";
 import { fromHttp } from "@aws-sdk/credential-provider-http";
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from "@aws-sdk/types";
-import { DEFAULT_CHILD_LIMITS, type ResolvedLimits } from "@mcpgw/core";
+import { DEFAULT_CHILD_LIMITS, defaultWorktreeBase, type ResolvedLimits } from "@mcpgw/core";
 import { Resource } from "sst/resource";
 import { EnvReader } from "./env-reader";
 
@@ -159,8 +159,8 @@ export interface AppSettings {
   logLevel: "debug" | "info" | "warn" | "error";
   /** The largest message an upstream may send: one HTTP body, one SSE event, one stdio line. */
   maxUpstreamMessageBytes: number;
-  /** When set, every thread's worktreeRoot must be this absolute path or lie under it. */
-  worktreeBase: string | undefined;
+  /** Every thread's worktreeRoot must lie strictly under this path (WORKTREE_BASE, default {@link worktreeBaseOf}). */
+  worktreeBase: string;
   /** The gateway function's URL (GATEWAY_URL), where the admin function forwards the console's tool calls. */
   gatewayUrl: string | undefined;
   /**
@@ -245,7 +245,6 @@ const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
  */
 export function loadAppSettings(env: Env = process.env): AppSettings {
   const read = new EnvReader(env);
-  const base = read.absolutePath("WORKTREE_BASE");
   const settings: AppSettings = {
     adminToken: sstResource(env, "AdminToken")?.value ?? read.string("ADMIN_TOKEN"),
     allowPrivateUpstreams: read.boolean("ALLOW_PRIVATE_UPSTREAMS", false),
@@ -256,7 +255,7 @@ export function loadAppSettings(env: Env = process.env): AppSettings {
       min: 1_024,
     }),
     mcpAllowedOrigins: read.origins("MCP_ALLOWED_ORIGINS"),
-    worktreeBase: base === undefined ? undefined : posix.resolve(base),
+    worktreeBase: worktreeBaseOf(read),
     gatewayUrl: read.url("GATEWAY_URL"),
     oauthIssuer: read.url("OAUTH_ISSUER")?.replace(/\/+$/, ""),
     oauthDevSignIn: read.boolean("OAUTH_DEV_SIGNIN", false),
@@ -340,6 +339,8 @@ export interface RunnerSettings {
   /** The first uid (and gid) of the pool children run as, and how many there are. */
   uidBase: number | undefined;
   uidCount: number | undefined;
+  /** Thread worktrees must lie under this path, checked on disk (WORKTREE_BASE, default {@link worktreeBaseOf}). */
+  worktreeBase: string;
   /**
    * The longest line a child may write to stdout (one JSON-RPC message): MAX_UPSTREAM_MESSAGE_BYTES,
    * and never more than the MCP SDK's own stdio bound of 10 MiB.
@@ -353,9 +354,18 @@ export interface RunnerSettings {
 export const MAX_STDIO_MESSAGE_BYTES = 10 * 1024 * 1024;
 
 /**
+ * WORKTREE_BASE, normalised; unset, `mcpgw-worktrees` under the runner's data dir (RUNNER_TEMP_DIR, else
+ * the OS temp dir) — the same for the API and the runner when they share these variables.
+ */
+function worktreeBaseOf(read: EnvReader): string {
+  const base = read.absolutePath("WORKTREE_BASE");
+  return base === undefined ? defaultWorktreeBase(read.absolutePath("RUNNER_TEMP_DIR")) : posix.resolve(base);
+}
+
+/**
  * Runner settings from env (PORT, HOST, RUNNER_CACHE_DIR, RUNNER_IDLE_SECONDS, RUNNER_MAX_CHILDREN,
- * RUNNER_TEMP_DIR, RUNNER_UID_BASE, RUNNER_UID_COUNT, MAX_UPSTREAM_MESSAGE_BYTES, CHILD_CPU_SECONDS,
- * CHILD_MEMORY_MIB, CHILD_MAX_PROCESSES).
+ * RUNNER_TEMP_DIR, RUNNER_UID_BASE, RUNNER_UID_COUNT, WORKTREE_BASE, MAX_UPSTREAM_MESSAGE_BYTES,
+ * CHILD_CPU_SECONDS, CHILD_MEMORY_MIB, CHILD_MAX_PROCESSES).
  */
 export function loadRunnerSettings(env: Env = process.env): RunnerSettings {
   const read = new EnvReader(env);
@@ -370,6 +380,7 @@ export function loadRunnerSettings(env: Env = process.env): RunnerSettings {
     tempBase: read.absolutePath("RUNNER_TEMP_DIR"),
     uidBase: read.integer("RUNNER_UID_BASE", undefined, { min: 1_000, max: 2 ** 31 - 100_000 }),
     uidCount: read.integer("RUNNER_UID_COUNT", undefined, { min: 1, max: 100_000 }),
+    worktreeBase: worktreeBaseOf(read),
     maxMessageBytes: Math.min(
       read.integer("MAX_UPSTREAM_MESSAGE_BYTES", DEFAULT_MAX_UPSTREAM_MESSAGE_BYTES, { min: 1_024 }),
       MAX_STDIO_MESSAGE_BYTES,

@@ -1,6 +1,8 @@
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { AppError } from "./errors";
-import { checkWorktreeRoot, isWithinPath, normaliseAbsolutePath } from "./worktree";
+import { checkWorktreeRoot, defaultWorktreeBase, isWithinPath, normaliseAbsolutePath } from "./worktree";
 
 function codeOf(act: () => unknown): string {
   try {
@@ -45,20 +47,34 @@ describe("isWithinPath", () => {
 });
 
 describe("checkWorktreeRoot", () => {
-  it("returns the normalised root; without a base any absolute root is fine", () => {
-    expect(checkWorktreeRoot("/etc/./x/..", undefined)).toBe("/etc");
+  it("returns the normalised root strictly under the base ('.' and extra slashes go)", () => {
+    expect(checkWorktreeRoot("/srv/wt/t1", "/srv/wt")).toBe("/srv/wt/t1");
+    expect(checkWorktreeRoot("/srv/wt/./t2//", "/srv/wt/")).toBe("/srv/wt/t2");
   });
 
-  it("with a base: the base or under it after normalising, else thread.worktree_forbidden", () => {
-    expect(checkWorktreeRoot("/srv/wt/t1", "/srv/wt")).toBe("/srv/wt/t1");
-    expect(checkWorktreeRoot("/srv/wt/", "/srv/wt")).toBe("/srv/wt");
-    expect(checkWorktreeRoot("/srv/wt/a/../t2/", "/srv/wt/")).toBe("/srv/wt/t2");
-    for (const outside of ["/srv/wt/../etc", "/srv/wt-evil/x", "/srv", "/etc/passwd"]) {
-      expect(
-        codeOf(() => checkWorktreeRoot(outside, "/srv/wt")),
-        outside,
-      ).toBe("thread.worktree_forbidden");
-    }
+  it.each([
+    ["/srv/wt/../etc"],
+    ["/srv/wt/a/../t2"],
+    ["/srv/wt/a/.."],
+    ["/srv/wt-evil/x"],
+    ["/srv"],
+    ["/srv/wt"],
+    ["/srv/wt/"],
+    ["/etc/passwd"],
+    ["/proc/self"],
+    ["/"],
+  ])("%s → thread.worktree_forbidden", (root) => {
+    expect(codeOf(() => checkWorktreeRoot(root, "/srv/wt"))).toBe("thread.worktree_forbidden");
+  });
+
+  it("a relative root is request.invalid", () => {
     expect(codeOf(() => checkWorktreeRoot("srv/wt/t1", "/srv/wt"))).toBe("request.invalid");
+  });
+});
+
+describe("defaultWorktreeBase", () => {
+  it("is mcpgw-worktrees under the data dir, or under the OS temp dir", () => {
+    expect(defaultWorktreeBase("/var/lib/runner/")).toBe("/var/lib/runner/mcpgw-worktrees");
+    expect(defaultWorktreeBase()).toBe(join(tmpdir(), "mcpgw-worktrees"));
   });
 });

@@ -36,7 +36,7 @@ import { LimitWatch } from "./limits";
 import { ProbeRelay } from "./probe-relay";
 import { launchedAgo } from "./proc";
 import { mayDownloadAtStart } from "./start-rules";
-import { checkWorktree } from "./worktree";
+import type { OpenWorktree, ThreadWorktrees } from "./thread-worktrees";
 
 /** A live child process and the MCP client session the runner holds with it. */
 export interface Instance {
@@ -59,6 +59,8 @@ export interface Instance {
   identity: ChildIdentity | undefined;
   /** Its HOME and TMPDIR (with its secret file), removed when it ends. */
   home: string;
+  /** Its thread's worktree, held open for it until it ends. */
+  worktree: OpenWorktree | undefined;
   /** Settles once the child has exited and everything it had is cleaned up. */
   ended: Promise<void>;
   /** The liveness check under way, if any (concurrent suspicions share one ping). */
@@ -74,6 +76,8 @@ export interface InstanceManagerOptions {
   runnerDir: string;
   /** How children are kept apart (their own uids), and their package-manager caches. */
   isolation: Isolation;
+  /** Thread worktrees: checked on disk, and open to their own thread's children only. */
+  worktrees: ThreadWorktrees;
   /** Idle instances are stopped after this long. */
   idleMs?: number;
   /** The most children alive at once. */
@@ -563,8 +567,9 @@ export class InstanceManager {
     if (record?.transport !== "stdio")
       throw new AppError("server.not_found", `No stdio server with id '${serverId}'.`);
     signal.throwIfAborted();
-    const identity = await isolation.acquire(key);
+    let identity = await isolation.acquire(key);
     let home: string | undefined;
+    let worktree: OpenWorktree | undefined;
     /** Set once the instance exists: from then on its exit (or failed spawn) cleans up, in onExit. */
     let handedOver = false;
     // What a child's stderr must never carry into lastError or a log line: its env and secret values.
@@ -572,9 +577,14 @@ export class InstanceManager {
     try {
       home = await mkdtemp(join(this.options.runnerDir, "i-"));
       await isolation.own(home, identity);
-      const worktreeRoot = await this.worktreeOf(record, threadId, home);
-      // Refused here in a sentence naming the path, not as `spawn … ENOENT` from the kernel.
-      if (threadId && worktreeRoot) await checkWorktree(worktreeRoot, identity);
+      const registered = await this.worktreeOf(record, threadId, home);
+      // Refused here in a sentence naming the path, not as `spawn … ENOENT` from the kernel; the
+      // child runs in the thread's group, which alone may enter the worktree.
+      if (threadId && registered) {
+        worktree = await this.options.worktrees.open(threadId, registered, identity);
+        identity = worktree.identity;
+      }
+      const worktreeRoot = worktree?.path ?? registered;
       signal.throwIfAborted();
       const secret = await this.writeSecretFile(record, home, identity);
       scrub = [...scrub, ...(secret?.scrub ?? [])];
@@ -624,6 +634,7 @@ export class InstanceManager {
         busy: 0,
         identity,
         home,
+        worktree,
         ended: Promise.resolve(),
       };
       const scrubbed = [...scrub];
@@ -662,6 +673,7 @@ export class InstanceManager {
     } catch (error) {
       if (!handedOver) {
         if (home) await rm(home, { recursive: true, force: true });
+        if (worktree) await this.options.worktrees.close(worktree);
         await isolation.release(identity);
       }
       if (error instanceof AppError) throw error;
@@ -721,6 +733,7 @@ export class InstanceManager {
     const wasRunning = this.live.delete(instance);
     this.forget(instance);
     await rm(instance.home, { recursive: true, force: true });
+    if (instance.worktree) await this.options.worktrees.close(instance.worktree);
     await this.options.isolation.release(instance.identity);
     await instance.client.close().catch(() => undefined);
     const expected = this.stopping.delete(instance);

@@ -2,7 +2,7 @@ import { rm } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import type { Store } from "@mcpgw/aws";
-import type { Logger } from "@mcpgw/core";
+import { defaultWorktreeBase, type Logger } from "@mcpgw/core";
 import { limitWrapper, parentDeathWrapper } from "./child-transport";
 import { Faces } from "./face";
 import { createRunnerServer } from "./http";
@@ -10,9 +10,12 @@ import { InstanceManager, type InstanceManagerOptions } from "./instances";
 import { createIsolation, DEFAULT_UID_BASE, DEFAULT_UID_COUNT, type Isolation } from "./isolation";
 import { limitGaps } from "./limits";
 import { createRunnerDir } from "./runner-dir";
+import { ThreadWorktrees } from "./thread-worktrees";
 
 export interface RunnerOptions
-  extends Partial<Omit<InstanceManagerOptions, "store" | "logger" | "runnerDir" | "isolation">> {
+  extends Partial<
+    Omit<InstanceManagerOptions, "store" | "logger" | "runnerDir" | "isolation" | "worktrees">
+  > {
   store: Store;
   logger: Logger;
   token: string;
@@ -29,6 +32,8 @@ export interface RunnerOptions
   isolation?: Isolation;
   /** The longest `stop()` waits for children to end before it SIGKILLs them all (default 8 s). */
   stopDeadlineMs?: number;
+  /** Thread worktrees must lie strictly under this path (WORKTREE_BASE; default: `mcpgw-worktrees` under `tempBase`). */
+  worktreeBase?: string;
 }
 
 /** The default of `stopDeadlineMs`: inside a 10 s stop of the whole process, with time to spare. */
@@ -58,12 +63,12 @@ export interface Runner {
 export async function startRunner(options: RunnerOptions): Promise<Runner> {
   const uidCount = options.uidCount ?? DEFAULT_UID_COUNT;
   const maxChildren = options.maxChildren ?? 50;
+  const pool = { uidBase: options.uidBase ?? DEFAULT_UID_BASE, uidCount: Math.max(uidCount, maxChildren) };
   const isolation =
     options.isolation ??
     createIsolation({
       logger: options.logger,
-      uidBase: options.uidBase ?? DEFAULT_UID_BASE,
-      uidCount: Math.max(uidCount, maxChildren),
+      ...pool,
       cacheRoot: options.cacheDir,
     });
   await isolation.sweep();
@@ -74,11 +79,25 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
   }
   for (const gap of limitGaps(isolation.isolated, limitWrapper())) options.logger.warn(gap);
   const dir = await createRunnerDir(options.tempBase ?? tmpdir());
+  const worktrees = new ThreadWorktrees({
+    base: options.worktreeBase ?? defaultWorktreeBase(options.tempBase),
+    isolation,
+    logger: options.logger,
+    reserved: [dir],
+  });
+  await worktrees.prepare();
+  if (isolation.isolated) {
+    const closed = await worktrees.closeLeftOpen(
+      (gid) => gid >= pool.uidBase && gid < pool.uidBase + pool.uidCount,
+    );
+    if (closed.length > 0) options.logger.warn("closed worktrees a dead runner left open", { closed });
+  }
   const instances = new InstanceManager({
     ...options,
     maxChildren,
     runnerDir: dir,
     isolation,
+    worktrees,
     runnerEnv: options.runnerEnv ?? process.env,
   });
   const faces = new Faces({ logger: options.logger });

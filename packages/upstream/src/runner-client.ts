@@ -18,7 +18,11 @@ export interface RunnerClient {
 const RUNNER_STATUS_CODES: Record<number, ErrorCode> = { 404: "server.not_found", 409: "server.unavailable" };
 
 /** The runner's refusals of the request itself, passed on as they are (code and sentence). */
-const PASSED_ON: ReadonlySet<string> = new Set<ErrorCode>(["thread.worktree_missing", "request.invalid"]);
+const PASSED_ON: ReadonlySet<string> = new Set<ErrorCode>([
+  "thread.worktree_missing",
+  "thread.worktree_forbidden",
+  "request.invalid",
+]);
 
 /** A client of the runner's control routes, authenticated with the runner token. */
 export function createRunnerClient(runner: RunnerEndpoint, fetchImpl: typeof fetch = fetch): RunnerClient {

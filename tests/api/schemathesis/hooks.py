@@ -25,6 +25,8 @@ STATE_OR_POLICY = {
     "request.precondition_failed",
     # A URL on a new origin while the stored headers would be kept.
     "server.credentials_origin_changed",
+    # A thread worktree outside the deployment's WORKTREE_BASE (or with a `..` segment).
+    "thread.worktree_forbidden",
 }
 
 # An edit is checked against the stored server once merged (server.invalid): these problems come from

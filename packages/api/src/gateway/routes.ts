@@ -25,9 +25,16 @@ const ToolName = z
   .regex(QUALIFIED_NAME_PATTERN)
   .openapi({ description: "`<server>__<tool>`, at most 64 characters", example: "github__search_issues" });
 /** Thread ids: what a client names its conversation/worktree by. */
+/**
+ * A thread as its caller names it: 1-128 characters for a key or user (scoped to it); the admin names
+ * another's thread by its stored id, `key:<keyId>:<id>` or `user:<hash>:<id>`, hence the longer bound.
+ */
 export const ThreadId = z
   .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, "must be 1-128 letters, digits, '.', '_', ':' or '-'");
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/,
+    "must be 1-128 letters, digits, '.', '_', ':' or '-' (up to 200 for the admin's refs to another's thread)",
+  );
 
 const CallRequest = z
   .strictObject({

@@ -1,6 +1,6 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { ThreadDetail } from "@mcpgw/aws";
-import { AppError, checkWorktreeRoot } from "@mcpgw/core";
+import { AppError, checkWorktreeRoot, defaultWorktreeBase } from "@mcpgw/core";
 import { createRunnerClient } from "@mcpgw/upstream";
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
@@ -10,7 +10,7 @@ import { inScope, listTools, restTool } from "./catalogue";
 import type { GatewayDeps } from "./deps";
 import { Directory } from "./directory";
 import { scopeOf, ThreadId } from "./routes";
-import { mayUseThread, threadOwner } from "./thread-access";
+import { mayUseThread, shownThreadId, storedThreadId, threadOwner } from "./thread-access";
 
 const WorktreeRoot = z
   .string()
@@ -19,14 +19,15 @@ const WorktreeRoot = z
   .regex(/^\/[^\x00]*$/, "must be an absolute path without NUL bytes")
   .openapi({
     description:
-      "The thread's worktree, an absolute path; stored normalised (`.`, `..` and trailing slashes resolved). With WORKTREE_BASE set it must be that path or under it (else 400 thread.worktree_forbidden)",
-    example: "/work/t1",
+      "The thread's worktree, an absolute directory strictly under WORKTREE_BASE (default `<runner data dir>/mcpgw-worktrees`); stored normalised (`.` and extra slashes dropped). A `..` segment, a path outside the base, or (on the runner) a symlink resolving outside it is 400 thread.worktree_forbidden",
+    example: "/tmp/mcpgw-worktrees/t1",
   });
 
 /**
  * Registers the thread routes: list threads, start a thread-scoped server in a thread, a thread's
- * tools, tear it down. The admin token sees every thread; a client key only the threads it started
- * (another's thread is 404 on every route), and starts instances only of servers in its scope.
+ * tools, tear it down. Thread ids are scoped to the principal naming them (see {@link storedThreadId}):
+ * a key's `t1` is not another key's `t1`. The admin token sees every thread; a client key only the
+ * threads it started, and starts instances only of servers in its scope.
  */
 export function registerThreadRoutes(
   app: OpenAPIHono<AppEnv>,
@@ -34,21 +35,29 @@ export function registerThreadRoutes(
     /** The data plane's warm sessions: a closed thread's are released at once. */
     pool?: GatewayDeps["pool"];
     directory?: Directory;
-    /** Worktree roots must be this path or under it (WORKTREE_BASE), when set. */
+    /** Worktree roots must lie strictly under this path (WORKTREE_BASE; default {@link defaultWorktreeBase}). */
     worktreeBase?: string | undefined;
   },
 ): void {
   const directory = deps.directory ?? new Directory(deps.store, deps.logger);
+  const worktreeBase = deps.worktreeBase ?? defaultWorktreeBase();
   const runner = () => {
     if (!deps.runner) throw new AppError("server.unavailable", "No stdio runner is configured (RUNNER_URL).");
     return createRunnerClient(deps.runner);
   };
 
-  /** The thread when the caller may see it; undefined when there is none; 404 when another key owns it. */
-  async function visibleThread(c: Context<AppEnv>, threadId: string): Promise<ThreadDetail | undefined> {
-    const thread = await deps.store.threads.thread(threadId);
+  /**
+   * The stored id of the thread the caller names `threadId`, and the thread when the caller may see it
+   * (undefined when there is none; 404 when another owns it — only the admin's refs can name one).
+   */
+  async function visibleThread(
+    c: Context<AppEnv>,
+    threadId: string,
+  ): Promise<{ stored: string; thread: ThreadDetail | undefined }> {
+    const stored = storedThreadId(c.get("principal"), threadId);
+    const thread = await deps.store.threads.thread(stored);
     if (thread && !mayUseThread(c.get("principal"), thread.owner)) throw noThread(threadId);
-    return thread;
+    return { stored, thread };
   }
 
   /** Current names of servers by id (re-read once when one is missing: it may be newer than the snapshot). */
@@ -85,7 +94,7 @@ export function registerThreadRoutes(
       const names = await serverNames(threads.flatMap((thread) => thread.serverIds));
       const views = threads
         .map((thread) => ({
-          id: thread.threadId,
+          id: shownThreadId(principal, thread.threadId),
           owner: thread.owner,
           createdAt: thread.createdAt,
           // A deleted server's instance went with it.
@@ -110,17 +119,14 @@ export function registerThreadRoutes(
     }),
     async (c) => {
       const { threadId } = c.req.valid("param");
-      const thread = await visibleThread(c, threadId);
+      const { thread } = await visibleThread(c, threadId);
       if (!thread) throw noThread(threadId);
       const names = await serverNames(thread.instances.map((instance) => instance.serverId));
       const instances = thread.instances.flatMap((instance) => {
         const server = names.get(instance.serverId);
-        return server ? [{ ...instance, server }] : [];
+        return server ? [{ ...instance, threadId, server }] : [];
       });
-      return c.json(
-        { id: thread.threadId, owner: thread.owner, createdAt: thread.createdAt, instances },
-        200,
-      );
+      return c.json({ id: threadId, owner: thread.owner, createdAt: thread.createdAt, instances }, 200);
     },
   );
 
@@ -141,11 +147,11 @@ export function registerThreadRoutes(
         ...problems(404, 409, 502),
       },
       description:
-        "The runner checks the worktree before it spawns: a path that does not exist there, is not a directory or cannot be entered by the child's uid is 400 thread.worktree_missing (and the registration is not kept).",
+        "The runner checks the worktree before it spawns: a path that does not exist there, is not a directory or cannot be entered by the child's uid is 400 thread.worktree_missing; one that resolves (symlinks included) outside WORKTREE_BASE, or is, holds or lies in another thread's open worktree, is 400 thread.worktree_forbidden (either way the registration is not kept). The worktree is then open to this thread's children only.",
     }),
     async (c) => {
       const { threadId, id } = c.req.valid("param");
-      const worktreeRoot = checkWorktreeRoot(c.req.valid("json").worktreeRoot, deps.worktreeBase);
+      const worktreeRoot = checkWorktreeRoot(c.req.valid("json").worktreeRoot, worktreeBase);
       const principal = c.get("principal");
       // Config only (no secrets are opened: the runner reads what it spawns with itself).
       const server = await deps.store.servers.resolvePlain(id);
@@ -156,23 +162,28 @@ export function registerThreadRoutes(
         throw new AppError("request.invalid", `Server '${server.name}' is not a thread-scoped stdio server.`);
       }
       if (!server.enabled) throw new AppError("server.unavailable", `Server '${server.name}' is disabled.`);
-      await visibleThread(c, threadId);
+      const { stored } = await visibleThread(c, threadId);
       const client = runner();
       const { instance, created } = await deps.store.threads.register({
-        threadId,
+        threadId: stored,
         serverId: server.id,
         worktreeRoot,
         owner: threadOwner(principal),
       });
-      const { pid } = await client.startThreadInstance(threadId, server.id).catch(async (error) => {
+      const { pid } = await client.startThreadInstance(stored, server.id).catch(async (error) => {
         // The runner found the worktree unusable: this registration must not outlive the refusal, or
         // a retry with a corrected path would keep the bad one.
-        if (created && error instanceof AppError && error.code === "thread.worktree_missing")
-          await deps.store.threads.unregister(threadId, server.id);
+        if (created && error instanceof AppError && WORKTREE_REFUSALS.has(error.code))
+          await deps.store.threads.unregister(stored, server.id);
         throw error;
       });
-      c.get("logger").info("thread instance started", { threadId, server: server.name, created, pid });
-      return c.json({ ...instance, server: server.name, pid }, created ? 201 : 200);
+      c.get("logger").info("thread instance started", {
+        threadId: stored,
+        server: server.name,
+        created,
+        pid,
+      });
+      return c.json({ ...instance, threadId, server: server.name, pid }, created ? 201 : 200);
     },
   );
 
@@ -187,10 +198,10 @@ export function registerThreadRoutes(
     }),
     async (c) => {
       const { threadId } = c.req.valid("param");
-      await visibleThread(c, threadId);
+      const { stored } = await visibleThread(c, threadId);
       const tools = await listTools(
         { store: deps.store, directory },
-        { thread: threadId, scope: scopeOf(c.get("principal")) },
+        { thread: stored, scope: scopeOf(c.get("principal")) },
       );
       return c.json({ tools: tools.map(restTool) }, 200);
     },
@@ -210,16 +221,19 @@ export function registerThreadRoutes(
     }),
     async (c) => {
       const { threadId } = c.req.valid("param");
-      await visibleThread(c, threadId);
-      const removed = await deps.store.threads.removeThread(threadId);
+      const { stored } = await visibleThread(c, threadId);
+      const removed = await deps.store.threads.removeThread(stored);
       // This process's warm sessions to the thread's instances go now, not when they idle out.
-      const released = deps.pool?.releaseThread(threadId) ?? 0;
-      const stopped = deps.runner ? await runner().stopThread(threadId) : 0;
-      c.get("logger").info("thread closed", { threadId, removed: removed.length, stopped, released });
+      const released = deps.pool?.releaseThread(stored) ?? 0;
+      const stopped = deps.runner ? await runner().stopThread(stored) : 0;
+      c.get("logger").info("thread closed", { threadId: stored, removed: removed.length, stopped, released });
       return c.json({ stopped, removed: removed.length }, 200);
     },
   );
 }
+
+/** What the runner answers when a thread's worktree cannot be used (the registration is taken back). */
+const WORKTREE_REFUSALS = new Set(["thread.worktree_missing", "thread.worktree_forbidden"]);
 
 function noThread(threadId: string): AppError {
   return new AppError("request.not_found", `No thread '${threadId}'.`, { threadId });
