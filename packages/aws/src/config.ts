@@ -307,6 +307,8 @@ export interface RunnerSettings {
   /** The first uid (and gid) of the pool children run as, and how many there are. */
   uidBase: number | undefined;
   uidCount: number | undefined;
+  /** Uids per runner: each runner of the host holds its own slice of the range (RUNNER_UID_SLICE). */
+  uidSlice: number | undefined;
   /**
    * The longest line a child may write to stdout (one JSON-RPC message): MAX_UPSTREAM_MESSAGE_BYTES,
    * and never more than the MCP SDK's own stdio bound of 10 MiB.
@@ -319,7 +321,7 @@ export const MAX_STDIO_MESSAGE_BYTES = 10 * 1024 * 1024;
 
 /**
  * Runner settings from env (PORT, HOST, RUNNER_CACHE_DIR, RUNNER_IDLE_SECONDS, RUNNER_MAX_CHILDREN,
- * RUNNER_TEMP_DIR, RUNNER_UID_BASE, RUNNER_UID_COUNT, MAX_UPSTREAM_MESSAGE_BYTES).
+ * RUNNER_TEMP_DIR, RUNNER_UID_BASE, RUNNER_UID_COUNT, RUNNER_UID_SLICE, MAX_UPSTREAM_MESSAGE_BYTES).
  */
 export function loadRunnerSettings(env: Env = process.env): RunnerSettings {
   const read = new EnvReader(env);
@@ -334,6 +336,7 @@ export function loadRunnerSettings(env: Env = process.env): RunnerSettings {
     tempBase: read.absolutePath("RUNNER_TEMP_DIR"),
     uidBase: read.integer("RUNNER_UID_BASE", undefined, { min: 1_000, max: 2 ** 31 - 100_000 }),
     uidCount: read.integer("RUNNER_UID_COUNT", undefined, { min: 1, max: 100_000 }),
+    uidSlice: read.integer("RUNNER_UID_SLICE", undefined, { min: 1, max: 100_000 }),
     maxMessageBytes: Math.min(
       read.integer("MAX_UPSTREAM_MESSAGE_BYTES", DEFAULT_MAX_UPSTREAM_MESSAGE_BYTES, { min: 1_024 }),
       MAX_STDIO_MESSAGE_BYTES,
