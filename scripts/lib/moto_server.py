@@ -10,6 +10,10 @@ transactions. Real DynamoDB serializes transactions against other writes; so doe
 - every DynamoDB request runs under one lock (moto is one Python process: nothing is lost in speed);
 - a failed transaction undoes only the items it wrote, from copies of those items (not of the tables,
   which also made each transaction cost the size of the table).
+- TransactWriteItems honours its ClientRequestToken as DynamoDB does: within ten minutes, the same
+  token with the same items answers success again without writing (so an SDK retry of a transaction
+  whose answer was lost does not fail on its own writes), and with other items is refused
+  (IdempotentParameterMismatchException). The SDK sets a token on every transaction.
 
 With `--require-signatures`, the first line of stdin is `<access key id> <secret access key>` (never
 argv or env, which other processes may read) and the server takes only what a holder of that key can do:
@@ -31,10 +35,14 @@ import hmac
 import json
 import sys
 import threading
+import time
+from collections import OrderedDict
 
 from moto import settings
 from moto.core import DEFAULT_ACCOUNT_ID
+from moto.core.responses import ActionResult
 from moto.dynamodb import models as dynamodb_models
+from moto.dynamodb.exceptions import DynamodbException
 from moto.dynamodb.models.dynamo_type import DynamoType
 from moto.dynamodb.responses import DynamoHandler
 from moto.iam.access_control import IAMRequestBase
@@ -133,7 +141,41 @@ def _transact_write_items(self, transact_items):
         raise dynamodb_models.TransactionCanceledException(errors)
 
 
+IDEMPOTENCY_WINDOW_S = 600
+# token -> (the transaction's items, when the token expires), oldest first; read and written under _lock.
+_tokens = OrderedDict()
+_handler_transact_write_items = DynamoHandler.transact_write_items
+
+
+class IdempotentParameterMismatchException(DynamodbException):
+    def __init__(self):
+        super().__init__(
+            "com.amazonaws.dynamodb.v20120810#IdempotentParameterMismatchException",
+            "The ClientRequestToken was used before with other TransactItems.",
+        )
+
+
+def _idempotent_transact_write_items(self):
+    """TransactWriteItems with its ClientRequestToken honoured for IDEMPOTENCY_WINDOW_S (see above)."""
+    token = self.body.get("ClientRequestToken")
+    if token is None:
+        return _handler_transact_write_items(self)
+    now = time.monotonic()
+    while _tokens and next(iter(_tokens.values()))[1] < now:
+        _tokens.popitem(last=False)
+    items = self.body["TransactItems"]
+    seen = _tokens.get(token)
+    if seen is not None:
+        if seen[0] != items:
+            raise IdempotentParameterMismatchException()
+        return ActionResult({"ConsumedCapacity": [], "ItemCollectionMetrics": {}})
+    result = _handler_transact_write_items(self)
+    _tokens[token] = (copy.deepcopy(items), now + IDEMPOTENCY_WINDOW_S)
+    return result
+
+
 DynamoHandler.call_action = _serialized_call_action
+DynamoHandler.transact_write_items = _idempotent_transact_write_items
 dynamodb_models.DynamoDBBackend.transact_write_items = _transact_write_items
 
 # The backends (as moto's dispatcher names them) a signed request may reach when signatures are required.

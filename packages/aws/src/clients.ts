@@ -3,6 +3,7 @@ import { KMSClient } from "@aws-sdk/client-kms";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { type AwsConfig, type AwsService, serviceEndpoint } from "./config";
+import { retryUnreadableAnswers } from "./unreadable-answers";
 
 /** The SDK clients the system uses, pointed at AWS or at an emulator. */
 export interface AwsClients {
@@ -25,8 +26,11 @@ export function createAwsClients(config: AwsConfig): AwsClients {
       ...(config.credentials ? { credentials: config.credentials } : {}),
     };
   };
-  const ddb = DynamoDBDocumentClient.from(new DynamoDBClient(options("dynamodb")), {
-    marshallOptions: { removeUndefinedValues: true },
-  });
-  return { ddb, sqs: new SQSClient(options("sqs")), kms: new KMSClient(options("kms")) };
+  const dynamodb = new DynamoDBClient(options("dynamodb"));
+  const sqs = new SQSClient(options("sqs"));
+  const kms = new KMSClient(options("kms"));
+  // An answer cut short or not JSON is tried again, not surfaced as the parser's SyntaxError.
+  for (const client of [dynamodb, sqs, kms]) retryUnreadableAnswers(client as never);
+  const ddb = DynamoDBDocumentClient.from(dynamodb, { marshallOptions: { removeUndefinedValues: true } });
+  return { ddb, sqs, kms };
 }

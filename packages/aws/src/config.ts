@@ -341,6 +341,8 @@ export interface RunnerSettings {
   uidCount: number | undefined;
   /** Thread worktrees must lie under this path, checked on disk (WORKTREE_BASE, default {@link worktreeBaseOf}). */
   worktreeBase: string;
+  /** Uids per runner: each runner of the host holds its own slice of the range (RUNNER_UID_SLICE). */
+  uidSlice: number | undefined;
   /**
    * The longest line a child may write to stdout (one JSON-RPC message): MAX_UPSTREAM_MESSAGE_BYTES,
    * and never more than the MCP SDK's own stdio bound of 10 MiB.
@@ -364,8 +366,8 @@ function worktreeBaseOf(read: EnvReader): string {
 
 /**
  * Runner settings from env (PORT, HOST, RUNNER_CACHE_DIR, RUNNER_IDLE_SECONDS, RUNNER_MAX_CHILDREN,
- * RUNNER_TEMP_DIR, RUNNER_UID_BASE, RUNNER_UID_COUNT, WORKTREE_BASE, MAX_UPSTREAM_MESSAGE_BYTES,
- * CHILD_CPU_SECONDS, CHILD_MEMORY_MIB, CHILD_MAX_PROCESSES).
+ * RUNNER_TEMP_DIR, RUNNER_UID_BASE, RUNNER_UID_COUNT, RUNNER_UID_SLICE, WORKTREE_BASE,
+ * MAX_UPSTREAM_MESSAGE_BYTES, CHILD_CPU_SECONDS, CHILD_MEMORY_MIB, CHILD_MAX_PROCESSES).
  */
 export function loadRunnerSettings(env: Env = process.env): RunnerSettings {
   const read = new EnvReader(env);
@@ -381,6 +383,7 @@ export function loadRunnerSettings(env: Env = process.env): RunnerSettings {
     uidBase: read.integer("RUNNER_UID_BASE", undefined, { min: 1_000, max: 2 ** 31 - 100_000 }),
     uidCount: read.integer("RUNNER_UID_COUNT", undefined, { min: 1, max: 100_000 }),
     worktreeBase: worktreeBaseOf(read),
+    uidSlice: read.integer("RUNNER_UID_SLICE", undefined, { min: 1, max: 100_000 }),
     maxMessageBytes: Math.min(
       read.integer("MAX_UPSTREAM_MESSAGE_BYTES", DEFAULT_MAX_UPSTREAM_MESSAGE_BYTES, { min: 1_024 }),
       MAX_STDIO_MESSAGE_BYTES,

@@ -6,3 +6,4 @@ export * from "./instances";
 export * from "./isolation";
 export * from "./probe-relay";
 export * from "./start";
+export * from "./uid-slice";

@@ -11,21 +11,28 @@ const PREFIX = "mcpgw-runner-";
 
 /**
  * Wipes what dead runners left under `base` (their instance dirs and secret files), then makes this
- * runner's directory there. Returns its path.
+ * runner's directory there, its name carrying `label` (e.g. its uid slice). Returns its path.
  */
-export async function createRunnerDir(base: string): Promise<string> {
+export async function createRunnerDir(base: string, label = ""): Promise<string> {
   await wipeDeadRunnerDirs(base);
-  const dir = await mkdtemp(join(base, `${PREFIX}${process.pid}-${startTicks(process.pid) ?? 0}-`));
+  const dir = await mkdtemp(join(base, `${PREFIX}${process.pid}-${startTicks(process.pid) ?? 0}-${label}`));
   await chmod(dir, 0o711);
   return dir;
 }
 
 /** Removes `mcpgw-runner-<pid>-<start>-…` dirs under `base` whose process is gone (or is another one). */
 export async function wipeDeadRunnerDirs(base: string): Promise<string[]> {
-  // Without /proc, whether a runner is alive cannot be told: wipe nothing.
+  const dead = await deadRunnerDirs(base);
+  for (const path of dead) await rm(path, { recursive: true, force: true });
+  return dead;
+}
+
+/** The `mcpgw-runner-<pid>-<start>-…` dirs under `base`, ours, whose process is gone (or is another one). */
+export async function deadRunnerDirs(base: string): Promise<string[]> {
+  // Without /proc, whether a runner is alive cannot be told: none is dead.
   if (startTicks(process.pid) === undefined) return [];
   const entries = await readdir(base).catch(() => [] as string[]);
-  const wiped: string[] = [];
+  const dead: string[] = [];
   const me = process.getuid?.();
   for (const name of entries) {
     const owner = /^mcpgw-runner-(\d+)-(\d+)-/.exec(name);
@@ -34,10 +41,9 @@ export async function wipeDeadRunnerDirs(base: string): Promise<string[]> {
     const stat = await lstat(path).catch(() => undefined);
     if (!stat?.isDirectory() || (me !== undefined && stat.uid !== me)) continue;
     if (startTicks(Number(owner[1])) === Number(owner[2])) continue; // its runner is alive
-    await rm(path, { recursive: true, force: true });
-    wiped.push(path);
+    dead.push(path);
   }
-  return wiped;
+  return dead;
 }
 
 /** When a process started (clock ticks since boot, /proc/<pid>/stat field 22); undefined if it is gone. */

@@ -9,8 +9,9 @@ import { createRunnerServer } from "./http";
 import { InstanceManager, type InstanceManagerOptions } from "./instances";
 import { createIsolation, DEFAULT_UID_BASE, DEFAULT_UID_COUNT, type Isolation } from "./isolation";
 import { limitGaps } from "./limits";
-import { createRunnerDir } from "./runner-dir";
+import { createRunnerDir, deadRunnerDirs } from "./runner-dir";
 import { ThreadWorktrees } from "./thread-worktrees";
+import { claimUidSlice, DEFAULT_UID_SLICE, recordedUidSlices, sliceLabel, type UidSlice } from "./uid-slice";
 
 export interface RunnerOptions
   extends Partial<
@@ -25,9 +26,11 @@ export interface RunnerOptions
   tempBase?: string;
   /** Package-manager cache root for children (one subdirectory per child uid when isolated). */
   cacheDir?: string;
-  /** The uid pool children run as: [uidBase, uidBase + uidCount). */
+  /** The host's child uid range, [uidBase, uidBase + uidCount), which its runners share out. */
   uidBase?: number;
   uidCount?: number;
+  /** Uids of the range this runner holds (its slice; at least `maxChildren`). Default 100. */
+  uidSlice?: number;
   /** Tests may force isolation off (or on); by default it is on exactly when the runner is root. */
   isolation?: Isolation;
   /** The longest `stop()` waits for children to end before it SIGKILLs them all (default 8 s). */
@@ -57,13 +60,15 @@ export interface Runner {
 }
 
 /**
- * Starts the runner's HTTP face on `host:port` (127.0.0.1:0 by default): wipes what a dead predecessor
- * left (its directory; its children, when they ran under this uid pool), then serves.
+ * Starts the runner's HTTP face on `host:port` (127.0.0.1:0 by default): claims its own slice of the
+ * uid range (when root), wipes what a dead predecessor left (its directory; its children, when they ran
+ * under the slice now claimed), then serves.
  */
 export async function startRunner(options: RunnerOptions): Promise<Runner> {
-  const uidCount = options.uidCount ?? DEFAULT_UID_COUNT;
+  const tempBase = options.tempBase ?? tmpdir();
   const maxChildren = options.maxChildren ?? 50;
-  const pool = { uidBase: options.uidBase ?? DEFAULT_UID_BASE, uidCount: Math.max(uidCount, maxChildren) };
+  const slice = options.isolation ? undefined : await claimSlice(options, tempBase, maxChildren);
+  const pool = { uidBase: slice?.base ?? DEFAULT_UID_BASE, uidCount: slice?.count ?? maxChildren };
   const isolation =
     options.isolation ??
     createIsolation({
@@ -78,7 +83,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     );
   }
   for (const gap of limitGaps(isolation.isolated, limitWrapper())) options.logger.warn(gap);
-  const dir = await createRunnerDir(options.tempBase ?? tmpdir());
+  const dir = await createRunnerDir(tempBase, slice ? sliceLabel(slice) : "");
   const worktrees = new ThreadWorktrees({
     base: options.worktreeBase ?? defaultWorktreeBase(options.tempBase),
     isolation,
@@ -87,6 +92,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
   });
   await worktrees.prepare();
   if (isolation.isolated) {
+    // Only worktrees left open to this runner's own slice: another live runner's are its own.
     const closed = await worktrees.closeLeftOpen(
       (gid) => gid >= pool.uidBase && gid < pool.uidBase + pool.uidCount,
     );
@@ -132,8 +138,33 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
         server.closeAllConnections();
         await closed;
         await rm(dir, { recursive: true, force: true });
+        await slice?.release();
       })();
       return stopped;
     },
   };
+}
+
+/**
+ * The slice of the uid range this runner's children run in — a dead predecessor's on this temp base
+ * first — or none when the runner is not root (children then run as the runner itself).
+ */
+async function claimSlice(
+  options: RunnerOptions,
+  tempBase: string,
+  maxChildren: number,
+): Promise<UidSlice | undefined> {
+  if (process.getuid?.() !== 0) return undefined;
+  const count = options.uidCount ?? DEFAULT_UID_COUNT;
+  const slice = await claimUidSlice({
+    base: options.uidBase ?? DEFAULT_UID_BASE,
+    count,
+    size: Math.max(Math.min(options.uidSlice ?? DEFAULT_UID_SLICE, count), maxChildren),
+    preferred: recordedUidSlices(await deadRunnerDirs(tempBase)),
+  });
+  options.logger.info("runner holds its slice of the child uid range", {
+    uidFirst: slice.base,
+    uidLast: slice.base + slice.count - 1,
+  });
+  return slice;
 }

@@ -18,6 +18,29 @@ export interface UpstreamAsk {
   params?: Record<string, unknown>;
 }
 
+/**
+ * Whether a caller with these client capabilities may be asked `ask`: MCP lets a server ask a client
+ * only for what the client declared (`roots`, `sampling`, `elicitation` — its `url` mode for a URL
+ * elicitation, else form, which a bare `elicitation: {}` declares too).
+ */
+export function declaresCapabilityFor(
+  capabilities: Record<string, unknown> | undefined,
+  ask: UpstreamAsk,
+): boolean {
+  switch (ask.method) {
+    case "roots/list":
+      return capabilities?.roots !== undefined;
+    case "sampling/createMessage":
+      return capabilities?.sampling !== undefined;
+    case "elicitation/create": {
+      const elicitation = capabilities?.elicitation as Record<string, unknown> | undefined;
+      if (elicitation === undefined) return false;
+      if (ask.params?.mode === "url") return elicitation.url !== undefined;
+      return elicitation.form !== undefined || elicitation.url === undefined;
+    }
+  }
+}
+
 /** What a call lets its upstream reach: the caller's capabilities and its channels back. */
 export interface CallContext {
   /** The caller's client capabilities: sent to 2026 upstreams, which ask only for what is declared. */

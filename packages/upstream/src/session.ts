@@ -8,7 +8,7 @@ import {
   StreamableHTTPClientTransport,
   type Transport,
 } from "@modelcontextprotocol/client";
-import { CallRouter, type UpstreamAsk } from "./call-context";
+import { CallRouter, declaresCapabilityFor, type UpstreamAsk } from "./call-context";
 import { transportHttpStatus } from "./classify-failure";
 import { GatewayClient } from "./gateway-client";
 import { internalFetch } from "./internal-fetch";
@@ -212,9 +212,11 @@ async function keepListening(client: Client, isClosed: () => boolean): Promise<v
 }
 
 /**
- * Answers what a (2025) upstream asks mid-call: the caller of the call it came on answers; with no
- * such caller, or one that cannot answer, the gateway does — it declines an elicitation, offers no
- * roots, and refuses sampling.
+ * Answers what a (2025) upstream asks mid-call: the caller of the call it came on answers, when it
+ * declared the capability the ask needs; with no such caller, or one that cannot answer or did not
+ * declare it, the gateway does — it declines an elicitation, offers no roots (the gateway declared
+ * roots to the upstream, so an empty list, not "method not found", is its truthful answer), and
+ * refuses sampling.
  */
 async function answerAsk(
   router: CallRouter,
@@ -223,7 +225,8 @@ async function answerAsk(
   signal: AbortSignal,
 ): Promise<never> {
   const owner = router.ownerOf(id);
-  if (owner?.ask) return (await owner.ask(ask, signal)) as never;
+  if (owner?.ask && declaresCapabilityFor(owner.clientCapabilities, ask))
+    return (await owner.ask(ask, signal)) as never;
   if (ask.method === "elicitation/create") return { action: "decline" } as never;
   if (ask.method === "roots/list") return { roots: [] } as never;
   throw new Error("The caller of this tool call cannot answer sampling requests.");
