@@ -12,7 +12,7 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { startRunner } from "@mcpgw/runner";
+import { createIsolation, startRunner } from "@mcpgw/runner";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createServer,
@@ -202,13 +202,15 @@ describe("runner: a thread's worktree is its own", () => {
       expect((await start(keyA, `left-${tag}`, hostile, left)).status).toBe(201);
       const { gid } = statSync(left);
       expect(gid).not.toBe(0);
-      // A runner whose pool is that group's number: to it, the worktree is a dead predecessor's.
+      // A runner whose pool is that group's number: to it, the worktree is a dead predecessor's. (A live
+      // runner holds that uid's slice, so this one is handed its pool rather than claiming a slice.)
       const next = await startRunner({
         store: stack.store,
         logger: stack.logger,
         token: `t-${tag}`,
         tempBase: stack.tempBase,
         worktreeBase: stack.worktreeBase,
+        isolation: createIsolation({ logger: stack.logger, uidBase: gid, uidCount: 1, canSwitchUids: true }),
         uidBase: gid,
         uidCount: 1,
         maxChildren: 1,

@@ -64,7 +64,7 @@ describe("a runner start wipes what a hard-killed predecessor left", () => {
       { timeoutMs: 20_000 },
     );
     const secretFile = environ(child as number).LEAK_FILE as string;
-    const [oldDir] = readdirSync(tempBase);
+    const [oldDir] = runnerDirs(tempBase);
     expect(existsSync(secretFile)).toBe(true);
 
     // Its grandchild runs too before the runner dies (a child killed sooner would never start it).
@@ -94,9 +94,14 @@ describe("a runner start wipes what a hard-killed predecessor left", () => {
 
     expect(existsSync(secretFile)).toBe(false);
     expect(readdirSync(tempBase)).not.toContain(oldDir);
-    expect(readdirSync(tempBase)).toHaveLength(1); // the new runner's own
+    expect(runnerDirs(tempBase)).toHaveLength(1); // the new runner's own
     const strays = withMarker(MARKER);
     if (isRoot) expect(strays.filter(isAlive)).toEqual([]);
     if (isRoot || parentDeathWrapper()) expect(isAlive(child as number)).toBe(false);
   }, 120_000);
 });
+
+/** The runners' own directories under `tempBase` (beside them: the default worktree base). */
+function runnerDirs(tempBase: string): string[] {
+  return readdirSync(tempBase).filter((name) => name.startsWith("mcpgw-runner-"));
+}

@@ -68,7 +68,13 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
   const tempBase = options.tempBase ?? tmpdir();
   const maxChildren = options.maxChildren ?? 50;
   const slice = options.isolation ? undefined : await claimSlice(options, tempBase, maxChildren);
-  const pool = { uidBase: slice?.base ?? DEFAULT_UID_BASE, uidCount: slice?.count ?? maxChildren };
+  // The uids this runner's children take: its slice; with an isolation given (tests), the range it was told.
+  const pool = slice
+    ? { uidBase: slice.base, uidCount: slice.count }
+    : {
+        uidBase: options.uidBase ?? DEFAULT_UID_BASE,
+        uidCount: Math.max(options.uidCount ?? 0, maxChildren),
+      };
   const isolation =
     options.isolation ??
     createIsolation({
