@@ -126,6 +126,7 @@ describe("key scopes bind server ids", () => {
       name: "by name",
       servers: [renamed],
       serverIds: [firstId],
+      owner: null,
       rateLimit: null,
       createdAt: byName.createdAt,
     });
