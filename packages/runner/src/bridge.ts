@@ -455,7 +455,8 @@ export class ChildBridge {
 
   /**
    * Starts a call that may need input from its caller, once the gate lets it go to the child (see the
-   * class doc); rejects when `signal` aborts while it waits.
+   * class doc); rejects when `signal` aborts while it waits. Its reply is charged to the call's id until
+   * {@link releaseReplies} (or until its outcome is forgotten unfetched).
    */
   async start(
     method: string,
