@@ -97,6 +97,16 @@ describe("message bounds", () => {
     expect(loadRunnerSettings({}).maxMessageBytes).toBe(MAX_STDIO_MESSAGE_BYTES);
     expect(loadRunnerSettings({ MAX_UPSTREAM_MESSAGE_BYTES: "65536" }).maxMessageBytes).toBe(65_536);
   });
+
+  it("the runner holds at most RUNNER_CHILD_REPLY_BUDGET_MIB of one child's unsent replies (64 MiB unset)", () => {
+    expect(loadRunnerSettings({}).childReplyBudgetBytes).toBe(64 * 1024 * 1024);
+    expect(loadRunnerSettings({ RUNNER_CHILD_REPLY_BUDGET_MIB: "8" }).childReplyBudgetBytes).toBe(
+      8 * 1024 * 1024,
+    );
+    expect(() => loadRunnerSettings({ RUNNER_CHILD_REPLY_BUDGET_MIB: "0" })).toThrow(
+      /RUNNER_CHILD_REPLY_BUDGET_MIB/,
+    );
+  });
 });
 
 describe("caller limits", () => {

@@ -348,6 +348,8 @@ export interface RunnerSettings {
    * and never more than the MCP SDK's own stdio bound of 10 MiB.
    */
   maxMessageBytes: number;
+  /** The most of one child's replies the runner holds unsent (RUNNER_CHILD_REPLY_BUDGET_MIB, default 64 MiB). */
+  childReplyBudgetBytes: number;
   /** Every child's limits unless its server sets its own (CHILD_CPU_SECONDS, CHILD_MEMORY_MIB, CHILD_MAX_PROCESSES; 0 is none). */
   childLimits: ResolvedLimits;
 }
@@ -367,7 +369,8 @@ function worktreeBaseOf(read: EnvReader): string {
 /**
  * Runner settings from env (PORT, HOST, RUNNER_CACHE_DIR, RUNNER_IDLE_SECONDS, RUNNER_MAX_CHILDREN,
  * RUNNER_TEMP_DIR, RUNNER_UID_BASE, RUNNER_UID_COUNT, RUNNER_UID_SLICE, WORKTREE_BASE,
- * MAX_UPSTREAM_MESSAGE_BYTES, CHILD_CPU_SECONDS, CHILD_MEMORY_MIB, CHILD_MAX_PROCESSES).
+ * MAX_UPSTREAM_MESSAGE_BYTES, RUNNER_CHILD_REPLY_BUDGET_MIB, CHILD_CPU_SECONDS, CHILD_MEMORY_MIB,
+ * CHILD_MAX_PROCESSES).
  */
 export function loadRunnerSettings(env: Env = process.env): RunnerSettings {
   const read = new EnvReader(env);
@@ -388,6 +391,8 @@ export function loadRunnerSettings(env: Env = process.env): RunnerSettings {
       read.integer("MAX_UPSTREAM_MESSAGE_BYTES", DEFAULT_MAX_UPSTREAM_MESSAGE_BYTES, { min: 1_024 }),
       MAX_STDIO_MESSAGE_BYTES,
     ),
+    childReplyBudgetBytes:
+      read.integer("RUNNER_CHILD_REPLY_BUDGET_MIB", 64, { min: 1, max: 1024 * 1024 }) * 1024 * 1024,
     childLimits: {
       cpuSeconds: read.integer("CHILD_CPU_SECONDS", DEFAULT_CHILD_LIMITS.cpuSeconds, { max: 30 * 24 * 3600 }),
       memoryMiB: read.integer("CHILD_MEMORY_MIB", DEFAULT_CHILD_LIMITS.memoryMiB, { max: 1024 * 1024 }),

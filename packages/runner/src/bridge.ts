@@ -16,6 +16,7 @@ import {
   ResultSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { CallerGate } from "./caller-gate";
+import type { ReplyBudget } from "./reply-budget";
 
 /** What the runner's session declares to every child, so a child may ask for input during a call. */
 export const CHILD_SESSION_CAPABILITIES: ClientCapabilities = {
@@ -79,6 +80,8 @@ export interface ForwardedCallOptions {
   onAbandoned?: (() => void) | undefined;
   /** The child answered it, or it failed: it is no longer in flight there. */
   onSettled?: () => void;
+  /** Its outcome was never fetched: it is forgotten at the park bound, undelivered. */
+  onForgotten?: () => void;
 }
 
 /** How long a call waiting for its caller's answers (input_required) is kept, by default: 10 min. */
@@ -113,6 +116,7 @@ export class ForwardedCall {
   private readonly parkMs: number;
   private readonly onEnd: (call: ForwardedCall) => void;
   private readonly onAbandoned: (() => void) | undefined;
+  private readonly onForgotten: (() => void) | undefined;
 
   constructor(
     child: Client,
@@ -125,7 +129,13 @@ export class ForwardedCall {
     this.parkMs = options.parkMs;
     this.onEnd = options.onEnd;
     this.onAbandoned = options.onAbandoned;
-    const requestOptions: RequestOptions = { signal: this.controller.signal, timeout: options.timeoutMs };
+    this.onForgotten = options.onForgotten;
+    // The call's id names it to the child's transport: its reply is charged to it (see ReplyBudget).
+    const requestOptions: RequestOptions = {
+      signal: this.controller.signal,
+      timeout: options.timeoutMs,
+      relatedRequestId: this.id,
+    };
     // The call's own id is its progress token (the bridge relays by it; see ChildBridge).
     const sent = options.progress
       ? { ...params, _meta: { ...meta(params), progressToken: this.id } }
@@ -277,7 +287,10 @@ export class ForwardedCall {
     if (!this.parkTimer) this.onEnd(this);
     else {
       clearTimeout(this.parkTimer);
-      this.parkTimer = setTimeout(() => this.onEnd(this), this.parkMs);
+      this.parkTimer = setTimeout(() => {
+        this.onEnd(this);
+        this.onForgotten?.();
+      }, this.parkMs);
       this.parkTimer.unref();
     }
   }
@@ -358,7 +371,7 @@ export class ChildBridge {
 
   constructor(
     private readonly child: Client,
-    private readonly options: { parkMs?: number; gateWaitMs?: number } = {},
+    private readonly options: { parkMs?: number; gateWaitMs?: number; replies?: ReplyBudget } = {},
   ) {
     this.gate = new CallerGate(options.gateWaitMs);
     child.setRequestHandler(ElicitRequestSchema, (request, extra) =>
@@ -400,13 +413,28 @@ export class ChildBridge {
   }
 
   /**
+   * The replies charged to `owner` (a call's id, or a forwarded request's `owner`) have been sent to
+   * their caller, or dropped: the child's reply budget has their bytes again.
+   */
+  releaseReplies(owner: string): void {
+    this.options.replies?.release(owner);
+  }
+
+  /**
    * Forwards one request that cannot need input (lists, completion) and returns the child's answer. It
    * never waits at the gate (a probe's list must not wait for a call), but counts as `caller`'s there.
+   * Its reply is charged to `owner`, when given, until {@link releaseReplies}.
    */
   async forward(
     method: string,
     params: Record<string, unknown> | undefined,
-    options: { caller: string; signal: AbortSignal; timeoutMs: number; log?: Listener["log"] },
+    options: {
+      caller: string;
+      signal: AbortSignal;
+      timeoutMs: number;
+      log?: Listener["log"];
+      owner?: string;
+    },
   ): Promise<Result> {
     const listener: Listener = { log: options.log };
     this.listeners.add(listener);
@@ -415,6 +443,7 @@ export class ChildBridge {
       const result = await this.child.request({ method, ...(params ? { params } : {}) }, ResultSchema, {
         signal: options.signal,
         timeout: options.timeoutMs,
+        ...(options.owner === undefined ? {} : { relatedRequestId: options.owner }),
       });
       this.answeredOne(method);
       return result;
@@ -426,7 +455,8 @@ export class ChildBridge {
 
   /**
    * Starts a call that may need input from its caller, once the gate lets it go to the child (see the
-   * class doc); rejects when `signal` aborts while it waits.
+   * class doc); rejects when `signal` aborts while it waits. Its reply is charged to the call's id until
+   * {@link releaseReplies} (or until its outcome is forgotten unfetched).
    */
   async start(
     method: string,
@@ -450,6 +480,7 @@ export class ChildBridge {
       parkMs: this.options.parkMs ?? DEFAULT_PARK_MS,
       onAnswered: () => this.answeredOne(method),
       onAbandoned: options.alive,
+      onForgotten: () => this.releaseReplies(call.id),
       onEnd: (ended) => {
         if (this.calls.get(ended.id) === ended) this.calls.delete(ended.id);
       },

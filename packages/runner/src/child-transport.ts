@@ -3,9 +3,17 @@ import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
 import { type LimitKind, type ResolvedLimits, rlimitOptions } from "@mcpgw/core";
 import { deserializeMessage, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
+import {
+  ErrorCode,
+  isJSONRPCErrorResponse,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
+  type JSONRPCMessage,
+  type RequestId,
+} from "@modelcontextprotocol/sdk/types.js";
 import type { LimitWatch } from "./limits";
+import { type ReplyBudget, replyId } from "./reply-budget";
 
 const STDERR_TAIL_BYTES = 4_096;
 /** The longest stdout line (one JSON-RPC message) a child may write unless told otherwise: 10 MiB. */
@@ -31,6 +39,11 @@ export interface ChildSpec {
    * there) and summed over its processes by `watch`, which has the transport kill it past a limit.
    */
   limits?: { values: ResolvedLimits; watch: LimitWatch };
+  /**
+   * The bytes of this child's replies the runner may hold: a request sent with a `relatedRequestId`
+   * names the owner its reply is charged to, and a reply past the budget is answered as an error.
+   */
+  replies?: ReplyBudget;
 }
 
 /** Why a child was ended by its transport (or the kernel, for its limits) rather than by its own exit or by close(). */
@@ -152,7 +165,7 @@ export class ChildTransport implements Transport {
    */
   private onStdout(child: ChildProcess, chunk: Buffer): void {
     if (this.killedFor) return;
-    const lines = this.lines.push(chunk);
+    const lines = this.lines.pushBytes(chunk);
     if (lines === undefined) {
       this.kill(child, "message_too_large");
       this.report(new Error(`the server wrote a message larger than ${this.lines.maxBytes} bytes`));
@@ -161,7 +174,7 @@ export class ChildTransport implements Transport {
     for (const line of lines) {
       let message: JSONRPCMessage;
       try {
-        message = deserializeMessage(line);
+        message = this.refusal(line) ?? this.admitted(deserializeMessage(line.toString("utf8")), line.length);
       } catch (error) {
         this.report(error as Error);
         continue;
@@ -174,15 +187,37 @@ export class ChildTransport implements Transport {
     }
   }
 
+  /**
+   * The error answering `line` when it is a reply past this child's reply budget, found without
+   * parsing it (a refused reply costs its bytes only); undefined for any other line.
+   */
+  private refusal(line: Buffer): JSONRPCMessage | undefined {
+    const replies = this.spec.replies;
+    if (!replies || replies.fits(line.length)) return undefined;
+    const id = replyId(line);
+    return id === undefined || replies.admit(id, line.length) ? undefined : refused(id, line.length, replies);
+  }
+
+  /** `message`, or — a reply past this child's reply budget — an error answering the same request. */
+  private admitted(message: JSONRPCMessage, bytes: number): JSONRPCMessage {
+    const replies = this.spec.replies;
+    if (!replies || !(isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message))) return message;
+    if (message.id === undefined || replies.admit(message.id, bytes)) return message;
+    return refused(message.id, bytes, replies);
+  }
+
   /** Kills the child's process group for `why` (the first reason stays). */
   private kill(child: ChildProcess, why: TransportKill): void {
     this.killedFor ??= why;
     if (child.pid !== undefined) signalGroup(child.pid, "SIGKILL");
   }
 
-  async send(message: JSONRPCMessage): Promise<void> {
+  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     const stdin = this.child?.stdin;
     if (!stdin || stdin.destroyed) throw new Error("the child process is not running");
+    const owner = options?.relatedRequestId;
+    if (this.spec.replies && isJSONRPCRequest(message) && typeof owner === "string")
+      this.spec.replies.expect(message.id, owner);
     if (!stdin.write(serializeMessage(message))) await new Promise((resolve) => stdin.once("drain", resolve));
   }
 
@@ -249,12 +284,18 @@ export class LineReader {
 
   /** The complete lines this chunk finishes (without their newline, a trailing CR dropped). */
   push(chunk: Buffer): string[] | undefined {
-    const lines: string[] = [];
+    return this.pushBytes(chunk)?.map((line) => line.toString("utf8"));
+  }
+
+  /** {@link push}, the lines left as bytes. */
+  pushBytes(chunk: Buffer): Buffer[] | undefined {
+    const lines: Buffer[] = [];
     let start = 0;
     for (let end = chunk.indexOf(0x0a); end !== -1; end = chunk.indexOf(0x0a, start)) {
       if (this.pendingBytes + end - start > this.maxBytes) return this.overflow();
       this.pending.push(chunk.subarray(start, end));
-      lines.push(Buffer.concat(this.pending).toString("utf8").replace(/\r$/, ""));
+      const line = Buffer.concat(this.pending);
+      lines.push(line.at(-1) === 0x0d ? line.subarray(0, -1) : line);
       this.pending = [];
       this.pendingBytes = 0;
       start = end + 1;
@@ -272,6 +313,26 @@ export class LineReader {
     this.pendingBytes = 0;
     return undefined;
   }
+}
+
+const MIB = 1024 * 1024;
+
+/** The error that answers request `id` in place of its reply of `bytes`, past the budget. */
+function refused(id: RequestId, bytes: number, replies: ReplyBudget): JSONRPCMessage {
+  return {
+    jsonrpc: "2.0",
+    id,
+    error: { code: ErrorCode.InternalError, message: replyRefused(bytes, replies.maxBytes) },
+  };
+}
+
+/** What a caller is told when its reply would take the runner past the child's reply budget (no content of it). */
+export function replyRefused(bytes: number, budgetBytes: number): string {
+  const mib = (value: number) => `${(value / MIB).toFixed(1)} MiB`;
+  return (
+    `the server's reply (${mib(bytes)}) was refused: the runner already holds close to this server's ` +
+    `reply budget of ${mib(budgetBytes)} (RUNNER_CHILD_REPLY_BUDGET_MIB) for replies not yet sent; try again later`
+  );
 }
 
 /** SIGKILLs the child's process group now, synchronously (a runner that must exit at once). */

@@ -49,6 +49,11 @@ export interface FaceRequest {
    * caller's own `ping`, which so reaches the child instead of being answered by the face alone.
    */
   alive?: () => Promise<boolean>;
+  /**
+   * Runs `hook` once this request's answer has been sent (or given up): the child's replies it carries
+   * are held against the child's reply budget until then. Without it they are released once handed over.
+   */
+  onSent?: (hook: () => void) => void;
 }
 
 export interface FacesOptions {
@@ -279,12 +284,15 @@ export class Faces {
     const face = faceOf(ctx);
     const signal = AbortSignal.any([ctx.mcpReq.signal, face.request.signal]);
     const relayed = new Relayed(ctx);
+    const owner = randomUUID();
+    afterSent(face, () => face.child.bridge.releaseReplies(owner));
     try {
       const result = await face.child.bridge.forward(method, toChild(params), {
         caller: face.caller,
         signal,
         timeoutMs: MAX_CALL_MS,
         log: relayed.log,
+        owner,
       });
       await relayed.sent();
       return result;
@@ -354,6 +362,7 @@ export class Faces {
     };
     const event = await call.next(attachment);
     await relayed.sent();
+    if (event.kind !== "input") afterSent(face, () => bridge.releaseReplies(call.id));
     switch (event.kind) {
       case "result":
         call.finish();
@@ -481,6 +490,12 @@ function isTimeout(error: unknown): boolean {
 }
 
 /** A child's error as the face answers it: its JSON-RPC code and message (without v1's prefix). */
+/** Runs `hook` once `face`'s answer has been sent (at once when nobody tells). */
+function afterSent(face: FaceRequest, hook: () => void): void {
+  if (face.onSent) face.onSent(hook);
+  else hook();
+}
+
 function toProtocolError(error: unknown): ProtocolError {
   if (error instanceof ProtocolError) return error;
   if (error instanceof McpError)
@@ -511,11 +526,17 @@ function methodNotAllowed(): Response {
 
 /**
  * `response`, with `done` run once its body has been sent (or given up by the client); at once when
- * it has no stream. An SSE body is passed through as it is read.
+ * it has no stream (with `everyBody`, only when it has no body at all). A tracked body is passed
+ * through as it is read.
  */
-export function whenSent(response: Response, done: () => void): Response {
+export function whenSent(
+  response: Response,
+  done: () => void,
+  options: { everyBody?: boolean } = {},
+): Response {
   const body = response.body;
-  if (body === null || response.headers.get("content-type")?.includes("text/event-stream") !== true) {
+  const streams = response.headers.get("content-type")?.includes("text/event-stream") === true;
+  if (body === null || !(streams || options.everyBody)) {
     done();
     return response;
   }
@@ -526,24 +547,28 @@ export function whenSent(response: Response, done: () => void): Response {
     done();
   };
   const reader = body.getReader();
-  const tracked = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const { done: ended, value } = await reader.read();
-        if (ended) {
+  const tracked = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        try {
+          const { done: ended, value } = await reader.read();
+          if (ended) {
+            finish();
+            controller.close();
+          } else controller.enqueue(value);
+        } catch (error) {
           finish();
-          controller.close();
-        } else controller.enqueue(value);
-      } catch (error) {
+          controller.error(error);
+        }
+      },
+      cancel(reason) {
         finish();
-        controller.error(error);
-      }
+        return reader.cancel(reason).catch(() => undefined);
+      },
+      // No read ahead: the end is read (and `done` run) only once the last chunk has been taken.
     },
-    cancel(reason) {
-      finish();
-      return reader.cancel(reason).catch(() => undefined);
-    },
-  });
+    { highWaterMark: 0 },
+  );
   return new Response(tracked, {
     status: response.status,
     statusText: response.statusText,

@@ -86,8 +86,9 @@ export function createRunnerApp(options: RunnerHttpOptions): Hono<RunnerEnv> {
     // alive to the caller asking (the gateway's liveness check after a call timed out), so ask it.
     if (connecting && !(await instances.checkAlive(instance)))
       throw new AppError("upstream.timeout", "the server's process does not answer");
-    // In use until the response is sent: a streamed one outlives this handler.
-    const release = instances.hold(instance);
+    // In use until the response is sent: a streamed one outlives this handler; the child's replies it
+    // carries count against the child's reply budget until then.
+    const sent = afterResponse(instances.hold(instance));
     try {
       const response = await faces.serve({
         key,
@@ -96,10 +97,11 @@ export function createRunnerApp(options: RunnerHttpOptions): Hono<RunnerEnv> {
         request,
         body,
         alive: () => instances.checkAlive(instance),
+        onSent: sent.add,
       });
-      return whenSent(response, release);
+      return whenSent(response, sent.run, { everyBody: true });
     } catch (error) {
-      release();
+      sent.run();
       throw error;
     }
   };
@@ -131,6 +133,19 @@ export function createRunnerApp(options: RunnerHttpOptions): Hono<RunnerEnv> {
 /** The runner app on a node:http server (not yet listening). */
 export function createRunnerServer(options: RunnerHttpOptions): Server {
   return createAdaptorServer({ fetch: createRunnerApp(options).fetch }) as Server;
+}
+
+/** Hooks run once, when a response has been sent: those added later run at once. */
+function afterResponse(first: () => void) {
+  const hooks = [first];
+  let done = false;
+  return {
+    add: (hook: () => void) => (done ? hook() : void hooks.push(hook)),
+    run: () => {
+      done = true;
+      for (const hook of hooks.splice(0)) hook();
+    },
+  };
 }
 
 /** The face of a child: a server's (or one thread's instance), as a caller or as the worker's probe. */

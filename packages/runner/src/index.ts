@@ -5,5 +5,6 @@ export * from "./http";
 export * from "./instances";
 export * from "./isolation";
 export * from "./probe-relay";
+export * from "./reply-budget";
 export * from "./start";
 export * from "./uid-slice";

@@ -35,6 +35,7 @@ import type { ChildIdentity, Isolation } from "./isolation";
 import { LimitWatch } from "./limits";
 import { ProbeRelay } from "./probe-relay";
 import { launchedAgo } from "./proc";
+import { DEFAULT_CHILD_REPLY_BUDGET_BYTES, ReplyBudget } from "./reply-budget";
 import { mayDownloadAtStart } from "./start-rules";
 import type { OpenWorktree, ThreadWorktrees } from "./thread-worktrees";
 
@@ -96,6 +97,11 @@ export interface InstanceManagerOptions {
   configTtlMs?: number;
   /** The longest line a child may write (one JSON-RPC message); past it the child is killed. */
   maxMessageBytes?: number;
+  /**
+   * The most of one child's replies the runner holds, read and not yet sent to their callers (default
+   * {@link DEFAULT_CHILD_REPLY_BUDGET_BYTES}); a reply past it is answered as an error naming the limit.
+   */
+  childReplyBudgetBytes?: number;
   /** How long a call that asked its caller for input waits for the answer (default 10 min). */
   parkMs?: number;
   /**
@@ -601,8 +607,10 @@ export class InstanceManager {
         ...(secret ? { secretFile: secret.path } : {}),
         ...(worktreeRoot ? { worktreeRoot } : {}),
       });
+      const replies = new ReplyBudget(this.options.childReplyBudgetBytes ?? DEFAULT_CHILD_REPLY_BUDGET_BYTES);
       const transport = new ChildTransport({
         ...plan,
+        replies,
         cwd: worktreeRoot ?? home,
         ...(identity ?? {}),
         ...(this.options.maxMessageBytes ? { maxMessageBytes: this.options.maxMessageBytes } : {}),
@@ -618,6 +626,7 @@ export class InstanceManager {
       const bridge = new ChildBridge(client, {
         ...(parkMs ? { parkMs } : {}),
         ...(gateWaitMs ? { gateWaitMs } : {}),
+        replies,
       });
       const instance: Instance = {
         key,
