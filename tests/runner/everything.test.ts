@@ -22,9 +22,11 @@ import {
 
 const tag = randomBytes(6).toString("hex");
 const RUNNER_TOKEN = `runner-token-sentinel-${tag}`;
-/** Planted in the test process (the runner's) environment: none of it may reach a child. */
+/**
+ * Planted in the test process (the runner's) environment: none of it may reach a child — nor the
+ * emulator key the runner signs with (already in the environment: the emulator takes no other).
+ */
 const PLANTED: Record<string, string> = {
-  AWS_SECRET_ACCESS_KEY: `aws-secret-sentinel-${tag}`,
   AWS_CANARY_CREDENTIAL: `aws-canary-sentinel-${tag}`,
   ADMIN_TOKEN: TEST_ADMIN_TOKEN,
   RUNNER_TOKEN,
@@ -106,7 +108,11 @@ describe("runner: server-everything over stdio", () => {
     expect(env.HOME).toBe(env.TMPDIR);
     expect(dirname(env.HOME as string)).toBe(stack.tempRoot);
     const text = JSON.stringify(env);
-    for (const value of [...Object.values(PLANTED), "AWS_"]) expect(text).not.toContain(value);
+    const awsKey = [process.env.AWS_ACCESS_KEY_ID, process.env.AWS_SECRET_ACCESS_KEY].filter(
+      Boolean,
+    ) as string[];
+    expect(awsKey).toHaveLength(2);
+    for (const value of [...Object.values(PLANTED), ...awsKey, "AWS_"]) expect(text).not.toContain(value);
     // The same seen from outside: the child's real environment.
     const pid = await pidOf(stack, id);
     expect(environ(pid)).toEqual(env);
