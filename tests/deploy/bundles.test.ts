@@ -6,9 +6,11 @@
  * Budgets: each handler ≤ 300 ms cold import (the fastest of a few fresh processes, so a busy
  * machine's scheduler noise is not counted as import cost), and a size per plane (minified): the
  * admin plane ≤ 1.5 MB (no MCP server; the SDK client's OAuth helpers, for upstreams that need OAuth),
- * the worker ≤ 1.5 MB (the SDK's client), the gateway ≤ 1.9 MB (both the SDK v2 client, for
+ * the worker ≤ 1.5 MB (the SDK's client), the gateway ≤ 1.95 MB (both the SDK v2 client, for
  * upstreams, and its server, for /mcp: ~650 KiB together, each package shipping its own copy of the
- * protocol's schemas; and the OAuth authorization server, with its OpenID relying party).
+ * protocol's schemas; the OAuth authorization server, with its OpenID relying party; and the tenant
+ * limits, throttles and the per_user link's sign-in). The next cut is zod's locales (~258 KiB), which
+ * the bundle keeps although only English is used.
  */
 import { spawnSync } from "node:child_process";
 import { createCipheriv, randomBytes, randomUUID } from "node:crypto";
@@ -25,10 +27,10 @@ import { urlEvent } from "./support/url-event";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const INVOKE = resolve(import.meta.dirname, "support/invoke-bundle.mjs");
-/** Bytes per handler, read strictly (decimal); measured 1.42, 1.84 and 1.31 MB (with openid-client). */
+/** Bytes per handler, read strictly (decimal); measured 1.47, 1.90 and 1.33 MB (issue 23). */
 const SIZE_BUDGET_BYTES: Record<Handler, number> = {
   admin: 1_500_000,
-  gateway: 1_900_000,
+  gateway: 1_950_000,
   worker: 1_500_000,
 };
 const COLD_IMPORT_BUDGET_MS = 300;
