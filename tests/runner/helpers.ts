@@ -271,3 +271,8 @@ export function textOf(body: { content?: Array<{ type: string; text?: string }> 
     .map((part) => part.text)
     .join("");
 }
+
+/** The runners' own directories under `tempBase` (beside them may lie the default worktree base). */
+export function runnerDirs(tempBase: string): string[] {
+  return readdirSync(tempBase).filter((name) => name.startsWith("mcpgw-runner-"));
+}

@@ -12,7 +12,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parentDeathWrapper } from "@mcpgw/runner";
 import { afterAll, describe, expect, it } from "vitest";
-import { cmdline, environ, isAlive, TINY_STDIO, testUidBase, withMarker } from "../runner/helpers";
+import {
+  cmdline,
+  environ,
+  isAlive,
+  runnerDirs,
+  TINY_STDIO,
+  testUidBase,
+  withMarker,
+} from "../runner/helpers";
 import { type DevProcess, startDevProcess } from "../support/dev-process";
 import { uniqueName } from "../support/servers";
 import { waitFor } from "../support/stack";
@@ -100,8 +108,3 @@ describe("a runner start wipes what a hard-killed predecessor left", () => {
     if (isRoot || parentDeathWrapper()) expect(isAlive(child as number)).toBe(false);
   }, 120_000);
 });
-
-/** The runners' own directories under `tempBase` (beside them: the default worktree base). */
-function runnerDirs(tempBase: string): string[] {
-  return readdirSync(tempBase).filter((name) => name.startsWith("mcpgw-runner-"));
-}

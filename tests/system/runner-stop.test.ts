@@ -5,11 +5,11 @@
  * instead of waiting out the runner's 60 s start timeout.
  */
 import { randomBytes } from "node:crypto";
-import { chmodSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { isAlive, TINY_STDIO, testUidBase, withMarker } from "../runner/helpers";
+import { isAlive, runnerDirs, TINY_STDIO, testUidBase, withMarker } from "../runner/helpers";
 import { type DevProcess, startDevProcess } from "../support/dev-process";
 import { uniqueName } from "../support/servers";
 import { waitFor } from "../support/stack";
@@ -44,7 +44,7 @@ describe("a graceful stop does not wait for a start", () => {
       (pids) => pids.length === 1,
       { timeoutMs: 20_000, intervalMs: 50 },
     );
-    expect(readdirSync(tempBase)).toHaveLength(1); // the runner's own dir
+    expect(runnerDirs(tempBase)).toHaveLength(1); // the runner's own dir
 
     const started = Date.now();
     const exit = await dev.stop();
@@ -54,7 +54,7 @@ describe("a graceful stop does not wait for a start", () => {
     expect(exit).toEqual({ code: 0, signal: null });
     expect(took).toBeLessThan(10_000);
     expect(isAlive(child as number)).toBe(false);
-    expect(readdirSync(tempBase)).toEqual([]);
+    expect(runnerDirs(tempBase)).toEqual([]);
     expect(dev.logs()).toContain('"child start abandoned"');
   }, 60_000);
 });
