@@ -97,16 +97,21 @@ export class SharedShare {
     private readonly onLeaseError: (error: unknown) => void,
   ) {}
 
+  /** Spends one token already leased, if there is one (the warm path: no wait, no promise). */
+  trySpend(now: number, perMinute: number): boolean {
+    if (this.tokens <= 0) return false;
+    this.tokens -= 1;
+    // Leased again before the slice runs out: the next calls find tokens here, not a round trip.
+    const slice = sliceOf(perMinute);
+    if (this.tokens <= slice / 2) void this.refill(now, slice, perMinute);
+    return true;
+  }
+
   /** Spends one token: 0 when spent, else the milliseconds until the shared minute turns. */
   async spend(now: number, perMinute: number): Promise<number> {
     const slice = sliceOf(perMinute);
     for (let attempt = 0; attempt < MAX_LEASE_WAITS; attempt++) {
-      if (this.tokens > 0) {
-        this.tokens -= 1;
-        // Leased again before the slice runs out: the next calls find tokens here, not a round trip.
-        if (this.tokens <= slice / 2) void this.refill(now, slice, perMinute);
-        return 0;
-      }
+      if (this.trySpend(now, perMinute)) return 0;
       if (now < this.spentUntil) return this.spentUntil - now;
       await this.refill(now, slice, perMinute);
     }
@@ -171,6 +176,14 @@ export class CallerLimits implements SessionCap {
    * refuses with 429 `rate_limited`, saying which limit and when to retry (`retryAfter`, seconds).
    */
   async admit(principal: Principal, kind: RequestKind): Promise<() => void> {
+    return this.admitNow(principal, kind);
+  }
+
+  /**
+   * {@link CallerLimits.admit} for the warm path: answers at once (no promise) while this instance
+   * holds leased tokens, and refuses by throwing.
+   */
+  admitNow(principal: Principal, kind: RequestKind): (() => void) | Promise<() => void> {
     if (principal.kind === "admin") return noop;
     const limits = effectiveLimits(this.settings, principal.kind === "key" ? principal.rateLimit : undefined);
     const caller = threadOwner(principal);
@@ -185,13 +198,14 @@ export class CallerLimits implements SessionCap {
     if (wait > 0) throw refusal("rate", limits.perMinute, wait);
     // Held before any wait for a lease: calls that arrive meanwhile count it.
     const release = this.hold(state, kind);
-    const sharedWait = state.share ? await state.share.spend(now, limits.perMinute) : 0;
-    if (sharedWait > 0) {
+    const { share } = state;
+    if (!share || share.trySpend(now, limits.perMinute)) return release;
+    return share.spend(now, limits.perMinute).then((sharedWait) => {
+      if (sharedWait === 0) return release;
       release();
       state.bucket.giveBack(limits.burst);
       throw refusal("rate", limits.perMinute, sharedWait);
-    }
-    return release;
+    });
   }
 
   /** How many 2025-era sessions the caller a session is bound to (its thread-owner key) may hold open. */
@@ -270,7 +284,8 @@ export function refusal(limit: LimitName, value: number, waitMs: number): AppErr
  */
 export function limitRequests(limits: CallerLimits) {
   return createMiddleware<AppEnv>(async function limitRequests(c, next) {
-    const release = await limits.admit(c.get("principal"), "call");
+    const admitted = limits.admitNow(c.get("principal"), "call");
+    const release = admitted instanceof Promise ? await admitted : admitted;
     try {
       await next();
     } finally {
