@@ -3,6 +3,7 @@ import { hashState } from "@mcpgw/aws";
 import { deleteCookie, getCookie } from "hono/cookie";
 import type { AppEnv } from "../env";
 import { sendPage } from "../oauth/page";
+import { publicAdminBase } from "../upstream-authorization";
 import type { AdminDeps } from "./service";
 import {
   CLIENT_METADATA_PATH,
@@ -33,7 +34,7 @@ export function registerUpstreamAuthPages(
       ...signIn,
       store: deps.store,
       logger: deps.logger,
-      publicUrl: deps.publicAdminUrl.replace(/\/+$/, ""),
+      publicUrl: publicAdminBase(deps),
     });
   app.get(UPSTREAM_CALLBACK_PATH, async (c) => {
     const query = Object.fromEntries(

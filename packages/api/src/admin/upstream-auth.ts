@@ -142,7 +142,8 @@ export async function completeAuthorization(
   };
 }
 
-function sealFailure(error: unknown): undefined {
+/** A sealed record that cannot be opened reads as absent; any other failure is thrown on. */
+export function sealFailure(error: unknown): undefined {
   if (error instanceof SealError) return undefined;
   throw error;
 }

@@ -9,13 +9,14 @@
  */
 import { randomBytes } from "node:crypto";
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { type ConsoleAdminSettings, hashState, SealError, type Store } from "@mcpgw/aws";
+import { type ConsoleAdminSettings, hashState, type Store } from "@mcpgw/aws";
 import { errorFields, isIdentityName, type Logger, secretsEqual } from "@mcpgw/core";
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { lazyBodyLimit } from "../body-limit";
 import type { ConsoleSessions } from "../console/session";
 import type { AppEnv } from "../env";
+import { sameOrigin } from "../oauth/http";
 import { linkSignInPage, messagePage, sendPage } from "../oauth/page";
 import { loginBindingOf, newLoginBinding } from "../oidc/binding";
 import { isConsoleAdmin, type OidcClient, SignInError } from "../oidc/provider";
@@ -24,6 +25,7 @@ import {
   UPSTREAM_CALLBACK_PATH,
   UPSTREAM_LINK_PATH,
 } from "../upstream-authorization";
+import { sealFailure } from "./upstream-auth";
 
 /** Where the OpenID provider sends the browser back after a sign-in for a link (a redirect URI to register). */
 export const UPSTREAM_SIGNIN_PATH = "/oauth/upstream/signin";
@@ -76,11 +78,11 @@ export function opensLink(opener: string, person: LinkPerson): boolean {
 
 /** Registers the link's pages: the link itself, the development sign-in's form, the provider's callback. */
 export function registerUpstreamLinkPages(app: OpenAPIHono<AppEnv>, deps: LinkSignIn): void {
-  const secure = deps.publicUrl.startsWith("https:");
+  const secure = isSecure(deps);
   const signInRedirect = `${deps.publicUrl}${UPSTREAM_SIGNIN_PATH}`;
   const providerCookie = { path: UPSTREAM_SIGNIN_PATH, httpOnly: true, sameSite: "Lax", secure } as const;
   const csrfCookie = { path: UPSTREAM_LINK_PATH, httpOnly: true, sameSite: "Strict", secure } as const;
-  const logger = (c: Context<AppEnv>) => c.get("logger") ?? deps.logger;
+  const logger = (c: Context<AppEnv>) => loggerOf(c, deps);
   app.use(
     UPSTREAM_LINK_PATH,
     lazyBodyLimit({
@@ -96,7 +98,7 @@ export function registerUpstreamLinkPages(app: OpenAPIHono<AppEnv>, deps: LinkSi
     if (found instanceof Response) return found;
     if (found.opener === "admin") {
       if (await deps.sessions.current(c))
-        return decide(c, deps, link, { groups: [], admin: true, label: "the admin (console)" });
+        return decide(c, deps, link, found, { groups: [], admin: true, label: "the admin (console)" });
       // The development sign-in names no admin: only the console (or a console admin at the provider) does.
       if (!deps.oidc)
         return sendPage(
@@ -147,14 +149,7 @@ export function registerUpstreamLinkPages(app: OpenAPIHono<AppEnv>, deps: LinkSi
     const link = linkOf(form?.get("link") ?? undefined);
     const csrf = form?.get("csrf") ?? "";
     const cookie = getCookie(c, CSRF_COOKIE) ?? "";
-    const origin = c.req.header("origin");
-    if (
-      !form ||
-      !link ||
-      !csrf ||
-      !secretsEqual(csrf, cookie) ||
-      (origin && origin !== new URL(deps.publicUrl).origin)
-    )
+    if (!form || !link || !csrf || !secretsEqual(csrf, cookie) || !sameOrigin(c, deps.publicUrl))
       return sendPage(
         c,
         403,
@@ -172,7 +167,9 @@ export function registerUpstreamLinkPages(app: OpenAPIHono<AppEnv>, deps: LinkSi
     ].sort();
     if (!isIdentityName(user) || groups.length > 20 || !groups.every(isIdentityName))
       return sendPage(c, 400, messagePage("Refused", "That is not a usable user or group name."));
-    return decide(c, deps, link, { sub: user, groups, admin: false, label: user });
+    const found = await usable(c, deps, link);
+    if (found instanceof Response) return found;
+    return decide(c, deps, link, found, { sub: user, groups, admin: false, label: user });
   });
 
   // The provider's answer to a sign-in for a link.
@@ -195,7 +192,9 @@ export function registerUpstreamLinkPages(app: OpenAPIHono<AppEnv>, deps: LinkSi
       );
     try {
       const identity = await oidc.signIn(signInRedirect, params, login);
-      return await decide(c, deps, link, {
+      const found = await usable(c, deps, link);
+      if (found instanceof Response) return found;
+      return await decide(c, deps, link, found, {
         sub: identity.sub,
         groups: identity.groups,
         admin: isConsoleAdmin(identity, deps.admins),
@@ -210,13 +209,18 @@ export function registerUpstreamLinkPages(app: OpenAPIHono<AppEnv>, deps: LinkSi
 }
 
 /**
- * The signed-in `person` at link `state`: sent on to the upstream when they are its opener (the link
- * then used up, this browser holding its secret); refused with a page otherwise, nothing changed.
+ * The signed-in `person` at link `state` (`found`, still usable): sent on to the upstream when they are
+ * its opener (the link then used up, this browser holding its secret); refused with a page otherwise,
+ * nothing changed.
  */
-async function decide(c: Context<AppEnv>, deps: LinkSignIn, state: string, person: LinkPerson) {
-  const found = await usable(c, deps, state);
-  if (found instanceof Response) return found;
-  const logger = c.get("logger") ?? deps.logger;
+async function decide(
+  c: Context<AppEnv>,
+  deps: LinkSignIn,
+  state: string,
+  found: UsableLink,
+  person: LinkPerson,
+) {
+  const logger = loggerOf(c, deps);
   const fields = { serverId: found.serverId, subject: found.subject };
   if (!opensLink(found.opener, person)) {
     logger.warn("upstream link refused: not its person", fields);
@@ -235,7 +239,7 @@ async function decide(c: Context<AppEnv>, deps: LinkSignIn, state: string, perso
     path: UPSTREAM_CALLBACK_PATH,
     httpOnly: true,
     sameSite: "Lax",
-    secure: deps.publicUrl.startsWith("https:"),
+    secure: isSecure(deps),
     maxAge: AUTHORIZATION_TTL_SECONDS,
   });
   logger.info("upstream link opened by its person", fields);
@@ -243,12 +247,15 @@ async function decide(c: Context<AppEnv>, deps: LinkSignIn, state: string, perso
   return c.redirect(found.authorizationUrl, 302);
 }
 
+const isSecure = (deps: LinkSignIn) => deps.publicUrl.startsWith("https:");
+const loggerOf = (c: Context<AppEnv>, deps: LinkSignIn) => c.get("logger") ?? deps.logger;
+
+/** A link's pending authorization that can still be opened. */
+type UsableLink = Exclude<Awaited<ReturnType<typeof usable>>, Response>;
+
 /** The link's authorization when it can still be opened; else the page that says why not. */
 async function usable(c: Context<AppEnv>, deps: LinkSignIn, state: string) {
-  const found = await deps.store.upstreamCredentials.peek(state).catch((error: unknown) => {
-    if (error instanceof SealError) return undefined;
-    throw error;
-  });
+  const found = await deps.store.upstreamCredentials.peek(state).catch(sealFailure);
   if (!found) return await unknown(c);
   const { pending, opened } = found;
   if (opened) return await used(c);

@@ -6,7 +6,6 @@
 import { randomUUID } from "node:crypto";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { type AuthorizationTransaction, hashOAuthSecret, nowSeconds } from "@mcpgw/aws";
-import type { Context } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
 import type { AppEnv } from "../env";
 import { newLoginBinding } from "../oidc/binding";
@@ -20,6 +19,7 @@ import {
   formOf,
   page,
   redirectBack,
+  sameOrigin,
   secret,
   summaryOf,
   TRANSACTION_SECONDS,
@@ -231,10 +231,4 @@ async function validateAuthorizationRequest(query: URLSearchParams, resources: R
 function single(query: URLSearchParams, name: string): string | undefined {
   const values = query.getAll(name);
   return values.length === 1 ? values[0] : undefined;
-}
-
-/** A cross-origin form post is refused (the browser names its origin; non-browsers may not). */
-function sameOrigin(c: Context<AppEnv>, issuer: string): boolean {
-  const origin = c.req.header("origin");
-  return origin === undefined || origin === "null" ? origin === undefined : origin === new URL(issuer).origin;
 }

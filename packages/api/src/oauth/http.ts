@@ -61,6 +61,12 @@ export class TokenError extends Error {
 /** A fresh random secret (32 bytes, base64url) after `prefix`. */
 export const secret = (prefix: string) => `${prefix}${randomBytes(32).toString("base64url")}`;
 
+/** A cross-origin form post is refused (the browser names its origin; non-browsers may not). */
+export function sameOrigin(c: Context<AppEnv>, issuer: string): boolean {
+  const origin = c.req.header("origin");
+  return origin === undefined || origin === "null" ? origin === undefined : origin === new URL(issuer).origin;
+}
+
 /** The request's url-encoded form. */
 export async function formOf(c: Context<AppEnv>): Promise<URLSearchParams> {
   const type = c.req.header("content-type") ?? "";
