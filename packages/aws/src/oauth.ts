@@ -172,7 +172,8 @@ export function clientExpiry(client: OAuthClientRecord, ttl: unknown): number {
 }
 
 type Item = Record<string, unknown>;
-const live = (item: Item | undefined, now: number): item is Item =>
+/** Whether a stored item exists and its TTL (epoch seconds) is still ahead of `now`. */
+export const live = (item: Item | undefined, now: number): item is Item =>
   item !== undefined && typeof item[TABLE_KEYS.ttl] === "number" && (item[TABLE_KEYS.ttl] as number) > now;
 
 /** The OAuth store on the single table. */

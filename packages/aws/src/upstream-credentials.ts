@@ -13,7 +13,7 @@ import {
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import { conditionalWrite, deleteAll, isConditionFailure, queryKind } from "./dynamo";
-import { nowSeconds } from "./oauth";
+import { live, nowSeconds } from "./oauth";
 import type { SealContext, SealedValue, Sealer } from "./sealing";
 import { ownedKind } from "./servers";
 import { TABLE_KEYS } from "./table";
@@ -114,9 +114,6 @@ export interface UpstreamCredentialStore {
    */
   take(state: string, holderHash?: string): Promise<PendingUpstreamAuthorization | undefined>;
 }
-
-/** Whether a stored authorization under way is still within its time (the table's TTL deletes late). */
-const live = (item: Record<string, unknown>) => Number(item[TABLE_KEYS.ttl]) > nowSeconds();
 
 /** The context a (server, subject) credential is sealed under. */
 export function upstreamCredentialContext(serverId: string, subject: string): SealContext {
@@ -271,7 +268,7 @@ export function createUpstreamCredentialStore(
           ConsistentRead: true,
         }),
       );
-      return Item !== undefined && Item.holder === undefined && live(Item);
+      return live(Item, nowSeconds()) && Item.holder === undefined;
     },
 
     async peek(state) {
@@ -279,7 +276,7 @@ export function createUpstreamCredentialStore(
       const { Item } = await ddb.send(
         new GetCommand({ TableName: tableName, Key: upstreamKeys.pending(hash), ConsistentRead: true }),
       );
-      if (!Item || !live(Item)) return undefined;
+      if (!live(Item, nowSeconds())) return undefined;
       const pending = await sealer.open<PendingUpstreamAuthorization>(
         Item.sealed as SealedValue,
         pendingAuthorizationContext(hash),
@@ -321,7 +318,7 @@ export function createUpstreamCredentialStore(
         if (isConditionFailure(error)) return undefined;
         throw error;
       }
-      if (!Attributes || !live(Attributes)) return undefined;
+      if (!live(Attributes, nowSeconds())) return undefined;
       const pending = await sealer.open<PendingUpstreamAuthorization>(
         Attributes.sealed as SealedValue,
         pendingAuthorizationContext(hash),
