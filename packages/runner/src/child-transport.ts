@@ -125,8 +125,6 @@ export class ChildTransport implements Transport {
       });
       child.once("exit", (code, signal) => {
         this.unwatch?.();
-        // The kernel's CPU cap (RLIMIT_CPU) ends a process with SIGXCPU.
-        if (signal === "SIGXCPU" && spec.limits && !this.killedFor) this.killedFor = "cpu";
         // The child's tree goes with it: a wrapper's server (npx, uvx) would otherwise be orphaned.
         if (child.pid !== undefined) signalGroup(child.pid, "SIGKILL");
         this.exit = { code, signal };

@@ -489,13 +489,13 @@ function isTimeout(error: unknown): boolean {
   return error instanceof McpError && error.code === ErrorCode.RequestTimeout;
 }
 
-/** A child's error as the face answers it: its JSON-RPC code and message (without v1's prefix). */
 /** Runs `hook` once `face`'s answer has been sent (at once when nobody tells). */
 function afterSent(face: FaceRequest, hook: () => void): void {
   if (face.onSent) face.onSent(hook);
   else hook();
 }
 
+/** A child's error as the face answers it: its JSON-RPC code and message (without v1's prefix). */
 function toProtocolError(error: unknown): ProtocolError {
   if (error instanceof ProtocolError) return error;
   if (error instanceof McpError)

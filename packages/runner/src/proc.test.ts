@@ -13,6 +13,7 @@ describe("parseProcStat", () => {
       ticks: 210,
       threads: 11,
       rssPages: 10240,
+      startTicks: 12345,
       startedAt: 123.45,
     });
   });

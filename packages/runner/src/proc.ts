@@ -15,6 +15,8 @@ export interface ProcStat {
   ticks: number;
   threads: number;
   rssPages: number;
+  /** When it started, in clock ticks since boot (field 22: with the pid, names one process for good). */
+  startTicks: number;
   /** When it started, in seconds since boot. */
   startedAt: number;
 }
@@ -33,6 +35,7 @@ export function parseProcStat(text: string): ProcStat | undefined {
     ticks: at(14) + at(15) + at(16) + at(17),
     threads: at(20),
     rssPages: at(24),
+    startTicks: at(22),
     startedAt: at(22) / CLOCK_TICKS_PER_SECOND,
   };
 }

@@ -6,23 +6,28 @@
 import { readFileSync } from "node:fs";
 import { chmod, lstat, mkdtemp, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
+import { parseProcStat } from "./proc";
 
 const PREFIX = "mcpgw-runner-";
 
 /**
- * Wipes what dead runners left under `base` (their instance dirs and secret files), then makes this
- * runner's directory there, its name carrying `label` (e.g. its uid slice). Returns its path.
+ * Wipes what dead runners left under `base` (their instance dirs and secret files: `dead`, when the
+ * caller already listed them), then makes this runner's directory there, its name carrying `label`
+ * (e.g. its uid slice). Returns its path.
  */
-export async function createRunnerDir(base: string, label = ""): Promise<string> {
-  await wipeDeadRunnerDirs(base);
+export async function createRunnerDir(base: string, label = "", dead?: string[]): Promise<string> {
+  await wipeDeadRunnerDirs(base, dead);
   const dir = await mkdtemp(join(base, `${PREFIX}${process.pid}-${startTicks(process.pid) ?? 0}-${label}`));
   await chmod(dir, 0o711);
   return dir;
 }
 
-/** Removes `mcpgw-runner-<pid>-<start>-…` dirs under `base` whose process is gone (or is another one). */
-export async function wipeDeadRunnerDirs(base: string): Promise<string[]> {
-  const dead = await deadRunnerDirs(base);
+/**
+ * Removes `mcpgw-runner-<pid>-<start>-…` dirs under `base` whose process is gone (or is another one):
+ * `listed` when given (see {@link deadRunnerDirs}), else found now.
+ */
+export async function wipeDeadRunnerDirs(base: string, listed?: string[]): Promise<string[]> {
+  const dead = listed ?? (await deadRunnerDirs(base));
   for (const path of dead) await rm(path, { recursive: true, force: true });
   return dead;
 }
@@ -49,9 +54,7 @@ export async function deadRunnerDirs(base: string): Promise<string[]> {
 /** When a process started (clock ticks since boot, /proc/<pid>/stat field 22); undefined if it is gone. */
 function startTicks(pid: number): number | undefined {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return Number(fields[19]);
+    return parseProcStat(readFileSync(`/proc/${pid}/stat`, "utf8"))?.startTicks;
   } catch {
     return undefined;
   }

@@ -67,7 +67,9 @@ export interface Runner {
 export async function startRunner(options: RunnerOptions): Promise<Runner> {
   const tempBase = options.tempBase ?? tmpdir();
   const maxChildren = options.maxChildren ?? 50;
-  const slice = options.isolation ? undefined : await claimSlice(options, tempBase, maxChildren);
+  // Dead predecessors' dirs, listed once: whose slice to take first, and what to wipe.
+  const dead = await deadRunnerDirs(tempBase);
+  const slice = options.isolation ? undefined : await claimSlice(options, dead, maxChildren);
   // The uids this runner's children take: its slice; with an isolation given (tests), the range it was told.
   const pool = slice
     ? { uidBase: slice.base, uidCount: slice.count }
@@ -89,7 +91,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     );
   }
   for (const gap of limitGaps(isolation.isolated, limitWrapper())) options.logger.warn(gap);
-  const dir = await createRunnerDir(tempBase, slice ? sliceLabel(slice) : "");
+  const dir = await createRunnerDir(tempBase, slice ? sliceLabel(slice) : "", dead);
   const worktrees = new ThreadWorktrees({
     base: options.worktreeBase ?? defaultWorktreeBase(options.tempBase),
     isolation,
@@ -157,7 +159,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
  */
 async function claimSlice(
   options: RunnerOptions,
-  tempBase: string,
+  dead: string[],
   maxChildren: number,
 ): Promise<UidSlice | undefined> {
   if (process.getuid?.() !== 0) return undefined;
@@ -166,7 +168,7 @@ async function claimSlice(
     base: options.uidBase ?? DEFAULT_UID_BASE,
     count,
     size: Math.max(Math.min(options.uidSlice ?? DEFAULT_UID_SLICE, count), maxChildren),
-    preferred: recordedUidSlices(await deadRunnerDirs(tempBase)),
+    preferred: recordedUidSlices(dead),
   });
   options.logger.info("runner holds its slice of the child uid range", {
     uidFirst: slice.base,

@@ -17,7 +17,7 @@
 import { createHash } from "node:crypto";
 import { chmod, chown, mkdir, readdir, readFile, realpath, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { checkWorktreeRoot, forbiddenWorktree, isWithinPath, type Logger } from "@mcpgw/core";
+import { checkWorktreeRoot, forbiddenWorktree, isInsidePath, isWithinPath, type Logger } from "@mcpgw/core";
 import type { ChildIdentity, Isolation } from "./isolation";
 import { checkWorktree } from "./worktree";
 
@@ -59,6 +59,8 @@ export class ThreadWorktrees {
   private claimQueue: Promise<unknown> = Promise.resolve();
   private warned = false;
   private readonly claims: string;
+  /** The base and the claims dir with symlinks resolved, once (`prepare`): what every open compares with. */
+  private real: { base: string; claims: string } | undefined;
 
   constructor(
     private readonly options: {
@@ -81,6 +83,7 @@ export class ThreadWorktrees {
     await mkdir(this.options.base, { recursive: true, mode: 0o711 });
     await mkdir(this.claims, { recursive: true, mode: 0o700 });
     await chmod(this.claims, 0o700);
+    this.real = { base: await realpath(this.options.base), claims: await realpath(this.claims) };
   }
 
   /**
@@ -109,11 +112,12 @@ export class ThreadWorktrees {
       const { base, isolation } = this.options;
       checkWorktreeRoot(root, base);
       await checkWorktree(root, undefined);
-      const [realBase, path] = await Promise.all([realpath(base), realpath(root)]);
-      if (path === realBase || !isWithinPath(realBase, path))
+      if (!this.real) throw new Error("ThreadWorktrees.open before prepare");
+      const path = await realpath(root);
+      if (!isInsidePath(this.real.base, path))
         throw forbiddenWorktree(root, base, `resolves to ${path}, outside the worktree base`);
       const overlaps = (other: string) => isWithinPath(other, path) || isWithinPath(path, other);
-      if ([...this.options.reserved, await realpath(this.claims)].some(overlaps))
+      if ([...this.options.reserved, this.real.claims].some(overlaps))
         throw forbiddenWorktree(root, base, "overlaps the runner's own directories");
       if (!isolation.isolated) this.warnOnce();
       const hold = this.threads.get(threadId) ?? { group: undefined, paths: new Map() };
@@ -135,8 +139,8 @@ export class ThreadWorktrees {
           }
         });
         const child = identity && group ? { uid: identity.uid, gid: group.gid } : identity;
-        // Every directory on the way must let the child through.
-        await checkWorktree(path, child);
+        // Every directory on the way must let the child through (unisolated: checked above already).
+        if (child) await checkWorktree(path, child);
         hold.paths.set(path, (hold.paths.get(path) ?? 0) + 1);
         this.threads.set(threadId, hold);
         return { threadId, path, identity: child };
