@@ -21,4 +21,5 @@ export * from "./spawn-plan";
 export * from "./status";
 export * from "./tokens";
 export * from "./tool";
+export * from "./when-sent";
 export * from "./worktree";

@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { errorFields, type Logger } from "@mcpgw/core";
+import { errorFields, type Logger, whenSent } from "@mcpgw/core";
 import { MAX_CALL_MS } from "@mcpgw/upstream";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
@@ -521,57 +521,5 @@ function sessionNotFound(): Response {
 function methodNotAllowed(): Response {
   return jsonRpcError(405, -32000, "Method not allowed: this face keeps no session to end.", {
     allow: "POST",
-  });
-}
-
-/**
- * `response`, with `done` run once its body has been sent (or given up by the client); at once when
- * it has no stream (with `everyBody`, only when it has no body at all). A tracked body is passed
- * through as it is read.
- */
-export function whenSent(
-  response: Response,
-  done: () => void,
-  options: { everyBody?: boolean } = {},
-): Response {
-  const body = response.body;
-  const streams = response.headers.get("content-type")?.includes("text/event-stream") === true;
-  if (body === null || !(streams || options.everyBody)) {
-    done();
-    return response;
-  }
-  let finished = false;
-  const finish = () => {
-    if (finished) return;
-    finished = true;
-    done();
-  };
-  const reader = body.getReader();
-  const tracked = new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        try {
-          const { done: ended, value } = await reader.read();
-          if (ended) {
-            finish();
-            controller.close();
-          } else controller.enqueue(value);
-        } catch (error) {
-          finish();
-          controller.error(error);
-        }
-      },
-      cancel(reason) {
-        finish();
-        return reader.cancel(reason).catch(() => undefined);
-      },
-      // No read ahead: the end is read (and `done` run) only once the last chunk has been taken.
-    },
-    { highWaterMark: 0 },
-  );
-  return new Response(tracked, {
-    status: response.status,
-    statusText: response.statusText,
-    headers: response.headers,
   });
 }

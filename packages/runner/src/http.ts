@@ -1,10 +1,18 @@
 import type { Server } from "node:http";
 import { createAdaptorServer, type HttpBindings } from "@hono/node-server";
-import { AppError, bearerToken, errorFields, type Logger, problemResponse, secretsEqual } from "@mcpgw/core";
+import {
+  AppError,
+  bearerToken,
+  errorFields,
+  type Logger,
+  problemResponse,
+  secretsEqual,
+  whenSent,
+} from "@mcpgw/core";
 import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
-import { Faces, whenSent } from "./face";
+import { Faces } from "./face";
 import { type InstanceManager, PROBE_CALLER } from "./instances";
 
 const MAX_BODY_BYTES = 4 * 1024 * 1024;

@@ -52,7 +52,7 @@ export async function callGatewayTool(
     ? await threadOf(deps, entry, options.thread, options.principal)
     : undefined;
   const { server } = entry;
-  const subject = isPerUser(server) ? credentialSubject(options.principal) : undefined;
+  const caller = sessionCaller(server, options.principal);
   const logger = deps.logger.child({ server: server.name, tool: tool.name });
   const started = performance.now();
   logger.info("tool call started", { argumentKeys: Object.keys(args) });
@@ -70,8 +70,7 @@ export async function callGatewayTool(
       {
         ...(options.signal ? { signal: options.signal } : {}),
         ...(thread ? { thread } : {}),
-        ...(subject ? { subject, keyOwner: keyOwnerOf(options.principal) } : {}),
-        ...callerOf(options.principal),
+        ...caller,
       },
     );
   try {
@@ -117,10 +116,7 @@ export async function forwardToServer(
         forwardRequest(session, method, params, { ...callOptions, ...forwarded(options) }),
       {
         ...(options.signal ? { signal: options.signal } : {}),
-        ...(isPerUser(entry.server)
-          ? { subject: credentialSubject(options.principal), keyOwner: keyOwnerOf(options.principal) }
-          : {}),
-        ...callerOf(options.principal),
+        ...sessionCaller(entry.server, options.principal),
         ...(options.authorize === false ? { authorize: false } : {}),
       },
     );
@@ -133,9 +129,20 @@ export async function forwardToServer(
   }
 }
 
-/** The caller as a stdio server's runner face names them (none without a principal). */
-function callerOf(principal: Principal | undefined): { caller?: string } {
-  return principal ? { caller: credentialSubject(principal) } : {};
+/**
+ * Whom a server's session serves: the caller a stdio server's runner face names (none without a
+ * principal) and, for a `per_user` server, whose credential it uses and who signs in for a key
+ * (refused without a principal).
+ */
+function sessionCaller(
+  server: DirectoryEntry["server"],
+  principal: Principal | undefined,
+): { caller?: string; subject?: string; keyOwner?: string | undefined } {
+  const subject = isPerUser(server) ? credentialSubject(principal) : undefined;
+  return {
+    ...(principal ? { caller: credentialSubject(principal) } : {}),
+    ...(subject ? { subject, keyOwner: keyOwnerOf(principal) } : {}),
+  };
 }
 
 function forwarded(

@@ -8,7 +8,7 @@
  * an instance leases a slice of it and spends the slice here, leasing the next one before the last is
  * spent — so a warm call awaits nothing. Concurrency and streams are counted in this process.
  */
-import type { CallerLimitSettings, KeyRateLimit, RateBudget } from "@mcpgw/aws";
+import { ADMIN_OWNER, type CallerLimitSettings, type KeyRateLimit, type RateBudget } from "@mcpgw/aws";
 import { AppError, errorFields, type Logger } from "@mcpgw/core";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv, Principal } from "../env";
@@ -30,7 +30,7 @@ const SLICES_PER_MINUTE = 20;
  * empty wait on the same lease, and those it cannot serve on the next.
  */
 const MAX_LEASE_WAITS = 8;
-/** Callers with nothing in flight and a full bucket are forgotten after this long. */
+/** Callers with nothing in flight are forgotten after this long (their bucket is full again by then). */
 const IDLE_FORGET_MS = 5 * 60_000;
 /** The caller table is swept for idle callers every this many admissions. */
 const SWEEP_EVERY = 1_024;
@@ -73,11 +73,6 @@ export class TokenBucket {
   /** Gives back a token taken for a call that was then refused elsewhere. */
   giveBack(capacity: number): void {
     this.tokens = Math.min(capacity, this.tokens + 1);
-  }
-
-  /** True when the bucket is full at `now` (nothing to remember about its caller). */
-  full(now: number, capacity: number, perMinute: number): boolean {
-    return this.tokens + ((now - this.at) * perMinute) / MINUTE_MS >= capacity;
   }
 }
 
@@ -210,7 +205,7 @@ export class CallerLimits implements SessionCap {
 
   /** How many 2025-era sessions the caller a session is bound to (its thread-owner key) may hold open. */
   capOf(caller: string): number {
-    return caller === threadOwner({ kind: "admin" }) ? Number.POSITIVE_INFINITY : this.settings.sessions;
+    return caller === ADMIN_OWNER ? Number.POSITIVE_INFINITY : this.settings.sessions;
   }
 
   /** The refusal of a session past its caller's cap. */

@@ -1,4 +1,4 @@
-import { AppError, describeBytes, jsonDepth, MAX_JSON_DEPTH } from "@mcpgw/core";
+import { AppError, describeBytes, jsonDepth, MAX_JSON_DEPTH, whenSent } from "@mcpgw/core";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
@@ -10,7 +10,7 @@ import type { RequestKind } from "./limits";
 import type { McpEndpoints } from "./mcp-endpoint";
 import { refusedResponse, rpcErrorResponse } from "./mcp-errors";
 import { scopeOf } from "./routes";
-import { isComplete, whenBodyEnds } from "./settle-stream";
+import { isComplete } from "./settle-stream";
 import { threadOwner } from "./thread-access";
 
 export { decodeCursor, encodeCursor, toMcpError } from "./mcp-errors";
@@ -84,7 +84,7 @@ async function serveMcp(
       release();
       return response;
     }
-    return whenBodyEnds(response, release);
+    return whenSent(response, release, { everyBody: true });
   } catch (error) {
     release();
     if (error instanceof AppError && error.code === "rate_limited") return refusedResponse(error, body);

@@ -92,34 +92,3 @@ function resumed(
     cancel: (reason) => reader.cancel(reason),
   });
 }
-
-/**
- * `response` with `done` called once its body has gone out whole, failed, or was cancelled (the client
- * went away); at once for one without a body.
- */
-export function whenBodyEnds(response: Response, done: () => void): Response {
-  const body = response.body;
-  if (!body) {
-    done();
-    return response;
-  }
-  const reader = body.getReader();
-  const stream = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const result = await reader.read();
-        if (!result.done) return controller.enqueue(result.value);
-        done();
-        controller.close();
-      } catch (error) {
-        done();
-        controller.error(error);
-      }
-    },
-    cancel(reason) {
-      done();
-      return reader.cancel(reason);
-    },
-  });
-  return new Response(stream, { status: response.status, headers: response.headers });
-}

@@ -1,7 +1,7 @@
 import { AppError } from "@mcpgw/core";
 import { describe, expect, it } from "vitest";
 import type { Principal } from "../env";
-import { shownThreadId, storedThreadId } from "./thread-access";
+import { shownThreadIds, storedThreadId } from "./thread-access";
 
 const keyA: Principal = { kind: "key", keyId: "0f8c1e2a-aaaa-4bbb-8ccc-000000000001", serverIds: null };
 const keyB: Principal = { kind: "key", keyId: "0f8c1e2a-aaaa-4bbb-8ccc-000000000002", serverIds: null };
@@ -29,8 +29,8 @@ describe("thread ids scoped to their principal", () => {
 
   it("each principal is shown the id it names the thread by", () => {
     const stored = storedThreadId(keyA, "t1");
-    expect(shownThreadId(keyA, stored)).toBe("t1");
-    expect(shownThreadId(admin, stored)).toBe(stored);
+    expect(shownThreadIds(keyA)(stored)).toBe("t1");
+    expect(shownThreadIds(admin)(stored)).toBe(stored);
   });
 
   it("a key's own ids are at most 128 characters; no principal is 404", () => {

@@ -43,10 +43,13 @@ export function storedThreadId(principal: Principal | undefined, threadId: strin
   return `${threadScope(principal)}${threadId}`;
 }
 
-/** The id a principal knows a stored thread by: its own name for a key or user, the stored id for the admin. */
-export function shownThreadId(principal: Principal, stored: string): string {
+/**
+ * How a principal knows stored threads: by its own name for a key or user, by the stored id for the
+ * admin (the scope worked out once, for a whole list).
+ */
+export function shownThreadIds(principal: Principal): (stored: string) => string {
   const scope = threadScope(principal);
-  return stored.startsWith(scope) ? stored.slice(scope.length) : stored;
+  return (stored) => (stored.startsWith(scope) ? stored.slice(scope.length) : stored);
 }
 
 /** True when the principal may use a thread of `owner`: the admin every thread, a key or user its own (none without a principal). */

@@ -10,7 +10,7 @@ import { inScope, listTools, restTool } from "./catalogue";
 import type { GatewayDeps } from "./deps";
 import { Directory } from "./directory";
 import { scopeOf, ThreadId } from "./routes";
-import { mayUseThread, shownThreadId, storedThreadId, threadOwner } from "./thread-access";
+import { mayUseThread, shownThreadIds, storedThreadId, threadOwner } from "./thread-access";
 
 const WorktreeRoot = z
   .string()
@@ -92,9 +92,10 @@ export function registerThreadRoutes(
         principal.kind === "admin" ? undefined : threadOwner(principal),
       );
       const names = await serverNames(threads.flatMap((thread) => thread.serverIds));
+      const shown = shownThreadIds(principal);
       const views = threads
         .map((thread) => ({
-          id: shownThreadId(principal, thread.threadId),
+          id: shown(thread.threadId),
           owner: thread.owner,
           createdAt: thread.createdAt,
           // A deleted server's instance went with it.
