@@ -12,7 +12,7 @@ import { requestId } from "hono/request-id";
 import { authenticate, KeyIndex, TOKEN_FAILURES } from "./auth";
 import { lazyBodyLimit } from "./body-limit";
 import type { ConsoleAssets } from "./console/assets";
-import { ConsoleSessions, providerRules } from "./console/session";
+import { ConsoleSessions } from "./console/session";
 import type { AppEnv } from "./env";
 import type { GatewayDeps } from "./gateway/deps";
 import type { McpOriginPolicy } from "./gateway/mcp";
@@ -20,7 +20,7 @@ import { Readiness, type ReadinessOptions, registerHealthRoutes } from "./health
 import { unmatchedRequests } from "./method-not-allowed";
 import { ProtectedResource } from "./oauth/resource";
 import type { OAuthOptions } from "./oauth/routes";
-import type { OidcClient } from "./oidc/provider";
+import { type OidcClient, providerRules } from "./oidc/provider";
 import { onError, problemOf } from "./problem";
 import { validationHook } from "./route-groups";
 import { SourceThrottle, type ThrottleRule } from "./throttle";

@@ -11,7 +11,7 @@
  * ends it — and only until everyone is signed out (`DELETE /console/sessions`).
  */
 import { createHash, createHmac, randomBytes } from "node:crypto";
-import type { ConsoleAdminSettings, ConsoleSessionStore } from "@mcpgw/aws";
+import type { ConsoleSessionStore } from "@mcpgw/aws";
 import { AppError, secretsEqual } from "@mcpgw/core";
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
@@ -44,7 +44,7 @@ export class ConsoleSessions {
   constructor(
     private readonly store: ConsoleSessionStore,
     adminToken: string,
-    /** The provider sign-in's rules that admit now (see {@link providerRules}); none without one. */
+    /** The provider sign-in's rules that admit now (see `providerRules` in oidc/provider.ts); none without one. */
     rules: string[] = [],
     private readonly ttlMs = SESSION_TTL_MS,
   ) {
@@ -117,17 +117,6 @@ export class ConsoleSessions {
   private csrfOf(value: string): string {
     return createHmac("sha256", this.key).update(value).digest("base64url");
   }
-}
-
-/**
- * The provider sign-in's rules that admit now: `group:<CONSOLE_ADMIN_GROUP>`, and `user:<entry>` per
- * CONSOLE_ADMINS entry (as {@link consoleAdminRule} names the one that admitted a person).
- */
-export function providerRules(admins: ConsoleAdminSettings): string[] {
-  return [
-    ...(admins.group === undefined ? [] : [`group:${admins.group}`]),
-    ...admins.users.map((user) => `user:${user}`),
-  ];
 }
 
 /** A provider rule as stored with a session (a hash: the store holds no names). */

@@ -152,17 +152,29 @@ export function isConsoleAdmin(identity: OidcIdentity, admins: ConsoleAdminSetti
   return consoleAdminRule(identity, admins) !== undefined;
 }
 
+/** A console admission rule as sessions are bound to it: the admin group, or one CONSOLE_ADMINS entry. */
+const groupRule = (group: string) => `group:${group}`;
+const userRule = (user: string) => `user:${user}`;
+
+/**
+ * The provider sign-in's rules that admit now: `group:<CONSOLE_ADMIN_GROUP>`, and `user:<entry>` per
+ * CONSOLE_ADMINS entry (as {@link consoleAdminRule} names the one that admitted a person).
+ */
+export function providerRules(admins: ConsoleAdminSettings): string[] {
+  return [...(admins.group === undefined ? [] : [groupRule(admins.group)]), ...admins.users.map(userRule)];
+}
+
 /**
  * The rule that makes `identity` a console admin — `group:<CONSOLE_ADMIN_GROUP>` or `user:<the
  * CONSOLE_ADMINS entry>` — or undefined when none does.
  */
 export function consoleAdminRule(identity: OidcIdentity, admins: ConsoleAdminSettings): string | undefined {
-  if (admins.group !== undefined && identity.groups.includes(admins.group)) return `group:${admins.group}`;
+  if (admins.group !== undefined && identity.groups.includes(admins.group)) return groupRule(admins.group);
   const email = identity.email?.toLowerCase();
   const user = admins.users.find(
     (user) => user === identity.sub || (email !== undefined && user.toLowerCase() === email),
   );
-  return user === undefined ? undefined : `user:${user}`;
+  return user === undefined ? undefined : userRule(user);
 }
 
 /** What went wrong, said for a person (no token, code or secret in it). */
