@@ -132,7 +132,8 @@ export async function startMoto(
   if (credentials) child.stdin.write(`${credentials.accessKeyId} ${credentials.secretAccessKey}\n`);
   const endpoint = await waitForReady(child, options.log ?? (() => {}));
   await waitUntilAnswering(endpoint);
-  const onExit = () => child.kill("SIGKILL");
+  // On this process's exit: one that keeps a snapshot ends on SIGTERM, writing its last one first.
+  const onExit = () => child.kill(dataDir ? "SIGTERM" : "SIGKILL");
   process.once("exit", onExit);
   return {
     endpoint,
