@@ -2,14 +2,22 @@
  * Lifecycle figures on the dev stack (in-process API + worker poller against the emulator, upstream
  * in its own process): the median time from POST /v1/servers to `connected`, and how long one health
  * sweep of 200 registered servers takes when it re-lists every server's tools (a sweep past the
- * listing age: enqueue → every server re-probed; sweeps in between only check liveness).
+ * listing age: enqueue → every server re-probed; sweeps in between only check liveness); and the
+ * edit-to-switch time of a reconnecting edit under steady calls (PATCH url to a second upstream →
+ * status `connected` by the new generation and calls reaching the new upstream), with the calls
+ * served and refused meanwhile (median of BENCH_EDITS edits).
  */
-import { startStack, waitFor } from "../../tests/support/stack";
+import { startUpstream, type Upstream } from "../../tests/fixtures/mcp-upstream";
+import { callOutcome, type Outcome, openLoadClient } from "../../tests/lifecycle/load-client";
+import { type Stack, startStack, waitFor } from "../../tests/support/stack";
 import { startEmulator } from "../lib/emulator";
 import { percentile, startTsProcess } from "../lib/processes";
 
 const CREATES = Number(process.env.BENCH_CREATES ?? 20);
 const SWEEP_SERVERS = Number(process.env.BENCH_SWEEP_SERVERS ?? 200);
+const EDITS = Number(process.env.BENCH_EDITS ?? 9);
+/** Callers calling the edited server in a loop, alternately by REST and by `/mcp`. */
+const CALLERS = 4;
 
 const emulator = await startEmulator((line) => console.error(line));
 const upstream = await startTsProcess(
@@ -18,7 +26,8 @@ const upstream = await startTsProcess(
   /^listening (\S+)$/,
 );
 const url = upstream.match[1]!;
-const stack = await startStack();
+// No per-caller rate limits: the steady callers are one caller, and a 429 is not what this measures.
+const stack = await startStack({ limits: false });
 
 try {
   const toConnected: number[] = [];
@@ -35,6 +44,8 @@ try {
   console.log(
     `lifecycle create→connected over ${CREATES} servers: median ${percentile(toConnected, 50).toFixed(1)} ms, p90 ${percentile(toConnected, 90).toFixed(1)} ms`,
   );
+
+  await editToSwitch(stack);
 
   const ids: string[] = [];
   for (let i = ids.length; i < SWEEP_SERVERS - CREATES; i++) {
@@ -66,4 +77,86 @@ try {
   await stack.stop();
   await upstream.stop();
   await emulator.stop();
+}
+
+/**
+ * Moves one server's URL between two upstreams EDITS times under steady calls; for each edit, the
+ * time until both the status shows a connection made since the PATCH and a call has reached the new
+ * upstream, and the outcomes of the calls that ended in that window.
+ */
+async function editToSwitch(stack: Stack): Promise<void> {
+  const targets: Upstream[] = [
+    await startUpstream({ name: "first" }),
+    await startUpstream({ name: "second" }),
+  ];
+  const clients = await Promise.all(Array.from({ length: CALLERS }, () => openLoadClient(stack.api.url)));
+  const ended: Array<{ at: number; outcome: Outcome }> = [];
+  let calling = true;
+  try {
+    const created = await stack.call("POST", "/v1/servers", { name: "switch", url: targets[0]!.url });
+    const status = async () => (await stack.call("GET", `/v1/servers/${created.body.id}`)).body.status;
+    await waitFor(status, (s) => s.state === "connected", { timeoutMs: 30_000 });
+    await waitFor(
+      () => callOutcome(clients[0]!, "rest", "switch__echo", { text: "warm" }),
+      (outcome) => outcome.ok,
+      { timeoutMs: 10_000 },
+    );
+    const loops = clients.map(async (client, i) => {
+      for (let n = 0; calling; n++) {
+        const outcome = await callOutcome(client, (i + n) % 2 ? "mcp" : "rest", "switch__echo", {
+          text: "x",
+        });
+        ended.push({ at: performance.now(), outcome });
+      }
+    });
+
+    const switchMs: number[] = [];
+    const connectedMs: number[] = [];
+    let served = 0;
+    const refused: Record<string, number> = {};
+    for (let i = 1; i <= EDITS; i++) {
+      const target = targets[i % 2]!;
+      await new Promise((resolve) => setTimeout(resolve, 1_000)); // steady calls before each edit
+      target.resetCounters();
+      const since = new Date().toISOString();
+      const started = performance.now();
+      const patched = await stack.call("PATCH", `/v1/servers/${created.body.id}`, { url: target.url });
+      if (patched.status !== 200)
+        throw new Error(`PATCH → ${patched.status} ${JSON.stringify(patched.body)}`);
+      let connectedAt: number | undefined;
+      await waitFor(
+        async () => {
+          const s = await status();
+          if (connectedAt === undefined && s.state === "connected" && s.lastSuccessfulConnectionAt >= since)
+            connectedAt = performance.now();
+          return connectedAt !== undefined && target.toolCalls > 0;
+        },
+        Boolean,
+        { intervalMs: 5, timeoutMs: 30_000 },
+      );
+      const switched = performance.now();
+      switchMs.push(switched - started);
+      connectedMs.push((connectedAt ?? switched) - started);
+      for (const { at, outcome } of ended) {
+        if (at < started || at > switched) continue;
+        if (outcome.ok) served++;
+        else
+          refused[`${outcome.status} ${outcome.code}`] =
+            (refused[`${outcome.status} ${outcome.code}`] ?? 0) + 1;
+      }
+    }
+    calling = false;
+    await Promise.all(loops);
+    const refusedCount = Object.values(refused).reduce((sum, n) => sum + n, 0);
+    console.log(
+      `lifecycle edit→switch (PATCH url to another upstream, ${CALLERS} steady callers) over ${EDITS} edits: median ${percentile(switchMs, 50).toFixed(0)} ms, p90 ${percentile(switchMs, 90).toFixed(0)} ms (status connected by the new generation: median ${percentile(connectedMs, 50).toFixed(0)} ms)`,
+    );
+    console.log(
+      `lifecycle calls during the switches: ${served} served, ${refusedCount} refused (served ${((100 * served) / Math.max(1, served + refusedCount)).toFixed(1)} %)${refusedCount ? ` ${JSON.stringify(refused)}` : ""}`,
+    );
+  } finally {
+    calling = false;
+    await Promise.all(clients.map((client) => client.close()));
+    await Promise.all(targets.map((target) => target.close()));
+  }
 }
