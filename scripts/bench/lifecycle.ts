@@ -94,8 +94,11 @@ async function editToSwitch(stack: Stack): Promise<void> {
   let calling = true;
   try {
     const created = await stack.call("POST", "/v1/servers", { name: "switch", url: targets[0]!.url });
-    const status = async () => (await stack.call("GET", `/v1/servers/${created.body.id}`)).body.status;
-    await waitFor(status, (s) => s.state === "connected", { timeoutMs: 30_000 });
+    await waitFor(
+      async () => (await stack.call("GET", `/v1/servers/${created.body.id}`)).body.status.state,
+      (state) => state === "connected",
+      { timeoutMs: 30_000 },
+    );
     await waitFor(
       () => callOutcome(clients[0]!, "rest", "switch__echo", { text: "warm" }),
       (outcome) => outcome.ok,
@@ -112,41 +115,23 @@ async function editToSwitch(stack: Stack): Promise<void> {
 
     const switchMs: number[] = [];
     const connectedMs: number[] = [];
-    let served = 0;
-    const refused: Record<string, number> = {};
+    const during: Record<string, number> = {};
     for (let i = 1; i <= EDITS; i++) {
-      const target = targets[i % 2]!;
       await new Promise((resolve) => setTimeout(resolve, 1_000)); // steady calls before each edit
-      target.resetCounters();
-      const since = new Date().toISOString();
       const started = performance.now();
-      const patched = await stack.call("PATCH", `/v1/servers/${created.body.id}`, { url: target.url });
-      if (patched.status !== 200)
-        throw new Error(`PATCH → ${patched.status} ${JSON.stringify(patched.body)}`);
-      let connectedAt: number | undefined;
-      await waitFor(
-        async () => {
-          const s = await status();
-          if (connectedAt === undefined && s.state === "connected" && s.lastSuccessfulConnectionAt >= since)
-            connectedAt = performance.now();
-          return connectedAt !== undefined && target.toolCalls > 0;
-        },
-        Boolean,
-        { intervalMs: 5, timeoutMs: 30_000 },
-      );
+      const connected = await switchUrl(stack, created.body.id, targets[i % 2]!);
       const switched = performance.now();
       switchMs.push(switched - started);
-      connectedMs.push((connectedAt ?? switched) - started);
+      connectedMs.push(connected - started);
       for (const { at, outcome } of ended) {
         if (at < started || at > switched) continue;
-        if (outcome.ok) served++;
-        else
-          refused[`${outcome.status} ${outcome.code}`] =
-            (refused[`${outcome.status} ${outcome.code}`] ?? 0) + 1;
+        const key = outcome.ok ? "served" : `${outcome.status} ${outcome.code}`;
+        during[key] = (during[key] ?? 0) + 1;
       }
     }
     calling = false;
     await Promise.all(loops);
+    const { served = 0, ...refused } = during;
     const refusedCount = Object.values(refused).reduce((sum, n) => sum + n, 0);
     console.log(
       `lifecycle edit→switch (PATCH url to another upstream, ${CALLERS} steady callers) over ${EDITS} edits: median ${percentile(switchMs, 50).toFixed(0)} ms, p90 ${percentile(switchMs, 90).toFixed(0)} ms (status connected by the new generation: median ${percentile(connectedMs, 50).toFixed(0)} ms)`,
@@ -156,7 +141,36 @@ async function editToSwitch(stack: Stack): Promise<void> {
     );
   } finally {
     calling = false;
+    // Gone before the sweep figures: its upstreams close with it.
+    await stack.call("DELETE", "/v1/servers/switch");
     await Promise.all(clients.map((client) => client.close()));
     await Promise.all(targets.map((target) => target.close()));
   }
+}
+
+/**
+ * PATCHes the server's URL to `target` and waits until the status shows a connection made since then
+ * and a call has reached `target`; resolves to when the status showed it (performance.now()).
+ */
+async function switchUrl(stack: Stack, id: string, target: Upstream): Promise<number> {
+  target.resetCounters();
+  const since = new Date().toISOString();
+  const patched = await stack.call("PATCH", `/v1/servers/${id}`, { url: target.url });
+  if (patched.status !== 200) throw new Error(`PATCH → ${patched.status} ${JSON.stringify(patched.body)}`);
+  let connectedAt: number | undefined;
+  await waitFor(
+    async () => {
+      const { status } = (await stack.call("GET", `/v1/servers/${id}`)).body;
+      if (
+        connectedAt === undefined &&
+        status.state === "connected" &&
+        status.lastSuccessfulConnectionAt >= since
+      )
+        connectedAt = performance.now();
+      return connectedAt !== undefined && target.toolCalls > 0;
+    },
+    Boolean,
+    { intervalMs: 5, timeoutMs: 30_000 },
+  );
+  return connectedAt ?? performance.now();
 }
