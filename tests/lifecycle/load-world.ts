@@ -1,8 +1,9 @@
 /**
  * The world of a mixed-load test: the servers the load knows (their current names, whether they have
- * served, whether they are being renamed or were deleted), the steps its clients take — tool calls,
- * edits of every kind, reconnects, creates and deletes — and the figures those steps leave: calls,
- * refusals caused by an edit to a serving server, PATCH 409s, 5xx and call latency.
+ * served, which admin changes ran when, whether they were deleted), the steps its clients take — tool
+ * calls, edits of every kind, reconnects, creates and deletes — and the figures those steps leave:
+ * calls, refusals caused by an edit to a serving server, PATCH 409s, 5xx (with the changes under way
+ * meanwhile) and call latency.
  */
 import { percentile } from "../../scripts/lib/processes";
 import type { Upstream } from "../fixtures/mcp-upstream";
@@ -22,9 +23,10 @@ export interface Tracked {
   served: boolean;
   /** A DELETE has been sent. */
   deleted: boolean;
-  /** Bumped when a rename starts and when it ends: a call that saw it move may 404 on the old name. */
-  renameEpoch: number;
-  renaming: number;
+  /** Admin changes (rename, url, reconnect, delete…) logged when they start and when they end. */
+  changeLog: string[];
+  /** Admin changes under way. */
+  pending: string[];
 }
 
 export interface Figures {
@@ -34,9 +36,11 @@ export interface Figures {
   refusals: Array<{ kind: Tracked["kind"]; via: string; outcome: Refused }>;
   /** Calls that did not answer for another reason (not yet serving, deleted, renamed, broken). */
   excused: Record<string, number>;
-  errors5xx: Array<{ what: string; status: number; detail: string }>;
+  /** Each 5xx, with the admin changes to its server under way or made while a call ran. */
+  errors5xx: Array<{ what: string; status: number; detail: string; during?: string[] }>;
   patches: number;
   patchConflicts: string[];
+  /** Admin requests by kind and answer status: `{"rename 200": 30, "reconnect 409": 1}`. */
   admin: Record<string, number>;
   latencyMs: number[];
 }
@@ -78,7 +82,7 @@ export class LoadWorld {
   track(id: string, kind: Tracked["kind"], name: string, pool: Tracked["pool"]): Tracked {
     const server: Tracked = {
       ...{ id, kind, name, version: 1, pool },
-      ...{ served: false, deleted: false, renameEpoch: 0, renaming: 0 },
+      ...{ served: false, deleted: false, changeLog: [], pending: [] },
     };
     this.servers.set(id, server);
     return server;
@@ -103,7 +107,10 @@ export class LoadWorld {
     const editable = [...this.live("serving"), ...this.live("churn")];
     if (roll < 0.9) return this.editSomething(pick(editable));
     if (roll < 0.93) {
-      await this.admin("reconnect", "POST", `/v1/servers/${pick(editable).id}/reconnect`);
+      const server = pick(editable);
+      await this.change(server, "reconnect", () =>
+        this.admin("reconnect", "POST", `/v1/servers/${server.id}/reconnect`),
+      );
       return;
     }
     const churn = this.live("churn");
@@ -138,7 +145,9 @@ export class LoadWorld {
 
   private async call(client: LoadClient, server: Tracked): Promise<void> {
     const via = Math.random() < 0.5 ? "rest" : "mcp";
-    const { name, renameEpoch } = server;
+    const { name } = server;
+    const pendingAtStart = [...server.pending];
+    const logAtStart = server.changeLog.length;
     const wasServing = server.served && !server.deleted;
     const { tool, args } = toolOf(server, name);
     const started = performance.now();
@@ -150,12 +159,13 @@ export class LoadWorld {
       server.served = true;
       return;
     }
+    const during = [...new Set([...pendingAtStart, ...server.changeLog.slice(logAtStart)])];
     if (outcome.status >= 500) {
-      this.figures.errors5xx.push({ what: `${via} call`, status: outcome.status, detail: outcome.detail });
+      const what = `${via} call (${server.pool} ${server.kind})`;
+      this.figures.errors5xx.push({ what, status: outcome.status, detail: outcome.detail, during });
       return;
     }
-    const renamedMeanwhile =
-      renameEpoch !== server.renameEpoch || server.renaming > 0 || name !== server.name;
+    const renamedMeanwhile = during.includes("rename") || name !== server.name;
     const excuse = !wasServing
       ? "not yet serving"
       : server.deleted
@@ -171,8 +181,9 @@ export class LoadWorld {
 
   /** An admin request, its 5xx and PATCH 409s recorded; resolves to the response. */
   private async admin(what: string, method: string, path: string, body?: unknown) {
-    this.figures.admin[what] = (this.figures.admin[what] ?? 0) + 1;
     const response = await this.stack.call(method, path, body);
+    const key = `${what} ${response.status}`;
+    this.figures.admin[key] = (this.figures.admin[key] ?? 0) + 1;
     if (response.status >= 500)
       this.figures.errors5xx.push({ what, status: response.status, detail: JSON.stringify(response.body) });
     if (method === "PATCH") {
@@ -182,29 +193,32 @@ export class LoadWorld {
     return response;
   }
 
+  /** Runs an admin change of `server`, logged so that calls can tell what changed while they ran. */
+  private async change<T>(server: Tracked, what: string, act: () => Promise<T>): Promise<T> {
+    server.changeLog.push(what);
+    server.pending.push(what);
+    try {
+      return await act();
+    } finally {
+      server.pending.splice(server.pending.indexOf(what), 1);
+      server.changeLog.push(what);
+    }
+  }
+
   /** Applies a PATCH; a 200 body newer than what the load knows updates the server's name. */
   private async edit(server: Tracked, what: string, patch: Record<string, unknown>): Promise<void> {
-    const response = await this.admin(what, "PATCH", `/v1/servers/${server.id}`, patch);
+    const response = await this.change(server, what, () =>
+      this.admin(what, "PATCH", `/v1/servers/${server.id}`, patch),
+    );
     if (response.status === 200 && response.body.version > server.version) {
       server.version = response.body.version;
       server.name = response.body.name;
     }
   }
 
-  private async rename(server: Tracked): Promise<void> {
-    server.renameEpoch++;
-    server.renaming++;
-    try {
-      await this.edit(server, "rename", { name: uniqueName(`load-${server.kind}`) });
-    } finally {
-      server.renaming--;
-      server.renameEpoch++;
-    }
-  }
-
   private async editSomething(server: Tracked): Promise<void> {
     const n = ++this.counter;
-    if (Math.random() < 0.25) return this.rename(server);
+    if (Math.random() < 0.25) return this.edit(server, "rename", { name: uniqueName(`load-${server.kind}`) });
     if (Math.random() < 0.3) return this.edit(server, "timeoutSeconds", { timeoutSeconds: 10 + (n % 20) });
     if (server.kind === "stdio") {
       return Math.random() < 0.5
@@ -228,7 +242,7 @@ export class LoadWorld {
 
   private async deleteChurn(server: Tracked): Promise<void> {
     server.deleted = true;
-    await this.admin("delete", "DELETE", `/v1/servers/${server.id}`);
+    await this.change(server, "delete", () => this.admin("delete", "DELETE", `/v1/servers/${server.id}`));
   }
 }
 
