@@ -20,7 +20,7 @@ import {
   type StoredStatus,
   type ToolInfo,
 } from "@mcpgw/core";
-import { failedConditions, isConditionFailure, queryAll, queryKind } from "./dynamo";
+import { failedConditions, isConditionFailure, putWhileExists, queryAll, queryKind } from "./dynamo";
 import { statusListSort } from "./server-list";
 import { changeStamp, KINDS, keys, STAMP_NAMES, stampValues } from "./table";
 
@@ -337,26 +337,11 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
                 ConditionExpression: "generation = :was",
                 ExpressionAttributeValues: { ":was": item.generation },
               };
-      try {
-        await ddb.send(
-          new TransactWriteCommand({
-            TransactItems: [
-              {
-                ConditionCheck: {
-                  TableName: tableName,
-                  Key: keys.serverConfig(serverId),
-                  ConditionExpression: "attribute_exists(pk)",
-                },
-              },
-              { Put: { TableName: tableName, Item: statusItem(serverId, name, status), ...unchanged } },
-            ],
-          }),
-        );
-        return status;
-      } catch (error) {
-        if (failedConditions(error).length > 0) return undefined;
-        throw error;
-      }
+      const made = await putWhileExists(ddb, tableName, keys.serverConfig(serverId), {
+        Item: statusItem(serverId, name, status),
+        ...unchanged,
+      });
+      return made === "written" ? status : undefined;
     },
   };
 }
