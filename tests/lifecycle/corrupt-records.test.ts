@@ -1,8 +1,8 @@
 /**
  * Every record heals or can be removed through the API. Each test plants one corrupt item straight in
  * the emulator's table (as a bad restore or a hand edit would), then drives the stack from outside:
- * - a status whose generation is not a number (a string, or none): PATCH and reconnect rewrite a valid
- *   status, at a generation above the old one (a stale job cannot be accepted), and the server connects;
+ * - a status whose generation is not a number (a string, or none): PATCH, reconnect and an import that
+ *   replaces its server rewrite a valid status, at a generation above the old one (a stale job cannot be accepted), and the server connects;
  *   the sweep does the same unasked; lists, other servers' calls and the sweep are not disturbed;
  * - a catalogue whose body is damaged but whose hash is intact: it counts as absent (no tools shown)
  *   and the next probe rewrites it, so its tools list and answer calls again;
@@ -101,6 +101,17 @@ describe("records that would never heal", () => {
     expect(Number((await stored(keys.serverStatus(id)))?.generation)).toBeGreaterThan(generation + 1);
   });
 
+  it("a status whose generation is a string: an import replacing its server rewrites it and connects", async () => {
+    const { id, name, generation } = await connected();
+    await plant(keys.serverStatus(id), stringGeneration);
+
+    const document = { mcpServers: { [name]: { type: "http", url: upstream.url } } };
+    const imported = await stack.call("POST", "/v1/servers/import?onConflict=replace", document);
+    expect(imported.status).toBe(201);
+    await reaches(stack, id, "connected");
+    expect(Number((await stored(keys.serverStatus(id)))?.generation)).toBeGreaterThan(generation + 1);
+  });
+
   it("a status with garbage fields: the sweep rewrites it unasked and the server connects", async () => {
     const { id, name, generation } = await connected();
     await plant(keys.serverStatus(id), (item) => Object.assign(item, { generation: "seven", state: 42 }));
@@ -148,6 +159,7 @@ describe("records that would never heal", () => {
   it.each([
     ["name", /name missing/],
     ["version", /version missing/],
+    ["id", /id missing/],
   ])("a config without %s: listed failed with a sentence, refused clearly, deletable", async (field, why) => {
     const bystander = await connected();
     const { id, name } = await connected();

@@ -364,14 +364,12 @@ export function createServerRepository(
 
   /** Pairs as listed: statuses kept apart from their configs are read by key, in batches. */
   async function listed(pairs: ListPair[]): Promise<ListedServer[]> {
-    const apart = pairs
-      .filter((pair) => !pair.status)
-      .map((pair) => keys.serverStatus(String(pair.config.id)));
+    const servers = pairs.map(({ config, status }) => ({ server: plainFromItem(config), status }));
+    const apart = servers.filter((pair) => !pair.status).map((pair) => keys.serverStatus(pair.server.id));
     const found = new Map(
       (await batchGet(ddb, tableName, apart)).map((item) => [String(item.serverId), item]),
     );
-    return pairs.map(({ config, status }) => {
-      const server = plainFromItem(config);
+    return servers.map(({ server, status }) => {
       const item = status ?? found.get(server.id);
       return {
         server,

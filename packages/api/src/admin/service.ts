@@ -284,6 +284,7 @@ export async function importServers(
   onConflict: OnConflict,
 ): Promise<{ servers: ServerView[]; skipped: string[] }> {
   const { creates, replaces, skipped } = await planImport(deps, document, onConflict);
+  for (const { existing } of replaces) await healStatus(deps, existing);
   // Nothing to write (every name skipped): DynamoDB refuses an empty transaction.
   const written =
     creates.length + replaces.length > 0 ? await deps.store.servers.importAll(creates, replaces) : [];
