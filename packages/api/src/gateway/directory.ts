@@ -1,4 +1,4 @@
-import type { Catalog, ServerChange, Store } from "@mcpgw/aws";
+import type { Catalog, FeedRead, Store } from "@mcpgw/aws";
 import {
   errorFields,
   type Logger,
@@ -33,6 +33,8 @@ export interface Snapshot {
 const FEED_LOOKBACK_MS = 10_000;
 /** A full read of every server this often, in the background: heals anything the feed could miss. */
 const FULL_READ_MS = 5 * 60_000;
+/** How often, at most, the data plane gives a table it finds without an epoch one. */
+const EPOCH_WRITE_GAP_MS = 10_000;
 
 /**
  * The data plane's cached view of servers, statuses and catalogues, served from memory. A refresh
@@ -40,6 +42,8 @@ const FULL_READ_MS = 5 * 60_000;
  * that one query is all. Every five minutes a background refresh reads everything instead. Calls
  * do not wait on a refresh while the view is younger than 2 × `maxAgeMs` (it refreshes in the
  * background meanwhile): that bounds how stale edits, disables and new catalogues can be (≤ 2 s).
+ * The same feed query names the table's epoch: a table deleted and made again (another epoch, or none
+ * where there was one) drops the whole view at once — the next refresh reads everything.
  */
 export class Directory {
   private current: Snapshot | undefined;
@@ -50,6 +54,9 @@ export class Directory {
   /** Where the next look at the change feed starts, and when everything was last read. */
   private feedFrom = 0;
   private fullReadAt = 0;
+  /** The table's epoch as last seen on the feed: undefined before the first look, null for none. */
+  private epoch: string | null | undefined;
+  private epochWrittenAt = Number.NEGATIVE_INFINITY;
   /**
    * The feed's entries already read (item and stamp), so its lookback re-reads nothing twice. Stamps
    * are writers' clocks: they name a write, they do not order writes of different writers.
@@ -149,10 +156,10 @@ export class Directory {
       this.logger.error("directory refresh failed", errorFields(error));
   }
 
-  /** Every server with its status, and every catalogue: two index queries. */
+  /** Every server with its status, and every catalogue: two index queries (and the epoch's look). */
   private async readAll(): Promise<Snapshot> {
     const takenAt = Date.now();
-    const [servers, catalogs] = await Promise.all([
+    const [servers, catalogs, feed] = await Promise.all([
       this.store.servers.listAll(),
       this.store.statuses.listCatalogs().catch((error) => {
         // Best effort: without catalogues the servers are still known; calls report tool.not_found.
@@ -160,7 +167,10 @@ export class Directory {
           this.logger.error("catalogue read failed", errorFields(error));
         return [];
       }),
+      // The epoch this read belongs to; a feed that cannot be read leaves it to the next look.
+      this.store.changes.since(takenAt).catch(() => undefined),
     ]);
+    this.epoch = feed ? (feed.epoch ?? null) : undefined;
     const catalogById = new Map(catalogs.map((catalog) => [catalog.serverId, catalog]));
     const byId = new Map<string, DirectoryEntry>();
     for (const { server, status } of servers)
@@ -174,7 +184,7 @@ export class Directory {
   /** What changed since the last look, applied to `base`: one feed query, then a read per changed server. */
   private async readChanges(base: Snapshot): Promise<Snapshot> {
     const takenAt = Date.now();
-    let feed: ServerChange[];
+    let feed: FeedRead;
     try {
       feed = await this.store.changes.since(this.feedFrom);
     } catch (error) {
@@ -182,7 +192,8 @@ export class Directory {
       this.logger.warn("change feed unreadable; reading every server", errorFields(error));
       return this.readAll();
     }
-    const changes = feed.filter((change) => !this.applied.has(`${change.item}\0${change.at}`));
+    if (this.madeAgain(feed)) return this.readAll();
+    const changes = feed.changes.filter((change) => !this.applied.has(`${change.item}\0${change.at}`));
     const changed = [...new Set(changes.map((change) => change.serverId))];
     const byId = changed.length > 0 ? new Map(base.byId) : base.byId;
     for (const state of await this.store.changes.read(changed)) {
@@ -193,6 +204,30 @@ export class Directory {
     this.feedFrom = takenAt - FEED_LOOKBACK_MS;
     for (const [key, at] of this.applied) if (at < this.feedFrom) this.applied.delete(key);
     return this.publish(takenAt, byId, changed.length > 0 ? undefined : base);
+  }
+
+  /**
+   * True when the feed shows another table than the one last read (its epoch changed or vanished):
+   * nothing read from the old one stands. A table with no epoch (deployed before epochs) is given
+   * one, at most once per {@link EPOCH_WRITE_GAP_MS}.
+   */
+  private madeAgain(feed: FeedRead): boolean {
+    const epoch = feed.epoch ?? null;
+    if (this.epoch !== undefined && epoch !== this.epoch) {
+      this.logger.warn("the table was made again (its epoch changed); reading every server", {
+        was: this.epoch,
+        now: epoch,
+      });
+      return true;
+    }
+    this.epoch = epoch;
+    if (epoch === null && Date.now() - this.epochWrittenAt >= EPOCH_WRITE_GAP_MS) {
+      this.epochWrittenAt = Date.now();
+      this.store.changes
+        .ensureEpoch()
+        .catch((error) => this.logger.warn("could not give the table an epoch", errorFields(error)));
+    }
+    return false;
   }
 
   /** Makes `byId` the current snapshot (re-using `unchanged`'s maps when nothing changed). */
