@@ -98,17 +98,27 @@ async function serveMcp(
 /**
  * The directory cannot be read because the store is unavailable: the request's JSON-RPC error with
  * HTTP 503 and `Retry-After` (`data.code` `store.unavailable`), not an SDK handler's 200 or a 500.
- * Cheap: the directory answers from memory while its view is young.
+ * Cheap: the directory answers from memory while its view is young; a refresh slower than `maxAgeMs`
+ * (a bulk change) is not waited for here — the handlers' own reads say whether the store answers.
  */
 async function storeDown(endpoints: McpEndpoints, body: unknown): Promise<Response | undefined> {
+  const { directory } = endpoints.services.deps;
+  let timer: NodeJS.Timeout | undefined;
+  const slow = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, directory.maxAgeMs);
+  });
+  const snapshot = directory.snapshot();
+  snapshot.catch(() => undefined);
   try {
-    await endpoints.services.deps.directory.snapshot();
+    await Promise.race([snapshot, slow]);
     return undefined;
   } catch (error) {
     const unavailable = storeUnavailable(error);
     if (!unavailable) throw error;
     const { id } = (Array.isArray(body) ? {} : (body ?? {})) as { id?: unknown };
     return rpcErrorResponse(unavailable, typeof id === "string" || typeof id === "number" ? id : null, 503);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
