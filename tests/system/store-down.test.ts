@@ -90,6 +90,14 @@ describe("every route while the store is unreachable", () => {
       });
     }
 
+    // Not ready, and saying why; yet alive
+    const readyz = await fetch(`${stack.api.url}/readyz`);
+    expect(readyz.status).toBe(503);
+    expect(((await readyz.json()) as { checks: Record<string, string> }).checks).toMatchObject({
+      table: "unreachable",
+    });
+    expect((await fetch(`${stack.api.url}/healthz`)).status).toBe(200);
+
     // Act: the link is mended
     await link.mend();
 

@@ -239,3 +239,49 @@ describe("Directory after its table was made again", () => {
     expect(table.epoch).toBe("given");
   });
 });
+
+describe("Directory.entry, for a call", () => {
+  it("finds a server the view does not know by reading it directly, without waiting on a slow refresh", async () => {
+    // Prepare: a view without the server, and a feed that never answers (a refresh reading hundreds)
+    const store = createMemoryStore();
+    const directory = new Directory(store, logger, 60_000);
+    await directory.snapshot();
+    const server = await store.servers.create(
+      parseServerSpec({ name: "new", url: "https://new.example/mcp" }),
+    );
+    await store.statuses.recordAttempt(server.id, 1, ok, { tools });
+    store.changes = { ...store.changes, since: () => new Promise(() => {}) };
+
+    // Act
+    const entry = await directory.entry("new", () => true);
+
+    // Assess: found, its tools with it; a name that is no server's is undefined
+    expect(entry?.server.id).toBe(server.id);
+    expect(entry?.tools.has("new__search")).toBe(true);
+    expect(await directory.entry("nobody", () => true)).toBeUndefined();
+  });
+
+  it("serves a young view's usable entry as it is, reading nothing", async () => {
+    // Prepare
+    const store = createMemoryStore();
+    const server = await store.servers.create(
+      parseServerSpec({ name: "known", url: "https://known.example/mcp" }),
+    );
+    await store.statuses.recordAttempt(server.id, 1, ok, { tools });
+    const directory = new Directory(store, logger, 60_000);
+    await directory.snapshot();
+    let reads = 0;
+    const { resolvePlain } = store.servers;
+    store.servers.resolvePlain = (name) => {
+      reads++;
+      return resolvePlain(name);
+    };
+
+    // Act
+    const entry = await directory.entry("known", (known) => known.tools.has("known__search"));
+
+    // Assess
+    expect(entry?.server.id).toBe(server.id);
+    expect(reads).toBe(0);
+  });
+});
