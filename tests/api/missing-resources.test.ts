@@ -1,7 +1,8 @@
 /**
  * Regression: with the table gone, every list answered 500 and logged its own error line. A request
- * still fails (500, with its request id), but the missing resource is one clear line per interval in
- * the logs, not one per request; a queue gone while servers are created is logged the same way.
+ * still fails (503 `store.unavailable`, with its request id), but the missing resource is one clear
+ * line per interval in the logs, not one per request; a queue gone while servers are created is logged
+ * the same way.
  */
 import { createApp } from "@mcpgw/api";
 import { createStore } from "@mcpgw/aws";
@@ -32,7 +33,7 @@ async function appWithOutageInterval(intervalMs: number) {
 }
 
 describe("a missing table in the API", () => {
-  it("fails each request with 500 and its request id, and logs one line per interval", async () => {
+  it("fails each request with 503 store.unavailable and its request id, and logs one line per interval", async () => {
     // Prepare
     const { config, call, lines, errors } = await appWithOutageInterval(400);
     await removeResource(config, "table");
@@ -43,7 +44,7 @@ describe("a missing table in the API", () => {
     const requestIds: unknown[] = [];
     while (Date.now() - started < 1_200) {
       const response = await call("GET", "/v1/servers");
-      requestIds.push((await expectProblem(response, 500, "internal")).requestId);
+      requestIds.push((await expectProblem(response, 503, "store.unavailable")).requestId);
       statuses.push(response.status);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }

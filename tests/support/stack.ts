@@ -4,7 +4,12 @@
  */
 import { randomUUID } from "node:crypto";
 import { type AppDeps, CallLatency, createApp, listen, loadConsoleAssets, OidcClient } from "@mcpgw/api";
-import { type ConsoleAdminSettings, createKmsTokenSigner, type OidcSettings } from "@mcpgw/aws";
+import {
+  type AwsConfig,
+  type ConsoleAdminSettings,
+  createKmsTokenSigner,
+  type OidcSettings,
+} from "@mcpgw/aws";
 import { createLogger, defaultWorktreeBase } from "@mcpgw/core";
 import { type RunnerOptions, startRunner } from "@mcpgw/runner";
 import { createGuardedFetch } from "@mcpgw/upstream";
@@ -46,11 +51,13 @@ export interface StackOptions {
   tokenFailures?: AppDeps["tokenFailures"];
   /** Each caller's limits on the data plane (default: DEFAULT_CALLER_LIMITS). */
   limits?: AppDeps["limits"];
+  /** Overrides of the store's AWS config (an endpoint through a link a test can cut, say). */
+  aws?: Partial<AwsConfig>;
 }
 
 export async function startStack(options: StackOptions = {}) {
   const allowPrivate = options.allowPrivateUpstreams ?? true;
-  const store = await createTestStore();
+  const store = await createTestStore(options.aws);
   const logs: string[] = [];
   const logger = createLogger({ level: "debug", sink: (line) => logs.push(line) });
   const runnerOptions = options.runner === true ? {} : options.runner || {};

@@ -109,10 +109,10 @@ describe("onError: one renderer for every error", () => {
     );
   });
 
-  it("a missing resource is logged once through the outage log, not once per request", async () => {
+  it("a missing resource is 503 store.unavailable, logged once through the outage log, not once per request", async () => {
     const { request, lines } = throwing(awsError("ResourceNotFoundException"));
 
-    for (let i = 0; i < 3; i++) expect((await request()).status).toBe(500);
+    for (let i = 0; i < 3; i++) expect((await request()).status).toBe(503);
 
     expect(lines.filter((l) => l.level === "error").map((l) => l.msg)).toEqual([
       "table t does not exist; waiting for it",

@@ -1,4 +1,4 @@
-import type { OutageLog } from "@mcpgw/aws";
+import { type OutageLog, storeUnavailable } from "@mcpgw/aws";
 import { AppError, type ErrorCode, errorFields, problemResponse } from "@mcpgw/core";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
@@ -22,7 +22,8 @@ export function problemOf(
 }
 
 /**
- * The one error handler: AppErrors as they are, HTTP errors mapped to codes, anything else a bare 500.
+ * The one error handler: AppErrors as they are, HTTP errors mapped to codes, the store unavailable
+ * 503 `store.unavailable` (see `storeUnavailable`), anything else a bare 500.
  * A missing AWS resource is logged through `outages` (one line per interval, not one per request).
  */
 export function onError(error: Error, c: Context<AppEnv>, outages?: OutageLog): Response {
@@ -38,12 +39,9 @@ export function onError(error: Error, c: Context<AppEnv>, outages?: OutageLog): 
   const logger = c.get("logger");
   if (logger && outages?.report(logger, error)) logger.debug("request failed", errorFields(error));
   else logger?.error("request failed", errorFields(error));
-  if (error.name === "StoreError") {
-    // Nothing was written: the caller may simply try again.
-    return problemOf(c, "store.unavailable", `${error.message}. Try again.`, {
-      requestId: c.get("requestId"),
-    });
-  }
+  // The store could not be used just now (down, throttled, a write not made): 503, try again.
+  const unavailable = storeUnavailable(error, { requestId: c.get("requestId") });
+  if (unavailable) return problem(c, unavailable);
   return problemOf(c, "internal", "An internal error occurred; see the logs with this request id.", {
     requestId: c.get("requestId"),
   });

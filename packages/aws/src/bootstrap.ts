@@ -16,6 +16,7 @@ import {
 import { CreateQueueCommand, GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
 import { errorFields, type Logger } from "@mcpgw/core";
 import type { AwsStore } from "./aws-store";
+import { writeEpoch } from "./changes";
 import type { AwsClients } from "./clients";
 import type { AwsConfig } from "./config";
 import type { Dependency } from "./outages";
@@ -71,6 +72,8 @@ async function ensureTable({ ddb }: AwsClients, { tableName }: AwsConfig): Promi
     if (!(error instanceof ResourceInUseException)) throw error;
   }
   await waitUntilTableExists({ client: ddb, maxWaitTime: 60 }, { TableName: tableName });
+  // A table made again gets a new epoch: the data plane drops what it read from the old one.
+  await writeEpoch(ddb, tableName);
   const table = await ddb.send(new DescribeTableCommand({ TableName: tableName }));
   if (!table.Table) throw new Error(`Table ${tableName} was not created`);
   // A table made before the change feed existed gains its index (as the deployed stack's update does).

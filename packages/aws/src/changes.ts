@@ -1,9 +1,10 @@
-import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { randomUUID } from "node:crypto";
+import { type DynamoDBDocumentClient, PutCommand } from "@aws-sdk/lib-dynamodb";
 import type { PlainServer, StoredStatus } from "@mcpgw/core";
-import { queryAll } from "./dynamo";
+import { conditionalWrite, queryAll } from "./dynamo";
 import { plainFromItem } from "./servers";
 import { type Catalog, toCatalog, toStatus } from "./statuses";
-import { FEED, keys, stampOf, TABLE_KEYS } from "./table";
+import { EPOCH_STAMP_PREFIX, epochItem, FEED, keys, stampOf, TABLE_KEYS } from "./table";
 
 /** A write of a server's config, status or catalogue (or its delete), stamped `at` by its writer's clock. */
 export interface ServerChange {
@@ -23,14 +24,27 @@ export interface ServerState {
   catalog?: Catalog;
 }
 
+/** One look at the change feed: what changed, and the table's epoch as the same query saw it. */
+export interface FeedRead {
+  changes: ServerChange[];
+  /**
+   * The table's epoch (undefined: it has none yet). Another value than last time, or none where there
+   * was one, means the table was deleted and made again: what was read from the old one is void.
+   */
+  epoch: string | undefined;
+}
+
 /**
  * The servers' change feed: every write of a server's config, status or catalogue head stamps the
  * item with the time it was written, on an index of its own; a delete leaves a stamped tombstone.
  * So a reader that looked at time T learns what changed since in one query, and reads only those.
+ * The table's epoch rides on the same query (its stamp sorts after every time).
  */
 export interface ChangeFeed {
-  /** The writes stamped at or after `sinceMs` (the latest of each item): one index query. */
-  since(sinceMs: number): Promise<ServerChange[]>;
+  /** The writes stamped at or after `sinceMs` (the latest of each item), and the epoch: one index query. */
+  since(sinceMs: number): Promise<FeedRead>;
+  /** Gives the table an epoch unless it has one (the first writer's wins): one conditional write. */
+  ensureEpoch(): Promise<void>;
   /** The current state of each server: one consistent read of its partition each. */
   read(serverIds: readonly string[]): Promise<ServerState[]>;
 }
@@ -46,12 +60,22 @@ export function createChangeFeed(ddb: DynamoDBDocumentClient, tableName: string)
         ExpressionAttributeNames: { "#feed": TABLE_KEYS.changeFeed, "#at": TABLE_KEYS.changedAt },
         ExpressionAttributeValues: { ":feed": FEED, ":since": stampOf(sinceMs) },
       });
-      return items.map((item) => ({
-        serverId: String(item.pk).slice(keys.serverPartition("").length),
-        item: String(item.sk),
-        at: Number(item[TABLE_KEYS.changedAt]),
-      }));
+      let epoch: string | undefined;
+      const changes: ServerChange[] = [];
+      for (const item of items) {
+        const stamp = String(item[TABLE_KEYS.changedAt]);
+        if (stamp.startsWith(EPOCH_STAMP_PREFIX)) epoch = stamp.slice(EPOCH_STAMP_PREFIX.length);
+        else
+          changes.push({
+            serverId: String(item.pk).slice(keys.serverPartition("").length),
+            item: String(item.sk),
+            at: Number(stamp),
+          });
+      }
+      return { changes, epoch };
     },
+
+    ensureEpoch: () => writeEpoch(ddb, tableName),
 
     async read(serverIds) {
       return Promise.all(
@@ -87,4 +111,20 @@ function stateOf(serverId: string, items: Record<string, unknown>[]): ServerStat
     ...(status ? { status } : {}),
     ...(catalog ? { catalog } : {}),
   };
+}
+
+/**
+ * Writes a new epoch into the table unless it has one: the bootstrap does when it makes the table; on
+ * a deployed table, the data plane does when its feed shows none (the first writer's epoch wins).
+ */
+export async function writeEpoch(ddb: DynamoDBDocumentClient, tableName: string): Promise<void> {
+  await conditionalWrite(() =>
+    ddb.send(
+      new PutCommand({
+        TableName: tableName,
+        Item: epochItem(randomUUID()),
+        ConditionExpression: "attribute_not_exists(pk)",
+      }),
+    ),
+  );
 }

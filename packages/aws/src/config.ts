@@ -352,6 +352,8 @@ export interface RunnerSettings {
   childReplyBudgetBytes: number;
   /** Every child's limits unless its server sets its own (CHILD_CPU_SECONDS, CHILD_MEMORY_MIB, CHILD_MAX_PROCESSES; 0 is none). */
   childLimits: ResolvedLimits;
+  /** How often children of servers that no longer exist are looked for: the sweep's interval (SWEEP_INTERVAL_SECONDS). */
+  goneCheckMs: number;
 }
 
 /** The MCP SDK's bound on one stdio message (its `STDIO_DEFAULT_MAX_BUFFER_SIZE`): 10 MiB. */
@@ -398,6 +400,7 @@ export function loadRunnerSettings(env: Env = process.env): RunnerSettings {
       memoryMiB: read.integer("CHILD_MEMORY_MIB", DEFAULT_CHILD_LIMITS.memoryMiB, { max: 1024 * 1024 }),
       processes: read.integer("CHILD_MAX_PROCESSES", DEFAULT_CHILD_LIMITS.processes, { max: 65_536 }),
     },
+    goneCheckMs: read.integer("SWEEP_INTERVAL_SECONDS", 60, { min: 1, max: 3_600 }) * 1_000,
   };
   read.check();
   return settings;

@@ -22,6 +22,7 @@ export * from "./server-list";
 export * from "./servers";
 export * from "./statuses";
 export * from "./store";
+export * from "./store-unavailable";
 export * from "./table";
 export * from "./threads";
 export * from "./token-signer";

@@ -380,7 +380,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
   describe(`${name} store: the change feed`, () => {
     /** The servers the feed names since `from` (stamps are writers' clocks: look back a little). */
     const changedSince = async (store: Store, from: number) =>
-      new Set((await store.changes.since(from - 1_000)).map((change) => change.serverId));
+      new Set((await store.changes.since(from - 1_000)).changes.map((change) => change.serverId));
 
     it("names every server whose config, status or catalogue was written, and each delete", async () => {
       const store = await open();
@@ -393,6 +393,18 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
 
       const changed = await changedSince(store, before);
       for (const server of [edited, probed, removed]) expect(changed).toContain(server.id);
+    });
+
+    it("names the table's epoch on every look, the same each time; giving it one again changes nothing", async () => {
+      const store = await open();
+      const first = await store.changes.since(Date.now());
+
+      await store.changes.ensureEpoch();
+      const again = await store.changes.since(0);
+
+      expect(first.epoch).toEqual(expect.any(String));
+      expect(again.epoch).toBe(first.epoch);
+      expect(again.changes.every((change) => Number.isFinite(change.at))).toBe(true);
     });
 
     it("reads a server's current config, status and catalogue; a deleted one reads as gone", async () => {

@@ -34,6 +34,11 @@ export const keys = {
   serverLatency: (id: string, kind: LatencyKind) => ({ pk: `LATENCY#${id}`, sk: kind }),
   nameClaim: (name: string) => ({ pk: `NAME#${name}`, sk: "NAME" }),
   secret: (name: string) => ({ pk: `SECRET#${name}`, sk: "SECRET" }),
+  /**
+   * The table's epoch: written once when the table is made (or by the first writer that finds none),
+   * so a table deleted and made again is told from the old one (see {@link epochItem}).
+   */
+  tableEpoch: { pk: "TABLE", sk: "EPOCH" },
   /** Never written: the readiness check reads it to learn the table answers (GetItem is granted). */
   readinessProbe: { pk: "READINESS", sk: "PROBE" },
 } as const;
@@ -76,6 +81,22 @@ export function tombstoneItem(serverId: string, at = Date.now()): Record<string,
     ...keys.serverTombstone(serverId),
     ...changeStamp(at),
     [TABLE_KEYS.ttl]: Math.floor(at / 1000) + TOMBSTONE_SECONDS,
+  };
+}
+
+/**
+ * What an epoch's stamp starts with: it sorts after every time stamp (digits), so every look at the
+ * change feed (`changedAt >= since`) also returns the epoch item, and its stamp names the epoch — the
+ * feed's index holds keys only.
+ */
+export const EPOCH_STAMP_PREFIX = "epoch:";
+
+/** The table's epoch item, on the change feed with a stamp no time reaches (see {@link EPOCH_STAMP_PREFIX}). */
+export function epochItem(epoch: string): Record<string, unknown> {
+  return {
+    ...keys.tableEpoch,
+    [TABLE_KEYS.changeFeed]: FEED,
+    [TABLE_KEYS.changedAt]: `${EPOCH_STAMP_PREFIX}${epoch}`,
   };
 }
 

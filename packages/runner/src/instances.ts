@@ -115,6 +115,11 @@ export interface InstanceManagerOptions {
   childLimits?: ResolvedLimits;
   /** How often the children's use is summed against their limits (default 500 ms). */
   limitSampleMs?: number;
+  /**
+   * How often the runner looks whether the servers it has children of still exist, and stops the
+   * children of those that do not (default {@link DEFAULT_GONE_CHECK_MS}: one sweep interval).
+   */
+  goneCheckMs?: number;
 }
 
 /** A spawn under way: how many requests wait for it, and how to abandon it. */
@@ -138,6 +143,9 @@ interface Starting {
  * its start: past it, it is not fetching but not answering, and the start is abandoned.
  */
 const LAUNCHED_SERVER_GRACE_S = 2;
+
+/** The default of `goneCheckMs`: the deployed sweep's interval. */
+export const DEFAULT_GONE_CHECK_MS = 60_000;
 
 /** The default of `pingTimeoutMs`. */
 export const DEFAULT_PING_TIMEOUT_MS = 5_000;
@@ -179,6 +187,7 @@ export class InstanceManager {
   /** Per server, the lowest generation that may still run (raised when the server is stopped). */
   private readonly floors = new Map<string, number>();
   private readonly reaper: NodeJS.Timeout;
+  private readonly goneCheck: NodeJS.Timeout;
   private readonly idleMs: number;
   private readonly maxChildren: number;
   private readonly pingTimeoutMs: number;
@@ -197,6 +206,8 @@ export class InstanceManager {
     this.pingTimeoutMs = options.pingTimeoutMs ?? DEFAULT_PING_TIMEOUT_MS;
     this.reaper = setInterval(() => void this.reapIdle(), Math.max(250, Math.min(this.idleMs / 2, 30_000)));
     this.reaper.unref();
+    this.goneCheck = setInterval(() => void this.stopGone(), options.goneCheckMs ?? DEFAULT_GONE_CHECK_MS);
+    this.goneCheck.unref();
   }
 
   /**
@@ -372,6 +383,7 @@ export class InstanceManager {
   async shutdown(): Promise<void> {
     this.closing = true;
     clearInterval(this.reaper);
+    clearInterval(this.goneCheck);
     this.relay.close();
     this.limitWatch.close();
     const reason = new AppError("server.unavailable", "The runner is stopping.");
@@ -803,6 +815,30 @@ export class InstanceManager {
     this.forget(instance);
     await instance.transport.close(graceMs);
     await instance.ended;
+  }
+
+  /**
+   * Stops the children of servers that no longer exist — deleted without this runner being told (the
+   * table emptied and made again, a stop request lost): one read per server with children. A store
+   * that does not answer stops nothing; the next check looks again.
+   */
+  private async stopGone(): Promise<void> {
+    const serverIds = new Set(this.started().map((instance) => instance.serverId));
+    await Promise.all(
+      [...serverIds].map(async (serverId) => {
+        const exists = await this.options.store.servers.getPlain(serverId).then(
+          (server) => server !== undefined,
+          () => true,
+        );
+        if (exists) return;
+        const stopped = await this.stopServer(serverId);
+        if (stopped > 0)
+          this.options.logger.warn("stopped the children of a server that no longer exists", {
+            serverId,
+            stopped,
+          });
+      }),
+    );
   }
 
   private async reapIdle(): Promise<void> {

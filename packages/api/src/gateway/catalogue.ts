@@ -71,12 +71,12 @@ export async function resolveTool(
   options: { chat?: string; scope?: ServerScope } = {},
 ): Promise<{ entry: DirectoryEntry; tool: ToolInfo }> {
   const { server } = parseQualifiedName(qualified);
-  const [cached, hidden] = await Promise.all([deps.directory.snapshot(), hiddenServers(deps, options.chat)]);
-  // A server created, enabled or connected a moment ago may be newer than the cached view: look again.
-  const known = cached.byName.get(server);
-  const snapshot =
-    known && isAvailable(known) && known.tools.has(qualified) ? cached : await deps.directory.fresh();
-  const entry = snapshot.byName.get(server);
+  // A server created, enabled or connected a moment ago may be newer than the cached view: looked up
+  // again, within the staleness bound however much changed (see Directory.entry).
+  const [entry, hidden] = await Promise.all([
+    deps.directory.entry(server, (known) => isAvailable(known) && known.tools.has(qualified)),
+    hiddenServers(deps, options.chat),
+  ]);
   if (!entry || !inScope(options.scope, entry.server.id))
     throw new AppError("server.not_found", `No server named '${server}'.`);
   if (hidden.has(entry.server.id)) {

@@ -38,6 +38,7 @@ describe("Directory refreshes from the change feed", () => {
     const reads = { since: 0, servers: [] as string[] };
     const { since, read } = store.changes;
     store.changes = {
+      ...store.changes,
       since: (from) => {
         reads.since += 1;
         return since(from);
@@ -156,6 +157,7 @@ describe("Directory without its change feed", () => {
     const directory = new Directory(store, warned, 0);
     await directory.snapshot();
     store.changes = {
+      ...store.changes,
       since: async () => {
         throw new Error("Cannot read from backfilling global secondary index: byChange");
       },
@@ -169,5 +171,117 @@ describe("Directory without its change feed", () => {
     // Assess
     expect([...snapshot.byName.keys()].sort()).toEqual(["after", "before"]);
     expect(lines.some((line) => line.includes("change feed unreadable"))).toBe(true);
+  });
+});
+
+describe("Directory after its table was made again", () => {
+  /** A memory store whose feed shows `table.epoch` as the table's epoch; `ensureEpoch` gives it one. */
+  function storeWithEpoch() {
+    const store = createMemoryStore();
+    const table: { epoch: string | undefined; ensured: number } = { epoch: "first", ensured: 0 };
+    const { since } = store.changes;
+    store.changes = {
+      ...store.changes,
+      since: async (from) => ({ ...(await since(from)), epoch: table.epoch }),
+      ensureEpoch: async () => {
+        table.ensured += 1;
+        table.epoch ??= "given";
+      },
+    };
+    return { store, table };
+  }
+
+  it.each([
+    ["another epoch", "second"],
+    ["no epoch any more", undefined],
+  ])(
+    "drops the whole view on its next refresh (%s): servers gone from the table are gone",
+    async (_, epoch) => {
+      // Prepare: a view with a server; then the table is emptied and given another server, none of it
+      // named on the feed (a new table's feed knows nothing of the old one's items)
+      const { store, table } = storeWithEpoch();
+      const old = await store.servers.create(
+        parseServerSpec({ name: "old", url: "https://old.example/mcp" }),
+      );
+      const directory = new Directory(store, logger, 0);
+      expect((await directory.snapshot()).byName.has("old")).toBe(true);
+      const { since } = store.changes;
+      store.changes = { ...store.changes, since: async (from) => ({ ...(await since(from)), changes: [] }) };
+      await store.servers.remove(old.id);
+      const fresh = await store.servers.create(
+        parseServerSpec({ name: "new", url: "https://new.example/mcp" }),
+      );
+      expect([...(await directory.snapshot()).byName.keys()]).toEqual(["old"]);
+
+      // Act: the table is made again
+      table.epoch = epoch;
+      const snapshot = await directory.snapshot();
+
+      // Assess: read whole (the new server is known though the feed named nothing)
+      expect([...snapshot.byName.keys()]).toEqual(["new"]);
+      expect(snapshot.byId.has(fresh.id)).toBe(true);
+    },
+  );
+
+  it("gives a table found without an epoch one, at most once per gap, and then keeps its view", async () => {
+    // Prepare: a table deployed before epochs
+    const { store, table } = storeWithEpoch();
+    table.epoch = undefined;
+    const directory = new Directory(store, logger, 0);
+    await directory.snapshot();
+
+    // Act
+    await directory.snapshot();
+    await directory.snapshot();
+
+    // Assess
+    expect(table.ensured).toBe(1);
+    expect(table.epoch).toBe("given");
+  });
+});
+
+describe("Directory.entry, for a call", () => {
+  it("finds a server the view does not know by reading it directly, without waiting on a slow refresh", async () => {
+    // Prepare: a view without the server, and a feed that never answers (a refresh reading hundreds)
+    const store = createMemoryStore();
+    const directory = new Directory(store, logger, 60_000);
+    await directory.snapshot();
+    const server = await store.servers.create(
+      parseServerSpec({ name: "new", url: "https://new.example/mcp" }),
+    );
+    await store.statuses.recordAttempt(server.id, 1, ok, { tools });
+    store.changes = { ...store.changes, since: () => new Promise(() => {}) };
+
+    // Act
+    const entry = await directory.entry("new", () => true);
+
+    // Assess: found, its tools with it; a name that is no server's is undefined
+    expect(entry?.server.id).toBe(server.id);
+    expect(entry?.tools.has("new__search")).toBe(true);
+    expect(await directory.entry("nobody", () => true)).toBeUndefined();
+  });
+
+  it("serves a young view's usable entry as it is, reading nothing", async () => {
+    // Prepare
+    const store = createMemoryStore();
+    const server = await store.servers.create(
+      parseServerSpec({ name: "known", url: "https://known.example/mcp" }),
+    );
+    await store.statuses.recordAttempt(server.id, 1, ok, { tools });
+    const directory = new Directory(store, logger, 60_000);
+    await directory.snapshot();
+    let reads = 0;
+    const { resolvePlain } = store.servers;
+    store.servers.resolvePlain = (name) => {
+      reads++;
+      return resolvePlain(name);
+    };
+
+    // Act
+    const entry = await directory.entry("known", (known) => known.tools.has("known__search"));
+
+    // Assess
+    expect(entry?.server.id).toBe(server.id);
+    expect(reads).toBe(0);
   });
 });

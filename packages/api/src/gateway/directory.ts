@@ -1,4 +1,4 @@
-import type { Catalog, ServerChange, Store } from "@mcpgw/aws";
+import type { Catalog, FeedRead, Store } from "@mcpgw/aws";
 import {
   errorFields,
   type Logger,
@@ -33,13 +33,27 @@ export interface Snapshot {
 const FEED_LOOKBACK_MS = 10_000;
 /** A full read of every server this often, in the background: heals anything the feed could miss. */
 const FULL_READ_MS = 5 * 60_000;
+/**
+ * A refresh that finds more changed servers than this (or than a tenth of those it knows, when that is
+ * more) reads everything instead of each changed server's partition: two index queries (a page per
+ * MB) cost less than hundreds of reads — 500 creates at once made the first call wait 21.5 s.
+ */
+const BULK_CHANGE_MIN = 25;
+/** Servers read one by one for calls (not found in a young view), at most at once (see `entry`). */
+const MAX_DIRECT_READS = 32;
+/** How long one direct read of a server serves the calls to it that follow (see `entry`). */
+const DIRECT_SPACING_MS = 100;
+/** How often, at most, the data plane gives a table it finds without an epoch one. */
+const EPOCH_WRITE_GAP_MS = 10_000;
 
 /**
  * The data plane's cached view of servers, statuses and catalogues, served from memory. A refresh
- * reads the change feed (one query) and re-reads only the servers it names; with nothing changed,
- * that one query is all. Every five minutes a background refresh reads everything instead. Calls
+ * reads the change feed (one query) and re-reads only the servers it names — or, when it names many
+ * (a bulk change), everything; with nothing changed, that one query is all. Every five minutes a background refresh reads everything instead. Calls
  * do not wait on a refresh while the view is younger than 2 × `maxAgeMs` (it refreshes in the
  * background meanwhile): that bounds how stale edits, disables and new catalogues can be (≤ 2 s).
+ * The same feed query names the table's epoch: a table deleted and made again (another epoch, or none
+ * where there was one) drops the whole view at once — the next refresh reads everything.
  */
 export class Directory {
   private current: Snapshot | undefined;
@@ -50,12 +64,18 @@ export class Directory {
   /** Where the next look at the change feed starts, and when everything was last read. */
   private feedFrom = 0;
   private fullReadAt = 0;
+  /** The table's epoch as last seen on the feed: undefined before the first look, null for none. */
+  private epoch: string | null | undefined;
+  private epochWrittenAt = Number.NEGATIVE_INFINITY;
   /**
    * The feed's entries already read (item and stamp), so its lookback re-reads nothing twice. Stamps
    * are writers' clocks: they name a write, they do not order writes of different writers.
    */
   private readonly applied = new Map<string, number>();
   private readonly chats = new Map<string, { at: number; off: Promise<Set<string>> }>();
+  /** Servers read one by one for calls, by name: the last read of each, and when it started. */
+  private readonly direct = new Map<string, { at: number; entry: Promise<DirectoryEntry | undefined> }>();
+  private directReads = 0;
 
   constructor(
     private readonly store: Store,
@@ -107,6 +127,46 @@ export class Directory {
     }
   }
 
+  /**
+   * Server `name`'s entry for a call to it: from the cached view while that is young (as
+   * {@link snapshot} serves it) and `usable` (its tool offered); else read directly — its name claim,
+   * then its partition, consistently — and the view refreshed in the background (the next snapshot
+   * waits for a refresh when the read found the server otherwise than the view). So a call never
+   * waits on a refresh, however many servers changed (500 creates made one read 500 partitions
+   * first), and a server created, enabled or connected a moment ago is found. A name is read at most
+   * once per {@link DIRECT_SPACING_MS} (calls meanwhile share that read), and at most
+   * {@link MAX_DIRECT_READS} at once; past that, a call waits for a refresh.
+   */
+  async entry(name: string, usable: (entry: DirectoryEntry) => boolean): Promise<DirectoryEntry | undefined> {
+    const current = this.current;
+    const young =
+      current && current.takenAt > this.invalidatedAt && Date.now() - current.takenAt < 2 * this.maxAgeMs;
+    const known = young ? (await this.snapshot()).byName.get(name) : undefined;
+    if (known && usable(known)) return known;
+    if (this.directReads >= MAX_DIRECT_READS) return (await this.fresh()).byName.get(name);
+    const found = await this.readOne(name);
+    const viewed = this.current?.byName.get(name);
+    if (Boolean(found && usable(found)) !== Boolean(viewed && usable(viewed))) this.invalidate();
+    this.refresh(true).catch((error) => this.reportFailure(error));
+    return found;
+  }
+
+  /** One server's entry read directly: its name claim, then its partition (shared per name, see `entry`). */
+  private readOne(name: string): Promise<DirectoryEntry | undefined> {
+    const last = this.direct.get(name);
+    if (last && Date.now() - last.at < DIRECT_SPACING_MS) return last.entry;
+    if (this.direct.size > 10_000) this.direct.clear();
+    this.directReads++;
+    const entry = (async () => {
+      const server = await this.store.servers.resolvePlain(name);
+      const [state] = server ? await this.store.changes.read([server.id]) : [];
+      return state?.server ? toEntry(state.server, state.status, state.catalog) : undefined;
+    })().finally(() => this.directReads--);
+    this.direct.set(name, { at: Date.now(), entry });
+    entry.catch(() => this.direct.delete(name));
+    return entry;
+  }
+
   /** Makes the next snapshot a fresh one (after this process changed something itself). */
   invalidate(): void {
     this.invalidatedAt = Date.now();
@@ -149,10 +209,10 @@ export class Directory {
       this.logger.error("directory refresh failed", errorFields(error));
   }
 
-  /** Every server with its status, and every catalogue: two index queries. */
+  /** Every server with its status, and every catalogue: two index queries (and the epoch's look). */
   private async readAll(): Promise<Snapshot> {
     const takenAt = Date.now();
-    const [servers, catalogs] = await Promise.all([
+    const [servers, catalogs, feed] = await Promise.all([
       this.store.servers.listAll(),
       this.store.statuses.listCatalogs().catch((error) => {
         // Best effort: without catalogues the servers are still known; calls report tool.not_found.
@@ -160,7 +220,10 @@ export class Directory {
           this.logger.error("catalogue read failed", errorFields(error));
         return [];
       }),
+      // The epoch this read belongs to; a feed that cannot be read leaves it to the next look.
+      this.store.changes.since(takenAt).catch(() => undefined),
     ]);
+    this.epoch = feed ? (feed.epoch ?? null) : undefined;
     const catalogById = new Map(catalogs.map((catalog) => [catalog.serverId, catalog]));
     const byId = new Map<string, DirectoryEntry>();
     for (const { server, status } of servers)
@@ -174,7 +237,7 @@ export class Directory {
   /** What changed since the last look, applied to `base`: one feed query, then a read per changed server. */
   private async readChanges(base: Snapshot): Promise<Snapshot> {
     const takenAt = Date.now();
-    let feed: ServerChange[];
+    let feed: FeedRead;
     try {
       feed = await this.store.changes.since(this.feedFrom);
     } catch (error) {
@@ -182,8 +245,10 @@ export class Directory {
       this.logger.warn("change feed unreadable; reading every server", errorFields(error));
       return this.readAll();
     }
-    const changes = feed.filter((change) => !this.applied.has(`${change.item}\0${change.at}`));
+    if (this.madeAgain(feed)) return this.readAll();
+    const changes = feed.changes.filter((change) => !this.applied.has(`${change.item}\0${change.at}`));
     const changed = [...new Set(changes.map((change) => change.serverId))];
+    if (changed.length > Math.max(BULK_CHANGE_MIN, base.byId.size / 10)) return this.readAll();
     const byId = changed.length > 0 ? new Map(base.byId) : base.byId;
     for (const state of await this.store.changes.read(changed)) {
       if (state.server) byId.set(state.serverId, toEntry(state.server, state.status, state.catalog));
@@ -193,6 +258,30 @@ export class Directory {
     this.feedFrom = takenAt - FEED_LOOKBACK_MS;
     for (const [key, at] of this.applied) if (at < this.feedFrom) this.applied.delete(key);
     return this.publish(takenAt, byId, changed.length > 0 ? undefined : base);
+  }
+
+  /**
+   * True when the feed shows another table than the one last read (its epoch changed or vanished):
+   * nothing read from the old one stands. A table with no epoch (deployed before epochs) is given
+   * one, at most once per {@link EPOCH_WRITE_GAP_MS}.
+   */
+  private madeAgain(feed: FeedRead): boolean {
+    const epoch = feed.epoch ?? null;
+    if (this.epoch !== undefined && epoch !== this.epoch) {
+      this.logger.warn("the table was made again (its epoch changed); reading every server", {
+        was: this.epoch,
+        now: epoch,
+      });
+      return true;
+    }
+    this.epoch = epoch;
+    if (epoch === null && Date.now() - this.epochWrittenAt >= EPOCH_WRITE_GAP_MS) {
+      this.epochWrittenAt = Date.now();
+      this.store.changes
+        .ensureEpoch()
+        .catch((error) => this.logger.warn("could not give the table an epoch", errorFields(error)));
+    }
+    return false;
   }
 
   /** Makes `byId` the current snapshot (re-using `unchanged`'s maps when nothing changed). */

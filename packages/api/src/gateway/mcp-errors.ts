@@ -1,4 +1,5 @@
 /** What crosses the MCP wire when something fails, and the opaque list cursor. */
+import { storeUnavailable } from "@mcpgw/aws";
 import { AppError, RPC } from "@mcpgw/core";
 import { CallFailure } from "@mcpgw/upstream";
 import { ProtocolError } from "@modelcontextprotocol/server";
@@ -6,8 +7,9 @@ import { ProtocolError } from "@modelcontextprotocol/server";
 /**
  * Errors that cross the wire as JSON-RPC, from the one error table: an upstream's own JSON-RPC error
  * (on tools/call as on every forwarded request) passes through with its code, its (scrubbed) message
- * and its data; a gateway problem carries its table code and its dotted code in `data.code`; anything
- * else is an internal error that says nothing more.
+ * and its data; a gateway problem carries its table code and its dotted code in `data.code` (the store
+ * unavailable is `store.unavailable`, with `data.retryAfter`); anything else is an internal error that
+ * says nothing more.
  */
 export function toMcpError(error: unknown): ProtocolError {
   if (error instanceof ProtocolError) return error;
@@ -17,6 +19,8 @@ export function toMcpError(error: unknown): ProtocolError {
     return toMcpError(new AppError("upstream.response_too_large", error.message));
   if (error instanceof CallFailure)
     return new ProtocolError(RPC.INTERNAL_ERROR, `upstream ${error.kind}: ${error.message}`);
+  const unavailable = error instanceof AppError ? undefined : storeUnavailable(error);
+  if (unavailable) return toMcpError(unavailable);
   if (!(error instanceof AppError)) return new ProtocolError(RPC.INTERNAL_ERROR, "internal error");
   return new ProtocolError(error.rpcCode, error.detail, { code: error.code, ...error.extra });
 }

@@ -54,7 +54,7 @@ export async function callTool(
   const caller = callerOf(ctx);
   const qualified = gateway.endpoint ? qualifyToolName(gateway.endpoint, name) : name;
   const server = gateway.endpoint ?? parseQualifiedName(qualified).server;
-  const serverId = (await deps.directory.snapshot()).byName.get(server)?.server.id ?? "";
+  const serverId = (await deps.directory.entry(server, () => true))?.server.id ?? "";
   const state = ctx.mcpReq.requestState<RoundState>();
   // The upstream's own state goes back only to the server that issued it.
   const round = roundOf(ctx, state, serverId);

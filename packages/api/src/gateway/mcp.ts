@@ -1,3 +1,4 @@
+import { storeUnavailable } from "@mcpgw/aws";
 import { AppError, describeBytes, jsonDepth, MAX_JSON_DEPTH, whenSent } from "@mcpgw/core";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
@@ -72,6 +73,8 @@ async function serveMcp(
     const parsed = await readMcpBody(c.req.raw);
     if (parsed instanceof Response) return parsed;
     body = parsed.body;
+    const down = await storeDown(endpoints, body);
+    if (down) return down;
   }
   const principalKey = threadOwner(principal);
   const kind = requestKind(c.req.method, body);
@@ -89,6 +92,33 @@ async function serveMcp(
     release();
     if (error instanceof AppError && error.code === "rate_limited") return refusedResponse(error, body);
     throw error;
+  }
+}
+
+/**
+ * The directory cannot be read because the store is unavailable: the request's JSON-RPC error with
+ * HTTP 503 and `Retry-After` (`data.code` `store.unavailable`), not an SDK handler's 200 or a 500.
+ * Cheap: the directory answers from memory while its view is young; a refresh slower than `maxAgeMs`
+ * (a bulk change) is not waited for here — the handlers' own reads say whether the store answers.
+ */
+async function storeDown(endpoints: McpEndpoints, body: unknown): Promise<Response | undefined> {
+  const { directory } = endpoints.services.deps;
+  let timer: NodeJS.Timeout | undefined;
+  const slow = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, directory.maxAgeMs);
+  });
+  const snapshot = directory.snapshot();
+  snapshot.catch(() => undefined);
+  try {
+    await Promise.race([snapshot, slow]);
+    return undefined;
+  } catch (error) {
+    const unavailable = storeUnavailable(error);
+    if (!unavailable) throw error;
+    const { id } = (Array.isArray(body) ? {} : (body ?? {})) as { id?: unknown };
+    return rpcErrorResponse(unavailable, typeof id === "string" || typeof id === "number" ? id : null, 503);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

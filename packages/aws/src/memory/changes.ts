@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { ChangeFeed } from "../changes";
 import type { ServerRepository } from "../servers";
 import type { StatusRepository } from "../statuses";
@@ -9,12 +10,17 @@ export function createMemoryChangeFeed(
   servers: ServerRepository,
   statuses: StatusRepository,
 ): ChangeFeed {
+  // Made as if by the bootstrap: with its epoch, for good.
+  const epoch = randomUUID();
   return {
     async since(sinceMs) {
-      return [...tables.changed]
+      const changes = [...tables.changed]
         .filter(([, at]) => at >= sinceMs)
         .map(([serverId, at]) => ({ serverId, item: "server", at }));
+      return { changes, epoch };
     },
+
+    async ensureEpoch() {},
 
     async read(serverIds) {
       return Promise.all(

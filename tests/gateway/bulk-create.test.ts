@@ -1,0 +1,72 @@
+/**
+ * Regression: after 500 creates, the first call took 21.5 s — the data plane's refresh read each of
+ * the 500 changed servers' partitions one query at a time, and a call that missed waited for it. Now
+ * a refresh that finds more changed servers than a full read costs reads everything (two index
+ * queries, a page per MB), so no call waits past the directory's staleness bound (~2 s) after any
+ * number of creates.
+ */
+import { parseServerSpec } from "@mcpgw/core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startUpstream, type Upstream } from "../fixtures/mcp-upstream";
+import { createConnected, type Stack, startGatewayStack, uniqueName } from "./helpers";
+
+/** How many servers appear at once. */
+const CREATED = 500;
+/** The directory's staleness bound: a view at most 2 × 1 s old. */
+const STALENESS_BOUND_MS = 2_000;
+
+const echo = {
+  name: "echo",
+  description: "Echo the given text",
+  inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+};
+
+describe(`the first call after ${CREATED} creates`, () => {
+  let stack: Stack;
+  let upstream: Upstream;
+  const prefix = uniqueName("bulk");
+
+  beforeAll(async () => {
+    stack = await startGatewayStack();
+    upstream = await startUpstream({ name: "bulk" });
+    // A warm data plane: it has served a call, so it refreshes from the change feed from now on.
+    const warm = uniqueName("warm");
+    await createConnected(stack, { name: warm, url: upstream.url });
+    expect((await stack.callTool(`${warm}__echo`, { text: "warm" })).status).toBe(200);
+  }, 60_000);
+  afterAll(async () => {
+    await stack?.stop();
+    await upstream?.close();
+  });
+
+  it(`is answered within the staleness bound, however many servers were created just before`, async () => {
+    // Act: CREATED servers appear at once, each connected with its catalogue (as the workers leave them)
+    const { store } = stack;
+    for (let start = 0; start < CREATED; start += 25) {
+      await Promise.all(
+        Array.from({ length: Math.min(25, CREATED - start) }, async (_, offset) => {
+          const name = `${prefix}-${start + offset}`;
+          const server = await store.servers.create(parseServerSpec({ name, url: upstream.url }));
+          const at = new Date().toISOString();
+          await store.statuses.recordAttempt(
+            server.id,
+            1,
+            { ok: true, at, latencyMs: 1, toolCount: 1 },
+            { tools: [echo] },
+          );
+        }),
+      );
+    }
+    const started = Date.now();
+    const call = await stack.callTool(`${prefix}-${CREATED - 1}__echo`, { text: "first" });
+    const firstCallMs = Date.now() - started;
+
+    // Assess
+    expect(call.status).toBe(200);
+    expect(call.body.content[0].text).toContain("first");
+    console.info(`first call after ${CREATED} creates: ${firstCallMs} ms`);
+    expect(firstCallMs).toBeLessThan(STALENESS_BOUND_MS);
+    const listed = await stack.listTools();
+    expect(listed.filter((tool) => tool.name.startsWith(`${prefix}-`))).toHaveLength(CREATED);
+  }, 180_000);
+});
