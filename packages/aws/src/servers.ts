@@ -54,6 +54,15 @@ export interface StoredServer {
 /** What replacing a stored server needs to know of it (no secrets: they are replaced wholesale). */
 export type StoredIdentity = Pick<ServerRecord, "id" | "name" | "version" | "createdAt">;
 
+/** A server an edit stored, and its plain view exactly as written (what the edit's answer shows). */
+export type UpdatedServer = ServerRecord & { written: PlainServer };
+
+/**
+ * How an edit treats the status: `supersede` starts a new generation (a reconnect, or `disabled`);
+ * `keep` leaves generation and state as they are (an edit that does not reach the upstream).
+ */
+export type EditStatus = "supersede" | "keep";
+
 /**
  * A server (no secret opened) and its status. `statusApart`: that status is still stored as before
  * list pages (kind `STATUS`, not beside its config); {@link ServerRepository.placeStatus} moves it.
@@ -143,12 +152,13 @@ export interface ServerRepository {
    * (generation + 1; `connecting`, or `disabled`) in the same transaction; renames move the claim.
    * `keepSealed` keeps the stored sealed value (and its masks) as it is: `spec`'s secret map is then
    * the masked one, never sealed — an edit that leaves secrets alone opens and seals nothing.
+   * `status: "keep"` leaves the status's generation and state alone (it is only re-placed and stamped).
    */
   update(
     existing: StoredIdentity,
     spec: ServerSpec,
-    options?: { keepSealed?: boolean },
-  ): Promise<ServerRecord>;
+    options?: { keepSealed?: boolean; status?: EditStatus },
+  ): Promise<UpdatedServer>;
   /**
    * Supersedes the status of an enabled server whose config is still at `version` (generation + 1,
    * `connecting`): a reconnect can never revive a server disabled or changed meanwhile.
@@ -194,6 +204,31 @@ function supersedeStatus(
         ":one": 1,
         ...stampValues(),
         ...(name === undefined ? {} : { ":kind": KINDS.server, ":kindSort": statusListSort(name) }),
+      },
+    },
+  };
+}
+
+/**
+ * The status update of an edit that keeps the generation: the status placed beside its config (named
+ * `name`) in the index and stamped, so the data plane reads the edit at once; state and generation stay.
+ */
+function restampStatus(tableName: string, id: string, name: string): TransactItem {
+  return {
+    Update: {
+      TableName: tableName,
+      Key: keys.serverStatus(id),
+      UpdateExpression: "SET #feed = :feed, #at = :at, #kind = :kind, #kindSort = :kindSort",
+      ConditionExpression: "attribute_exists(pk)",
+      ExpressionAttributeNames: {
+        ...STAMP_NAMES,
+        "#kind": TABLE_KEYS.kind,
+        "#kindSort": TABLE_KEYS.kindSort,
+      },
+      ExpressionAttributeValues: {
+        ...stampValues(),
+        ":kind": KINDS.server,
+        ":kindSort": statusListSort(name),
       },
     },
   };
@@ -303,7 +338,13 @@ export function createServerRepository(
   }
 
   /** The config put (version-checked), the name-claim move, and the superseding status update. */
-  async function replaceItems(existing: StoredIdentity, spec: ServerSpec, now: string, keepSealed = false) {
+  async function replaceItems(
+    existing: StoredIdentity,
+    spec: ServerSpec,
+    now: string,
+    keepSealed = false,
+    status: EditStatus = "supersede",
+  ) {
     const record = {
       ...spec,
       id: existing.id,
@@ -311,11 +352,12 @@ export function createServerRepository(
       createdAt: existing.createdAt,
       updatedAt: now,
     } as ServerRecord;
+    const item = keepSealed ? await itemKeepingSealed(record) : await toItem(record);
     const items: TransactItem[] = [
       {
         Put: {
           TableName: tableName,
-          Item: keepSealed ? await itemKeepingSealed(record) : await toItem(record),
+          Item: item,
           ConditionExpression: "#version = :expected",
           ExpressionAttributeNames: { "#version": "version" },
           ExpressionAttributeValues: { ":expected": existing.version },
@@ -341,8 +383,12 @@ export function createServerRepository(
         },
       );
     }
-    items.push(supersedeStatus(tableName, existing.id, spec.enabled, now, spec.name));
-    return { record, items };
+    items.push(
+      status === "keep"
+        ? restampStatus(tableName, existing.id, spec.name)
+        : supersedeStatus(tableName, existing.id, spec.enabled, now, spec.name),
+    );
+    return { record, items, written: plainFromItem(item) };
   }
 
   /** Runs a transaction; a failure that is not a lost condition becomes a StoreError (503, retry). */
@@ -505,7 +551,13 @@ export function createServerRepository(
 
     async update(existing, spec, options = {}) {
       const now = new Date().toISOString();
-      const { record, items } = await replaceItems(existing, spec, now, options.keepSealed);
+      const { record, items, written } = await replaceItems(
+        existing,
+        spec,
+        now,
+        options.keepSealed,
+        options.status,
+      );
       try {
         await transact(items, "The change");
       } catch (error) {
@@ -526,7 +578,7 @@ export function createServerRepository(
         }
         throw error;
       }
-      return record;
+      return { ...record, written };
     },
 
     async reconnect(id, version) {

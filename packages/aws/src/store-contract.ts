@@ -141,6 +141,26 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       });
     });
 
+    it("an update that keeps the status leaves generation and state, answers what it wrote, and lists it renamed", async () => {
+      const store = await open();
+      const server = await http(store);
+      const renamed = unique("kept");
+
+      const updated = await store.servers.update(
+        server,
+        { ...specOf(server), name: renamed, timeoutSeconds: 77 },
+        { status: "keep" },
+      );
+
+      expect(updated.written).toMatchObject({ id: server.id, name: renamed, timeoutSeconds: 77, version: 2 });
+      expect(updated.written).toEqual(await store.servers.getPlain(server.id));
+      expect(await store.statuses.get(server.id)).toMatchObject({ state: "connecting", generation: 1 });
+      expect((await store.servers.getByName(renamed))?.id).toBe(server.id);
+      const listed = (await store.servers.listAll()).find((entry) => entry.server.id === server.id);
+      expect(listed).toMatchObject({ server: { name: renamed }, status: { generation: 1 } });
+      expect(listed?.statusApart).toBeUndefined();
+    });
+
     it("refuses a rename onto a taken name and changes nothing", async () => {
       const store = await open();
       const [a, b] = [await http(store), await http(store)];

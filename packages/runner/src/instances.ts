@@ -263,12 +263,8 @@ export class InstanceManager {
         if (signal?.aborted) throw error;
         return undefined;
       });
-      if (
-        instance &&
-        instance.version === server.version &&
-        instance.generation === generation &&
-        !instance.transport.exitStatus
-      ) {
+      // A new generation is a change that reaches the child (an edit of name or timeout is not).
+      if (instance && instance.generation === generation && !instance.transport.exitStatus) {
         instance.lastUsed = Date.now();
         return instance;
       }

@@ -27,8 +27,9 @@ const DISCONNECT =
   /SSE stream disconnected|fetch failed|ECONNRESET|ECONNREFUSED|socket hang up|other side closed|terminated/i;
 
 /**
- * Warm upstream MCP sessions, one per server, keyed by server id + config version: initialized once,
- * shared by concurrent callers, evicted on error, on a config change (a new version) and when idle.
+ * Warm upstream MCP sessions, one per server, keyed by server id + the generation they serve (the
+ * caller's `version`): initialized once, shared by concurrent callers, evicted on error, on a new
+ * generation (a change that reaches the upstream, or a reconnect) and when idle.
  */
 export class SessionPool {
   private readonly entries = new Map<string, Entry>();

@@ -229,3 +229,11 @@ function toEntry(
 export function isAvailable(entry: DirectoryEntry): boolean {
   return entry.server.enabled && entry.status?.state === "connected";
 }
+
+/**
+ * The generation whose connection serves calls: warm sessions are kept per generation, so an edit
+ * that reaches nothing upstream (a rename, a timeout) keeps them, and a reconnect replaces them.
+ */
+export function servingGeneration(entry: DirectoryEntry): number {
+  return entry.status?.generation ?? 0;
+}

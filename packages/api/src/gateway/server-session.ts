@@ -25,7 +25,7 @@ import { ProtocolError } from "@modelcontextprotocol/server";
 import { beginUpstreamAuthorization } from "../upstream-authorization";
 import { AuthorizationNeeded } from "./authorization-needed";
 import type { GatewayDeps } from "./deps";
-import type { DirectoryEntry } from "./directory";
+import { type DirectoryEntry, servingGeneration } from "./directory";
 
 /** What runs on a server's warm session. */
 type SessionOp<T> = (session: UpstreamSession, options: CallOptions) => Promise<T>;
@@ -178,7 +178,7 @@ async function sessionOf<T>(
   const own = subject ?? principal;
   const base = own ? `${server.id}#@${own}` : server.id;
   const poolKey = thread ? `${base}#${thread}` : base;
-  return deps.pool.use(poolKey, server.version, open, async (pooled) => {
+  return deps.pool.use(poolKey, servingGeneration(entry), open, async (pooled) => {
     try {
       return await op(pooled.session, { timeoutMs, broken: pooled.broken, ...(signal ? { signal } : {}) });
     } catch (caught) {

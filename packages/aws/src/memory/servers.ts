@@ -12,7 +12,13 @@ import {
 import { openAuth, sealAuth, sealAuthKeeping } from "../auth-secret";
 import { type Sealer, serverFieldContext } from "../sealing";
 import { decodeListCursor, encodeListCursor, MAX_LIST_LIMIT, statusListSort } from "../server-list";
-import { assertImportFits, type ListedServer, type ServerRepository, type StoredIdentity } from "../servers";
+import {
+  assertImportFits,
+  type EditStatus,
+  type ListedServer,
+  type ServerRepository,
+  type StoredIdentity,
+} from "../servers";
 import { byKey, copy, type MemoryServer, type MemoryTables, removeOwned } from "./tables";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -124,13 +130,19 @@ export function createMemoryServerRepository(tables: MemoryTables, sealer: Seale
     return undefined;
   }
 
-  function applyReplace(existing: StoredIdentity, record: ServerRecord, server: MemoryServer, now: string) {
+  function applyReplace(
+    existing: StoredIdentity,
+    record: ServerRecord,
+    server: MemoryServer,
+    now: string,
+    status: EditStatus = "supersede",
+  ) {
     tables.servers.set(record.id, server);
     if (record.name !== existing.name) {
       tables.names.delete(existing.name);
       tables.names.set(record.name, record.id);
     }
-    supersede(record.id, record.enabled, now);
+    if (status === "supersede") supersede(record.id, record.enabled, now);
   }
 
   function idByName(name: string): string | undefined {
@@ -241,8 +253,8 @@ export function createMemoryServerRepository(tables: MemoryTables, sealer: Seale
       if (conflict === "name") throw nameTaken(spec.name);
       if (conflict === "deleted")
         throw new AppError("server.not_found", `Server '${existing.name}' was deleted meanwhile.`);
-      applyReplace(existing, record, server, now);
-      return copy(record);
+      applyReplace(existing, record, server, now, options.status);
+      return { ...copy(record), written: toPlain(server) };
     },
 
     async reconnect(id, version) {
