@@ -137,3 +137,117 @@ describe.concurrent("edits keep serving", () => {
     expect((await stack.callTool(`${renamed}__echo`, { text: "x" })).status).toBe(200);
   });
 });
+
+describe("edits that reach the upstream connect beside the serving generation", () => {
+  let stack: Stack;
+  const upstreams: Upstream[] = [];
+
+  beforeAll(async () => {
+    stack = await startGatewayStack();
+  });
+  afterAll(async () => {
+    stack?.releaseProbes();
+    await stack?.stop();
+    await Promise.all(upstreams.map((u) => u.close()));
+  });
+
+  async function upstream(options: Parameters<typeof startUpstream>[0] = {}): Promise<Upstream> {
+    const started = await startUpstream(options);
+    upstreams.push(started);
+    return started;
+  }
+
+  /** Waits until `n` more calls were answered. */
+  const more = (calls: ReturnType<typeof steadyCalls>, n: number) => {
+    const from = calls.statuses.length;
+    return waitFor(
+      async () => calls.statuses.length,
+      (count) => count >= from + n,
+    );
+  };
+
+  it("a URL edit under steady calls: none refused; the old upstream serves until the new one is connected, then the new one", async ({
+    expect,
+  }) => {
+    const [first, second] = await Promise.all([upstream(), upstream()]);
+    const name = uniqueName("move");
+    const id = await createConnected(stack, { name, url: first.url });
+    const calls = steadyCalls(stack, () => `${name}__echo`);
+    await more(calls, 5);
+
+    stack.holdProbes(); // the new generation stays `connecting` while held
+    const edited = await stack.call("PATCH", `/v1/servers/${id}`, { url: second.url });
+    expect(edited.status).toBe(200);
+    expect(edited.body.status.state).toBe("connecting");
+    const servedBefore = first.toolCalls;
+    await more(calls, 30);
+    expect(first.toolCalls).toBeGreaterThanOrEqual(servedBefore + 25);
+    expect(second.toolCalls).toBe(0);
+    expect((await statusReader(stack, id)()).state).toBe("connecting");
+
+    stack.releaseProbes();
+    await waitFor(statusReader(stack, id), (s) => s.state === "connected");
+    await waitFor(
+      async () => second.toolCalls,
+      (n) => n >= 10,
+    );
+    const oldCalls = first.toolCalls;
+    await more(calls, 10);
+    await calls.stop();
+    expect(first.toolCalls).toBe(oldCalls);
+    expect(calls.refusals).toEqual([]);
+  });
+
+  it("a headers edit under steady calls: none refused, and the new headers reach the upstream once connected", async ({
+    expect,
+  }) => {
+    const up = await upstream();
+    const name = uniqueName("hdr");
+    const id = await createConnected(stack, { name, url: up.url, headers: { "X-Team": "blue" } });
+    const calls = steadyCalls(stack, () => `${name}__echo`);
+    await more(calls, 5);
+
+    stack.holdProbes();
+    expect((await stack.call("PATCH", `/v1/servers/${id}`, { headers: { "X-Team": "red" } })).status).toBe(
+      200,
+    );
+    await more(calls, 20);
+    expect(up.lastHeaders?.["x-team"]).toBe("blue");
+    stack.releaseProbes();
+    await waitFor(statusReader(stack, id), (s) => s.state === "connected");
+    await waitFor(
+      async () => {
+        await more(calls, 1);
+        return up.lastHeaders?.["x-team"];
+      },
+      (team) => team === "red",
+    );
+    await calls.stop();
+    expect(calls.refusals).toEqual([]);
+  });
+
+  it("a new generation that fails: calls are served until the failure, then refused (the old one is retired)", async ({
+    expect,
+  }) => {
+    const [good, broken] = await Promise.all([upstream(), upstream({ failWith: 500 })]);
+    const name = uniqueName("fails");
+    const id = await createConnected(stack, { name, url: good.url });
+    const calls = steadyCalls(stack, () => `${name}__echo`);
+    await more(calls, 5);
+
+    expect((await stack.call("PATCH", `/v1/servers/${id}`, { url: broken.url })).status).toBe(200);
+    const failed = await waitFor(statusReader(stack, id), (s) => s.state !== "connecting");
+    expect(failed.state).toBe("failed");
+    const servedUntilFailure = calls.statuses.length;
+    // Within the directory's staleness bound (≤ 2 s), calls are refused: the admin changed how to reach it.
+    const refused = await waitFor(
+      () => stack.callTool(`${name}__echo`, { text: "x" }),
+      (r) => r.status !== 200,
+      { timeoutMs: 3_000, intervalMs: 50 },
+    );
+    await calls.stop();
+    expect(refused).toMatchObject({ status: 409, body: { code: "server.unavailable" } });
+    expect(calls.statuses.slice(0, servedUntilFailure).every((status) => status === 200)).toBe(true);
+    expect(broken.toolCalls).toBe(0);
+  });
+});

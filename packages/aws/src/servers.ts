@@ -64,6 +64,21 @@ export type UpdatedServer = ServerRecord & { written: PlainServer };
 export type EditStatus = "supersede" | "keep";
 
 /**
+ * What a superseding change does with the generation that serves, as the status was read (the write is
+ * conditional on it: a status changed meanwhile fails it as `server.version_conflict`). `connected` at
+ * `generation`: that generation goes on serving from the config as stored now (kept beside the status)
+ * while the new one connects. `connecting` at `generation`: whatever serves already goes on. Absent:
+ * nothing serves on.
+ */
+export interface ServingHandover {
+  state: "connected" | "connecting";
+  generation: number;
+}
+
+/** A config kept as stored for the older generation that serves while a newer one connects. */
+export type ServingServer = ServerRecord & { generation: number };
+
+/**
  * A server (no secret opened) and its status. `statusApart`: that status is still stored as before
  * list pages (kind `STATUS`, not beside its config); {@link ServerRepository.placeStatus} moves it.
  */
@@ -157,13 +172,16 @@ export interface ServerRepository {
   update(
     existing: StoredIdentity,
     spec: ServerSpec,
-    options?: { keepSealed?: boolean; status?: EditStatus },
+    options?: { keepSealed?: boolean; status?: EditStatus; serving?: ServingHandover },
   ): Promise<UpdatedServer>;
   /**
    * Supersedes the status of an enabled server whose config is still at `version` (generation + 1,
-   * `connecting`): a reconnect can never revive a server disabled or changed meanwhile.
+   * `connecting`): a reconnect can never revive a server disabled or changed meanwhile. `serving` as
+   * in {@link ServerRepository.update}.
    */
-  reconnect(id: string, version: number): Promise<void>;
+  reconnect(id: string, version: number, serving?: ServingHandover): Promise<void>;
+  /** The config kept for the older generation that serves while a newer one connects (secrets opened). */
+  getServing(id: string): Promise<ServingServer | undefined>;
   /**
    * Deletes the server, its name claim and status in one transaction, then all it owns (catalogue,
    * toggles, thread instances, latency history); false when missing.
@@ -183,14 +201,23 @@ function supersedeStatus(
   enabled: boolean,
   now: string,
   name?: string,
+  serving?: ServingHandover,
 ): TransactItem {
-  const place = name === undefined ? "" : ", #kind = :kind, #kindSort = :kindSort";
+  const set = [
+    "#state = :state, reason = :null, #error = :null, supersededAt = :now, #feed = :feed, #at = :at",
+    ...(name === undefined ? [] : ["#kind = :kind, #kindSort = :kindSort"]),
+    ...(serving?.state === "connected" ? ["servingGeneration = :served, servingSince = :now"] : []),
+  ];
+  // Nothing served before (or a disable): nothing serves on.
+  const remove = serving ? "" : " REMOVE servingGeneration, servingSince";
   return {
     Update: {
       TableName: tableName,
       Key: keys.serverStatus(id),
-      UpdateExpression: `SET #state = :state, reason = :null, #error = :null, supersededAt = :now, #feed = :feed, #at = :at${place} ADD generation :one`,
-      ConditionExpression: "attribute_exists(pk)",
+      UpdateExpression: `SET ${set.join(", ")} ADD generation :one${remove}`,
+      ConditionExpression: serving
+        ? "attribute_exists(pk) AND generation = :served AND #state = :was"
+        : "attribute_exists(pk)",
       ExpressionAttributeNames: {
         "#state": "state",
         "#error": "error",
@@ -204,9 +231,24 @@ function supersedeStatus(
         ":one": 1,
         ...stampValues(),
         ...(name === undefined ? {} : { ":kind": KINDS.server, ":kindSort": statusListSort(name) }),
+        ...(serving ? { ":served": serving.generation, ":was": serving.state } : {}),
       },
     },
   };
+}
+
+/** The key of the config kept for an older generation that serves while a newer one connects. */
+function servingKey(id: string) {
+  return { pk: keys.serverPartition(id), sk: "SERVING" };
+}
+
+/**
+ * The config item as stored now, kept for generation `generation` to serve from (no index keys, no
+ * change stamp: it is read only by key). Conditional on the config still being at `version`.
+ */
+function servingItem(tableName: string, config: Record<string, unknown>, generation: number): TransactItem {
+  const { kind: _k, kindSort: _s, changeFeed: _f, changedAt: _a, ...kept } = config;
+  return { Put: { TableName: tableName, Item: { ...kept, ...servingKey(String(config.id)), generation } } };
 }
 
 /**
@@ -344,6 +386,7 @@ export function createServerRepository(
     now: string,
     keepSealed = false,
     status: EditStatus = "supersede",
+    serving?: ServingHandover,
   ) {
     const record = {
       ...spec,
@@ -386,8 +429,13 @@ export function createServerRepository(
     items.push(
       status === "keep"
         ? restampStatus(tableName, existing.id, spec.name)
-        : supersedeStatus(tableName, existing.id, spec.enabled, now, spec.name),
+        : supersedeStatus(tableName, existing.id, spec.enabled, now, spec.name, serving),
     );
+    if (status === "supersede" && serving?.state === "connected") {
+      const current = await readConfig(existing.id);
+      if (current?.version !== existing.version) throw versionConflict();
+      items.push(servingItem(tableName, current, serving.generation));
+    }
     return { record, items, written: plainFromItem(item) };
   }
 
@@ -557,23 +605,23 @@ export function createServerRepository(
         now,
         options.keepSealed,
         options.status,
+        options.serving,
       );
+      const renamed = spec.name !== existing.name;
+      const statusIndex = renamed ? 3 : 1;
       try {
         await transact(items, "The change");
       } catch (error) {
         const failed = failedConditions(error);
-        if (failed.includes(0)) {
-          throw new AppError(
-            "server.version_conflict",
-            "The server changed since it was read; fetch it and retry.",
-          );
-        }
-        if (failed.includes(2) && items.length === 4) {
+        if (failed.includes(0)) throw versionConflict();
+        if (failed.includes(2) && renamed) {
           throw new AppError("server.name_taken", `A server named '${spec.name}' already exists.`, {
             name: spec.name,
           });
         }
-        if (failed.includes(items.length - 1)) {
+        // A status that changed since it was read (the handover was decided on it): read again.
+        if (failed.includes(statusIndex) && options.serving) throw versionConflict();
+        if (failed.includes(statusIndex)) {
           throw new AppError("server.not_found", `Server '${existing.name}' was deleted meanwhile.`);
         }
         throw error;
@@ -581,23 +629,27 @@ export function createServerRepository(
       return { ...record, written };
     },
 
-    async reconnect(id, version) {
+    async reconnect(id, version, serving) {
+      const now = new Date().toISOString();
+      const items: TransactItem[] = [
+        {
+          ConditionCheck: {
+            TableName: tableName,
+            Key: keys.serverConfig(id),
+            ConditionExpression: "#version = :version AND enabled = :true",
+            ExpressionAttributeNames: { "#version": "version" },
+            ExpressionAttributeValues: { ":version": version, ":true": true },
+          },
+        },
+        supersedeStatus(tableName, id, true, now, undefined, serving),
+      ];
+      if (serving?.state === "connected") {
+        const current = await readConfig(id);
+        if (current?.version !== version) throw versionConflict();
+        items.push(servingItem(tableName, current, serving.generation));
+      }
       try {
-        await transact(
-          [
-            {
-              ConditionCheck: {
-                TableName: tableName,
-                Key: keys.serverConfig(id),
-                ConditionExpression: "#version = :version AND enabled = :true",
-                ExpressionAttributeNames: { "#version": "version" },
-                ExpressionAttributeValues: { ":version": version, ":true": true },
-              },
-            },
-            supersedeStatus(tableName, id, true, new Date().toISOString()),
-          ],
-          "The reconnect",
-        );
+        await transact(items, "The reconnect");
       } catch (error) {
         if (failedConditions(error).length === 0) throw error;
         throw new AppError(
@@ -605,6 +657,15 @@ export function createServerRepository(
           "The server changed (or was disabled) since it was read; fetch it and retry.",
         );
       }
+    },
+
+    async getServing(id) {
+      const { Item } = await ddb.send(
+        new GetCommand({ TableName: tableName, Key: servingKey(id), ConsistentRead: true }),
+      );
+      if (!Item) return undefined;
+      const { generation, ...config } = Item;
+      return { ...(await fromItem({ ...config, ...keys.serverConfig(id) })), generation: Number(generation) };
     },
 
     async remove(id) {
@@ -665,6 +726,10 @@ export function createServerRepository(
     },
   };
   return repository;
+}
+
+function versionConflict(): AppError {
+  return new AppError("server.version_conflict", "The server changed since it was read; fetch it and retry.");
 }
 
 /** The byKind partition of items a server owns outside its own partition (chat toggles, thread instances). */

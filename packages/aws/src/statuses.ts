@@ -307,6 +307,9 @@ export function toStatus(item: Record<string, unknown>): StoredStatus {
     supersededAt: typeof item.supersededAt === "string" ? item.supersededAt : null,
     ...(typeof item.toolsListedAt === "string" ? { toolsListedAt: item.toolsListedAt } : {}),
     ...(typeof item.profileDigest === "string" ? { profileDigest: item.profileDigest } : {}),
+    ...(typeof item.servingGeneration === "number" && typeof item.servingSince === "string"
+      ? { servingGeneration: item.servingGeneration, servingSince: item.servingSince }
+      : {}),
   };
 }
 

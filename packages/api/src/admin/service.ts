@@ -1,5 +1,5 @@
 import { setTimeout as delay } from "node:timers/promises";
-import { assertImportFits, SealError, type Store } from "@mcpgw/aws";
+import { assertImportFits, SealError, type ServingHandover, type Store } from "@mcpgw/aws";
 import {
   AppError,
   applyServerPatch,
@@ -23,6 +23,7 @@ import {
   type StoredStatus,
   secretMapOf,
   secretValues,
+  servingOlder,
   UNREADABLE_SECRETS,
   upstreamAuthKey,
 } from "@mcpgw/core";
@@ -125,11 +126,8 @@ export async function updateServer(
       return await applyEdit(deps, existing, patch);
     } catch (error) {
       if (!(error instanceof AppError) || error.code !== "server.version_conflict") throw error;
-      // Lost a race: under If-Match the version it named is gone; without, apply to the current one.
-      if (ifMatch !== undefined) {
-        const current = await findServer(deps, existing.id);
-        throw preconditionFailed(ifMatch, current.version);
-      }
+      // Lost a race. Under If-Match, a version no longer the one it named is 412 (checked on the next
+      // read); without, the patch is applied again to the current version. A status race retries too.
       if (attempt >= PATCH_ATTEMPTS) throw error;
       await delay(PATCH_RETRY_WAIT_MS * attempt * Math.random());
     }
@@ -152,9 +150,14 @@ async function applyEdit(deps: AdminDeps, existing: PlainServer, patch: ServerPa
   const spec = applyServerPatch(stored.spec, patch);
   assertUpstreamAllowed(deps, spec);
   const reaches = editReachesUpstream(stored.spec, spec);
+  const handover =
+    reaches && existing.enabled && spec.enabled
+      ? handoverOf(await deps.store.statuses.get(existing.id))
+      : undefined;
   const updated = await deps.store.servers.update(existing, spec, {
     keepSealed: stored.keepSealed,
     status: reaches ? "supersede" : "keep",
+    ...(handover ? { serving: handover } : {}),
   });
   // Tokens were issued for the old auth (type, mode, client, secret, URL): an edit that changes it drops them.
   if (upstreamAuthKey(existing) !== upstreamAuthKey(spec) || authSecretReplaced(patch)) {
@@ -165,7 +168,8 @@ async function applyEdit(deps: AdminDeps, existing: PlainServer, patch: ServerPa
   if (reaches) {
     if (updated.enabled && status)
       await enqueue(deps, { type: "connect", serverId: updated.id, generation: status.generation });
-    await stopChildren(deps, updated, status?.generation);
+    // Children of a generation that serves on are stopped once the new one is connected (the worker).
+    if (!handover) await stopChildren(deps, updated, status?.generation);
   }
   deps.logger.info("server updated", {
     serverId: updated.id,
@@ -224,10 +228,23 @@ export async function reconnectServer(deps: AdminDeps, idOrName: string): Promis
   const server = await findServer(deps, idOrName);
   if (!server.enabled)
     throw new AppError("server.unavailable", `Server '${server.name}' is disabled; enable it first.`);
-  await deps.store.servers.reconnect(server.id, server.version);
+  const handover = handoverOf(await deps.store.statuses.get(server.id));
+  await deps.store.servers.reconnect(server.id, server.version, handover);
   const status = await deps.store.statuses.get(server.id);
   if (status) await enqueue(deps, { type: "connect", serverId: server.id, generation: status.generation });
   return toServerView(await withMasks(deps, server), status);
+}
+
+/**
+ * What a change reaching the upstream does with the generation serving calls, from the status as read:
+ * a `connected` one serves on while the new one connects, as does one already serving on (an edit
+ * during an edit); otherwise (failed, connecting with nothing serving) nothing serves meanwhile.
+ */
+function handoverOf(status: StoredStatus | undefined): ServingHandover | undefined {
+  if (status?.state === "connected") return { state: "connected", generation: status.generation };
+  if (status?.state === "connecting" && servingOlder(status) !== undefined)
+    return { state: "connecting", generation: status.generation };
+  return undefined;
 }
 
 /** The tools of a connected server's last good probe; empty otherwise. */
