@@ -82,15 +82,21 @@ describe.concurrent("edits keep serving", () => {
     );
   });
 
-  it("a stale If-Match still answers 412", async ({ expect }) => {
+  it("concurrent PATCHes with the same If-Match: one succeeds, every other answers 412 (never 409)", async ({
+    expect,
+  }) => {
     const up = await upstream();
     const id = await createConnected(stack, { name: uniqueName("ifmatch"), url: up.url });
-    expect((await stack.call("PATCH", `/v1/servers/${id}`, { timeoutSeconds: 12 })).status).toBe(200);
-    const stale = await stack.request("PATCH", `/v1/servers/${id}`, {
-      body: { timeoutSeconds: 13 },
-      headers: { "if-match": '"1"' },
-    });
-    expect(stale.status).toBe(412);
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        stack.request("PATCH", `/v1/servers/${id}`, {
+          body: { timeoutSeconds: 20 + i },
+          headers: { "if-match": '"1"' },
+        }),
+      ),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 412, 412, 412, 412, 412]);
+    expect(answers.find((a) => a.status === 200)?.headers.get("etag")).toBe('"2"');
   });
 
   it("a timeout edit and a rename under steady calls: no call refused, no reconnect", async ({ expect }) => {
@@ -157,6 +163,14 @@ describe("edits that reach the upstream connect beside the serving generation", 
     return started;
   }
 
+  /** Past the directory's staleness bound (2 s): what the data plane does now, it does for the edit. */
+  const STALENESS_MS = 2_500;
+  /** Lets calls run for `ms` (and at least `n` more be answered). */
+  const during = async (calls: ReturnType<typeof steadyCalls>, ms: number, n = 10) => {
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    await more(calls, n);
+  };
+
   /** Waits until `n` more calls were answered. */
   const more = (calls: ReturnType<typeof steadyCalls>, n: number) => {
     const from = calls.statuses.length;
@@ -180,7 +194,7 @@ describe("edits that reach the upstream connect beside the serving generation", 
     expect(edited.status).toBe(200);
     expect(edited.body.status.state).toBe("connecting");
     const servedBefore = first.toolCalls;
-    await more(calls, 30);
+    await during(calls, STALENESS_MS, 30);
     expect(first.toolCalls).toBeGreaterThanOrEqual(servedBefore + 25);
     expect(second.toolCalls).toBe(0);
     expect((await statusReader(stack, id)()).state).toBe("connecting");
@@ -211,7 +225,7 @@ describe("edits that reach the upstream connect beside the serving generation", 
     expect((await stack.call("PATCH", `/v1/servers/${id}`, { headers: { "X-Team": "red" } })).status).toBe(
       200,
     );
-    await more(calls, 20);
+    await during(calls, STALENESS_MS);
     expect(up.lastHeaders?.["x-team"]).toBe("blue");
     stack.releaseProbes();
     await waitFor(statusReader(stack, id), (s) => s.state === "connected");
@@ -235,7 +249,11 @@ describe("edits that reach the upstream connect beside the serving generation", 
     const calls = steadyCalls(stack, () => `${name}__echo`);
     await more(calls, 5);
 
+    stack.holdProbes(); // the new generation stays `connecting` while held: the old one serves
     expect((await stack.call("PATCH", `/v1/servers/${id}`, { url: broken.url })).status).toBe(200);
+    await during(calls, STALENESS_MS);
+    expect(calls.refusals).toEqual([]);
+    stack.releaseProbes();
     const failed = await waitFor(statusReader(stack, id), (s) => s.state !== "connecting");
     expect(failed.state).toBe("failed");
     const servedUntilFailure = calls.statuses.length;
