@@ -227,7 +227,8 @@ async function reachable(deps: GatewayDeps, entry: DirectoryEntry): Promise<Reac
       return record;
     }
     case "stdio":
-      return { transport: "stdio", id: server.id, name: server.name };
+      // Named to the runner, which keeps an older generation's child while a newer one connects.
+      return { transport: "stdio", id: server.id, name: server.name, generation: servingGeneration(entry) };
     default:
       return assertNever(server);
   }
