@@ -1,6 +1,7 @@
 /**
  * `npm run bench -- <name>`: benchmarks that print their figures as ratios measured in one run.
- *   lifecycle  median POST /v1/servers → connected; time to sweep 200 servers
+ *   lifecycle  median POST /v1/servers → connected; time to sweep 200 servers; edit→switch time of a URL
+ *              edit under steady calls, and the calls served vs refused meanwhile
  *   proxy      what the gateway adds to a direct warm MCP call, by REST and by /mcp/{server}: p50/p99,
  *              added p50, concurrency-16 throughput ratio, CPU per call (last line: BENCH_PROXY {json})
  *   scale      1,000 servers on the dev stack: AWS calls per list, refresh and sweep (counted on the

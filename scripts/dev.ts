@@ -6,8 +6,11 @@
  * missing (/readyz, the poller, a request), and the stack serves again without a restart.
  * The emulator it starts serves only requests signed with an access key made at start, which this
  * process alone holds (in memory, after it leaves process.env): stdio children cannot use it.
+ * That emulator keeps its data (servers, secrets, keys, the KMS keys that seal them) in DEV_DATA_DIR
+ * (default `.dev-data/`) across restarts; `npm run dev -- --ephemeral` starts one that keeps nothing.
  */
 import { randomBytes } from "node:crypto";
+import { resolve } from "node:path";
 import { CallLatency, createApp, listen, loadConsoleAssets, OidcClient } from "@mcpgw/api";
 import {
   ConfigError,
@@ -33,11 +36,12 @@ process.env.ALLOW_PRIVATE_UPSTREAMS ??= "true";
 const generatedToken = !process.env.ADMIN_TOKEN;
 process.env.ADMIN_TOKEN ||= randomBytes(24).toString("base64url");
 process.env.RUNNER_TOKEN ||= randomBytes(24).toString("base64url");
-const { port, settings, runnerToken, runnerSettings } = readSettings();
+const { port, dataDir, settings, runnerToken, runnerSettings } = readSettings();
+const ephemeral = process.argv.includes("--ephemeral");
 const adminToken = process.env.ADMIN_TOKEN;
 
 // A moto of this run's own requires an access key made now, held by this process alone (see below).
-const emulator = await startEmulator(log);
+const emulator = await startEmulator(log, { dataDir: ephemeral ? undefined : dataDir });
 const store = createStore(loadAwsConfig());
 await ensureResources(store.clients, store.config);
 const logger = createLogger({ level: settings.logLevel });
@@ -96,6 +100,13 @@ log(
       : " (not started here: unless it requires signed requests, stdio children can use it too)"
   }`,
 );
+if (emulator.owned) {
+  log(
+    ephemeral
+      ? "throwaway run (--ephemeral): nothing is kept once it stops"
+      : `data kept in ${dataDir} across restarts (npm run dev -- --ephemeral keeps nothing)`,
+  );
+}
 console.log(`MCP Gateway ready at ${api.url} (docs: ${api.url}/docs)`);
 log(`admin console at ${api.url}/`);
 log(
@@ -137,9 +148,10 @@ function readSettings() {
   try {
     const read = new EnvReader(process.env);
     const port = read.integer("PORT", 8787, { max: 65_535 });
+    const dataDir = read.absolutePath("DEV_DATA_DIR") ?? resolve(import.meta.dirname, "../.dev-data");
     read.check();
     const { token: runnerToken = "", ...runnerSettings } = loadRunnerSettings();
-    return { port, settings: loadAppSettings(), runnerToken, runnerSettings };
+    return { port, dataDir, settings: loadAppSettings(), runnerToken, runnerSettings };
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     log(error.message);

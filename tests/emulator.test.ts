@@ -1,12 +1,29 @@
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
-import { CreateTableCommand, DynamoDBClient, ListTablesCommand, ScanCommand } from "@aws-sdk/client-dynamodb";
+import {
+  CreateTableCommand,
+  DynamoDBClient,
+  ListTablesCommand,
+  PutItemCommand,
+  ScanCommand,
+} from "@aws-sdk/client-dynamodb";
 import { CreateKeyCommand, DecryptCommand, EncryptCommand, KMSClient } from "@aws-sdk/client-kms";
-import { CreateQueueCommand, ReceiveMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
+import {
+  CreateQueueCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  SQSClient,
+} from "@aws-sdk/client-sqs";
 import { afterEach, describe, expect, it } from "vitest";
-import { generateEmulatorCredentials, startEmulator, startMoto } from "../scripts/lib/emulator";
+import {
+  type Emulator,
+  generateEmulatorCredentials,
+  startEmulator,
+  startMoto,
+} from "../scripts/lib/emulator";
 import { parkedPort } from "../scripts/lib/processes";
 import { waitFor } from "./support/stack";
 
@@ -158,6 +175,75 @@ describe("emulator harness", () => {
     expect(created.ok).toBe(true);
     expect(listed).not.toContain("left-behind");
     expect(process.env.AWS_ENDPOINT_URL).toBe(before);
+  });
+
+  it("with a data dir, its snapshot of every few seconds brings back DynamoDB, SQS and KMS after a SIGKILL", async () => {
+    // Prepare: a moto keeping its state in a fresh data dir; an item, a message and a KMS ciphertext
+    const dataDir = join(mkdtempSync(join(tmpdir(), "moto-data-")), "data");
+    const snapshot = join(dataDir, "emulator.snapshot");
+    const client = <T>(Client: new (config: object) => T, moto: Emulator) =>
+      new Client({
+        endpoint: moto.endpoint,
+        region: "us-east-1",
+        credentials: moto.credentials,
+        maxAttempts: 1,
+      });
+    const first = await startMoto({ credentials: generateEmulatorCredentials(), dataDir });
+    let second: Emulator | undefined;
+    try {
+      await client(DynamoDBClient, first).send(
+        new CreateTableCommand({
+          TableName: "kept",
+          BillingMode: "PAY_PER_REQUEST",
+          AttributeDefinitions: [{ AttributeName: "pk", AttributeType: "S" }],
+          KeySchema: [{ AttributeName: "pk", KeyType: "HASH" }],
+        }),
+      );
+      await client(DynamoDBClient, first).send(
+        new PutItemCommand({ TableName: "kept", Item: { pk: { S: "item" } } }),
+      );
+      const queue = await client(SQSClient, first).send(new CreateQueueCommand({ QueueName: "kept" }));
+      await client(SQSClient, first).send(
+        new SendMessageCommand({ QueueUrl: queue.QueueUrl, MessageBody: "job" }),
+      );
+      const key = await client(KMSClient, first).send(new CreateKeyCommand({}));
+      const sealed = await client(KMSClient, first).send(
+        new EncryptCommand({ KeyId: key.KeyMetadata?.KeyId, Plaintext: Buffer.from("sealed") }),
+      );
+      const written = Date.now();
+      await waitFor(
+        async () => (existsSync(snapshot) ? statSync(snapshot).mtimeMs : 0),
+        (mtime) => mtime >= written,
+        { timeoutMs: 15_000 },
+      );
+
+      // Act: a hard stop (no last snapshot), then a moto with another key on the same dir
+      process.kill(first.pid, "SIGKILL");
+      await waitFor(
+        async () => alive(first.pid),
+        (isAlive) => !isAlive,
+        { timeoutMs: 10_000 },
+      );
+      second = await startMoto({ credentials: generateEmulatorCredentials(), dataDir });
+
+      // Assess: all three are back; the snapshot is private
+      const items = await client(DynamoDBClient, second).send(new ScanCommand({ TableName: "kept" }));
+      expect(items.Items).toEqual([{ pk: { S: "item" } }]);
+      const received = await client(SQSClient, second).send(
+        new ReceiveMessageCommand({ QueueUrl: queue.QueueUrl }),
+      );
+      expect(received.Messages?.map((message) => message.Body)).toEqual(["job"]);
+      const opened = await client(KMSClient, second).send(
+        new DecryptCommand({ CiphertextBlob: sealed.CiphertextBlob }),
+      );
+      expect(Buffer.from(opened.Plaintext ?? []).toString()).toBe("sealed");
+      expect(statSync(dataDir).mode & 0o777).toBe(0o700);
+      expect(statSync(snapshot).mode & 0o777).toBe(0o600);
+    } finally {
+      await first.stop();
+      await second?.stop();
+      rmSync(dirname(dataDir), { recursive: true, force: true });
+    }
   });
 
   it("leaves no orphan when its parent is killed with SIGKILL", async () => {

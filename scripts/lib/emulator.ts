@@ -23,6 +23,8 @@ const MOTO: VenvSpec = {
 export const VENV_DIR = venvPath(MOTO);
 const VENV_PYTHON = venvPath(MOTO, "bin", "python");
 const START_TIMEOUT_MS = 30_000;
+/** How long a moto that keeps a snapshot has to write its last one and exit once told to stop. */
+const STOP_WITH_SNAPSHOT_MS = 6_000;
 
 /**
  * Credentials and region for talking to an emulator that takes any (LocalStack, an open moto); never
@@ -76,16 +78,20 @@ const SERVER_SCRIPT = join(import.meta.dirname, "moto_server.py");
  * Adopts AWS_ENDPOINT_URL (with the region and credentials already in process.env, else
  * {@link EMULATOR_ENV}), or starts moto requiring a fresh access key and puts its endpoint and that key
  * in process.env, where this process's AWS clients read them (and from where it must remove them
- * before it starts anything untrusted: `removeCredentialsFromEnv`).
+ * before it starts anything untrusted: `removeCredentialsFromEnv`). With `dataDir`, the moto it starts
+ * keeps its state there across restarts (see {@link startMoto}).
  */
-export async function startEmulator(log: (line: string) => void = () => {}): Promise<Emulator> {
+export async function startEmulator(
+  log: (line: string) => void = () => {},
+  options: { dataDir?: string | undefined } = {},
+): Promise<Emulator> {
   for (const [key, value] of Object.entries(EMULATOR_ENV)) process.env[key] ??= value;
   const existing = process.env.AWS_ENDPOINT_URL;
   if (existing) {
     return { endpoint: existing, pid: undefined, owned: false, stop: async () => {} };
   }
   const credentials = generateEmulatorCredentials();
-  const emulator = await startMoto({ log, credentials });
+  const emulator = await startMoto({ log, credentials, dataDir: options.dataDir });
   Object.assign(process.env, {
     AWS_ENDPOINT_URL: emulator.endpoint,
     AWS_ACCESS_KEY_ID: credentials.accessKeyId,
@@ -100,21 +106,34 @@ export async function startEmulator(log: (line: string) => void = () => {}): Pro
  * leaving process.env alone — e.g. for a test that stops it and starts an empty one on the same port.
  * With `credentials`, it serves only DynamoDB, SQS and KMS requests signed with them (handed over on
  * its stdin, never argv or env); without, it is moto as published: open to anything that reaches it.
+ * With `dataDir`, its DynamoDB, SQS and KMS state is loaded from a snapshot there and kept in it (every
+ * few seconds and on stop; see moto_snapshot.py); what it notes of that goes to `log`.
  */
 export async function startMoto(
-  options: { port?: number; log?: (line: string) => void; credentials?: EmulatorCredentials } = {},
+  options: {
+    port?: number;
+    log?: (line: string) => void;
+    credentials?: EmulatorCredentials;
+    dataDir?: string | undefined;
+  } = {},
 ): Promise<Emulator & { owned: true; pid: number }> {
   ensureVenv(options.log);
-  const { credentials } = options;
+  const { credentials, dataDir } = options;
   const child = spawn(
     VENV_PYTHON,
-    [SERVER_SCRIPT, String(options.port ?? 0), ...(credentials ? ["--require-signatures"] : [])],
+    [
+      SERVER_SCRIPT,
+      String(options.port ?? 0),
+      ...(credentials ? ["--require-signatures"] : []),
+      ...(dataDir ? [`--data-dir=${dataDir}`] : []),
+    ],
     { stdio: ["pipe", "pipe", "pipe"], env: motoEnv() },
   );
   if (credentials) child.stdin.write(`${credentials.accessKeyId} ${credentials.secretAccessKey}\n`);
-  const endpoint = await waitForReady(child);
+  const endpoint = await waitForReady(child, options.log ?? (() => {}));
   await waitUntilAnswering(endpoint);
-  const onExit = () => child.kill("SIGKILL");
+  // On this process's exit: one that keeps a snapshot ends on SIGTERM, writing its last one first.
+  const onExit = () => child.kill(dataDir ? "SIGTERM" : "SIGKILL");
   process.once("exit", onExit);
   return {
     endpoint,
@@ -123,7 +142,8 @@ export async function startMoto(
     owned: true,
     stop: async () => {
       process.off("exit", onExit);
-      await stopByStdin(child, 3_000);
+      // Its last snapshot is written before it exits.
+      await stopByStdin(child, dataDir ? STOP_WITH_SNAPSHOT_MS : 3_000);
     },
   };
 }
@@ -131,7 +151,9 @@ export async function startMoto(
 /** The few variables moto's process gets: none of this process's tokens or keys. */
 function motoEnv(): Record<string, string> {
   const names = ["PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ"];
-  return Object.fromEntries(names.flatMap((name) => (process.env[name] ? [[name, process.env[name]]] : [])));
+  const passed = names.flatMap((name) => (process.env[name] ? [[name, process.env[name]]] : []));
+  // No __pycache__ beside moto_server.py's modules in the source tree.
+  return { ...Object.fromEntries(passed), PYTHONDONTWRITEBYTECODE: "1" };
 }
 
 /** Ends a server that exits when its stdin closes: closes it, then SIGKILL if it lives `graceMs` on. */
@@ -144,7 +166,8 @@ export async function stopByStdin(child: ChildProcess, graceMs: number): Promise
   clearTimeout(timer);
 }
 
-function waitForReady(child: ChildProcess): Promise<string> {
+/** Resolves to the endpoint on its `ready` line; its `note …` lines go to `log`, then and later. */
+function waitForReady(child: ChildProcess, log: (line: string) => void): Promise<string> {
   return new Promise((resolveReady, reject) => {
     let stderr = "";
     child.stderr?.on("data", (chunk: Buffer) => {
@@ -160,6 +183,7 @@ function waitForReady(child: ChildProcess): Promise<string> {
     });
     const lines = createInterface({ input: child.stdout! });
     lines.on("line", (line) => {
+      if (line.startsWith("note ")) return log(`emulator: ${line.slice(5)}`);
       const match = /^ready (\S+)$/.exec(line);
       if (!match?.[1]) return;
       clearTimeout(timer);

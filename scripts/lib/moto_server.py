@@ -26,6 +26,9 @@ argv or env, which other processes may read) and the server takes only what a ho
 - a request without a SigV4 Authorization header is refused before moto parses it, and signatures are
   compared in constant time.
 
+With `--data-dir=<dir>`, the DynamoDB, SQS and KMS state is kept in a snapshot there: loaded at start,
+written every few seconds and on exit (see moto_snapshot.py).
+
 Everything else is moto as published. The process exits when its stdin closes, so it dies with its
 parent however the parent ends. Prints `ready http://host:port` once listening.
 """
@@ -33,6 +36,7 @@ parent however the parent ends. Prints `ready http://host:port` once listening.
 import copy
 import hmac
 import json
+import signal
 import sys
 import threading
 import time
@@ -50,6 +54,7 @@ from moto.iam.models import iam_backends
 from moto.moto_server import threaded_moto_server
 from moto.moto_server.threaded_moto_server import ThreadedMotoServer
 from moto.moto_server.werkzeug_app import create_backend_app
+from moto_snapshot import Snapshots
 
 _lock = threading.RLock()
 _call_action = DynamoHandler.call_action
@@ -241,13 +246,34 @@ def require_signatures(access_key_id, secret_access_key):
     settings.INITIAL_NO_AUTH_ACTION_COUNT = 0
 
 
+def _stop(_signum, _frame):
+    raise SystemExit(0)
+
+
 args = [arg for arg in sys.argv[1:] if not arg.startswith("--")]
-if "--require-signatures" in sys.argv:
-    access_key_id, secret_access_key = sys.stdin.readline().split()
-    require_signatures(access_key_id, secret_access_key)
+data_dir = next((arg.split("=", 1)[1] for arg in sys.argv[1:] if arg.startswith("--data-dir=")), None)
+credentials = sys.stdin.readline().split() if "--require-signatures" in sys.argv else None
+snapshots = Snapshots(data_dir, _lock) if data_dir else None
+if snapshots:
+    snapshots.restore()
+if credentials:
+    require_signatures(*credentials)
+if snapshots:
+    threaded_moto_server.create_backend_app = snapshots.watching(threaded_moto_server.create_backend_app)
 port = int(args[0]) if args else 0
 server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
 server.start()
 host, bound = server.get_host_and_port()
+# Ctrl-C in a terminal reaches this process too: it serves on while its parent stops (and writes what
+# is left), and ends when the parent closes its stdin. SIGTERM ends it at once, with a last snapshot.
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+signal.signal(signal.SIGTERM, _stop)
 print(f"ready http://{host}:{bound}", flush=True)
-sys.stdin.read()
+try:
+    if snapshots:
+        snapshots.start()
+    sys.stdin.read()
+finally:
+    if snapshots:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        snapshots.close()

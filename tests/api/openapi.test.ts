@@ -168,16 +168,23 @@ describe("GET /openapi.json", () => {
     }
   });
 
-  it("documents the problems every operation can answer: 401 and 500; 400 where it reads input; 403 on admin-only paths; 413 where a body may come", () => {
+  it("documents the problems every operation can answer: 401; 400 where it reads input; 403 on admin-only paths; 413 where a body may come", () => {
     for (const [method, path, op] of operations()) {
       if (!path.startsWith("/v1/")) continue;
       const statuses = Object.keys(op.responses);
-      const expected = ["401", "500"];
+      const expected = ["401"];
       if (op.parameters?.length || op.requestBody) expected.push("400");
       if (/^\/v1\/(servers|secrets|keys)(\/|$)/.test(path)) expected.push("403");
       if (method !== "get") expected.push("413");
       expect(statuses, `${method} ${path}`).toEqual(expect.arrayContaining(expected));
     }
+  });
+
+  it("documents no 500 on any operation: a 500 is a bug, never part of the contract", () => {
+    const documented = operations()
+      .filter(([, , op]) => Object.keys(op.responses).some((status) => /^5(00|XX)$/i.test(status)))
+      .map(([method, path]) => `${method} ${path}`);
+    expect(documented).toEqual([]);
   });
 
   it("declares every path parameter, required, exactly once; parameters are well formed", () => {

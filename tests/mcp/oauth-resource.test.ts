@@ -253,6 +253,15 @@ describe("MCP endpoints as OAuth protected resources", () => {
     );
   });
 
+  it("a name too long to be a server's has no metadata either: 404 problem+json, as documented", async ({
+    expect,
+  }) => {
+    const response = await fetch(metadataOf(`/mcp/${"a".repeat(65)}`));
+    expect(response.status).toBe(404);
+    expect(response.headers.get("content-type")).toContain("application/problem+json");
+    expect(((await response.json()) as { code: string }).code).toBe("server.not_found");
+  });
+
   it("API keys and the admin token keep working on /mcp and /mcp/{server}", async ({ expect }) => {
     const key = await createKey(stack, "oauth-era key", [alpha]);
     const client = await connect(`/mcp/${alpha}`, key.key);

@@ -41,16 +41,20 @@ export interface ExitStatus {
 /**
  * Starts `scripts/dev.ts` with `env` on top of its own fresh table, queues and port; resolves once it
  * prints its ready line. Pass the same `env` (and `config` of a previous start) to restart "the same" stack.
+ * `args` follow `scripts/dev.ts`: `--ephemeral` unless given, so an emulator a test's stack starts for
+ * itself keeps nothing (pass `[]` and DEV_DATA_DIR in `env` to keep its data there).
  */
 export async function startDevProcess(
   env: Record<string, string> = {},
   previous?: { config: Awaited<ReturnType<typeof createTestConfig>> },
   timeoutMs = 60_000,
+  args: string[] = ["--ephemeral"],
 ): Promise<DevProcess & { config: Awaited<ReturnType<typeof createTestConfig>> }> {
   const config = previous?.config ?? (await createTestConfig());
   const port = await freePort();
   const adminToken = `dev-admin-${randomUUID()}`;
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", resolve(ROOT, "scripts/dev.ts")], {
+  const argv = ["--import", "tsx", resolve(ROOT, "scripts/dev.ts"), ...args];
+  const child: ChildProcess = spawn(process.execPath, argv, {
     cwd: ROOT,
     env: {
       ...process.env,

@@ -29,7 +29,6 @@ const PROBLEMS: Record<number, string> = {
   412: "If-Match names another version (`request.precondition_failed`)",
   413: "The request body exceeds 1 MiB (`request.too_large`)",
   429: "Too many wrong tokens from this address (`rate_limited`; `Retry-After` says when to try again)",
-  500: "An internal error (`internal`; the logs have its request id)",
   502: "The upstream or the stdio runner failed (`upstream.unreachable`, `upstream.error`, `upstream.response_too_large`)",
   504: "The upstream did not answer in time (`upstream.timeout`)",
 };
@@ -58,14 +57,14 @@ export const jsonBody = <T extends z.ZodType>(schema: T, { optional = false } = 
 const BODY_METHODS = new Set(["post", "put", "patch", "delete"]);
 
 /**
- * The problems any authenticated route may answer, from its shape: 401, 429 (a source's wrong tokens
- * throttled) and 500 always; 400 when it reads parameters, headers or a body; 413 where a body may
- * come. (Its route group adds its guard's.)
+ * The problems any authenticated route may answer, from its shape: 401 and 429 (a source's wrong
+ * tokens throttled) always; 400 when it reads parameters, headers or a body; 413 where a body may
+ * come. (Its route group adds its guard's.) No route documents a 500: one is a bug, never a contract.
  */
 export function commonProblems(config: Pick<RouteConfig, "method" | "path" | "request">): number[] {
   const { request } = config;
   const reads = Boolean(request?.params || request?.query || request?.headers || request?.body);
-  return [...(reads ? [400] : []), 401, ...(BODY_METHODS.has(config.method) ? [413] : []), 429, 500];
+  return [...(reads ? [400] : []), 401, ...(BODY_METHODS.has(config.method) ? [413] : []), 429];
 }
 
 /**

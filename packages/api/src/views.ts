@@ -52,14 +52,17 @@ export const ServerView = z
   .openapi("Server");
 export type ServerView = z.infer<typeof ServerView>;
 
-/** The status a server whose sealed values cannot be opened shows, whatever was stored before. */
-function unreadable(status: ServerView["status"]): ServerView["status"] {
+/**
+ * The status a server whose stored values cannot be used shows, whatever was stored before: its
+ * sealed values cannot be opened ({@link UNREADABLE_SECRETS}), or its config is unreadable.
+ */
+function unreadable(status: ServerView["status"], sentence = UNREADABLE_SECRETS): ServerView["status"] {
   return {
     ...status,
     state: "failed",
     reason: "failed",
-    error: UNREADABLE_SECRETS,
-    lastError: UNREADABLE_SECRETS,
+    error: sentence,
+    lastError: sentence,
     toolCount: 0,
   };
 }
@@ -82,9 +85,13 @@ export function toServerView(
     servingSince: _servingSince,
     ...stored
   } = status ?? { ...initialStatus(server.enabled), generation: 0, supersededAt: null };
-  const visible = server.sealIntact ? stored : unreadable(stored);
+  const visible = server.unreadable
+    ? unreadable(stored, server.unreadable)
+    : server.sealIntact
+      ? stored
+      : unreadable(stored);
   // Every stored spec field as it is (a new field shows without an edit here); secrets as masks.
-  const { masked = {}, sealIntact: _intact, ...spec } = server;
+  const { masked = {}, sealIntact: _intact, unreadable: _unreadable, ...spec } = server;
   switch (spec.transport) {
     case "http":
       return { ...spec, headers: masked, scope: "project", status: visible };

@@ -73,15 +73,18 @@ export function createChangeFeed(ddb: DynamoDBDocumentClient, tableName: string)
 function stateOf(serverId: string, items: Record<string, unknown>[]): ServerState {
   const bySort = (sk: string) => items.find((item) => item.sk === sk);
   const config = bySort(keys.serverConfig(serverId).sk);
-  if (!config) return { serverId };
-  const status = bySort(keys.serverStatus(serverId).sk);
+  const server = config && plainFromItem(config);
+  // An unreadable config serves nothing: to the data plane it is gone.
+  if (!server || server.unreadable) return { serverId };
+  const statusItem = bySort(keys.serverStatus(serverId).sk);
+  const status = statusItem && toStatus(statusItem);
   const catalog = toCatalog(
     items.filter((item) => String(item.sk).startsWith(keys.serverCatalog(serverId).sk)),
   );
   return {
     serverId,
-    server: plainFromItem(config),
-    ...(status ? { status: toStatus(status) } : {}),
+    server,
+    ...(status ? { status } : {}),
     ...(catalog ? { catalog } : {}),
   };
 }

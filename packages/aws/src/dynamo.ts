@@ -5,6 +5,8 @@ import {
   type DynamoDBDocumentClient,
   paginateQuery,
   type QueryCommandInput,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
 } from "@aws-sdk/lib-dynamodb";
 import { TABLE_KEYS } from "./table";
 
@@ -75,6 +77,38 @@ export function failedConditions(error: unknown): number[] {
   return (error.CancellationReasons ?? []).flatMap((reason, index) =>
     reason.Code === "ConditionalCheckFailed" ? [index] : [],
   );
+}
+
+type Put = NonNullable<NonNullable<TransactWriteCommandInput["TransactItems"]>[number]["Put"]>;
+
+/**
+ * Puts an item (under its own condition, if any) only while the item at `owner` exists, in one
+ * transaction: `written`, or which condition failed — `owner_missing` or `put_refused`.
+ */
+export async function putWhileExists(
+  ddb: DynamoDBDocumentClient,
+  tableName: string,
+  owner: { pk: string; sk: string },
+  put: Omit<Put, "TableName">,
+): Promise<"written" | "owner_missing" | "put_refused"> {
+  try {
+    await ddb.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            ConditionCheck: { TableName: tableName, Key: owner, ConditionExpression: "attribute_exists(pk)" },
+          },
+          { Put: { TableName: tableName, ...put } },
+        ],
+      }),
+    );
+    return "written";
+  } catch (error) {
+    const failed = failedConditions(error);
+    if (failed.includes(0)) return "owner_missing";
+    if (failed.includes(1)) return "put_refused";
+    throw error;
+  }
 }
 
 /** True for a conditional write that lost its condition. */

@@ -1,9 +1,4 @@
-import {
-  type DynamoDBDocumentClient,
-  QueryCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-} from "@aws-sdk/lib-dynamodb";
+import { type DynamoDBDocumentClient, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import {
   LATENCY_RINGS,
   LatencyKind,
@@ -12,7 +7,7 @@ import {
   latencyWindowMs,
   recentPoints,
 } from "@mcpgw/core";
-import { failedConditions, isConditionFailure } from "./dynamo";
+import { isConditionFailure, putWhileExists } from "./dynamo";
 import { keys, TABLE_KEYS } from "./table";
 
 /**
@@ -74,33 +69,12 @@ export function createLatencyHistory(ddb: DynamoDBDocumentClient, tableName: str
         }
         // No ring yet (its first point, or the first since it expired), or no server: the ring is
         // made only while the server's status exists, which its delete removes first.
-        try {
-          await ddb.send(
-            new TransactWriteCommand({
-              TransactItems: [
-                {
-                  ConditionCheck: {
-                    TableName: tableName,
-                    Key: keys.serverStatus(serverId),
-                    ConditionExpression: "attribute_exists(pk)",
-                  },
-                },
-                {
-                  Put: {
-                    TableName: tableName,
-                    Item: { ...key, [slot]: stored, [TABLE_KEYS.ttl]: ttl },
-                    ConditionExpression: "attribute_not_exists(pk)",
-                  },
-                },
-              ],
-            }),
-          );
-          return;
-        } catch (error) {
-          const failed = failedConditions(error);
-          if (failed.includes(0)) return; // the server is gone: so is its point
-          if (!failed.includes(1)) throw error; // else another writer made the ring meanwhile
-        }
+        const made = await putWhileExists(ddb, tableName, keys.serverStatus(serverId), {
+          Item: { ...key, [slot]: stored, [TABLE_KEYS.ttl]: ttl },
+          ConditionExpression: "attribute_not_exists(pk)",
+        });
+        // The server is gone (so is its point), or written; else another writer made the ring meanwhile.
+        if (made !== "put_refused") return;
       }
     },
 

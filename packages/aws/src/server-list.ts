@@ -60,7 +60,9 @@ export function startKeyOf(position: ListPosition): Item {
 
 /** The position of an item of the `SERVER` partition. */
 export function positionOf(item: Item): ListPosition {
-  return { kindSort: String(item.kindSort), serverId: String(item.serverId ?? item.id) };
+  // (A config item's id is its key's too: one stored without its `id` still pages on.)
+  const keyed = String(item.pk).slice(keys.serverPartition("").length);
+  return { kindSort: String(item.kindSort), serverId: String(item.serverId ?? item.id ?? keyed) };
 }
 
 /** A config item and the status item found beside it (none when it is kept apart). */

@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from "node:crypto";
 import {
+  DeleteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
   QueryCommand,
@@ -16,7 +17,9 @@ import {
   type ServerRecord,
   type ServerSpec,
   type StoredStatus,
+  salvagedServer,
   secretMapOf,
+  storedConfigProblems,
   upstreamAuthOf,
 } from "@mcpgw/core";
 import { openAuth, type SealedAuth, sealAuth, sealAuthKeeping } from "./auth-secret";
@@ -145,7 +148,10 @@ export interface ServerRepository {
    * call; throws SealError when they cannot be).
    */
   read(id: string): Promise<StoredServer | undefined>;
-  /** `getPlain` by id, or by name when `idOrName` is not an id: at most two consistent reads. */
+  /**
+   * `getPlain` by id, or by name when `idOrName` is not an id: at most two consistent reads. Unlike the
+   * other reads, it also finds a config that is unreadable (`unreadable` says why): one can delete it.
+   */
   resolvePlain(idOrName: string): Promise<PlainServer | undefined>;
   /** Every server without opening secrets, sorted by name (one index query). */
   listPlain(): Promise<PlainServer[]>;
@@ -155,7 +161,7 @@ export interface ServerRepository {
    * {@link ListedServer}) cost one batch read more, until the sweep has placed them.
    */
   listPage(limit: number, cursor?: string): Promise<ServerPage>;
-  /** Every server by name with its status: the same index query, every page. */
+  /** Every server by name with its status: the same index query, every page (unreadable configs left out). */
   listAll(): Promise<ListedServer[]>;
   /**
    * Moves a status stored as before list pages beside its config (named `name`) in the index; false
@@ -184,7 +190,8 @@ export interface ServerRepository {
   getServing(id: string): Promise<ServingServer | undefined>;
   /**
    * Deletes the server, its name claim and status in one transaction, then all it owns (catalogue,
-   * toggles, thread instances, latency history); false when missing.
+   * toggles, thread instances, latency history); false when missing. An unreadable config goes too,
+   * and any name claim that points at it under the names it is known by.
    */
   remove(id: string): Promise<boolean>;
 }
@@ -451,14 +458,12 @@ export function createServerRepository(
 
   /** Pairs as listed: statuses kept apart from their configs are read by key, in batches. */
   async function listed(pairs: ListPair[]): Promise<ListedServer[]> {
-    const apart = pairs
-      .filter((pair) => !pair.status)
-      .map((pair) => keys.serverStatus(String(pair.config.id)));
+    const servers = pairs.map(({ config, status }) => ({ server: plainFromItem(config), status }));
+    const apart = servers.filter((pair) => !pair.status).map((pair) => keys.serverStatus(pair.server.id));
     const found = new Map(
       (await batchGet(ddb, tableName, apart)).map((item) => [String(item.serverId), item]),
     );
-    return pairs.map(({ config, status }) => {
-      const server = plainFromItem(config);
+    return servers.map(({ server, status }) => {
       const item = status ?? found.get(server.id);
       return {
         server,
@@ -473,6 +478,28 @@ export function createServerRepository(
       new GetCommand({ TableName: tableName, Key: keys.serverConfig(id), ConsistentRead: true }),
     );
     return Item;
+  }
+
+  /** A server's plain view, unreadable or not. */
+  async function anyPlain(id: string): Promise<PlainServer | undefined> {
+    const item = await readConfig(id);
+    return item && plainFromItem(item);
+  }
+
+  /** Releases the name claims that still point at server `id` under `names` (after it was deleted). */
+  async function releaseClaims(id: string, names: string[]): Promise<void> {
+    for (const name of new Set(names)) {
+      await conditionalWrite(() =>
+        ddb.send(
+          new DeleteCommand({
+            TableName: tableName,
+            Key: keys.nameClaim(name),
+            ConditionExpression: "serverId = :id",
+            ExpressionAttributeValues: { ":id": id },
+          }),
+        ),
+      );
+    }
   }
 
   const repository: ServerRepository = {
@@ -515,7 +542,7 @@ export function createServerRepository(
 
     async get(id) {
       const item = await readConfig(id);
-      return item ? fromItem(item) : undefined;
+      return item && !plainFromItem(item).unreadable ? fromItem(item) : undefined;
     },
 
     async getByName(name) {
@@ -530,26 +557,30 @@ export function createServerRepository(
     },
 
     async getPlain(id) {
-      const item = await readConfig(id);
-      return item ? plainFromItem(item) : undefined;
+      const server = await anyPlain(id);
+      return server?.unreadable ? undefined : server;
     },
 
     async read(id) {
       const item = await readConfig(id);
-      return item ? { plain: plainFromItem(item), open: () => fromItem(item) } : undefined;
+      const plain = item && plainFromItem(item);
+      return item && plain && !plain.unreadable ? { plain, open: () => fromItem(item) } : undefined;
     },
 
     async resolvePlain(idOrName) {
-      if (UUID.test(idOrName)) return repository.getPlain(idOrName.toLowerCase());
+      if (UUID.test(idOrName)) return anyPlain(idOrName.toLowerCase());
       const { Item } = await ddb.send(
         new GetCommand({ TableName: tableName, Key: keys.nameClaim(idOrName), ConsistentRead: true }),
       );
-      return typeof Item?.serverId === "string" ? repository.getPlain(Item.serverId) : undefined;
+      return typeof Item?.serverId === "string" ? anyPlain(Item.serverId) : undefined;
     },
 
     async listPlain() {
       const items = await queryKind(ddb, tableName, KINDS.server);
-      return items.filter((item) => item.sk === "CONFIG").map(plainFromItem);
+      return items
+        .filter((item) => item.sk === "CONFIG")
+        .map(plainFromItem)
+        .filter((server) => !server.unreadable);
     },
 
     async listPage(limit, cursor) {
@@ -575,7 +606,8 @@ export function createServerRepository(
     },
 
     async listAll() {
-      return listed(pairListItems(await queryKind(ddb, tableName, KINDS.server), Infinity).pairs);
+      const all = await listed(pairListItems(await queryKind(ddb, tableName, KINDS.server), Infinity).pairs);
+      return all.filter((entry) => !entry.server.unreadable);
     },
 
     async placeStatus(id, name) {
@@ -672,19 +704,22 @@ export function createServerRepository(
       for (let attempt = 0; attempt < 3; attempt++) {
         const existing = await readConfig(id);
         if (!existing) return false;
-        try {
-          // One transaction: the config, its name and its status (which fences off in-flight attempts).
-          await transact(
-            [
-              {
-                Delete: {
-                  TableName: tableName,
-                  Key: keys.serverConfig(id),
-                  ConditionExpression: "#version = :version",
-                  ExpressionAttributeNames: { "#version": "version" },
-                  ExpressionAttributeValues: { ":version": existing.version },
-                },
+        const unreadable = plainFromItem(existing).unreadable !== undefined;
+        // An unreadable config is deleted as it is (its version may be what is missing); its claims after.
+        const config: TransactItem = unreadable
+          ? { Delete: { TableName: tableName, Key: keys.serverConfig(id) } }
+          : {
+              Delete: {
+                TableName: tableName,
+                Key: keys.serverConfig(id),
+                ConditionExpression: "#version = :version",
+                ExpressionAttributeNames: { "#version": "version" },
+                ExpressionAttributeValues: { ":version": existing.version },
               },
+            };
+        const claim: TransactItem[] = unreadable
+          ? []
+          : [
               {
                 Delete: {
                   TableName: tableName,
@@ -693,6 +728,13 @@ export function createServerRepository(
                   ExpressionAttributeValues: { ":id": id },
                 },
               },
+            ];
+        try {
+          // One transaction: the config, its name and its status (which fences off in-flight attempts).
+          await transact(
+            [
+              config,
+              ...claim,
               { Delete: { TableName: tableName, Key: keys.serverStatus(id) } },
               // Readers of the change feed learn it is gone.
               { Put: { TableName: tableName, Item: tombstoneItem(id) } },
@@ -702,6 +744,10 @@ export function createServerRepository(
         } catch (error) {
           if (failedConditions(error).length === 0) throw error;
           continue; // changed or deleted meanwhile: read again
+        }
+        if (unreadable) {
+          const names = [existing.name, existing.kindSort].filter((name) => typeof name === "string");
+          await releaseClaims(id, names as string[]);
         }
         // What else it owns (catalogue, chat toggles, thread registrations, latency history) can no
         // longer be reached.
@@ -754,6 +800,8 @@ function authItemFields({ auth, sealedAuth }: SealedAuth): Record<string, unknow
 
 /** A stored config item as the plain server (secrets stay sealed; masks and seal check included). */
 export function plainFromItem(item: Record<string, unknown>): PlainServer {
+  const problems = storedConfigProblems(item);
+  if (problems.length > 0) return salvagedServer(idOfConfig(item), item, problems);
   const {
     pk: _pk,
     sk: _sk,
@@ -778,6 +826,13 @@ export function plainFromItem(item: Record<string, unknown>): PlainServer {
     masked: (masked as Record<string, string> | undefined) ?? (sealed ? undefined : {}),
     sealIntact,
   } as PlainServer;
+}
+
+/** A config item's server id: its own, else the one its key names. */
+function idOfConfig(item: Record<string, unknown>): string {
+  return typeof item.id === "string" && item.id.length > 0
+    ? item.id
+    : String(item.pk).slice(keys.serverPartition("").length);
 }
 
 function compareNames(a: string, b: string): number {

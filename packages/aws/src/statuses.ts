@@ -11,15 +11,16 @@ import {
   type AttemptOutcome,
   attemptChanges,
   describeBytes,
+  freshGeneration,
   initialStatus,
   listingChanges,
+  readCatalogBody,
+  readStoredStatus,
   type ServerProfile,
-  type ServerStatus,
   type StoredStatus,
   type ToolInfo,
-  UpstreamAuthorization,
 } from "@mcpgw/core";
-import { failedConditions, isConditionFailure, queryKind } from "./dynamo";
+import { failedConditions, isConditionFailure, putWhileExists, queryAll, queryKind } from "./dynamo";
 import { statusListSort } from "./server-list";
 import { changeStamp, KINDS, keys, STAMP_NAMES, stampValues } from "./table";
 
@@ -54,18 +55,16 @@ export interface Catalog extends Findings {
 
 /**
  * A catalogue's stored body, as JSON (`{tools, profile}`), and its hash: a write whose hash is the
- * stored one is skipped, so the catalogue is rewritten only when its tools or its profile changed.
+ * stored one — and the stored body's own — is skipped, so the catalogue is rewritten only when its
+ * tools or its profile changed, or what is stored is damaged.
  */
 export function catalogBody({ tools, profile }: Findings): { json: string; hash: string } {
   const json = JSON.stringify(profile ? { tools, profile } : { tools });
-  return { json, hash: createHash("sha256").update(json).digest("base64url") };
+  return { json, hash: bodyHash(json) };
 }
 
-/** What a stored body holds; one written before profiles were kept is the bare tools array. */
-export function parseCatalogBody(json: string): Findings {
-  const body = JSON.parse(json) as ToolInfo[] | Findings;
-  if (Array.isArray(body)) return { tools: body };
-  return body.profile ? { tools: body.tools, profile: body.profile } : { tools: body.tools };
+function bodyHash(json: string): string {
+  return createHash("sha256").update(json).digest("base64url");
 }
 
 /**
@@ -125,9 +124,14 @@ export interface StatusRepository {
   getCatalog(serverId: string): Promise<Catalog | undefined>;
   /** Every server's catalogue (one index query). */
   listCatalogs(): Promise<Catalog[]>;
+  /**
+   * Rewrites the status of server `serverId` (named `name`) when it is missing or unreadable, as a new
+   * generation ({@link freshGeneration}: above any a fenced writer holds), `connecting` or `disabled`;
+   * only while its config exists and the stored item is still the one read. Returns the new status;
+   * undefined when the status was fine (or was changed meanwhile, or the server is gone).
+   */
+  heal(serverId: string, name: string, enabled: boolean): Promise<StoredStatus | undefined>;
 }
-
-const STATUS_FIELDS = Object.keys(initialStatus(true)) as Array<keyof ServerStatus>;
 
 export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: string): StatusRepository {
   /** The catalogue's parts to write (and stale ones to delete) — none when its content is unchanged. */
@@ -136,7 +140,7 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
     const { Item: head } = await ddb.send(
       new GetCommand({ TableName: tableName, Key: keys.serverCatalog(serverId), ConsistentRead: true }),
     );
-    if (head?.hash === hash) return [];
+    if (head?.hash === hash && (await storedBodyIntact(head, hash))) return [];
     const gzipped = gzipSync(json);
     const count = Math.max(1, Math.ceil(gzipped.length / CATALOG_PART_BYTES));
     if (count > MAX_CATALOG_PARTS) throw new CatalogTooLargeError(found.tools.length, gzipped.length);
@@ -180,12 +184,35 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
     return writes;
   }
 
+  /** Whether the stored catalogue (head and parts) is the body `hash` names: a hash is not trusted alone. */
+  async function storedBodyIntact(head: Record<string, unknown>, hash: string): Promise<boolean> {
+    const items =
+      Number(head.parts ?? 1) <= 1
+        ? [head]
+        : await queryAll(ddb, {
+            TableName: tableName,
+            KeyConditionExpression: "pk = :pk AND begins_with(sk, :catalog)",
+            ExpressionAttributeValues: {
+              ":pk": keys.serverPartition(serverIdOf(head)),
+              ":catalog": keys.serverCatalog("").sk,
+            },
+            ConsistentRead: true,
+          });
+    const json = catalogJson(items);
+    return json !== undefined && bodyHash(json) === hash;
+  }
+
+  async function readStatusItem(serverId: string): Promise<Record<string, unknown> | undefined> {
+    const { Item } = await ddb.send(
+      new GetCommand({ TableName: tableName, Key: keys.serverStatus(serverId), ConsistentRead: true }),
+    );
+    return Item;
+  }
+
   return {
     async get(serverId) {
-      const { Item } = await ddb.send(
-        new GetCommand({ TableName: tableName, Key: keys.serverStatus(serverId), ConsistentRead: true }),
-      );
-      return Item ? toStatus(Item) : undefined;
+      const item = await readStatusItem(serverId);
+      return item ? toStatus(item) : undefined;
     },
 
     async list() {
@@ -194,7 +221,12 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
         queryKind(ddb, tableName, KINDS.status),
       ]);
       const items = [...apart, ...listed.filter((item) => item.sk === "STATUS")];
-      return new Map(items.map((item) => [String(item.serverId), toStatus(item)]));
+      return new Map(
+        items.flatMap((item) => {
+          const status = toStatus(item);
+          return status ? [[String(item.serverId), status] as const] : [];
+        }),
+      );
     },
 
     async bump(serverId, state, expected) {
@@ -285,32 +317,45 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
         return catalog ? [catalog] : [];
       });
     },
+
+    async heal(serverId, name, enabled) {
+      const item = await readStatusItem(serverId);
+      if (item && toStatus(item)) return undefined;
+      const now = new Date().toISOString();
+      const status: StoredStatus = {
+        ...initialStatus(enabled),
+        generation: freshGeneration(item?.generation),
+        supersededAt: now,
+      };
+      // Only over the item read (its generation as it was: a string, a number, or none at all).
+      const unchanged =
+        item === undefined
+          ? { ConditionExpression: "attribute_not_exists(pk)" }
+          : item.generation === undefined
+            ? { ConditionExpression: "attribute_not_exists(generation)" }
+            : {
+                ConditionExpression: "generation = :was",
+                ExpressionAttributeValues: { ":was": item.generation },
+              };
+      const made = await putWhileExists(ddb, tableName, keys.serverConfig(serverId), {
+        Item: statusItem(serverId, name, status),
+        ...unchanged,
+      });
+      return made === "written" ? status : undefined;
+    },
   };
 }
 
-/** A status as stored (either layout); internal fields (job id, index keys) left out. */
-export function toStatus(item: Record<string, unknown>): StoredStatus {
-  const status = Object.fromEntries(
-    STATUS_FIELDS.map((field) => [field, item[field] ?? null]),
-  ) as ServerStatus;
-  return {
-    ...status,
-    ...(typeof item.protocolVersion === "string" ? { protocolVersion: item.protocolVersion } : {}),
-    ...(UpstreamAuthorization.safeParse(item.authorization).success
-      ? { authorization: item.authorization as UpstreamAuthorization }
-      : {}),
-    ...(typeof item.credentialExpiresAt === "string" || item.credentialExpiresAt === null
-      ? { credentialExpiresAt: item.credentialExpiresAt as string | null }
-      : {}),
-    toolCount: Number(item.toolCount ?? 0),
-    generation: Number(item.generation ?? 0),
-    supersededAt: typeof item.supersededAt === "string" ? item.supersededAt : null,
-    ...(typeof item.toolsListedAt === "string" ? { toolsListedAt: item.toolsListedAt } : {}),
-    ...(typeof item.profileDigest === "string" ? { profileDigest: item.profileDigest } : {}),
-    ...(typeof item.servingGeneration === "number" && typeof item.servingSince === "string"
-      ? { servingGeneration: item.servingGeneration, servingSince: item.servingSince }
-      : {}),
-  };
+function serverIdOf(item: Record<string, unknown>): string {
+  return String(item.serverId);
+}
+
+/**
+ * A status as stored (either layout); internal fields (job id, index keys) left out. Undefined when
+ * the item cannot be trusted ({@link readStoredStatus}): it counts as absent until it is rewritten.
+ */
+export function toStatus(item: Record<string, unknown>): StoredStatus | undefined {
+  return readStoredStatus(item);
 }
 
 /**
@@ -319,18 +364,32 @@ export function toStatus(item: Record<string, unknown>): StoredStatus {
  */
 export function toCatalog(items: Record<string, unknown>[]): Catalog | undefined {
   const head = items.find((item) => item.part === undefined);
+  const json = catalogJson(items);
+  // A damaged catalogue counts as absent: the server shows no tools until its next probe rewrites it.
+  if (!head || json === undefined || (typeof head.hash === "string" && bodyHash(json) !== head.hash))
+    return undefined;
+  const found = readCatalogBody(json);
+  return found && { serverId: String(head.serverId), ...found, updatedAt: String(head.updatedAt) };
+}
+
+/**
+ * The stored JSON of a catalogue's head and parts (ungzipped), or undefined while they do not add up
+ * or cannot be read.
+ */
+function catalogJson(items: Record<string, unknown>[]): string | undefined {
+  const head = items.find((item) => item.part === undefined);
   if (!head) return undefined;
   const count = Number(head.parts ?? 1);
   const parts = [
     head,
     ...items.filter((item) => item.part !== undefined).sort((a, b) => Number(a.part) - Number(b.part)),
-  ];
-  if (parts.length < count) return undefined;
+  ].slice(0, count);
+  if (parts.length < count || !Number.isSafeInteger(count)) return undefined;
   try {
-    const gzipped = Buffer.concat(parts.slice(0, count).map((part) => Buffer.from(part.tools as Uint8Array)));
-    const found = parseCatalogBody(gunzipSync(gzipped).toString("utf8"));
-    return { serverId: String(head.serverId), ...found, updatedAt: String(head.updatedAt) };
+    return gunzipSync(Buffer.concat(parts.map((part) => Buffer.from(part.tools as Uint8Array)))).toString(
+      "utf8",
+    );
   } catch {
-    return undefined; // a damaged catalogue stays with its server: it shows no tools until its next probe
+    return undefined;
   }
 }

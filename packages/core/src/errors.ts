@@ -39,6 +39,7 @@ export const ERROR_CODES = {
   "server.version_conflict": [409, "Server changed concurrently", INVALID_REQUEST],
   "server.unavailable": [409, "Server unavailable", INVALID_PARAMS],
   "server.secrets_unreadable": [409, "Stored secrets cannot be opened", INTERNAL_ERROR],
+  "server.config_unreadable": [409, "Stored config is unreadable", INVALID_REQUEST],
   "server.not_oauth": [409, "Server does not sign in with OAuth", INVALID_REQUEST],
   "server.no_authorize_step": [409, "Server needs no authorization step", INVALID_REQUEST],
   "import.invalid_document": [400, "Invalid .mcp.json document", INVALID_PARAMS],

@@ -20,6 +20,7 @@ export * from "./server";
 export * from "./server-edit";
 export * from "./spawn-plan";
 export * from "./status";
+export * from "./stored-items";
 export * from "./tokens";
 export * from "./tool";
 export * from "./when-sent";

@@ -277,6 +277,8 @@ export type PlainServer = DistributiveOmit<ServerRecord, "headers" | "env"> & {
   masked: Record<string, string> | undefined;
   /** False when the sealed value no longer matches the digest written with it (tampered or corrupted). */
   sealIntact: boolean;
+  /** Set when the stored config lacks required fields: what is wrong (the server can only be deleted). */
+  unreadable?: string;
 };
 
 /** A plain stdio server (the runner's view). */

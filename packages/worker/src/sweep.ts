@@ -1,5 +1,13 @@
 import type { Store } from "@mcpgw/aws";
-import { errorFields, type Job, type Logger, sweepAction, sweepDelaySeconds } from "@mcpgw/core";
+import {
+  errorFields,
+  type Job,
+  type Logger,
+  type PlainServer,
+  type StoredStatus,
+  sweepAction,
+  sweepDelaySeconds,
+} from "@mcpgw/core";
 
 /** A server not attempted for this long has lost its retry chain; the sweep picks it up. */
 export const STALE_ATTEMPT_MS = 60_000;
@@ -47,7 +55,8 @@ export interface SweepOptions {
  * its tools were listed `MAX_LISTING_AGE_MS` ago); a probe for one whose attempts went stale; and the
  * repair of what a lost write or job left behind — a status that disagrees with its config (enabled vs
  * disabled) is superseded to match, a generation whose connect job never started gets it again, a
- * status stored as before list pages is placed beside its config. One index query (a page per 1 MB),
+ * status stored as before list pages is placed beside its config, a status missing or unreadable is
+ * rewritten (a fresh generation) and connected again. One index query (a page per 1 MB),
  * whatever the count; probes and checks are spread over the interval; the workers do the probing.
  */
 export async function runSweep(
@@ -62,6 +71,13 @@ export async function runSweep(
   const result: SweepResult = { probes: 0, checks: 0, reconnects: 0, repaired: 0, placed: 0 };
   for (const { server, status, statusApart } of servers) {
     if (statusApart) result.placed += Number(await placeStatus(deps, server.id, server.name));
+    if (!status) {
+      const healed = await healStatus(deps, server);
+      if (healed) result.repaired++;
+      if (healed && server.enabled)
+        jobs.push({ type: "connect", serverId: server.id, generation: healed.generation });
+      continue;
+    }
     const action = sweepAction(server.enabled, status, server.updatedAt, now, {
       staleMs: STALE_ATTEMPT_MS,
       graceMs: LOST_JOB_GRACE_MS,
@@ -98,6 +114,25 @@ export async function runSweep(
   );
   logger.info("sweep enqueued probes", { servers: servers.length, ...result });
   return result;
+}
+
+/**
+ * Rewrites a status that is missing or unreadable (a fresh generation, `connecting` or `disabled`); a
+ * failure is logged, and the next sweep tries again.
+ */
+async function healStatus(
+  { store, logger }: { store: Store; logger: Logger },
+  server: Pick<PlainServer, "id" | "name" | "enabled">,
+): Promise<StoredStatus | undefined> {
+  try {
+    const healed = await store.statuses.heal(server.id, server.name, server.enabled);
+    if (healed)
+      logger.warn("sweep rewrote an unreadable status", { serverId: server.id, state: healed.state });
+    return healed;
+  } catch (error) {
+    logger.error("sweep could not rewrite a status", { serverId: server.id, ...errorFields(error) });
+    return undefined;
+  }
 }
 
 /** Moves a status kept apart beside its config; a failure is logged, and the next sweep tries again. */

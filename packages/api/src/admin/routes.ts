@@ -185,7 +185,7 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, appDeps: AdminDeps
       tags: ["servers"],
       summary: "One server with its status (`?reveal=env` shows a stdio server's env values)",
       request: { params: IdParam, query: RevealQuery },
-      responses: { 200: json(ServerView, "Server", etag), ...problems(404) },
+      responses: { 200: json(ServerView, "Server", etag), ...problems(404, 409) },
     }),
     async (c) => {
       const deps = scoped(c);
@@ -274,7 +274,7 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, appDeps: AdminDeps
       tags: ["servers"],
       summary: "The tools of a connected server (empty otherwise)",
       request: { params: IdParam },
-      responses: { 200: json(ToolList, "Tools"), ...problems(404) },
+      responses: { 200: json(ToolList, "Tools"), ...problems(404, 409) },
     }),
     async (c) => c.json({ tools: await listServerTools(scoped(c), c.req.valid("param").id) }, 200),
   );
@@ -287,7 +287,7 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, appDeps: AdminDeps
       summary:
         "Recent latencies: the worker's probes (2 h) and the gateway's calls per 10 s (20 min), oldest first",
       request: { params: IdParam },
-      responses: { 200: json(LatencyHistoryView, "Latency history"), ...problems(404) },
+      responses: { 200: json(LatencyHistoryView, "Latency history"), ...problems(404, 409) },
     }),
     async (c) => c.json(await getLatencyHistory(scoped(c), c.req.valid("param").id), 200),
   );

@@ -69,7 +69,7 @@ export type Reveal = "env";
  * server's env values and logs that it did (key names only); headers stay masked.
  */
 export async function getServer(deps: AdminDeps, idOrName: string, reveal?: Reveal): Promise<ServerView> {
-  const server = await withMasks(deps, await findServer(deps, idOrName));
+  const server = await withMasks(deps, await findServer(deps, idOrName, reveal !== "env"));
   const status = await deps.store.statuses.get(server.id);
   if (reveal !== "env" || server.transport !== "stdio") return toServerView(server, status);
   const record = await openSecrets(deps, server);
@@ -120,6 +120,7 @@ export async function updateServer(
 ): Promise<ServerView> {
   for (let attempt = 1; ; attempt++) {
     const existing = await findServer(deps, idOrName);
+    await healStatus(deps, existing);
     if (ifMatch !== undefined && !ifMatchAllows(parseIfMatch(ifMatch), existing.version))
       throw preconditionFailed(ifMatch, existing.version);
     try {
@@ -212,9 +213,12 @@ async function editableSpec(
   return { spec: spec as ServerSpec, keepSealed: false };
 }
 
-/** Deletes a server and everything it owns; 404 when missing. No secret is opened. */
+/**
+ * Deletes a server and everything it owns; 404 when missing. No secret is opened. A server whose
+ * stored config is unreadable is deleted too (the one thing it can be).
+ */
 export async function deleteServer(deps: AdminDeps, idOrName: string): Promise<void> {
-  const server = await findServer(deps, idOrName);
+  const server = await findServer(deps, idOrName, true);
   if (!(await deps.store.servers.remove(server.id))) throw notFound(idOrName);
   await stopChildren(deps, server);
   deps.logger.info("server deleted", { serverId: server.id, server: server.name });
@@ -228,6 +232,7 @@ export async function reconnectServer(deps: AdminDeps, idOrName: string): Promis
   const server = await findServer(deps, idOrName);
   if (!server.enabled)
     throw new AppError("server.unavailable", `Server '${server.name}' is disabled; enable it first.`);
+  await healStatus(deps, server);
   const handover = handoverOf(await deps.store.statuses.get(server.id));
   await deps.store.servers.reconnect(server.id, server.version, handover);
   const status = await deps.store.statuses.get(server.id);
@@ -336,6 +341,7 @@ export async function importServers(
   onConflict: OnConflict,
 ): Promise<{ servers: ServerView[]; skipped: string[] }> {
   const { creates, replaces, skipped } = await planImport(deps, document, onConflict);
+  for (const { existing } of replaces) await healStatus(deps, existing);
   // Nothing to write (every name skipped): DynamoDB refuses an empty transaction.
   const written =
     creates.length + replaces.length > 0 ? await deps.store.servers.importAll(creates, replaces) : [];
@@ -358,10 +364,35 @@ export async function importServers(
   return { servers: views, skipped };
 }
 
-async function findServer({ store }: Pick<AdminDeps, "store">, idOrName: string): Promise<PlainServer> {
+/**
+ * A server by id or name; 404 when missing, 409 `server.config_unreadable` when its stored config is
+ * unreadable (unless `unreadableToo`: it is shown and deleted, nothing else).
+ */
+async function findServer(
+  { store }: Pick<AdminDeps, "store">,
+  idOrName: string,
+  unreadableToo = false,
+): Promise<PlainServer> {
   const server = await store.servers.resolvePlain(idOrName);
   if (!server) throw notFound(idOrName);
+  if (!unreadableToo) assertConfigReadable(server);
   return server;
+}
+
+/** 409 `server.config_unreadable` for a server whose stored config is unreadable (it can only be deleted). */
+export function assertConfigReadable(server: PlainServer): void {
+  if (server.unreadable)
+    throw new AppError("server.config_unreadable", `Server '${server.name}': ${server.unreadable}.`);
+}
+
+/**
+ * Rewrites the server's status first when it is missing or unreadable (a fresh generation above any an
+ * in-flight job holds), so the edit or reconnect that follows supersedes a valid one.
+ */
+async function healStatus(deps: AdminDeps, server: PlainServer): Promise<void> {
+  const healed = await deps.store.statuses.heal(server.id, server.name, server.enabled);
+  if (healed)
+    deps.logger.warn("unreadable status rewritten", { serverId: server.id, generation: healed.generation });
 }
 
 function notFound(idOrName: string): AppError {

@@ -25,7 +25,7 @@ import {
   UPSTREAM_CALLBACK_PATH,
   upstreamAuthFetch,
 } from "../upstream-authorization";
-import { type AdminDeps, reconnectServer } from "./service";
+import { type AdminDeps, assertConfigReadable, reconnectServer } from "./service";
 
 export { CLIENT_METADATA_PATH, UPSTREAM_CALLBACK_PATH } from "../upstream-authorization";
 
@@ -50,6 +50,7 @@ export async function authorizeServer(
 ): Promise<AuthorizationLink> {
   const server = await deps.store.servers.resolvePlain(idOrName);
   if (!server) throw new AppError("server.not_found", `No server with id or name '${idOrName}'.`);
+  assertConfigReadable(server);
   if (server.transport !== "http" || !server.auth)
     throw new AppError(
       "server.not_oauth",

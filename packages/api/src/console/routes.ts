@@ -39,7 +39,7 @@ export function registerConsoleRoutes(
       request: jsonBody(SignIn),
       responses: {
         201: json(ConsoleSession, "Signed in: the cookie is set; keep the CSRF token in memory"),
-        ...problems(400, 401, 413, 429, 500),
+        ...problems(400, 401, 413, 429),
       },
     }),
     async (c) => {
@@ -60,7 +60,7 @@ export function registerConsoleRoutes(
       path: "/console/sign-in",
       tags: ["console"],
       summary: "How an admin may sign in: the admin token, and the OpenID provider when one is configured",
-      responses: { 200: json(ConsoleSignInOptions, "Sign-in options"), ...problems(500) },
+      responses: { 200: json(ConsoleSignInOptions, "Sign-in options") },
     }),
     (c) => {
       noStore(c);
@@ -73,7 +73,7 @@ export function registerConsoleRoutes(
       path: "/console/session",
       tags: ["console"],
       summary: "The console's session (after a reload): its CSRF token and expiry",
-      responses: { 200: json(ConsoleSession, "Signed in"), ...problems(401, 500) },
+      responses: { 200: json(ConsoleSession, "Signed in"), ...problems(401) },
     }),
     async (c) => {
       const session = await deps.sessions.current(c);
@@ -88,7 +88,7 @@ export function registerConsoleRoutes(
       path: "/console/session",
       tags: ["console"],
       summary: "Sign out: the session ends and its cookie is cleared",
-      responses: { 204: { description: "Signed out" }, ...problems(403, 500) },
+      responses: { 204: { description: "Signed out" }, ...problems(403) },
     }),
     async (c) => {
       // Signing out is a state change: a live session's needs its CSRF token too.

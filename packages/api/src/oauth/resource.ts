@@ -176,7 +176,8 @@ export function registerProtectedResourceRoutes(
       path: "/.well-known/oauth-protected-resource/mcp/{server}",
       tags: ["oauth"],
       summary: "Protected resource metadata (RFC 9728) of /mcp/{server}",
-      request: { params: z.object({ server: z.string().max(64) }) },
+      // Any name: one no server has (too long to be a server name, say) has no metadata, so 404.
+      request: { params: z.object({ server: z.string() }) },
       responses: {
         200: json(ProtectedResourceMetadata, "Metadata"),
         ...problems(404),

@@ -1,5 +1,11 @@
 import { gzipSync } from "node:zlib";
-import { attemptChanges, listingChanges, type StoredStatus } from "@mcpgw/core";
+import {
+  attemptChanges,
+  freshGeneration,
+  initialStatus,
+  listingChanges,
+  type StoredStatus,
+} from "@mcpgw/core";
 import {
   CATALOG_PART_BYTES,
   type Catalog,
@@ -83,6 +89,18 @@ export function createMemoryStatusRepository(tables: MemoryTables): StatusReposi
 
     async listCatalogs() {
       return [...tables.catalogs.values()].map(catalogView);
+    },
+
+    // Nothing in memory is unreadable: only a missing status (of a server that exists) is rewritten.
+    async heal(serverId, _name, enabled) {
+      if (tables.statuses.has(serverId) || !tables.servers.has(serverId)) return undefined;
+      const status = {
+        ...initialStatus(enabled),
+        generation: freshGeneration(undefined),
+        supersededAt: new Date().toISOString(),
+      };
+      tables.statuses.set(serverId, status);
+      return view(status);
     },
   };
 }
