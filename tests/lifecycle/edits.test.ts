@@ -3,15 +3,14 @@
  * never a 409), its answer carries exactly the version it wrote, and an edit that does not reach the
  * upstream (a call timeout, a rename) applies without a reconnect while calls go on.
  */
-import { afterAll, beforeAll, describe, it } from "vitest";
-import { startUpstream, type Upstream } from "../fixtures/mcp-upstream";
+import { describe, it } from "vitest";
 import {
   createConnected,
   logLines,
   type Stack,
-  startGatewayStack,
   statusReader,
   uniqueName,
+  useGatewayStack,
 } from "../gateway/helpers";
 import { waitFor } from "../support/stack";
 
@@ -38,26 +37,13 @@ function steadyCalls(stack: Stack, tool: () => string) {
 }
 
 describe.concurrent("edits keep serving", () => {
-  let stack: Stack;
-  const upstreams: Upstream[] = [];
-
-  beforeAll(async () => {
-    stack = await startGatewayStack();
-  });
-  afterAll(async () => {
-    await stack?.stop();
-    await Promise.all(upstreams.map((u) => u.close()));
-  });
-
-  async function upstream(): Promise<Upstream> {
-    const started = await startUpstream();
-    upstreams.push(started);
-    return started;
-  }
+  const suite = useGatewayStack();
+  const upstream = suite.upstream;
 
   it("concurrent PATCHes without If-Match all succeed, each answering the version it wrote", async ({
     expect,
   }) => {
+    const { stack } = suite;
     const up = await upstream();
     const name = uniqueName("patches");
     const id = await createConnected(stack, { name, url: up.url });
@@ -85,6 +71,7 @@ describe.concurrent("edits keep serving", () => {
   it("concurrent PATCHes with the same If-Match: one succeeds, every other answers 412 (never 409)", async ({
     expect,
   }) => {
+    const { stack } = suite;
     const up = await upstream();
     const id = await createConnected(stack, { name: uniqueName("ifmatch"), url: up.url });
     const answers = await Promise.all(
@@ -100,6 +87,7 @@ describe.concurrent("edits keep serving", () => {
   });
 
   it("a timeout edit and a rename under steady calls: no call refused, no reconnect", async ({ expect }) => {
+    const { stack } = suite;
     const up = await upstream();
     const first = uniqueName("steady");
     let name = first;
@@ -145,23 +133,8 @@ describe.concurrent("edits keep serving", () => {
 });
 
 describe("edits that reach the upstream connect beside the serving generation", () => {
-  let stack: Stack;
-  const upstreams: Upstream[] = [];
-
-  beforeAll(async () => {
-    stack = await startGatewayStack();
-  });
-  afterAll(async () => {
-    stack?.releaseProbes();
-    await stack?.stop();
-    await Promise.all(upstreams.map((u) => u.close()));
-  });
-
-  async function upstream(options: Parameters<typeof startUpstream>[0] = {}): Promise<Upstream> {
-    const started = await startUpstream(options);
-    upstreams.push(started);
-    return started;
-  }
+  const suite = useGatewayStack();
+  const upstream = suite.upstream;
 
   /** Past the directory's staleness bound (2 s): what the data plane does now, it does for the edit. */
   const STALENESS_MS = 2_500;
@@ -183,6 +156,7 @@ describe("edits that reach the upstream connect beside the serving generation", 
   it("a URL edit under steady calls: none refused; the old upstream serves until the new one is connected, then the new one", async ({
     expect,
   }) => {
+    const { stack } = suite;
     const [first, second] = await Promise.all([upstream(), upstream()]);
     const name = uniqueName("move");
     const id = await createConnected(stack, { name, url: first.url });
@@ -215,6 +189,7 @@ describe("edits that reach the upstream connect beside the serving generation", 
   it("a headers edit under steady calls: none refused, and the new headers reach the upstream once connected", async ({
     expect,
   }) => {
+    const { stack } = suite;
     const up = await upstream();
     const name = uniqueName("hdr");
     const id = await createConnected(stack, { name, url: up.url, headers: { "X-Team": "blue" } });
@@ -243,6 +218,7 @@ describe("edits that reach the upstream connect beside the serving generation", 
   it("a new generation that fails: calls are served until the failure, then refused (the old one is retired)", async ({
     expect,
   }) => {
+    const { stack } = suite;
     const [good, broken] = await Promise.all([upstream(), upstream({ failWith: 500 })]);
     const name = uniqueName("fails");
     const id = await createConnected(stack, { name, url: good.url });
