@@ -1,4 +1,4 @@
-import { AppError, parseQualifiedName, type ToolInfo } from "@mcpgw/core";
+import { AppError, parseQualifiedName, servingOlder, type ToolInfo } from "@mcpgw/core";
 import type { GatewayDeps } from "./deps";
 import { type DirectoryEntry, isAvailable } from "./directory";
 import { isThreadScoped } from "./thread-access";
@@ -73,9 +73,11 @@ export async function resolveTool(
   const { server } = parseQualifiedName(qualified);
   const [cached, hidden] = await Promise.all([deps.directory.snapshot(), hiddenServers(deps, options.chat)]);
   // A server created, enabled or connected a moment ago may be newer than the cached view: look again.
+  // So may the switch of one whose older generation serves while a new one connects.
   const known = cached.byName.get(server);
-  const snapshot =
-    known && isAvailable(known) && known.tools.has(qualified) ? cached : await deps.directory.fresh();
+  const settled =
+    known && isAvailable(known) && known.tools.has(qualified) && servingOlder(known.status) === undefined;
+  const snapshot = settled ? cached : await deps.directory.fresh();
   const entry = snapshot.byName.get(server);
   if (!entry || !inScope(options.scope, entry.server.id))
     throw new AppError("server.not_found", `No server named '${server}'.`);
