@@ -398,12 +398,12 @@ describe("PATCH /v1/servers/{id}", () => {
     expect(await takeJobs(app.store)).toEqual([{ type: "connect", serverId: created.id, generation: 3 }]);
   });
 
-  it("supersedes a recorded status: a connected server goes back to connecting on edit", async () => {
+  it("supersedes a recorded status: a connected server goes back to connecting on an edit that reaches it", async () => {
     const created = await createServer(app, httpServer("was-up"));
     await connect(created.id, []);
 
     const updated = await expectJson(
-      await app.call("PATCH", "/v1/servers/was-up", { timeoutSeconds: 5 }),
+      await app.call("PATCH", "/v1/servers/was-up", { url: "https://was-up.example.com/v2/mcp" }),
       200,
     );
 
@@ -416,6 +416,20 @@ describe("PATCH /v1/servers/{id}", () => {
       toolCount: 0,
     });
     expect(stale).toBe(false);
+  });
+
+  it("keeps a connected status on an edit that does not reach the server (timeout, rename)", async () => {
+    const created = await createServer(app, httpServer("stays-up"));
+    await connect(created.id, []);
+
+    const updated = await expectJson(
+      await app.call("PATCH", "/v1/servers/stays-up", { timeoutSeconds: 5, name: "still-up" }),
+      200,
+    );
+
+    expect(updated).toMatchObject({ name: "still-up", timeoutSeconds: 5, version: 2 });
+    expect(updated.status).toMatchObject({ state: "connected" });
+    expect((await app.store.statuses.get(created.id))?.generation).toBe(1);
   });
 
   it.each([['"1"'], ["1"], ['W/"1"']])(

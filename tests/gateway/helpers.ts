@@ -3,6 +3,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SessionPool } from "@mcpgw/upstream";
+import { afterAll, beforeAll } from "vitest";
+import { startUpstream, type Upstream } from "../fixtures/mcp-upstream";
 import { TEST_ADMIN_TOKEN } from "../support/app";
 import { createServer, reaches } from "../support/servers";
 import { type Stack as StackBase, type StackOptions, startStack, waitFor } from "../support/stack";
@@ -201,6 +203,34 @@ export function countAwsCalls(client: {
     },
     reset() {
       byCommand = {};
+    },
+  };
+}
+
+/**
+ * A gateway stack for the enclosing describe block (started before its tests, stopped after them), and
+ * test upstreams that it closes with it. Read `stack` inside a test.
+ */
+export function useGatewayStack(options: StackOptions = {}) {
+  let current: Stack | undefined;
+  const upstreams: Upstream[] = [];
+  beforeAll(async () => {
+    current = await startGatewayStack(options);
+  });
+  afterAll(async () => {
+    current?.releaseProbes();
+    await current?.stop();
+    await Promise.all(upstreams.map((u) => u.close()));
+  });
+  return {
+    get stack(): Stack {
+      if (!current) throw new Error("the stack starts before the tests");
+      return current;
+    },
+    async upstream(upstreamOptions: Parameters<typeof startUpstream>[0] = {}): Promise<Upstream> {
+      const started = await startUpstream(upstreamOptions);
+      upstreams.push(started);
+      return started;
     },
   };
 }

@@ -9,7 +9,7 @@ import { type AppDeps, createBaseApp, documentApp } from "./app-base";
 import type { AppEnv } from "./env";
 import { CallLatency } from "./gateway/call-latency";
 import type { GatewayDeps } from "./gateway/deps";
-import { Directory, type Snapshot } from "./gateway/directory";
+import { Directory, type Snapshot, servingGeneration } from "./gateway/directory";
 import { CallerLimits, limitRequests } from "./gateway/limits";
 import { registerMcpRoutes } from "./gateway/mcp";
 import { ChangeWatcher } from "./gateway/mcp-changes";
@@ -64,9 +64,9 @@ function gatewayDeps(deps: AppDeps, changes: ChangeWatcher): GatewayDeps {
   const pool = deps.gateway?.pool ?? new SessionPool();
   // Every refresh lets go of warm sessions of servers deleted, disabled or reconfigured since.
   const retainCurrent = (snapshot: Snapshot) =>
-    pool.retain((serverKey, version) => {
-      const server = snapshot.byId.get(serverKey.split("#")[0] ?? "")?.server;
-      return server?.enabled === true && server.version === version;
+    pool.retain((serverKey, generation) => {
+      const entry = snapshot.byId.get(serverKey.split("#")[0] ?? "");
+      return entry?.server.enabled === true && servingGeneration(entry) === generation;
     });
   return {
     store: deps.store,

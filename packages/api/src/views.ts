@@ -81,6 +81,8 @@ export function toServerView(
     supersededAt: _supersededAt,
     toolsListedAt: _listedAt,
     profileDigest: _digest,
+    servingGeneration: _serving,
+    servingSince: _servingSince,
     ...stored
   } = status ?? { ...initialStatus(server.enabled), generation: 0, supersededAt: null };
   const visible = server.unreadable

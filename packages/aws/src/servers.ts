@@ -57,6 +57,30 @@ export interface StoredServer {
 /** What replacing a stored server needs to know of it (no secrets: they are replaced wholesale). */
 export type StoredIdentity = Pick<ServerRecord, "id" | "name" | "version" | "createdAt">;
 
+/** A server an edit stored, and its plain view exactly as written (what the edit's answer shows). */
+export type UpdatedServer = ServerRecord & { written: PlainServer };
+
+/**
+ * How an edit treats the status: `supersede` starts a new generation (a reconnect, or `disabled`);
+ * `keep` leaves generation and state as they are (an edit that does not reach the upstream).
+ */
+export type EditStatus = "supersede" | "keep";
+
+/**
+ * What a superseding change does with the generation that serves, as the status was read (the write is
+ * conditional on it: a status changed meanwhile fails it as `server.version_conflict`). `connected` at
+ * `generation`: that generation goes on serving from the config as stored now (kept beside the status)
+ * while the new one connects. `connecting` at `generation`: whatever serves already goes on. Absent:
+ * nothing serves on.
+ */
+export interface ServingHandover {
+  state: "connected" | "connecting";
+  generation: number;
+}
+
+/** A config kept as stored for the older generation that serves while a newer one connects. */
+export type ServingServer = ServerRecord & { generation: number };
+
 /**
  * A server (no secret opened) and its status. `statusApart`: that status is still stored as before
  * list pages (kind `STATUS`, not beside its config); {@link ServerRepository.placeStatus} moves it.
@@ -149,17 +173,21 @@ export interface ServerRepository {
    * (generation + 1; `connecting`, or `disabled`) in the same transaction; renames move the claim.
    * `keepSealed` keeps the stored sealed value (and its masks) as it is: `spec`'s secret map is then
    * the masked one, never sealed — an edit that leaves secrets alone opens and seals nothing.
+   * `status: "keep"` leaves the status's generation and state alone (it is only re-placed and stamped).
    */
   update(
     existing: StoredIdentity,
     spec: ServerSpec,
-    options?: { keepSealed?: boolean },
-  ): Promise<ServerRecord>;
+    options?: { keepSealed?: boolean; status?: EditStatus; serving?: ServingHandover },
+  ): Promise<UpdatedServer>;
   /**
    * Supersedes the status of an enabled server whose config is still at `version` (generation + 1,
-   * `connecting`): a reconnect can never revive a server disabled or changed meanwhile.
+   * `connecting`): a reconnect can never revive a server disabled or changed meanwhile. `serving` as
+   * in {@link ServerRepository.update}.
    */
-  reconnect(id: string, version: number): Promise<void>;
+  reconnect(id: string, version: number, serving?: ServingHandover): Promise<void>;
+  /** The config kept for the older generation that serves while a newer one connects (secrets opened). */
+  getServing(id: string): Promise<ServingServer | undefined>;
   /**
    * Deletes the server, its name claim and status in one transaction, then all it owns (catalogue,
    * toggles, thread instances, latency history); false when missing. An unreadable config goes too,
@@ -180,14 +208,23 @@ function supersedeStatus(
   enabled: boolean,
   now: string,
   name?: string,
+  serving?: ServingHandover,
 ): TransactItem {
-  const place = name === undefined ? "" : ", #kind = :kind, #kindSort = :kindSort";
+  const set = [
+    "#state = :state, reason = :null, #error = :null, supersededAt = :now, #feed = :feed, #at = :at",
+    ...(name === undefined ? [] : ["#kind = :kind, #kindSort = :kindSort"]),
+    ...(serving?.state === "connected" ? ["servingGeneration = :served, servingSince = :now"] : []),
+  ];
+  // Nothing served before (or a disable): nothing serves on.
+  const remove = serving ? "" : " REMOVE servingGeneration, servingSince";
   return {
     Update: {
       TableName: tableName,
       Key: keys.serverStatus(id),
-      UpdateExpression: `SET #state = :state, reason = :null, #error = :null, supersededAt = :now, #feed = :feed, #at = :at${place} ADD generation :one`,
-      ConditionExpression: "attribute_exists(pk)",
+      UpdateExpression: `SET ${set.join(", ")} ADD generation :one${remove}`,
+      ConditionExpression: serving
+        ? "attribute_exists(pk) AND generation = :served AND #state = :was"
+        : "attribute_exists(pk)",
       ExpressionAttributeNames: {
         "#state": "state",
         "#error": "error",
@@ -201,6 +238,46 @@ function supersedeStatus(
         ":one": 1,
         ...stampValues(),
         ...(name === undefined ? {} : { ":kind": KINDS.server, ":kindSort": statusListSort(name) }),
+        ...(serving ? { ":served": serving.generation, ":was": serving.state } : {}),
+      },
+    },
+  };
+}
+
+/** The key of the config kept for an older generation that serves while a newer one connects. */
+function servingKey(id: string) {
+  return { pk: keys.serverPartition(id), sk: "SERVING" };
+}
+
+/**
+ * The config item as stored now, kept for generation `generation` to serve from (no index keys, no
+ * change stamp: it is read only by key). Conditional on the config still being at `version`.
+ */
+function servingItem(tableName: string, config: Record<string, unknown>, generation: number): TransactItem {
+  const { kind: _k, kindSort: _s, changeFeed: _f, changedAt: _a, ...kept } = config;
+  return { Put: { TableName: tableName, Item: { ...kept, ...servingKey(String(config.id)), generation } } };
+}
+
+/**
+ * The status update of an edit that keeps the generation: the status placed beside its config (named
+ * `name`) in the index and stamped, so the data plane reads the edit at once; state and generation stay.
+ */
+function restampStatus(tableName: string, id: string, name: string): TransactItem {
+  return {
+    Update: {
+      TableName: tableName,
+      Key: keys.serverStatus(id),
+      UpdateExpression: "SET #feed = :feed, #at = :at, #kind = :kind, #kindSort = :kindSort",
+      ConditionExpression: "attribute_exists(pk)",
+      ExpressionAttributeNames: {
+        ...STAMP_NAMES,
+        "#kind": TABLE_KEYS.kind,
+        "#kindSort": TABLE_KEYS.kindSort,
+      },
+      ExpressionAttributeValues: {
+        ...stampValues(),
+        ":kind": KINDS.server,
+        ":kindSort": statusListSort(name),
       },
     },
   };
@@ -310,7 +387,14 @@ export function createServerRepository(
   }
 
   /** The config put (version-checked), the name-claim move, and the superseding status update. */
-  async function replaceItems(existing: StoredIdentity, spec: ServerSpec, now: string, keepSealed = false) {
+  async function replaceItems(
+    existing: StoredIdentity,
+    spec: ServerSpec,
+    now: string,
+    keepSealed = false,
+    status: EditStatus = "supersede",
+    serving?: ServingHandover,
+  ) {
     const record = {
       ...spec,
       id: existing.id,
@@ -318,11 +402,12 @@ export function createServerRepository(
       createdAt: existing.createdAt,
       updatedAt: now,
     } as ServerRecord;
+    const item = keepSealed ? await itemKeepingSealed(record) : await toItem(record);
     const items: TransactItem[] = [
       {
         Put: {
           TableName: tableName,
-          Item: keepSealed ? await itemKeepingSealed(record) : await toItem(record),
+          Item: item,
           ConditionExpression: "#version = :expected",
           ExpressionAttributeNames: { "#version": "version" },
           ExpressionAttributeValues: { ":expected": existing.version },
@@ -348,8 +433,17 @@ export function createServerRepository(
         },
       );
     }
-    items.push(supersedeStatus(tableName, existing.id, spec.enabled, now, spec.name));
-    return { record, items };
+    items.push(
+      status === "keep"
+        ? restampStatus(tableName, existing.id, spec.name)
+        : supersedeStatus(tableName, existing.id, spec.enabled, now, spec.name, serving),
+    );
+    if (status === "supersede" && serving?.state === "connected") {
+      const current = await readConfig(existing.id);
+      if (current?.version !== existing.version) throw versionConflict();
+      items.push(servingItem(tableName, current, serving.generation));
+    }
+    return { record, items, written: plainFromItem(item) };
   }
 
   /** Runs a transaction; a failure that is not a lost condition becomes a StoreError (503, retry). */
@@ -537,47 +631,57 @@ export function createServerRepository(
 
     async update(existing, spec, options = {}) {
       const now = new Date().toISOString();
-      const { record, items } = await replaceItems(existing, spec, now, options.keepSealed);
+      const { record, items, written } = await replaceItems(
+        existing,
+        spec,
+        now,
+        options.keepSealed,
+        options.status,
+        options.serving,
+      );
+      const renamed = spec.name !== existing.name;
+      const statusIndex = renamed ? 3 : 1;
       try {
         await transact(items, "The change");
       } catch (error) {
         const failed = failedConditions(error);
-        if (failed.includes(0)) {
-          throw new AppError(
-            "server.version_conflict",
-            "The server changed since it was read; fetch it and retry.",
-          );
-        }
-        if (failed.includes(2) && items.length === 4) {
+        if (failed.includes(0)) throw versionConflict();
+        if (failed.includes(2) && renamed) {
           throw new AppError("server.name_taken", `A server named '${spec.name}' already exists.`, {
             name: spec.name,
           });
         }
-        if (failed.includes(items.length - 1)) {
+        // A status that changed since it was read (the handover was decided on it): read again.
+        if (failed.includes(statusIndex) && options.serving) throw versionConflict();
+        if (failed.includes(statusIndex)) {
           throw new AppError("server.not_found", `Server '${existing.name}' was deleted meanwhile.`);
         }
         throw error;
       }
-      return record;
+      return { ...record, written };
     },
 
-    async reconnect(id, version) {
+    async reconnect(id, version, serving) {
+      const now = new Date().toISOString();
+      const items: TransactItem[] = [
+        {
+          ConditionCheck: {
+            TableName: tableName,
+            Key: keys.serverConfig(id),
+            ConditionExpression: "#version = :version AND enabled = :true",
+            ExpressionAttributeNames: { "#version": "version" },
+            ExpressionAttributeValues: { ":version": version, ":true": true },
+          },
+        },
+        supersedeStatus(tableName, id, true, now, undefined, serving),
+      ];
+      if (serving?.state === "connected") {
+        const current = await readConfig(id);
+        if (current?.version !== version) throw versionConflict();
+        items.push(servingItem(tableName, current, serving.generation));
+      }
       try {
-        await transact(
-          [
-            {
-              ConditionCheck: {
-                TableName: tableName,
-                Key: keys.serverConfig(id),
-                ConditionExpression: "#version = :version AND enabled = :true",
-                ExpressionAttributeNames: { "#version": "version" },
-                ExpressionAttributeValues: { ":version": version, ":true": true },
-              },
-            },
-            supersedeStatus(tableName, id, true, new Date().toISOString()),
-          ],
-          "The reconnect",
-        );
+        await transact(items, "The reconnect");
       } catch (error) {
         if (failedConditions(error).length === 0) throw error;
         throw new AppError(
@@ -585,6 +689,15 @@ export function createServerRepository(
           "The server changed (or was disabled) since it was read; fetch it and retry.",
         );
       }
+    },
+
+    async getServing(id) {
+      const { Item } = await ddb.send(
+        new GetCommand({ TableName: tableName, Key: servingKey(id), ConsistentRead: true }),
+      );
+      if (!Item) return undefined;
+      const { generation, ...config } = Item;
+      return { ...(await fromItem({ ...config, ...keys.serverConfig(id) })), generation: Number(generation) };
     },
 
     async remove(id) {
@@ -659,6 +772,10 @@ export function createServerRepository(
     },
   };
   return repository;
+}
+
+function versionConflict(): AppError {
+  return new AppError("server.version_conflict", "The server changed since it was read; fetch it and retry.");
 }
 
 /** The byKind partition of items a server owns outside its own partition (chat toggles, thread instances). */

@@ -141,6 +141,67 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       });
     });
 
+    it("an update that keeps the status leaves generation and state, answers what it wrote, and lists it renamed", async () => {
+      const store = await open();
+      const server = await http(store);
+      const renamed = unique("kept");
+
+      const updated = await store.servers.update(
+        server,
+        { ...specOf(server), name: renamed, timeoutSeconds: 77 },
+        { status: "keep" },
+      );
+
+      expect(updated.written).toMatchObject({ id: server.id, name: renamed, timeoutSeconds: 77, version: 2 });
+      expect(updated.written).toEqual(await store.servers.getPlain(server.id));
+      expect(await store.statuses.get(server.id)).toMatchObject({ state: "connecting", generation: 1 });
+      expect((await store.servers.getByName(renamed))?.id).toBe(server.id);
+      const listed = (await store.servers.listAll()).find((entry) => entry.server.id === server.id);
+      expect(listed).toMatchObject({ server: { name: renamed }, status: { generation: 1 } });
+      expect(listed?.statusApart).toBeUndefined();
+    });
+
+    it("a change superseding a connected generation keeps its config to serve on, only from the status read", async () => {
+      const store = await open();
+      const server = await http(store, unique("handover"), { "X-Team": "blue" });
+      expect(
+        await store.statuses.recordAttempt(server.id, 1, {
+          ok: true,
+          at: new Date().toISOString(),
+          latencyMs: 1,
+          toolCount: 0,
+        }),
+      ).toBe(true);
+
+      // A handover decided on a status that is no longer so: read again.
+      await expect(
+        store.servers.update(server, parseServerSpec({ ...specOf(server), url: "https://example.com/v2" }), {
+          serving: { state: "connected", generation: 7 },
+        }),
+      ).rejects.toMatchObject({ code: "server.version_conflict" });
+      const updated = await store.servers.update(
+        server,
+        parseServerSpec({ ...specOf(server), url: "https://example.com/v2", headers: { "X-Team": "red" } }),
+        { serving: { state: "connected", generation: 1 } },
+      );
+
+      expect(await store.statuses.get(server.id)).toMatchObject({
+        state: "connecting",
+        generation: 2,
+        servingGeneration: 1,
+      });
+      expect(await store.servers.getServing(server.id)).toMatchObject({
+        generation: 1,
+        version: 1,
+        url: "https://example.com/mcp",
+        headers: { "X-Team": "blue" },
+      });
+      // A reconnect of a server with nothing serving (here: disabled first) hands nothing over.
+      const disabled = await store.servers.update(updated, { ...specOf(updated), enabled: false });
+      expect((await store.statuses.get(server.id))?.servingGeneration).toBeUndefined();
+      expect(disabled.version).toBe(3);
+    });
+
     it("refuses a rename onto a taken name and changes nothing", async () => {
       const store = await open();
       const [a, b] = [await http(store), await http(store)];

@@ -1,4 +1,5 @@
 export * from "./child-limits";
+export * from "./edit-reach";
 export * from "./errors";
 export * from "./exhaustive";
 export * from "./identity";

@@ -70,7 +70,29 @@ export type StoredStatus = ServerStatus & {
   toolsListedAt?: string;
   /** The {@link profileDigest} of the profile that listing saw: a check that sees another lists again. */
   profileDigest?: string;
+  /**
+   * The generation that was `connected` when a change reaching the upstream superseded it, and when:
+   * it serves calls (from the config kept beside the status) while the new generation is `connecting`,
+   * within {@link SERVING_MAX_AGE_MS}. Internal.
+   */
+  servingGeneration?: number;
+  servingSince?: string;
 };
+
+/** How long, at most, an older generation serves while a new one connects. */
+export const SERVING_MAX_AGE_MS = 60_000;
+
+/**
+ * The older generation that serves calls now, if any: only while the new generation is `connecting`
+ * (its failure, a disable or a delete ends it at once) and for at most {@link SERVING_MAX_AGE_MS}.
+ */
+export function servingOlder(status: StoredStatus | undefined, now = Date.now()): number | undefined {
+  if (status?.state !== "connecting" || status.servingGeneration === undefined) return undefined;
+  if (status.servingGeneration >= status.generation) return undefined;
+  const since = status.servingSince === undefined ? Number.NaN : Date.parse(status.servingSince);
+  if (!(now - since < SERVING_MAX_AGE_MS)) return undefined;
+  return status.servingGeneration;
+}
 
 /** What a full probe's success records besides {@link attemptChanges}: when it listed, and what profile. */
 export function listingChanges(

@@ -43,6 +43,9 @@ export function readStoredStatus(item: Record<string, unknown>): StoredStatus | 
     supersededAt: typeof item.supersededAt === "string" ? item.supersededAt : null,
     ...(typeof item.toolsListedAt === "string" ? { toolsListedAt: item.toolsListedAt } : {}),
     ...(typeof item.profileDigest === "string" ? { profileDigest: item.profileDigest } : {}),
+    ...(Generation.safeParse(item.servingGeneration).success && typeof item.servingSince === "string"
+      ? { servingGeneration: item.servingGeneration as number, servingSince: item.servingSince }
+      : {}),
   };
 }
 

@@ -83,10 +83,12 @@ export function createRunnerApp(options: RunnerHttpOptions): Hono<RunnerEnv> {
     // A new MCP session (the worker's probe, a gateway's cold open) reads the config afresh: a probe of a
     // new config must reach a child of that config, not the old one still inside the config cache's TTL.
     const connecting = opensSession(body);
+    const generation = Number(c.req.query("generation"));
     const instance = await instances.acquire(serverId, threadId, {
       fresh: connecting,
       signal: request.signal,
       caller,
+      ...(Number.isSafeInteger(generation) ? { generation } : {}),
     });
     // The caller left while it waited: nothing to serve (a call must not reach the child for nobody).
     request.signal.throwIfAborted();

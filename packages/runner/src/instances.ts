@@ -17,7 +17,9 @@ import {
   type ResolvedLimits,
   renderSecretFile,
   resolveLimits,
+  SERVING_MAX_AGE_MS,
   type ServerRecord,
+  servingOlder,
   UNREADABLE_SECRETS,
 } from "@mcpgw/core";
 import { scrubSecrets } from "@mcpgw/upstream";
@@ -182,8 +184,10 @@ export class InstanceManager {
   private spawning = 0;
   private readonly configCache = new Map<
     string,
-    { at: number; value: Promise<{ server: PlainStdioServer; generation: number }> }
+    { at: number; value: Promise<{ server: PlainStdioServer; generation: number; serving?: number }> }
   >();
+  /** Per instance key, the child of an older generation serving while a newer one connects. */
+  private readonly retiring = new Map<string, Instance>();
   /** Per server, the lowest generation that may still run (raised when the server is stopped). */
   private readonly floors = new Map<string, number>();
   private readonly reaper: NodeJS.Timeout;
@@ -259,7 +263,7 @@ export class InstanceManager {
     const { signal } = options;
     this.refuseWhenClosing();
     signal?.throwIfAborted();
-    const { server, generation } = await this.config(serverId, options.fresh);
+    const { server, generation, serving } = await this.config(serverId, options.fresh);
     if (server.scope === "project" && threadId) {
       throw new AppError(
         "request.invalid",
@@ -268,24 +272,31 @@ export class InstanceManager {
     }
     const caller = !threadId && isPerCaller(server) ? (options.caller ?? PROBE_CALLER) : undefined;
     const key = instanceKey(serverId, threadId, caller);
+    const older = this.servingChild(key, serving, options.generation);
+    if (older) {
+      older.lastUsed = Date.now();
+      return older;
+    }
     const existing = this.instances.get(key);
     if (existing) {
       const instance = await this.wait(existing, signal).catch((error) => {
         if (signal?.aborted) throw error;
         return undefined;
       });
-      if (
-        instance &&
-        instance.version === server.version &&
-        instance.generation === generation &&
-        !instance.transport.exitStatus
-      ) {
+      // A new generation is a change that reaches the child (an edit of name or timeout is not).
+      if (instance && instance.generation === generation && !instance.transport.exitStatus) {
         instance.lastUsed = Date.now();
         return instance;
       }
       if (instance && this.instances.get(key) === existing) {
-        this.countRestart(key);
-        await this.stop(instance, "config changed");
+        // The child of the generation that serves while this one connects is kept aside, not stopped.
+        if (instance.generation === serving && !instance.transport.exitStatus) {
+          this.instances.delete(key);
+          this.retiring.set(key, instance);
+        } else {
+          this.countRestart(key);
+          await this.stop(instance, "config changed");
+        }
       }
     }
     const current = this.instances.get(key);
@@ -301,6 +312,23 @@ export class InstanceManager {
       },
     );
     return this.wait(starting, signal);
+  }
+
+  /**
+   * The child that serves `wanted` when that is the older generation serving while a newer one connects:
+   * the one kept aside, or the one still live. A kept child no longer serving is stopped here.
+   */
+  private servingChild(key: string, serving: number | undefined, wanted: number | undefined) {
+    const kept = this.retiring.get(key);
+    if (kept && (kept.generation !== serving || kept.transport.exitStatus)) {
+      this.retiring.delete(key);
+      void this.stop(kept, "its generation no longer serves");
+    }
+    if (wanted === undefined || wanted !== serving) return undefined;
+    const pending = this.instances.get(key);
+    const live = pending && this.spawned.get(pending);
+    const candidate = this.retiring.get(key) ?? live;
+    return candidate?.generation === wanted && !candidate.transport.exitStatus ? candidate : undefined;
   }
 
   /**
@@ -367,6 +395,12 @@ export class InstanceManager {
     );
     this.callOffStarts(keys, "its server changed", belowGeneration);
     const instances = await Promise.all(keys.map((key) => this.instances.get(key)?.catch(() => undefined)));
+    for (const [key, kept] of this.retiring) {
+      if (kept.serverId !== serverId) continue;
+      if (belowGeneration !== undefined && kept.generation >= belowGeneration) continue;
+      this.retiring.delete(key);
+      instances.push(kept);
+    }
     const stale = instances.filter(
       (instance): instance is Instance =>
         instance !== undefined && (belowGeneration === undefined || instance.generation < belowGeneration),
@@ -455,7 +489,12 @@ export class InstanceManager {
       if (status.generation < (this.floors.get(serverId) ?? 0)) {
         throw new AppError("server.unavailable", `Server '${server.name}' changed; retry.`);
       }
-      return { server: server as PlainStdioServer, generation: status.generation };
+      const serving = servingOlder(status);
+      return {
+        server: server as PlainStdioServer,
+        generation: status.generation,
+        ...(serving === undefined ? {} : { serving }),
+      };
     })();
     this.configCache.set(serverId, { at: Date.now(), value });
     value.catch(() => this.configCache.delete(serverId));
@@ -846,6 +885,13 @@ export class InstanceManager {
     for (const instance of this.started()) {
       if (isIdle(instance) && instance.lastUsed < cutoff) await this.stop(instance, "idle");
     }
+    // A child kept aside serves no longer than an older generation may (unused that long: gone).
+    for (const [key, kept] of this.retiring) {
+      if (isIdle(kept) && kept.lastUsed < Date.now() - SERVING_MAX_AGE_MS) {
+        this.retiring.delete(key);
+        await this.stop(kept, "its generation no longer serves");
+      }
+    }
   }
 
   /**
@@ -920,6 +966,11 @@ export interface AcquireOptions {
   fresh?: boolean;
   /** Aborts when the request that asked has gone. */
   signal?: AbortSignal;
+  /**
+   * The generation the caller was told serves: an older one, while a newer one connects, is served by
+   * the child it already has (kept aside while the newer one starts); any other means the current one.
+   */
+  generation?: number;
 }
 
 /** Nothing of the child is in use: no request served, no call in flight or waiting for input. */

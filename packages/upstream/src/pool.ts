@@ -20,6 +20,8 @@ interface Entry {
   busy: number;
   failureClaimed: boolean;
   controller: AbortController;
+  /** Replaced by a newer version's session while calls were on it: closed when the last one ends. */
+  retired?: boolean;
 }
 
 /** Errors a transport reports when the connection under a session is gone. */
@@ -27,8 +29,9 @@ const DISCONNECT =
   /SSE stream disconnected|fetch failed|ECONNRESET|ECONNREFUSED|socket hang up|other side closed|terminated/i;
 
 /**
- * Warm upstream MCP sessions, one per server, keyed by server id + config version: initialized once,
- * shared by concurrent callers, evicted on error, on a config change (a new version) and when idle.
+ * Warm upstream MCP sessions, one per server, keyed by server id + the generation they serve (the
+ * caller's `version`): initialized once, shared by concurrent callers, evicted on error, on a new
+ * generation (a change that reaches the upstream, or a reconnect) and when idle.
  */
 export class SessionPool {
   private readonly entries = new Map<string, Entry>();
@@ -56,6 +59,7 @@ export class SessionPool {
     } finally {
       entry.busy--;
       entry.lastUsed = Date.now();
+      if (entry.retired && entry.busy === 0) close(entry);
     }
   }
 
@@ -87,7 +91,11 @@ export class SessionPool {
     const key = `${serverId}@${version}`;
     const existing = this.entries.get(serverId);
     if (existing && existing.key === key && !existing.controller.signal.aborted) return existing;
-    if (existing) this.evict(serverId);
+    // A newer version replaces the session; calls still on the old one finish there first.
+    if (existing && existing.busy > 0 && !existing.controller.signal.aborted) {
+      this.entries.delete(serverId);
+      existing.retired = true;
+    } else if (existing) this.evict(serverId);
     const controller = new AbortController();
     const entry: Entry = {
       key,
@@ -129,8 +137,7 @@ export class SessionPool {
     const entry = this.entries.get(serverId);
     if (!entry || (key && entry.key !== key)) return false;
     this.entries.delete(serverId);
-    entry.controller.abort(reason);
-    entry.opening.then(({ session }) => session.close()).catch(() => undefined);
+    close(entry, reason);
     return true;
   }
 
@@ -151,4 +158,10 @@ export class SessionPool {
       if (entry.busy === 0 && entry.lastUsed < cutoff) this.evict(serverId, entry.key);
     }
   }
+}
+
+/** Ends an entry's session: callers waiting on it see `broken` abort with `reason`. */
+function close(entry: Entry, reason: unknown = new Error("upstream session evicted")): void {
+  entry.controller.abort(reason);
+  entry.opening.then(({ session }) => session.close()).catch(() => undefined);
 }

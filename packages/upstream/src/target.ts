@@ -11,7 +11,12 @@ export type TargetSource =
       headers: Record<string, string>;
       auth?: UpstreamAuth | undefined;
     }
-  | { transport: "stdio"; id: string };
+  | {
+      transport: "stdio";
+      id: string;
+      /** An older generation that serves while a newer one connects: the runner keeps its child. */
+      generation?: number | undefined;
+    };
 
 import { assertNever } from "@mcpgw/core";
 import type { UpstreamTarget } from "./session";
@@ -44,8 +49,9 @@ export function targetOf(
       if (!runner) return undefined;
       const base = `${runner.url.replace(/\/$/, "")}/servers/${encodeURIComponent(server.id)}`;
       const instance = thread ? `${base}/threads/${encodeURIComponent(thread)}` : base;
+      const path = caller ? `${instance}/callers/${encodeURIComponent(caller)}/mcp` : `${instance}/mcp`;
       return {
-        url: caller ? `${instance}/callers/${encodeURIComponent(caller)}/mcp` : `${instance}/mcp`,
+        url: server.generation === undefined ? path : `${path}?generation=${server.generation}`,
         headers: { authorization: `Bearer ${runner.token}` },
         internal: true,
       };

@@ -8,6 +8,7 @@ import {
 } from "@mcpgw/aws";
 import {
   assertNever,
+  errorFields,
   isOvertakenRetry,
   type Job,
   type Logger,
@@ -17,6 +18,7 @@ import {
   toServerProfile,
 } from "@mcpgw/core";
 import {
+  createRunnerClient,
   type ProbeResult,
   probeFailure,
   probeServer,
@@ -93,7 +95,27 @@ export async function processJob(deps: WorkerDeps, job: Job, jobId?: string): Pr
   // failing the job), and the job ends once both are done. No attempt (secrets unreadable), no point.
   const outcome = recordResult(deps, logger, job, plain, result, jobId);
   const history = target ? recordProbePoint({ store, logger }, plain.id, point) : undefined;
-  return (await Promise.all([outcome, history]))[0];
+  const written = (await Promise.all([outcome, history]))[0];
+  // The generation settled: an older one that served while it connected serves no more.
+  if ((written === "connected" || written === "failed") && status.servingGeneration !== undefined)
+    await retireServing(deps, logger, plain, job.generation);
+  return written;
+}
+
+/** Stops a stdio server's children of generations below `generation` (the one now settled). */
+async function retireServing(
+  deps: WorkerDeps,
+  logger: Logger,
+  plain: PlainServer,
+  generation: number,
+): Promise<void> {
+  if (plain.transport !== "stdio" || !deps.runner) return;
+  try {
+    const stopped = await createRunnerClient(deps.runner).stopServer(plain.id, generation);
+    if (stopped > 0) logger.info("older generation's children stopped", { stopped });
+  } catch (error) {
+    logger.warn("could not stop the older generation's children", errorFields(error));
+  }
 }
 
 /** Writes an attempt's result under the generation fence (see {@link processJob}). */

@@ -200,7 +200,8 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, appDeps: AdminDeps
       method: "patch",
       path: "/v1/servers/{id}",
       tags: ["servers"],
-      summary: "Edit a server (headers and env follow the mask rule); reconnects or settles disabled",
+      summary:
+        "Edit a server (headers and env follow the mask rule); an edit reaching the upstream reconnects (the old connection serves until the new one is connected) or settles disabled",
       request: {
         params: IdParam,
         headers: IfMatch,

@@ -1,9 +1,11 @@
-import { assertImportFits, SealError, type Store } from "@mcpgw/aws";
+import { setTimeout as delay } from "node:timers/promises";
+import { assertImportFits, SealError, type ServingHandover, type Store } from "@mcpgw/aws";
 import {
   AppError,
   applyServerPatch,
   assertNever,
   authSecretReplaced,
+  editReachesUpstream,
   errorFields,
   ifMatchAllows,
   type Job,
@@ -21,6 +23,7 @@ import {
   type StoredStatus,
   secretMapOf,
   secretValues,
+  servingOlder,
   UNREADABLE_SECRETS,
   upstreamAuthKey,
 } from "@mcpgw/core";
@@ -95,11 +98,19 @@ export async function createServer(deps: AdminDeps, input: unknown): Promise<Ser
   return viewOf(deps, server.id, status);
 }
 
+/** How often a PATCH without If-Match re-applies itself after losing a version race, and its waits. */
+const PATCH_ATTEMPTS = 10;
+const PATCH_RETRY_WAIT_MS = 25;
+
 /**
- * Applies a partial edit (If-Match checked against the version). The new config and the superseded
- * status (generation + 1: `connecting`, or `disabled`) commit together or not at all; then a new
- * connection is enqueued (a lost enqueue is repaired by the sweep). Secrets are opened only when the
- * edit keeps some by their masks; sending every value again repairs secrets that cannot be opened.
+ * Applies a partial edit. With If-Match, to that version only (412 otherwise, a race included); without,
+ * to the current version: a version race re-reads the server and re-applies the patch (a few times,
+ * after short jittered waits), never answering 409 for a race the caller did not ask to detect. An
+ * edit that reaches the upstream (see `editReachesUpstream`) supersedes the status in the same
+ * transaction (generation + 1: `connecting`, or `disabled`) and enqueues a connection (a lost enqueue
+ * is repaired by the sweep); any other edit leaves status, connection and children as they are. The
+ * answer is the config exactly as this edit wrote it. Secrets are opened only when the edit keeps some
+ * by their masks; sending every value again repairs secrets that cannot be opened.
  */
 export async function updateServer(
   deps: AdminDeps,
@@ -107,34 +118,67 @@ export async function updateServer(
   patch: ServerPatch,
   ifMatch: string | undefined,
 ): Promise<ServerView> {
-  const existing = await findServer(deps, idOrName);
-  await healStatus(deps, existing);
-  if (ifMatch !== undefined && !ifMatchAllows(parseIfMatch(ifMatch), existing.version)) {
-    throw new AppError(
-      "request.precondition_failed",
-      `If-Match ${ifMatch} does not match version ${existing.version}.`,
-      { version: existing.version },
-    );
+  for (let attempt = 1; ; attempt++) {
+    const existing = await findServer(deps, idOrName);
+    await healStatus(deps, existing);
+    if (ifMatch !== undefined && !ifMatchAllows(parseIfMatch(ifMatch), existing.version))
+      throw preconditionFailed(ifMatch, existing.version);
+    try {
+      return await applyEdit(deps, existing, patch);
+    } catch (error) {
+      if (!(error instanceof AppError) || error.code !== "server.version_conflict") throw error;
+      // Lost a race. Under If-Match, a version no longer the one it named is 412 (checked on the next
+      // read); without, the patch is applied again to the current version. A status race retries too.
+      if (attempt >= PATCH_ATTEMPTS) throw error;
+      await delay(PATCH_RETRY_WAIT_MS * attempt * Math.random());
+    }
   }
+}
+
+function preconditionFailed(ifMatch: string, version: number): AppError {
+  return new AppError(
+    "request.precondition_failed",
+    `If-Match ${ifMatch} does not match version ${version}.`,
+    {
+      version,
+    },
+  );
+}
+
+/** One attempt of an edit on `existing` as read: written under its version, or `server.version_conflict`. */
+async function applyEdit(deps: AdminDeps, existing: PlainServer, patch: ServerPatch): Promise<ServerView> {
   const stored = await editableSpec(deps, existing, patch);
   const spec = applyServerPatch(stored.spec, patch);
   assertUpstreamAllowed(deps, spec);
-  const updated = await deps.store.servers.update(existing, spec, { keepSealed: stored.keepSealed });
+  const reaches = editReachesUpstream(stored.spec, spec);
+  const handover =
+    reaches && existing.enabled && spec.enabled
+      ? handoverOf(await deps.store.statuses.get(existing.id))
+      : undefined;
+  const updated = await deps.store.servers.update(existing, spec, {
+    keepSealed: stored.keepSealed,
+    status: reaches ? "supersede" : "keep",
+    ...(handover ? { serving: handover } : {}),
+  });
   // Tokens were issued for the old auth (type, mode, client, secret, URL): an edit that changes it drops them.
   if (upstreamAuthKey(existing) !== upstreamAuthKey(spec) || authSecretReplaced(patch)) {
     const removed = await deps.store.upstreamCredentials.removeAll(updated.id);
     if (removed) deps.logger.info("upstream credentials dropped", { serverId: updated.id, removed });
   }
   const status = await deps.store.statuses.get(updated.id);
-  if (updated.enabled && status)
-    await enqueue(deps, { type: "connect", serverId: updated.id, generation: status.generation });
-  await stopChildren(deps, updated, status?.generation);
+  if (reaches) {
+    if (updated.enabled && status)
+      await enqueue(deps, { type: "connect", serverId: updated.id, generation: status.generation });
+    // Children of a generation that serves on are stopped once the new one is connected (the worker).
+    if (!handover) await stopChildren(deps, updated, status?.generation);
+  }
   deps.logger.info("server updated", {
     serverId: updated.id,
     server: updated.name,
     fields: Object.keys(patch),
+    reconnect: reaches,
   });
-  return viewOf(deps, updated.id, status);
+  return toServerView(updated.written, status);
 }
 
 /**
@@ -189,10 +233,23 @@ export async function reconnectServer(deps: AdminDeps, idOrName: string): Promis
   if (!server.enabled)
     throw new AppError("server.unavailable", `Server '${server.name}' is disabled; enable it first.`);
   await healStatus(deps, server);
-  await deps.store.servers.reconnect(server.id, server.version);
+  const handover = handoverOf(await deps.store.statuses.get(server.id));
+  await deps.store.servers.reconnect(server.id, server.version, handover);
   const status = await deps.store.statuses.get(server.id);
   if (status) await enqueue(deps, { type: "connect", serverId: server.id, generation: status.generation });
   return toServerView(await withMasks(deps, server), status);
+}
+
+/**
+ * What a change reaching the upstream does with the generation serving calls, from the status as read:
+ * a `connected` one serves on while the new one connects, as does one already serving on (an edit
+ * during an edit); otherwise (failed, connecting with nothing serving) nothing serves meanwhile.
+ */
+function handoverOf(status: StoredStatus | undefined): ServingHandover | undefined {
+  if (status?.state === "connected") return { state: "connected", generation: status.generation };
+  if (status?.state === "connecting" && servingOlder(status) !== undefined)
+    return { state: "connecting", generation: status.generation };
+  return undefined;
 }
 
 /** The tools of a connected server's last good probe; empty otherwise. */

@@ -1,4 +1,4 @@
-import { AppError, parseQualifiedName, type ToolInfo } from "@mcpgw/core";
+import { AppError, parseQualifiedName, servingOlder, type ToolInfo } from "@mcpgw/core";
 import type { GatewayDeps } from "./deps";
 import { type DirectoryEntry, isAvailable } from "./directory";
 import { isThreadScoped } from "./thread-access";
@@ -72,9 +72,13 @@ export async function resolveTool(
 ): Promise<{ entry: DirectoryEntry; tool: ToolInfo }> {
   const { server } = parseQualifiedName(qualified);
   // A server created, enabled or connected a moment ago may be newer than the cached view: looked up
-  // again, within the staleness bound however much changed (see Directory.entry).
+  // again, within the staleness bound however much changed (see Directory.entry). So may the switch of
+  // one whose older generation serves while a new one connects.
   const [entry, hidden] = await Promise.all([
-    deps.directory.entry(server, (known) => isAvailable(known) && known.tools.has(qualified)),
+    deps.directory.entry(
+      server,
+      (known) => isAvailable(known) && known.tools.has(qualified) && servingOlder(known.status) === undefined,
+    ),
     hiddenServers(deps, options.chat),
   ]);
   if (!entry || !inScope(options.scope, entry.server.id))

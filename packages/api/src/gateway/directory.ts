@@ -6,6 +6,7 @@ import {
   qualifyToolName,
   type ServerProfile,
   type StoredStatus,
+  servingOlder,
   type ToolInfo,
 } from "@mcpgw/core";
 
@@ -314,7 +315,20 @@ function toEntry(
   return entry;
 }
 
-/** True when a server's tools are offered: enabled and connected. */
+/**
+ * True when a server's tools are offered: enabled and connected — or connecting a change while the
+ * generation that was connected serves on (see `servingOlder`).
+ */
 export function isAvailable(entry: DirectoryEntry): boolean {
-  return entry.server.enabled && entry.status?.state === "connected";
+  return (
+    entry.server.enabled && (entry.status?.state === "connected" || servingOlder(entry.status) !== undefined)
+  );
+}
+
+/**
+ * The generation whose connection serves calls: warm sessions are kept per generation, so an edit
+ * that reaches nothing upstream (a rename, a timeout) keeps them, and a reconnect replaces them.
+ */
+export function servingGeneration(entry: DirectoryEntry): number {
+  return servingOlder(entry.status) ?? entry.status?.generation ?? 0;
 }

@@ -1,5 +1,5 @@
 import { recordFailure, SealError } from "@mcpgw/aws";
-import { AppError, assertNever, errorFields } from "@mcpgw/core";
+import { AppError, assertNever, errorFields, servingOlder } from "@mcpgw/core";
 import {
   CallFailure,
   type CallOptions,
@@ -25,7 +25,7 @@ import { ProtocolError } from "@modelcontextprotocol/server";
 import { beginUpstreamAuthorization } from "../upstream-authorization";
 import { AuthorizationNeeded } from "./authorization-needed";
 import type { GatewayDeps } from "./deps";
-import type { DirectoryEntry } from "./directory";
+import { type DirectoryEntry, servingGeneration } from "./directory";
 
 /** What runs on a server's warm session. */
 type SessionOp<T> = (session: UpstreamSession, options: CallOptions) => Promise<T>;
@@ -124,7 +124,9 @@ async function sessionOf<T>(
   const timeoutMs = server.timeoutSeconds * 1_000;
   let secrets: string[] = [];
   // A thread instance's failures are its own: the server's status describes the server, not one thread.
-  const markFailed: typeof markServerFailed = thread ? async () => {} : markServerFailed;
+  // An older generation serving while a new one connects is not what the status describes either.
+  const markFailed: typeof markServerFailed =
+    thread || servingOlder(entry.status) !== undefined ? async () => {} : markServerFailed;
   /** A server's verdict on its status (for a cold open), and the failure this caller gets. */
   const failServer = async (verdict: Verdict, cause?: unknown) => {
     await markFailed(deps, entry, verdict);
@@ -178,7 +180,7 @@ async function sessionOf<T>(
   const own = subject ?? principal;
   const base = own ? `${server.id}#@${own}` : server.id;
   const poolKey = thread ? `${base}#${thread}` : base;
-  return deps.pool.use(poolKey, server.version, open, async (pooled) => {
+  return deps.pool.use(poolKey, servingGeneration(entry), open, async (pooled) => {
     try {
       return await op(pooled.session, { timeoutMs, broken: pooled.broken, ...(signal ? { signal } : {}) });
     } catch (caught) {
@@ -211,11 +213,22 @@ async function sessionOf<T>(
  */
 async function reachable(deps: GatewayDeps, entry: DirectoryEntry): Promise<ReachServer | undefined> {
   const { server } = entry;
+  const older = servingOlder(entry.status);
   switch (server.transport) {
-    case "http":
-      return deps.store.servers.get(server.id);
+    case "http": {
+      if (older === undefined) return deps.store.servers.get(server.id);
+      // The generation that serves while a new one connects: its config as it was kept.
+      const kept = await deps.store.servers.getServing(server.id);
+      if (kept?.generation !== older)
+        throw new AppError("server.unavailable", `Server '${server.name}' is connecting.`, {
+          state: "connecting",
+        });
+      const { generation: _generation, ...record } = kept;
+      return record;
+    }
     case "stdio":
-      return { transport: "stdio", id: server.id, name: server.name };
+      // Named to the runner, which keeps an older generation's child while a newer one connects.
+      return { transport: "stdio", id: server.id, name: server.name, generation: servingGeneration(entry) };
     default:
       return assertNever(server);
   }

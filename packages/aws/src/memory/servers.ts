@@ -12,7 +12,14 @@ import {
 import { openAuth, sealAuth, sealAuthKeeping } from "../auth-secret";
 import { type Sealer, serverFieldContext } from "../sealing";
 import { decodeListCursor, encodeListCursor, MAX_LIST_LIMIT, statusListSort } from "../server-list";
-import { assertImportFits, type ListedServer, type ServerRepository, type StoredIdentity } from "../servers";
+import {
+  assertImportFits,
+  type EditStatus,
+  type ListedServer,
+  type ServerRepository,
+  type ServingHandover,
+  type StoredIdentity,
+} from "../servers";
 import { byKey, copy, type MemoryServer, type MemoryTables, removeOwned } from "./tables";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -62,12 +69,31 @@ export function createMemoryServerRepository(tables: MemoryTables, sealer: Seale
     return { ...plain, [field]: secrets, auth } as ServerRecord;
   }
 
-  /** The status update that starts a new generation: earlier attempts' results are fenced off. */
-  function supersede(id: string, enabled: boolean, now: string): void {
+  /** Configs kept for older generations that serve while a newer one connects, by server id. */
+  const serving = new Map<string, { server: MemoryServer; generation: number }>();
+
+  /** Whether the status is still as a handover was decided on (see {@link ServingHandover}). */
+  function handoverHolds(id: string, handover: ServingHandover | undefined): boolean {
+    const status = tables.statuses.get(id);
+    return !handover || (status?.generation === handover.generation && status.state === handover.state);
+  }
+
+  /**
+   * The status update that starts a new generation: earlier attempts' results are fenced off. A
+   * `connected` handover keeps the current config for its generation to serve on meanwhile.
+   */
+  function supersede(id: string, enabled: boolean, now: string, handover?: ServingHandover): void {
     const status = tables.statuses.get(id);
     if (!status) return;
+    const { servingGeneration: _g, servingSince: _s, ...rest } = status;
+    const current = tables.servers.get(id);
+    if (handover?.state === "connected" && current)
+      serving.set(id, { server: current, generation: handover.generation });
     tables.statuses.set(id, {
-      ...status,
+      ...(handover ? status : rest),
+      ...(handover?.state === "connected"
+        ? { servingGeneration: handover.generation, servingSince: now }
+        : {}),
       state: enabled ? "connecting" : "disabled",
       reason: null,
       error: null,
@@ -124,13 +150,20 @@ export function createMemoryServerRepository(tables: MemoryTables, sealer: Seale
     return undefined;
   }
 
-  function applyReplace(existing: StoredIdentity, record: ServerRecord, server: MemoryServer, now: string) {
+  function applyReplace(
+    existing: StoredIdentity,
+    record: ServerRecord,
+    server: MemoryServer,
+    now: string,
+    status: EditStatus = "supersede",
+    handover?: ServingHandover,
+  ) {
+    if (status === "supersede") supersede(record.id, record.enabled, now, handover);
     tables.servers.set(record.id, server);
     if (record.name !== existing.name) {
       tables.names.delete(existing.name);
       tables.names.set(record.name, record.id);
     }
-    supersede(record.id, record.enabled, now);
   }
 
   function idByName(name: string): string | undefined {
@@ -241,19 +274,30 @@ export function createMemoryServerRepository(tables: MemoryTables, sealer: Seale
       if (conflict === "name") throw nameTaken(spec.name);
       if (conflict === "deleted")
         throw new AppError("server.not_found", `Server '${existing.name}' was deleted meanwhile.`);
-      applyReplace(existing, record, server, now);
-      return copy(record);
+      if (!handoverHolds(existing.id, options.serving)) throw versionConflict();
+      applyReplace(existing, record, server, now, options.status, options.serving);
+      return { ...copy(record), written: toPlain(server) };
     },
 
-    async reconnect(id, version) {
+    async reconnect(id, version, handover) {
       const current = tables.servers.get(id);
-      if (current?.plain.version !== version || !current.plain.enabled || !tables.statuses.has(id)) {
+      if (
+        current?.plain.version !== version ||
+        !current.plain.enabled ||
+        !tables.statuses.has(id) ||
+        !handoverHolds(id, handover)
+      ) {
         throw new AppError(
           "server.version_conflict",
           "The server changed (or was disabled) since it was read; fetch it and retry.",
         );
       }
-      supersede(id, true, new Date().toISOString());
+      supersede(id, true, new Date().toISOString(), handover);
+    },
+
+    async getServing(id) {
+      const kept = serving.get(id);
+      return kept ? { ...(await toRecord(kept.server)), generation: kept.generation } : undefined;
     },
 
     async remove(id) {
@@ -262,6 +306,7 @@ export function createMemoryServerRepository(tables: MemoryTables, sealer: Seale
       tables.servers.delete(id);
       if (tables.names.get(current.plain.name) === id) tables.names.delete(current.plain.name);
       tables.statuses.delete(id);
+      serving.delete(id);
       removeOwned(tables, id);
       return true;
     },

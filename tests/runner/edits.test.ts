@@ -1,0 +1,97 @@
+/**
+ * A stdio server's edit that reaches its child (env) connects the new generation beside the old one:
+ * the old child serves every call until the new one is connected, then it is gone — no call refused.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  createServer,
+  isAlive,
+  type RunnerStack,
+  reaches,
+  startRunnerStack,
+  statusReader,
+  TINY_STDIO,
+  textOf,
+  uniqueName,
+  waitFor,
+} from "./helpers";
+
+/** Preloaded through NODE_OPTIONS: the child waits 4 s before it starts. */
+const SLOW_START = encodeURIComponent("await new Promise((r) => setTimeout(r, 4000));");
+
+describe("runner: an env edit under steady calls", () => {
+  let stack: RunnerStack;
+
+  beforeAll(async () => {
+    stack = await startRunnerStack();
+  });
+  afterAll(async () => {
+    await stack?.cleanup();
+  });
+
+  it("the old child serves until the new one is connected, then the new one does and the old is gone", async () => {
+    const name = uniqueName("env-edit");
+    const id = await createServer(stack, {
+      name,
+      command: process.execPath,
+      args: [TINY_STDIO],
+      env: { MARK: "before" },
+    });
+    await reaches(stack, id, "connected");
+    await waitFor(
+      () => stack.callTool(`${name}__pid`),
+      (r) => r.status === 200,
+      { timeoutMs: 5_000 },
+    );
+    const pids: number[] = [];
+    const refusals: unknown[] = [];
+    let running = true;
+    const loop = (async () => {
+      while (running) {
+        const answer = await stack.callTool(`${name}__pid`).catch((error: unknown) => ({
+          status: 0,
+          body: String(error),
+        }));
+        if (answer.status === 200) pids.push(Number(textOf(answer.body)));
+        else refusals.push(answer.body);
+      }
+    })();
+    await waitFor(
+      async () => pids.length,
+      (n) => n >= 5,
+    );
+    const oldPid = pids[pids.length - 1] as number;
+
+    // The new child starts slowly (4 s before it reads its stdin): its generation stays `connecting`.
+    const edited = await stack.call("PATCH", `/v1/servers/${id}`, {
+      env: { MARK: "after", NODE_OPTIONS: `--import=data:text/javascript,${SLOW_START}` },
+    });
+    expect(edited.status).toBe(200);
+    const from = pids.length;
+    await new Promise((resolve) => setTimeout(resolve, 2_500)); // past the directory's staleness bound
+    expect((await statusReader(stack, id)()).state).toBe("connecting");
+    expect(pids.length).toBeGreaterThan(from + 5);
+    expect(new Set(pids.slice(from))).toEqual(new Set([oldPid]));
+    expect(isAlive(oldPid)).toBe(true);
+
+    await reaches(stack, id, "connected", 15_000);
+    const newPid = await waitFor(
+      async () => pids[pids.length - 1] as number,
+      (pid) => pid !== oldPid,
+    );
+    await waitFor(
+      async () => isAlive(oldPid),
+      (alive) => !alive,
+      { timeoutMs: 5_000, intervalMs: 50 },
+    );
+    const after = pids.length;
+    await waitFor(
+      async () => pids.length,
+      (n) => n >= after + 10,
+    );
+    running = false;
+    await loop;
+    expect(refusals).toEqual([]);
+    expect(new Set(pids.slice(after))).toEqual(new Set([newPid]));
+  });
+});
