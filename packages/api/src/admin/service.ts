@@ -391,8 +391,12 @@ export function assertConfigReadable(server: PlainServer): void {
  */
 async function healStatus(deps: AdminDeps, server: PlainServer): Promise<void> {
   const healed = await deps.store.statuses.heal(server.id, server.name, server.enabled);
-  if (healed)
-    deps.logger.warn("unreadable status rewritten", { serverId: server.id, generation: healed.generation });
+  if (!healed) return;
+  deps.logger.warn("unreadable status rewritten", { serverId: server.id, generation: healed.generation });
+  // A rewritten status is a new generation: it is connected whatever the request goes on to do (an
+  // edit that reaches nothing upstream sends no job of its own).
+  if (healed.state === "connecting")
+    await enqueue(deps, { type: "connect", serverId: server.id, generation: healed.generation });
 }
 
 function notFound(idOrName: string): AppError {
