@@ -12,6 +12,7 @@ import {
   type StoredStatus,
   Transport,
   UNREADABLE_SECRETS,
+  visibleNextAttempt,
 } from "@mcpgw/core";
 
 /**
@@ -78,8 +79,10 @@ export function toServerView(
     supersededAt: _supersededAt,
     toolsListedAt: _listedAt,
     profileDigest: _digest,
-    ...stored
+    failureCount: _failures,
+    ...kept
   } = status ?? { ...initialStatus(server.enabled), generation: 0, supersededAt: null };
+  const stored = { ...kept, nextAttemptAt: visibleNextAttempt(kept) };
   const visible = server.sealIntact ? stored : unreadable(stored);
   // Every stored spec field as it is (a new field shows without an edit here); secrets as masks.
   const { masked = {}, sealIntact: _intact, ...spec } = server;

@@ -53,6 +53,7 @@ describe("initialStatus", () => {
       lastConnectionFailureAt: null,
       lastConnectionLatencyMs: null,
       lastError: null,
+      nextAttemptAt: null,
     });
     expect(ServerStatus.parse(status)).toStrictEqual(status);
   });
@@ -98,6 +99,7 @@ describe("statusAfterAttempt", () => {
       lastConnectionFailureAt: null,
       lastConnectionLatencyMs: 85,
       lastError: null,
+      nextAttemptAt: null,
     });
     expect(ServerStatus.safeParse(status).success).toBe(true);
   });
@@ -120,6 +122,7 @@ describe("statusAfterAttempt", () => {
       lastConnectionFailureAt: T1,
       lastConnectionLatencyMs: null,
       lastError: "boom",
+      nextAttemptAt: null,
     });
     expect(ServerStatus.safeParse(status).success).toBe(true);
   });
@@ -142,6 +145,7 @@ describe("statusAfterAttempt", () => {
       lastConnectionFailureAt: T2,
       lastConnectionLatencyMs: 85,
       lastError: "timed out",
+      nextAttemptAt: null,
     });
   });
 
@@ -163,6 +167,7 @@ describe("statusAfterAttempt", () => {
       lastConnectionFailureAt: T1,
       lastConnectionLatencyMs: 40,
       lastError: "refused",
+      nextAttemptAt: null,
     });
   });
 

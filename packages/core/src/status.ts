@@ -44,6 +44,10 @@ export const ServerStatus = z.object({
   lastConnectionFailureAt: z.string().nullable(),
   lastConnectionLatencyMs: z.number().nonnegative().nullable().meta({ description: HEARTBEAT_NOTE }),
   lastError: z.string().nullable(),
+  nextAttemptAt: z.string().nullable().meta({
+    description:
+      "when a `failed` server is tried next (its retry; repeated failures back off from 15 s to 5 min, and a failure that retrying cannot cure waits the 5 min); null otherwise",
+  }),
   /** The protocol revision the last successful session negotiated; absent until one reported it. */
   protocolVersion: ProtocolVersion.optional().meta({
     description: "the MCP protocol revision the last successful connection negotiated; absent until one has",
@@ -70,6 +74,8 @@ export type StoredStatus = ServerStatus & {
   toolsListedAt?: string;
   /** The {@link profileDigest} of the profile that listing saw: a check that sees another lists again. */
   profileDigest?: string;
+  /** Failures in a row while `failed` (see {@link failuresInARow}): the backoff's step. Internal. */
+  failureCount?: number;
 };
 
 /** What a full probe's success records besides {@link attemptChanges}: when it listed, and what profile. */
@@ -95,6 +101,7 @@ export function initialStatus(enabled: boolean): ServerStatus {
     lastConnectionFailureAt: null,
     lastConnectionLatencyMs: null,
     lastError: null,
+    nextAttemptAt: null,
   };
 }
 
@@ -129,6 +136,7 @@ export function attemptChanges(outcome: AttemptOutcome, profile?: ServerProfile)
       lastConnectionAttemptAt: outcome.at,
       lastSuccessfulConnectionAt: outcome.at,
       lastConnectionLatencyMs: outcome.latencyMs,
+      nextAttemptAt: null,
       ...(profile ? { protocolVersion: profile.protocolVersion } : {}),
       ...credentialChanges(outcome),
     };
@@ -156,8 +164,9 @@ export function statusAfterAttempt(
 
 /**
  * Whether the health sweep should probe a server now: connected ones always (to notice an
- * unexpected death); others only when nothing has tried them for `staleMs` (their retry chain or
- * connect job was lost), so the sweep never doubles a live retry chain.
+ * unexpected death); others only when their chain went stale (lost): a failed server `staleMs` past its
+ * `nextAttemptAt` (its backoff is respected), any other `staleMs` after its last attempt — so the sweep
+ * never doubles a live retry chain.
  */
 export function needsSweepProbe(
   status: ServerStatus | undefined,
@@ -167,7 +176,8 @@ export function needsSweepProbe(
 ): boolean {
   if (!status || status.state === "disabled") return false;
   if (status.state === "connected") return true;
-  const last = Date.parse(status.lastConnectionAttemptAt ?? since);
+  const due = status.state === "failed" ? status.nextAttemptAt : null;
+  const last = Date.parse(due ?? status.lastConnectionAttemptAt ?? since);
   return Number.isNaN(last) || now - last >= staleMs;
 }
 

@@ -9,6 +9,7 @@ import {
 import {
   assertNever,
   isOvertakenRetry,
+  isSpentConnect,
   type Job,
   type Logger,
   type PlainServer,
@@ -24,7 +25,7 @@ import {
   type TargetSource,
   unreadableVerdict,
 } from "@mcpgw/upstream";
-import { type AttemptDeps, attemptTarget } from "./attempt";
+import { type AttemptDeps, attemptTarget, attemptWindowMs } from "./attempt";
 import { probePoint, recordProbePoint } from "./probe-point";
 
 /** What the worker needs to run jobs. */
@@ -33,7 +34,10 @@ export interface WorkerDeps extends AttemptDeps {
   logger: Logger;
   /** Where stdio servers are reached (their runner); none → a stdio server's probe fails. */
   runner?: RunnerEndpoint | undefined;
+  /** The first retry's delay (default 15 s); repeated failures back off from it. */
   retryDelaySeconds?: number;
+  /** The longest retry delay, and a deterministic failure's (default 5 min). */
+  maxRetryDelaySeconds?: number;
 }
 
 /** `alive`: a check found the server answering as before, and wrote nothing. */
@@ -63,10 +67,28 @@ export async function processJob(deps: WorkerDeps, job: Job, jobId?: string): Pr
     logger.debug("job dropped", { why: "a later attempt owns the retry chain" });
     return "dropped";
   }
+  if (isSpentConnect(job, status)) {
+    logger.debug("job dropped", { why: "this generation's connect was attempted already" });
+    return "dropped";
+  }
   const stored = await store.servers.read(job.serverId);
   const plain = stored?.plain;
   if (!stored || !plain?.enabled) {
     logger.debug("job dropped", { why: plain ? "disabled" : "server deleted" });
+    return "dropped";
+  }
+  // One attempt in flight per generation of a server not connected (a connected one's checks write
+  // nothing, and claim nothing): a duplicate job — a connect re-sent, a redelivery — is dropped.
+  const claimed = status.state !== "connected";
+  if (
+    claimed &&
+    !(await store.statuses.claimAttempt(
+      job.serverId,
+      job.generation,
+      new Date(Date.now() + attemptWindowMs(deps)).toISOString(),
+    ))
+  ) {
+    logger.info("job dropped", { why: "an attempt of this generation is under way" });
     return "dropped";
   }
   const target = await targetSource(stored);
@@ -78,7 +100,7 @@ export async function processJob(deps: WorkerDeps, job: Job, jobId?: string): Pr
       : undefined;
   const started = performance.now();
   const result: ProbeResult = !target
-    ? probeFailure(new Date().toISOString(), unreadableVerdict())
+    ? { ...probeFailure(new Date().toISOString(), unreadableVerdict()), deterministic: true }
     : await probeServer(
         {
           ...deps,
@@ -91,7 +113,7 @@ export async function processJob(deps: WorkerDeps, job: Job, jobId?: string): Pr
   const point = probePoint(result, performance.now() - started);
   // The status write goes first; the attempt's point goes to the latency history alongside it (never
   // failing the job), and the job ends once both are done. No attempt (secrets unreadable), no point.
-  const outcome = recordResult(deps, logger, job, plain, result, jobId);
+  const outcome = recordResult(deps, logger, job, plain, result, { jobId, endsClaim: claimed });
   const history = target ? recordProbePoint({ store, logger }, plain.id, point) : undefined;
   return (await Promise.all([outcome, history]))[0];
 }
@@ -103,12 +125,14 @@ async function recordResult(
   job: Job,
   plain: PlainServer,
   result: ProbeResult,
-  jobId: string | undefined,
+  { jobId, endsClaim }: { jobId: string | undefined; endsClaim: boolean },
 ): Promise<JobOutcome> {
   const { store } = deps;
+  const recordOptions = { ...(jobId ? { jobId } : {}), ...(endsClaim ? { endsClaim } : {}) };
   const failOptions = {
-    ...(jobId ? { jobId } : {}),
+    ...recordOptions,
     ...(deps.retryDelaySeconds === undefined ? {} : { retryDelaySeconds: deps.retryDelaySeconds }),
+    ...(deps.maxRetryDelaySeconds === undefined ? {} : { maxRetryDelaySeconds: deps.maxRetryDelaySeconds }),
   };
   const recordFailed = async (failure: Failure) => {
     const written = await recordFailure(store, plain.id, job.generation, failure, failOptions);
@@ -128,19 +152,13 @@ async function recordResult(
   const found = result.tools && { tools: result.tools, ...(profile ? { profile } : {}) };
   let written: boolean;
   try {
-    written = await store.statuses.recordAttempt(
-      plain.id,
-      job.generation,
-      result,
-      found,
-      jobId ? { jobId } : {},
-    );
+    written = await store.statuses.recordAttempt(plain.id, job.generation, result, found, recordOptions);
   } catch (error) {
     // A result that cannot be stored settles as a failure that says why — never `connecting` forever.
-    const why =
-      error instanceof CatalogTooLargeError
-        ? error.message
-        : `the probe's result could not be stored (${errorName(error)})`;
+    // A catalogue too large stays too large until the server changes: its retry waits the cap.
+    if (error instanceof CatalogTooLargeError)
+      return recordFailed({ at: result.at, reason: "failed", error: error.message, deterministic: true });
+    const why = `the probe's result could not be stored (${errorName(error)})`;
     return recordFailed({ at: result.at, reason: "failed", error: why });
   }
   if (!written) {
