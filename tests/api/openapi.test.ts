@@ -305,6 +305,7 @@ describe("GET /openapi.json", () => {
         "lastConnectionFailureAt",
         "lastConnectionLatencyMs",
         "lastError",
+        "nextAttemptAt",
         "protocolVersion",
         "authorization",
         "credentialExpiresAt",

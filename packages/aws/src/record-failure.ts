@@ -2,7 +2,7 @@ import {
   type BackoffOptions,
   type CredentialOutcome,
   type FailureReason,
-  failuresInARow,
+  failureCountAfter,
   retryDelaySeconds,
 } from "@mcpgw/core";
 import type { JobQueue } from "./jobs";
@@ -42,7 +42,7 @@ export async function recordFailure(
   { deterministic, ...failure }: Failure,
   options: RecordFailureOptions = {},
 ): Promise<boolean> {
-  const failureCount = failuresInARow(await store.statuses.get(serverId)) + 1;
+  const failureCount = failureCountAfter(await store.statuses.get(serverId), failure.at);
   const backoff: BackoffOptions = {
     ...(options.retryDelaySeconds === undefined ? {} : { baseSeconds: options.retryDelaySeconds }),
     ...(options.maxRetryDelaySeconds === undefined ? {} : { capSeconds: options.maxRetryDelaySeconds }),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
-  failuresInARow,
+  failureCountAfter,
   MAX_RETRY_DELAY_SECONDS,
   RETRY_JITTER,
   retryDelaySeconds,
@@ -45,14 +45,29 @@ describe("retryDelaySeconds", () => {
   });
 });
 
-describe("failuresInARow", () => {
-  it("counts only while failed: a success or a new generation (connecting) resets the run", () => {
-    expect(failuresInARow({ state: "failed", failureCount: 4 })).toBe(4);
-    expect(failuresInARow({ state: "failed" })).toBe(1);
-    expect(failuresInARow({ state: "failed", failureCount: Number.NaN })).toBe(1);
-    expect(failuresInARow({ state: "connecting", failureCount: 4 })).toBe(0);
-    expect(failuresInARow({ state: "connected", failureCount: 4 })).toBe(0);
-    expect(failuresInARow(undefined)).toBe(0);
+describe("failureCountAfter", () => {
+  const due = "2026-01-01T00:01:00.000Z";
+  const retried = "2026-01-01T00:01:00.500Z";
+  const early = "2026-01-01T00:00:20.000Z";
+
+  it("steps on while failed: a failure of the retry (due or later) is one more in a row", () => {
+    expect(failureCountAfter({ state: "failed", failureCount: 4, nextAttemptAt: due }, retried)).toBe(5);
+    expect(failureCountAfter({ state: "failed", failureCount: 4, nextAttemptAt: due }, due)).toBe(5);
+    expect(failureCountAfter({ state: "failed", nextAttemptAt: null }, retried)).toBe(2);
+    expect(
+      failureCountAfter({ state: "failed", failureCount: Number.NaN, nextAttemptAt: due }, retried),
+    ).toBe(2);
+  });
+
+  it("counts the same outage seen again before the retry was due (a call and a check at once) once", () => {
+    expect(failureCountAfter({ state: "failed", failureCount: 1, nextAttemptAt: due }, early)).toBe(1);
+    expect(failureCountAfter({ state: "failed", failureCount: 3, nextAttemptAt: due }, early)).toBe(3);
+  });
+
+  it("starts again at one after a success or a new generation (connecting)", () => {
+    expect(failureCountAfter({ state: "connecting", failureCount: 4, nextAttemptAt: due }, retried)).toBe(1);
+    expect(failureCountAfter({ state: "connected", failureCount: 4, nextAttemptAt: null }, retried)).toBe(1);
+    expect(failureCountAfter(undefined, retried)).toBe(1);
   });
 });
 

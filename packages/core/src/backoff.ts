@@ -36,14 +36,20 @@ export function retryDelaySeconds(failures: number, options: BackoffOptions = {}
 }
 
 /**
- * How many failures in a row a status records before the next one: its count while it is `failed`
- * (a status stored before counts were kept: one); none once a success or a new generation (a change, a
- * reconnect: `connecting`) ended the run — so either resets the backoff.
+ * The count of failures in a row once a failure that started `at` is recorded over `status`: the first
+ * (1) unless the server is `failed` already — a success or a new generation (a change, a reconnect:
+ * `connecting`) ends a run, so either resets the backoff. A failure seen before the run's retry was due
+ * (`nextAttemptAt`) is the same outage seen again (a call and a check at once), not a step further.
  */
-export function failuresInARow(status: Pick<StoredStatus, "state" | "failureCount"> | undefined): number {
-  if (status?.state !== "failed") return 0;
+export function failureCountAfter(
+  status: Pick<StoredStatus, "state" | "failureCount" | "nextAttemptAt"> | undefined,
+  at: string,
+): number {
+  if (status?.state !== "failed") return 1;
   const count = status.failureCount;
-  return typeof count === "number" && Number.isSafeInteger(count) && count > 0 ? count : 1;
+  const sofar = typeof count === "number" && Number.isSafeInteger(count) && count > 0 ? count : 1;
+  const due = Date.parse(status.nextAttemptAt ?? "");
+  return Date.parse(at) < due ? sofar : sofar + 1;
 }
 
 /** The next attempt's time as the API shows it: only a `failed` server waits for one. */

@@ -74,7 +74,7 @@ export type StoredStatus = ServerStatus & {
   toolsListedAt?: string;
   /** The {@link profileDigest} of the profile that listing saw: a check that sees another lists again. */
   profileDigest?: string;
-  /** Failures in a row while `failed` (see {@link failuresInARow}): the backoff's step. Internal. */
+  /** Failures in a row while `failed` (see {@link failureCountAfter}): the backoff's step. Internal. */
   failureCount?: number;
 };
 
