@@ -6,13 +6,15 @@
  *   recorded, though a sweep and a duplicate connect came while its probe waited;
  * - a catalogue too large to store is not probed again at the base delay: its retry waits the cap,
  *   and the status shows when (`nextAttemptAt`);
- * - repeated failures' delays double up to the cap; a reconnect (a new generation) resets them.
+ * - repeated failures' delays double up to the cap; a reconnect (a new generation) resets them;
+ * - a connected server whose liveness check is refused once (a blip) is checked again 2 s later and
+ *   stays connected; one that stays down is `failed` within 5 s of the first refusal.
  * Retry delays are shortened through the worker's knobs (base 1 s, cap a few seconds).
  */
 
 import { existsSync } from "node:fs";
 import { createServer as createHttpServer, type IncomingMessage, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, connect, createServer as createTcpServer, type Socket } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import { parkedPort } from "../../scripts/lib/processes";
 import { startUpstream, type Upstream } from "../fixtures/mcp-upstream";
@@ -242,5 +244,97 @@ describe("connection lifecycle: backoff", () => {
     );
     expect(secondsBetween(fresh.lastConnectionFailureAt, fresh.nextAttemptAt)).toBeLessThan(2);
     expect(await stack.call("DELETE", `/v1/servers/${id}`)).toMatchObject({ status: 204 });
+  }, 60_000);
+});
+
+/**
+ * A TCP switch in front of an upstream: while `down`, every connection is refused (destroyed at once,
+ * and the ones open when it went down with it), and counted.
+ */
+async function startSwitch(targetPort: number) {
+  let down = false;
+  let refused = 0;
+  const open = new Set<Socket>();
+  const server = createTcpServer((socket) => {
+    if (down) {
+      refused++;
+      socket.destroy();
+      return;
+    }
+    const upstream = connect(targetPort, "127.0.0.1");
+    open.add(socket);
+    socket.once("close", () => open.delete(socket));
+    socket.pipe(upstream).pipe(socket);
+    upstream.on("error", () => socket.destroy());
+    socket.on("error", () => upstream.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    get refused() {
+      return refused;
+    },
+    set down(value: boolean) {
+      down = value;
+      if (value) for (const socket of open) socket.destroy();
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of open) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+describe("connection lifecycle: a connected server's failed check is confirmed once", () => {
+  it("a blip (refused for 1 s) leaves it connected; an outage shows as failed within 5 s of the first refusal", async () => {
+    const stack = await startStack();
+    const upstream = await startUpstream({ name: "blip" });
+    const gate = await startSwitch(upstream.port);
+    try {
+      const id = await createServer(stack, { name: uniqueName("blip"), url: gate.url });
+      await reaches(stack, id, "connected");
+      const states = new Set<string>();
+      const watch = async (ms: number) => {
+        const until = Date.now() + ms;
+        while (Date.now() < until) {
+          states.add((await statusReader(stack, id)()).state);
+          await sleep(50);
+        }
+      };
+
+      gate.down = true;
+      await stack.sweep();
+      await waitFor(
+        async () => gate.refused,
+        (n) => n >= 1,
+        { timeoutMs: 10_000, intervalMs: 20 },
+      );
+      setTimeout(() => {
+        gate.down = false;
+      }, 1_000);
+      await watch(5_000);
+      expect([...states]).toEqual(["connected"]);
+
+      gate.down = true;
+      const before = gate.refused;
+      await stack.sweep();
+      await waitFor(
+        async () => gate.refused,
+        (n) => n > before,
+        { timeoutMs: 10_000, intervalMs: 20 },
+      );
+      const refusedAt = Date.now();
+      const failed = await reaches(stack, id, "failed", 8_000);
+      const shown = Date.now() - refusedAt;
+      console.log(`[attempts] an outage showed as failed ${shown} ms after the check's first refusal`);
+      expect(failed.reason).toBe("unreachable");
+      expect(shown).toBeLessThanOrEqual(5_000);
+    } finally {
+      await gate.close();
+      await upstream.close();
+      await stack.stop();
+    }
   }, 60_000);
 });

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from "node:timers/promises";
 import {
   CatalogTooLargeError,
   type Failure,
@@ -38,6 +39,22 @@ export interface WorkerDeps extends AttemptDeps {
   retryDelaySeconds?: number;
   /** The longest retry delay, and a deterministic failure's (default 5 min). */
   maxRetryDelaySeconds?: number;
+  /** How long a connected server's failed check waits before the one re-check that confirms it (default 2 s). */
+  recheckDelayMs?: number;
+}
+
+/** The pause before a connected server's failed liveness check is checked again (see {@link needsRecheck}). */
+export const RECHECK_DELAY_MS = 2_000;
+
+/**
+ * Whether a connected server's failed liveness check is checked once more before its status flips: a
+ * quick failure (refused, an HTTP error, a refusal of access) may be a blip, and the re-check 2 s later
+ * keeps a real outage visible within a few seconds; a `not_responding` one already waited the whole
+ * deadline (a second would double the time a hang stays hidden), and a deterministic one would only
+ * say the same again.
+ */
+export function needsRecheck(result: ProbeResult): boolean {
+  return !result.ok && result.reason !== "not_responding" && !result.deterministic;
 }
 
 /** `alive`: a check found the server answering as before, and wrote nothing. */
@@ -98,18 +115,32 @@ export async function processJob(deps: WorkerDeps, job: Job, jobId?: string): Pr
       ? (reported: ServerProfile | undefined) =>
           profileDigest(reported && toServerProfile(reported)) !== listed
       : undefined;
-  const started = performance.now();
-  const result: ProbeResult = !target
-    ? { ...probeFailure(new Date().toISOString(), unreadableVerdict()), deterministic: true }
-    : await probeServer(
-        {
-          ...deps,
-          credentials: store.upstreamCredentials,
-          attempt: (ready, only) => attemptTarget(ready, deps, only),
-        },
-        { ...target, name: plain.name },
-        listToolsIf,
-      );
+  const probe = () =>
+    target
+      ? probeServer(
+          {
+            ...deps,
+            credentials: store.upstreamCredentials,
+            attempt: (ready, only) => attemptTarget(ready, deps, only),
+          },
+          { ...target, name: plain.name },
+          listToolsIf,
+        )
+      : Promise.resolve({
+          ...probeFailure(new Date().toISOString(), unreadableVerdict()),
+          deterministic: true,
+        });
+  let started = performance.now();
+  let result: ProbeResult = await probe();
+  if (listToolsIf && needsRecheck(result)) {
+    // A connected server refused one check: a blip (a restart, one lost connection) is not an outage.
+    logger.info("check failed; checking again before the server is marked failed", {
+      reason: result.ok ? undefined : result.reason,
+    });
+    await delay(deps.recheckDelayMs ?? RECHECK_DELAY_MS);
+    started = performance.now();
+    result = await probe();
+  }
   const point = probePoint(result, performance.now() - started);
   // The status write goes first; the attempt's point goes to the latency history alongside it (never
   // failing the job), and the job ends once both are done. No attempt (secrets unreadable), no point.
