@@ -14,7 +14,7 @@
 
 import { existsSync } from "node:fs";
 import { createServer as createHttpServer, type IncomingMessage, type Server } from "node:http";
-import { type AddressInfo, connect, createServer as createTcpServer, type Socket } from "node:net";
+import { connect, createServer as createTcpServer, type Socket } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import { parkedPort } from "../../scripts/lib/processes";
 import { startUpstream, type Upstream } from "../fixtures/mcp-upstream";
@@ -28,6 +28,7 @@ import {
 } from "../runner/helpers";
 import { createServer, reaches, type StatusView, statusReader, uniqueName } from "../support/servers";
 import { type Stack, startStack, waitFor } from "../support/stack";
+import { closeHttp, listenLocal } from "./helpers";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -70,18 +71,13 @@ async function startSlowProxy(target: string, delayMs: number): Promise<SlowProx
       res.destroy();
     }
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
-  const { port } = server.address() as AddressInfo;
+  const { url } = await listenLocal(server);
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url,
     get initializes() {
       return initializes;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    close: () => closeHttp(server),
   };
 }
 
@@ -268,10 +264,9 @@ async function startSwitch(targetPort: number) {
     upstream.on("error", () => socket.destroy());
     socket.on("error", () => upstream.destroy());
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
-  const { port } = server.address() as AddressInfo;
+  const { url } = await listenLocal(server);
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url,
     get refused() {
       return refused;
     },
