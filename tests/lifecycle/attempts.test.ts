@@ -82,7 +82,7 @@ async function startSlowProxy(target: string, delayMs: number): Promise<SlowProx
 }
 
 /** Seconds from one ISO time to another. */
-const secondsBetween = (from: string | null, to: string | null) =>
+const secondsBetween = (from: string | null | undefined, to: string | null | undefined) =>
   (Date.parse(to ?? "") - Date.parse(from ?? "")) / 1_000;
 
 describe("connection lifecycle: one attempt in flight per generation", () => {

@@ -48,7 +48,7 @@ export const ServerView = z
     version: z.number().int(),
     createdAt: z.string(),
     updatedAt: z.string(),
-    status: ServerStatus,
+    status: ServerStatus.required({ nextAttemptAt: true }),
   })
   .openapi("Server");
 export type ServerView = z.infer<typeof ServerView>;

@@ -350,6 +350,7 @@ export function toStatus(item: Record<string, unknown>): StoredStatus {
     ...(typeof item.toolsListedAt === "string" ? { toolsListedAt: item.toolsListedAt } : {}),
     ...(typeof item.profileDigest === "string" ? { profileDigest: item.profileDigest } : {}),
     ...(typeof item.failureCount === "number" ? { failureCount: item.failureCount } : {}),
+    ...(typeof item.nextAttemptAt === "string" ? { nextAttemptAt: item.nextAttemptAt } : {}),
   };
 }
 

@@ -53,7 +53,6 @@ describe("initialStatus", () => {
       lastConnectionFailureAt: null,
       lastConnectionLatencyMs: null,
       lastError: null,
-      nextAttemptAt: null,
     });
     expect(ServerStatus.parse(status)).toStrictEqual(status);
   });
@@ -99,7 +98,6 @@ describe("statusAfterAttempt", () => {
       lastConnectionFailureAt: null,
       lastConnectionLatencyMs: 85,
       lastError: null,
-      nextAttemptAt: null,
     });
     expect(ServerStatus.safeParse(status).success).toBe(true);
   });
@@ -122,7 +120,6 @@ describe("statusAfterAttempt", () => {
       lastConnectionFailureAt: T1,
       lastConnectionLatencyMs: null,
       lastError: "boom",
-      nextAttemptAt: null,
     });
     expect(ServerStatus.safeParse(status).success).toBe(true);
   });
@@ -145,7 +142,6 @@ describe("statusAfterAttempt", () => {
       lastConnectionFailureAt: T2,
       lastConnectionLatencyMs: 85,
       lastError: "timed out",
-      nextAttemptAt: null,
     });
   });
 
@@ -167,7 +163,6 @@ describe("statusAfterAttempt", () => {
       lastConnectionFailureAt: T1,
       lastConnectionLatencyMs: 40,
       lastError: "refused",
-      nextAttemptAt: null,
     });
   });
 

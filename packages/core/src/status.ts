@@ -44,7 +44,7 @@ export const ServerStatus = z.object({
   lastConnectionFailureAt: z.string().nullable(),
   lastConnectionLatencyMs: z.number().nonnegative().nullable().meta({ description: HEARTBEAT_NOTE }),
   lastError: z.string().nullable(),
-  nextAttemptAt: z.string().nullable().meta({
+  nextAttemptAt: z.string().nullable().optional().meta({
     description:
       "when a `failed` server is tried next (its retry; repeated failures back off from 15 s to 5 min, and a failure that retrying cannot cure waits the 5 min); null otherwise",
   }),
@@ -101,7 +101,6 @@ export function initialStatus(enabled: boolean): ServerStatus {
     lastConnectionFailureAt: null,
     lastConnectionLatencyMs: null,
     lastError: null,
-    nextAttemptAt: null,
   };
 }
 
@@ -136,7 +135,6 @@ export function attemptChanges(outcome: AttemptOutcome, profile?: ServerProfile)
       lastConnectionAttemptAt: outcome.at,
       lastSuccessfulConnectionAt: outcome.at,
       lastConnectionLatencyMs: outcome.latencyMs,
-      nextAttemptAt: null,
       ...(profile ? { protocolVersion: profile.protocolVersion } : {}),
       ...credentialChanges(outcome),
     };
