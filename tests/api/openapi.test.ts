@@ -312,12 +312,14 @@ describe("GET /openapi.json", () => {
         "lastConnectionFailureAt",
         "lastConnectionLatencyMs",
         "lastError",
+        "nextAttemptAt",
         "protocolVersion",
         "authorization",
         "credentialExpiresAt",
       ].sort(),
     );
     expect(status.required).not.toContain("protocolVersion");
+    expect(status.required).toContain("nextAttemptAt"); // an ISO time or null, always there
     // Only servers with `auth` show their credential's state.
     expect(status.required).not.toContain("authorization");
     expect(status.required).not.toContain("credentialExpiresAt");

@@ -39,6 +39,7 @@ const STATUS_KEYS = [
   "lastConnectionFailureAt",
   "lastConnectionLatencyMs",
   "lastError",
+  "nextAttemptAt",
 ];
 
 let app: TestApp;
@@ -75,6 +76,7 @@ describe("POST /v1/servers", () => {
         lastConnectionFailureAt: null,
         lastConnectionLatencyMs: null,
         lastError: null,
+        nextAttemptAt: null,
       },
     });
     expect(Object.keys(server)).toEqual(expect.arrayContaining(SERVER_KEYS));
@@ -275,6 +277,26 @@ describe("GET /v1/servers", () => {
     expect(servers.find((s) => s.id === modern.id)?.status).toMatchObject({ protocolVersion: "2026-07-28" });
     expect(servers.find((s) => s.id === fresh.id)?.status).not.toHaveProperty("protocolVersion");
     expect(one.status).toMatchObject({ state: "connected", protocolVersion: "2026-07-28" });
+  });
+
+  it("shows when a failed server is tried next (nextAttemptAt), and null once a reconnect supersedes the failure", async () => {
+    const down = await createServer(app, httpServer("later"));
+    const nextAttemptAt = new Date(Date.now() + 60_000).toISOString();
+    await app.store.statuses.recordAttempt(
+      down.id,
+      1,
+      { ok: false, at: new Date().toISOString(), reason: "unreachable", error: "connection refused" },
+      undefined,
+      { backoff: { failureCount: 2, nextAttemptAt } },
+    );
+
+    const failed = await expectJson(await app.call("GET", `/v1/servers/${down.id}`), 200);
+    expect((await app.call("POST", `/v1/servers/${down.id}/reconnect`)).status).toBe(202);
+    const superseded = await expectJson(await app.call("GET", `/v1/servers/${down.id}`), 200);
+
+    expect(failed.status).toMatchObject({ state: "failed", nextAttemptAt });
+    expect(superseded.status).toMatchObject({ state: "connecting", nextAttemptAt: null });
+    expect(superseded.status).not.toHaveProperty("failureCount");
   });
 
   it("shows the latest recorded status of each server", async () => {

@@ -1,5 +1,5 @@
 import { createServer as createHttpServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Server as NetServer } from "node:net";
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
 
 export { parkedPort } from "../../scripts/lib/processes";
@@ -27,19 +27,29 @@ export async function startRedirector(location: string): Promise<Redirector> {
     req.resume();
     res.writeHead(302, { location }).end();
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
-  const { port } = server.address() as AddressInfo;
+  const { url } = await listenLocal(server);
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url,
     get requests() {
       return requests;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    close: () => closeHttp(server),
   };
+}
+
+/** Starts `server` on a free port of 127.0.0.1; answers the port and the MCP URL there. */
+export async function listenLocal(server: NetServer): Promise<{ port: number; url: string }> {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+  const { port } = server.address() as AddressInfo;
+  return { port, url: `http://127.0.0.1:${port}/mcp` };
+}
+
+/** Closes an HTTP server and every connection it still holds. */
+export function closeHttp(server: Server): Promise<void> {
+  return new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
 }
 
 /** Receives (and deletes) every message currently visible on a queue, until one empty long poll. */

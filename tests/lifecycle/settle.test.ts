@@ -97,13 +97,14 @@ describe("faults settle right", () => {
       expect(fault.hits).toBe(1);
       expect(edited.status).toBe(200);
       expect(edited.body.status.state).toBe("connecting");
-      // One sweep interval (2 s here) after the job's grace (2 s): connected with no admin action.
-      const settled = await reaches(stack, id, "connected", 8_000);
+      // One sweep interval (2 s here) after the job's grace (one whole attempt: 20 s), connected with
+      // no admin action.
+      const settled = await reaches(stack, id, "connected", 30_000);
       expect(settled.lastSuccessfulConnectionAt).not.toBeNull();
     } finally {
       sweeper.stop();
     }
-  });
+  }, 40_000);
 
   it("a sealed value that cannot be opened stays with its server: listed, readable, repairable, deletable", async () => {
     const names = [uniqueName("sealed-a"), uniqueName("sealed-b"), uniqueName("sealed-c")];

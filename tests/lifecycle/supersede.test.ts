@@ -143,7 +143,7 @@ describe.concurrent("connection lifecycle: generation fence", () => {
       processJob(deps, job, "same-message-id"),
     ]);
     expect(outcomes.sort()).toEqual(["dropped", "failed"]);
-    expect(up.requests).toBe(2); // both deliveries really probed: the fence, not a pre-check, dropped one
+    expect(up.requests).toBe(1); // the first delivery's claim on the generation dropped the second before it probed
     expect(await store.statuses.get(server.id)).toMatchObject({
       state: "failed",
       reason: "failed",

@@ -21,6 +21,8 @@ import { createTestStore } from "./aws";
 export interface StackOptions {
   allowPrivateUpstreams?: boolean;
   retryDelaySeconds?: number;
+  /** The longest retry delay, and a deterministic failure's (the worker's default: 5 min). */
+  maxRetryDelaySeconds?: number;
   deadlineMs?: number;
   graceMs?: number;
   /** Data-plane overrides passed to createApp (a counting fetch, a short heartbeat, a directory…). */
@@ -128,6 +130,9 @@ export async function startStack(options: StackOptions = {}) {
     logger,
     fetch: gate.fetch,
     ...(options.retryDelaySeconds === undefined ? {} : { retryDelaySeconds: options.retryDelaySeconds }),
+    ...(options.maxRetryDelaySeconds === undefined
+      ? {}
+      : { maxRetryDelaySeconds: options.maxRetryDelaySeconds }),
     ...(options.deadlineMs === undefined ? {} : { deadlineMs: options.deadlineMs }),
     ...(options.graceMs === undefined ? {} : { graceMs: options.graceMs }),
     ...(runnerEndpoint ? { runner: runnerEndpoint } : {}),

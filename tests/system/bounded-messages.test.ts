@@ -145,5 +145,9 @@ describe("every message is bounded (npm run dev as a process)", () => {
     expect(failed.lastError).toBe(
       "the upstream's message exceeded the 16 MiB limit (MAX_UPSTREAM_MESSAGE_BYTES) and was dropped",
     );
+    // Trying again with nothing changed cannot help: the retry waits the 5 min cap (less its jitter).
+    const wait = Date.parse(failed.nextAttemptAt ?? "") - Date.parse(failed.lastConnectionFailureAt ?? "");
+    expect(wait).toBeGreaterThanOrEqual(240_000);
+    expect(wait).toBeLessThanOrEqual(301_000);
   }, 60_000);
 });

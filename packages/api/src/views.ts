@@ -12,6 +12,7 @@ import {
   type StoredStatus,
   Transport,
   UNREADABLE_SECRETS,
+  visibleNextAttempt,
 } from "@mcpgw/core";
 
 /**
@@ -47,7 +48,7 @@ export const ServerView = z
     version: z.number().int(),
     createdAt: z.string(),
     updatedAt: z.string(),
-    status: ServerStatus,
+    status: ServerStatus.required({ nextAttemptAt: true }),
   })
   .openapi("Server");
 export type ServerView = z.infer<typeof ServerView>;
@@ -83,8 +84,10 @@ export function toServerView(
     profileDigest: _digest,
     servingGeneration: _serving,
     servingSince: _servingSince,
-    ...stored
+    failureCount: _failures,
+    ...kept
   } = status ?? { ...initialStatus(server.enabled), generation: 0, supersededAt: null };
+  const stored = { ...kept, nextAttemptAt: visibleNextAttempt(kept) };
   const visible = server.unreadable
     ? unreadable(stored, server.unreadable)
     : server.sealIntact

@@ -87,6 +87,16 @@ export class CatalogTooLargeError extends Error {
   }
 }
 
+/** How an attempt's outcome is written besides the outcome itself. */
+export interface RecordOptions {
+  /** The job that made the attempt: a redelivered job records once. */
+  jobId?: string;
+  /** A failure's place in its run: failures in a row, and when the retry comes (ISO). */
+  backoff?: { failureCount: number; nextAttemptAt: string };
+  /** The attempt held its generation's claim: this record ends it. */
+  endsClaim?: boolean;
+}
+
 /** Live status under the generation fence, and the tool catalogue written with it. */
 export interface StatusRepository {
   get(serverId: string): Promise<StoredStatus | undefined>;
@@ -119,8 +129,15 @@ export interface StatusRepository {
     generation: number,
     outcome: AttemptOutcome,
     found?: Findings,
-    options?: { jobId?: string },
+    options?: RecordOptions,
   ): Promise<boolean>;
+  /**
+   * Claims the one attempt of `generation` in flight until `until` (ISO; past the attempt's deadline and
+   * grace, so a worker that died holds nothing for long): only while that generation is current and no
+   * other claim of it is live. False when fenced off or another attempt holds it (its job is dropped).
+   * The attempt's record ends it (`endsClaim`); else it lapses at `until`.
+   */
+  claimAttempt(serverId: string, generation: number, until: string): Promise<boolean>;
   getCatalog(serverId: string): Promise<Catalog | undefined>;
   /** Every server's catalogue (one index query). */
   listCatalogs(): Promise<Catalog[]>;
@@ -257,11 +274,12 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
       }
     },
 
-    async recordAttempt(serverId, generation, outcome, found, options: { jobId?: string } = {}) {
+    async recordAttempt(serverId, generation, outcome, found, options: RecordOptions = {}) {
       const changes: Record<string, unknown> = {
         ...attemptChanges(outcome, found?.profile),
         ...(outcome.ok && found ? listingChanges(outcome.at, found.profile) : {}),
         ...(options.jobId ? { lastJobId: options.jobId } : {}),
+        ...(outcome.ok ? {} : options.backoff),
         ...changeStamp(),
       };
       const names = Object.keys(changes);
@@ -269,7 +287,7 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
         Update: {
           TableName: tableName,
           Key: keys.serverStatus(serverId),
-          UpdateExpression: `SET ${names.map((_, i) => `#f${i} = :v${i}`).join(", ")}`,
+          UpdateExpression: `SET ${names.map((_, i) => `#f${i} = :v${i}`).join(", ")}${options.endsClaim ? " REMOVE attemptUntil" : ""}`,
           ConditionExpression: `attribute_exists(pk) AND generation = :generation AND #state <> :disabled${
             options.jobId ? " AND (attribute_not_exists(lastJobId) OR lastJobId <> :v_job)" : ""
           }`,
@@ -291,6 +309,30 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
         return true;
       } catch (error) {
         if (failedConditions(error).includes(0)) return false;
+        throw error;
+      }
+    },
+
+    async claimAttempt(serverId, generation, until) {
+      try {
+        await ddb.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: keys.serverStatus(serverId),
+            // No change stamp: a claim is no news to the data plane.
+            UpdateExpression: "SET attemptGeneration = :g, attemptUntil = :until",
+            ConditionExpression:
+              "attribute_exists(pk) AND generation = :g AND (attribute_not_exists(attemptUntil) OR attemptGeneration <> :g OR attemptUntil < :now)",
+            ExpressionAttributeValues: {
+              ":g": generation,
+              ":until": until,
+              ":now": new Date().toISOString(),
+            },
+          }),
+        );
+        return true;
+      } catch (error) {
+        if (isConditionFailure(error)) return false;
         throw error;
       }
     },

@@ -8,6 +8,7 @@ import {
   profileDigest,
   type ServerProfile,
   type ServerRecord,
+  visibleNextAttempt,
 } from "@mcpgw/core";
 import { describe, expect, it } from "vitest";
 import { hashApiKey } from "./keys";
@@ -369,6 +370,41 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
 
       expect(await store.statuses.get(server.id)).toMatchObject({ state: "failed", lastError: "first" });
       expect(await store.statuses.recordAttempt(server.id, 1, ok(), { tools }, { jobId: "m-2" })).toBe(true);
+    });
+
+    it("holds one attempt per generation: a second claim is refused until the record ends it or it lapses", async () => {
+      const store = await open();
+      const server = await http(store);
+      const inMs = (ms: number) => new Date(Date.now() + ms).toISOString();
+
+      expect(await store.statuses.claimAttempt(server.id, 1, inMs(20_000))).toBe(true);
+      expect(await store.statuses.claimAttempt(server.id, 1, inMs(20_000))).toBe(false);
+      expect(await store.statuses.claimAttempt(server.id, 2, inMs(20_000))).toBe(false); // not its generation
+      expect(await store.statuses.recordAttempt(server.id, 1, failed(), undefined, { endsClaim: true })).toBe(
+        true,
+      );
+      expect(await store.statuses.claimAttempt(server.id, 1, inMs(-1))).toBe(true); // lapsed at once
+      expect(await store.statuses.claimAttempt(server.id, 1, inMs(20_000))).toBe(true);
+      await store.statuses.bump(server.id, "connecting");
+      expect(await store.statuses.claimAttempt(server.id, 2, inMs(20_000))).toBe(true); // a new generation's own
+      expect(await store.statuses.claimAttempt("no-such-server", 1, inMs(20_000))).toBe(false);
+    });
+
+    it("keeps a failure's backoff (count, nextAttemptAt) with it; a success shows none", async () => {
+      const store = await open();
+      const server = await http(store);
+      const nextAttemptAt = new Date(Date.now() + 30_000).toISOString();
+
+      await store.statuses.recordAttempt(server.id, 1, failed(), undefined, {
+        backoff: { failureCount: 2, nextAttemptAt },
+      });
+      const failing = await store.statuses.get(server.id);
+      await store.statuses.recordAttempt(server.id, 1, ok(), { tools });
+
+      expect(failing).toMatchObject({ state: "failed", failureCount: 2, nextAttemptAt });
+      const connected = await store.statuses.get(server.id);
+      expect(connected?.state).toBe("connected");
+      expect(connected && visibleNextAttempt(connected)).toBeNull();
     });
 
     it("writes the profile with the catalogue and its revision in the status; a failure keeps both", async () => {

@@ -1,3 +1,4 @@
+export * from "./backoff";
 export * from "./child-limits";
 export * from "./edit-reach";
 export * from "./errors";

@@ -29,6 +29,19 @@ export function isOvertakenRetry(job: Job, lastAttemptAt: string | null): boolea
   );
 }
 
+/**
+ * True when a connect job's generation was attempted already (its status records an attempt since the
+ * generation began): the connect was re-sent or redelivered, and that attempt's retry chain (or success)
+ * carries on without it.
+ */
+export function isSpentConnect(
+  job: Job,
+  status: { lastConnectionAttemptAt: string | null; supersededAt: string | null },
+): boolean {
+  const { lastConnectionAttemptAt: last, supersededAt: began } = status;
+  return job.type === "connect" && last !== null && began !== null && last >= began;
+}
+
 /** SQS's longest delay: a sweep spreads its jobs over at most this many seconds. */
 export const MAX_JOB_DELAY_SECONDS = 900;
 

@@ -44,6 +44,10 @@ export const ServerStatus = z.object({
   lastConnectionFailureAt: z.string().nullable(),
   lastConnectionLatencyMs: z.number().nonnegative().nullable().meta({ description: HEARTBEAT_NOTE }),
   lastError: z.string().nullable(),
+  nextAttemptAt: z.string().nullable().optional().meta({
+    description:
+      "when a `failed` server is tried next (its retry; repeated failures back off from 15 s to 5 min, and a failure that retrying cannot cure waits the 5 min); null otherwise",
+  }),
   /** The protocol revision the last successful session negotiated; absent until one reported it. */
   protocolVersion: ProtocolVersion.optional().meta({
     description: "the MCP protocol revision the last successful connection negotiated; absent until one has",
@@ -77,6 +81,8 @@ export type StoredStatus = ServerStatus & {
    */
   servingGeneration?: number;
   servingSince?: string;
+  /** Failures in a row while `failed` (see {@link failureCountAfter}): the backoff's step. Internal. */
+  failureCount?: number;
 };
 
 /** How long, at most, an older generation serves while a new one connects. */
@@ -178,8 +184,9 @@ export function statusAfterAttempt(
 
 /**
  * Whether the health sweep should probe a server now: connected ones always (to notice an
- * unexpected death); others only when nothing has tried them for `staleMs` (their retry chain or
- * connect job was lost), so the sweep never doubles a live retry chain.
+ * unexpected death); others only when their chain went stale (lost): a failed server `staleMs` past its
+ * `nextAttemptAt` (its backoff is respected), any other `staleMs` after its last attempt — so the sweep
+ * never doubles a live retry chain.
  */
 export function needsSweepProbe(
   status: ServerStatus | undefined,
@@ -189,7 +196,8 @@ export function needsSweepProbe(
 ): boolean {
   if (!status || status.state === "disabled") return false;
   if (status.state === "connected") return true;
-  const last = Date.parse(status.lastConnectionAttemptAt ?? since);
+  const due = status.state === "failed" ? status.nextAttemptAt : null;
+  const last = Date.parse(due ?? status.lastConnectionAttemptAt ?? since);
   return Number.isNaN(last) || now - last >= staleMs;
 }
 

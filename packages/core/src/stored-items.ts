@@ -35,6 +35,7 @@ export function readStoredStatus(item: Record<string, unknown>): StoredStatus | 
     ...(typeof item.credentialExpiresAt === "string" || item.credentialExpiresAt === null
       ? { credentialExpiresAt: item.credentialExpiresAt }
       : {}),
+    ...(typeof item.nextAttemptAt === "string" ? { nextAttemptAt: item.nextAttemptAt } : {}),
   });
   if (!status.success) return undefined;
   return {
@@ -43,6 +44,7 @@ export function readStoredStatus(item: Record<string, unknown>): StoredStatus | 
     supersededAt: typeof item.supersededAt === "string" ? item.supersededAt : null,
     ...(typeof item.toolsListedAt === "string" ? { toolsListedAt: item.toolsListedAt } : {}),
     ...(typeof item.profileDigest === "string" ? { profileDigest: item.profileDigest } : {}),
+    ...(Generation.safeParse(item.failureCount).success ? { failureCount: item.failureCount as number } : {}),
     ...(Generation.safeParse(item.servingGeneration).success && typeof item.servingSince === "string"
       ? { servingGeneration: item.servingGeneration as number, servingSince: item.servingSince }
       : {}),

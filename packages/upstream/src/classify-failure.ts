@@ -45,6 +45,18 @@ export function classifyFailure(error: unknown): FailureReason {
   return "failed";
 }
 
+/**
+ * Whether the upstream's answer was refused for its content — a reply whose shape the protocol's schema
+ * rejects (a tools list that is not one) — or the address was refused by the outbound guard: trying
+ * again with nothing changed gives the same answer.
+ */
+export function isRefusedAnswer(error: unknown): boolean {
+  return causeChain(error).some(
+    (link) =>
+      link.name === "ZodError" || link.code === "INVALID_RESULT" || link.name === "ForbiddenAddressError",
+  );
+}
+
 /** A one-line description of the error and its causes, for `error` / `lastError`. */
 export function describeFailure(error: unknown): string {
   const parts: string[] = [];

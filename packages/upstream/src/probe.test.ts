@@ -66,6 +66,18 @@ describe("probeUpstream over a linked in-memory session", () => {
     expect(result).toMatchObject({ ok: false, reason: "not_responding" });
   });
 
+  it("calls a tools list the schema refuses deterministic (retrying cannot help); a timeout is not", async () => {
+    const { open } = linkedUpstream(async () => ({ tools: [{ name: 42 }] }) as never);
+    const hung = linkedUpstream(() => new Promise(() => {}));
+
+    const refused = await probeUpstream(target, { fetch, open });
+    const slow = await probeUpstream(target, { fetch, open: hung.open, deadlineMs: 200 });
+
+    expect(refused).toMatchObject({ ok: false, reason: "failed", deterministic: true });
+    expect(slow).toMatchObject({ ok: false, reason: "not_responding" });
+    expect(slow).not.toHaveProperty("deterministic");
+  });
+
   it("refuses a cursor the upstream already returned (a loop)", async () => {
     const { open } = linkedUpstream(async () => ({ tools: [tool("a")], nextCursor: "same" }));
 

@@ -1,5 +1,11 @@
 import type { AttemptOutcome, ServerProfile, ToolInfo } from "@mcpgw/core";
-import { classifyFailure, DeadlineError, describeFailure, scrubSecrets } from "./classify-failure";
+import {
+  classifyFailure,
+  DeadlineError,
+  describeFailure,
+  isRefusedAnswer,
+  scrubSecrets,
+} from "./classify-failure";
 import { isMessageTooLarge, tooLargeText } from "./limits";
 import {
   DEFAULT_MAX_MESSAGE_BYTES,
@@ -38,8 +44,14 @@ export interface AliveResult {
   profile?: ServerProfile;
 }
 
-/** A probe's outcome plus, on success, the tools it listed and what it learned of the server. */
-export type ProbeResult = (AttemptOutcome & { tools?: ToolInfo[]; profile?: ServerProfile }) | AliveResult;
+/**
+ * A probe's outcome plus, on success, the tools it listed and what it learned of the server; on
+ * failure, whether it is `deterministic` (trying again with nothing changed cannot help: a message past
+ * the limit, a reply the schema refuses).
+ */
+export type ProbeResult =
+  | (AttemptOutcome & { tools?: ToolInfo[]; profile?: ServerProfile; deterministic?: boolean })
+  | AliveResult;
 
 /**
  * One connection attempt: connect in the server's era (`server/discover`, else initialize) + tools/list
@@ -74,7 +86,8 @@ export async function probeUpstream(target: UpstreamTarget, options: ProbeOption
     return { ok: true, at, latencyMs, toolCount: tools.length, tools, ...(profile ? { profile } : {}) };
   } catch (error) {
     const cause = controller.signal.aborted ? controller.signal.reason : error;
-    const text = isMessageTooLarge(cause)
+    const tooLarge = isMessageTooLarge(cause);
+    const text = tooLarge
       ? tooLargeText(options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES)
       : describeFailure(cause);
     return {
@@ -82,6 +95,7 @@ export async function probeUpstream(target: UpstreamTarget, options: ProbeOption
       at,
       reason: classifyFailure(cause),
       error: scrubSecrets(text, Object.values(target.headers)),
+      ...(tooLarge || isRefusedAnswer(cause) ? { deterministic: true } : {}),
     };
   } finally {
     clearTimeout(timer);

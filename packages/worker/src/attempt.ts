@@ -10,6 +10,18 @@ import {
 /** Extra time after the deadline before a hung attempt is force-settled. */
 export const OUTER_GRACE_MS = 5_000;
 
+/** Margin past an attempt's deadline and grace before its claim on the generation lapses. */
+export const CLAIM_MARGIN_MS = 5_000;
+
+/**
+ * The longest one attempt can hold its generation: deadline + outer grace + margin (20 s by default).
+ * Its claim lapses then (a worker that died mid-attempt blocks nothing), and the sweep deems a connect
+ * job lost only after it.
+ */
+export function attemptWindowMs(deps: Pick<AttemptDeps, "deadlineMs" | "graceMs"> = {}): number {
+  return (deps.deadlineMs ?? PROBE_DEADLINE_MS) + (deps.graceMs ?? OUTER_GRACE_MS) + CLAIM_MARGIN_MS;
+}
+
 /** What an attempt needs besides the server. */
 export interface AttemptDeps {
   fetch: typeof fetch;

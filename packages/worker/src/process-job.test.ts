@@ -12,7 +12,7 @@ import {
 import { probeUpstream } from "@mcpgw/upstream";
 import { type ListToolsHandler, linkedUpstream } from "@mcpgw/upstream/linked-upstream";
 import { describe, expect, it } from "vitest";
-import { processJob, type WorkerDeps } from "./process-job";
+import { needsRecheck, processJob, type WorkerDeps } from "./process-job";
 
 const tool = (name: string, description?: string) => ({
   name,
@@ -403,5 +403,21 @@ describe("processJob: latency history", () => {
 
     expect(await store.latency.read(stale.id)).toEqual([]);
     expect(await store.latency.read(broken.id)).toEqual([]);
+  });
+});
+
+describe("needsRecheck", () => {
+  const at = "2026-01-01T00:00:00.000Z";
+
+  it("confirms a quick failure of a connected server's check; not a hang (it waited its deadline), not a deterministic one", () => {
+    expect(needsRecheck({ ok: false, at, reason: "unreachable", error: "refused" })).toBe(true);
+    expect(needsRecheck({ ok: false, at, reason: "failed", error: "HTTP 502" })).toBe(true);
+    expect(needsRecheck({ ok: false, at, reason: "not_responding", error: "no answer within 10 s" })).toBe(
+      false,
+    );
+    expect(needsRecheck({ ok: false, at, reason: "failed", error: "too large", deterministic: true })).toBe(
+      false,
+    );
+    expect(needsRecheck({ ok: true, alive: true, at, latencyMs: 3 })).toBe(false);
   });
 });

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from "node:timers/promises";
 import {
   CatalogTooLargeError,
   type Failure,
@@ -10,6 +11,7 @@ import {
   assertNever,
   errorFields,
   isOvertakenRetry,
+  isSpentConnect,
   type Job,
   type Logger,
   type PlainServer,
@@ -26,7 +28,7 @@ import {
   type TargetSource,
   unreadableVerdict,
 } from "@mcpgw/upstream";
-import { type AttemptDeps, attemptTarget } from "./attempt";
+import { type AttemptDeps, attemptTarget, attemptWindowMs } from "./attempt";
 import { probePoint, recordProbePoint } from "./probe-point";
 
 /** What the worker needs to run jobs. */
@@ -35,7 +37,26 @@ export interface WorkerDeps extends AttemptDeps {
   logger: Logger;
   /** Where stdio servers are reached (their runner); none → a stdio server's probe fails. */
   runner?: RunnerEndpoint | undefined;
+  /** The first retry's delay (default 15 s); repeated failures back off from it. */
   retryDelaySeconds?: number;
+  /** The longest retry delay, and a deterministic failure's (default 5 min). */
+  maxRetryDelaySeconds?: number;
+  /** How long a connected server's failed check waits before the one re-check that confirms it (default 2 s). */
+  recheckDelayMs?: number;
+}
+
+/** The pause before a connected server's failed liveness check is checked again (see {@link needsRecheck}). */
+export const RECHECK_DELAY_MS = 2_000;
+
+/**
+ * Whether a connected server's failed liveness check is checked once more before its status flips: a
+ * quick failure (refused, an HTTP error, a refusal of access) may be a blip, and the re-check 2 s later
+ * keeps a real outage visible within a few seconds; a `not_responding` one already waited the whole
+ * deadline (a second would double the time a hang stays hidden), and a deterministic one would only
+ * say the same again.
+ */
+export function needsRecheck(result: ProbeResult): boolean {
+  return !result.ok && result.reason !== "not_responding" && !result.deterministic;
 }
 
 /** `alive`: a check found the server answering as before, and wrote nothing. */
@@ -65,10 +86,28 @@ export async function processJob(deps: WorkerDeps, job: Job, jobId?: string): Pr
     logger.debug("job dropped", { why: "a later attempt owns the retry chain" });
     return "dropped";
   }
+  if (isSpentConnect(job, status)) {
+    logger.debug("job dropped", { why: "this generation's connect was attempted already" });
+    return "dropped";
+  }
   const stored = await store.servers.read(job.serverId);
   const plain = stored?.plain;
   if (!stored || !plain?.enabled) {
     logger.debug("job dropped", { why: plain ? "disabled" : "server deleted" });
+    return "dropped";
+  }
+  // One attempt in flight per generation of a server not connected (a connected one's checks write
+  // nothing, and claim nothing): a duplicate job — a connect re-sent, a redelivery — is dropped.
+  const claimed = status.state !== "connected";
+  if (
+    claimed &&
+    !(await store.statuses.claimAttempt(
+      job.serverId,
+      job.generation,
+      new Date(Date.now() + attemptWindowMs(deps)).toISOString(),
+    ))
+  ) {
+    logger.info("job dropped", { why: "an attempt of this generation is under way" });
     return "dropped";
   }
   const target = await targetSource(stored);
@@ -78,22 +117,36 @@ export async function processJob(deps: WorkerDeps, job: Job, jobId?: string): Pr
       ? (reported: ServerProfile | undefined) =>
           profileDigest(reported && toServerProfile(reported)) !== listed
       : undefined;
-  const started = performance.now();
-  const result: ProbeResult = !target
-    ? probeFailure(new Date().toISOString(), unreadableVerdict())
-    : await probeServer(
-        {
-          ...deps,
-          credentials: store.upstreamCredentials,
-          attempt: (ready, only) => attemptTarget(ready, deps, only),
-        },
-        { ...target, name: plain.name },
-        listToolsIf,
-      );
+  const probe = () =>
+    target
+      ? probeServer(
+          {
+            ...deps,
+            credentials: store.upstreamCredentials,
+            attempt: (ready, only) => attemptTarget(ready, deps, only),
+          },
+          { ...target, name: plain.name },
+          listToolsIf,
+        )
+      : Promise.resolve({
+          ...probeFailure(new Date().toISOString(), unreadableVerdict()),
+          deterministic: true,
+        });
+  let started = performance.now();
+  let result: ProbeResult = await probe();
+  if (listToolsIf && needsRecheck(result)) {
+    // A connected server refused one check: a blip (a restart, one lost connection) is not an outage.
+    logger.info("check failed; checking again before the server is marked failed", {
+      reason: result.ok ? undefined : result.reason,
+    });
+    await delay(deps.recheckDelayMs ?? RECHECK_DELAY_MS);
+    started = performance.now();
+    result = await probe();
+  }
   const point = probePoint(result, performance.now() - started);
   // The status write goes first; the attempt's point goes to the latency history alongside it (never
   // failing the job), and the job ends once both are done. No attempt (secrets unreadable), no point.
-  const outcome = recordResult(deps, logger, job, plain, result, jobId);
+  const outcome = recordResult(deps, logger, job, plain, result, { jobId, endsClaim: claimed });
   const history = target ? recordProbePoint({ store, logger }, plain.id, point) : undefined;
   const written = (await Promise.all([outcome, history]))[0];
   // The generation settled: an older one that served while it connected serves no more.
@@ -125,12 +178,14 @@ async function recordResult(
   job: Job,
   plain: PlainServer,
   result: ProbeResult,
-  jobId: string | undefined,
+  { jobId, endsClaim }: { jobId: string | undefined; endsClaim: boolean },
 ): Promise<JobOutcome> {
   const { store } = deps;
+  const recordOptions = { ...(jobId ? { jobId } : {}), ...(endsClaim ? { endsClaim } : {}) };
   const failOptions = {
-    ...(jobId ? { jobId } : {}),
+    ...recordOptions,
     ...(deps.retryDelaySeconds === undefined ? {} : { retryDelaySeconds: deps.retryDelaySeconds }),
+    ...(deps.maxRetryDelaySeconds === undefined ? {} : { maxRetryDelaySeconds: deps.maxRetryDelaySeconds }),
   };
   const recordFailed = async (failure: Failure) => {
     const written = await recordFailure(store, plain.id, job.generation, failure, failOptions);
@@ -150,19 +205,13 @@ async function recordResult(
   const found = result.tools && { tools: result.tools, ...(profile ? { profile } : {}) };
   let written: boolean;
   try {
-    written = await store.statuses.recordAttempt(
-      plain.id,
-      job.generation,
-      result,
-      found,
-      jobId ? { jobId } : {},
-    );
+    written = await store.statuses.recordAttempt(plain.id, job.generation, result, found, recordOptions);
   } catch (error) {
     // A result that cannot be stored settles as a failure that says why — never `connecting` forever.
-    const why =
-      error instanceof CatalogTooLargeError
-        ? error.message
-        : `the probe's result could not be stored (${errorName(error)})`;
+    // A catalogue too large stays too large until the server changes: its retry waits the cap.
+    if (error instanceof CatalogTooLargeError)
+      return recordFailed({ at: result.at, reason: "failed", error: error.message, deterministic: true });
+    const why = `the probe's result could not be stored (${errorName(error)})`;
     return recordFailed({ at: result.at, reason: "failed", error: why });
   }
   if (!written) {

@@ -1,7 +1,9 @@
 import { createMemoryStore } from "@mcpgw/aws/memory";
 import { createLogger, MAX_LISTING_AGE_MS, parseServerSpec, sweepDelaySeconds } from "@mcpgw/core";
+import { PROBE_DEADLINE_MS } from "@mcpgw/upstream";
 import { describe, expect, it } from "vitest";
-import { runSweep } from "./sweep";
+import { OUTER_GRACE_MS } from "./attempt";
+import { LOST_JOB_GRACE_MS, runSweep, STALE_ATTEMPT_MS } from "./sweep";
 
 const logger = createLogger({ level: "error", sink: () => {} });
 
@@ -25,6 +27,8 @@ async function servers(count: number, connected: number, listedAt = new Date().t
   }
   return { store, ids };
 }
+
+const failed = (at: string) => ({ ok: false as const, at, reason: "unreachable" as const, error: "refused" });
 
 describe("runSweep", () => {
   it("checks connected servers, spread over the interval by a stable offset of each", async () => {
@@ -69,11 +73,45 @@ describe("runSweep", () => {
   it("re-sends a lost connect job at once, never delayed", async () => {
     const { store, ids } = await servers(2, 1);
 
-    const result = await runSweep({ store, logger }, { now: Date.now() + 10_000, spreadSeconds: 600 });
+    const result = await runSweep(
+      { store, logger },
+      { now: Date.now() + LOST_JOB_GRACE_MS + 1_000, spreadSeconds: 600 },
+    );
 
     expect(result).toMatchObject({ checks: 1, reconnects: 1 });
     expect(store.jobs.pending()).toContainEqual(
       expect.objectContaining({ delaySeconds: 0, job: { type: "connect", serverId: ids[1], generation: 1 } }),
     );
+  });
+
+  it("deems a connect job lost only past one whole attempt (deadline + grace + margin): a slow first connect is not sent twice", async () => {
+    const { store } = await servers(1, 0);
+
+    const result = await runSweep(
+      { store, logger },
+      { now: Date.now() + PROBE_DEADLINE_MS + OUTER_GRACE_MS, spreadSeconds: 0 },
+    );
+
+    expect(LOST_JOB_GRACE_MS).toBeGreaterThan(PROBE_DEADLINE_MS + OUTER_GRACE_MS);
+    expect(result).toMatchObject({ reconnects: 0, probes: 0 });
+    expect(store.jobs.pending()).toEqual([]);
+  });
+
+  it("respects a failed server's backoff: no probe before its nextAttemptAt (+ the stale margin), one after", async () => {
+    const { store, ids } = await servers(1, 0);
+    const at = new Date().toISOString();
+    const nextAttemptAt = new Date(Date.now() + 300_000).toISOString();
+    await store.statuses.recordAttempt(ids[0] as string, 1, failed(at), undefined, {
+      backoff: { failureCount: 6, nextAttemptAt },
+    });
+
+    const waiting = await runSweep({ store, logger }, { now: Date.now() + 120_000, spreadSeconds: 0 });
+    const lost = await runSweep(
+      { store, logger },
+      { now: Date.now() + 300_000 + STALE_ATTEMPT_MS, spreadSeconds: 0 },
+    );
+
+    expect(waiting).toMatchObject({ probes: 0, reconnects: 0 });
+    expect(lost).toMatchObject({ probes: 1 });
   });
 });

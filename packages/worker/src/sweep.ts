@@ -8,11 +8,18 @@ import {
   sweepAction,
   sweepDelaySeconds,
 } from "@mcpgw/core";
+import { attemptWindowMs } from "./attempt";
 
-/** A server not attempted for this long has lost its retry chain; the sweep picks it up. */
+/**
+ * A server not attempted for this long (a failed one: this long past its `nextAttemptAt`) has lost its
+ * retry chain; the sweep picks it up.
+ */
 export const STALE_ATTEMPT_MS = 60_000;
-/** How long a new generation's connect job may take to start before the sweep deems it lost. */
-export const LOST_JOB_GRACE_MS = 2_000;
+/**
+ * How long a new generation's connect job may take before the sweep deems it lost: at least one whole
+ * attempt (deadline + grace + margin), so a slow first connect is never sent twice.
+ */
+export const LOST_JOB_GRACE_MS = attemptWindowMs();
 /**
  * How long a sweep run every `intervalSeconds` spreads its probes and checks over: the first two
  * thirds of its interval, so the last of them still finish within it.

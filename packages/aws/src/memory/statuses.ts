@@ -13,6 +13,7 @@ import {
   catalogBody,
   type Findings,
   MAX_CATALOG_PARTS,
+  type RecordOptions,
   type StatusRepository,
 } from "../statuses";
 import { copy, type MemoryTables } from "./tables";
@@ -39,6 +40,9 @@ export function createMemoryStatusRepository(tables: MemoryTables): StatusReposi
     const { tools, profile } = copy(found);
     return { serverId, tools, ...(profile ? { profile } : {}), updatedAt: at, hash };
   }
+
+  /** Each server's attempt claim (kept apart from the status, as the table keeps it out of the view). */
+  const claims = new Map<string, { generation: number; until: string }>();
 
   const catalogView = ({ hash: _hash, ...catalog }: Catalog & { hash: string }): Catalog => copy(catalog);
 
@@ -67,7 +71,7 @@ export function createMemoryStatusRepository(tables: MemoryTables): StatusReposi
       return view(bumped);
     },
 
-    async recordAttempt(serverId, generation, outcome, found, options: { jobId?: string } = {}) {
+    async recordAttempt(serverId, generation, outcome, found, options: RecordOptions = {}) {
       const catalog = outcome.ok && found ? catalogWrite(serverId, found, outcome.at) : undefined;
       const status = tables.statuses.get(serverId);
       if (!status || status.generation !== generation || status.state === "disabled") return false;
@@ -77,8 +81,19 @@ export function createMemoryStatusRepository(tables: MemoryTables): StatusReposi
         ...attemptChanges(outcome, found?.profile),
         ...(outcome.ok && found ? listingChanges(outcome.at, found.profile) : {}),
         ...(options.jobId ? { lastJobId: options.jobId } : {}),
+        ...(outcome.ok ? {} : options.backoff),
       });
+      if (options.endsClaim) claims.delete(serverId);
       if (catalog) tables.catalogs.set(serverId, catalog);
+      return true;
+    },
+
+    async claimAttempt(serverId, generation, until) {
+      const status = tables.statuses.get(serverId);
+      if (!status || status.generation !== generation) return false;
+      const held = claims.get(serverId);
+      if (held && held.generation === generation && held.until >= new Date().toISOString()) return false;
+      claims.set(serverId, { generation, until });
       return true;
     },
 

@@ -101,6 +101,8 @@ export function ServerDetailPage({ id }: { id: string }) {
             <dd>{when(s.status.lastConnectionFailureAt)}</dd>
             <dt>Last error</dt>
             <dd class="error-text">{s.status.lastError ?? "—"}</dd>
+            <dt>Next attempt</dt>
+            <dd>{when(s.status.nextAttemptAt)}</dd>
             <dt>Protocol</dt>
             <dd>{s.status.protocolVersion ?? "—"}</dd>
             {s.auth ? (
