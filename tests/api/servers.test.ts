@@ -804,8 +804,9 @@ describe("errors", () => {
     await expectProblem(response, 401, "auth.unauthorized");
   });
 
-  it("renders an unexpected failure as a bare 500 with a request id, no stack and no message", async () => {
-    // A store whose KMS key does not exist: sealing fails, and so must the write (fail closed).
+  it("fails closed when sealing cannot be done: 503 store.unavailable, nothing stored, no secret or key named", async () => {
+    // A store whose KMS key does not exist: sealing fails, and so must the write (fail closed). A missing
+    // resource is an outage of the store (a bare 500 for anything unexpected: packages/api/src/problem.test.ts).
     const store = await createTestStore({ keyId: "alias/missing-key-for-api-tests" });
     const logs: string[] = [];
     const broken = createApp({
@@ -821,7 +822,8 @@ describe("errors", () => {
       body: JSON.stringify(httpServer("sealed", { headers: { Authorization: "Bearer top-secret-value" } })),
     });
 
-    const body = await expectProblem(response, 500, "internal");
+    const body = await expectProblem(response, 503, "store.unavailable");
+    expect(response.headers.get("retry-after")).toMatch(/^\d+$/);
     expect(body.requestId).toEqual(expect.any(String));
     expect(JSON.stringify(body)).not.toMatch(/kms|alias\/missing|top-secret/i);
     expect(logs.join("\n")).not.toContain("top-secret-value");
