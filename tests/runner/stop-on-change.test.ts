@@ -114,4 +114,22 @@ describe("runner: a server's change stops its children within 5 s", () => {
 
     await expectGoneWithin5s(child, from);
   });
+
+  it.each([
+    ["deleted", "DELETE", undefined, 404, "server.not_found"],
+    ["disabled", "PATCH", { enabled: false }, 409, "server.unavailable"],
+  ] as const)(
+    "a call in flight when its server is %s is told so, not 502",
+    async (what, method, body, status, code) => {
+      const child = await running();
+      const call = stack.callTool(`${(await stack.call("GET", `/v1/servers/${child.id}`)).body.name}__slow`, {
+        ms: 4_000,
+      });
+      await new Promise((resolve) => setTimeout(resolve, 300)); // the call is with the child
+      expect((await stack.call(method, `/v1/servers/${child.id}`, body)).status).toBeLessThan(300);
+      const answered = await call;
+      expect({ status: answered.status, code: answered.body?.code }).toEqual({ status, code });
+      expect(answered.body.detail).toContain(`${what} during the call`);
+    },
+  );
 });

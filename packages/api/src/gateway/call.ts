@@ -84,7 +84,7 @@ export async function callGatewayTool(
   } catch (error) {
     if (error instanceof AuthorizationNeeded) outcome = "authorization_required";
     else outcome = error instanceof CallFailure ? error.kind : "error";
-    throw error instanceof CallFailure ? toAppError(error, server.name) : error;
+    throw error instanceof CallFailure ? await callFailureOf(deps, error, server) : error;
   } finally {
     clearInterval(heartbeat);
     const durationMs = Math.round((performance.now() - started) * 10) / 10;
@@ -125,8 +125,30 @@ export async function forwardToServer(
       throw new AppError("upstream.authorization_required", error.message, {
         authorizationUrl: error.link.authorizationUrl,
       });
-    throw error instanceof CallFailure ? toAppError(error, entry.server.name) : error;
+    throw error instanceof CallFailure ? await callFailureOf(deps, error, entry.server) : error;
   }
+}
+
+/**
+ * A call failure as the gateway's problem — unless the server was deleted or disabled while the call was
+ * under way: then its session or child ended with that change, and the caller is told so (404/409), not
+ * that the upstream could not be reached. One read, on the failure path only.
+ */
+async function callFailureOf(
+  deps: Pick<GatewayDeps, "store">,
+  error: CallFailure,
+  server: DirectoryEntry["server"],
+): Promise<AppError> {
+  if (error.kind !== "cancelled" && error.kind !== "too_large") {
+    const now = await deps.store.servers.getPlain(server.id).catch(() => server);
+    if (!now) return new AppError("server.not_found", `Server '${server.name}' was deleted during the call.`);
+    if (!now.enabled) {
+      return new AppError("server.unavailable", `Server '${server.name}' was disabled during the call.`, {
+        state: "disabled",
+      });
+    }
+  }
+  return toAppError(error, server.name);
 }
 
 /**
