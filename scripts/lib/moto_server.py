@@ -54,7 +54,7 @@ from moto.iam.models import iam_backends
 from moto.moto_server import threaded_moto_server
 from moto.moto_server.threaded_moto_server import ThreadedMotoServer
 from moto.moto_server.werkzeug_app import create_backend_app
-from moto_snapshot import Snapshots
+from moto_snapshot import Snapshots, note
 
 _lock = threading.RLock()
 _call_action = DynamoHandler.call_action
@@ -255,7 +255,11 @@ data_dir = next((arg.split("=", 1)[1] for arg in sys.argv[1:] if arg.startswith(
 credentials = sys.stdin.readline().split() if "--require-signatures" in sys.argv else None
 snapshots = Snapshots(data_dir, _lock) if data_dir else None
 if snapshots:
-    snapshots.restore()
+    try:
+        snapshots.restore()
+    except PermissionError as error:
+        note(f"cannot keep data: {error}")
+        raise SystemExit(2) from None
 if credentials:
     require_signatures(*credentials)
 if snapshots:

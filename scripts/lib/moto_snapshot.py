@@ -95,11 +95,16 @@ def _install(state):
 
 
 def _private_dir(path):
-    """Creates `path` 0700 (or makes it so); refuses one another user owns."""
+    """Creates `path` 0700; refuses one that exists but another user owns or others may enter (it is
+    never chmodded: DEV_DATA_DIR=$HOME must not lock the user out of their home)."""
     os.makedirs(path, mode=0o700, exist_ok=True)
-    if os.stat(path).st_uid != os.getuid():
+    info = os.stat(path)
+    if info.st_uid != os.getuid():
         raise PermissionError(f"{path} belongs to another user")
-    os.chmod(path, 0o700)
+    if info.st_mode & 0o077:
+        raise PermissionError(
+            f"{path} is open to other users (mode {info.st_mode & 0o777:o}): chmod 700 it, or name a private DEV_DATA_DIR"
+        )
 
 
 class Snapshots:

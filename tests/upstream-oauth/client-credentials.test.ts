@@ -151,6 +151,8 @@ describe("upstream auth by client credentials, and pre-registered confidential O
       // Assess
       expect(patched.status).toBe(200);
       expect(await stack.store.upstreamCredentials.get(id, "shared")).toBeUndefined();
+      // No handover: the old generation serving on would obtain a token with the old secret, for the server.
+      expect((await stack.store.statuses.get(id))?.servingGeneration).toBeUndefined();
       const status = await waitFor(statusOf(id), (s) => s.state === "failed");
       expect(status).toMatchObject({
         reason: "access_denied",

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { MAX_JOB_DELAY_SECONDS } from "./job";
 import { ProtocolVersion, profileDigest, type ServerProfile } from "./profile";
 
 export const ServerState = z.enum(["connecting", "connected", "failed", "disabled"]);
@@ -196,9 +197,13 @@ export function needsSweepProbe(
 ): boolean {
   if (!status || status.state === "disabled") return false;
   if (status.state === "connected") return true;
-  const due = status.state === "failed" ? status.nextAttemptAt : null;
-  const last = Date.parse(due ?? status.lastConnectionAttemptAt ?? since);
-  return Number.isNaN(last) || now - last >= staleMs;
+  const last = Date.parse(status.lastConnectionAttemptAt ?? since);
+  // No retry is ever scheduled further out than a job can be delayed: a far-off stored time cannot stall it.
+  const due = Math.min(
+    Date.parse((status.state === "failed" && status.nextAttemptAt) || "") || last,
+    last + MAX_JOB_DELAY_SECONDS * 1000,
+  );
+  return Number.isNaN(due) || now - due >= staleMs;
 }
 
 /**

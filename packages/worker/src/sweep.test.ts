@@ -1,5 +1,11 @@
 import { createMemoryStore } from "@mcpgw/aws/memory";
-import { createLogger, MAX_LISTING_AGE_MS, parseServerSpec, sweepDelaySeconds } from "@mcpgw/core";
+import {
+  createLogger,
+  MAX_JOB_DELAY_SECONDS,
+  MAX_LISTING_AGE_MS,
+  parseServerSpec,
+  sweepDelaySeconds,
+} from "@mcpgw/core";
 import { PROBE_DEADLINE_MS } from "@mcpgw/upstream";
 import { describe, expect, it } from "vitest";
 import { OUTER_GRACE_MS } from "./attempt";
@@ -112,6 +118,22 @@ describe("runSweep", () => {
     );
 
     expect(waiting).toMatchObject({ probes: 0, reconnects: 0 });
+    expect(lost).toMatchObject({ probes: 1 });
+  });
+
+  it("does not let a stored nextAttemptAt far past any real backoff stall a failed server", async () => {
+    const { store, ids } = await servers(1, 0);
+    const at = new Date().toISOString();
+    const nextAttemptAt = new Date(Date.now() + 30 * 24 * 3600_000).toISOString(); // a month out
+    await store.statuses.recordAttempt(ids[0] as string, 1, failed(at), undefined, {
+      backoff: { failureCount: 6, nextAttemptAt },
+    });
+
+    const lost = await runSweep(
+      { store, logger },
+      { now: Date.now() + MAX_JOB_DELAY_SECONDS * 1000 + STALE_ATTEMPT_MS, spreadSeconds: 0 },
+    );
+
     expect(lost).toMatchObject({ probes: 1 });
   });
 });

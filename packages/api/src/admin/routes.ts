@@ -205,7 +205,7 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, appDeps: AdminDeps
       request: {
         params: IdParam,
         headers: IfMatch,
-        // No body is an empty edit (it still bumps the version and reconnects), as it always was.
+        // No body is an empty edit: it bumps the version and, reaching nothing upstream, keeps the connection.
         ...jsonBody(ServerPatch, { optional: true }),
       },
       responses: { 200: json(ServerView, "Updated", etag), ...problems(404, 409, 412) },

@@ -118,19 +118,30 @@ export async function updateServer(
   patch: ServerPatch,
   ifMatch: string | undefined,
 ): Promise<ServerView> {
-  for (let attempt = 1; ; attempt++) {
+  return retryingRaces(async () => {
     const existing = await findServer(deps, idOrName);
     await healStatus(deps, existing);
+    // Under If-Match, a version no longer the one it named is 412 (checked again on each read); without,
+    // the patch is applied to the current version.
     if (ifMatch !== undefined && !ifMatchAllows(parseIfMatch(ifMatch), existing.version))
       throw preconditionFailed(ifMatch, existing.version);
+    return applyEdit(deps, existing, patch);
+  });
+}
+
+/**
+ * Runs `attempt` again — it re-reads what it needs — when it loses a version race the caller did not
+ * ask to detect (a concurrent edit, a probe's status write), up to {@link PATCH_ATTEMPTS} times with
+ * jittered waits.
+ */
+async function retryingRaces<T>(attempt: () => Promise<T>): Promise<T> {
+  for (let tried = 1; ; tried++) {
     try {
-      return await applyEdit(deps, existing, patch);
+      return await attempt();
     } catch (error) {
-      if (!(error instanceof AppError) || error.code !== "server.version_conflict") throw error;
-      // Lost a race. Under If-Match, a version no longer the one it named is 412 (checked on the next
-      // read); without, the patch is applied again to the current version. A status race retries too.
-      if (attempt >= PATCH_ATTEMPTS) throw error;
-      await delay(PATCH_RETRY_WAIT_MS * attempt * Math.random());
+      const race = error instanceof AppError && error.code === "server.version_conflict";
+      if (!race || tried >= PATCH_ATTEMPTS) throw error;
+      await delay(PATCH_RETRY_WAIT_MS * tried * Math.random());
     }
   }
 }
@@ -151,8 +162,12 @@ async function applyEdit(deps: AdminDeps, existing: PlainServer, patch: ServerPa
   const spec = applyServerPatch(stored.spec, patch);
   assertUpstreamAllowed(deps, spec);
   const reaches = editReachesUpstream(stored.spec, spec);
+  // Tokens were issued for the old auth (type, mode, client, secret, URL): an edit that changes it drops
+  // them — and gets no handover, since upstream tokens are kept per server, not per generation: the old
+  // generation serving on would obtain or send a token meant for the other config.
+  const authChanged = upstreamAuthKey(existing) !== upstreamAuthKey(spec) || authSecretReplaced(patch);
   const handover =
-    reaches && existing.enabled && spec.enabled
+    reaches && !authChanged && existing.enabled && spec.enabled
       ? handoverOf(await deps.store.statuses.get(existing.id))
       : undefined;
   const updated = await deps.store.servers.update(existing, spec, {
@@ -160,8 +175,7 @@ async function applyEdit(deps: AdminDeps, existing: PlainServer, patch: ServerPa
     status: reaches ? "supersede" : "keep",
     ...(handover ? { serving: handover } : {}),
   });
-  // Tokens were issued for the old auth (type, mode, client, secret, URL): an edit that changes it drops them.
-  if (upstreamAuthKey(existing) !== upstreamAuthKey(spec) || authSecretReplaced(patch)) {
+  if (authChanged) {
     const removed = await deps.store.upstreamCredentials.removeAll(updated.id);
     if (removed) deps.logger.info("upstream credentials dropped", { serverId: updated.id, removed });
   }
@@ -229,15 +243,17 @@ export async function deleteServer(deps: AdminDeps, idOrName: string): Promise<v
  * enabled and unchanged since it was read (a reconnect never revives a server disabled meanwhile).
  */
 export async function reconnectServer(deps: AdminDeps, idOrName: string): Promise<ServerView> {
-  const server = await findServer(deps, idOrName);
-  if (!server.enabled)
-    throw new AppError("server.unavailable", `Server '${server.name}' is disabled; enable it first.`);
-  await healStatus(deps, server);
-  const handover = handoverOf(await deps.store.statuses.get(server.id));
-  await deps.store.servers.reconnect(server.id, server.version, handover);
-  const status = await deps.store.statuses.get(server.id);
-  if (status) await enqueue(deps, { type: "connect", serverId: server.id, generation: status.generation });
-  return toServerView(await withMasks(deps, server), status);
+  return retryingRaces(async () => {
+    const server = await findServer(deps, idOrName);
+    if (!server.enabled)
+      throw new AppError("server.unavailable", `Server '${server.name}' is disabled; enable it first.`);
+    await healStatus(deps, server);
+    const handover = handoverOf(await deps.store.statuses.get(server.id));
+    await deps.store.servers.reconnect(server.id, server.version, handover);
+    const status = await deps.store.statuses.get(server.id);
+    if (status) await enqueue(deps, { type: "connect", serverId: server.id, generation: status.generation });
+    return toServerView(await withMasks(deps, server), status);
+  });
 }
 
 /**

@@ -159,7 +159,9 @@ export class Directory {
     if (this.direct.size > 10_000) this.direct.clear();
     this.directReads++;
     const entry = (async () => {
-      const server = await this.store.servers.resolvePlain(name);
+      // By name only: an id in a tool's name finds nothing, as in the snapshot.
+      const found = await this.store.servers.resolvePlain(name);
+      const server = found?.name === name ? found : undefined;
       const [state] = server ? await this.store.changes.read([server.id]) : [];
       return state?.server ? toEntry(state.server, state.status, state.catalog) : undefined;
     })().finally(() => this.directReads--);
@@ -221,8 +223,9 @@ export class Directory {
           this.logger.error("catalogue read failed", errorFields(error));
         return [];
       }),
-      // The epoch this read belongs to; a feed that cannot be read leaves it to the next look.
-      this.store.changes.since(takenAt).catch(() => undefined),
+      // The epoch this read belongs to, and the changes the index already shows (this read has them: the
+      // next look skips them, so one bulk change costs one full read); unreadable → the next look decides.
+      this.store.changes.since(takenAt - FEED_LOOKBACK_MS).catch(() => undefined),
     ]);
     this.epoch = feed ? (feed.epoch ?? null) : undefined;
     const catalogById = new Map(catalogs.map((catalog) => [catalog.serverId, catalog]));
@@ -232,6 +235,7 @@ export class Directory {
     this.fullReadAt = takenAt;
     this.feedFrom = takenAt - FEED_LOOKBACK_MS;
     this.applied.clear();
+    for (const change of feed?.changes ?? []) this.applied.set(`${change.item}\0${change.at}`, change.at);
     return this.publish(takenAt, byId);
   }
 
