@@ -11,7 +11,7 @@
  */
 import { gzipSync } from "node:zlib";
 import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
-import { keys } from "@mcpgw/aws";
+import { changeStamp, keys } from "@mcpgw/aws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startUpstream, type Upstream } from "../fixtures/mcp-upstream";
 import { type Stack, startStack, waitFor } from "../support/stack";
@@ -132,17 +132,25 @@ describe("records that would never heal", () => {
   it.each([
     ["not gzip at all", Buffer.from("garbage, not a catalogue")],
     ["another body under the old hash", gzipSync(JSON.stringify({ tools: [] }))],
-  ])("a catalogue whose body is %s: shown absent, rewritten by the next probe", async (_, body) => {
+  ])("a catalogue whose body is %s: shown absent, rewritten at once, unasked", async (_, body) => {
     const { id, name } = await connected();
     expect((await echo(name)).status).toBe(200);
     await plant(keys.serverCatalog(id), (item) => {
       item.tools = new Uint8Array(body);
+      Object.assign(item, changeStamp()); // the data plane reads it again (as after a restart)
     });
 
-    await stack.sweep({ maxListingAgeMs: 0 }); // every connected server's next probe lists its tools
+    // No sweep, no edit: the data plane that meets the damage (calls go on meanwhile) asks for the
+    // tools to be listed again, within seconds — not at the next listing, up to 10 minutes away.
+    await waitFor(
+      async () => (await echo(name)).status,
+      (status) => status === 200,
+      { timeoutMs: 10_000 },
+    );
     const tools = await waitFor(
       async () => (await stack.call("GET", `/v1/servers/${id}/tools`)).body,
       (listed) => Array.isArray(listed?.tools) && listed.tools.length === 4,
+      { timeoutMs: 10_000 },
     );
     expect(tools.tools.map((tool: { name: string }) => tool.name).sort()).toEqual([
       "add",
@@ -150,10 +158,6 @@ describe("records that would never heal", () => {
       "fail",
       "slow",
     ]);
-    await waitFor(
-      async () => (await echo(name)).status,
-      (status) => status === 200,
-    );
   });
 
   it.each([

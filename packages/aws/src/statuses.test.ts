@@ -10,16 +10,23 @@ function head(body: string, hash: string): Record<string, unknown> {
 }
 
 describe("toCatalog", () => {
-  it("treats a body that is not the one its hash names as absent (the hash is not trusted alone)", () => {
+  it("treats a body that is not the one its hash names as damaged, with no tools (the hash is not trusted alone)", () => {
     const { json, hash } = catalogBody({ tools });
     expect(toCatalog([head(json, hash)])).toMatchObject({ serverId: "s", tools });
-    expect(toCatalog([head(JSON.stringify({ tools: [] }), hash)])).toBeUndefined();
+    expect(toCatalog([head(JSON.stringify({ tools: [] }), hash)])).toMatchObject({
+      tools: [],
+      damaged: true,
+    });
   });
 
-  it("treats a body that does not parse as tools as absent", () => {
+  it("treats a body that does not parse as tools as damaged, with no tools", () => {
     // Its own hash, but a tool without an input schema.
     const { json, hash } = catalogBody({ tools: [{ name: "echo" }] } as never);
-    expect(toCatalog([head(json, hash)])).toBeUndefined();
-    expect(toCatalog([{ ...head(json, "x"), tools: Buffer.from("not gzip") }])).toBeUndefined();
+    expect(toCatalog([head(json, hash)])).toMatchObject({ tools: [], damaged: true });
+    expect(toCatalog([{ ...head(json, "x"), tools: Buffer.from("not gzip") }])).toMatchObject({
+      tools: [],
+      damaged: true,
+    });
+    expect(toCatalog([])).toBeUndefined();
   });
 });

@@ -51,6 +51,11 @@ export interface Findings {
 export interface Catalog extends Findings {
   serverId: string;
   updatedAt: string;
+  /**
+   * The stored body is not the one its hash names, or cannot be read: it holds no tools (`tools` is
+   * empty) until a full probe rewrites it — the data plane asks for one when it meets it.
+   */
+  damaged?: true;
 }
 
 /**
@@ -407,11 +412,12 @@ export function toStatus(item: Record<string, unknown>): StoredStatus | undefine
 export function toCatalog(items: Record<string, unknown>[]): Catalog | undefined {
   const head = items.find((item) => item.part === undefined);
   const json = catalogJson(items);
-  // A damaged catalogue counts as absent: the server shows no tools until its next probe rewrites it.
-  if (!head || json === undefined || (typeof head.hash === "string" && bodyHash(json) !== head.hash))
-    return undefined;
-  const found = readCatalogBody(json);
-  return found && { serverId: String(head.serverId), ...found, updatedAt: String(head.updatedAt) };
+  if (!head) return undefined;
+  const intact = json !== undefined && (typeof head.hash !== "string" || bodyHash(json) === head.hash);
+  const found = intact ? readCatalogBody(json) : undefined;
+  const kept = { serverId: String(head.serverId), updatedAt: String(head.updatedAt) };
+  // A damaged catalogue holds no tools: the server shows none until a full probe rewrites it.
+  return found ? { ...kept, ...found } : { ...kept, tools: [], damaged: true };
 }
 
 /**

@@ -77,6 +77,8 @@ export class Directory {
   /** Servers read one by one for calls, by name: the last read of each, and when it started. */
   private readonly direct = new Map<string, { at: number; entry: Promise<DirectoryEntry | undefined> }>();
   private directReads = 0;
+  /** Servers whose damaged catalogue this process asked to have listed again, with the generation asked. */
+  private readonly relisting = new Map<string, number>();
 
   constructor(
     private readonly store: Store,
@@ -163,7 +165,7 @@ export class Directory {
       const found = await this.store.servers.resolvePlain(name);
       const server = found?.name === name ? found : undefined;
       const [state] = server ? await this.store.changes.read([server.id]) : [];
-      return state?.server ? toEntry(state.server, state.status, state.catalog) : undefined;
+      return state?.server ? this.entryOf(state.server, state.status, state.catalog) : undefined;
     })().finally(() => this.directReads--);
     this.direct.set(name, { at: Date.now(), entry });
     entry.catch(() => this.direct.delete(name));
@@ -231,7 +233,7 @@ export class Directory {
     const catalogById = new Map(catalogs.map((catalog) => [catalog.serverId, catalog]));
     const byId = new Map<string, DirectoryEntry>();
     for (const { server, status } of servers)
-      byId.set(server.id, toEntry(server, status, catalogById.get(server.id)));
+      byId.set(server.id, this.entryOf(server, status, catalogById.get(server.id)));
     this.fullReadAt = takenAt;
     this.feedFrom = takenAt - FEED_LOOKBACK_MS;
     this.applied.clear();
@@ -256,7 +258,7 @@ export class Directory {
     if (changed.length > Math.max(BULK_CHANGE_MIN, base.byId.size / 10)) return this.readAll();
     const byId = changed.length > 0 ? new Map(base.byId) : base.byId;
     for (const state of await this.store.changes.read(changed)) {
-      if (state.server) byId.set(state.serverId, toEntry(state.server, state.status, state.catalog));
+      if (state.server) byId.set(state.serverId, this.entryOf(state.server, state.status, state.catalog));
       else byId.delete(state.serverId);
     }
     for (const change of changes) this.applied.set(`${change.item}\0${change.at}`, change.at);
@@ -287,6 +289,33 @@ export class Directory {
         .catch((error) => this.logger.warn("could not give the table an epoch", errorFields(error)));
     }
     return false;
+  }
+
+  /**
+   * A server's entry; a damaged catalogue of a connected server (see `Catalog.damaged`) also asks for
+   * a full probe, once per generation, so it is rewritten now — not at the next listing, minutes away.
+   */
+  private entryOf(
+    server: PlainServer,
+    status: StoredStatus | undefined,
+    catalog: Catalog | undefined,
+  ): DirectoryEntry {
+    const generation = status?.generation;
+    if (catalog?.damaged && status?.state === "connected" && generation !== undefined) {
+      if (this.relisting.get(server.id) !== generation) {
+        this.relisting.set(server.id, generation);
+        if (this.relisting.size > 10_000) this.relisting.clear();
+        this.store.jobs.send({ type: "probe", serverId: server.id, generation }).catch((error) => {
+          this.relisting.delete(server.id);
+          this.logger.warn("could not ask for a damaged catalogue to be listed again", {
+            serverId: server.id,
+            ...errorFields(error),
+          });
+        });
+        this.logger.warn("damaged catalogue: a probe will list the tools again", { serverId: server.id });
+      }
+    }
+    return toEntry(server, status, catalog);
   }
 
   /** Makes `byId` the current snapshot (re-using `unchanged`'s maps when nothing changed). */
