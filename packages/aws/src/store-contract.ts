@@ -203,6 +203,35 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(disabled.version).toBe(3);
     });
 
+    it("the attempt that settles a new generation ends the older one's serving: its fields and kept config go", async () => {
+      const store = await open();
+      const server = await http(store, unique("settle"), { "X-Team": "blue" });
+      expect(await store.statuses.recordAttempt(server.id, 1, ok())).toBe(true);
+      const updated = await store.servers.update(
+        server,
+        parseServerSpec({ ...specOf(server), url: "https://example.com/v2" }),
+        { serving: { state: "connected", generation: 1 } },
+      );
+      // A stale attempt settles nothing.
+      expect(await store.statuses.recordAttempt(server.id, 1, failed())).toBe(false);
+      expect((await store.servers.getServing(server.id))?.generation).toBe(1);
+
+      expect(await store.statuses.recordAttempt(server.id, 2, ok())).toBe(true);
+      const settled = await store.statuses.get(server.id);
+      expect(settled).toMatchObject({ state: "connected", generation: 2 });
+      expect([settled?.servingGeneration, settled?.servingSince]).toEqual([undefined, undefined]);
+      expect(await store.servers.getServing(server.id)).toBeUndefined();
+
+      // A failure settles too.
+      await store.servers.reconnect(server.id, updated.version, { state: "connected", generation: 2 });
+      expect((await store.servers.getServing(server.id))?.generation).toBe(2);
+      expect(await store.statuses.recordAttempt(server.id, 3, failed())).toBe(true);
+      const failedStatus = await store.statuses.get(server.id);
+      expect(failedStatus).toMatchObject({ state: "failed", generation: 3 });
+      expect([failedStatus?.servingGeneration, failedStatus?.servingSince]).toEqual([undefined, undefined]);
+      expect(await store.servers.getServing(server.id)).toBeUndefined();
+    });
+
     it("refuses a rename onto a taken name and changes nothing", async () => {
       const store = await open();
       const [a, b] = [await http(store), await http(store)];
