@@ -172,7 +172,7 @@ describe("edits that reach the upstream connect beside the serving generation", 
     expect(first.toolCalls).toBeGreaterThanOrEqual(servedBefore + 25);
     expect(second.toolCalls).toBe(0);
     expect((await statusReader(stack, id)()).state).toBe("connecting");
-    expect((await stack.store.servers.getServing(id))?.url).toBe(first.url);
+    expect(await stack.store.servers.getServing(id)).toMatchObject({ url: first.url });
 
     stack.releaseProbes();
     await waitFor(statusReader(stack, id), (s) => s.state === "connected");
