@@ -1,6 +1,7 @@
 /**
  * A stdio server's edit that reaches its child (env) connects the new generation beside the old one:
- * the old child serves every call until the new one is connected, then it is gone — no call refused.
+ * the old child serves every call until the new one is connected, then it is gone — no call refused,
+ * and none cut: a call still on the old child when the new one connects finishes there first.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -93,5 +94,46 @@ describe("runner: an env edit under steady calls", () => {
     await loop;
     expect(refusals).toEqual([]);
     expect(new Set(pids.slice(after))).toEqual(new Set([newPid]));
+  });
+
+  it("a call in flight on the old child when the new one connects finishes there; the old child goes once it ends", async () => {
+    const name = uniqueName("env-drain");
+    const id = await createServer(stack, {
+      name,
+      command: process.execPath,
+      args: [TINY_STDIO],
+      env: { MARK: "before" },
+    });
+    await reaches(stack, id, "connected");
+    const oldPid = Number(
+      textOf(
+        (
+          await waitFor(
+            () => stack.callTool(`${name}__pid`),
+            (r) => r.status === 200,
+            { timeoutMs: 5_000 },
+          )
+        ).body,
+      ),
+    );
+    const slow = stack.callTool(`${name}__slow`, { ms: 5_000 });
+    await new Promise((resolve) => setTimeout(resolve, 300)); // the call is with the old child
+
+    expect((await stack.call("PATCH", `/v1/servers/${id}`, { env: { MARK: "after" } })).status).toBe(200);
+    await reaches(stack, id, "connected", 4_000);
+    expect(isAlive(oldPid)).toBe(true);
+
+    const answered = await slow;
+    const endedAt = Date.now();
+    expect({ status: answered.status, text: textOf(answered.body) }).toEqual({
+      status: 200,
+      text: "slow done",
+    });
+    await waitFor(
+      async () => isAlive(oldPid),
+      (alive) => !alive,
+      { timeoutMs: 3_000, intervalMs: 50 },
+    );
+    expect(Date.now() - endedAt).toBeLessThan(3_000);
   });
 });
