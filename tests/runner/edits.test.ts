@@ -136,4 +136,42 @@ describe("runner: an env edit under steady calls", () => {
     );
     expect(Date.now() - endedAt).toBeLessThan(3_000);
   });
+
+  it("a retired child still finishing a call is stopped at once when its server is disabled", async () => {
+    const name = uniqueName("env-drain-off");
+    const id = await createServer(stack, {
+      name,
+      command: process.execPath,
+      args: [TINY_STDIO],
+      env: { MARK: "before" },
+    });
+    await reaches(stack, id, "connected");
+    const oldPid = Number(
+      textOf(
+        (
+          await waitFor(
+            () => stack.callTool(`${name}__pid`),
+            (r) => r.status === 200,
+            { timeoutMs: 5_000 },
+          )
+        ).body,
+      ),
+    );
+    const slow = stack.callTool(`${name}__slow`, { ms: 20_000 });
+    await new Promise((resolve) => setTimeout(resolve, 300)); // the call is with the old child
+    expect((await stack.call("PATCH", `/v1/servers/${id}`, { env: { MARK: "after" } })).status).toBe(200);
+    await reaches(stack, id, "connected", 4_000);
+    await new Promise((resolve) => setTimeout(resolve, 500)); // the old child is retiring, its call on
+    expect(isAlive(oldPid)).toBe(true);
+
+    const from = Date.now();
+    expect((await stack.call("PATCH", `/v1/servers/${id}`, { enabled: false })).status).toBe(200);
+    await waitFor(
+      async () => isAlive(oldPid),
+      (alive) => !alive,
+      { timeoutMs: 3_000, intervalMs: 50 },
+    );
+    expect(Date.now() - from).toBeLessThan(3_000);
+    expect((await slow).status).not.toBe(200);
+  });
 });
