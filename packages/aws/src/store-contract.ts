@@ -44,6 +44,14 @@ const profile: ServerProfile = {
   discover: { supportedVersions: ["2026-07-28", "2025-11-25"] },
 };
 
+/** The status is `settled`, and nothing of an older generation serves: no serving fields, no kept config. */
+async function servingEnded(store: Store, id: string, settled: { state: string; generation: number }) {
+  const status = await store.statuses.get(id);
+  expect(status).toMatchObject(settled);
+  expect([status?.servingGeneration, status?.servingSince]).toEqual([undefined, undefined]);
+  expect(await store.servers.getServing(id)).toBeUndefined();
+}
+
 /** Registers the contract's tests for the store `open` gives (a fresh one per test). */
 export function describeStoreContract(name: string, open: () => Promise<Store>): void {
   let counter = 0;
@@ -217,19 +225,13 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect((await store.servers.getServing(server.id))?.generation).toBe(1);
 
       expect(await store.statuses.recordAttempt(server.id, 2, ok())).toBe(true);
-      const settled = await store.statuses.get(server.id);
-      expect(settled).toMatchObject({ state: "connected", generation: 2 });
-      expect([settled?.servingGeneration, settled?.servingSince]).toEqual([undefined, undefined]);
-      expect(await store.servers.getServing(server.id)).toBeUndefined();
+      await servingEnded(store, server.id, { state: "connected", generation: 2 });
 
       // A failure settles too.
       await store.servers.reconnect(server.id, updated.version, { state: "connected", generation: 2 });
       expect((await store.servers.getServing(server.id))?.generation).toBe(2);
       expect(await store.statuses.recordAttempt(server.id, 3, failed())).toBe(true);
-      const failedStatus = await store.statuses.get(server.id);
-      expect(failedStatus).toMatchObject({ state: "failed", generation: 3 });
-      expect([failedStatus?.servingGeneration, failedStatus?.servingSince]).toEqual([undefined, undefined]);
-      expect(await store.servers.getServing(server.id)).toBeUndefined();
+      await servingEnded(store, server.id, { state: "failed", generation: 3 });
     });
 
     it("refuses a rename onto a taken name and changes nothing", async () => {
