@@ -172,9 +172,14 @@ describe("edits that reach the upstream connect beside the serving generation", 
     expect(first.toolCalls).toBeGreaterThanOrEqual(servedBefore + 25);
     expect(second.toolCalls).toBe(0);
     expect((await statusReader(stack, id)()).state).toBe("connecting");
+    expect(await stack.store.servers.getServing(id)).toMatchObject({ url: first.url });
 
     stack.releaseProbes();
     await waitFor(statusReader(stack, id), (s) => s.state === "connected");
+    // The switch ends the old generation's serving: its fields and kept config (sealed secrets) are gone.
+    const settled = await stack.store.statuses.get(id);
+    expect([settled?.servingGeneration, settled?.servingSince]).toEqual([undefined, undefined]);
+    expect(await stack.store.servers.getServing(id)).toBeUndefined();
     await waitFor(
       async () => second.toolCalls,
       (n) => n >= 10,

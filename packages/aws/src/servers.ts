@@ -244,18 +244,15 @@ function supersedeStatus(
   };
 }
 
-/** The key of the config kept for an older generation that serves while a newer one connects. */
-function servingKey(id: string) {
-  return { pk: keys.serverPartition(id), sk: "SERVING" };
-}
-
 /**
  * The config item as stored now, kept for generation `generation` to serve from (no index keys, no
  * change stamp: it is read only by key). Conditional on the config still being at `version`.
  */
 function servingItem(tableName: string, config: Record<string, unknown>, generation: number): TransactItem {
   const { kind: _k, kindSort: _s, changeFeed: _f, changedAt: _a, ...kept } = config;
-  return { Put: { TableName: tableName, Item: { ...kept, ...servingKey(String(config.id)), generation } } };
+  return {
+    Put: { TableName: tableName, Item: { ...kept, ...keys.serverServing(String(config.id)), generation } },
+  };
 }
 
 /**
@@ -693,7 +690,7 @@ export function createServerRepository(
 
     async getServing(id) {
       const { Item } = await ddb.send(
-        new GetCommand({ TableName: tableName, Key: servingKey(id), ConsistentRead: true }),
+        new GetCommand({ TableName: tableName, Key: keys.serverServing(id), ConsistentRead: true }),
       );
       if (!Item) return undefined;
       const { generation, ...config } = Item;

@@ -124,7 +124,9 @@ export interface StatusRepository {
    * Writes an attempt's outcome — and on success what it `found` (the catalogue: tools and profile), in
    * the same transaction, when that changed; the profile's protocol revision, when the tools were listed and
    * the profile's digest go in the status — only
-   * if the stored generation still equals `generation` and the server is not disabled.
+   * if the stored generation still equals `generation` and the server is not disabled. The attempt
+   * settles its generation: an older one that served meanwhile serves no more (`servingGeneration`,
+   * `servingSince` and the config kept for it go, in the same transaction).
    * False when fenced off (stale, disabled or deleted), or when `jobId` already recorded its outcome (a
    * redelivered job: at-least-once delivery made idempotent).
    * @throws CatalogTooLargeError when the tools cannot be stored.
@@ -292,7 +294,7 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
         Update: {
           TableName: tableName,
           Key: keys.serverStatus(serverId),
-          UpdateExpression: `SET ${names.map((_, i) => `#f${i} = :v${i}`).join(", ")}${options.endsClaim ? " REMOVE attemptUntil" : ""}`,
+          UpdateExpression: `SET ${names.map((_, i) => `#f${i} = :v${i}`).join(", ")} REMOVE servingGeneration, servingSince${options.endsClaim ? ", attemptUntil" : ""}`,
           ConditionExpression: `attribute_exists(pk) AND generation = :generation AND #state <> :disabled${
             options.jobId ? " AND (attribute_not_exists(lastJobId) OR lastJobId <> :v_job)" : ""
           }`,
@@ -308,9 +310,13 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
           },
         },
       };
+      // Under the status's fence: a newer handover (a newer generation) would have failed the update.
+      const servedNoMore: TransactItem = {
+        Delete: { TableName: tableName, Key: keys.serverServing(serverId) },
+      };
       const catalog = outcome.ok && found ? await catalogWrites(serverId, found, outcome.at) : [];
       try {
-        await ddb.send(new TransactWriteCommand({ TransactItems: [statusUpdate, ...catalog] }));
+        await ddb.send(new TransactWriteCommand({ TransactItems: [statusUpdate, servedNoMore, ...catalog] }));
         return true;
       } catch (error) {
         if (failedConditions(error).includes(0)) return false;

@@ -44,6 +44,14 @@ const profile: ServerProfile = {
   discover: { supportedVersions: ["2026-07-28", "2025-11-25"] },
 };
 
+/** The status is `settled`, and nothing of an older generation serves: no serving fields, no kept config. */
+async function servingEnded(store: Store, id: string, settled: { state: string; generation: number }) {
+  const status = await store.statuses.get(id);
+  expect(status).toMatchObject(settled);
+  expect([status?.servingGeneration, status?.servingSince]).toEqual([undefined, undefined]);
+  expect(await store.servers.getServing(id)).toBeUndefined();
+}
+
 /** Registers the contract's tests for the store `open` gives (a fresh one per test). */
 export function describeStoreContract(name: string, open: () => Promise<Store>): void {
   let counter = 0;
@@ -201,6 +209,29 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       const disabled = await store.servers.update(updated, { ...specOf(updated), enabled: false });
       expect((await store.statuses.get(server.id))?.servingGeneration).toBeUndefined();
       expect(disabled.version).toBe(3);
+    });
+
+    it("the attempt that settles a new generation ends the older one's serving: its fields and kept config go", async () => {
+      const store = await open();
+      const server = await http(store, unique("settle"), { "X-Team": "blue" });
+      expect(await store.statuses.recordAttempt(server.id, 1, ok())).toBe(true);
+      const updated = await store.servers.update(
+        server,
+        parseServerSpec({ ...specOf(server), url: "https://example.com/v2" }),
+        { serving: { state: "connected", generation: 1 } },
+      );
+      // A stale attempt settles nothing.
+      expect(await store.statuses.recordAttempt(server.id, 1, failed())).toBe(false);
+      expect((await store.servers.getServing(server.id))?.generation).toBe(1);
+
+      expect(await store.statuses.recordAttempt(server.id, 2, ok())).toBe(true);
+      await servingEnded(store, server.id, { state: "connected", generation: 2 });
+
+      // A failure settles too.
+      await store.servers.reconnect(server.id, updated.version, { state: "connected", generation: 2 });
+      expect((await store.servers.getServing(server.id))?.generation).toBe(2);
+      expect(await store.statuses.recordAttempt(server.id, 3, failed())).toBe(true);
+      await servingEnded(store, server.id, { state: "failed", generation: 3 });
     });
 
     it("refuses a rename onto a taken name and changes nothing", async () => {

@@ -25,6 +25,8 @@ export const keys = {
   /** Parts 1… of a catalogue too large for one item (part 0 is the `CATALOG` item itself). */
   serverCatalogPart: (id: string, part: number) => ({ pk: `SERVER#${id}`, sk: `CATALOG#${part}` }),
   serverPartition: (id: string) => `SERVER#${id}`,
+  /** The config kept for an older generation that serves while a newer one connects. */
+  serverServing: (id: string) => ({ pk: `SERVER#${id}`, sk: "SERVING" }),
   /** What a deleted server leaves on the change feed for a day. */
   serverTombstone: (id: string) => ({ pk: `SERVER#${id}`, sk: "GONE" }),
   /**

@@ -125,13 +125,15 @@ export function createRunnerApp(options: RunnerHttpOptions): Hono<RunnerEnv> {
     return c.json({ serverId: instance.serverId, threadId: instance.threadId, pid: instance.transport.pid });
   });
 
-  // The server was deleted, disabled or reconfigured: `?below=<generation>` spares the current one.
+  // The server was deleted, disabled or reconfigured: `?below=<generation>` spares the current one;
+  // `&drain=1` (a newer generation settled) lets the older ones' calls in flight end first.
   app.delete("/servers/:id", async (c) => {
     const below = c.req.query("below");
     const generation = below === undefined ? undefined : Number(below);
     if (generation !== undefined && !Number.isInteger(generation))
       throw new AppError("request.invalid", "below must be an integer generation");
-    return c.json({ stopped: await instances.stopServer(c.req.param("id"), generation) });
+    const drain = c.req.query("drain") === "1";
+    return c.json({ stopped: await instances.stopServer(c.req.param("id"), generation, { drain }) });
   });
 
   app.delete("/threads/:thread", async (c) =>

@@ -52,9 +52,10 @@ export interface Instance {
   transport: ChildTransport;
   /** Between the child and its face's callers: calls in flight, the child's requests for input. */
   bridge: ChildBridge;
-  /** Config version and status generation it was spawned for; a change restarts it. */
-  version: number;
+  /** The status generation it was spawned for: a newer one gets a new child, and this one is retired. */
   generation: number;
+  /** Its server's call timeout when it was spawned: how long a retired child's calls may go on. */
+  timeoutMs: number;
   startedAt: number;
   lastUsed: number;
   busy: number;
@@ -149,6 +150,9 @@ const LAUNCHED_SERVER_GRACE_S = 2;
 /** The default of `goneCheckMs`: the deployed sweep's interval. */
 export const DEFAULT_GONE_CHECK_MS = 60_000;
 
+/** The longest a retired child (of an older generation) is kept for its calls in flight to end. */
+export const RETIRE_MAX_MS = 60_000;
+
 /** The default of `pingTimeoutMs`. */
 export const DEFAULT_PING_TIMEOUT_MS = 5_000;
 
@@ -157,9 +161,10 @@ const CLIENT_INFO = { name: "mcp-gateway-runner", version: "1.0.0" };
 /**
  * The runner's children: one per project-scoped server (shared by every caller; one per caller
  * principal when the server's isolation is `per_caller`) and one per (server, thread) for
- * thread-scoped ones — spawned lazily under their own uid, restarted on config
- * change, stopped when their server is deleted, disabled or reconfigured, reaped when idle, capped in
- * number, and killed with their whole process group.
+ * thread-scoped ones — spawned lazily under their own uid, one per generation (a change that reaches
+ * the child starts a new one, and the older one is retired once its calls end), stopped at once when
+ * their server is deleted or disabled, reaped when idle, capped in number, and killed with their whole
+ * process group.
  *
  * Children end with their attempt: a start is abandoned (the child killed, its files removed) once
  * every request waiting for it has gone — the probe that gave up closed its connection — save a
@@ -188,6 +193,8 @@ export class InstanceManager {
   >();
   /** Per instance key, the child of an older generation serving while a newer one connects. */
   private readonly retiring = new Map<string, Instance>();
+  /** Children of older generations that take no new calls and are stopped once idle (see `retire`). */
+  private readonly draining = new Set<Instance>();
   /** Per server, the lowest generation that may still run (raised when the server is stopped). */
   private readonly floors = new Map<string, number>();
   private readonly reaper: NodeJS.Timeout;
@@ -322,7 +329,7 @@ export class InstanceManager {
     const kept = this.retiring.get(key);
     if (kept && (kept.generation !== serving || kept.transport.exitStatus)) {
       this.retiring.delete(key);
-      void this.stop(kept, "its generation no longer serves");
+      void this.retire(kept);
     }
     if (wanted === undefined || wanted !== serving) return undefined;
     const pending = this.instances.get(key);
@@ -384,9 +391,10 @@ export class InstanceManager {
   /**
    * Stops every instance (project and thread ones) of a server that was deleted, disabled or
    * reconfigured: those spawned below `belowGeneration`, or all of them. Instances spawned later for a
-   * generation below it are refused too. Resolves once their processes, dirs and secret files are gone.
+   * generation below it are refused too. Resolves once their processes, dirs and secret files are gone
+   * — or, with `drain` (a newer generation settled), at once: they are retired (see `retire`).
    */
-  async stopServer(serverId: string, belowGeneration?: number): Promise<number> {
+  async stopServer(serverId: string, belowGeneration?: number, { drain = false } = {}): Promise<number> {
     this.configCache.delete(serverId);
     if (belowGeneration !== undefined)
       this.floors.set(serverId, Math.max(belowGeneration, this.floors.get(serverId) ?? 0));
@@ -406,6 +414,16 @@ export class InstanceManager {
         instance !== undefined && (belowGeneration === undefined || instance.generation < belowGeneration),
     );
     for (const instance of stale) if (belowGeneration !== undefined) this.countRestart(instance.key);
+    if (drain && belowGeneration !== undefined) {
+      for (const instance of stale) void this.retire(instance);
+      return stale.length;
+    }
+    for (const instance of this.draining) {
+      if (instance.serverId !== serverId) continue;
+      if (belowGeneration !== undefined && instance.generation >= belowGeneration) continue;
+      this.draining.delete(instance);
+      stale.push(instance);
+    }
     await Promise.all(stale.map((instance) => this.stop(instance, "server changed")));
     return stale.length;
   }
@@ -687,8 +705,8 @@ export class InstanceManager {
         client,
         transport,
         bridge,
-        version: record.version,
         generation,
+        timeoutMs: record.timeoutSeconds * 1_000,
         startedAt: Date.now(),
         lastUsed: Date.now(),
         busy: 0,
@@ -854,6 +872,24 @@ export class InstanceManager {
     this.forget(instance);
     await instance.transport.close(graceMs);
     await instance.ended;
+  }
+
+  /**
+   * Ends an older generation's child without cutting its calls: it takes no new ones (it is in no map),
+   * and is stopped once idle, or after its server's call timeout (at most {@link RETIRE_MAX_MS}). A
+   * delete or disable meanwhile stops it at once (`stopServer` takes it out of `draining`).
+   */
+  private async retire(instance: Instance): Promise<void> {
+    if (this.draining.has(instance) || this.stopping.has(instance)) return;
+    this.forget(instance);
+    this.draining.add(instance);
+    const until = Date.now() + Math.min(instance.timeoutMs, RETIRE_MAX_MS);
+    while (!isIdle(instance) && Date.now() < until && !this.closing && !instance.transport.exitStatus) {
+      await delay(100, undefined, { ref: false });
+      if (!this.draining.has(instance)) return;
+    }
+    this.draining.delete(instance);
+    await this.stop(instance, "its generation no longer serves");
   }
 
   /**

@@ -15,7 +15,7 @@ function fakeSession() {
 }
 
 describe("SessionPool", () => {
-  it("a newer version's session leaves calls on the old one to finish there, then closes it", async () => {
+  it("a newer generation's session leaves calls on the old one to finish there, then closes it", async () => {
     const pool = new SessionPool();
     const old = fakeSession();
     const next = fakeSession();
@@ -50,7 +50,7 @@ describe("SessionPool", () => {
     pool.close();
   });
 
-  it("an idle session of an older version is closed at once", async () => {
+  it("an idle session of an older generation is closed at once", async () => {
     const pool = new SessionPool();
     const old = fakeSession();
     await pool.use(
@@ -67,6 +67,29 @@ describe("SessionPool", () => {
     );
     await new Promise((resolve) => setTimeout(resolve, 0));
     expect(old.state.closed).toBe(true);
+    pool.close();
+  });
+
+  it("a request naming an older generation reuses a newer one's session, never swapping back", async () => {
+    const pool = new SessionPool();
+    const older = fakeSession();
+    const newer = fakeSession();
+    const opened: string[] = [];
+    const open = (name: string, session: UpstreamSession) => async () => {
+      opened.push(name);
+      return session;
+    };
+    const using = (generation: number, session: UpstreamSession, name: string) =>
+      pool.use("s1", generation, open(name, session), async (pooled) => pooled.session);
+
+    await using(1, older.session, "older");
+    expect(await using(2, newer.session, "newer")).toBe(newer.session);
+    // A snapshot up to 2 s old still names generation 1.
+    expect(await using(1, fakeSession().session, "older again")).toBe(newer.session);
+    expect(await using(2, fakeSession().session, "newer again")).toBe(newer.session);
+
+    expect(opened).toEqual(["older", "newer"]);
+    expect(newer.state.closed).toBe(false);
     pool.close();
   });
 });

@@ -14,13 +14,13 @@ export interface PooledSession {
 
 interface Entry {
   key: string;
-  version: number;
+  generation: number;
   opening: Promise<PooledSession>;
   lastUsed: number;
   busy: number;
   failureClaimed: boolean;
   controller: AbortController;
-  /** Replaced by a newer version's session while calls were on it: closed when the last one ends. */
+  /** Replaced by a newer generation's session while calls were on it: closed when the last one ends. */
   retired?: boolean;
 }
 
@@ -30,7 +30,7 @@ const DISCONNECT =
 
 /**
  * Warm upstream MCP sessions, one per server, keyed by server id + the generation they serve (the
- * caller's `version`): initialized once, shared by concurrent callers, evicted on error, on a new
+ * caller's `generation`): initialized once, shared by concurrent callers, evicted on error, on a new
  * generation (a change that reaches the upstream, or a reconnect) and when idle.
  */
 export class SessionPool {
@@ -43,16 +43,17 @@ export class SessionPool {
   }
 
   /**
-   * Runs `use` with the warm session for (serverId, version), opening one with `open` when there is
-   * none. A session in use is never reaped as idle.
+   * Runs `use` with the warm session for (serverId, generation), opening one with `open` when there is
+   * none; a session of a newer generation than asked for (the caller's snapshot is older) serves too. A
+   * session in use is never reaped as idle.
    */
   async use<T>(
     serverId: string,
-    version: number,
+    generation: number,
     open: () => Promise<UpstreamSession>,
     use: (pooled: PooledSession) => Promise<T>,
   ): Promise<T> {
-    const entry = this.entryFor(serverId, version, open);
+    const entry = this.entryFor(serverId, generation, open);
     entry.busy++;
     try {
       return await use(await entry.opening);
@@ -65,11 +66,11 @@ export class SessionPool {
 
   /**
    * Evicts idle sessions whose server no longer wants them — deleted, disabled or reconfigured —
-   * as `keep(serverKey, version)` says (sessions in use go once their calls finish).
+   * as `keep(serverKey, generation)` says (sessions in use go once their calls finish).
    */
-  retain(keep: (serverKey: string, version: number) => boolean): void {
+  retain(keep: (serverKey: string, generation: number) => boolean): void {
     for (const [serverKey, entry] of this.entries) {
-      if (entry.busy === 0 && !keep(serverKey, entry.version)) this.evict(serverKey, entry.key);
+      if (entry.busy === 0 && !keep(serverKey, entry.generation)) this.evict(serverKey, entry.key);
     }
   }
 
@@ -87,11 +88,12 @@ export class SessionPool {
     return released;
   }
 
-  private entryFor(serverId: string, version: number, open: () => Promise<UpstreamSession>): Entry {
-    const key = `${serverId}@${version}`;
+  private entryFor(serverId: string, generation: number, open: () => Promise<UpstreamSession>): Entry {
+    const key = `${serverId}@${generation}`;
     const existing = this.entries.get(serverId);
-    if (existing && existing.key === key && !existing.controller.signal.aborted) return existing;
-    // A newer version replaces the session; calls still on the old one finish there first.
+    // A newer generation's session serves a caller whose snapshot still names an older one (never swapped back).
+    if (existing && existing.generation >= generation && !existing.controller.signal.aborted) return existing;
+    // A newer generation replaces the session; calls still on the old one finish there first.
     if (existing && existing.busy > 0 && !existing.controller.signal.aborted) {
       this.entries.delete(serverId);
       existing.retired = true;
@@ -99,7 +101,7 @@ export class SessionPool {
     const controller = new AbortController();
     const entry: Entry = {
       key,
-      version,
+      generation,
       lastUsed: Date.now(),
       busy: 0,
       failureClaimed: false,

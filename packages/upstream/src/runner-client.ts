@@ -9,9 +9,11 @@ export interface RunnerClient {
   stopThread(threadId: string): Promise<number>;
   /**
    * Ends the children of a deleted, disabled or reconfigured server — those of generations below
-   * `belowGeneration`, or all — and resolves once they, their dirs and secret files are gone.
+   * `belowGeneration`, or all — and resolves once they, their dirs and secret files are gone. With
+   * `drain` (a newer generation settled) it resolves at once: they take no new calls and are stopped
+   * once the calls on them have ended (bounded by the server's call timeout, at most 60 s).
    */
-  stopServer(serverId: string, belowGeneration?: number): Promise<number>;
+  stopServer(serverId: string, belowGeneration?: number, options?: { drain?: boolean }): Promise<number>;
 }
 
 /** How the runner's refusals reach admins: missing server, or the runner at its children cap. */
@@ -59,8 +61,9 @@ export function createRunnerClient(runner: RunnerEndpoint, fetchImpl: typeof fet
       const body = await request("DELETE", `/threads/${encodeURIComponent(threadId)}`);
       return Number(body.stopped ?? 0);
     },
-    async stopServer(serverId, belowGeneration) {
-      const query = belowGeneration === undefined ? "" : `?below=${belowGeneration}`;
+    async stopServer(serverId, belowGeneration, options) {
+      const drain = belowGeneration !== undefined && options?.drain ? "&drain=1" : "";
+      const query = belowGeneration === undefined ? "" : `?below=${belowGeneration}${drain}`;
       const body = await request("DELETE", `/servers/${encodeURIComponent(serverId)}${query}`);
       return Number(body.stopped ?? 0);
     },

@@ -155,7 +155,10 @@ export async function processJob(deps: WorkerDeps, job: Job, jobId?: string): Pr
   return written;
 }
 
-/** Stops a stdio server's children of generations below `generation` (the one now settled). */
+/**
+ * Retires a stdio server's children of generations below `generation` (the one now settled): they take
+ * no new calls and stop once the calls on them have ended.
+ */
 async function retireServing(
   deps: WorkerDeps,
   logger: Logger,
@@ -164,8 +167,8 @@ async function retireServing(
 ): Promise<void> {
   if (plain.transport !== "stdio" || !deps.runner) return;
   try {
-    const stopped = await createRunnerClient(deps.runner).stopServer(plain.id, generation);
-    if (stopped > 0) logger.info("older generation's children stopped", { stopped });
+    const stopped = await createRunnerClient(deps.runner).stopServer(plain.id, generation, { drain: true });
+    if (stopped > 0) logger.info("older generation's children retired", { stopped });
   } catch (error) {
     logger.warn("could not stop the older generation's children", errorFields(error));
   }

@@ -69,8 +69,7 @@ export function createMemoryServerRepository(tables: MemoryTables, sealer: Seale
     return { ...plain, [field]: secrets, auth } as ServerRecord;
   }
 
-  /** Configs kept for older generations that serve while a newer one connects, by server id. */
-  const serving = new Map<string, { server: MemoryServer; generation: number }>();
+  const { serving } = tables;
 
   /** Whether the status is still as a handover was decided on (see {@link ServingHandover}). */
   function handoverHolds(id: string, handover: ServingHandover | undefined): boolean {

@@ -76,8 +76,11 @@ export function createMemoryStatusRepository(tables: MemoryTables): StatusReposi
       const status = tables.statuses.get(serverId);
       if (!status || status.generation !== generation || status.state === "disabled") return false;
       if (options.jobId && status.lastJobId === options.jobId) return false;
+      // The attempt settles its generation: an older one that served meanwhile serves no more.
+      const { servingGeneration: _g, servingSince: _s, ...rest } = status;
+      tables.serving.delete(serverId);
       tables.statuses.set(serverId, {
-        ...status,
+        ...rest,
         ...attemptChanges(outcome, found?.profile),
         ...(outcome.ok && found ? listingChanges(outcome.at, found.profile) : {}),
         ...(options.jobId ? { lastJobId: options.jobId } : {}),

@@ -32,6 +32,8 @@ export interface MemoryTables {
   /** Name claims: name → server id. */
   names: Map<string, string>;
   statuses: Map<string, StoredStatus & { lastJobId?: string }>;
+  /** Configs kept for older generations that serve while a newer one connects, by server id. */
+  serving: Map<string, { server: MemoryServer; generation: number }>;
   catalogs: Map<string, Catalog & { hash: string }>;
   /** Server id → its latency rings' points by slot (`probe#17`). */
   latency: Map<string, Map<string, LatencyPoint>>;
@@ -91,6 +93,7 @@ export function createMemoryTables(): MemoryTables {
     names: new Map(),
     upstreamCredentials: new Map(),
     statuses: new StampedMap(changed, clock),
+    serving: new Map(),
     catalogs: new StampedMap(changed, clock),
     latency: new Map(),
     chatsOff: new Map(),
