@@ -245,6 +245,15 @@ function supersedeStatus(
 }
 
 /**
+ * Deletes the config kept for an older generation (with its sealed secrets): a superseding change after
+ * which nothing serves on (a disable, an auth change, a change to a server that was not serving) leaves
+ * no config for a stale view of the data plane to open.
+ */
+function dropKept(tableName: string, id: string): TransactItem {
+  return { Delete: { TableName: tableName, Key: keys.serverServing(id) } };
+}
+
+/**
  * The config item as stored now, kept for generation `generation` to serve from (no index keys, no
  * change stamp: it is read only by key). Conditional on the config still being at `version`.
  */
@@ -636,6 +645,7 @@ export function createServerRepository(
         options.status,
         options.serving,
       );
+      if (options.status !== "keep" && !options.serving) items.push(dropKept(tableName, existing.id));
       const renamed = spec.name !== existing.name;
       const statusIndex = renamed ? 3 : 1;
       try {
@@ -676,7 +686,7 @@ export function createServerRepository(
         const current = await readConfig(id);
         if (current?.version !== version) throw versionConflict();
         items.push(servingItem(tableName, current, serving.generation));
-      }
+      } else if (!serving) items.push(dropKept(tableName, id));
       try {
         await transact(items, "The reconnect");
       } catch (error) {

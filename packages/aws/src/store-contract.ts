@@ -209,6 +209,8 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       const disabled = await store.servers.update(updated, { ...specOf(updated), enabled: false });
       expect((await store.statuses.get(server.id))?.servingGeneration).toBeUndefined();
       expect(disabled.version).toBe(3);
+      // Nothing serves on after a disable: the kept config (its sealed header) is gone with it.
+      expect(await store.servers.getServing(server.id)).toBeUndefined();
     });
 
     it("the attempt that settles a new generation ends the older one's serving: its fields and kept config go", async () => {

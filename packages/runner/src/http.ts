@@ -90,16 +90,16 @@ export function createRunnerApp(options: RunnerHttpOptions): Hono<RunnerEnv> {
       caller,
       ...(Number.isSafeInteger(generation) ? { generation } : {}),
     });
-    // The caller left while it waited: nothing to serve (a call must not reach the child for nobody).
-    request.signal.throwIfAborted();
-    // The face answers a (re)connect from what the child said at its start: a hung child must not look
-    // alive to the caller asking (the gateway's liveness check after a call timed out), so ask it.
-    if (connecting && !(await instances.checkAlive(instance)))
-      throw new AppError("upstream.timeout", "the server's process does not answer");
-    // In use until the response is sent: a streamed one outlives this handler; the child's replies it
-    // carries count against the child's reply budget until then.
+    // In use from here until the response is sent (a retirement meanwhile waits for it): a streamed one
+    // outlives this handler; the child's replies it carries count against the child's reply budget.
     const sent = afterResponse(instances.hold(instance));
     try {
+      // The caller left while it waited: nothing to serve (a call must not reach the child for nobody).
+      request.signal.throwIfAborted();
+      // The face answers a (re)connect from what the child said at its start: a hung child must not look
+      // alive to the caller asking (the gateway's liveness check after a call timed out), so ask it.
+      if (connecting && !(await instances.checkAlive(instance)))
+        throw new AppError("upstream.timeout", "the server's process does not answer");
       const response = await faces.serve({
         key,
         caller,

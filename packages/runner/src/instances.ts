@@ -54,8 +54,6 @@ export interface Instance {
   bridge: ChildBridge;
   /** The status generation it was spawned for: a newer one gets a new child, and this one is retired. */
   generation: number;
-  /** Its server's call timeout when it was spawned: how long a retired child's calls may go on. */
-  timeoutMs: number;
   startedAt: number;
   lastUsed: number;
   busy: number;
@@ -706,7 +704,6 @@ export class InstanceManager {
         transport,
         bridge,
         generation,
-        timeoutMs: record.timeoutSeconds * 1_000,
         startedAt: Date.now(),
         lastUsed: Date.now(),
         busy: 0,
@@ -876,14 +873,15 @@ export class InstanceManager {
 
   /**
    * Ends an older generation's child without cutting its calls: it takes no new ones (it is in no map),
-   * and is stopped once idle, or after its server's call timeout (at most {@link RETIRE_MAX_MS}). A
+   * and is stopped once idle, or after {@link RETIRE_MAX_MS} (its server's call timeout may have been
+   * edited since it was spawned, without a new generation: the cap, not the timeout, bounds it). A
    * delete or disable meanwhile stops it at once (`stopServer` takes it out of `draining`).
    */
   private async retire(instance: Instance): Promise<void> {
     if (this.draining.has(instance) || this.stopping.has(instance)) return;
     this.forget(instance);
     this.draining.add(instance);
-    const until = Date.now() + Math.min(instance.timeoutMs, RETIRE_MAX_MS);
+    const until = Date.now() + RETIRE_MAX_MS;
     while (!isIdle(instance) && Date.now() < until && !this.closing && !instance.transport.exitStatus) {
       await delay(100, undefined, { ref: false });
       if (!this.draining.has(instance)) return;

@@ -32,6 +32,11 @@ export interface Snapshot {
 
 /** How far back each look at the change feed reaches: covers index lag and writers' clock skew. */
 const FEED_LOOKBACK_MS = 10_000;
+/**
+ * A write stamped this long before a full read began is in what that read returns (index lag and
+ * writers' clock skew are far shorter); newer feed entries are looked at again by the next refresh.
+ */
+const SETTLED_MS = 2_000;
 /** A full read of every server this often, in the background: heals anything the feed could miss. */
 const FULL_READ_MS = 5 * 60_000;
 /**
@@ -225,8 +230,9 @@ export class Directory {
           this.logger.error("catalogue read failed", errorFields(error));
         return [];
       }),
-      // The epoch this read belongs to, and the changes the index already shows (this read has them: the
-      // next look skips them, so one bulk change costs one full read); unreadable → the next look decides.
+      // The epoch this read belongs to, and the changes the feed already shows: those settled before the
+      // read began are in it (the next look skips them, so one bulk change costs one full read); later
+      // ones are looked at again. Unreadable → the next look decides.
       this.store.changes.since(takenAt - FEED_LOOKBACK_MS).catch(() => undefined),
     ]);
     this.epoch = feed ? (feed.epoch ?? null) : undefined;
@@ -237,7 +243,8 @@ export class Directory {
     this.fullReadAt = takenAt;
     this.feedFrom = takenAt - FEED_LOOKBACK_MS;
     this.applied.clear();
-    for (const change of feed?.changes ?? []) this.applied.set(`${change.item}\0${change.at}`, change.at);
+    for (const change of feed?.changes ?? [])
+      if (change.at < takenAt - SETTLED_MS) this.applied.set(`${change.item}\0${change.at}`, change.at);
     return this.publish(takenAt, byId);
   }
 

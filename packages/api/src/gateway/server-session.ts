@@ -219,12 +219,16 @@ async function reachable(deps: GatewayDeps, entry: DirectoryEntry): Promise<Reac
       if (older === undefined) return deps.store.servers.get(server.id);
       // The generation that serves while a new one connects: its config as it was kept.
       const kept = await deps.store.servers.getServing(server.id);
-      if (kept?.generation !== older)
-        throw new AppError("server.unavailable", `Server '${server.name}' is connecting.`, {
-          state: "connecting",
-        });
-      const { generation: _generation, ...record } = kept;
-      return record;
+      if (kept?.generation === older) {
+        const { generation: _generation, ...record } = kept;
+        return record;
+      }
+      // Gone since the view was taken (≤ 2 s ago): the new generation settled. Connected → its config.
+      const now = await deps.store.statuses.get(server.id);
+      if (now?.state === "connected" && now.generation > older) return deps.store.servers.get(server.id);
+      throw new AppError("server.unavailable", `Server '${server.name}' is ${now?.state ?? "connecting"}.`, {
+        state: now?.state ?? "connecting",
+      });
     }
     case "stdio":
       // Named to the runner, which keeps an older generation's child while a newer one connects.

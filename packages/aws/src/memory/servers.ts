@@ -88,6 +88,8 @@ export function createMemoryServerRepository(tables: MemoryTables, sealer: Seale
     const current = tables.servers.get(id);
     if (handover?.state === "connected" && current)
       serving.set(id, { server: current, generation: handover.generation });
+    // Nothing serves on: the kept config (its sealed secrets) goes (see the DynamoDB store's dropKept).
+    if (!handover) serving.delete(id);
     tables.statuses.set(id, {
       ...(handover ? status : rest),
       ...(handover?.state === "connected"
