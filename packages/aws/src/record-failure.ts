@@ -42,7 +42,8 @@ export async function recordFailure(
   { deterministic, ...failure }: Failure,
   options: RecordFailureOptions = {},
 ): Promise<boolean> {
-  const failureCount = failureCountAfter(await store.statuses.get(serverId), failure.at);
+  const current = await store.statuses.get(serverId);
+  const failureCount = failureCountAfter(current, failure.at);
   const backoff: BackoffOptions = {
     ...(options.retryDelaySeconds === undefined ? {} : { baseSeconds: options.retryDelaySeconds }),
     ...(options.maxRetryDelaySeconds === undefined ? {} : { capSeconds: options.maxRetryDelaySeconds }),
@@ -59,6 +60,10 @@ export async function recordFailure(
       ...(options.jobId ? { jobId: options.jobId } : {}),
       backoff: { failureCount, nextAttemptAt },
       ...(options.endsClaim ? { endsClaim: true } : {}),
+      // The failure settles its generation: an older one that served while it connected serves no more.
+      ...(current?.generation === generation && current.servingGeneration !== undefined
+        ? { endsServing: true }
+        : {}),
     },
   );
   if (written) {

@@ -100,6 +100,12 @@ export interface RecordOptions {
   backoff?: { failureCount: number; nextAttemptAt: string };
   /** The attempt held its generation's claim: this record ends it. */
   endsClaim?: boolean;
+  /**
+   * An older generation served while this one connected (the status read had `servingGeneration`): its
+   * kept config (sealed secrets) is deleted in the same transaction. Without it, no delete is written —
+   * an attempt costs no extra write where nothing was handed over.
+   */
+  endsServing?: boolean;
 }
 
 /** Live status under the generation fence, and the tool catalogue written with it. */
@@ -311,12 +317,14 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
         },
       };
       // Under the status's fence: a newer handover (a newer generation) would have failed the update.
-      const servedNoMore: TransactItem = {
-        Delete: { TableName: tableName, Key: keys.serverServing(serverId) },
-      };
+      const servedNoMore: TransactItem[] = options.endsServing
+        ? [{ Delete: { TableName: tableName, Key: keys.serverServing(serverId) } }]
+        : [];
       const catalog = outcome.ok && found ? await catalogWrites(serverId, found, outcome.at) : [];
       try {
-        await ddb.send(new TransactWriteCommand({ TransactItems: [statusUpdate, servedNoMore, ...catalog] }));
+        await ddb.send(
+          new TransactWriteCommand({ TransactItems: [statusUpdate, ...servedNoMore, ...catalog] }),
+        );
         return true;
       } catch (error) {
         if (failedConditions(error).includes(0)) return false;

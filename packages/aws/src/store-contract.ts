@@ -226,13 +226,17 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.statuses.recordAttempt(server.id, 1, failed())).toBe(false);
       expect((await store.servers.getServing(server.id))?.generation).toBe(1);
 
-      expect(await store.statuses.recordAttempt(server.id, 2, ok())).toBe(true);
+      expect(await store.statuses.recordAttempt(server.id, 2, ok(), undefined, { endsServing: true })).toBe(
+        true,
+      );
       await servingEnded(store, server.id, { state: "connected", generation: 2 });
 
       // A failure settles too.
       await store.servers.reconnect(server.id, updated.version, { state: "connected", generation: 2 });
       expect((await store.servers.getServing(server.id))?.generation).toBe(2);
-      expect(await store.statuses.recordAttempt(server.id, 3, failed())).toBe(true);
+      expect(
+        await store.statuses.recordAttempt(server.id, 3, failed(), undefined, { endsServing: true }),
+      ).toBe(true);
       await servingEnded(store, server.id, { state: "failed", generation: 3 });
     });
 

@@ -146,7 +146,11 @@ export async function processJob(deps: WorkerDeps, job: Job, jobId?: string): Pr
   const point = probePoint(result, performance.now() - started);
   // The status write goes first; the attempt's point goes to the latency history alongside it (never
   // failing the job), and the job ends once both are done. No attempt (secrets unreadable), no point.
-  const outcome = recordResult(deps, logger, job, plain, result, { jobId, endsClaim: claimed });
+  const outcome = recordResult(deps, logger, job, plain, result, {
+    jobId,
+    endsClaim: claimed,
+    endsServing: status.servingGeneration !== undefined,
+  });
   const history = target ? recordProbePoint({ store, logger }, plain.id, point) : undefined;
   const written = (await Promise.all([outcome, history]))[0];
   // The generation settled: an older one that served while it connected serves no more.
@@ -181,7 +185,7 @@ async function recordResult(
   job: Job,
   plain: PlainServer,
   result: ProbeResult,
-  { jobId, endsClaim }: { jobId: string | undefined; endsClaim: boolean },
+  { jobId, endsClaim, endsServing }: { jobId: string | undefined; endsClaim: boolean; endsServing: boolean },
 ): Promise<JobOutcome> {
   const { store } = deps;
   const recordOptions = { ...(jobId ? { jobId } : {}), ...(endsClaim ? { endsClaim } : {}) };
@@ -208,7 +212,10 @@ async function recordResult(
   const found = result.tools && { tools: result.tools, ...(profile ? { profile } : {}) };
   let written: boolean;
   try {
-    written = await store.statuses.recordAttempt(plain.id, job.generation, result, found, recordOptions);
+    written = await store.statuses.recordAttempt(plain.id, job.generation, result, found, {
+      ...recordOptions,
+      ...(endsServing ? { endsServing } : {}),
+    });
   } catch (error) {
     // A result that cannot be stored settles as a failure that says why — never `connecting` forever.
     // A catalogue too large stays too large until the server changes: its retry waits the cap.

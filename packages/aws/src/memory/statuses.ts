@@ -78,7 +78,7 @@ export function createMemoryStatusRepository(tables: MemoryTables): StatusReposi
       if (options.jobId && status.lastJobId === options.jobId) return false;
       // The attempt settles its generation: an older one that served meanwhile serves no more.
       const { servingGeneration: _g, servingSince: _s, ...rest } = status;
-      tables.serving.delete(serverId);
+      if (options.endsServing) tables.serving.delete(serverId);
       tables.statuses.set(serverId, {
         ...rest,
         ...attemptChanges(outcome, found?.profile),
