@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { type DynamoDBDocumentClient, PutCommand } from "@aws-sdk/lib-dynamodb";
-import type { PlainServer, StoredStatus } from "@mcpgw/core";
+import { type PlainServer, readStoredStatus, type StoredStatus } from "@mcpgw/core";
 import { conditionalWrite, queryAll } from "./dynamo";
 import { plainFromItem } from "./servers";
-import { type Catalog, toCatalog, toStatus } from "./statuses";
+import { type Catalog, toCatalog } from "./statuses";
 import { EPOCH_STAMP_PREFIX, epochItem, FEED, keys, stampOf, TABLE_KEYS } from "./table";
 
 /** A write of a server's config, status or catalogue (or its delete), stamped `at` by its writer's clock. */
@@ -101,7 +101,7 @@ function stateOf(serverId: string, items: Record<string, unknown>[]): ServerStat
   // An unreadable config serves nothing: to the data plane it is gone.
   if (!server || server.unreadable) return { serverId };
   const statusItem = bySort(keys.serverStatus(serverId).sk);
-  const status = statusItem && toStatus(statusItem);
+  const status = statusItem && readStoredStatus(statusItem);
   const catalog = toCatalog(
     items.filter((item) => String(item.sk).startsWith(keys.serverCatalog(serverId).sk)),
   );

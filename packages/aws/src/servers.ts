@@ -13,6 +13,7 @@ import {
   initialStatus,
   maskMap,
   type PlainServer,
+  readStoredStatus,
   type SecretMap,
   type ServerRecord,
   type ServerSpec,
@@ -43,7 +44,7 @@ import {
   startKeyOf,
   statusListSort,
 } from "./server-list";
-import { statusItem, toStatus } from "./statuses";
+import { statusItem } from "./statuses";
 import { changeStamp, KINDS, keys, STAMP_NAMES, stampValues, TABLE_KEYS, tombstoneItem } from "./table";
 
 type TransactItem = NonNullable<TransactWriteCommandInput["TransactItems"]>[number];
@@ -473,7 +474,7 @@ export function createServerRepository(
       const item = status ?? found.get(server.id);
       return {
         server,
-        status: item && toStatus(item),
+        status: item && readStoredStatus(item),
         ...(item && item.kind !== KINDS.server ? { statusApart: true as const } : {}),
       };
     });

@@ -242,7 +242,7 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
   return {
     async get(serverId) {
       const item = await readStatusItem(serverId);
-      return item ? toStatus(item) : undefined;
+      return item ? readStoredStatus(item) : undefined;
     },
 
     async list() {
@@ -253,7 +253,7 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
       const items = [...apart, ...listed.filter((item) => item.sk === "STATUS")];
       return new Map(
         items.flatMap((item) => {
-          const status = toStatus(item);
+          const status = readStoredStatus(item);
           return status ? [[String(item.serverId), status] as const] : [];
         }),
       );
@@ -280,7 +280,7 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
             ReturnValues: "ALL_NEW",
           }),
         );
-        return Attributes ? toStatus(Attributes) : undefined;
+        return Attributes ? readStoredStatus(Attributes) : undefined;
       } catch (error) {
         if (isConditionFailure(error)) return undefined;
         throw error;
@@ -381,7 +381,7 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
 
     async heal(serverId, name, enabled) {
       const item = await readStatusItem(serverId);
-      if (item && toStatus(item)) return undefined;
+      if (item && readStoredStatus(item)) return undefined;
       const now = new Date().toISOString();
       const status: StoredStatus = {
         ...initialStatus(enabled),
@@ -409,14 +409,6 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
 
 function serverIdOf(item: Record<string, unknown>): string {
   return String(item.serverId);
-}
-
-/**
- * A status as stored (either layout); internal fields (job id, index keys) left out. Undefined when
- * the item cannot be trusted ({@link readStoredStatus}): it counts as absent until it is rewritten.
- */
-export function toStatus(item: Record<string, unknown>): StoredStatus | undefined {
-  return readStoredStatus(item);
 }
 
 /**

@@ -29,17 +29,29 @@ export function isOvertakenRetry(job: Job, lastAttemptAt: string | null): boolea
   );
 }
 
+/** When a status's generation began, and when it was last attempted (ISO; null for never/unknown). */
+interface AttemptTimes {
+  lastConnectionAttemptAt: string | null;
+  supersededAt: string | null;
+}
+
 /**
- * True when a connect job's generation was attempted already (its status records an attempt since the
- * generation began): the connect was re-sent or redelivered, and that attempt's retry chain (or success)
- * carries on without it.
+ * True when the status records an attempt since its generation began (never for a generation whose
+ * start is not known).
  */
-export function isSpentConnect(
-  job: Job,
-  status: { lastConnectionAttemptAt: string | null; supersededAt: string | null },
-): boolean {
-  const { lastConnectionAttemptAt: last, supersededAt: began } = status;
-  return job.type === "connect" && last !== null && began !== null && last >= began;
+export function attemptedThisGeneration({
+  lastConnectionAttemptAt: last,
+  supersededAt: began,
+}: AttemptTimes): boolean {
+  return last !== null && began !== null && last >= began;
+}
+
+/**
+ * True when a connect job's generation was attempted already ({@link attemptedThisGeneration}): the
+ * connect was re-sent or redelivered, and that attempt's retry chain (or success) carries on without it.
+ */
+export function isSpentConnect(job: Job, status: AttemptTimes): boolean {
+  return job.type === "connect" && attemptedThisGeneration(status);
 }
 
 /** SQS's longest delay: a sweep spreads its jobs over at most this many seconds. */

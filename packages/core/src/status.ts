@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { MAX_JOB_DELAY_SECONDS } from "./job";
+import { attemptedThisGeneration, MAX_JOB_DELAY_SECONDS } from "./job";
 import { ProtocolVersion, profileDigest, type ServerProfile } from "./profile";
 
 export const ServerState = z.enum(["connecting", "connected", "failed", "disabled"]);
@@ -198,11 +198,9 @@ export function needsSweepProbe(
   if (!status || status.state === "disabled") return false;
   if (status.state === "connected") return true;
   const last = Date.parse(status.lastConnectionAttemptAt ?? since);
-  // No retry is ever scheduled further out than a job can be delayed: a far-off stored time cannot stall it.
-  const due = Math.min(
-    Date.parse((status.state === "failed" && status.nextAttemptAt) || "") || last,
-    last + MAX_JOB_DELAY_SECONDS * 1000,
-  );
+  const scheduled = status.state === "failed" ? Date.parse(status.nextAttemptAt ?? "") : Number.NaN;
+  // No retry is scheduled further out than a job can be delayed: a far-off stored time cannot stall it.
+  const due = Number.isNaN(scheduled) ? last : Math.min(scheduled, last + MAX_JOB_DELAY_SECONDS * 1000);
   return Number.isNaN(due) || now - due >= staleMs;
 }
 
@@ -232,8 +230,8 @@ export function sweepAction(
   if (!enabled) return status.state === "disabled" ? undefined : "disable";
   if (status.state === "disabled") return "enable";
   const began = status.supersededAt ? Date.parse(status.supersededAt) : Number.NaN;
-  const attemptedSince = (status.lastConnectionAttemptAt ?? "") >= (status.supersededAt ?? "");
-  if (status.state === "connecting" && !attemptedSince && now - began >= graceMs) return "connect";
+  if (status.state === "connecting" && !attemptedThisGeneration(status) && now - began >= graceMs)
+    return "connect";
   if (status.state === "connected") {
     const listedAt = Date.parse(status.toolsListedAt ?? "");
     return now - listedAt < maxListingAgeMs ? "check" : "probe"; // NaN (never listed) → probe

@@ -146,15 +146,17 @@ export async function processJob(deps: WorkerDeps, job: Job, jobId?: string): Pr
   const point = probePoint(result, performance.now() - started);
   // The status write goes first; the attempt's point goes to the latency history alongside it (never
   // failing the job), and the job ends once both are done. No attempt (secrets unreadable), no point.
+  // An older generation served while this one connected: the settling record ends that.
+  const handedOver = status.servingGeneration !== undefined;
   const outcome = recordResult(deps, logger, job, plain, result, {
     jobId,
     endsClaim: claimed,
-    endsServing: status.servingGeneration !== undefined,
+    endsServing: handedOver,
   });
   const history = target ? recordProbePoint({ store, logger }, plain.id, point) : undefined;
   const written = (await Promise.all([outcome, history]))[0];
-  // The generation settled: an older one that served while it connected serves no more.
-  if ((written === "connected" || written === "failed") && status.servingGeneration !== undefined)
+  // The generation settled: the older one's children serve no more.
+  if ((written === "connected" || written === "failed") && handedOver)
     await retireServing(deps, logger, plain, job.generation);
   return written;
 }

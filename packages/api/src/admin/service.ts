@@ -99,8 +99,8 @@ export async function createServer(deps: AdminDeps, input: unknown): Promise<Ser
 }
 
 /** How often a PATCH without If-Match re-applies itself after losing a version race, and its waits. */
-const PATCH_ATTEMPTS = 10;
-const PATCH_RETRY_WAIT_MS = 25;
+const RACE_ATTEMPTS = 10;
+const RACE_RETRY_WAIT_MS = 25;
 
 /**
  * Applies a partial edit. With If-Match, to that version only (412 otherwise, a race included); without,
@@ -131,7 +131,7 @@ export async function updateServer(
 
 /**
  * Runs `attempt` again — it re-reads what it needs — when it loses a version race the caller did not
- * ask to detect (a concurrent edit, a probe's status write), up to {@link PATCH_ATTEMPTS} times with
+ * ask to detect (a concurrent edit, a probe's status write), up to {@link RACE_ATTEMPTS} times with
  * jittered waits.
  */
 async function retryingRaces<T>(attempt: () => Promise<T>): Promise<T> {
@@ -140,8 +140,8 @@ async function retryingRaces<T>(attempt: () => Promise<T>): Promise<T> {
       return await attempt();
     } catch (error) {
       const race = error instanceof AppError && error.code === "server.version_conflict";
-      if (!race || tried >= PATCH_ATTEMPTS) throw error;
-      await delay(PATCH_RETRY_WAIT_MS * tried * Math.random());
+      if (!race || tried >= RACE_ATTEMPTS) throw error;
+      await delay(RACE_RETRY_WAIT_MS * tried * Math.random());
     }
   }
 }
