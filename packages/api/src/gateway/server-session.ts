@@ -1,4 +1,4 @@
-import { recordFailure, SealError } from "@mcpgw/aws";
+import { recordFailure, SealError, type ServingServer } from "@mcpgw/aws";
 import { AppError, assertNever, errorFields, servingOlder } from "@mcpgw/core";
 import {
   CallFailure,
@@ -219,13 +219,16 @@ async function reachable(deps: GatewayDeps, entry: DirectoryEntry): Promise<Reac
       if (older === undefined) return deps.store.servers.get(server.id);
       // The generation that serves while a new one connects: its config as it was kept.
       const kept = await deps.store.servers.getServing(server.id);
-      if (kept?.generation === older) {
-        const { generation: _generation, ...record } = kept;
+      const keptRecord = () => {
+        const { generation: _generation, ...record } = kept as ServingServer;
         return record;
-      }
-      // Gone since the view was taken (≤ 2 s ago): the new generation settled. Connected → its config.
+      };
+      if (kept?.generation === older) return keptRecord();
+      // The view (≤ 2 s old) is behind: what serves now does — the current config once connected, or
+      // the config kept for a later generation that serves while a newer one connects.
       const now = await deps.store.statuses.get(server.id);
-      if (now?.state === "connected" && now.generation > older) return deps.store.servers.get(server.id);
+      if (now?.state === "connected") return deps.store.servers.get(server.id);
+      if (kept !== undefined && kept.generation === servingOlder(now)) return keptRecord();
       throw new AppError("server.unavailable", `Server '${server.name}' is ${now?.state ?? "connecting"}.`, {
         state: now?.state ?? "connecting",
       });
