@@ -1,5 +1,5 @@
 /**
- * `npm run build`: bundles each deployable entry the way SST does (esbuild, ESM, Node 20 target,
+ * `npm run build`: bundles each deployable entry the way SST does (esbuild, ESM, Node 22 target,
  * minified) into dist/: the Lambda handlers and the stdio runner's start script.
  */
 
@@ -24,7 +24,7 @@ export async function bundleAll(outdir = resolve(ROOT, "dist")) {
     outdir,
     bundle: true,
     platform: "node",
-    target: "node20",
+    target: "node22",
     format: "esm",
     minify: true,
     sourcemap: false,

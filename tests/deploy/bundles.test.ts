@@ -68,7 +68,7 @@ async function analyzeBundles(): Promise<void> {
     outdir: join(work, "analysis"),
     bundle: true,
     platform: "node",
-    target: "node20",
+    target: "node22",
     format: "esm",
     minify: true,
     write: false,

@@ -55,7 +55,7 @@ async function bundleFixture(name: string): Promise<string> {
     bundle: true,
     platform: "node",
     format: "esm",
-    target: "node20",
+    target: "node22",
     outfile: file,
     logLevel: "warning",
   });

@@ -1,0 +1,10 @@
+/** The Node release fetched when the running Node is older than 22. */
+export declare const NODE22_VERSION: string;
+/** The oldest Node the project runs on (its `engines` field says the same). */
+export declare const NODE_MAJOR: number;
+/** True when this process already runs on Node 22 or later. */
+export declare function onNode22(): boolean;
+/** The path of a Node 22 binary: this process's own on Node 22 or later, else the fetched one. */
+export declare function ensureNode22(): string;
+/** `env` with Node 22's directory first on PATH (unchanged when this process runs on Node 22). */
+export declare function node22Env(env?: NodeJS.ProcessEnv): NodeJS.ProcessEnv;
