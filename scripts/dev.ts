@@ -29,6 +29,7 @@ import { startRunner } from "@mcpgw/runner";
 import { startPoller, startSweeper, workerDepsFromEnv } from "@mcpgw/worker";
 import { ensureConsoleBuilt } from "./lib/console";
 import { startEmulator } from "./lib/emulator";
+import { assertAwsEndpointsAnswer, holdPort, portError, StartupError } from "./lib/startup-checks";
 
 const log = (line: string) => process.stderr.write(`[dev] ${line}\n`);
 // Local defaults, then the same settings reader the deployed system uses: a bad value stops here.
@@ -39,9 +40,14 @@ process.env.RUNNER_TOKEN ||= randomBytes(24).toString("base64url");
 const { port, dataDir, settings, runnerToken, runnerSettings } = readSettings();
 const ephemeral = process.argv.includes("--ephemeral");
 const adminToken = process.env.ADMIN_TOKEN;
+// Its port first, held until the API listens there: in use, nothing else starts (no emulator, no
+// runner and its start-up sweep). The runner and the emulator take free ports of their own.
+const heldPort = await holdPort(port).catch(stopWith);
 
 // A moto of this run's own requires an access key made now, held by this process alone (see below).
 const emulator = await startEmulator(log, { dataDir: ephemeral ? undefined : dataDir });
+// An emulator named by AWS_ENDPOINT_URL must answer before anything is made there.
+await assertAwsEndpointsAnswer(loadAwsConfig(), emulator.owned ? [emulator.endpoint] : []).catch(stopWith);
 const store = createStore(loadAwsConfig());
 await ensureResources(store.clients, store.config);
 const logger = createLogger({ level: settings.logLevel });
@@ -49,9 +55,6 @@ const worker = workerDepsFromEnv({ store, logger });
 // Every setting is read: the tokens and AWS credentials leave the environment (the runner's children
 // get an allow-listed env anyway; nothing read later may find them either).
 removeCredentialsFromEnv();
-// A stdio child's misbehaviour must not end the stack: a fault that escapes is logged, not fatal.
-process.on("uncaughtException", (error) => logger.error("uncaught exception", errorFields(error)));
-process.on("unhandledRejection", (error) => logger.error("unhandled rejection", errorFields(error)));
 const runner = await startRunner({
   store,
   logger,
@@ -87,7 +90,12 @@ const app = createApp({
   consoleAdmins: settings.consoleAdmins,
   limits: settings.callerLimits,
 });
-const api = await listen(app, port);
+await heldPort.release();
+const api = await listen(app, port).catch((error) => stopWith(portError(port, error)));
+// From here, a stdio child's misbehaviour must not end the stack: a fault that escapes is logged, not
+// fatal. (Until here no child runs, and a fault ends the start with its stack trace.)
+process.on("uncaughtException", (error) => logger.error("uncaught exception", errorFields(error)));
+process.on("unhandledRejection", (error) => logger.error("unhandled rejection", errorFields(error)));
 const poller = startPoller({ ...worker, runner: runnerEndpoint });
 const sweeper = startSweeper(worker, settings.sweepIntervalSeconds);
 const stopRecreating = recreateWhenMissing(store, logger, { onRecreated: () => poller.wake() });
@@ -137,6 +145,13 @@ async function shutdown() {
 }
 process.once("SIGINT", shutdown);
 process.once("SIGTERM", shutdown);
+
+/** Ends the start with a {@link StartupError}'s one line and exit code 1; anything else is thrown on. */
+function stopWith(error: unknown): never {
+  if (!(error instanceof StartupError)) throw error;
+  log(error.message);
+  process.exit(1);
+}
 
 /** The entries of `value` that are set. */
 function definedOnly<T extends object>(value: T): { [K in keyof T]: Exclude<T[K], undefined> } {

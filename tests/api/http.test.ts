@@ -1,5 +1,5 @@
 /** Admin API through a real HTTP listener (`listen(app, 0)`) against the emulator. */
-import { request as httpRequest } from "node:http";
+import { type ClientRequest, request as httpRequest } from "node:http";
 import { connect } from "node:net";
 import { type Listener, listen } from "@mcpgw/api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -27,6 +27,32 @@ function request(method: string, path: string, body?: unknown, headers: Record<s
       ...headers,
     },
     ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
+  });
+}
+
+/**
+ * A POST through node:http on a connection of its own, `send` writing the body: node:http, not fetch,
+ * where fetch would add a Content-Type or give up on an upload the server answers early.
+ */
+function rawPost(path: string, headers: Record<string, string>, send: (req: ClientRequest) => void) {
+  return new Promise<{ status: number; type: string; body: string }>((resolve, reject) => {
+    const req = httpRequest(`${listener.url}${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, ...headers },
+      agent: false,
+    });
+    req.on("error", reject);
+    req.on("response", (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (data: string) => {
+        body += data;
+      });
+      res.on("end", () =>
+        resolve({ status: res.statusCode ?? 0, type: res.headers["content-type"] ?? "", body }),
+      );
+    });
+    send(req);
   });
 }
 
@@ -157,23 +183,8 @@ describe("over real HTTP", () => {
   });
 
   it("answers 413 to an over-limit body streamed without a Content-Length (chunked)", async () => {
-    // node:http, not fetch: undici gives up on an upload the server answers early; curl and node:http read the answer.
-    const response = await new Promise<{ status: number; type: string; body: string }>((resolve, reject) => {
-      const req = httpRequest(`${listener.url}/v1/servers`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, "content-type": "application/json" },
-      });
-      req.on("error", reject);
-      req.on("response", (res) => {
-        let body = "";
-        res.setEncoding("utf8");
-        res.on("data", (data: string) => {
-          body += data;
-        });
-        res.on("end", () =>
-          resolve({ status: res.statusCode ?? 0, type: res.headers["content-type"] ?? "", body }),
-        );
-      });
+    // undici gives up on an upload the server answers early; curl and node:http read the answer.
+    const response = await rawPost("/v1/servers", { "content-type": "application/json" }, (req) => {
       const chunk = "a".repeat(64 * 1024);
       let written = 0;
       req.write('{"name":"chunked","url":"https://x.example.com","pad":"');
@@ -232,6 +243,22 @@ describe("over real HTTP", () => {
 
   it("answers malformed JSON with 400 request.malformed_json", async () => {
     await expectProblem(await request("POST", "/v1/servers", "{nope"), 400, "request.malformed_json");
+  });
+
+  it("answers a body not sent as JSON with 415 request.unsupported_media_type, naming the header to send", async () => {
+    const body = JSON.stringify({ name: "typeless", url: "https://x.example.com" });
+    // As curl -d sends it, as fetch sends a string, and with no Content-Type at all.
+    for (const type of ["application/x-www-form-urlencoded", "text/plain", undefined]) {
+      const response = await rawPost("/v1/servers", type ? { "content-type": type } : {}, (req) =>
+        req.end(body),
+      );
+      expect(response.status, String(type)).toBe(415);
+      expect(response.type).toBe("application/problem+json");
+      const problem = JSON.parse(response.body);
+      expect(problem).toMatchObject({ status: 415, code: "request.unsupported_media_type" });
+      expect(problem.detail).toContain("send it as JSON with Content-Type: application/json");
+    }
+    expect(await app.store.servers.getByName("typeless")).toBeUndefined();
   });
 
   it("serves the OpenAPI document and the docs page", async () => {

@@ -150,17 +150,17 @@ describe("GET /openapi.json", () => {
   it("documents the problems the contract names on each admin route", () => {
     const expected: Record<string, string[]> = {
       "get /v1/servers": ["200", "400", "401"],
-      "post /v1/servers": ["201", "400", "401", "409", "413"],
-      "post /v1/servers/import": ["200", "201", "400", "401", "409", "413"],
+      "post /v1/servers": ["201", "400", "401", "409", "413", "415"],
+      "post /v1/servers/import": ["200", "201", "400", "401", "409", "413", "415"],
       "get /v1/servers/{id}": ["200", "401", "404"],
-      "patch /v1/servers/{id}": ["200", "400", "401", "404", "409", "412", "413"],
+      "patch /v1/servers/{id}": ["200", "400", "401", "404", "409", "412", "413", "415"],
       "delete /v1/servers/{id}": ["204", "401", "404"],
       "post /v1/servers/{id}/reconnect": ["202", "401", "404", "409"],
       "post /v1/servers/{id}/authorize": ["200", "400", "401", "404", "409", "502"],
       "get /v1/servers/{id}/tools": ["200", "401", "404"],
       "get /v1/servers/{id}/latency": ["200", "401", "404"],
       "get /v1/secrets": ["200", "401"],
-      "put /v1/secrets/{name}": ["200", "400", "401", "413"],
+      "put /v1/secrets/{name}": ["200", "400", "401", "413", "415"],
       "delete /v1/secrets/{name}": ["204", "401", "404"],
     };
     for (const [route, statuses] of Object.entries(expected)) {
@@ -168,7 +168,7 @@ describe("GET /openapi.json", () => {
     }
   });
 
-  it("documents the problems every operation can answer: 401; 400 where it reads input; 403 on admin-only paths; 413 where a body may come", () => {
+  it("documents the problems every operation can answer: 401; 400 where it reads input; 403 on admin-only paths; 413 where a body may come; 415 where one is taken", () => {
     for (const [method, path, op] of operations()) {
       if (!path.startsWith("/v1/")) continue;
       const statuses = Object.keys(op.responses);
@@ -176,6 +176,7 @@ describe("GET /openapi.json", () => {
       if (op.parameters?.length || op.requestBody) expected.push("400");
       if (/^\/v1\/(servers|secrets|keys)(\/|$)/.test(path)) expected.push("403");
       if (method !== "get") expected.push("413");
+      if (op.requestBody) expected.push("415");
       expect(statuses, `${method} ${path}`).toEqual(expect.arrayContaining(expected));
     }
   });

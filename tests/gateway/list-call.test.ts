@@ -3,7 +3,8 @@
  * only enabled + connected servers, best effort), calls (echo/add, `text` joined, structuredContent
  * passed through, tool-level errors as results, shortened names routed back), and the error contract
  * (400 tool.invalid_name, 404 server.not_found / tool.not_found, 409 server.unavailable, 400 on a bad
- * body, 401 without a valid token).
+ * body — one with the tool's fields beside `arguments` says where they go —, 415 on a body not sent as
+ * JSON, 401 without a valid token).
  */
 import { qualifyToolName } from "@mcpgw/core";
 import { afterAll, beforeAll, describe, it } from "vitest";
@@ -189,6 +190,31 @@ describe.concurrent("data plane: list and call", () => {
     const response = await stack.request("POST", `/v1/tools/${names.alpha}__echo/call`, { body });
     expect(response.status).toBe(400);
     expect(response.body).toMatchObject({ code: "request.invalid", status: 400 });
+  });
+
+  it("a tool's own field beside arguments → 400 saying where it goes", async ({ expect }) => {
+    const response = await stack.request("POST", `/v1/tools/${names.alpha}__echo/call`, {
+      body: { message: "hi" },
+    });
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({
+      code: "request.invalid",
+      detail:
+        'unknown field "message": put the tool\'s arguments under "arguments": {"arguments": {"message": …}}',
+    });
+  });
+
+  it("a body that is not sent as JSON → 415 request.unsupported_media_type with the header to send", async ({
+    expect,
+  }) => {
+    const response = await stack.request("POST", `/v1/tools/${names.alpha}__echo/call`, {
+      body: { arguments: { text: "x" } },
+      headers: { "content-type": "text/plain" },
+    });
+    expect(response.status).toBe(415);
+    expect(response.headers.get("content-type")).toBe("application/problem+json");
+    expect(response.body).toMatchObject({ code: "request.unsupported_media_type", status: 415 });
+    expect(response.body.detail).toContain("Content-Type: application/json");
   });
 
   it("malformed JSON → 400 request.malformed_json", async ({ expect }) => {

@@ -53,22 +53,15 @@ export async function startDevProcess(
   const config = previous?.config ?? (await createTestConfig());
   const port = await freePort();
   const adminToken = `dev-admin-${randomUUID()}`;
-  const argv = ["--import", "tsx", resolve(ROOT, "scripts/dev.ts"), ...args];
-  const child: ChildProcess = spawn(process.execPath, argv, {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      AWS_ENDPOINT_URL: config.endpoint ?? "",
-      TABLE_NAME: config.tableName,
-      QUEUE_NAME: config.queueName,
-      DEAD_LETTER_QUEUE_NAME: config.deadLetterQueueName,
-      KMS_KEY_ALIAS: config.keyAlias,
-      PORT: String(port),
-      ADMIN_TOKEN: adminToken,
-      LOG_LEVEL: "info",
-      ...env,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
+  const child = spawnDev(args, {
+    AWS_ENDPOINT_URL: config.endpoint ?? "",
+    TABLE_NAME: config.tableName,
+    QUEUE_NAME: config.queueName,
+    DEAD_LETTER_QUEUE_NAME: config.deadLetterQueueName,
+    KMS_KEY_ALIAS: config.keyAlias,
+    PORT: String(port),
+    ADMIN_TOKEN: adminToken,
+    ...env,
   });
   let stderr = "";
   child.stderr?.on("data", (chunk: Buffer) => {
@@ -140,4 +133,53 @@ export async function startDevProcess(
       return status;
     },
   };
+}
+
+/** `scripts/dev.ts` with `args`, this process's environment and `env` on top (LOG_LEVEL info unless given). */
+function spawnDev(args: string[], env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, ["--import", "tsx", resolve(ROOT, "scripts/dev.ts"), ...args], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: "info", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+}
+
+/** How a dev process that was to stop by itself ended: its exit, everything it wrote, how long it ran. */
+export interface DevExit extends ExitStatus {
+  /** stdout and stderr, interleaved as they came. */
+  output: string;
+  elapsedMs: number;
+  /** True when it was still running at the deadline (and was SIGKILLed then). */
+  timedOut: boolean;
+}
+
+/**
+ * Runs `scripts/dev.ts` with `env` (over this process's) until it exits by itself — a start that
+ * must fail — SIGKILLing it at `timeoutMs`. `args` as for {@link startDevProcess}.
+ */
+export async function runDevUntilExit(
+  env: Record<string, string>,
+  { timeoutMs = 30_000, args = ["--ephemeral"] }: { timeoutMs?: number; args?: string[] } = {},
+): Promise<DevExit> {
+  const started = performance.now();
+  const child = spawnDev(args, env);
+  let output = "";
+  const collect = (chunk: Buffer) => {
+    output += chunk.toString("utf8");
+  };
+  child.stdout?.on("data", collect);
+  child.stderr?.on("data", collect);
+  let timedOut = false;
+  const kill = () => child.kill("SIGKILL");
+  process.once("exit", kill);
+  const timer = setTimeout(() => {
+    timedOut = true;
+    kill();
+  }, timeoutMs);
+  const { code, signal } = await new Promise<ExitStatus>((done) =>
+    child.once("close", (code, signal) => done({ code, signal })),
+  );
+  clearTimeout(timer);
+  process.off("exit", kill);
+  return { code, signal, output, elapsedMs: performance.now() - started, timedOut };
 }

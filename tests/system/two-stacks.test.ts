@@ -3,7 +3,8 @@
  * range, and its start-up sweep touches only that slice. Shown with two `npm run dev` processes on the
  * same uid range and temp dir: the second starts, is hard-killed and starts again, and the first's child
  * (and its grandchild) live on and keep answering; the restarted second sweeps its own old slice's
- * leftover (an orphaned grandchild) all the same.
+ * leftover (an orphaned grandchild) all the same. A second started on the first's port stops at once,
+ * in one line, before its runner (or anything else) starts: the first's children are untouched.
  */
 import { randomBytes } from "node:crypto";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
@@ -11,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { cmdline, isAlive, TINY_STDIO, testUidBase, withMarker } from "../runner/helpers";
-import { type DevProcess, startDevProcess } from "../support/dev-process";
+import { type DevProcess, runDevUntilExit, startDevProcess } from "../support/dev-process";
 import { uniqueName } from "../support/servers";
 import { waitFor } from "../support/stack";
 
@@ -63,8 +64,12 @@ async function ping(dev: DevProcess, name: string): Promise<number> {
 describe("two stacks on one host keep their children", () => {
   const tempBase = mkdtempSync(join(tmpdir(), "mcpgw-two-stacks-"));
   chmodSync(tempBase, 0o711);
-  // One range for both, two slices of 100 uids in it (RUNNER_UID_SLICE's default).
-  const env = { RUNNER_TEMP_DIR: tempBase, RUNNER_UID_BASE: String(testUidBase()), RUNNER_UID_COUNT: "200" };
+  /** One range for both stacks of a test, two slices of 100 uids in it (RUNNER_UID_SLICE's default). */
+  const sharedRange = () => ({
+    RUNNER_TEMP_DIR: tempBase,
+    RUNNER_UID_BASE: String(testUidBase()),
+    RUNNER_UID_COUNT: "200",
+  });
   const running: DevProcess[] = [];
 
   afterAll(async () => {
@@ -73,6 +78,7 @@ describe("two stacks on one host keep their children", () => {
   });
 
   it("the second starts, crashes and starts again: the first's children live and answer; the second's leftovers go", async () => {
+    const env = sharedRange();
     const first = await startDevProcess(env);
     running.push(first);
     const firsts = await serverWithGrandchild(first, marker());
@@ -97,4 +103,33 @@ describe("two stacks on one host keep their children", () => {
     expect(await ping(first, firsts.name)).toBe(200);
     expect((await fetch(`${second.url}/healthz`)).status).toBe(200);
   }, 180_000);
+
+  it("a second on the first's port exits in one line before anything starts: the first's children live and answer", async () => {
+    const env = sharedRange();
+    const first = await startDevProcess(env);
+    running.push(first);
+    const firsts = await serverWithGrandchild(first, marker());
+    const port = new URL(first.url).port;
+
+    // The first's own table and queue too: a second that went on would share its jobs.
+    const second = await runDevUntilExit(
+      {
+        ...env,
+        PORT: port,
+        AWS_ENDPOINT_URL: first.config.endpoint ?? "",
+        TABLE_NAME: first.config.tableName,
+        QUEUE_NAME: first.config.queueName,
+        DEAD_LETTER_QUEUE_NAME: first.config.deadLetterQueueName,
+        KMS_KEY_ALIAS: first.config.keyAlias,
+      },
+      { timeoutMs: 40_000 },
+    );
+    expect(second.output.trim()).toBe(
+      `[dev] port ${port} is in use (another npm run dev?): stop it or set PORT=<a free port>`,
+    );
+    expect(second).toMatchObject({ code: 1, timedOut: false });
+    expect(isAlive(firsts.child)).toBe(true);
+    expect(isAlive(firsts.grandchild)).toBe(true);
+    expect(await ping(first, firsts.name)).toBe(200);
+  }, 120_000);
 });

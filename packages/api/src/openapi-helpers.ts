@@ -21,13 +21,14 @@ export const etag: Headers = {
 
 /** What each problem status means, wherever it is answered. */
 const PROBLEMS: Record<number, string> = {
-  400: "Invalid request: a parameter or the body breaks the schema (`request.invalid`, `request.malformed_json`, a body that is not `application/json`) or a rule of the operation (its `code` says which)",
+  400: "Invalid request: a parameter or the body breaks the schema (`request.invalid`, `request.malformed_json`) or a rule of the operation (its `code` says which)",
   401: "Missing or invalid bearer token (`auth.unauthorized`)",
   403: "A client API key on an admin route, or a key on a thread of another (`auth.forbidden`)",
   404: "Not found (`server.not_found`, `tool.not_found`, `secret.not_found`, `request.not_found`, `access.unknown_server`)",
   409: "Conflicts with the current state (`server.name_taken`, `server.version_conflict`, `server.unavailable`, `server.not_oauth`, `server.no_authorize_step`, `server.config_unreadable`, `import.name_conflict`)",
   412: "If-Match names another version (`request.precondition_failed`)",
   413: "The request body exceeds 1 MiB (`request.too_large`)",
+  415: "A body sent as anything but `application/json` (`request.unsupported_media_type`): send `Content-Type: application/json`",
   429: "Too many wrong tokens from this address (`rate_limited`; `Retry-After` says when to try again)",
   502: "The upstream or the stdio runner failed (`upstream.unreachable`, `upstream.error`, `upstream.response_too_large`)",
   503: "The store cannot be reached just now (`store.unavailable`; `Retry-After` says when to try again)",
@@ -60,12 +61,13 @@ const BODY_METHODS = new Set(["post", "put", "patch", "delete"]);
 /**
  * The problems any authenticated route may answer, from its shape: 401 and 429 (a source's wrong
  * tokens throttled) and 503 (the store unavailable) always; 400 when it reads parameters, headers or
- * a body; 413 where a body may come. (Its route group adds its guard's.) No route documents a 500: one is a bug, never a contract.
+ * a body; 413 where a body may come; 415 where it takes a JSON body. (Its route group adds its guard's.) No route documents a 500: one is a bug, never a contract.
  */
 export function commonProblems(config: Pick<RouteConfig, "method" | "path" | "request">): number[] {
   const { request } = config;
   const reads = Boolean(request?.params || request?.query || request?.headers || request?.body);
-  return [...(reads ? [400] : []), 401, ...(BODY_METHODS.has(config.method) ? [413] : []), 429, 503];
+  const body = BODY_METHODS.has(config.method) ? [413, ...(request?.body ? [415] : [])] : [];
+  return [...(reads ? [400] : []), 401, ...body, 429, 503];
 }
 
 /**

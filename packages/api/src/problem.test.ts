@@ -62,10 +62,11 @@ describe("onError: one renderer for every error", () => {
     expect(notReady.headers.get("retry-after")).toBe("1");
   });
 
-  it("maps Hono's HTTP errors to codes: malformed JSON, too large, unauthorized, other 4xx", async () => {
+  it("maps Hono's HTTP errors to codes: malformed JSON, too large, not JSON, unauthorized, other 4xx", async () => {
     const cases: Array<[HTTPException, number, string]> = [
       [new HTTPException(400, { message: "Malformed JSON in request body" }), 400, "request.malformed_json"],
       [new HTTPException(413), 413, "request.too_large"],
+      [new HTTPException(415, { message: "Unsupported Media Type" }), 415, "request.unsupported_media_type"],
       [new HTTPException(401), 401, "auth.unauthorized"],
       [new HTTPException(422, { message: "nope" }), 400, "request.invalid"],
     ];

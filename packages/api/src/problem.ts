@@ -21,6 +21,17 @@ export function problemOf(
   return problem(c, new AppError(code, detail, extra));
 }
 
+/** 415 for a body a JSON route cannot take: what it was sent as, and what to send. */
+function unsupportedMediaType(c: Context): Response {
+  const sent = c.req.header("content-type");
+  const said = sent ? `was sent as ${JSON.stringify(sent.slice(0, 100))}` : "came without a Content-Type";
+  return problemOf(
+    c,
+    "request.unsupported_media_type",
+    `The request body ${said}: send it as JSON with Content-Type: application/json.`,
+  );
+}
+
 /**
  * The one error handler: AppErrors as they are, HTTP errors mapped to codes, the store unavailable
  * 503 `store.unavailable` (see `storeUnavailable`), anything else a bare 500.
@@ -33,6 +44,7 @@ export function onError(error: Error, c: Context<AppEnv>, outages?: OutageLog): 
       return problemOf(c, "request.malformed_json", "The request body is not valid JSON.");
     }
     if (error.status === 413) return problemOf(c, "request.too_large", "The request body exceeds 1 MiB.");
+    if (error.status === 415) return unsupportedMediaType(c);
     if (error.status === 401) return problemOf(c, "auth.unauthorized", "Missing or invalid bearer token.");
     if (error.status < 500) return problemOf(c, "request.invalid", error.message);
   }

@@ -7,6 +7,7 @@ export * from "./clients";
 export * from "./config";
 export * from "./console-sessions";
 export * from "./dynamo";
+export * from "./endpoint-check";
 export * from "./env-reader";
 export * from "./jobs";
 export * from "./keys";

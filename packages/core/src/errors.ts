@@ -20,6 +20,7 @@ export const ERROR_CODES = {
   "request.invalid": [400, "Invalid request", INVALID_PARAMS],
   "request.malformed_json": [400, "Malformed JSON", PARSE_ERROR],
   "request.too_large": [413, "Request body too large", INVALID_REQUEST],
+  "request.unsupported_media_type": [415, "Unsupported media type", INVALID_REQUEST],
   "request.too_deep": [400, "Request nested too deeply", INVALID_PARAMS],
   "request.precondition_failed": [412, "Precondition failed", INVALID_REQUEST],
   "request.not_found": [404, "Not found", INVALID_PARAMS],

@@ -39,7 +39,7 @@ export function registerConsoleRoutes(
       request: jsonBody(SignIn),
       responses: {
         201: json(ConsoleSession, "Signed in: the cookie is set; keep the CSRF token in memory"),
-        ...problems(400, 401, 413, 429),
+        ...problems(400, 401, 413, 415, 429),
       },
     }),
     async (c) => {

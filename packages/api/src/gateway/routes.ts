@@ -2,7 +2,6 @@ import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import {
   AppError,
   assertJsonDepth,
-  describeIssues,
   MAX_QUALIFIED_LENGTH,
   parseQualifiedName,
   QUALIFIED_NAME_PATTERN,
@@ -13,6 +12,7 @@ import { json, jsonBody, problems, route } from "../openapi-helpers";
 import { CallResultView, CatalogToolList, ChatToggleList, ChatToggleView } from "../views";
 import { AuthorizationNeeded, authorizationNeededResult } from "./authorization-needed";
 import { callGatewayTool } from "./call";
+import { describeCallBodyIssues } from "./call-body";
 import { listTools, restTool, type ServerScope } from "./catalogue";
 import type { GatewayDeps } from "./deps";
 import { toolResultResponse } from "./result-body";
@@ -124,7 +124,7 @@ export function registerGatewayRoutes(app: OpenAPIHono<AppEnv>, appDeps: Gateway
     (result, c) => {
       if (result.success) return undefined;
       if (result.target === "param") parseQualifiedName(c.req.param("name") ?? "");
-      const errors = describeIssues(result.error.issues);
+      const errors = describeCallBodyIssues(result.error.issues);
       throw new AppError("request.invalid", errors.join("; "), { errors });
     },
   );
