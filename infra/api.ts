@@ -9,28 +9,32 @@ import { nodejs } from "./bundling";
 import { consoleDist } from "./console";
 import { inspectJobQueue, jobsLink } from "./queue";
 import { runnerLink, vpc } from "./runner";
+import { concurrencyOf, stageSettings } from "./stages";
 import {
   adminToken,
   describeKey,
   keyLink,
   runnerToken,
+  sealUpstreamOauth,
   sealWithKey,
   signingKeyLink,
   tableLink,
 } from "./storage";
 
+/** This stage's settings (infra/stages.ts): the same on every deploy, whatever the deployer's shell holds. */
+const settings = stageSettings($app.stage);
+const tokenAuthMethod = typeof settings.signIn === "object" ? settings.signIn.tokenAuthMethod : undefined;
+
 /**
  * Upstreams on loopback / private addresses are refused when deployed (one object per function);
- * `WORKTREE_BASE`, when set at deploy time, bounds where thread worktrees may be (default
- * /tmp/mcpgw-worktrees, the runner's too).
+ * the stage's `worktreeBase` bounds where thread worktrees may be (default /tmp/mcpgw-worktrees, the
+ * runner's too).
  */
 const environment = () => ({
   ALLOW_PRIVATE_UPSTREAMS: "false",
-  ...(process.env.WORKTREE_BASE ? { WORKTREE_BASE: process.env.WORKTREE_BASE } : {}),
+  ...(settings.worktreeBase ? { WORKTREE_BASE: settings.worktreeBase } : {}),
   // Your own OpenID provider's client may be registered for client_secret_post (infra/auth.ts).
-  ...(process.env.OIDC_TOKEN_AUTH_METHOD
-    ? { OIDC_TOKEN_AUTH_METHOD: process.env.OIDC_TOKEN_AUTH_METHOD }
-    : {}),
+  ...(tokenAuthMethod ? { OIDC_TOKEN_AUTH_METHOD: tokenAuthMethod } : {}),
 });
 
 /**
@@ -41,10 +45,10 @@ const checkReadiness = [inspectJobQueue, describeKey];
 
 /**
  * Data plane: tool lists and calls, `/mcp`. Opens sealed headers (kms:Decrypt through the Key link),
- * and seals what per-user upstream OAuth writes (a caller's authorization under way, their refreshed
- * tokens); keeps upstream sessions warm across invocations. Its URL streams (RESPONSE_STREAM;
- * the handler is `awslambda.streamifyResponse`d): MCP answers as SSE, progress before a tool's result,
- * long-lived listen/GET streams. The admin API stays buffered.
+ * and seals only what upstream OAuth writes (a caller's authorization under way, refreshed and
+ * client-credentials tokens: `sealUpstreamOauth`); keeps upstream sessions warm across invocations.
+ * Its URL streams (RESPONSE_STREAM; the handler is `awslambda.streamifyResponse`d): MCP answers as SSE,
+ * progress before a tool's result, long-lived listen/GET streams. The admin API stays buffered.
  */
 export const gateway = new sst.aws.Function("Gateway", {
   handler: "packages/api/src/lambda/gateway.handler",
@@ -61,19 +65,20 @@ export const gateway = new sst.aws.Function("Gateway", {
   // SigningKey: the OAuth authorization server signs access tokens (when OAUTH_ISSUER is set);
   // Oidc: people sign in at the OpenID provider (infra/auth.ts).
   link: [tableLink, jobsLink, keyLink, signingKeyLink, adminToken, runnerLink, runnerToken, oidcLink],
-  permissions: [sealWithKey, ...checkReadiness],
+  permissions: [...sealUpstreamOauth, ...checkReadiness],
   vpc,
+  ...concurrencyOf(settings, "gateway"),
   // PUBLIC_ADMIN_URL: where a per-user upstream authorization comes back (the admin function's callback).
   environment: {
     ...environment(),
-    ...(process.env.OAUTH_ISSUER ? { OAUTH_ISSUER: process.env.OAUTH_ISSUER } : {}),
-    ...(process.env.PUBLIC_ADMIN_URL ? { PUBLIC_ADMIN_URL: process.env.PUBLIC_ADMIN_URL } : {}),
+    ...(settings.oauthIssuer ? { OAUTH_ISSUER: settings.oauthIssuer } : {}),
+    ...(settings.publicAdminUrl ? { PUBLIC_ADMIN_URL: settings.publicAdminUrl } : {}),
   },
 });
 
 /**
  * Control plane and admin console: writes server configs and secrets, so it is the one function that
- * seals (kms:GenerateDataKey); enqueues jobs; stops thread-scoped runner instances.
+ * seals under any context (kms:GenerateDataKey); enqueues jobs; stops thread-scoped runner instances.
  */
 export const admin = new sst.aws.Function("Admin", {
   handler: "packages/api/src/lambda/admin.handler",
@@ -88,12 +93,13 @@ export const admin = new sst.aws.Function("Admin", {
   link: [tableLink, jobsLink, keyLink, adminToken, runnerLink, runnerToken, oidcLink],
   permissions: [sealWithKey, ...checkReadiness],
   vpc,
+  ...concurrencyOf(settings, "admin"),
   // The console's "try it" is forwarded to the gateway function (same origin for the browser).
   // PUBLIC_ADMIN_URL (its own URL, or the domain in front of it): upstream OAuth's redirect URI.
   environment: {
     ...environment(),
     GATEWAY_URL: gateway.url,
-    ...(process.env.PUBLIC_ADMIN_URL ? { PUBLIC_ADMIN_URL: process.env.PUBLIC_ADMIN_URL } : {}),
+    ...(settings.publicAdminUrl ? { PUBLIC_ADMIN_URL: settings.publicAdminUrl } : {}),
     ...consoleAdminEnvironment(),
   },
   // The admin console's static files (built by infra/console.ts), served at `/`.

@@ -1,42 +1,27 @@
 /**
  * Who signs in: the OpenID provider behind the functions' `Oidc` link (read by
  * packages/aws/src/config.ts), for MCP clients' sign-in at the gateway's authorization server and for
- * console admins.
- * - By default, a Cognito user pool of this stage: invitation only (admins create users), sign-in by
- *   email, Cognito's hosted sign-in pages, groups in the ID token's `cognito:groups` claim, and the group
- *   `gateway-admins` whose members may use the console. Map users and groups to servers with
- *   `PUT /v1/access/{user:<sub>|group:<name>}`.
- * - Your own provider (Entra ID, Okta, Google…) by config at deploy time: OIDC_ISSUER, OIDC_CLIENT_ID
- *   (and optionally OIDC_GROUPS_CLAIM, OIDC_PROVIDER_NAME, OIDC_TOKEN_AUTH_METHOD) in the environment, the client secret by
- *   `npx sst secret set OidcClientSecret …`; no Cognito pool is made.
- * Callback URLs: `${OAUTH_ISSUER}/oauth/oidc/callback`, `${PUBLIC_ADMIN_URL}/console/oidc/callback` and
- * `${PUBLIC_ADMIN_URL}/oauth/upstream/signin` (per_user authorization links) when those are set (a function's URL is only known after it exists, and the functions need the
- * client first), and, outside production, `npm run dev`'s on http://localhost:8787.
+ * console admins. The stage's settings (infra/stages.ts, `signIn`) choose:
+ * - `"cognito"` (default): a Cognito user pool of this stage: invitation only (admins create users),
+ *   sign-in by email, Cognito's hosted sign-in pages, groups in the ID token's `cognito:groups` claim,
+ *   and the group `gateway-admins` whose members may use the console. Map users and groups to servers
+ *   with `PUT /v1/access/{user:<sub>|group:<name>}`.
+ * - your own provider (Entra ID, Okta, Google…): its issuer and client id in the settings, the client
+ *   secret by `npx sst secret set OidcClientSecret …`; no Cognito pool is made.
+ * - `"off"`: nobody signs in (the admin token and keys only); the link is empty.
+ * Callback URLs (`callbackUrls`): the stage's oauthIssuer and publicAdminUrl ones (a function's URL is
+ * only known after it exists, and the functions need the client first), and, outside production,
+ * `npm run dev`'s on http://127.0.0.1:8787. Production without both URLs fails before anything is built.
  */
+import { callbackUrls, isProduction, type OwnProvider, stageSettings } from "./stages";
 
-const production = $app.stage === "production";
+const settings = stageSettings($app.stage);
+const production = isProduction($app.stage);
 /** The console's admin group in the default pool. */
 export const COGNITO_ADMIN_GROUP = "gateway-admins";
 
-const trim = (url: string | undefined) => url?.replace(/\/+$/, "");
-const gatewayOrigin = trim(process.env.OAUTH_ISSUER);
-const adminOrigin = trim(process.env.PUBLIC_ADMIN_URL);
-
-/** Where the provider may send the browser back. */
-export const oidcCallbackUrls = [
-  ...(gatewayOrigin ? [`${gatewayOrigin}/oauth/oidc/callback`] : []),
-  ...(adminOrigin ? [`${adminOrigin}/console/oidc/callback`, `${adminOrigin}/oauth/upstream/signin`] : []),
-  ...(production
-    ? []
-    : [
-        "http://localhost:8787/oauth/oidc/callback",
-        "http://localhost:8787/console/oidc/callback",
-        "http://localhost:8787/oauth/upstream/signin",
-      ]),
-];
-
-/** Whether the deployer names their own provider (no Cognito pool then). */
-export const ownProvider = Boolean(process.env.OIDC_ISSUER);
+/** Where the provider may send the browser back (never empty with a Cognito pool: see stageSettings). */
+const oidcCallbackUrls = callbackUrls($app.stage, settings);
 
 function cognito() {
   const pool = new aws.cognito.UserPool("Users", {
@@ -75,28 +60,40 @@ function cognito() {
   };
 }
 
-function configured() {
+function configured(provider: OwnProvider) {
   const secret = new sst.Secret("OidcClientSecret");
   return {
-    issuer: process.env.OIDC_ISSUER ?? "",
-    clientId: process.env.OIDC_CLIENT_ID ?? "",
+    issuer: provider.issuer,
+    clientId: provider.clientId,
     clientSecret: secret.value,
     // Empty: the config module's defaults (`groups`, the issuer's host).
-    groupsClaim: process.env.OIDC_GROUPS_CLAIM ?? "",
-    providerName: process.env.OIDC_PROVIDER_NAME ?? "",
+    groupsClaim: provider.groupsClaim ?? "",
+    providerName: provider.providerName ?? "",
   };
 }
 
+/** Nobody signs in: an empty issuer is no provider to the config module. */
+const noProvider = { issuer: "", clientId: "", clientSecret: "", groupsClaim: "", providerName: "" };
+
 /** `Resource.Oidc`: the provider and the gateway's client at it (the secret travels encrypted in the link). */
-export const oidcLink = new sst.Linkable("Oidc", { properties: ownProvider ? configured() : cognito() });
+export const oidcLink = new sst.Linkable("Oidc", {
+  properties:
+    typeof settings.signIn === "object"
+      ? configured(settings.signIn)
+      : settings.signIn === "off"
+        ? noProvider
+        : cognito(),
+});
 
 /**
- * The console's admins (the admin function's env): CONSOLE_ADMIN_GROUP / CONSOLE_ADMINS at deploy
- * time, else the default pool's `gateway-admins` group.
+ * The console's admins (the admin function's env): the stage's consoleAdminGroup / consoleAdmins,
+ * else with Cognito the default pool's `gateway-admins` group.
  */
-export const consoleAdminEnvironment = () => ({
-  ...(process.env.CONSOLE_ADMIN_GROUP || !ownProvider
-    ? { CONSOLE_ADMIN_GROUP: process.env.CONSOLE_ADMIN_GROUP || COGNITO_ADMIN_GROUP }
-    : {}),
-  ...(process.env.CONSOLE_ADMINS ? { CONSOLE_ADMINS: process.env.CONSOLE_ADMINS } : {}),
-});
+export const consoleAdminEnvironment = () => {
+  const cognitoPool = settings.signIn === undefined || settings.signIn === "cognito";
+  const group = settings.consoleAdminGroup ?? (cognitoPool ? COGNITO_ADMIN_GROUP : undefined);
+  return {
+    ...(group ? { CONSOLE_ADMIN_GROUP: group } : {}),
+    ...(settings.consoleAdmins ? { CONSOLE_ADMINS: settings.consoleAdmins } : {}),
+  };
+};

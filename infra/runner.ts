@@ -10,15 +10,20 @@
  * role's credentials.
  */
 import { jobsLink } from "./queue";
+import { isProduction, stageSettings } from "./stages";
 import { key, openStdioSecretsOnly, runnerToken, tableLink } from "./storage";
 
 /** The runner's port (the Dockerfile's PORT / EXPOSE). */
 const RUNNER_PORT = 8788;
 
-/** Functions that reach the runner live in this VPC; NAT gives them (and the runner) AWS and the internet. */
+/**
+ * Functions that reach the runner live in this VPC; NAT gives them (and the runner) AWS and the
+ * internet: managed NAT gateways in production, one small EC2 NAT instance per AZ elsewhere (cheaper,
+ * but an instance to patch and a single point of failure).
+ */
 export const vpc = new sst.aws.Vpc("Vpc", {
   az: 2,
-  nat: $app.stage === "production" ? "managed" : "ec2",
+  nat: isProduction($app.stage) ? "managed" : "ec2",
 });
 
 export const cluster = new sst.aws.Cluster("Cluster", { vpc });
@@ -30,6 +35,8 @@ const runnerTokenParameter = new aws.ssm.Parameter("RunnerTokenParameter", {
   value: runnerToken.value,
 });
 
+const { worktreeBase } = stageSettings($app.stage);
+
 export const runner = new sst.aws.Service("StdioRunner", {
   cluster,
   image: { context: ".", dockerfile: "packages/runner/Dockerfile" },
@@ -37,6 +44,9 @@ export const runner = new sst.aws.Service("StdioRunner", {
   memory: "1 GB",
   // One task: it owns the children and the thread-scoped instances in memory.
   scaling: { min: 1, max: 1 },
+  // So a deploy stops the old task before it starts the new one: never two runners in service discovery
+  // at once (ECS's default, 100 %/200 %, overlaps them). The cost: no runner for the minute a deploy takes.
+  transform: { service: { deploymentMinimumHealthyPercent: 0, deploymentMaximumPercent: 100 } },
   // Table to read server configs and record deaths; the job queue for retries. No Key link (its
   // Decrypt is unconditional): the runner may open only stdio env and secret-store values.
   link: [tableLink, jobsLink],
@@ -46,8 +56,8 @@ export const runner = new sst.aws.Service("StdioRunner", {
     PORT: String(RUNNER_PORT),
     HOST: $dev ? "127.0.0.1" : "0.0.0.0",
     ...($dev ? { RUNNER_TOKEN: runnerToken.value } : {}),
-    // The same base as the API's (infra/api.ts): unset, both default to /tmp/mcpgw-worktrees.
-    ...(process.env.WORKTREE_BASE ? { WORKTREE_BASE: process.env.WORKTREE_BASE } : {}),
+    // The same base as the API's (the stage's worktreeBase): unset, both default to /tmp/mcpgw-worktrees.
+    ...(worktreeBase ? { WORKTREE_BASE: worktreeBase } : {}),
   },
   ssm: { RUNNER_TOKEN: runnerTokenParameter.arn },
   health: {

@@ -4,7 +4,9 @@
  * permissions are only what every holder of the link needs.
  */
 
-const production = $app.stage === "production";
+import { isProduction } from "./stages";
+
+const production = isProduction($app.stage);
 
 /** The one table; keys, index and TTL match `ensureTable` in packages/aws/src/bootstrap.ts. */
 export const table = new sst.aws.Dynamo("GatewayTable", {
@@ -24,6 +26,8 @@ export const table = new sst.aws.Dynamo("GatewayTable", {
   },
   ttl: "expiresAt",
   deletionProtection: production,
+  // Point-in-time recovery (35 days of restores), stated here so no change of SST's default drops it.
+  transform: { table: { pointInTimeRecovery: { enabled: true } } },
 });
 
 /** Item-level DynamoDB actions the repositories use (no Scan, no table management). */
@@ -92,8 +96,32 @@ export const openStdioSecretsOnly = [
 /** What `/readyz` asks of the key: its metadata (exists, enabled), never a cryptographic operation. */
 export const describeKey = { actions: ["kms:DescribeKey"], resources: [key.arn] };
 
-/** The extra grant of the functions that seal (server headers/env, secrets). */
+/** The admin function's extra grant: seal under any context (server headers/env/auth, secrets, tokens). */
 export const sealWithKey = { actions: ["kms:GenerateDataKey"], resources: [key.arn] };
+
+/**
+ * Sealing upstream OAuth tokens only (the worker: refreshed and client-credentials tokens), under
+ * `upstreamCredentialContext`'s `mcpgw:field` = `upstream-oauth`: never a server's headers or env.
+ */
+export const sealRefreshedTokens = {
+  actions: ["kms:GenerateDataKey"],
+  resources: [key.arn],
+  conditions: [
+    { test: "StringEquals", variable: "kms:EncryptionContext:mcpgw:field", values: ["upstream-oauth"] },
+  ],
+};
+
+/** The gateway's: upstream OAuth tokens, and a caller's authorization under way (its state's context). */
+export const sealUpstreamOauth = [
+  sealRefreshedTokens,
+  {
+    actions: ["kms:GenerateDataKey"],
+    resources: [key.arn],
+    conditions: [
+      { test: "Null", variable: "kms:EncryptionContext:mcpgw:upstream-oauth-state", values: ["false"] },
+    ],
+  },
+];
 
 /**
  * The access-token signing key: asymmetric P-256 for ES256 (the private key never leaves KMS; the

@@ -6,11 +6,12 @@
 import { nodejs } from "./bundling";
 import { jobQueue, jobsLink } from "./queue";
 import { runnerLink, vpc } from "./runner";
-import { keyLink, runnerToken, sealWithKey, tableLink } from "./storage";
+import { concurrencyOf, stageSettings } from "./stages";
+import { keyLink, runnerToken, sealRefreshedTokens, tableLink } from "./storage";
 
 /**
  * Connect / probe / retry jobs; in the VPC to reach the stdio runner privately. Opens configs; seals
- * only the upstream OAuth tokens it refreshes.
+ * only the upstream OAuth tokens it refreshes or fetches (`sealRefreshedTokens`).
  */
 export const worker = jobQueue.subscribe(
   {
@@ -22,8 +23,9 @@ export const worker = jobQueue.subscribe(
     // A batch probes in parallel; one probe is bounded by 10 s + 5 s grace; under the 60 s visibility.
     timeout: "30 seconds",
     link: [tableLink, jobsLink, keyLink, runnerLink, runnerToken],
-    permissions: [sealWithKey],
+    permissions: [sealRefreshedTokens],
     vpc,
+    ...concurrencyOf(stageSettings($app.stage), "worker"),
     environment: { ALLOW_PRIVATE_UPSTREAMS: "false" },
   },
   { batch: { size: 10, partialResponses: true } },

@@ -14,7 +14,17 @@ const ROOT = resolve(import.meta.dirname, "../..");
 /** SST's platform types: what sst.config.ts and infra/** type-check against. */
 export const SST_PLATFORM_TYPES = join(ROOT, ".sst", "platform", "config.d.ts");
 
-/** `sst install` (stage `ci`, no Bun, no telemetry) unless its platform types are there already. */
+/**
+ * What lets the `sst` commands that need no AWS account (`sst install`, `sst version`) run here offline
+ * of any account: no check or install of SST's own dependencies, npm instead of Bun, no telemetry.
+ */
+export const SST_OFFLINE_ENV = {
+  SST_SKIP_DEPENDENCY_CHECK: "1",
+  SST_NO_BUN: "1",
+  SST_TELEMETRY_DISABLED: "1",
+} as const;
+
+/** `sst install` (stage `ci`, {@link SST_OFFLINE_ENV}) unless its platform types are there already. */
 export function ensureSstPlatform(log: (line: string) => void = () => {}): string {
   if (existsSync(SST_PLATFORM_TYPES)) return SST_PLATFORM_TYPES;
   withLock(join(ROOT, ".sst-install.lock"), () => {
@@ -22,7 +32,7 @@ export function ensureSstPlatform(log: (line: string) => void = () => {}): strin
     log("installing SST's platform types into .sst/platform (first run only)");
     const result = spawnSync(join(ROOT, "node_modules", ".bin", "sst"), ["install", "--stage", "ci"], {
       cwd: ROOT,
-      env: { ...process.env, SST_SKIP_DEPENDENCY_CHECK: "1", SST_NO_BUN: "1", SST_TELEMETRY_DISABLED: "1" },
+      env: { ...process.env, ...SST_OFFLINE_ENV },
       encoding: "utf8",
       stdio: ["ignore", "pipe", "pipe"],
     });

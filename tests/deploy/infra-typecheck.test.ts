@@ -8,7 +8,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync }
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ensureSstPlatform } from "../../scripts/lib/tools";
+import { ensureSstPlatform, SST_OFFLINE_ENV } from "../../scripts/lib/tools";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const TSC = join(ROOT, "node_modules/typescript/bin/tsc");
@@ -72,4 +72,16 @@ describe("infra type-check (tsc -p infra/tsconfig.json over SST's platform types
     expect(code).not.toBe(0);
     expect(output).toMatch(/infra\/worker\.ts\(\d+,\d+\): error TS\d+: .*'partialResponse' does not exist/);
   }, 120_000);
+});
+
+describe("sst commands that need no AWS account", () => {
+  it("run offline of one: `npm run typecheck:infra` installs the platform types itself, with the settings the docs name", () => {
+    const scripts = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).scripts;
+    expect(scripts["typecheck:infra"]).toMatch(/(^| )tsx scripts\/typecheck-infra\.ts$/);
+    expect(readFileSync(join(ROOT, "scripts/typecheck-infra.ts"), "utf8")).toMatch(/^ensureSstPlatform\(/m);
+    const docs = readFileSync(join(ROOT, "docs/operations.md"), "utf8");
+    expect(Object.keys(SST_OFFLINE_ENV).length).toBeGreaterThan(0);
+    for (const [name, value] of Object.entries(SST_OFFLINE_ENV))
+      expect(docs).toContain(`\`${name}=${value}\``);
+  });
 });

@@ -10,6 +10,7 @@ import { pathToFileURL } from "node:url";
 import { MAX_RECEIVE_COUNT, TABLE_KEYS, VISIBILITY_TIMEOUT_SECONDS } from "@mcpgw/aws";
 import { MAX_CALL_MS } from "@mcpgw/upstream";
 import { beforeAll, describe, expect, it, vi } from "vitest";
+import type { StageSettings } from "../../infra/stages";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 
@@ -114,6 +115,42 @@ function handlerExists(handler: string): boolean {
 }
 
 let outputs: Args;
+
+const CONFIG_URL = pathToFileURL(join(ROOT, "sst.config.ts")).href;
+const STAGES_URL = pathToFileURL(join(ROOT, "infra/stages.ts")).href;
+let evaluations = 0;
+
+/**
+ * sst.config.ts evaluated afresh for `stage`, with `settings` as that stage's entry in infra/stages.ts
+ * when given (else the committed ones): what it built, or the error it stopped with.
+ */
+async function evaluate(
+  stage: string,
+  settings?: StageSettings,
+): Promise<{ built: Recorded[]; outputs?: Args; error?: Error }> {
+  const before = recorded.length;
+  const app = (globalThis as unknown as { $app: { stage: string } }).$app;
+  vi.resetModules();
+  app.stage = stage;
+  try {
+    const stages = await import(/* @vite-ignore */ STAGES_URL);
+    if (settings) stages.STAGES[stage] = settings;
+    const config = (await import(/* @vite-ignore */ `${CONFIG_URL}?${++evaluations}`)).default as Args;
+    const outputs = await config.run();
+    return { built: recorded.slice(before), outputs };
+  } catch (error) {
+    return { built: recorded.slice(before), error: error as Error };
+  } finally {
+    app.stage = "test";
+  }
+}
+
+/** The arguments of the `kind` named `name` among `built`. */
+function pick(built: Recorded[], kind: string, name: string): Args {
+  const found = built.find((r) => r.kind === kind && r.name === name);
+  if (!found) throw new Error(`no ${kind} named ${name} was built`);
+  return found.args;
+}
 
 beforeAll(async () => {
   installGlobals();
@@ -249,12 +286,17 @@ describe("sign-in at an OpenID provider", () => {
       allowedOauthFlows: ["code"],
       allowedOauthScopes: ["openid", "email", "profile"],
     });
-    // The callbacks the routes serve (here, outside production with no public URLs set: npm run dev's).
+    // The callbacks the routes serve (here, outside production with no public URLs set: npm run dev's,
+    // on the origin it signs in with: http://127.0.0.1:$PORT, PORT 8787 by default).
     expect(client.callbackUrls).toEqual([
-      "http://localhost:8787/oauth/oidc/callback",
-      "http://localhost:8787/console/oidc/callback",
-      "http://localhost:8787/oauth/upstream/signin",
+      "http://127.0.0.1:8787/oauth/oidc/callback",
+      "http://127.0.0.1:8787/console/oidc/callback",
+      "http://127.0.0.1:8787/oauth/upstream/signin",
     ]);
+    const dev = readFileSync(join(ROOT, "scripts/dev.ts"), "utf8");
+    expect(dev).toContain('read.integer("PORT", 8787');
+    expect(dev).toMatch(/issuer: settings\.oauthIssuer \?\? `http:\/\/127\.0\.0\.1:\$\{port\}`/);
+    expect(dev).toMatch(/publicAdminUrl: settings\.publicAdminUrl \?\? `http:\/\/127\.0\.0\.1:\$\{port\}`/);
     expect(find("UserGroup", "ConsoleAdmins")).toMatchObject({
       userPoolId: "Users.id",
       name: "gateway-admins",
@@ -281,48 +323,184 @@ describe("sign-in at an OpenID provider", () => {
     expect(link).toContain('UPSTREAM_SIGNIN_PATH = "/oauth/upstream/signin"');
   });
 
-  it("takes the deployer's own provider instead (OIDC_ISSUER at deploy time): no pool, the secret an SST secret", async () => {
-    const before = recorded.length;
-    const saved = { ...process.env };
-    Object.assign(process.env, {
-      OIDC_ISSUER: "https://login.microsoftonline.com/tenant/v2.0",
-      OIDC_CLIENT_ID: "entra-app",
-      OAUTH_ISSUER: "https://mcp.example.com/",
-      PUBLIC_ADMIN_URL: "https://admin.example.com",
-      CONSOLE_ADMINS: "boss@example.com",
-      OIDC_TOKEN_AUTH_METHOD: "client_secret_post",
+  it("takes the stage's own provider instead (infra/stages.ts): no pool, the secret an SST secret", async () => {
+    // Act
+    const { built, error } = await evaluate("acme", {
+      signIn: {
+        issuer: "https://login.microsoftonline.com/tenant/v2.0",
+        clientId: "entra-app",
+        tokenAuthMethod: "client_secret_post",
+      },
+      oauthIssuer: "https://mcp.example.com/",
+      publicAdminUrl: "https://admin.example.com",
+      consoleAdmins: "boss@example.com",
     });
-    try {
-      vi.resetModules();
-      const config = (
-        await import(/* @vite-ignore */ `${pathToFileURL(join(ROOT, "sst.config.ts")).href}?own`)
-      ).default as Args;
-      await config.run();
-    } finally {
-      process.env = saved;
-    }
-    const again = recorded.slice(before);
-    const kinds = again.map((r) => r.kind);
-    const link = again.find((r) => r.kind === "Linkable" && r.name === "Oidc")?.args;
-    const admin = again.find((r) => r.kind === "Function" && r.name === "Admin")?.args;
 
-    expect(kinds).not.toContain("UserPool");
-    expect(again.some((r) => r.kind === "Secret" && r.name === "OidcClientSecret")).toBe(true);
-    expect(link?.properties).toEqual({
+    // Assess
+    expect(error).toBeUndefined();
+    expect(built.map((r) => r.kind)).not.toContain("UserPool");
+    expect(built.some((r) => r.kind === "Secret" && r.name === "OidcClientSecret")).toBe(true);
+    expect(pick(built, "Linkable", "Oidc").properties).toEqual({
       issuer: "https://login.microsoftonline.com/tenant/v2.0",
       clientId: "entra-app",
       clientSecret: "OidcClientSecret.value",
       groupsClaim: "",
       providerName: "",
     });
-    expect(admin?.environment).toMatchObject({
+    const admin = pick(built, "Function", "Admin");
+    expect(admin.environment).toMatchObject({
       CONSOLE_ADMINS: "boss@example.com",
       OIDC_TOKEN_AUTH_METHOD: "client_secret_post",
     });
-    expect(admin?.environment).not.toHaveProperty("CONSOLE_ADMIN_GROUP");
+    expect(admin.environment).not.toHaveProperty("CONSOLE_ADMIN_GROUP");
     // A per-user upstream authorization starts on the gateway and comes back to the admin function.
-    const gateway = again.find((r) => r.kind === "Function" && r.name === "Gateway")?.args;
-    expect(gateway?.environment).toMatchObject({ PUBLIC_ADMIN_URL: "https://admin.example.com" });
+    expect(pick(built, "Function", "Gateway").environment).toMatchObject({
+      OAUTH_ISSUER: "https://mcp.example.com",
+      PUBLIC_ADMIN_URL: "https://admin.example.com",
+    });
+  });
+
+  it("reads nothing from the deployer's shell: a redeploy with other OAUTH_ISSUER/OIDC_*/PUBLIC_ADMIN_URL/WORKTREE_BASE deploys the same", async () => {
+    // Prepare
+    const plain = await evaluate("test");
+    const saved = { ...process.env };
+    Object.assign(process.env, {
+      OAUTH_ISSUER: "https://elsewhere.example.com",
+      PUBLIC_ADMIN_URL: "https://admin.elsewhere.example.com",
+      OIDC_ISSUER: "https://login.elsewhere.example.com",
+      OIDC_CLIENT_ID: "other-app",
+      OIDC_GROUPS_CLAIM: "roles",
+      OIDC_PROVIDER_NAME: "Elsewhere",
+      OIDC_TOKEN_AUTH_METHOD: "client_secret_post",
+      WORKTREE_BASE: "/srv/elsewhere",
+      CONSOLE_ADMIN_GROUP: "other-admins",
+      CONSOLE_ADMINS: "someone@example.com",
+    });
+
+    // Act
+    let shell: Awaited<ReturnType<typeof evaluate>>;
+    try {
+      shell = await evaluate("test");
+    } finally {
+      process.env = saved;
+    }
+
+    // Assess
+    expect(plain.error).toBeUndefined();
+    expect(shell.error).toBeUndefined();
+    expect(shell.built).toEqual(plain.built);
+    expect(pick(shell.built, "Linkable", "Oidc").properties.issuer).toBe("https://Users.endpoint");
+  });
+});
+
+describe("production (the stage `production`, named alike by the infra and the docs)", () => {
+  const PRODUCTION_URLS = {
+    oauthIssuer: "https://mcp.example.com",
+    publicAdminUrl: "https://admin.example.com/",
+  };
+
+  it("is the one stage retained and protected; `prod` or any other name is not production", async () => {
+    const { PRODUCTION_STAGE, isProduction } = await import(/* @vite-ignore */ STAGES_URL);
+    const config = (await import(/* @vite-ignore */ CONFIG_URL)).default as Args;
+    expect(PRODUCTION_STAGE).toBe("production");
+    for (const stage of ["production", "prod", "Production", "staging", "test"]) {
+      const app = config.app({ stage });
+      expect(app.protect, stage).toBe(isProduction(stage));
+      expect(app.removal, stage).toBe(isProduction(stage) ? "retain" : "remove");
+    }
+  });
+
+  it("deploys with deletion protection, point-in-time recovery, 30-day key windows, managed NAT and only its own callbacks", async () => {
+    // Act
+    const { built, error } = await evaluate("production", PRODUCTION_URLS);
+
+    // Assess
+    expect(error).toBeUndefined();
+    const table = pick(built, "Dynamo", "GatewayTable");
+    expect(table.deletionProtection).toBe(true);
+    expect(table.transform.table.pointInTimeRecovery).toEqual({ enabled: true });
+    expect(pick(built, "UserPool", "Users").deletionProtection).toBe("ACTIVE");
+    expect(pick(built, "KmsKey", "SealingKey").deletionWindowInDays).toBe(30);
+    expect(pick(built, "KmsKey", "TokenSigningKey").deletionWindowInDays).toBe(30);
+    expect(pick(built, "Vpc", "Vpc").nat).toBe("managed");
+    // Callbacks from the stage's public URLs; no npm run dev callback in production.
+    expect(pick(built, "UserPoolClient", "GatewayClient").callbackUrls).toEqual([
+      "https://mcp.example.com/oauth/oidc/callback",
+      "https://admin.example.com/console/oidc/callback",
+      "https://admin.example.com/oauth/upstream/signin",
+    ]);
+    expect(pick(built, "Function", "Gateway").environment).toMatchObject({
+      OAUTH_ISSUER: "https://mcp.example.com",
+      PUBLIC_ADMIN_URL: "https://admin.example.com",
+    });
+  });
+
+  it("fails before building anything, naming the missing settings, when production would give its provider no callback URL", async () => {
+    // Act: production as committed names no public URLs; then with one of the two.
+    const committed = await evaluate("production");
+    const half = await evaluate("production", { oauthIssuer: "https://mcp.example.com" });
+
+    // Assess
+    expect(committed.error?.message).toBe(
+      'Production signs people in, so its provider needs callback URLs: set oauthIssuer and publicAdminUrl for stage "production" in infra/stages.ts (your domains, or the gateway and admin outputs of a first deploy with signIn: "off").',
+    );
+    expect(committed.built).toEqual([]);
+    expect(half.error?.message).toMatch(
+      /^Production signs people in, .*: set publicAdminUrl for stage "production"/,
+    );
+    expect(half.built).toEqual([]);
+    const wrong = await evaluate("staging", { publicAdminUrl: "http://admin.example.com" });
+    expect(wrong.error?.message).toBe(
+      'publicAdminUrl for stage "staging" in infra/stages.ts must be an https origin (got "http://admin.example.com").',
+    );
+  });
+
+  it('deploys a first production without sign-in (signIn: "off"): no pool, an empty Oidc link', async () => {
+    const { built, error, outputs } = await evaluate("production", { signIn: "off" });
+    expect(error).toBeUndefined();
+    expect(built.map((r) => r.kind)).not.toContain("UserPoolClient");
+    expect(pick(built, "Linkable", "Oidc").properties).toEqual({
+      issuer: "",
+      clientId: "",
+      clientSecret: "",
+      groupsClaim: "",
+      providerName: "",
+    });
+    expect(Object.keys(outputs ?? {})).toEqual(["admin", "gateway", "mcp", "table"]);
+  });
+
+  it("runs the single runner task so that a deploy never has two serving (0 % / 100 %), in every stage", () => {
+    const runner = find("Service", "StdioRunner");
+    expect(runner.scaling).toEqual({ min: 1, max: 1 });
+    expect(runner.transform.service).toMatchObject({
+      deploymentMinimumHealthyPercent: 0,
+      deploymentMaximumPercent: 100,
+    });
+    expect(find("Dynamo", "GatewayTable").transform.table.pointInTimeRecovery).toEqual({ enabled: true });
+  });
+
+  it("reserves concurrency only where a stage sets it (none by default)", async () => {
+    for (const fn of [
+      find("Function", "Admin"),
+      find("Function", "Gateway"),
+      find("QueueSubscriber", "JobQueue").function,
+    ]) {
+      expect(fn).not.toHaveProperty("concurrency");
+    }
+    const { built } = await evaluate("staging", { reservedConcurrency: { gateway: 50, worker: 5 } });
+    expect(pick(built, "Function", "Gateway").concurrency).toEqual({ reserved: 50 });
+    expect(pick(built, "QueueSubscriber", "JobQueue").function.concurrency).toEqual({ reserved: 5 });
+    expect(pick(built, "Function", "Admin")).not.toHaveProperty("concurrency");
+  });
+
+  it("is the stage the docs deploy: `--stage production`, never `--stage prod`", () => {
+    for (const doc of ["README.md", "docs/operations.md", "docs/security.md", "docs/architecture.md"]) {
+      const text = readFileSync(join(ROOT, doc), "utf8");
+      expect(text, doc).not.toMatch(/--stage prod\b/);
+    }
+    expect(readFileSync(join(ROOT, "docs/operations.md"), "utf8")).toContain(
+      "npx sst deploy --stage production",
+    );
   });
 });
 
@@ -357,6 +535,82 @@ describe("least privilege", () => {
       sweep: [],
       runner: ["kms:Decrypt"],
     });
+    // The admin function seals under any context; the gateway and the worker only under upstream
+    // OAuth's contexts (upstream-credentials.ts), never a server's headers or env.
+    const sealing = (g: { grants: Grant[] }) =>
+      g.grants
+        .filter((grant) => grant.actions.includes("kms:GenerateDataKey"))
+        .map((grant) => grant.conditions);
+    const { admin, gateway, worker } = compute();
+    const tokens = [
+      { test: "StringEquals", variable: "kms:EncryptionContext:mcpgw:field", values: ["upstream-oauth"] },
+    ];
+    const underWay = [
+      { test: "Null", variable: "kms:EncryptionContext:mcpgw:upstream-oauth-state", values: ["false"] },
+    ];
+    expect(sealing(admin)).toEqual([undefined]);
+    expect(sealing(gateway)).toEqual([tokens, underWay]);
+    expect(sealing(worker)).toEqual([tokens]);
+    const contexts = readFileSync(join(ROOT, "packages/aws/src/upstream-credentials.ts"), "utf8");
+    expect(contexts).toContain('"mcpgw:field": "upstream-oauth"');
+    expect(contexts).toContain('{ "mcpgw:upstream-oauth-state": stateHash }');
+  });
+
+  it("is what the docs' table of grants says (docs/operations.md), row by row, and the docs say no other", () => {
+    // Prepare: the table under "| IAM action" — first cell the actions, then one column per piece of compute
+    const doc = readFileSync(join(ROOT, "docs/operations.md"), "utf8");
+    const lines = doc.slice(doc.indexOf("| IAM action")).split("\n");
+    const rows = lines
+      .slice(
+        0,
+        lines.findIndex((line) => !line.startsWith("|")),
+      )
+      .map((line) =>
+        line
+          .split("|")
+          .slice(1, -1)
+          .map((cell) => cell.trim()),
+      );
+    const [header = [], , ...body] = rows;
+    const columns: Record<string, string> = {
+      Admin: "admin",
+      Gateway: "gateway",
+      worker: "worker",
+      sweep: "sweep",
+      runner: "runner",
+    };
+    const condition = (c: { test: string; variable: string; values: string[] }) => {
+      const key = `\`${c.variable.replace("kms:EncryptionContext:", "")}\``;
+      if (c.test === "Null" && c.values[0] === "false") return `${key} set`;
+      return `${key} = ${c.values.map((v) => `\`${v}\``).join(", ")}`;
+    };
+    /** How the docs write one piece's grant of one action: yes, —, or the conditions it holds under. */
+    const cell = (grants: Grant[], action: string) => {
+      const granting = grants.filter((g) => g.actions.includes(action));
+      if (granting.length === 0) return "—";
+      if (granting.some((g) => !g.conditions?.length)) return "yes";
+      return granting.map((g) => g.conditions?.map(condition).join(" and ")).join(" or ");
+    };
+    const computed = compute() as Record<string, { grants: Grant[]; actions: string[] }>;
+
+    // Assess
+    expect(header.slice(1)).toEqual(Object.keys(columns));
+    const documented = new Set<string>();
+    for (const row of body) {
+      const actions = [...(row[0] ?? "").matchAll(/`([a-z0-9]+:[A-Za-z]+)`/g)].map((m) => m[1]!);
+      expect(actions.length, row[0]).toBeGreaterThan(0);
+      for (const action of actions) {
+        documented.add(action);
+        const infra = Object.values(columns).map((name) => cell(computed[name]!.grants, action));
+        expect(row.slice(1), `${action} as infra/ grants it`).toEqual(infra);
+      }
+    }
+    const granted = new Set(Object.values(computed).flatMap((g) => g.actions));
+    expect([...documented].sort()).toEqual([...granted].sort());
+    // The sentence the table replaced is gone from both docs.
+    for (const file of ["docs/operations.md", "docs/security.md"]) {
+      expect(readFileSync(join(ROOT, file), "utf8"), file).not.toMatch(/only `Admin`\s+may seal/);
+    }
   });
 
   it("lets only the gateway sign access tokens, with the asymmetric P-256 key bootstrap.ts makes", () => {
