@@ -92,34 +92,35 @@ describe("the documented client configs, against a running gateway", () => {
   });
 
   /**
-   * Connects an SDK client over `transport`, lists the tools and calls the echo tool; always closes.
+   * Connects an SDK client over `transport`; it must list the echo tool and call it. Always closes.
    * `started` runs once the transport has started (a stdio child has its pid).
    */
-  async function listAndCall(
-    transport: Transport,
-    started: () => void = () => {},
-  ): Promise<{ tools: string[]; text: string }> {
+  async function listsAndCalls(transport: Transport, started: () => void = () => {}): Promise<void> {
     const client = new Client({ name: "docs-clients-test", version: "1.0.0" });
     try {
       const connecting = client.connect(transport, { timeout: STEP_TIMEOUT_MS });
       started();
       await connecting;
       const { tools } = await client.listTools({}, { timeout: STEP_TIMEOUT_MS });
+      expect(tools.map((tool) => tool.name)).toContain(TOOL);
       const result = await client.callTool({ name: TOOL, arguments: { message: "hi" } }, undefined, {
         timeout: STEP_TIMEOUT_MS,
       });
-      const content = result.content as Array<{ type: string; text?: string }>;
-      return { tools: tools.map((tool) => tool.name), text: content.map((block) => block.text).join("") };
+      expect(result.content).toEqual([{ type: "text", text: "Echo: hi" }]);
     } finally {
       await client.close();
     }
   }
 
-  /** The client's HTTP connection, made with exactly its parsed URL and headers. */
-  function overHttp({ url, headers }: HttpConnection): Transport {
-    return new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
+  /** An HTTP config sends exactly the key's header, and a client with its URL and headers works. */
+  async function httpConfigWorks(connection: HttpConnection): Promise<void> {
+    expect(connection.headers).toEqual(bearer());
+    const { url, headers } = connection;
+    await listsAndCalls(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
   }
 
+  /** `Authorization: Bearer <the test's key>`. */
+  const bearer = () => ({ Authorization: `Bearer ${key.key}` });
   const origin = () => stack.api.url;
 
   it("the README's first call and docs/clients.md each give a `claude mcp add` command", () => {
@@ -138,10 +139,7 @@ describe("the documented client configs, against a running gateway", () => {
       const [line = ""] = claudeCommands(markdown);
       const added = parseClaudeMcpAdd(shellWords(fillIn(line, origin(), key.key)));
       expect(added).toMatchObject({ name: "gateway", transport: "http", url: `${origin()}/mcp` });
-      expect(added.headers).toEqual({ Authorization: `Bearer ${key.key}` });
-      const { tools, text } = await listAndCall(overHttp(added));
-      expect(tools).toContain(TOOL);
-      expect(text).toBe("Echo: hi");
+      await httpConfigWorks(added);
     });
   }
 
@@ -149,11 +147,7 @@ describe("the documented client configs, against a running gateway", () => {
     timeout: 60_000,
   }, async () => {
     const json = fillIn(blockUnder(CLIENTS_DOC, "Cursor", "json"), origin(), key.key);
-    const connection = cursorEntry(json, "gateway");
-    expect(connection.headers).toEqual({ Authorization: `Bearer ${key.key}` });
-    const { tools, text } = await listAndCall(overHttp(connection));
-    expect(tools).toContain(TOOL);
-    expect(text).toBe("Echo: hi");
+    await httpConfigWorks(cursorEntry(json, "gateway"));
   });
 
   it("VS Code: the http server entry, the key typed into its password input", {
@@ -165,11 +159,7 @@ describe("the documented client configs, against a running gateway", () => {
     expect(inputs.find((input) => input.id === "gateway-key")?.password, "the key is typed masked").toBe(
       true,
     );
-    const connection = vscodeEntry(json, "gateway", { "gateway-key": key.key });
-    expect(connection.headers).toEqual({ Authorization: `Bearer ${key.key}` });
-    const { tools, text } = await listAndCall(overHttp(connection));
-    expect(tools).toContain(TOOL);
-    expect(text).toBe("Echo: hi");
+    await httpConfigWorks(vscodeEntry(json, "gateway", { "gateway-key": key.key }));
   });
 
   it("Claude Desktop: mcp-remote spawned as configured, over stdio, with no OAuth sign-in", {
@@ -180,7 +170,7 @@ describe("the documented client configs, against a running gateway", () => {
     const args = npxPackageArgs(entry, "mcp-remote");
     // Checked before mcp-remote runs: with a header the gateway refuses, it would start an OAuth
     // sign-in and open a browser.
-    expect(mcpRemoteHeaders(args, entry.env)).toEqual({ Authorization: `Bearer ${key.key}` });
+    expect(mcpRemoteHeaders(args, entry.env)).toEqual(bearer());
     // As Claude Desktop spawns it: the SDK's default environment plus the entry's env; HOME (where
     // mcp-remote keeps ~/.mcp-auth) and the working directory in a throwaway directory.
     const bin = mcpRemoteBin();
@@ -196,15 +186,13 @@ describe("the documented client configs, against a running gateway", () => {
       stderr += chunk.toString("utf8");
     });
     let pid: number | null = null;
-    const { tools, text } = await listAndCall(transport, () => {
+    await listsAndCalls(transport, () => {
       pid = transport.pid;
     })
       .catch((error: Error) => {
         throw new Error(`${error.message}; mcp-remote said:\n${stderr}`);
       })
       .finally(() => killIfRunning(pid, bin));
-    expect(tools).toContain(TOOL);
-    expect(text).toBe("Echo: hi");
     // mcp-remote filled the header from env, saw the gateway's OAuth metadata, and connected over
     // streamable HTTP without signing in: no OAuth callback listener, no authorization URL, no browser.
     // biome-ignore lint/suspicious/noTemplateCurlyInString: mcp-remote's log names the placeholder literally
