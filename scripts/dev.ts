@@ -141,10 +141,11 @@ async function shutdown() {
   await Promise.all([api.close(), poller.stop(), runner.stop()]);
   await callLatency.close();
   await emulator.stop();
+  log("stopped");
   process.exit(0);
 }
-process.once("SIGINT", shutdown);
-process.once("SIGTERM", shutdown);
+process.on("SIGINT", shutdown);
+process.on("SIGTERM", shutdown);
 
 /** Ends the start with a {@link StartupError}'s one line and exit code 1; anything else is thrown on. */
 function stopWith(error: unknown): never {

@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import semver from "semver";
 import { describe, expect, it } from "vitest";
-import { NODE22_VERSION } from "../../scripts/lib/node22";
+import { NODE_FLOOR, NODE22_VERSION } from "../../scripts/lib/node22";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const read = (path: string) => readFileSync(join(ROOT, path), "utf8");
@@ -36,7 +36,7 @@ describe("Node 22 everywhere", () => {
     });
 
     // Assess
-    expect(major(oldest)).toBe(22);
+    expect(oldest).toBe(NODE_FLOOR); // the launcher fetches Node 22 below the same floor
     expect(semver.satisfies(NODE22_VERSION, floor)).toBe(true);
     expect(refusing).toEqual([]);
   });
@@ -59,7 +59,7 @@ describe("Node 22 everywhere", () => {
     expect(new Set([...runtimes, ...targets])).toEqual(new Set([22]));
   });
 
-  it("scripts/node22.mjs runs a command on Node 22 and exits as it exits", () => {
+  it("scripts/node22.mjs runs a command on Node 22 and exits as it exits, a signal's death included", () => {
     // Act
     const version = spawnSync(
       process.execPath,
@@ -74,9 +74,15 @@ describe("Node 22 everywhere", () => {
       cwd: ROOT,
       timeout: 20_000,
     });
+    // A command killed by a signal fails as a shell reports it (128 + 15), never as a success.
+    const killed = spawnSync(process.execPath, ["scripts/node22.mjs", "sh", "-c", "kill -TERM $$"], {
+      cwd: ROOT,
+      timeout: 20_000,
+    });
 
     // Assess
     expect(major(version.stdout.trim())).toBeGreaterThanOrEqual(22);
     expect(failing.status).toBe(3);
+    expect(killed.status).toBe(143);
   });
 });

@@ -144,14 +144,15 @@ export function desktopEntry(json: string, name: string): CommandEntry {
 }
 
 /**
- * The arguments an `npx [-y] <package> …` command passes to the package's bin, once npx has resolved
- * `pkg` (optionally `pkg@version`).
+ * The arguments an `npx [-y] <package>@<version> …` command passes to the package's bin, once npx has
+ * resolved it: the doc pins `version` (the one the tests run), so the config a reader copies is the
+ * one tested.
  */
-export function npxPackageArgs(entry: CommandEntry, pkg: string): string[] {
+export function npxPackageArgs(entry: CommandEntry, pkg: string, version: string): string[] {
   if (entry.command !== "npx") throw new Error(`expected npx, got ${entry.command}`);
   const at = entry.args.findIndex((arg) => !arg.startsWith("-"));
   const spec = entry.args[at] ?? "";
-  if (spec !== pkg && !spec.startsWith(`${pkg}@`)) throw new Error(`npx runs ${spec}, not ${pkg}`);
+  if (spec !== `${pkg}@${version}`) throw new Error(`npx runs ${spec}, not ${pkg}@${version}`);
   return entry.args.slice(at + 1);
 }
 

@@ -47,11 +47,17 @@ function claudeCommands(markdown: string): string[] {
   );
 }
 
+const MCP_REMOTE_MANIFEST = createRequire(import.meta.url).resolve("mcp-remote/package.json");
+const MCP_REMOTE = JSON.parse(readFileSync(MCP_REMOTE_MANIFEST, "utf8")) as {
+  version: string;
+  bin: Record<string, string>;
+};
+/** The installed mcp-remote's version: the one docs/clients.md pins. */
+const MCP_REMOTE_VERSION = MCP_REMOTE.version;
+
 /** mcp-remote's `mcp-remote` bin, resolved through its package.json. */
 function mcpRemoteBin(): string {
-  const manifest = createRequire(import.meta.url).resolve("mcp-remote/package.json");
-  const { bin } = JSON.parse(readFileSync(manifest, "utf8")) as { bin: Record<string, string> };
-  return join(dirname(manifest), bin["mcp-remote"] ?? "");
+  return join(dirname(MCP_REMOTE_MANIFEST), MCP_REMOTE.bin["mcp-remote"] ?? "");
 }
 
 /**
@@ -167,7 +173,7 @@ describe("the documented client configs, against a running gateway", () => {
   }, async () => {
     const json = fillIn(blockUnder(CLIENTS_DOC, "Claude Desktop", "json"), origin(), key.key);
     const entry = desktopEntry(json, "gateway");
-    const args = npxPackageArgs(entry, "mcp-remote");
+    const args = npxPackageArgs(entry, "mcp-remote", MCP_REMOTE_VERSION);
     // Checked before mcp-remote runs: with a header the gateway refuses, it would start an OAuth
     // sign-in and open a browser.
     expect(mcpRemoteHeaders(args, entry.env)).toEqual(bearer());

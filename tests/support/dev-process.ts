@@ -51,18 +51,8 @@ export async function startDevProcess(
   args: string[] = ["--ephemeral"],
 ): Promise<DevProcess & { config: Awaited<ReturnType<typeof createTestConfig>> }> {
   const config = previous?.config ?? (await createTestConfig());
-  const port = await freePort();
-  const adminToken = `dev-admin-${randomUUID()}`;
-  const child = spawnDev(args, {
-    AWS_ENDPOINT_URL: config.endpoint ?? "",
-    TABLE_NAME: config.tableName,
-    QUEUE_NAME: config.queueName,
-    DEAD_LETTER_QUEUE_NAME: config.deadLetterQueueName,
-    KMS_KEY_ALIAS: config.keyAlias,
-    PORT: String(port),
-    ADMIN_TOKEN: adminToken,
-    ...env,
-  });
+  const { adminToken, env: own } = await devEnv(config);
+  const child = spawnDev(args, { ...own, ...env });
   let stderr = "";
   child.stderr?.on("data", (chunk: Buffer) => {
     stderr += chunk.toString("utf8");
@@ -135,6 +125,21 @@ export async function startDevProcess(
   };
 }
 
+/** A dev stack's environment on `config`'s table, queues and key, with a free port and a fresh admin token. */
+export async function devEnv(config: Awaited<ReturnType<typeof createTestConfig>>) {
+  const adminToken = `dev-admin-${randomUUID()}`;
+  const env: Record<string, string> = {
+    AWS_ENDPOINT_URL: config.endpoint ?? "",
+    TABLE_NAME: config.tableName,
+    QUEUE_NAME: config.queueName,
+    DEAD_LETTER_QUEUE_NAME: config.deadLetterQueueName,
+    KMS_KEY_ALIAS: config.keyAlias,
+    PORT: String(await freePort()),
+    ADMIN_TOKEN: adminToken,
+  };
+  return { adminToken, env };
+}
+
 /** `scripts/dev.ts` with `args`, this process's environment and `env` on top (LOG_LEVEL info unless given). */
 function spawnDev(args: string[], env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, ["--import", "tsx", resolve(ROOT, "scripts/dev.ts"), ...args], {
@@ -142,6 +147,29 @@ function spawnDev(args: string[], env: Record<string, string>): ChildProcess {
     env: { ...process.env, LOG_LEVEL: "info", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
+}
+
+/**
+ * `npm run dev -- args…` exactly as a newcomer types it (npm, scripts/node22.mjs, tsx, scripts/dev.ts),
+ * with npm's own banner silenced, in a process group of its own: signal the group as a terminal does,
+ * or SIGKILL it whole.
+ */
+export function spawnNpmDev(args: string[], env: Record<string, string>): ChildProcess {
+  return spawn("npm", ["run", "--silent", "dev", "--", ...args], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: "info", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+}
+
+/** Sends `signal` to `child`'s whole process group (it was spawned detached); gone already is fine. */
+export function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-(child.pid as number), signal);
+  } catch {
+    // the group has exited
+  }
 }
 
 /** How a dev process that was to stop by itself ended: its exit, everything it wrote, how long it ran. */
@@ -154,15 +182,15 @@ export interface DevExit extends ExitStatus {
 }
 
 /**
- * Runs `scripts/dev.ts` with `env` (over this process's) until it exits by itself — a start that
- * must fail — SIGKILLing it at `timeoutMs`. `args` as for {@link startDevProcess}.
+ * Runs `npm run dev` with `env` (over this process's) until it exits by itself — a start that must
+ * fail — SIGKILLing its whole process group at `timeoutMs`. `args` as for {@link startDevProcess}.
  */
 export async function runDevUntilExit(
   env: Record<string, string>,
   { timeoutMs = 30_000, args = ["--ephemeral"] }: { timeoutMs?: number; args?: string[] } = {},
 ): Promise<DevExit> {
   const started = performance.now();
-  const child = spawnDev(args, env);
+  const child = spawnNpmDev(args, env);
   let output = "";
   const collect = (chunk: Buffer) => {
     output += chunk.toString("utf8");
@@ -170,7 +198,7 @@ export async function runDevUntilExit(
   child.stdout?.on("data", collect);
   child.stderr?.on("data", collect);
   let timedOut = false;
-  const kill = () => child.kill("SIGKILL");
+  const kill = () => signalGroup(child, "SIGKILL");
   process.once("exit", kill);
   const timer = setTimeout(() => {
     timedOut = true;
