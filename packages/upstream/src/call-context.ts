@@ -89,6 +89,11 @@ export class CallRouter {
   private lastCall = 0;
   /** Upstream request id → the call whose stream it came on (until it is answered). */
   private readonly asks = new Map<JsonRpcId, CallContext>();
+  /**
+   * Told of each log message on the session's own GET stream — sent outside any call. Set only where
+   * that stream carries nothing of a call (streamable HTTP; not a legacy HTTP+SSE transport).
+   */
+  onSessionLog: ((params: Record<string, unknown>) => void) | undefined;
 
   /**
    * Runs a call with `context` as the owner of whatever its requests' streams carry: `call` sends its
@@ -156,8 +161,12 @@ export class CallRouter {
         if (call) for (const message of messages) this.noteMessage(call, message);
         return asBatch(response as BufferedResponse, messages);
       }
-      if (!call || !response.body) return response;
-      return rebody(response, response.body.pipeThrough(this.observer(call)));
+      if (!response.body) return response;
+      if (call)
+        return rebody(response, response.body.pipeThrough(this.observer((m) => this.noteMessage(call, m))));
+      const onSessionLog = this.onSessionLog;
+      if (!onSessionLog || (init?.method ?? "GET") !== "GET") return response;
+      return rebody(response, response.body.pipeThrough(this.observer((m) => sessionLog(m, onSessionLog))));
     };
   }
 
@@ -173,25 +182,15 @@ export class CallRouter {
   }
 
   /** Passes the stream through unchanged, noting each message before the SDK sees it. */
-  private observer(call: Call): TransformStream<Uint8Array, Uint8Array> {
+  private observer(note: (message: unknown) => void): TransformStream<Uint8Array, Uint8Array> {
     const decoder = new TextDecoder();
-    const parser = createParser({ onEvent: (event) => this.note(call, event.data) });
+    const parser = createParser({ onEvent: (event) => parseInto(event.data, note) });
     return new TransformStream({
       transform(chunk, controller) {
         parser.feed(decoder.decode(chunk, { stream: true }));
         controller.enqueue(chunk);
       },
     });
-  }
-
-  private note(call: Call, data: string): void {
-    let message: unknown;
-    try {
-      message = JSON.parse(data);
-    } catch {
-      return;
-    }
-    this.noteMessage(call, message);
   }
 
   private noteMessage(call: Call, parsed: unknown): void {
@@ -211,6 +210,24 @@ export class CallRouter {
     call.told.set(progress.progress, (call.told.get(progress.progress) ?? 0) + 1);
     call.context.onProgress?.(progress);
   }
+}
+
+/** Hands an event's JSON message to `note` (an event that is no JSON is passed over). */
+function parseInto(data: string, note: (message: unknown) => void): void {
+  let message: unknown;
+  try {
+    message = JSON.parse(data);
+  } catch {
+    return;
+  }
+  note(message);
+}
+
+/** Tells `onLog` of a log message (one with params). */
+function sessionLog(parsed: unknown, onLog: (params: Record<string, unknown>) => void): void {
+  const message = parsed as { id?: unknown; method?: unknown; params?: unknown } | null;
+  if (message?.method !== "notifications/message" || message.id !== undefined) return;
+  if (message.params && typeof message.params === "object") onLog(message.params as Record<string, unknown>);
 }
 
 /** A progress notification's report (its token aside), when it is one: a number, and what may go with it. */
