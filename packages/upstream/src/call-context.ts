@@ -3,8 +3,10 @@
  * what it sends mid-call — progress, a log line, or (2025 era) a request to ask the user or the model —
  * belongs to one call. Streamable HTTP sends those on the response stream of the POST that carried the
  * call; the session's fetch is tapped so every message on a call's stream is tied to that call before
- * the SDK reads it, and its notifications are told to the call there, in the order they came. The call is known at fetch time by a header its requests carry ({@link CALL_HEADER},
- * taken off again before the request leaves), so no async context is tracked per promise.
+ * the SDK reads it, and its notifications are told to the call there, in the order they came. The
+ * call is known at fetch time by a header its requests carry ({@link CALL_HEADER}, taken off again
+ * before the request leaves), so no async context is tracked per promise. What the session's own GET
+ * stream carries belongs to no call: its log messages go to {@link CallRouter.onSessionLog}.
  */
 import { createParser } from "eventsource-parser";
 import { BufferedResponse } from "./buffered-response";
