@@ -1,6 +1,8 @@
 import {
   type CallToolRequest,
   Client,
+  type JSONRPCErrorResponse,
+  type JSONRPCResponse,
   type RequestOptions,
   type StandardSchemaV1,
 } from "@modelcontextprotocol/client";
@@ -14,9 +16,19 @@ type ResultCheck = StandardSchemaV1<unknown, Record<string, unknown>>;
  * spec method without a result schema, it first validates `undefined` against the era's schema to learn
  * whether there is one — a validation failure built and formatted into a message on every request. The
  * check is made here once per era, from the same codec and with the same messages.
+ *
+ * And a response settles its request only after the notifications that arrived before it: the SDK
+ * hands a notification to its handler a microtask after it arrives but settles a response at once,
+ * dropping the request's progress handler — so progress that came in the same read as the result
+ * (one JSON batch, or a finished event stream) would otherwise find no one to tell.
  */
 export class GatewayClient extends Client {
   #toolResult: { codec: object; check: ResultCheck } | undefined;
+
+  /** Settles the request after every notification dispatched before it (one microtask later). */
+  protected override _onresponse(response: JSONRPCResponse | JSONRPCErrorResponse): void {
+    queueMicrotask(() => super._onresponse(response));
+  }
 
   /** `tools/call` with `params` as given, its result validated by the negotiated era's codec. */
   requestToolCall(
