@@ -121,25 +121,3 @@ describe("progressOf", () => {
     expect(progressOf({})).toBeUndefined();
   });
 });
-
-describe("CallRouter: what the session's own GET stream carries", () => {
-  it("its log messages are the session's; a call's stream and other requests' are not", async () => {
-    const router = new CallRouter();
-    const sessionLogs: unknown[] = [];
-    router.onSessionLog = (params) => sessionLogs.push(params.data);
-    const { context, heard } = recording();
-    const fetchImpl = router.tap(
-      async (_input, init) =>
-        new Response(eventStream([log(`on ${init?.method}`), progress(1)]), { headers: EVENT_STREAM }),
-    );
-
-    await (await fetchImpl("http://upstream.test/mcp", { method: "GET" })).text();
-    await (await fetchImpl("http://upstream.test/mcp", { method: "POST", body: "{}" })).text();
-    await router.run(context, async (headers) => {
-      await (await fetchImpl("http://upstream.test/mcp", { method: "POST", headers, body: "{}" })).text();
-    });
-
-    expect(sessionLogs).toEqual(["on GET"]);
-    expect(heard).toEqual(["log on POST", "progress 1/2"]);
-  });
-});

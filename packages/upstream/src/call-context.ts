@@ -3,10 +3,8 @@
  * what it sends mid-call — progress, a log line, or (2025 era) a request to ask the user or the model —
  * belongs to one call. Streamable HTTP sends those on the response stream of the POST that carried the
  * call; the session's fetch is tapped so every message on a call's stream is tied to that call before
- * the SDK reads it, and its notifications are told to the call there, in the order they came. The
- * call is known at fetch time by a header its requests carry ({@link CALL_HEADER}, taken off again
- * before the request leaves), so no async context is tracked per promise. What the session's own GET
- * stream carries belongs to no call: its log messages go to {@link CallRouter.onSessionLog}.
+ * the SDK reads it, and its notifications are told to the call there, in the order they came. The call is known at fetch time by a header its requests carry ({@link CALL_HEADER},
+ * taken off again before the request leaves), so no async context is tracked per promise.
  */
 import { createParser } from "eventsource-parser";
 import { BufferedResponse } from "./buffered-response";
@@ -91,11 +89,6 @@ export class CallRouter {
   private lastCall = 0;
   /** Upstream request id → the call whose stream it came on (until it is answered). */
   private readonly asks = new Map<JsonRpcId, CallContext>();
-  /**
-   * Told of each log message on the session's own GET stream — sent outside any call. Set only where
-   * that stream carries nothing of a call (streamable HTTP; not a legacy HTTP+SSE transport).
-   */
-  onSessionLog: ((params: Record<string, unknown>) => void) | undefined;
 
   /**
    * Runs a call with `context` as the owner of whatever its requests' streams carry: `call` sends its
@@ -163,12 +156,8 @@ export class CallRouter {
         if (call) for (const message of messages) this.noteMessage(call, message);
         return asBatch(response as BufferedResponse, messages);
       }
-      if (!response.body) return response;
-      if (call)
-        return rebody(response, response.body.pipeThrough(this.observer((m) => this.noteMessage(call, m))));
-      const onSessionLog = this.onSessionLog;
-      if (!onSessionLog || (init?.method ?? "GET") !== "GET") return response;
-      return rebody(response, response.body.pipeThrough(this.observer((m) => sessionLog(m, onSessionLog))));
+      if (!call || !response.body) return response;
+      return rebody(response, response.body.pipeThrough(this.observer(call)));
     };
   }
 
@@ -184,15 +173,25 @@ export class CallRouter {
   }
 
   /** Passes the stream through unchanged, noting each message before the SDK sees it. */
-  private observer(note: (message: unknown) => void): TransformStream<Uint8Array, Uint8Array> {
+  private observer(call: Call): TransformStream<Uint8Array, Uint8Array> {
     const decoder = new TextDecoder();
-    const parser = createParser({ onEvent: (event) => parseInto(event.data, note) });
+    const parser = createParser({ onEvent: (event) => this.note(call, event.data) });
     return new TransformStream({
       transform(chunk, controller) {
         parser.feed(decoder.decode(chunk, { stream: true }));
         controller.enqueue(chunk);
       },
     });
+  }
+
+  private note(call: Call, data: string): void {
+    let message: unknown;
+    try {
+      message = JSON.parse(data);
+    } catch {
+      return;
+    }
+    this.noteMessage(call, message);
   }
 
   private noteMessage(call: Call, parsed: unknown): void {
@@ -212,24 +211,6 @@ export class CallRouter {
     call.told.set(progress.progress, (call.told.get(progress.progress) ?? 0) + 1);
     call.context.onProgress?.(progress);
   }
-}
-
-/** Hands an event's JSON message to `note` (an event that is no JSON is passed over). */
-function parseInto(data: string, note: (message: unknown) => void): void {
-  let message: unknown;
-  try {
-    message = JSON.parse(data);
-  } catch {
-    return;
-  }
-  note(message);
-}
-
-/** Tells `onLog` of a log message (one with params). */
-function sessionLog(parsed: unknown, onLog: (params: Record<string, unknown>) => void): void {
-  const message = parsed as { id?: unknown; method?: unknown; params?: unknown } | null;
-  if (message?.method !== "notifications/message" || message.id !== undefined) return;
-  if (message.params && typeof message.params === "object") onLog(message.params as Record<string, unknown>);
 }
 
 /** A progress notification's report (its token aside), when it is one: a number, and what may go with it. */

@@ -56,7 +56,6 @@ export class ChangeWatcher implements UpstreamChanges {
         if (kind === "tools") void this.requestProbe(entry);
       },
       onResourceUpdated: (uri: string) => this.endpoints?.resourceUpdated(name, gatewayUri(name, uri), uri),
-      onLog: (params: Record<string, unknown>) => this.endpoints?.log(name, params),
     };
   }
 
