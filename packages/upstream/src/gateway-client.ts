@@ -27,7 +27,14 @@ export class GatewayClient extends Client {
 
   /** Settles the request after every notification dispatched before it (one microtask later). */
   protected override _onresponse(response: JSONRPCResponse | JSONRPCErrorResponse): void {
-    queueMicrotask(() => super._onresponse(response));
+    queueMicrotask(() => {
+      try {
+        super._onresponse(response);
+      } catch (error) {
+        // Where the transport's own dispatch would have caught it: the client's error handler.
+        this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+      }
+    });
   }
 
   /** `tools/call` with `params` as given, its result validated by the negotiated era's codec. */
