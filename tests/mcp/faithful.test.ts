@@ -1,0 +1,112 @@
+/**
+ * Nothing an upstream says is lost or replaced on `/mcp/{server}`, and the gateway takes what it can
+ * read without doubt (tests/fixtures/faithful-upstream.ts, once per upstream era, each client era):
+ *
+ * - the upstream's `instructions` and its `serverInfo` (title, icons) reach the client — in the 2025
+ *   `initialize` result and the 2026 `server/discover` — and the gateway names itself in `_meta`;
+ */
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as TransportV2,
+} from "@modelcontextprotocol/client";
+import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { afterAll, beforeAll, describe, it } from "vitest";
+import {
+  FAITHFUL_INFO,
+  FAITHFUL_INSTRUCTIONS,
+  type FaithfulUpstream,
+  startFaithfulUpstream,
+} from "../fixtures/faithful-upstream";
+import { createConnected, type Stack, startGatewayStack, uniqueName } from "../gateway/helpers";
+import { type CreatedKey, createKey, INITIALIZE, rawRequest } from "./helpers";
+
+const ERAS = ["modern", "legacy"] as const;
+const GATEWAY_META_KEY = "io.mcpgw/gateway";
+const TIMEOUT = 10_000;
+
+describe("what an upstream says reaches the client through /mcp/{server}", () => {
+  let stack: Stack;
+  let key: CreatedKey;
+  const upstreams: Partial<Record<(typeof ERAS)[number], FaithfulUpstream>> = {};
+  const names = { modern: uniqueName("faithful-modern"), legacy: uniqueName("faithful-legacy") };
+  const closers: Array<() => Promise<unknown>> = [];
+
+  async function v2(path: string): Promise<ClientV2> {
+    const client = new ClientV2(
+      { name: "faithful-e2e", version: "1.0.0" },
+      { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+    );
+    const transport = new TransportV2(new URL(`${stack.api.url}${path}`), {
+      requestInit: { headers: { authorization: `Bearer ${key.key}` } },
+    });
+    await client.connect(transport, { timeout: TIMEOUT });
+    closers.push(() => client.close());
+    return client;
+  }
+
+  async function v1(path: string): Promise<ClientV1> {
+    const client = new ClientV1({ name: "faithful-e2e", version: "1.0.0" });
+    const transport = new TransportV1(new URL(`${stack.api.url}${path}`), {
+      requestInit: { headers: { authorization: `Bearer ${key.key}` } },
+    });
+    await client.connect(transport, { timeout: TIMEOUT });
+    closers.push(() => client.close());
+    return client;
+  }
+
+  beforeAll(async () => {
+    const [started, modern, legacy] = await Promise.all([
+      startGatewayStack(),
+      startFaithfulUpstream("modern"),
+      startFaithfulUpstream("legacy"),
+    ]);
+    stack = started;
+    upstreams.modern = modern;
+    upstreams.legacy = legacy;
+    await Promise.all(
+      ERAS.map((era) => createConnected(stack, { name: names[era], url: upstreams[era]?.url })),
+    );
+    key = await createKey(stack, "faithful e2e");
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.allSettled(closers.map((close) => close()));
+    await stack?.stop();
+    await Promise.allSettled(Object.values(upstreams).map((upstream) => upstream?.close()));
+  });
+
+  for (const era of ERAS) {
+    it(`a ${era} upstream's instructions, title and icons reach 2026 and 2025 clients; the gateway is in _meta`, async ({
+      expect,
+    }) => {
+      const path = `/mcp/${names[era]}`;
+      const modern = await v2(path);
+      expect(modern.getInstructions()).toBe(FAITHFUL_INSTRUCTIONS);
+      expect(modern.getServerVersion()).toEqual(FAITHFUL_INFO);
+      expect(modern.getDiscoverResult()?._meta?.[GATEWAY_META_KEY]).toEqual({
+        name: "mcp-gateway",
+        version: expect.any(String),
+      });
+
+      const legacy = await v1(path);
+      expect(legacy.getInstructions()).toBe(FAITHFUL_INSTRUCTIONS);
+      expect(legacy.getServerVersion()).toEqual(FAITHFUL_INFO);
+      const initialized = await rawRequest(`${stack.api.url}${path}`, {
+        headers: { authorization: `Bearer ${key.key}`, accept: "application/json" },
+        body: INITIALIZE,
+      });
+      expect(initialized.body.result).toMatchObject({
+        instructions: FAITHFUL_INSTRUCTIONS,
+        serverInfo: FAITHFUL_INFO,
+        _meta: { [GATEWAY_META_KEY]: { name: "mcp-gateway", version: expect.any(String) } },
+      });
+    });
+  }
+
+  it("/mcp keeps the gateway's own identity and instructions", async ({ expect }) => {
+    const legacy = await v1("/mcp");
+    expect(legacy.getServerVersion()).toMatchObject({ name: "mcp-gateway" });
+    expect(legacy.getInstructions()).toMatch(/<server>__<name>/);
+  });
+});
