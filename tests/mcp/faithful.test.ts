@@ -4,6 +4,9 @@
  *
  * - the upstream's `instructions` and its `serverInfo` (title, icons) reach the client — in the 2025
  *   `initialize` result and the 2026 `server/discover` — and the gateway names itself in `_meta`;
+ * - a tool's `execution` is listed as the upstream says, on `/mcp` and `/mcp/{server}` — but a tool whose
+ *   `taskSupport` is "required" is listed without it and called plainly: the gateway runs it as a task on
+ *   the upstream and answers its result (server-everything's `simulate-research-query`);
  */
 import {
   Client as ClientV2,
@@ -12,6 +15,7 @@ import {
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, it } from "vitest";
+import { type Everything, startEverything } from "../fixtures/everything";
 import {
   FAITHFUL_INFO,
   FAITHFUL_INSTRUCTIONS,
@@ -19,6 +23,7 @@ import {
   startFaithfulUpstream,
 } from "../fixtures/faithful-upstream";
 import { createConnected, type Stack, startGatewayStack, uniqueName } from "../gateway/helpers";
+import { connectTestClient, type TestClient, textOf } from "./clients";
 import { type CreatedKey, createKey, INITIALIZE, rawRequest } from "./helpers";
 
 const ERAS = ["modern", "legacy"] as const;
@@ -28,6 +33,8 @@ const TIMEOUT = 10_000;
 describe("what an upstream says reaches the client through /mcp/{server}", () => {
   let stack: Stack;
   let key: CreatedKey;
+  let everything: Everything;
+  const ev = uniqueName("ev-tasks");
   const upstreams: Partial<Record<(typeof ERAS)[number], FaithfulUpstream>> = {};
   const names = { modern: uniqueName("faithful-modern"), legacy: uniqueName("faithful-legacy") };
   const closers: Array<() => Promise<unknown>> = [];
@@ -56,17 +63,20 @@ describe("what an upstream says reaches the client through /mcp/{server}", () =>
   }
 
   beforeAll(async () => {
-    const [started, modern, legacy] = await Promise.all([
+    const [started, modern, legacy, reference] = await Promise.all([
       startGatewayStack(),
       startFaithfulUpstream("modern"),
       startFaithfulUpstream("legacy"),
+      startEverything(),
     ]);
     stack = started;
     upstreams.modern = modern;
     upstreams.legacy = legacy;
-    await Promise.all(
-      ERAS.map((era) => createConnected(stack, { name: names[era], url: upstreams[era]?.url })),
-    );
+    everything = reference;
+    await Promise.all([
+      ...ERAS.map((era) => createConnected(stack, { name: names[era], url: upstreams[era]?.url })),
+      createConnected(stack, { name: ev, url: everything.url }),
+    ]);
     key = await createKey(stack, "faithful e2e");
   }, 60_000);
 
@@ -74,6 +84,7 @@ describe("what an upstream says reaches the client through /mcp/{server}", () =>
     await Promise.allSettled(closers.map((close) => close()));
     await stack?.stop();
     await Promise.allSettled(Object.values(upstreams).map((upstream) => upstream?.close()));
+    await everything?.stop();
   });
 
   for (const era of ERAS) {
@@ -109,4 +120,49 @@ describe("what an upstream says reaches the client through /mcp/{server}", () =>
     expect(legacy.getServerVersion()).toMatchObject({ name: "mcp-gateway" });
     expect(legacy.getInstructions()).toMatch(/<server>__<name>/);
   });
+
+  async function testClient(flavour: "v2-modern" | "v1", path: string): Promise<TestClient> {
+    const client = await connectTestClient(flavour, `${stack.api.url}${path}`, { key: key.key });
+    closers.push(() => client.close());
+    return client;
+  }
+
+  for (const flavour of ["v2-modern", "v1"] as const) {
+    it(`${flavour}: a tool's execution is listed on /mcp and /mcp/{server}; taskSupport "required" is not`, async ({
+      expect,
+    }) => {
+      const server = names.legacy;
+      for (const [path, name] of [
+        [`/mcp/${server}`, (tool: string) => tool],
+        ["/mcp", (tool: string) => `${server}__${tool}`],
+      ] as const) {
+        const tools = await (await testClient(flavour, path)).listTools();
+        const echo = tools.find((tool) => tool.name === name("echo"));
+        const chore = tools.find((tool) => tool.name === name("chore"));
+        expect(chore).toBeDefined();
+        expect((chore?.execution as { taskSupport?: unknown } | undefined)?.taskSupport).toBeUndefined();
+        // 2026-07-28 deleted `execution` from Tool (tasks are an extension there): a 2025 client sees it.
+        if (flavour === "v1") expect(echo?.execution).toEqual({ taskSupport: "optional" });
+        else expect(echo).toBeDefined();
+      }
+    });
+
+    it(`${flavour}: a tool that requires a task is called plainly through /mcp/{server} and /mcp`, async ({
+      expect,
+    }) => {
+      for (const [path, name] of [
+        [`/mcp/${ev}`, "simulate-research-query"],
+        ["/mcp", `${ev}__simulate-research-query`],
+      ] as const) {
+        const client = await testClient(flavour, path);
+        const listed = (await client.listTools()).find((tool) => tool.name === name);
+        expect((listed?.execution as { taskSupport?: unknown } | undefined)?.taskSupport).not.toBe(
+          "required",
+        );
+        const { result } = await client.callTool(name, { topic: "gateways" }, { timeoutMs: 20_000 });
+        expect(result.isError ?? false).toBe(false);
+        expect(textOf(result)).toContain("# Research Report: gateways");
+      }
+    }, 60_000);
+  }
 });

@@ -1,9 +1,10 @@
-import { jsonDepth, MAX_RESULT_DEPTH, type ToolInfo } from "@mcpgw/core";
+import { jsonDepth, MAX_RESULT_DEPTH, RPC, requiresTask, type ToolInfo } from "@mcpgw/core";
 import {
   CLIENT_CAPABILITIES_META_KEY,
   isInputRequiredResult,
   LOG_LEVEL_META_KEY,
   ProtocolError,
+  type RequestOptions,
   SdkError,
   SdkErrorCode,
   SERVER_INFO_META_KEY,
@@ -118,13 +119,39 @@ export async function callTool(
               ...mirroring(session, options.tool),
               ...(headers ? { headers } : {}),
             })
-          : // A 2025 session has no headers to mirror, and the gateway never fills the SDK's tools/list
-            // cache (results pass through, never re-validated): callTool would only look it up, per call.
-            session.client.requestToolCall(params, { ...callOptions, ...(headers ? { headers } : {}) }),
+          : requiresTask(options.tool)
+            ? callAsTask(session, params, { ...callOptions, ...(headers ? { headers } : {}) })
+            : // A 2025 session has no headers to mirror, and the gateway never fills the SDK's tools/list
+              // cache (results pass through, never re-validated): callTool would only look it up, per call.
+              session.client.requestToolCall(params, { ...callOptions, ...(headers ? { headers } : {}) }),
     );
   }, options);
   if (isInputRequired(result)) return result;
   return shapeResult(withoutEnvelope(result as Parameters<typeof shapeResult>[0]));
+}
+
+/** The key of a result's `_meta` naming the (2025) task it came from. */
+const RELATED_TASK_META_KEY = "io.modelcontextprotocol/related-task";
+
+/**
+ * Calls a tool a 2025 upstream runs only as a task (`execution.taskSupport: "required"`) as the caller
+ * sees a plain call: the call creates the task, and `tasks/result` (which answers once the task has
+ * ended) is its result — without the `_meta` naming the upstream's task, which is not the caller's.
+ */
+async function callAsTask(
+  session: UpstreamSession,
+  params: Record<string, unknown>,
+  options: RequestOptions,
+): Promise<Record<string, unknown>> {
+  const created = await session.client.requestObject(
+    { method: "tools/call", params: { ...params, task: { ttl: MAX_CALL_MS } } },
+    options,
+  );
+  const taskId = (created.task as { taskId?: unknown } | undefined)?.taskId;
+  if (typeof taskId !== "string")
+    throw new ProtocolError(RPC.INTERNAL_ERROR, "its answer to a call made as a task named no task");
+  const result = await session.client.requestObject({ method: "tasks/result", params: { taskId } }, options);
+  return withoutMetaKey(result as { _meta?: Record<string, unknown> }, RELATED_TASK_META_KEY);
 }
 
 /**
@@ -165,9 +192,14 @@ export async function forwardRequest(
  * everything else — `_meta`'s other keys included — passes whole.
  */
 export function withoutEnvelope<T extends { _meta?: Record<string, unknown> }>(result: T): T {
+  return withoutMetaKey(result, SERVER_INFO_META_KEY);
+}
+
+/** `result` without `_meta[key]` (and without `_meta` when nothing else is left in it). */
+function withoutMetaKey<T extends { _meta?: Record<string, unknown> }>(result: T, key: string): T {
   const meta = result._meta;
-  if (!meta || !(SERVER_INFO_META_KEY in meta)) return result;
-  const { [SERVER_INFO_META_KEY]: _upstream, ...rest } = meta;
+  if (!meta || !(key in meta)) return result;
+  const { [key]: _dropped, ...rest } = meta;
   const { _meta, ...plain } = result;
   return (Object.keys(rest).length > 0 ? { ...plain, _meta: rest } : plain) as T;
 }

@@ -26,6 +26,17 @@ export class GatewayClient extends Client {
     return this.request({ method: "tools/call", params }, this.#toolResultCheck(), options);
   }
 
+  /**
+   * A request whose result is any JSON object, as the upstream sent it — for methods the gateway reads
+   * itself, such as the 2025 tasks methods (`tasks/result`: a tool's result, whatever it holds).
+   */
+  requestObject(
+    request: { method: string; params?: Record<string, unknown> },
+    options?: RequestOptions,
+  ): Promise<Record<string, unknown>> {
+    return this.request(request as never, OBJECT_RESULT, options);
+  }
+
   #toolResultCheck(): ResultCheck {
     const codec = this._wireCodec();
     if (this.#toolResult?.codec !== codec) {
@@ -48,3 +59,16 @@ export class GatewayClient extends Client {
     return this.#toolResult.check;
   }
 }
+
+/** Any JSON object. */
+const OBJECT_RESULT: ResultCheck = {
+  "~standard": {
+    version: 1,
+    vendor: "mcpgw",
+    validate(value) {
+      if (typeof value === "object" && value !== null && !Array.isArray(value))
+        return { value: value as Record<string, unknown> };
+      return { issues: [{ message: "the result is not an object" }] };
+    },
+  },
+};

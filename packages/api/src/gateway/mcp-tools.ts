@@ -4,7 +4,7 @@
  * through `input_required`, so such a call is parked between its rounds.
  */
 import { randomUUID } from "node:crypto";
-import { AppError, parseQualifiedName, qualifyToolName } from "@mcpgw/core";
+import { AppError, asListed, parseQualifiedName, qualifyToolName } from "@mcpgw/core";
 import type { CallContext, InputRequired, ToolCallResult, UpstreamAsk } from "@mcpgw/upstream";
 import {
   CLIENT_CAPABILITIES_META_KEY,
@@ -175,9 +175,12 @@ function relayed(
   };
 }
 
-/** A catalogued tool as the endpoint lists it: the upstream's name on `/mcp/{server}`, else qualified. */
+/**
+ * A catalogued tool as the endpoint lists it: the upstream's name on `/mcp/{server}`, else qualified;
+ * one the upstream runs only as a task, as plainly callable ({@link asListed}).
+ */
 function mcpTool(endpoint: string | undefined, tool: CatalogTool) {
-  const { definition } = tool;
+  const definition = asListed(tool.definition);
   if (endpoint) return { ...definition, name: tool.upstreamName };
   return { ...definition, name: tool.name, ...withGatewayUiUri(tool.server, definition._meta) };
 }
