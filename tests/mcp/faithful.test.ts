@@ -7,6 +7,8 @@
  * - a tool's `execution` is listed as the upstream says, on `/mcp` and `/mcp/{server}` — but a tool whose
  *   `taskSupport` is "required" is listed without it and called plainly: the gateway runs it as a task on
  *   the upstream and answers its result (server-everything's `simulate-research-query`);
+ * - an upstream's JSON-RPC error reaches the caller with its `data` as sent (a -32042 URL elicitation
+ *   with more than its elicitations);
  */
 import {
   Client as ClientV2,
@@ -20,6 +22,7 @@ import {
   FAITHFUL_INFO,
   FAITHFUL_INSTRUCTIONS,
   type FaithfulUpstream,
+  LINK_ERROR,
   startFaithfulUpstream,
 } from "../fixtures/faithful-upstream";
 import { createConnected, type Stack, startGatewayStack, uniqueName } from "../gateway/helpers";
@@ -164,5 +167,26 @@ describe("what an upstream says reaches the client through /mcp/{server}", () =>
         expect(textOf(result)).toContain("# Research Report: gateways");
       }
     }, 60_000);
+  }
+
+  for (const era of ERAS) {
+    it(`a ${era} upstream's error reaches a 2025 caller with its data as sent, on /mcp/{server} and /mcp`, async ({
+      expect,
+    }) => {
+      const server = names[era];
+      for (const [path, name] of [
+        [`/mcp/${server}`, "link"],
+        ["/mcp", `${server}__link`],
+      ] as const) {
+        // Raw: the SDK clients themselves keep only a -32042's elicitations.
+        const answer = await rawRequest(`${stack.api.url}${path}`, {
+          headers: { authorization: `Bearer ${key.key}`, accept: "application/json" },
+          body: { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name, arguments: {} } },
+        });
+        const error = answer.body.error as { code?: unknown; data?: unknown } | undefined;
+        expect(error?.code).toBe(LINK_ERROR.code);
+        expect(error?.data).toEqual(LINK_ERROR.data);
+      }
+    });
   }
 });

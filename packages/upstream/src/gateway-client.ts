@@ -1,6 +1,9 @@
 import {
   type CallToolRequest,
   Client,
+  type JSONRPCErrorResponse,
+  type JSONRPCResponse,
+  type ProtocolError,
   type RequestOptions,
   type StandardSchemaV1,
 } from "@modelcontextprotocol/client";
@@ -35,6 +38,12 @@ export class GatewayClient extends Client {
     options?: RequestOptions,
   ): Promise<Record<string, unknown>> {
     return this.request(request as never, OBJECT_RESULT, options);
+  }
+
+  /** Keeps an error response's `data` as sent before the SDK reads it ({@link errorDataAsSent}). */
+  protected override _onresponse(response: JSONRPCResponse | JSONRPCErrorResponse): void {
+    if ("error" in response) rememberErrorData(response.error.data);
+    super._onresponse(response);
   }
 
   #toolResultCheck(): ResultCheck {
@@ -72,3 +81,30 @@ const OBJECT_RESULT: ResultCheck = {
     },
   },
 };
+
+/**
+ * The parts of an error's `data` the SDK builds its own error classes from (a -32042's `elicitations`,
+ * an unsupported version's `supported`, a missing capability's `requiredCapabilities`) — keeping those
+ * and dropping the rest of `data` — each mapped to the whole `data` it came in.
+ */
+const DATA_PARTS = ["elicitations", "supported", "requiredCapabilities"] as const;
+const dataAsSent = new WeakMap<object, unknown>();
+
+function partsOf(data: unknown): object[] {
+  if (typeof data !== "object" || data === null) return [];
+  const record = data as Record<string, unknown>;
+  return DATA_PARTS.flatMap((key) => {
+    const part = record[key];
+    return typeof part === "object" && part !== null ? [part] : [];
+  });
+}
+
+function rememberErrorData(data: unknown): void {
+  for (const part of partsOf(data)) dataAsSent.set(part, data);
+}
+
+/** An upstream JSON-RPC error's `data` as the upstream sent it (the SDK's error classes keep only part of it). */
+export function errorDataAsSent(error: ProtocolError): unknown {
+  for (const part of partsOf(error.data)) if (dataAsSent.has(part)) return dataAsSent.get(part);
+  return error.data;
+}
