@@ -9,6 +9,8 @@
  *   the upstream and answers its result (server-everything's `simulate-research-query`);
  * - an upstream's JSON-RPC error reaches the caller with its `data` as sent (a -32042 URL elicitation
  *   with more than its elicitations);
+ * - an answer that can be read one way only is read: a 2026 result without `resultType`, a body of one
+ *   JSON-RPC message a line (NDJSON); one that cannot be read is refused saying what was wrong with it.
  */
 import {
   Client as ClientV2,
@@ -186,6 +188,27 @@ describe("what an upstream says reaches the client through /mcp/{server}", () =>
         const error = answer.body.error as { code?: unknown; data?: unknown } | undefined;
         expect(error?.code).toBe(LINK_ERROR.code);
         expect(error?.data).toEqual(LINK_ERROR.data);
+      }
+    });
+  }
+
+  for (const flavour of ["v2-modern", "v1"] as const) {
+    it(`${flavour}: a 2026 result without resultType, and an NDJSON body, are read; garbage is named`, async ({
+      expect,
+    }) => {
+      const modern = await testClient(flavour, `/mcp/${names.modern}`);
+      const bare = await modern.callTool("bare");
+      expect(textOf(bare.result)).toBe("bare done");
+      for (const era of ERAS) {
+        const client = era === "modern" ? modern : await testClient(flavour, `/mcp/${names[era]}`);
+        const chatty = await client.callTool("chatty");
+        expect(textOf(chatty.result)).toBe("chatty done");
+        const refused = await client.callTool("garbled").then(
+          () => undefined,
+          (error: unknown) => (error as Error).message,
+        );
+        expect(refused).toMatch(/cannot read: its answer is not JSON/);
+        expect(refused).not.toMatch(/could not be reached|unreachable/);
       }
     });
   }

@@ -11,6 +11,7 @@ import {
 } from "@modelcontextprotocol/client";
 import type { CallContext } from "./call-context";
 import { transportHttpStatus } from "./classify-failure";
+import { UnreadableAnswerError } from "./json-messages";
 import { isMessageTooLarge } from "./limits";
 import type { UpstreamSession } from "./session";
 import { whenAborted } from "./when-aborted";
@@ -55,7 +56,9 @@ export type CallFailureKind =
   | "rpc"
   | "cancelled"
   | "session_expired"
-  | "too_large";
+  | "too_large"
+  /** The upstream answered, but with what the gateway cannot read (not JSON, not the protocol's shape). */
+  | "unreadable";
 
 /** A tool call that failed below the tool level (the upstream never produced a tool result). */
 export class CallFailure extends Error {
@@ -311,6 +314,7 @@ function toCallFailure(error: unknown, options: CallOptions): CallFailure {
   if (options.signal?.aborted)
     return new CallFailure("cancelled", "the caller cancelled the call", { cause: error });
   if (isMessageTooLarge(error)) return new CallFailure("too_large", describeError(error), { cause: error });
+  if (isUnreadableAnswer(error)) return new CallFailure("unreadable", describeError(error), { cause: error });
   if (options.broken?.aborted) {
     return new CallFailure("unreachable", `upstream connection lost: ${reasonText(options.broken.reason)}`, {
       cause: error,
@@ -326,6 +330,12 @@ function toCallFailure(error: unknown, options: CallOptions): CallFailure {
     return new CallFailure("session_expired", "the upstream no longer knows this session", { cause: error });
   }
   return new CallFailure("unreachable", message, { cause: error });
+}
+
+/** An answer that is not JSON, or that the SDK refused as not the protocol's shape. */
+function isUnreadableAnswer(error: unknown): boolean {
+  if (error instanceof UnreadableAnswerError) return true;
+  return error instanceof SdkError && error.code === SdkErrorCode.InvalidResult;
 }
 
 function describeError(error: unknown): string {

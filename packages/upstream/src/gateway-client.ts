@@ -3,6 +3,7 @@ import {
   Client,
   type JSONRPCErrorResponse,
   type JSONRPCResponse,
+  type JSONRPCResultResponse,
   type ProtocolError,
   type RequestOptions,
   type StandardSchemaV1,
@@ -40,9 +41,13 @@ export class GatewayClient extends Client {
     return this.request(request as never, OBJECT_RESULT, options);
   }
 
-  /** Keeps an error response's `data` as sent before the SDK reads it ({@link errorDataAsSent}). */
+  /**
+   * Keeps an error response's `data` as sent before the SDK reads it ({@link errorDataAsSent}); reads a
+   * 2026 result without `resultType` as complete when nothing in it says otherwise ({@link asComplete}).
+   */
   protected override _onresponse(response: JSONRPCResponse | JSONRPCErrorResponse): void {
     if ("error" in response) rememberErrorData(response.error.data);
+    else if (this.getProtocolEra() === "modern") response = asComplete(response as JSONRPCResultResponse);
     super._onresponse(response);
   }
 
@@ -107,4 +112,19 @@ function rememberErrorData(data: unknown): void {
 export function errorDataAsSent(error: ProtocolError): unknown {
   for (const part of partsOf(error.data)) if (dataAsSent.has(part)) return dataAsSent.get(part);
   return error.data;
+}
+
+/** What only an unfinished (`input_required`) or deferred (task) result holds. */
+const NOT_COMPLETE_MARKS = ["inputRequests", "requestState", "task"] as const;
+
+/**
+ * A 2026 result that names no `resultType` (servers written before 2026-07-28 leave it out) read as
+ * `complete` — unless it holds what only another kind of result does, which leaves it ambiguous: that
+ * one goes on as sent, for the SDK to refuse saying what is missing.
+ */
+export function asComplete(response: JSONRPCResultResponse): JSONRPCResultResponse {
+  const result = response.result as Record<string, unknown>;
+  if (typeof result !== "object" || result === null || result.resultType !== undefined) return response;
+  if (NOT_COMPLETE_MARKS.some((mark) => mark in result)) return response;
+  return { ...response, result: { ...result, resultType: "complete" } };
 }
