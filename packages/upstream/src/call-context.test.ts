@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { declaresCapabilityFor } from "./call-context";
+import { BufferedResponse } from "./buffered-response";
+import { type CallContext, CallRouter, declaresCapabilityFor, progressOf } from "./call-context";
 
 describe("declaresCapabilityFor", () => {
   const roots = { method: "roots/list" } as const;
@@ -21,5 +22,124 @@ describe("declaresCapabilityFor", () => {
     expect(declaresCapabilityFor({ elicitation: { url: {} } }, form)).toBe(false);
     expect(declaresCapabilityFor({ elicitation: { url: {} } }, url)).toBe(true);
     expect(declaresCapabilityFor({ elicitation: { form: {}, url: {} } }, form)).toBe(true);
+  });
+});
+
+/** An event stream of these JSON-RPC messages, as one body. */
+function eventStream(messages: unknown[]): Uint8Array {
+  return Buffer.from(
+    messages.map((message) => `event: message\ndata: ${JSON.stringify(message)}\n\n`).join(""),
+  );
+}
+
+const log = (data: string) => ({
+  jsonrpc: "2.0",
+  method: "notifications/message",
+  params: { level: "info", data },
+});
+const progress = (value: number) => ({
+  jsonrpc: "2.0",
+  method: "notifications/progress",
+  params: { progressToken: 7, progress: value, total: 2 },
+});
+const BURST = [
+  log("a"),
+  progress(1),
+  log("b"),
+  progress(2),
+  { jsonrpc: "2.0", id: 7, result: { content: [] } },
+];
+const EVENT_STREAM = { "content-type": "text/event-stream" };
+
+/** A context that records what it is told. */
+function recording(): { context: CallContext; heard: string[] } {
+  const heard: string[] = [];
+  const context: CallContext = {
+    onLog: (params) => heard.push(`log ${String(params.data)}`),
+    onProgress: (report) => heard.push(`progress ${report.progress}/${report.total}`),
+  };
+  return { context, heard };
+}
+
+describe("CallRouter: what a call's stream carries", () => {
+  for (const [label, answer] of [
+    [
+      "arrived whole",
+      () => new BufferedResponse(eventStream(BURST), { status: 200, headers: new Headers(EVENT_STREAM) }),
+    ],
+    ["streamed", () => new Response(eventStream(BURST), { headers: EVENT_STREAM })],
+  ] as const) {
+    it(`${label}: logs and progress are told to the call in the order sent; the SDK's copies are not told again`, async () => {
+      const router = new CallRouter();
+      const { context, heard } = recording();
+      const fetchImpl = router.tap(async () => answer());
+
+      await router.run(context, async (headers) => {
+        const response = await fetchImpl("http://upstream.test/mcp", { method: "POST", headers, body: "{}" });
+        await response.text();
+        const relay = router.relayProgress(context);
+        // The SDK hears the stream's progress too, and may hear more elsewhere (a GET stream).
+        relay({ progress: 1, total: 2 });
+        relay({ progress: 2, total: 2 });
+        relay({ progress: 3, total: 3 });
+      });
+
+      expect(heard).toEqual(["log a", "progress 1/2", "log b", "progress 2/2", "progress 3/3"]);
+    });
+  }
+
+  it("a stream that outlives its call tells it nothing more", async () => {
+    const router = new CallRouter();
+    const { context, heard } = recording();
+    let late: Response | undefined;
+    const fetchImpl = router.tap(async () => new Response(eventStream(BURST), { headers: EVENT_STREAM }));
+
+    await router.run(context, async (headers) => {
+      late = await fetchImpl("http://upstream.test/mcp", { method: "POST", headers, body: "{}" });
+    });
+    await late?.text();
+
+    expect(heard).toEqual([]);
+  });
+});
+
+describe("progressOf", () => {
+  it("reads a progress notification's report, its token aside", () => {
+    expect(progressOf({ progressToken: 1, progress: 2, total: 3, message: "m" })).toEqual({
+      progress: 2,
+      total: 3,
+      message: "m",
+    });
+    expect(progressOf({ progressToken: 1, progress: 0.5 })).toEqual({ progress: 0.5 });
+  });
+
+  it("refuses what is no report", () => {
+    expect(progressOf({ progress: "2" })).toBeUndefined();
+    expect(progressOf({ progress: Number.NaN })).toBeUndefined();
+    expect(progressOf({ progress: 1, total: "3" })).toBeUndefined();
+    expect(progressOf({ progress: 1, message: 5 })).toBeUndefined();
+    expect(progressOf({})).toBeUndefined();
+  });
+});
+
+describe("CallRouter: what the session's own GET stream carries", () => {
+  it("its log messages are the session's; a call's stream and other requests' are not", async () => {
+    const router = new CallRouter();
+    const sessionLogs: unknown[] = [];
+    router.onSessionLog = (params) => sessionLogs.push(params.data);
+    const { context, heard } = recording();
+    const fetchImpl = router.tap(
+      async (_input, init) =>
+        new Response(eventStream([log(`on ${init?.method}`), progress(1)]), { headers: EVENT_STREAM }),
+    );
+
+    await (await fetchImpl("http://upstream.test/mcp", { method: "GET" })).text();
+    await (await fetchImpl("http://upstream.test/mcp", { method: "POST", body: "{}" })).text();
+    await router.run(context, async (headers) => {
+      await (await fetchImpl("http://upstream.test/mcp", { method: "POST", headers, body: "{}" })).text();
+    });
+
+    expect(sessionLogs).toEqual(["on GET"]);
+    expect(heard).toEqual(["log on POST", "progress 1/2"]);
   });
 });

@@ -1,10 +1,12 @@
 /**
  * Who a message from an upstream belongs to. One upstream session serves many callers at once, but
- * what it sends mid-call — a log line, or (2025 era) a request to ask the user or the model — belongs
- * to one call. Streamable HTTP sends those on the response stream of the POST that carried the call;
- * the session's fetch is tapped so every message on a call's stream is tied to that call before the
- * SDK reads it. The call is known at fetch time by a header its requests carry ({@link CALL_HEADER},
- * taken off again before the request leaves), so no async context is tracked per promise.
+ * what it sends mid-call — progress, a log line, or (2025 era) a request to ask the user or the model —
+ * belongs to one call. Streamable HTTP sends those on the response stream of the POST that carried the
+ * call; the session's fetch is tapped so every message on a call's stream is tied to that call before
+ * the SDK reads it, and its notifications are told to the call there, in the order they came. The
+ * call is known at fetch time by a header its requests carry ({@link CALL_HEADER}, taken off again
+ * before the request leaves), so no async context is tracked per promise. What the session's own GET
+ * stream carries belongs to no call: its log messages go to {@link CallRouter.onSessionLog}.
  */
 import { createParser } from "eventsource-parser";
 import { BufferedResponse } from "./buffered-response";
@@ -66,6 +68,15 @@ export interface CallContext {
 
 type JsonRpcId = string | number;
 
+/** One progress notification's report, as a call's caller is told it. */
+export type Progress = Parameters<NonNullable<CallContext["onProgress"]>>[0];
+
+/** A call in flight, and how often its stream has told it of each progress value. */
+interface Call {
+  context: CallContext;
+  told: Map<number, number>;
+}
+
 /**
  * The request header naming the call a request belongs to, between the SDK and the session's fetch:
  * the tap reads it and takes it off, so it never reaches the upstream.
@@ -74,12 +85,17 @@ export const CALL_HEADER = "x-mcpgw-call";
 
 /** The calls in flight on one session, and which of them each mid-call request belongs to. */
 export class CallRouter {
-  private readonly inFlight = new Set<CallContext>();
+  private readonly inFlight = new Map<CallContext, Call>();
   /** The calls in flight by the id their requests carry in {@link CALL_HEADER}. */
-  private readonly calls = new Map<string, CallContext>();
+  private readonly calls = new Map<string, Call>();
   private lastCall = 0;
   /** Upstream request id → the call whose stream it came on (until it is answered). */
   private readonly asks = new Map<JsonRpcId, CallContext>();
+  /**
+   * Told of each log message on the session's own GET stream — sent outside any call. Set only where
+   * that stream carries nothing of a call (streamable HTTP; not a legacy HTTP+SSE transport).
+   */
+  onSessionLog: ((params: Record<string, unknown>) => void) | undefined;
 
   /**
    * Runs a call with `context` as the owner of whatever its requests' streams carry: `call` sends its
@@ -91,8 +107,9 @@ export class CallRouter {
   ): Promise<T> {
     if (!context) return call();
     const id = String(++this.lastCall);
-    this.inFlight.add(context);
-    this.calls.set(id, context);
+    const record: Call = { context, told: new Map() };
+    this.inFlight.set(context, record);
+    this.calls.set(id, record);
     try {
       return await call({ [CALL_HEADER]: id });
     } finally {
@@ -100,6 +117,21 @@ export class CallRouter {
       this.calls.delete(id);
       for (const [asked, owner] of this.asks) if (owner === context) this.asks.delete(asked);
     }
+  }
+
+  /**
+   * Tells a call of the progress the SDK heard for it — unless the call's own stream told it already
+   * (the tap hears it first, in order with the stream's other notifications): what reaches the SDK
+   * elsewhere (a GET stream, a legacy SSE transport, an in-memory pair) is told here.
+   */
+  relayProgress(context: CallContext | undefined): (progress: Progress) => void {
+    return (progress) => {
+      const told = context && this.inFlight.get(context)?.told;
+      const times = told?.get(progress.progress) ?? 0;
+      if (times > 1) told?.set(progress.progress, times - 1);
+      else if (times === 1) told?.delete(progress.progress);
+      else context?.onProgress?.(progress);
+    };
   }
 
   /**
@@ -112,7 +144,7 @@ export class CallRouter {
       this.asks.delete(id);
       return owner;
     }
-    return this.inFlight.size === 1 ? this.inFlight.values().next().value : undefined;
+    return this.inFlight.size === 1 ? this.inFlight.keys().next().value : undefined;
   }
 
   /**
@@ -122,35 +154,39 @@ export class CallRouter {
    */
   tap(fetchImpl: typeof fetch): typeof fetch {
     return async (input, given) => {
-      const { context, init } = this.claim(given);
+      const { call, init } = this.claim(given);
       const response = await fetchImpl(input, init);
       const type = (response.headers.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase();
       if (type !== "text/event-stream") return response;
       const messages = response instanceof BufferedResponse ? finishedMessages(response.bytes) : undefined;
       if (messages) {
-        if (context) for (const message of messages) this.noteMessage(context, message);
+        if (call) for (const message of messages) this.noteMessage(call, message);
         return asBatch(response as BufferedResponse, messages);
       }
-      if (!context || !response.body) return response;
-      return rebody(response, response.body.pipeThrough(this.observer(context)));
+      if (!response.body) return response;
+      if (call)
+        return rebody(response, response.body.pipeThrough(this.observer((m) => this.noteMessage(call, m))));
+      const onSessionLog = this.onSessionLog;
+      if (!onSessionLog || (init?.method ?? "GET") !== "GET") return response;
+      return rebody(response, response.body.pipeThrough(this.observer((m) => sessionLog(m, onSessionLog))));
     };
   }
 
   /** The call a request belongs to, by its {@link CALL_HEADER}, and the request without that header. */
-  private claim(init: RequestInit | undefined): { context?: CallContext; init: RequestInit | undefined } {
+  private claim(init: RequestInit | undefined): { call?: Call; init: RequestInit | undefined } {
     if (!init?.headers) return { init };
     const headers = new Headers(init.headers);
     const id = headers.get(CALL_HEADER);
     if (id === null) return { init };
     headers.delete(CALL_HEADER);
-    const context = this.calls.get(id);
-    return { ...(context ? { context } : {}), init: { ...init, headers } };
+    const call = this.calls.get(id);
+    return { ...(call ? { call } : {}), init: { ...init, headers } };
   }
 
   /** Passes the stream through unchanged, noting each message before the SDK sees it. */
-  private observer(context: CallContext): TransformStream<Uint8Array, Uint8Array> {
+  private observer(note: (message: unknown) => void): TransformStream<Uint8Array, Uint8Array> {
     const decoder = new TextDecoder();
-    const parser = createParser({ onEvent: (event) => this.note(context, event.data) });
+    const parser = createParser({ onEvent: (event) => parseInto(event.data, note) });
     return new TransformStream({
       transform(chunk, controller) {
         parser.feed(decoder.decode(chunk, { stream: true }));
@@ -159,24 +195,54 @@ export class CallRouter {
     });
   }
 
-  private note(context: CallContext, data: string): void {
-    let message: unknown;
-    try {
-      message = JSON.parse(data);
-    } catch {
-      return;
-    }
-    this.noteMessage(context, message);
-  }
-
-  private noteMessage(context: CallContext, parsed: unknown): void {
+  private noteMessage(call: Call, parsed: unknown): void {
     const message = parsed as { id?: unknown; method?: unknown; params?: unknown } | null;
     if (typeof message?.method !== "string") return;
     const { id, method, params } = message;
-    if (typeof id === "string" || typeof id === "number") this.asks.set(id, context);
-    else if (method === "notifications/message" && params && typeof params === "object")
-      context.onLog?.(params as Record<string, unknown>);
+    if (typeof id === "string" || typeof id === "number") {
+      this.asks.set(id, call.context);
+      return;
+    }
+    // A notification: told to its call, in the order of the stream, while the call is in flight.
+    if (!params || typeof params !== "object" || this.inFlight.get(call.context) !== call) return;
+    if (method === "notifications/message") call.context.onLog?.(params as Record<string, unknown>);
+    if (method !== "notifications/progress") return;
+    const progress = progressOf(params as Record<string, unknown>);
+    if (!progress) return;
+    call.told.set(progress.progress, (call.told.get(progress.progress) ?? 0) + 1);
+    call.context.onProgress?.(progress);
   }
+}
+
+/** Hands an event's JSON message to `note` (an event that is no JSON is passed over). */
+function parseInto(data: string, note: (message: unknown) => void): void {
+  let message: unknown;
+  try {
+    message = JSON.parse(data);
+  } catch {
+    return;
+  }
+  note(message);
+}
+
+/** Tells `onLog` of a log message (one with params). */
+function sessionLog(parsed: unknown, onLog: (params: Record<string, unknown>) => void): void {
+  const message = parsed as { id?: unknown; method?: unknown; params?: unknown } | null;
+  if (message?.method !== "notifications/message" || message.id !== undefined) return;
+  if (message.params && typeof message.params === "object") onLog(message.params as Record<string, unknown>);
+}
+
+/** A progress notification's report (its token aside), when it is one: a number, and what may go with it. */
+export function progressOf(params: Record<string, unknown>): Progress | undefined {
+  const { progress, total, message } = params;
+  if (typeof progress !== "number" || !Number.isFinite(progress)) return undefined;
+  if (total !== undefined && typeof total !== "number") return undefined;
+  if (message !== undefined && typeof message !== "string") return undefined;
+  return {
+    progress,
+    ...(total !== undefined ? { total } : {}),
+    ...(message !== undefined ? { message } : {}),
+  };
 }
 
 /**

@@ -106,8 +106,7 @@ export async function callTool(
       allowInputRequired: true,
       resetTimeoutOnProgress: true,
       maxTotalTimeout: MAX_CALL_MS,
-      onprogress: (progress: { progress: number; total?: number; message?: string }) =>
-        context?.onProgress?.(progress),
+      onprogress: session.router.relayProgress(context),
     };
     const modern = session.era === "modern";
     const verbatim = modern ? context?.paramHeaders : undefined;
@@ -181,7 +180,7 @@ export async function forwardRequest(
             allowInputRequired: true,
             resetTimeoutOnProgress: true,
             maxTotalTimeout: MAX_CALL_MS,
-            ...(context?.onProgress ? { onprogress: (progress) => context.onProgress?.(progress) } : {}),
+            ...(context?.onProgress ? { onprogress: session.router.relayProgress(context) } : {}),
           },
         ),
       ),

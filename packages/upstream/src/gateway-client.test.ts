@@ -1,3 +1,4 @@
+import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -97,5 +98,71 @@ describe("asComplete", () => {
     ]) {
       expect(asComplete(response(result))).toEqual(response(result));
     }
+  });
+});
+
+/**
+ * A 2025 upstream that answers a tools/call with `count` progress notifications and then the result,
+ * all handed to the client in one synchronous run — as the SDK's HTTP transport hands over the
+ * messages of one JSON batch (or of an event stream that arrived whole).
+ */
+function batchingTransport(count: number): Transport {
+  const transport: Transport = {
+    async start() {},
+    async close() {
+      transport.onclose?.();
+    },
+    async send(message) {
+      const { id, method, params } = message as {
+        id?: number;
+        method?: string;
+        params?: { protocolVersion?: string; _meta?: { progressToken?: number } };
+      };
+      if (id === undefined) return;
+      const progressToken = params?._meta?.progressToken;
+      const batch: JSONRPCMessage[] =
+        method === "initialize"
+          ? [
+              {
+                jsonrpc: "2.0",
+                id,
+                result: {
+                  protocolVersion: params?.protocolVersion,
+                  capabilities: { tools: {} },
+                  serverInfo: { name: "batching", version: "1" },
+                },
+              },
+            ]
+          : [
+              ...Array.from({ length: count }, (_, step) => ({
+                jsonrpc: "2.0" as const,
+                method: "notifications/progress",
+                params: { progressToken, progress: step + 1, total: count },
+              })),
+              { jsonrpc: "2.0", id, result: { content: [{ type: "text", text: "done" }] } },
+            ];
+      queueMicrotask(() => {
+        for (const one of batch) transport.onmessage?.(one);
+      });
+    },
+  };
+  return transport;
+}
+
+describe("GatewayClient: a response and the notifications before it in one batch", () => {
+  it("tells the request of every progress notification, in order, before it settles", async () => {
+    const client = new GatewayClient({ name: "test", version: "1" });
+    await client.connect(batchingTransport(3));
+    closers.push(() => client.close());
+    const seen: string[] = [];
+
+    const result = await client.requestToolCall(
+      { name: "burst", arguments: {} },
+      { onprogress: ({ progress, total }) => seen.push(`${progress}/${total}`) },
+    );
+    seen.push("result");
+
+    expect(result).toMatchObject({ content: [{ type: "text", text: "done" }] });
+    expect(seen).toEqual(["1/3", "2/3", "3/3", "result"]);
   });
 });

@@ -18,6 +18,11 @@ type ResultCheck = StandardSchemaV1<unknown, Record<string, unknown>>;
  * spec method without a result schema, it first validates `undefined` against the era's schema to learn
  * whether there is one — a validation failure built and formatted into a message on every request. The
  * check is made here once per era, from the same codec and with the same messages.
+ *
+ * And a response settles its request only after the notifications that arrived before it: the SDK
+ * hands a notification to its handler a microtask after it arrives but settles a response at once,
+ * dropping the request's progress handler — so progress that came in the same read as the result
+ * (one JSON batch, or a finished event stream) would otherwise find no one to tell.
  */
 export class GatewayClient extends Client {
   #toolResult: { codec: object; check: ResultCheck } | undefined;
@@ -42,13 +47,15 @@ export class GatewayClient extends Client {
   }
 
   /**
-   * Keeps an error response's `data` as sent before the SDK reads it ({@link errorDataAsSent}); reads a
-   * 2026 result without `resultType` as complete when nothing in it says otherwise ({@link asComplete}).
+   * Settles the request after every notification dispatched before it (one microtask later). Keeps an
+   * error response's `data` as sent before the SDK reads it ({@link errorDataAsSent}); reads a 2026
+   * result without `resultType` as complete when nothing in it says otherwise ({@link asComplete}).
    */
   protected override _onresponse(response: JSONRPCResponse | JSONRPCErrorResponse): void {
+    let settled = response;
     if ("error" in response) rememberErrorData(response.error.data);
-    else if (this.getProtocolEra() === "modern") response = asComplete(response as JSONRPCResultResponse);
-    super._onresponse(response);
+    else if (this.getProtocolEra() === "modern") settled = asComplete(response as JSONRPCResultResponse);
+    queueMicrotask(() => super._onresponse(settled));
   }
 
   #toolResultCheck(): ResultCheck {

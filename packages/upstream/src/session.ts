@@ -72,6 +72,11 @@ export interface OpenOptions {
   onListChanged?: (kind: ListKind) => void;
   /** Called when the upstream says a subscribed resource changed. */
   onResourceUpdated?: (uri: string) => void;
+  /**
+   * Called with each log message the upstream sends outside any call — on a 2025 session's GET stream
+   * (streamable HTTP only: a legacy HTTP+SSE stream carries calls' messages too, so none is told).
+   */
+  onLog?: (params: Record<string, unknown>) => void;
 }
 
 /**
@@ -110,11 +115,13 @@ export async function openSession(target: UpstreamTarget, options: OpenOptions):
     ),
   );
   try {
+    router.onSessionLog = options.onLog;
     const transport = new StreamableHTTPClientTransport(url, { requestInit, fetch: fetchImpl, ...auth });
     return await connect(transport, "streamable-http", router, options);
   } catch (error) {
     if (!isLegacyOnlyRefusal(error) || options.signal?.aborted) throw error;
   }
+  router.onSessionLog = undefined;
   const transport = new SSEClientTransport(url, { requestInit, fetch: fetchImpl, ...auth });
   return connect(transport, "sse", router, { ...options, prior: { kind: "legacy" } });
 }

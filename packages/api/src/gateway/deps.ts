@@ -27,6 +27,9 @@ export interface GatewayDeps {
 
 /** What the data plane does when a warm upstream session says something changed. */
 export interface UpstreamChanges {
-  /** The session callbacks for one server's warm session. */
-  watch(entry: DirectoryEntry): Pick<OpenOptions, "onListChanged" | "onResourceUpdated">;
+  /**
+   * The session callbacks for one server's warm session; `onLog` (what it logs outside any call) is
+   * for a session shared by every caller only.
+   */
+  watch(entry: DirectoryEntry): Pick<OpenOptions, "onListChanged" | "onResourceUpdated" | "onLog">;
 }

@@ -56,6 +56,7 @@ export class ChangeWatcher implements UpstreamChanges {
         if (kind === "tools") void this.requestProbe(entry);
       },
       onResourceUpdated: (uri: string) => this.endpoints?.resourceUpdated(name, gatewayUri(name, uri), uri),
+      onLog: (params: Record<string, unknown>) => this.endpoints?.log(name, params),
     };
   }
 

@@ -23,7 +23,7 @@ import type { GatewayDeps } from "./deps";
 import { type DirectoryEntry, isAvailable } from "./directory";
 import type { CallerLimits } from "./limits";
 import { ParkedCalls } from "./mcp-parking";
-import type { McpCaller, McpServices, RoundState } from "./mcp-request";
+import { atLeast, type McpCaller, type McpServices, type RoundState } from "./mcp-request";
 import { createGatewayServer, endpointCapabilities, endpointFace, type UpstreamFace } from "./mcp-server";
 import { LegacySessions } from "./mcp-sessions";
 import { withServerSession } from "./server-session";
@@ -160,6 +160,19 @@ export class McpEndpoints {
       const named = session.endpoint === "" ? gatewayUri : session.endpoint === endpoint ? uri : undefined;
       if (named && session.subscriptions.has(named))
         void session.server.sendResourceUpdated({ uri: named }).catch(() => undefined);
+    }
+  }
+
+  /**
+   * Tells the 2025 sessions of `/mcp/{endpoint}` (a server name) what its upstream logged outside any
+   * call, at or above each session's log level (everything until it sets one).
+   */
+  log(endpoint: string, params: Record<string, unknown>): void {
+    for (const session of this.services.sessions.of(endpoint)) {
+      if (!atLeast(params.level, session.logLevel ?? "debug")) continue;
+      void session.server
+        .sendLoggingMessage(params as Parameters<Server["sendLoggingMessage"]>[0])
+        .catch(() => undefined);
     }
   }
 

@@ -162,7 +162,7 @@ async function sessionOf<T>(
         timeoutMs: Math.min(timeoutMs, 10_000),
         ...(deps.maxMessageBytes ? { maxMessageBytes: deps.maxMessageBytes } : {}),
         // A thread's instance is not the server: its changes are not the catalogue's.
-        ...(deps.changes && !thread ? deps.changes.watch(entry) : {}),
+        ...(deps.changes && !thread ? watched(deps.changes, entry, own !== undefined) : {}),
       });
       sessionSecrets.set(session, secrets);
       return session;
@@ -205,6 +205,15 @@ async function sessionOf<T>(
       throw answeredFailure(error);
     }
   });
+}
+
+/**
+ * The callbacks of a server's warm session: its list and resource changes; what it logs outside any
+ * call only from a session every caller shares (one caller's own session logs for that caller alone).
+ */
+function watched(changes: NonNullable<GatewayDeps["changes"]>, entry: DirectoryEntry, ownSession: boolean) {
+  const { onLog, ...rest } = changes.watch(entry);
+  return ownSession || !onLog ? rest : { ...rest, onLog };
 }
 
 /**
