@@ -8,7 +8,8 @@
  *   `taskSupport` is "required" is listed without it and called plainly: the gateway runs it as a task on
  *   the upstream and answers its result (server-everything's `simulate-research-query`);
  * - an upstream's JSON-RPC error reaches the caller with its `data` as sent (a -32042 URL elicitation
- *   with more than its elicitations);
+ *   with more than its elicitations) — and a 2026 caller, whose revision has no -32042, is asked to open
+ *   the links by `input_required`;
  * - an answer that can be read one way only is read: a 2026 result without `resultType`, a body of one
  *   JSON-RPC message a line (NDJSON); one that cannot be read is refused saying what was wrong with it.
  */
@@ -191,6 +192,36 @@ describe("what an upstream says reaches the client through /mcp/{server}", () =>
       }
     });
   }
+
+  it("a 2025 upstream's -32042 reaches a 2026 caller as input_required asking it to open the link", async ({
+    expect,
+  }) => {
+    const client = new ClientV2(
+      { name: "faithful-e2e", version: "1.0.0" },
+      {
+        capabilities: { elicitation: { url: {} } },
+        versionNegotiation: { mode: { pin: "2026-07-28" } },
+        inputRequired: { autoFulfill: false },
+      },
+    );
+    await client.connect(
+      new TransportV2(new URL(`${stack.api.url}/mcp/${names.legacy}`), {
+        requestInit: { headers: { authorization: `Bearer ${key.key}` } },
+      }),
+      { timeout: TIMEOUT },
+    );
+    closers.push(() => client.close());
+    const answer = (await client.callTool({ name: "link", arguments: {} }, {
+      allowInputRequired: true,
+      timeout: TIMEOUT,
+    } as never)) as Record<string, unknown>;
+    const elicitation = LINK_ERROR.data.elicitations[0] as (typeof LINK_ERROR.data.elicitations)[number];
+    expect(answer).toMatchObject({
+      resultType: "input_required",
+      inputRequests: { [elicitation.elicitationId]: { method: "elicitation/create", params: elicitation } },
+      requestState: expect.any(String),
+    });
+  });
 
   for (const flavour of ["v2-modern", "v1"] as const) {
     it(`${flavour}: a 2026 result without resultType, and an NDJSON body, are read; garbage is named`, async ({
