@@ -4,6 +4,7 @@ import {
   isInputRequiredResult,
   LOG_LEVEL_META_KEY,
   ProtocolError,
+  RELATED_TASK_META_KEY,
   type RequestOptions,
   SdkError,
   SdkErrorCode,
@@ -131,9 +132,6 @@ export async function callTool(
   if (isInputRequired(result)) return result;
   return shapeResult(withoutEnvelope(result as Parameters<typeof shapeResult>[0]));
 }
-
-/** The key of a result's `_meta` naming the (2025) task it came from. */
-const RELATED_TASK_META_KEY = "io.modelcontextprotocol/related-task";
 
 /**
  * Calls a tool a 2025 upstream runs only as a task (`execution.taskSupport: "required"`) as the caller
