@@ -13,3 +13,21 @@ export const ToolInfo = z.looseObject({
   annotations: z.record(z.string(), z.unknown()).optional(),
 });
 export type ToolInfo = z.infer<typeof ToolInfo>;
+
+/** True when the upstream says the tool runs only as a task (`execution.taskSupport: "required"`). */
+export function requiresTask(tool: ToolInfo | undefined): boolean {
+  const execution = tool?.execution as { taskSupport?: unknown } | undefined;
+  return execution?.taskSupport === "required";
+}
+
+/**
+ * The tool as the gateway lists it to callers: whole, except that one the upstream runs only as a
+ * task is listed as plainly callable (its `taskSupport` left out: the gateway runs the task on the
+ * upstream and answers its result), since callers' task requests are not passed on.
+ */
+export function asListed(tool: ToolInfo): ToolInfo {
+  if (!requiresTask(tool)) return tool;
+  const { taskSupport: _required, ...execution } = tool.execution as Record<string, unknown>;
+  const { execution: _execution, ...rest } = tool;
+  return (Object.keys(execution).length > 0 ? { ...rest, execution } : rest) as ToolInfo;
+}

@@ -4,6 +4,8 @@
  * asks for `body`. An answer that arrives in pieces stays a streamed `Response`.
  */
 
+import { parseJsonMessages } from "./json-messages";
+
 /** The status line and headers of a {@link BufferedResponse}. */
 export interface BufferedInit {
   status: number;
@@ -93,7 +95,7 @@ export class BufferedResponse extends Response {
       },
       json: {
         value: async function json(this: BufferedResponse): Promise<unknown> {
-          if (!this.#json) return JSON.parse(decoder.decode(this.#take()));
+          if (!this.#json) return parseJsonMessages(decoder.decode(this.#take()));
           if (this.#used) throw new TypeError("Body is unusable: Body has already been read");
           this.#used = true;
           return this.#json.value;

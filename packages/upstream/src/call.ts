@@ -1,15 +1,18 @@
-import { jsonDepth, MAX_RESULT_DEPTH, type ToolInfo } from "@mcpgw/core";
+import { jsonDepth, MAX_RESULT_DEPTH, RPC, requiresTask, type ToolInfo } from "@mcpgw/core";
 import {
   CLIENT_CAPABILITIES_META_KEY,
   isInputRequiredResult,
   LOG_LEVEL_META_KEY,
   ProtocolError,
+  RELATED_TASK_META_KEY,
+  type RequestOptions,
   SdkError,
   SdkErrorCode,
   SERVER_INFO_META_KEY,
 } from "@modelcontextprotocol/client";
 import type { CallContext } from "./call-context";
 import { transportHttpStatus } from "./classify-failure";
+import { UnreadableAnswerError } from "./json-messages";
 import { isMessageTooLarge } from "./limits";
 import type { UpstreamSession } from "./session";
 import { whenAborted } from "./when-aborted";
@@ -54,7 +57,9 @@ export type CallFailureKind =
   | "rpc"
   | "cancelled"
   | "session_expired"
-  | "too_large";
+  | "too_large"
+  /** The upstream answered, but with what the gateway cannot read (not JSON, not the protocol's shape). */
+  | "unreadable";
 
 /** A tool call that failed below the tool level (the upstream never produced a tool result). */
 export class CallFailure extends Error {
@@ -117,13 +122,36 @@ export async function callTool(
               ...mirroring(session, options.tool),
               ...(headers ? { headers } : {}),
             })
-          : // A 2025 session has no headers to mirror, and the gateway never fills the SDK's tools/list
-            // cache (results pass through, never re-validated): callTool would only look it up, per call.
-            session.client.requestToolCall(params, { ...callOptions, ...(headers ? { headers } : {}) }),
+          : requiresTask(options.tool)
+            ? callAsTask(session, params, { ...callOptions, ...(headers ? { headers } : {}) })
+            : // A 2025 session has no headers to mirror, and the gateway never fills the SDK's tools/list
+              // cache (results pass through, never re-validated): callTool would only look it up, per call.
+              session.client.requestToolCall(params, { ...callOptions, ...(headers ? { headers } : {}) }),
     );
   }, options);
   if (isInputRequired(result)) return result;
   return shapeResult(withoutEnvelope(result as Parameters<typeof shapeResult>[0]));
+}
+
+/**
+ * Calls a tool a 2025 upstream runs only as a task (`execution.taskSupport: "required"`) as the caller
+ * sees a plain call: the call creates the task, and `tasks/result` (which answers once the task has
+ * ended) is its result — without the `_meta` naming the upstream's task, which is not the caller's.
+ */
+async function callAsTask(
+  session: UpstreamSession,
+  params: Record<string, unknown>,
+  options: RequestOptions,
+): Promise<Record<string, unknown>> {
+  const created = await session.client.requestObject(
+    { method: "tools/call", params: { ...params, task: { ttl: MAX_CALL_MS } } },
+    options,
+  );
+  const taskId = (created.task as { taskId?: unknown } | undefined)?.taskId;
+  if (typeof taskId !== "string")
+    throw new ProtocolError(RPC.INTERNAL_ERROR, "its answer to a call made as a task named no task");
+  const result = await session.client.requestObject({ method: "tasks/result", params: { taskId } }, options);
+  return withoutMetaKey(result as { _meta?: Record<string, unknown> }, RELATED_TASK_META_KEY);
 }
 
 /**
@@ -164,9 +192,14 @@ export async function forwardRequest(
  * everything else — `_meta`'s other keys included — passes whole.
  */
 export function withoutEnvelope<T extends { _meta?: Record<string, unknown> }>(result: T): T {
+  return withoutMetaKey(result, SERVER_INFO_META_KEY);
+}
+
+/** `result` without `_meta[key]` (and without `_meta` when nothing else is left in it). */
+function withoutMetaKey<T extends { _meta?: Record<string, unknown> }>(result: T, key: string): T {
   const meta = result._meta;
-  if (!meta || !(SERVER_INFO_META_KEY in meta)) return result;
-  const { [SERVER_INFO_META_KEY]: _upstream, ...rest } = meta;
+  if (!meta || !(key in meta)) return result;
+  const { [key]: _dropped, ...rest } = meta;
   const { _meta, ...plain } = result;
   return (Object.keys(rest).length > 0 ? { ...plain, _meta: rest } : plain) as T;
 }
@@ -278,6 +311,7 @@ function toCallFailure(error: unknown, options: CallOptions): CallFailure {
   if (options.signal?.aborted)
     return new CallFailure("cancelled", "the caller cancelled the call", { cause: error });
   if (isMessageTooLarge(error)) return new CallFailure("too_large", describeError(error), { cause: error });
+  if (isUnreadableAnswer(error)) return new CallFailure("unreadable", describeError(error), { cause: error });
   if (options.broken?.aborted) {
     return new CallFailure("unreachable", `upstream connection lost: ${reasonText(options.broken.reason)}`, {
       cause: error,
@@ -293,6 +327,12 @@ function toCallFailure(error: unknown, options: CallOptions): CallFailure {
     return new CallFailure("session_expired", "the upstream no longer knows this session", { cause: error });
   }
   return new CallFailure("unreachable", message, { cause: error });
+}
+
+/** An answer that is not JSON, or that the SDK refused as not the protocol's shape. */
+function isUnreadableAnswer(error: unknown): boolean {
+  if (error instanceof UnreadableAnswerError) return true;
+  return error instanceof SdkError && error.code === SdkErrorCode.InvalidResult;
 }
 
 function describeError(error: unknown): string {

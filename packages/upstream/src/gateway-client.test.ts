@@ -3,7 +3,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { GatewayClient } from "./gateway-client";
+import { asComplete, GatewayClient } from "./gateway-client";
 
 /** A 2025 upstream in this process whose tools/call answers whatever `answer` says, and a client of it. */
 async function connected(answer: (name: string) => Record<string, unknown>) {
@@ -78,6 +78,26 @@ describe("GatewayClient.requestToolCall", () => {
     expect(refused).toBeInstanceOf(Error);
     expect((refused as Error).message).toContain("Invalid result for tools/call");
     expect((refused as Error).message).toBe((refusedToo as Error).message);
+  });
+});
+
+describe("asComplete", () => {
+  const response = (result: Record<string, unknown>) => ({ jsonrpc: "2.0" as const, id: 1, result });
+
+  it("reads a result without resultType as complete", () => {
+    expect(asComplete(response({ content: [] }))).toEqual(response({ content: [], resultType: "complete" }));
+  });
+
+  it("leaves a result that names its type, or holds what only another kind does, as sent", () => {
+    for (const result of [
+      { content: [], resultType: "complete" },
+      { resultType: "input_required", requestState: "s" },
+      { inputRequests: {} },
+      { requestState: "s" },
+      { task: { taskId: "t" } },
+    ]) {
+      expect(asComplete(response(result))).toEqual(response(result));
+    }
   });
 });
 

@@ -3,6 +3,8 @@ import {
   Client,
   type JSONRPCErrorResponse,
   type JSONRPCResponse,
+  type JSONRPCResultResponse,
+  type ProtocolError,
   type RequestOptions,
   type StandardSchemaV1,
 } from "@modelcontextprotocol/client";
@@ -25,24 +27,42 @@ type ResultCheck = StandardSchemaV1<unknown, Record<string, unknown>>;
 export class GatewayClient extends Client {
   #toolResult: { codec: object; check: ResultCheck } | undefined;
 
-  /** Settles the request after every notification dispatched before it (one microtask later). */
-  protected override _onresponse(response: JSONRPCResponse | JSONRPCErrorResponse): void {
-    queueMicrotask(() => {
-      try {
-        super._onresponse(response);
-      } catch (error) {
-        // Where the transport's own dispatch would have caught it: the client's error handler.
-        this.onerror?.(error instanceof Error ? error : new Error(String(error)));
-      }
-    });
-  }
-
   /** `tools/call` with `params` as given, its result validated by the negotiated era's codec. */
   requestToolCall(
     params: CallToolRequest["params"],
     options?: RequestOptions,
   ): Promise<Record<string, unknown>> {
     return this.request({ method: "tools/call", params }, this.#toolResultCheck(), options);
+  }
+
+  /**
+   * A request whose result is any JSON object, as the upstream sent it — for methods the gateway reads
+   * itself, such as the 2025 tasks methods (`tasks/result`: a tool's result, whatever it holds).
+   */
+  requestObject(
+    request: { method: string; params?: Record<string, unknown> },
+    options?: RequestOptions,
+  ): Promise<Record<string, unknown>> {
+    return this.request(request as never, OBJECT_RESULT, options);
+  }
+
+  /**
+   * Settles the request after every notification dispatched before it (one microtask later). Keeps an
+   * error response's `data` as sent before the SDK reads it ({@link errorDataAsSent}); reads a 2026
+   * result without `resultType` as complete when nothing in it says otherwise ({@link asComplete}).
+   */
+  protected override _onresponse(response: JSONRPCResponse | JSONRPCErrorResponse): void {
+    let settled = response;
+    if ("error" in response) rememberErrorData(response.error.data);
+    else if (this.getProtocolEra() === "modern") settled = asComplete(response as JSONRPCResultResponse);
+    queueMicrotask(() => {
+      try {
+        super._onresponse(settled);
+      } catch (error) {
+        // Where the transport's own dispatch would have caught it: the client's error handler.
+        this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+      }
+    });
   }
 
   #toolResultCheck(): ResultCheck {
@@ -66,4 +86,59 @@ export class GatewayClient extends Client {
     }
     return this.#toolResult.check;
   }
+}
+
+/** Any JSON object. */
+const OBJECT_RESULT: ResultCheck = {
+  "~standard": {
+    version: 1,
+    vendor: "mcpgw",
+    validate(value) {
+      if (typeof value === "object" && value !== null && !Array.isArray(value))
+        return { value: value as Record<string, unknown> };
+      return { issues: [{ message: "the result is not an object" }] };
+    },
+  },
+};
+
+/**
+ * The parts of an error's `data` the SDK builds its own error classes from (a -32042's `elicitations`,
+ * an unsupported version's `supported`, a missing capability's `requiredCapabilities`) — keeping those
+ * and dropping the rest of `data` — each mapped to the whole `data` it came in.
+ */
+const DATA_PARTS = ["elicitations", "supported", "requiredCapabilities"] as const;
+const dataAsSent = new WeakMap<object, unknown>();
+
+function partsOf(data: unknown): object[] {
+  if (typeof data !== "object" || data === null) return [];
+  const record = data as Record<string, unknown>;
+  return DATA_PARTS.flatMap((key) => {
+    const part = record[key];
+    return typeof part === "object" && part !== null ? [part] : [];
+  });
+}
+
+function rememberErrorData(data: unknown): void {
+  for (const part of partsOf(data)) dataAsSent.set(part, data);
+}
+
+/** An upstream JSON-RPC error's `data` as the upstream sent it (the SDK's error classes keep only part of it). */
+export function errorDataAsSent(error: ProtocolError): unknown {
+  for (const part of partsOf(error.data)) if (dataAsSent.has(part)) return dataAsSent.get(part);
+  return error.data;
+}
+
+/** What only an unfinished (`input_required`) or deferred (task) result holds. */
+const NOT_COMPLETE_MARKS = ["inputRequests", "requestState", "task"] as const;
+
+/**
+ * A 2026 result that names no `resultType` (servers written before 2026-07-28 leave it out) read as
+ * `complete` — unless it holds what only another kind of result does, which leaves it ambiguous: that
+ * one goes on as sent, for the SDK to refuse saying what is missing.
+ */
+export function asComplete(response: JSONRPCResultResponse): JSONRPCResultResponse {
+  const result = response.result as Record<string, unknown>;
+  if (typeof result !== "object" || result === null || result.resultType !== undefined) return response;
+  if (NOT_COMPLETE_MARKS.some((mark) => mark in result)) return response;
+  return { ...response, result: { ...result, resultType: "complete" } };
 }

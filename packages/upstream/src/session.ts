@@ -12,6 +12,7 @@ import { CallRouter, declaresCapabilityFor, type UpstreamAsk } from "./call-cont
 import { transportHttpStatus } from "./classify-failure";
 import { GatewayClient } from "./gateway-client";
 import { internalFetch } from "./internal-fetch";
+import { lenientJson } from "./lenient-json";
 import { limitResponses } from "./limits";
 
 /** Where an upstream MCP server lives and what to send it. */
@@ -101,9 +102,11 @@ export async function openSession(target: UpstreamTarget, options: OpenOptions):
   const auth = target.auth ? { authProvider: target.auth } : {};
   const router = new CallRouter();
   const fetchImpl = router.tap(
-    limitResponses(
-      target.internal ? (options.internalFetch ?? internalFetch()) : options.fetch,
-      options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+    lenientJson(
+      limitResponses(
+        target.internal ? (options.internalFetch ?? internalFetch()) : options.fetch,
+        options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+      ),
     ),
   );
   try {

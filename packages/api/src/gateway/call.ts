@@ -198,6 +198,13 @@ export function toAppError(error: CallFailure, server: string): AppError {
       return new AppError("upstream.unreachable", "The call was cancelled.", {}, cause);
     case "too_large":
       return new AppError("upstream.response_too_large", `Server '${server}': ${error.message}.`, {}, cause);
+    case "unreadable":
+      return new AppError(
+        "upstream.error",
+        `Server '${server}' sent an answer the gateway cannot read: ${error.message}`,
+        {},
+        cause,
+      );
     default:
       return new AppError(
         "upstream.unreachable",

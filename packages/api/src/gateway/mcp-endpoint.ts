@@ -24,7 +24,7 @@ import { type DirectoryEntry, isAvailable } from "./directory";
 import type { CallerLimits } from "./limits";
 import { ParkedCalls } from "./mcp-parking";
 import type { McpCaller, McpServices, RoundState } from "./mcp-request";
-import { createGatewayServer, endpointCapabilities } from "./mcp-server";
+import { createGatewayServer, endpointCapabilities, endpointFace, type UpstreamFace } from "./mcp-server";
 import { LegacySessions } from "./mcp-sessions";
 import { withServerSession } from "./server-session";
 import { settleEventStream } from "./settle-stream";
@@ -229,7 +229,7 @@ export class McpEndpoints {
     return createGatewayServer(
       this.services,
       endpoint,
-      endpointCapabilities(await this.upstreamCapabilities(endpoint)),
+      endpointFace(endpoint, await this.upstreamFace(endpoint)),
     );
   }
 
@@ -240,11 +240,11 @@ export class McpEndpoints {
    * the handlers need of the caller comes with each request, in its auth info.
    */
   private async reusedServer(era: "modern" | "legacy", endpoint: string | undefined): Promise<Server> {
-    const capabilities = endpointCapabilities(await this.upstreamCapabilities(endpoint));
-    const key = `${era}\0${endpoint ?? ""}\0${JSON.stringify(capabilities)}`;
+    const face = endpointFace(endpoint, await this.upstreamFace(endpoint));
+    const key = `${era}\0${endpoint ?? ""}\0${JSON.stringify(face)}`;
     let server = this.idle.get(key)?.pop();
     if (!server) {
-      server = createGatewayServer(this.services, endpoint, capabilities);
+      server = createGatewayServer(this.services, endpoint, face);
       this.serversMade++;
     }
     const reused = server;
@@ -258,25 +258,25 @@ export class McpEndpoints {
   }
 
   /**
-   * What `/mcp/{server}` mirrors: the capabilities the server's last probe recorded, else (an older
-   * catalogue) its warm session's. A thread-scoped, unavailable or unreachable server offers tools.
+   * What `/mcp/{server}` mirrors: the capabilities, identity and instructions the server's last probe
+   * recorded, else (an older catalogue) its warm session's. A thread-scoped, unavailable or unreachable
+   * server offers tools.
    */
-  private async upstreamCapabilities(
-    endpoint: string | undefined,
-  ): Promise<Record<string, unknown> | undefined> {
+  private async upstreamFace(endpoint: string | undefined): Promise<UpstreamFace | undefined> {
     if (endpoint === undefined) return undefined;
     const entry = (await this.services.deps.directory.snapshot()).byName.get(endpoint);
-    if (entry?.profile) return entry.profile.capabilities;
+    if (entry?.profile) return entry.profile;
     // A per-user server has no connection of its own to ask (each caller's is theirs).
-    if (!entry || !isAvailable(entry) || isThreadScoped(entry) || isPerUser(entry.server)) return {};
+    if (!entry || !isAvailable(entry) || isThreadScoped(entry) || isPerUser(entry.server))
+      return { capabilities: {} };
     try {
-      return await withServerSession(
-        this.services.deps,
-        entry,
-        async (session) => session.client.getServerCapabilities() ?? {},
-      );
+      return await withServerSession(this.services.deps, entry, async (session) => ({
+        capabilities: session.client.getServerCapabilities() ?? {},
+        serverInfo: session.client.getServerVersion(),
+        instructions: session.client.getInstructions(),
+      }));
     } catch {
-      return {};
+      return { capabilities: {} };
     }
   }
 }

@@ -1,7 +1,7 @@
 /** What crosses the MCP wire when something fails, and the opaque list cursor. */
 import { storeUnavailable } from "@mcpgw/aws";
 import { AppError, RPC } from "@mcpgw/core";
-import { CallFailure } from "@mcpgw/upstream";
+import { CallFailure, errorDataAsSent } from "@mcpgw/upstream";
 import { ProtocolError } from "@modelcontextprotocol/server";
 
 /**
@@ -33,9 +33,24 @@ function upstreamRpcError(error: unknown): ProtocolError | undefined {
       return new ProtocolError(
         link.cause.code,
         link.message.replace(/^(MCP error -?\d+: )+/, ""),
-        link.cause.data,
+        boundedData(link.cause),
       );
     }
+  }
+  return undefined;
+}
+
+/** The largest upstream error `data` passed on, as JSON bytes. */
+export const MAX_ERROR_DATA_BYTES = 64 * 1024;
+
+/**
+ * An upstream error's `data` as sent, when it is at most {@link MAX_ERROR_DATA_BYTES} as JSON; else what
+ * the SDK kept of it (a -32042's elicitations) within that bound; else none.
+ */
+function boundedData(error: ProtocolError): unknown {
+  for (const data of [errorDataAsSent(error), error.data]) {
+    if (data === undefined) return undefined;
+    if (Buffer.byteLength(JSON.stringify(data) ?? "") <= MAX_ERROR_DATA_BYTES) return data;
   }
   return undefined;
 }

@@ -8,7 +8,14 @@
  * `mcp-forwarding`, what a request shares in `mcp-request`.
  */
 import { errorFields, RPC } from "@mcpgw/core";
-import { Server, type ServerCapabilities, type ServerContext } from "@modelcontextprotocol/server";
+import {
+  type Implementation,
+  type JSONRPCRequest,
+  type Result,
+  Server,
+  type ServerCapabilities,
+  type ServerContext,
+} from "@modelcontextprotocol/server";
 import { toMcpError } from "./mcp-errors";
 import { complete, getPrompt, list, readResource, setLevel, subscribe } from "./mcp-forwarding";
 import type { GatewayServer, McpServices } from "./mcp-request";
@@ -38,32 +45,94 @@ export function endpointCapabilities(upstream: Record<string, unknown> | undefin
   };
 }
 
-/** A fresh SDK server for `endpoint` (a server name, or undefined for `/mcp`). */
+/** The key under which the gateway names itself in its `initialize` and `server/discover` results' `_meta`. */
+export const GATEWAY_META_KEY = "io.mcpgw/gateway";
+
+/** The gateway's own identity. */
+const GATEWAY_INFO = { name: "mcp-gateway", version: "1.0.0" } as const;
+
+/** What the catalogue recorded of an upstream (its last probe's profile): what `/mcp/{server}` shows. */
+export interface UpstreamFace {
+  capabilities: Record<string, unknown>;
+  serverInfo?: Record<string, unknown> | undefined;
+  instructions?: string | undefined;
+}
+
+/** What an endpoint answers `initialize` and `server/discover` with. */
+export interface EndpointFace {
+  capabilities: ServerCapabilities;
+  serverInfo: Implementation;
+  instructions?: string;
+}
+
+/**
+ * `/mcp` is the gateway, with its own identity and instructions; `/mcp/{server}` shows its upstream's
+ * as recorded — its `serverInfo` whole (title, icons…), its instructions or none — and only when the
+ * upstream's identity lacks a name or version does the endpoint take the gateway's name for it.
+ */
+export function endpointFace(endpoint: string | undefined, upstream: UpstreamFace | undefined): EndpointFace {
+  const capabilities = endpointCapabilities(
+    endpoint === undefined ? undefined : (upstream?.capabilities ?? {}),
+  );
+  if (endpoint === undefined) {
+    return {
+      capabilities,
+      serverInfo: { ...GATEWAY_INFO },
+      instructions:
+        "Every MCP server this key may use: tools and prompts named <server>__<name>, resources under mcpgw URIs.",
+    };
+  }
+  const info = upstream?.serverInfo ?? {};
+  const named = typeof info.name === "string" && typeof info.version === "string";
+  return {
+    capabilities,
+    serverInfo: (named
+      ? info
+      : {
+          ...info,
+          name: `${GATEWAY_INFO.name}/${endpoint}`,
+          version: GATEWAY_INFO.version,
+        }) as Implementation,
+    ...(upstream?.instructions ? { instructions: upstream.instructions } : {}),
+  };
+}
+
+type Handler = (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>;
+
+/** An SDK server that names the gateway in `_meta` (under {@link GATEWAY_META_KEY}) of its handshake results. */
+class GatewayMcpServer extends Server {
+  protected override _wrapHandler(method: string, handler: Handler): Handler {
+    const wrapped = super._wrapHandler(method, handler);
+    if (method !== "initialize" && method !== "server/discover") return wrapped;
+    return async (request, ctx) => {
+      const result = await wrapped(request, ctx);
+      return { ...result, _meta: { ...result._meta, [GATEWAY_META_KEY]: { ...GATEWAY_INFO } } };
+    };
+  }
+}
+
+/** A fresh SDK server for `endpoint` (a server name, or undefined for `/mcp`), showing `face`. */
 export function createGatewayServer(
   services: McpServices,
   endpoint: string | undefined,
-  capabilities: ServerCapabilities,
+  face: EndpointFace,
 ): Server {
   const { deps } = services;
-  const server = new Server(
-    { name: endpoint ? `mcp-gateway/${endpoint}` : "mcp-gateway", version: "1.0.0" },
-    {
-      capabilities,
-      instructions: endpoint
-        ? `The '${endpoint}' MCP server, through MCP Gateway.`
-        : "Every MCP server this key may use: tools and prompts named <server>__<name>, resources under mcpgw URIs.",
-      requestState: { verify: (state, ctx) => services.codec.verify(state, ctx) },
-      // Tools come from the data plane's cached directory; everything else is read live.
-      cacheHints: {
-        "tools/list": { ttlMs: deps.directory.maxAgeMs, cacheScope: "private" },
-        "prompts/list": { ttlMs: 0, cacheScope: "private" },
-        "resources/list": { ttlMs: 0, cacheScope: "private" },
-        "resources/templates/list": { ttlMs: 0, cacheScope: "private" },
-        "resources/read": { ttlMs: 0, cacheScope: "private" },
-      },
-      jsonSchemaValidator: services.validator,
+  const { capabilities } = face;
+  const server = new GatewayMcpServer(face.serverInfo, {
+    capabilities,
+    ...(face.instructions ? { instructions: face.instructions } : {}),
+    requestState: { verify: (state, ctx) => services.codec.verify(state, ctx) },
+    // Tools come from the data plane's cached directory; everything else is read live.
+    cacheHints: {
+      "tools/list": { ttlMs: deps.directory.maxAgeMs, cacheScope: "private" },
+      "prompts/list": { ttlMs: 0, cacheScope: "private" },
+      "resources/list": { ttlMs: 0, cacheScope: "private" },
+      "resources/templates/list": { ttlMs: 0, cacheScope: "private" },
+      "resources/read": { ttlMs: 0, cacheScope: "private" },
     },
-  );
+    jsonSchemaValidator: services.validator,
+  });
   const gateway: GatewayServer = { services, server, endpoint };
   // Every failure crosses the wire as JSON-RPC from the one error table.
   const on = (method: string, handle: (params: Params, ctx: ServerContext) => Promise<unknown>) =>

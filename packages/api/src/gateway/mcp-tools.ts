@@ -4,11 +4,18 @@
  * through `input_required`, so such a call is parked between its rounds.
  */
 import { randomUUID } from "node:crypto";
-import { AppError, parseQualifiedName, qualifyToolName } from "@mcpgw/core";
-import type { CallContext, InputRequired, ToolCallResult, UpstreamAsk } from "@mcpgw/upstream";
+import { AppError, asListed, parseQualifiedName, qualifyToolName, RPC } from "@mcpgw/core";
+import {
+  type CallContext,
+  CallFailure,
+  type InputRequired,
+  type ToolCallResult,
+  type UpstreamAsk,
+} from "@mcpgw/upstream";
 import {
   CLIENT_CAPABILITIES_META_KEY,
   inputRequired,
+  ProtocolError,
   type ServerContext,
   UrlElicitationRequiredError,
 } from "@modelcontextprotocol/server";
@@ -30,6 +37,9 @@ import {
   roundOf,
   withRound,
 } from "./mcp-request";
+
+/** The 2025 JSON-RPC error an upstream answers when the user must first open a link. */
+const URL_ELICITATION_REQUIRED = -32042;
 
 /** The tools the caller may use on this endpoint, a page at a time. */
 export async function listTools(gateway: GatewayServer, cursor: string | undefined, ctx: ServerContext) {
@@ -97,22 +107,37 @@ export async function callTool(
 }
 
 /**
- * A per-user server the caller has not authorized at, asked the way the caller's client can be: a
- * URL-mode elicitation — `input_required` for a 2026 client (its retry is a fresh call), -32042 for a
- * 2025 one — when it takes them, else a tool result with the link. Any other error goes on.
+ * What a caller must do at a URL before the call can go on, asked the way the caller's client can be:
+ * a per-user server the caller has not authorized at (the gateway's own link), or an upstream's -32042
+ * URL-elicitation error. A 2026 client that takes URL elicitations gets `input_required` (its retry is a
+ * fresh call); a 2025 one the -32042 error (the upstream's passes as sent). Otherwise the gateway's link
+ * comes as a tool result with the link, and an upstream's -32042 — which 2026-07-28 does not have — as
+ * an error saying what the upstream asked. Any other error goes on.
  */
 function authorizationAnswer(
   gateway: GatewayServer,
   error: unknown,
   ctx: ServerContext,
 ): ToolCallResult | InputRequired {
-  if (!(error instanceof AuthorizationNeeded)) throw error;
+  const asked = error instanceof AuthorizationNeeded ? undefined : upstreamUrlElicitations(error);
+  if (!(error instanceof AuthorizationNeeded) && !asked) throw error;
   const modern = isModern(ctx);
+  if (asked && !modern) throw error;
   const capabilities = (
     modern
       ? (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY]
       : gateway.server.getClientCapabilities()
   ) as { elicitation?: { url?: unknown } } | undefined;
+  if (asked) {
+    if (!capabilities?.elicitation?.url) {
+      throw new ProtocolError(
+        RPC.INTERNAL_ERROR,
+        `The upstream asks the user to open a link (URL elicitation), which this client did not declare it can do: ${asked.message}`,
+      );
+    }
+    return askAtUrls(asked.elicitations);
+  }
+  if (!(error instanceof AuthorizationNeeded)) throw error;
   if (!capabilities?.elicitation?.url) return authorizationNeededResult(error);
   const elicitation = {
     mode: "url" as const,
@@ -121,11 +146,33 @@ function authorizationAnswer(
     elicitationId: randomUUID(),
   };
   if (!modern) throw new UrlElicitationRequiredError([elicitation], error.message);
-  return {
-    resultType: "input_required",
-    inputRequests: { authorize: { method: "elicitation/create", params: elicitation } },
-    requestState: AUTHORIZATION_ROUND,
-  } as InputRequired;
+  return askAtUrls([elicitation]);
+}
+
+/** `input_required` asking the caller to open each URL; the answer's retry is a fresh call. */
+function askAtUrls(elicitations: readonly Record<string, unknown>[]): InputRequired {
+  const inputRequests = Object.fromEntries(
+    elicitations.map((params, index) => [
+      typeof params.elicitationId === "string" ? params.elicitationId : `url-${index}`,
+      { method: "elicitation/create", params: { ...params, mode: "url" } },
+    ]),
+  );
+  return { resultType: "input_required", inputRequests, requestState: AUTHORIZATION_ROUND } as InputRequired;
+}
+
+/** An upstream's -32042 URL-elicitation error behind `error`: its message and elicitations. */
+function upstreamUrlElicitations(
+  error: unknown,
+): { message: string; elicitations: Record<string, unknown>[] } | undefined {
+  const wire = error instanceof AppError || error instanceof CallFailure ? toMcpError(error) : undefined;
+  if (wire?.code !== URL_ELICITATION_REQUIRED) return undefined;
+  const elicitations = (wire.data as { elicitations?: unknown } | undefined)?.elicitations;
+  if (!Array.isArray(elicitations) || elicitations.length === 0) return undefined;
+  const plain = elicitations.filter(
+    (item): item is Record<string, unknown> =>
+      typeof item === "object" && item !== null && typeof (item as { url?: unknown }).url === "string",
+  );
+  return plain.length === elicitations.length ? { message: wire.message, elicitations: plain } : undefined;
 }
 
 /**
@@ -175,9 +222,12 @@ function relayed(
   };
 }
 
-/** A catalogued tool as the endpoint lists it: the upstream's name on `/mcp/{server}`, else qualified. */
+/**
+ * A catalogued tool as the endpoint lists it: the upstream's name on `/mcp/{server}`, else qualified;
+ * one the upstream runs only as a task, as plainly callable ({@link asListed}).
+ */
 function mcpTool(endpoint: string | undefined, tool: CatalogTool) {
-  const { definition } = tool;
+  const definition = asListed(tool.definition);
   if (endpoint) return { ...definition, name: tool.upstreamName };
   return { ...definition, name: tool.name, ...withGatewayUiUri(tool.server, definition._meta) };
 }
