@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  boundedFace,
   MAX_DISCOVER_BYTES,
   MAX_INSTRUCTIONS_CHARS,
   MAX_PROFILE_OBJECT_BYTES,
@@ -113,5 +114,21 @@ describe("profileDigest", () => {
     );
     expect(profileDigest(undefined)).not.toBe(profileDigest(profile));
     expect(profileDigest(undefined)).toBe(profileDigest(undefined));
+  });
+});
+
+describe("boundedFace", () => {
+  it("bounds what a session reports of its server as a profile keeps it", () => {
+    const face = boundedFace({
+      capabilities: "not an object",
+      serverInfo: { name: "up", title: "x".repeat(MAX_PROFILE_OBJECT_BYTES) },
+      instructions: "i".repeat(MAX_INSTRUCTIONS_CHARS + 10),
+    });
+
+    expect(face).toEqual({ capabilities: {}, instructions: "i".repeat(MAX_INSTRUCTIONS_CHARS) });
+    expect(boundedFace({ capabilities: { tools: {} }, serverInfo: { name: "up", version: "1" } })).toEqual({
+      capabilities: { tools: {} },
+      serverInfo: { name: "up", version: "1" },
+    });
   });
 });

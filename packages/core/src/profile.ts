@@ -64,14 +64,32 @@ export function toServerProfile(reported: unknown): ServerProfile | undefined {
   const protocolVersion = shape.protocolVersion.safeParse(raw.protocolVersion);
   const capabilities = shape.capabilities.safeParse(raw.capabilities);
   if (!protocolVersion.success || !capabilities.success) return undefined;
-  const profile: ServerProfile = { protocolVersion: protocolVersion.data, capabilities: capabilities.data };
-  const serverInfo = shape.serverInfo.safeParse(raw.serverInfo);
-  if (serverInfo.success && serverInfo.data) profile.serverInfo = serverInfo.data;
-  if (typeof raw.instructions === "string")
-    profile.instructions = cut(raw.instructions, MAX_INSTRUCTIONS_CHARS);
+  const profile: ServerProfile = { protocolVersion: protocolVersion.data, ...boundedFace(raw) };
   const discover = shape.discover.safeParse(raw.discover);
   if (discover.success && discover.data) profile.discover = discover.data;
   return profile;
+}
+
+/**
+ * What a server says of itself — capabilities, identity, instructions — bounded as a profile keeps it:
+ * capabilities `{}` when unusable, instructions cut short, a `serverInfo` that is not a bounded JSON
+ * object left out.
+ */
+export function boundedFace(reported: {
+  capabilities?: unknown;
+  serverInfo?: unknown;
+  instructions?: unknown;
+}): Pick<ServerProfile, "capabilities" | "serverInfo" | "instructions"> {
+  const { shape } = ServerProfile;
+  const capabilities = shape.capabilities.safeParse(reported.capabilities);
+  const face: Pick<ServerProfile, "capabilities" | "serverInfo" | "instructions"> = {
+    capabilities: capabilities.success ? capabilities.data : {},
+  };
+  const serverInfo = shape.serverInfo.safeParse(reported.serverInfo);
+  if (serverInfo.success && serverInfo.data) face.serverInfo = serverInfo.data;
+  if (typeof reported.instructions === "string")
+    face.instructions = cut(reported.instructions, MAX_INSTRUCTIONS_CHARS);
+  return face;
 }
 
 /** `text` cut to at most `max` characters, never through a surrogate pair. */

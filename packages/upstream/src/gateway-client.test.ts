@@ -1,9 +1,10 @@
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
+import { ProtocolError } from "@modelcontextprotocol/client";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { asComplete, GatewayClient } from "./gateway-client";
+import { asComplete, GatewayClient, withScrubbedData } from "./gateway-client";
 
 /** A 2025 upstream in this process whose tools/call answers whatever `answer` says, and a client of it. */
 async function connected(answer: (name: string) => Record<string, unknown>) {
@@ -164,5 +165,29 @@ describe("GatewayClient: a response and the notifications before it in one batch
 
     expect(result).toMatchObject({ content: [{ type: "text", text: "done" }] });
     expect(seen).toEqual(["1/3", "2/3", "3/3", "result"]);
+  });
+});
+
+describe("withScrubbedData", () => {
+  const secret = "sk-live-0123456789abcdef";
+
+  it("scrubs the credentials an upstream echoes anywhere in its error data", () => {
+    const error = new ProtocolError(-32042, "open the link", {
+      elicitations: [{ mode: "url", url: `https://up.example/auth?token=${secret}`, elicitationId: "e1" }],
+      echoed: { authorization: `Bearer ${secret}` },
+    });
+
+    const scrubbed = withScrubbedData(error, [`Bearer ${secret}`]);
+
+    expect(JSON.stringify(scrubbed.data)).not.toContain(secret);
+    expect(scrubbed).toMatchObject({ code: -32042, message: error.message });
+    expect(scrubbed.data).toMatchObject({ elicitations: [{ elicitationId: "e1" }], echoed: {} });
+  });
+
+  it("keeps an error whose data holds no credential as it is", () => {
+    const error = new ProtocolError(-32099, "no", { detail: "nothing secret" });
+
+    expect(withScrubbedData(error, [`Bearer ${secret}`])).toBe(error);
+    expect(withScrubbedData(new ProtocolError(-32099, "no"), [secret]).data).toBeUndefined();
   });
 });

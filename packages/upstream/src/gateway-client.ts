@@ -4,10 +4,11 @@ import {
   type JSONRPCErrorResponse,
   type JSONRPCResponse,
   type JSONRPCResultResponse,
-  type ProtocolError,
+  ProtocolError,
   type RequestOptions,
   type StandardSchemaV1,
 } from "@modelcontextprotocol/client";
+import { scrubSecrets } from "./classify-failure";
 
 /** The era codec's own result check, as `Client.request()` would use it. */
 type ResultCheck = StandardSchemaV1<unknown, Record<string, unknown>>;
@@ -126,6 +127,25 @@ function rememberErrorData(data: unknown): void {
 export function errorDataAsSent(error: ProtocolError): unknown {
   for (const part of partsOf(error.data)) if (dataAsSent.has(part)) return dataAsSent.get(part);
   return error.data;
+}
+
+/**
+ * An upstream JSON-RPC error whose `data` (as sent) is scrubbed of `secrets` as its message is: an
+ * upstream may echo the credentials it was sent anywhere in its answer. The same error when its data
+ * holds none; its data dropped when scrubbing leaves no JSON.
+ */
+export function withScrubbedData(error: ProtocolError, secrets: Iterable<string>): ProtocolError {
+  const text = JSON.stringify(errorDataAsSent(error));
+  if (text === undefined) return error;
+  const scrubbed = scrubSecrets(text, secrets);
+  if (scrubbed === text) return error;
+  let data: unknown;
+  try {
+    data = JSON.parse(scrubbed);
+  } catch {
+    data = undefined;
+  }
+  return new ProtocolError(error.code, error.message, data);
 }
 
 /** What only an unfinished (`input_required`) or deferred (task) result holds. */

@@ -3,7 +3,7 @@ export * from "./call-context";
 export * from "./classify-failure";
 export * from "./client-credentials";
 export * from "./credential-refresh";
-export { errorDataAsSent } from "./gateway-client";
+export { errorDataAsSent, withScrubbedData } from "./gateway-client";
 export * from "./guard";
 export * from "./internal-fetch";
 export * from "./limits";

@@ -1,16 +1,17 @@
 import { createMemoryStore } from "@mcpgw/aws/memory";
-import { createLogger } from "@mcpgw/core";
+import { createLogger, parseServerSpec } from "@mcpgw/core";
 import { SessionPool } from "@mcpgw/upstream";
 import { afterAll, describe, expect, it } from "vitest";
-import { Directory } from "./directory";
+import { Directory, type DirectoryEntry } from "./directory";
 import { McpEndpoints } from "./mcp-endpoint";
 import type { McpCaller } from "./mcp-request";
 
 const store = createMemoryStore();
 const logger = createLogger({ level: "error", sink: () => {} });
 const pool = new SessionPool();
+const directory = new Directory(store, logger);
 const endpoints = new McpEndpoints(
-  { store, logger, directory: new Directory(store, logger), pool, fetch: globalThis.fetch },
+  { store, logger, directory, pool, fetch: globalThis.fetch },
   "unit-secret",
   logger,
 );
@@ -25,8 +26,8 @@ const meta = {
   "io.modelcontextprotocol/clientCapabilities": {},
 };
 
-/** A stateless request to `/mcp`: 2026-07-28 (with the envelope) or a sessionless 2025 one. */
-function request(era: "modern" | "legacy", id: number, method = "tools/list") {
+/** A stateless request to `/mcp` (or `/mcp/{endpoint}`): 2026-07-28 (with the envelope) or a sessionless 2025 one. */
+function request(era: "modern" | "legacy", id: number, method = "tools/list", endpoint?: DirectoryEntry) {
   const body = { jsonrpc: "2.0", id, method, params: era === "modern" ? { _meta: meta } : {} };
   const headers: Record<string, string> = {
     "content-type": "application/json",
@@ -34,7 +35,7 @@ function request(era: "modern" | "legacy", id: number, method = "tools/list") {
     ...(era === "modern" ? { "mcp-protocol-version": "2026-07-28", "mcp-method": method } : {}),
   };
   const raw = new Request("http://127.0.0.1/mcp", { method: "POST", headers, body: JSON.stringify(body) });
-  return endpoints.serve(raw, body, caller, undefined).then((response) => response.text());
+  return endpoints.serve(raw, body, caller, endpoint).then((response) => response.text());
 }
 
 describe("McpEndpoints: SDK servers for stateless requests", () => {
@@ -59,5 +60,43 @@ describe("McpEndpoints: SDK servers for stateless requests", () => {
     await request("legacy", 21);
 
     expect(endpoints.serversMade).toBe(before);
+  });
+});
+
+describe("McpEndpoints: idle servers per face", () => {
+  it("keeps one face per endpoint: an upstream whose instructions change on every probe adds no idle set", async () => {
+    // Prepare: a connected server whose probes each report new instructions
+    const server = await store.servers.create(
+      parseServerSpec({ name: "nonce", url: "https://nonce.example/mcp" }),
+    );
+    const probe = async (generation: number) => {
+      await store.statuses.recordAttempt(
+        server.id,
+        1,
+        { ok: true, at: new Date().toISOString(), latencyMs: 1, toolCount: 0 },
+        {
+          tools: [],
+          profile: {
+            protocolVersion: "2026-07-28",
+            capabilities: { tools: {} },
+            instructions: `probe ${generation}`,
+          },
+        },
+      );
+      directory.invalidate();
+    };
+    const faces = endpoints.idleFaces;
+
+    // Act
+    for (let generation = 1; generation <= 5; generation++) {
+      await probe(generation);
+      const entry = (await directory.snapshot()).byName.get("nonce");
+      expect(await request("modern", 100 + generation, "server/discover", entry)).toContain(
+        `probe ${generation}`,
+      );
+    }
+
+    // Assess: the latest face's servers are kept, none of the four before
+    expect(endpoints.idleFaces).toBe(faces + 1);
   });
 });

@@ -6,7 +6,7 @@
  * JSON (a sessionless 2025 caller).
  */
 import { createHash } from "node:crypto";
-import { isPerUser, type Logger } from "@mcpgw/core";
+import { boundedFace, isPerUser, type Logger } from "@mcpgw/core";
 import {
   type AuthInfo,
   createMcpHandler,
@@ -50,8 +50,14 @@ export class McpEndpoints {
   private readonly handlers = new Map<string, { handler: McpHttpHandler; bus: InMemoryServerEventBus }>();
   /** SDK servers between stateless exchanges, by endpoint and capabilities. */
   private readonly idle = new Map<string, Server[]>();
+  /** The one face kept idle per era and endpoint: its key in {@link idle}. */
+  private readonly keptFaces = new Map<string, string>();
   /** SDK servers made for stateless exchanges so far (for tests and metrics): not one per request. */
   serversMade = 0;
+  /** How many faces (era, endpoint, what the upstream says of itself) have idle servers kept (for tests). */
+  get idleFaces(): number {
+    return this.idle.size;
+  }
   readonly services: McpServices;
   private lastRequestAt = Number.NEGATIVE_INFINITY;
   /**
@@ -241,7 +247,15 @@ export class McpEndpoints {
    */
   private async reusedServer(era: "modern" | "legacy", endpoint: string | undefined): Promise<Server> {
     const face = endpointFace(endpoint, await this.upstreamFace(endpoint));
-    const key = `${era}\0${endpoint ?? ""}\0${JSON.stringify(face)}`;
+    // One face per era and endpoint is kept: an upstream whose identity changes on every probe (a
+    // nonce, a timestamp) replaces its idle servers instead of adding a set per answer.
+    const slot = `${era}\0${endpoint ?? ""}`;
+    const key = `${slot}\0${createHash("sha256").update(JSON.stringify(face)).digest("base64url")}`;
+    const kept = this.keptFaces.get(slot);
+    if (kept !== key) {
+      if (kept !== undefined) this.idle.delete(kept);
+      this.keptFaces.set(slot, key);
+    }
     let server = this.idle.get(key)?.pop();
     if (!server) {
       server = createGatewayServer(this.services, endpoint, face);
@@ -249,7 +263,7 @@ export class McpEndpoints {
     }
     const reused = server;
     reused.onclose = () => {
-      if (reused.transport !== undefined) return;
+      if (reused.transport !== undefined || this.keptFaces.get(slot) !== key) return;
       const idle = this.idle.get(key) ?? [];
       if (idle.length < MAX_IDLE_SERVERS) idle.push(reused);
       this.idle.set(key, idle);
@@ -270,11 +284,14 @@ export class McpEndpoints {
     if (!entry || !isAvailable(entry) || isThreadScoped(entry) || isPerUser(entry.server))
       return { capabilities: {} };
     try {
-      return await withServerSession(this.services.deps, entry, async (session) => ({
-        capabilities: session.client.getServerCapabilities() ?? {},
-        serverInfo: session.client.getServerVersion(),
-        instructions: session.client.getInstructions(),
-      }));
+      // Bounded as a probe's profile is: an upstream could report megabytes.
+      return await withServerSession(this.services.deps, entry, async (session) =>
+        boundedFace({
+          capabilities: session.client.getServerCapabilities() ?? {},
+          serverInfo: session.client.getServerVersion(),
+          instructions: session.client.getInstructions(),
+        }),
+      );
     } catch {
       return { capabilities: {} };
     }

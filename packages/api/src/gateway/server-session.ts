@@ -20,6 +20,7 @@ import {
   type UpstreamSession,
   unreadableVerdict,
   type Verdict,
+  withScrubbedData,
 } from "@mcpgw/upstream";
 import { ProtocolError } from "@modelcontextprotocol/server";
 import { beginUpstreamAuthorization } from "../upstream-authorization";
@@ -185,12 +186,11 @@ async function sessionOf<T>(
       return await op(pooled.session, { timeoutMs, broken: pooled.broken, ...(signal ? { signal } : {}) });
     } catch (caught) {
       if (!(caught instanceof CallFailure)) throw caught;
-      // Upstream error text (an error body, an RPC message) may quote the credentials it was sent.
-      const error = new CallFailure(
-        caught.kind,
-        scrubSecrets(caught.message, sessionSecrets.get(pooled.session) ?? secrets),
-        { cause: caught.cause },
-      );
+      // Upstream error text (an error body, an RPC message and its data) may quote the credentials it was sent.
+      const sent = sessionSecrets.get(pooled.session) ?? secrets;
+      const cause =
+        caught.cause instanceof ProtocolError ? withScrubbedData(caught.cause, sent) : caught.cause;
+      const error = new CallFailure(caught.kind, scrubSecrets(caught.message, sent), { cause });
       if (error.kind === "session_expired") pooled.claimFailure();
       const verdict = callFailureVerdict(error, { subject });
       // A caller's own token refused mid-session: nothing of the server.
