@@ -7,7 +7,7 @@
  *   one that does take tasks;
  * - under one deadline for the whole call, which progress on the call's token pushes back as it does
  *   a plain call's, that progress reaching the caller until the task's result (tests/fixtures/task-upstream.ts);
- * - a task the gateway gives up on (its deadline passed) is cancelled on the upstream.
+ * - a task the gateway gives up on (its deadline passed, its caller left) is cancelled on the upstream.
  */
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { type FaithfulUpstream, startFaithfulUpstream } from "../fixtures/faithful-upstream";
@@ -97,4 +97,30 @@ describe("a task-only tool of a 2025 upstream through /mcp/{server}", () => {
       { timeoutMs: 5_000, intervalMs: 50 },
     );
   }, 30_000);
+
+  it("a task whose caller leaves is cancelled on the upstream", async ({ expect }) => {
+    const before = tasks.created.length;
+    const controller = new AbortController();
+    const call = stack.callTool(
+      `${tasked}__slow`,
+      { steps: 100, everyMs: 100, silent: true },
+      {
+        signal: controller.signal,
+      },
+    );
+    call.catch(() => undefined);
+    await waitFor(
+      async () => tasks.created.length,
+      (created) => created > before,
+      { timeoutMs: 5_000, intervalMs: 10 },
+    );
+    controller.abort();
+    await expect(call).rejects.toThrow();
+    const created = tasks.created.at(-1) as string;
+    await waitFor(
+      async () => [...tasks.cancelled],
+      (cancelled) => cancelled.includes(created),
+      { timeoutMs: 900, intervalMs: 20 },
+    );
+  });
 });
