@@ -5,13 +5,13 @@ import {
   LOG_LEVEL_META_KEY,
   ProtocolError,
   RELATED_TASK_META_KEY,
-  type RequestOptions,
   SdkError,
   SdkErrorCode,
   SERVER_INFO_META_KEY,
 } from "@modelcontextprotocol/client";
-import type { CallContext } from "./call-context";
+import { type CallContext, type Progress, progressOf } from "./call-context";
 import { transportHttpStatus } from "./classify-failure";
+import { Deadline } from "./deadline";
 import { UnreadableAnswerError } from "./json-messages";
 import { isMessageTooLarge } from "./limits";
 import type { UpstreamSession } from "./session";
@@ -122,8 +122,13 @@ export async function callTool(
               ...mirroring(session, options.tool),
               ...(headers ? { headers } : {}),
             })
-          : requiresTask(options.tool)
-            ? callAsTask(session, params, { ...callOptions, ...(headers ? { headers } : {}) })
+          : requiresTask(options.tool) && callsToolsAsTasks(session)
+            ? callAsTask(session, params, {
+                timeout: requestOptions.timeout,
+                ...(requestOptions.signal ? { signal: requestOptions.signal } : {}),
+                ...(headers ? { headers } : {}),
+                onProgress: callOptions.onprogress,
+              })
             : // A 2025 session has no headers to mirror, and the gateway never fills the SDK's tools/list
               // cache (results pass through, never re-validated): callTool would only look it up, per call.
               session.client.requestToolCall(params, { ...callOptions, ...(headers ? { headers } : {}) }),
@@ -133,25 +138,90 @@ export async function callTool(
   return shapeResult(withoutEnvelope(result as Parameters<typeof shapeResult>[0]));
 }
 
+/** How long a best-effort `tasks/cancel` may take before the gateway stops waiting for it. */
+const CANCEL_TIMEOUT_MS = 5_000;
+
+/**
+ * Whether a 2025 upstream takes `tools/call` as a task: it declared `tasks.requests.tools.call`
+ * (without it a client must not ask for a task, whatever a tool's `taskSupport` says).
+ */
+function callsToolsAsTasks(session: UpstreamSession): boolean {
+  const tasks = session.client.getServerCapabilities()?.tasks as TasksCapability | undefined;
+  return tasks?.requests?.tools?.call !== undefined;
+}
+
+interface TasksCapability {
+  cancel?: unknown;
+  requests?: { tools?: { call?: unknown } };
+}
+
 /**
  * Calls a tool a 2025 upstream runs only as a task (`execution.taskSupport: "required"`) as the caller
  * sees a plain call: the call creates the task, and `tasks/result` (which answers once the task has
- * ended) is its result — without the `_meta` naming the upstream's task, which is not the caller's.
+ * ended) is its result — without the `_meta` naming the upstream's task, which is not the caller's. A
+ * plain answer to the call (no `task` in it) is the result itself.
+ *
+ * One deadline covers both requests; progress on the call's token (valid for the whole task) reaches
+ * the caller and pushes the deadline back, as it does a plain call's, up to {@link MAX_CALL_MS}. A call
+ * given up on (the caller left, the deadline passed, the upstream could not be heard) cancels the task.
  */
 async function callAsTask(
   session: UpstreamSession,
   params: Record<string, unknown>,
-  options: RequestOptions,
+  options: {
+    timeout: number;
+    signal?: AbortSignal;
+    headers?: Record<string, string>;
+    onProgress: (progress: Progress) => void;
+  },
 ): Promise<Record<string, unknown>> {
-  const created = await session.client.requestObject(
-    { method: "tools/call", params: { ...params, task: { ttl: MAX_CALL_MS } } },
-    options,
-  );
-  const taskId = (created.task as { taskId?: unknown } | undefined)?.taskId;
-  if (typeof taskId !== "string")
-    throw new ProtocolError(RPC.INTERNAL_ERROR, "its answer to a call made as a task named no task");
-  const result = await session.client.requestObject({ method: "tasks/result", params: { taskId } }, options);
-  return withoutMetaKey(result as { _meta?: Record<string, unknown> }, RELATED_TASK_META_KEY);
+  const deadline = new Deadline(options.timeout, MAX_CALL_MS);
+  const signal = options.signal ? AbortSignal.any([options.signal, deadline.signal]) : deadline.signal;
+  const progress = session.client.listenProgress((notification) => {
+    const heard = progressOf(notification);
+    if (!heard) return;
+    deadline.extend();
+    options.onProgress(heard);
+  });
+  const requestOptions = {
+    timeout: MAX_CALL_MS,
+    signal,
+    ...(options.headers ? { headers: options.headers } : {}),
+  };
+  const meta = { ...(params._meta as Record<string, unknown> | undefined), progressToken: progress.token };
+  let taskId: string | undefined;
+  try {
+    const created = await session.client.requestObject(
+      { method: "tools/call", params: { ...params, _meta: meta, task: { ttl: MAX_CALL_MS } } },
+      requestOptions,
+    );
+    if (created.task === undefined) return created;
+    const named = (created.task as { taskId?: unknown } | null)?.taskId;
+    if (typeof named !== "string")
+      throw new ProtocolError(RPC.INTERNAL_ERROR, "its answer to a call made as a task named no task");
+    taskId = named;
+    const result = await session.client.requestObject(
+      { method: "tasks/result", params: { taskId } },
+      requestOptions,
+    );
+    return withoutMetaKey(result as { _meta?: Record<string, unknown> }, RELATED_TASK_META_KEY);
+  } catch (error) {
+    // A JSON-RPC error from tasks/result is the task's own outcome: it has ended.
+    if (taskId !== undefined && !(error instanceof ProtocolError)) cancelTask(session, taskId);
+    throw error;
+  } finally {
+    progress.release();
+    deadline.clear();
+  }
+}
+
+/** Asks the upstream to cancel a task no one waits for any more — best effort, not waited for. */
+function cancelTask(session: UpstreamSession, taskId: string): void {
+  const tasks = session.client.getServerCapabilities()?.tasks as TasksCapability | undefined;
+  if (tasks?.cancel === undefined) return;
+  session.client
+    .requestObject({ method: "tasks/cancel", params: { taskId } }, { timeout: CANCEL_TIMEOUT_MS })
+    .catch(() => undefined);
 }
 
 /**

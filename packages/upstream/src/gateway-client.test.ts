@@ -25,15 +25,19 @@ afterEach(async () => {
 
 /**
  * An upstream that does not check its own answers (the SDK's Server would): JSON-RPC over the SDK's
- * in-memory transport, answering initialize as a 2025 server and tools/call with `answer`.
+ * in-memory transport, answering initialize as a 2025 server and tools/call with `answer` — followed
+ * by what `after` makes of the call's params (a notification), if anything.
  */
-async function connectedToUnchecked(answer: Record<string, unknown>) {
+async function connectedToUnchecked(
+  answer: Record<string, unknown>,
+  after?: (params: { _meta?: { progressToken?: unknown } }) => JSONRPCMessage | undefined,
+) {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   serverSide.onmessage = (message) => {
     const { id, method, params } = message as {
       id?: number;
       method?: string;
-      params?: { protocolVersion?: string };
+      params?: { protocolVersion?: string; _meta?: { progressToken?: unknown } };
     };
     if (id === undefined) return;
     const result =
@@ -45,6 +49,8 @@ async function connectedToUnchecked(answer: Record<string, unknown>) {
           }
         : answer;
     void serverSide.send({ jsonrpc: "2.0", id, result } as never);
+    const then = method === "tools/call" ? after?.(params ?? {}) : undefined;
+    if (then) void serverSide.send(then);
   };
   await serverSide.start();
   const client = new GatewayClient({ name: "test", version: "1" });
@@ -189,5 +195,56 @@ describe("withScrubbedData", () => {
 
     expect(withScrubbedData(error, [`Bearer ${secret}`])).toBe(error);
     expect(withScrubbedData(new ProtocolError(-32099, "no"), [secret]).data).toBeUndefined();
+  });
+});
+
+describe("GatewayClient.listenProgress", () => {
+  /** A 2025 upstream that answers tools/call at once, then tells progress on the call's token. */
+  function connectedToLateProgress() {
+    return connectedToUnchecked({ content: [] }, (params) => {
+      const progressToken = params._meta?.progressToken;
+      if (progressToken === undefined) return undefined;
+      return {
+        jsonrpc: "2.0",
+        method: "notifications/progress",
+        params: { progressToken, progress: 1, total: 2 },
+      } as JSONRPCMessage;
+    });
+  }
+
+  it("hears progress on its own token after the request that carried it was answered, until released", async () => {
+    const client = await connectedToLateProgress();
+    const heard: unknown[] = [];
+    const listening = client.listenProgress((params) => heard.push(params));
+    await client.requestObject({
+      method: "tools/call",
+      params: { name: "t", _meta: { progressToken: listening.token } },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(heard).toEqual([{ progressToken: listening.token, progress: 1, total: 2 }]);
+
+    listening.release();
+    await client.requestObject({
+      method: "tools/call",
+      params: { name: "t", _meta: { progressToken: listening.token } },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(heard).toHaveLength(1);
+  });
+
+  it("leaves progress on the SDK's own tokens to the SDK", async () => {
+    const client = await connectedToLateProgress();
+    const heard: unknown[] = [];
+    client.listenProgress((params) => heard.push(params));
+    const errors: Error[] = [];
+    client.onerror = (error) => errors.push(error);
+    await client.requestObject(
+      { method: "tools/call", params: { name: "t" } },
+      { onprogress: () => undefined },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(heard).toEqual([]);
+    // The SDK's handler heard it (the request was answered: it names an unknown token).
+    expect(errors.map((error) => error.message).join()).toMatch(/unknown token/);
   });
 });

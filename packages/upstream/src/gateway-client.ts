@@ -27,6 +27,28 @@ type ResultCheck = StandardSchemaV1<unknown, Record<string, unknown>>;
  */
 export class GatewayClient extends Client {
   #toolResult: { codec: object; check: ResultCheck } | undefined;
+  /** Listeners of progress on tokens the gateway chose itself (a task's, valid until the task ends). */
+  readonly #progressListeners = new Map<string, (params: Record<string, unknown>) => void>();
+  #lastToken = 0;
+
+  constructor(...args: ConstructorParameters<typeof Client>) {
+    super(...args);
+    this.setNotificationHandler("notifications/progress", (notification) => {
+      const listener = this.#progressListeners.get(String(notification.params.progressToken));
+      if (listener) listener(notification.params as Record<string, unknown>);
+      else (this as unknown as SdkProgress)._onprogress(notification);
+    });
+  }
+
+  /**
+   * A fresh progress token of the gateway's own (never one the SDK numbers its requests by), whose
+   * progress notifications go to `listener` — outliving any one request — until `release()`.
+   */
+  listenProgress(listener: (params: Record<string, unknown>) => void): { token: string; release(): void } {
+    const token = `mcpgw-${++this.#lastToken}`;
+    this.#progressListeners.set(token, listener);
+    return { token, release: () => this.#progressListeners.delete(token) };
+  }
 
   /** `tools/call` with `params` as given, its result validated by the negotiated era's codec. */
   requestToolCall(
@@ -87,6 +109,11 @@ export class GatewayClient extends Client {
     }
     return this.#toolResult.check;
   }
+}
+
+/** The SDK's own progress dispatch (by request id), which the gateway's handler falls back to. */
+interface SdkProgress {
+  _onprogress(notification: unknown): void;
 }
 
 /** Any JSON object. */
