@@ -1,4 +1,4 @@
-import { recordFailure, SealError, type ServingServer } from "@mcpgw/aws";
+import { recordFailure, SealError } from "@mcpgw/aws";
 import { AppError, assertNever, errorFields, servingOlder } from "@mcpgw/core";
 import {
   CallFailure,
@@ -207,6 +207,9 @@ async function sessionOf<T>(
   });
 }
 
+/** Reads of a handed-over server's kept config and status before a call is refused as connecting. */
+const SERVING_READS = 3;
+
 /**
  * What a server is reached as: an HTTP server's record with its headers and `auth` opened (one read,
  * KMS), or a stdio server's id (the runner opens its env). Undefined when the server is gone.
@@ -217,21 +220,29 @@ async function reachable(deps: GatewayDeps, entry: DirectoryEntry): Promise<Reac
   switch (server.transport) {
     case "http": {
       if (older === undefined) return deps.store.servers.get(server.id);
-      // The generation that serves while a new one connects: its config as it was kept.
-      const kept = await deps.store.servers.getServing(server.id);
-      const keptRecord = () => {
-        const { generation: _generation, ...record } = kept as ServingServer;
-        return record;
-      };
-      if (kept?.generation === older) return keptRecord();
-      // The view (≤ 2 s old) is behind: what serves now does — the current config once connected, or
-      // the config kept for a later generation that serves while a newer one connects.
-      const now = await deps.store.statuses.get(server.id);
-      if (now?.state === "connected") return deps.store.servers.get(server.id);
-      if (kept !== undefined && kept.generation === servingOlder(now)) return keptRecord();
-      throw new AppError("server.unavailable", `Server '${server.name}' is ${now?.state ?? "connecting"}.`, {
-        state: now?.state ?? "connecting",
-      });
+      // The generation that serves while a new one connects: its config as it was kept. The view (≤ 2 s
+      // old) may be behind, and the kept config and the status change together but are read apart (a
+      // settle or a later edit may fall between the reads): what serves now is read again until the two
+      // agree — the current config once connected, or the config kept for the generation that serves.
+      let serving: number | undefined = older;
+      for (let read = 1; ; read++) {
+        const kept = await deps.store.servers.getServing(server.id);
+        if (kept !== undefined && kept.generation === serving) {
+          const { generation: _generation, ...record } = kept;
+          return record;
+        }
+        const now = await deps.store.statuses.get(server.id);
+        if (now?.state === "connected") return deps.store.servers.get(server.id);
+        serving = servingOlder(now);
+        if (serving === undefined || read === SERVING_READS)
+          throw new AppError(
+            "server.unavailable",
+            `Server '${server.name}' is ${now?.state ?? "connecting"}.`,
+            {
+              state: now?.state ?? "connecting",
+            },
+          );
+      }
     }
     case "stdio":
       // Named to the runner, which keeps an older generation's child while a newer one connects.
