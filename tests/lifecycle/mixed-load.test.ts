@@ -80,7 +80,7 @@ describe("mixed load: edits keep serving", () => {
   });
 
   it(
-    `${CLIENTS} clients for ${SECONDS} s: 0 refusals from edits, 0 PATCH 409, 0 5xx; all settles, no leaked child`,
+    `${CLIENTS} clients for ${SECONDS} s: edits refuse under 0.5 % of calls, 0 PATCH 409, 0 5xx; all settles, no leaked child`,
     async () => {
       // Act: every client steps until the end, a short pause between steps (two cores, shared)
       const until = Date.now() + SECONDS * 1_000;
