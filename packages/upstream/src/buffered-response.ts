@@ -131,3 +131,8 @@ export class BufferedResponse extends Response {
     });
   }
 }
+
+/** A response's media type: its `content-type` without parameters, lower-cased ("" when none). */
+export function mediaTypeOf(response: Response): string {
+  return (response.headers.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
+}

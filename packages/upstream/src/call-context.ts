@@ -7,7 +7,7 @@
  * taken off again before the request leaves), so no async context is tracked per promise.
  */
 import { createParser } from "eventsource-parser";
-import { BufferedResponse } from "./buffered-response";
+import { BufferedResponse, mediaTypeOf } from "./buffered-response";
 
 /** The log levels of MCP, lowest first. */
 export type LogLevel = "debug" | "info" | "notice" | "warning" | "error" | "critical" | "alert" | "emergency";
@@ -149,7 +149,7 @@ export class CallRouter {
     return async (input, given) => {
       const { call, init } = this.claim(given);
       const response = await fetchImpl(input, init);
-      const type = (response.headers.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase();
+      const type = mediaTypeOf(response);
       if (type !== "text/event-stream") return response;
       const messages = response instanceof BufferedResponse ? finishedMessages(response.bytes) : undefined;
       if (messages) {

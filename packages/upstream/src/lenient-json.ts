@@ -1,4 +1,4 @@
-import { BufferedResponse } from "./buffered-response";
+import { BufferedResponse, mediaTypeOf } from "./buffered-response";
 import { parseJsonMessages } from "./json-messages";
 
 /**
@@ -8,7 +8,7 @@ import { parseJsonMessages } from "./json-messages";
 export function lenientJson(fetchImpl: typeof fetch): typeof fetch {
   return async function lenientFetch(input, init) {
     const response = await fetchImpl(input, init);
-    const type = (response.headers.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase();
+    const type = mediaTypeOf(response);
     if (type !== "application/json" || response instanceof BufferedResponse) return response;
     Object.defineProperty(response, "json", {
       value: async () => parseJsonMessages(await response.text()),

@@ -5,7 +5,7 @@
  * a 502, not the server its `connected` status.
  */
 import { describeBytes } from "@mcpgw/core";
-import { BufferedResponse } from "./buffered-response";
+import { BufferedResponse, mediaTypeOf } from "./buffered-response";
 import { rebody } from "./call-context";
 
 /** The JSON-RPC error code (implementation-defined server range) of a message past the limit. */
@@ -54,7 +54,7 @@ export function limitResponses(fetchImpl: typeof fetch, maxBytes: number): typeo
     // A complete answer within the limit holds no message past it: nothing to count as it streams.
     if (response instanceof BufferedResponse && response.bytes.byteLength <= maxBytes) return response;
     if (!response.body) return response;
-    const type = (response.headers.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase();
+    const type = mediaTypeOf(response);
     const limiter =
       type === "text/event-stream" ? sseLimiter(maxBytes, requestIds(init?.body)) : bodyLimiter(maxBytes);
     return rebody(response, response.body.pipeThrough(limiter));
