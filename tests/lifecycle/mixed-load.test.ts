@@ -80,7 +80,7 @@ describe("mixed load: edits keep serving", () => {
   });
 
   it(
-    `${CLIENTS} clients for ${SECONDS} s: edits refuse under 0.5 % of calls, 0 PATCH 409, 0 5xx; all settles, no leaked child`,
+    `${CLIENTS} clients for ${SECONDS} s: no call refused by an edit, 0 PATCH 409, 0 5xx; all settles, no leaked child`,
     async () => {
       // Act: every client steps until the end, a short pause between steps (two cores, shared)
       const until = Date.now() + SECONDS * 1_000;
@@ -126,17 +126,11 @@ describe("mixed load: edits keep serving", () => {
       console.log(`children after: ${children.marked.length} for ${stdioIds.size} stdio servers`);
 
       const { figures } = world;
-      // An edit's refusals: "is connecting" only, and rare. Before edits handed over, 19 % of calls were
-      // refused so; most runs now see none, but a full suite's load has shown 1–5 of ~2,000 (a race
-      // between a call's view and a chain of handovers, not yet found), so the bound is 0.5 % of calls.
-      const refusals = world.refusalKinds();
-      const connecting = Object.entries(refusals).filter(([kind]) => kind.endsWith("is connecting."));
       expect({
         errors5xx: figures.errors5xx,
         patchConflicts: figures.patchConflicts.length,
-        otherRefusals: Object.keys(refusals).filter((kind) => !kind.endsWith("is connecting.")),
-      }).toEqual({ errors5xx: [], patchConflicts: 0, otherRefusals: [] });
-      expect(connecting.reduce((sum, [, count]) => sum + count, 0)).toBeLessThanOrEqual(figures.calls / 200);
+        refusals: world.refusalKinds(),
+      }).toEqual({ errors5xx: [], patchConflicts: 0, refusals: {} });
       expect(figures.served).toBeGreaterThan(figures.calls / 2);
     },
     (SECONDS + 120) * 1_000,

@@ -17,6 +17,7 @@ import {
   type SecretMap,
   type ServerRecord,
   type ServerSpec,
+  type ServerState,
   type StoredStatus,
   salvagedServer,
   secretMapOf,
@@ -68,15 +69,24 @@ export type UpdatedServer = ServerRecord & { written: PlainServer };
 export type EditStatus = "supersede" | "keep";
 
 /**
- * What a superseding change does with the generation that serves, as the status was read (the write is
- * conditional on it: a status changed meanwhile fails it as `server.version_conflict`). `connected` at
- * `generation`: that generation goes on serving from the config as stored now (kept beside the status)
- * while the new one connects. `connecting` at `generation`: whatever serves already goes on. Absent:
- * nothing serves on.
+ * What a superseding change does with the generation that serves, decided on the status as it was read
+ * (`state` at `generation`): the write is conditional on that status (a status changed meanwhile — a
+ * probe settled, another change — fails it as `server.version_conflict`, and the change reads again).
+ * `servesOn` from `connected`: that generation goes on serving from the config as stored now (kept beside
+ * the status) while the new one connects; from `connecting`: whatever serves already goes on. Not
+ * `servesOn`: nothing serves on. Absent (a disable, an auth change): nothing serves on, whatever the status.
  */
 export interface ServingHandover {
-  state: "connected" | "connecting";
+  state: ServerState;
   generation: number;
+  servesOn: boolean;
+}
+
+/** Whether a handover keeps the config as stored now for its (connected) generation to serve from. */
+export function keepsConfig(
+  handover: ServingHandover | undefined,
+): handover is ServingHandover & { state: "connected" } {
+  return handover?.servesOn === true && handover.state === "connected";
 }
 
 /** A config kept as stored for the older generation that serves while a newer one connects. */
@@ -214,10 +224,10 @@ function supersedeStatus(
   const set = [
     "#state = :state, reason = :null, #error = :null, supersededAt = :now, #feed = :feed, #at = :at",
     ...(name === undefined ? [] : ["#kind = :kind, #kindSort = :kindSort"]),
-    ...(serving?.state === "connected" ? ["servingGeneration = :served, servingSince = :now"] : []),
+    ...(keepsConfig(serving) ? ["servingGeneration = :served, servingSince = :now"] : []),
   ];
   // Nothing served before (or a disable): nothing serves on.
-  const remove = serving ? "" : " REMOVE servingGeneration, servingSince";
+  const remove = serving?.servesOn ? "" : " REMOVE servingGeneration, servingSince";
   return {
     Update: {
       TableName: tableName,
@@ -445,7 +455,7 @@ export function createServerRepository(
         ? restampStatus(tableName, existing.id, spec.name)
         : supersedeStatus(tableName, existing.id, spec.enabled, now, spec.name, serving),
     );
-    if (status === "supersede" && serving?.state === "connected") {
+    if (status === "supersede" && keepsConfig(serving)) {
       const current = await readConfig(existing.id);
       if (current?.version !== existing.version) throw versionConflict();
       items.push(servingItem(tableName, current, serving.generation));
@@ -646,7 +656,8 @@ export function createServerRepository(
         options.status,
         options.serving,
       );
-      if (options.status !== "keep" && !options.serving) items.push(dropKept(tableName, existing.id));
+      if (options.status !== "keep" && !options.serving?.servesOn)
+        items.push(dropKept(tableName, existing.id));
       const renamed = spec.name !== existing.name;
       const statusIndex = renamed ? 3 : 1;
       try {
@@ -683,11 +694,11 @@ export function createServerRepository(
         },
         supersedeStatus(tableName, id, true, now, undefined, serving),
       ];
-      if (serving?.state === "connected") {
+      if (keepsConfig(serving)) {
         const current = await readConfig(id);
         if (current?.version !== version) throw versionConflict();
         items.push(servingItem(tableName, current, serving.generation));
-      } else if (!serving) items.push(dropKept(tableName, id));
+      } else if (!serving?.servesOn) items.push(dropKept(tableName, id));
       try {
         await transact(items, "The reconnect");
       } catch (error) {

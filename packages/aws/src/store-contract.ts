@@ -185,13 +185,13 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       // A handover decided on a status that is no longer so: read again.
       await expect(
         store.servers.update(server, parseServerSpec({ ...specOf(server), url: "https://example.com/v2" }), {
-          serving: { state: "connected", generation: 7 },
+          serving: { state: "connected", generation: 7, servesOn: true },
         }),
       ).rejects.toMatchObject({ code: "server.version_conflict" });
       const updated = await store.servers.update(
         server,
         parseServerSpec({ ...specOf(server), url: "https://example.com/v2", headers: { "X-Team": "red" } }),
-        { serving: { state: "connected", generation: 1 } },
+        { serving: { state: "connected", generation: 1, servesOn: true } },
       );
 
       expect(await store.statuses.get(server.id)).toMatchObject({
@@ -213,6 +213,32 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.servers.getServing(server.id)).toBeUndefined();
     });
 
+    it("a change that hands nothing over holds only while the status is as read: a probe settling meanwhile makes it read again", async () => {
+      const store = await open();
+      const server = await http(store, unique("no-handover"), { "X-Team": "blue" });
+      // Read while connecting with nothing serving; then the probe connects generation 1.
+      const asRead = { state: "connecting", generation: 1, servesOn: false } as const;
+      expect(await store.statuses.recordAttempt(server.id, 1, ok())).toBe(true);
+
+      const spec = parseServerSpec({ ...specOf(server), url: "https://example.com/v2" });
+      await expect(store.servers.update(server, spec, { serving: asRead })).rejects.toMatchObject({
+        code: "server.version_conflict",
+      });
+      await expect(store.servers.reconnect(server.id, server.version, asRead)).rejects.toMatchObject({
+        code: "server.version_conflict",
+      });
+      expect(await store.statuses.get(server.id)).toMatchObject({ state: "connected", generation: 1 });
+      expect((await store.servers.getPlain(server.id))?.version).toBe(1);
+
+      // As read now: nothing serving on, by the caller's choice, still needs the status unchanged.
+      const failedRead = { state: "connected", generation: 1, servesOn: false } as const;
+      await store.servers.update(server, spec, { serving: failedRead });
+      const status = await store.statuses.get(server.id);
+      expect(status).toMatchObject({ state: "connecting", generation: 2 });
+      expect(status?.servingGeneration).toBeUndefined();
+      expect(await store.servers.getServing(server.id)).toBeUndefined();
+    });
+
     it("the attempt that settles a new generation ends the older one's serving: its fields and kept config go", async () => {
       const store = await open();
       const server = await http(store, unique("settle"), { "X-Team": "blue" });
@@ -220,7 +246,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       const updated = await store.servers.update(
         server,
         parseServerSpec({ ...specOf(server), url: "https://example.com/v2" }),
-        { serving: { state: "connected", generation: 1 } },
+        { serving: { state: "connected", generation: 1, servesOn: true } },
       );
       // A stale attempt settles nothing.
       expect(await store.statuses.recordAttempt(server.id, 1, failed())).toBe(false);
@@ -232,7 +258,11 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       await servingEnded(store, server.id, { state: "connected", generation: 2 });
 
       // A failure settles too.
-      await store.servers.reconnect(server.id, updated.version, { state: "connected", generation: 2 });
+      await store.servers.reconnect(server.id, updated.version, {
+        state: "connected",
+        generation: 2,
+        servesOn: true,
+      });
       expect((await store.servers.getServing(server.id))?.generation).toBe(2);
       expect(
         await store.statuses.recordAttempt(server.id, 3, failed(), undefined, { endsServing: true }),

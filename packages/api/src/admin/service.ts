@@ -184,7 +184,7 @@ async function applyEdit(deps: AdminDeps, existing: PlainServer, patch: ServerPa
     if (updated.enabled && status)
       await enqueue(deps, { type: "connect", serverId: updated.id, generation: status.generation });
     // Children of a generation that serves on are stopped once the new one is connected (the worker).
-    if (!handover) await stopChildren(deps, updated, status?.generation);
+    if (!handover?.servesOn) await stopChildren(deps, updated, status?.generation);
   }
   deps.logger.info("server updated", {
     serverId: updated.id,
@@ -257,15 +257,18 @@ export async function reconnectServer(deps: AdminDeps, idOrName: string): Promis
 }
 
 /**
- * What a change reaching the upstream does with the generation serving calls, from the status as read:
- * a `connected` one serves on while the new one connects, as does one already serving on (an edit
- * during an edit); otherwise (failed, connecting with nothing serving) nothing serves meanwhile.
+ * What a change reaching the upstream does with the generation serving calls, from the status as read
+ * (the write holds only while the status is still so): a `connected` one serves on while the new one
+ * connects, as does one already serving on (an edit during an edit); otherwise (failed, connecting with
+ * nothing serving) nothing serves meanwhile. A probe that settles between the read and the write — the
+ * server connected after all — makes the change read again and hand over: decided on the stale read,
+ * the server would stop serving until the new generation connected.
  */
 function handoverOf(status: StoredStatus | undefined): ServingHandover | undefined {
-  if (status?.state === "connected") return { state: "connected", generation: status.generation };
-  if (status?.state === "connecting" && servingOlder(status) !== undefined)
-    return { state: "connecting", generation: status.generation };
-  return undefined;
+  if (!status) return undefined;
+  const servesOn =
+    status.state === "connected" || (status.state === "connecting" && servingOlder(status) !== undefined);
+  return { state: status.state, generation: status.generation, servesOn };
 }
 
 /** The tools of a connected server's last good probe; empty otherwise. */

@@ -15,6 +15,7 @@ import { decodeListCursor, encodeListCursor, MAX_LIST_LIMIT, statusListSort } fr
 import {
   assertImportFits,
   type EditStatus,
+  keepsConfig,
   type ListedServer,
   type ServerRepository,
   type ServingHandover,
@@ -86,15 +87,13 @@ export function createMemoryServerRepository(tables: MemoryTables, sealer: Seale
     if (!status) return;
     const { servingGeneration: _g, servingSince: _s, ...rest } = status;
     const current = tables.servers.get(id);
-    if (handover?.state === "connected" && current)
+    if (keepsConfig(handover) && current)
       serving.set(id, { server: current, generation: handover.generation });
     // Nothing serves on: the kept config (its sealed secrets) goes (see the DynamoDB store's dropKept).
-    if (!handover) serving.delete(id);
+    if (!handover?.servesOn) serving.delete(id);
     tables.statuses.set(id, {
-      ...(handover ? status : rest),
-      ...(handover?.state === "connected"
-        ? { servingGeneration: handover.generation, servingSince: now }
-        : {}),
+      ...(handover?.servesOn ? status : rest),
+      ...(keepsConfig(handover) ? { servingGeneration: handover.generation, servingSince: now } : {}),
       state: enabled ? "connecting" : "disabled",
       reason: null,
       error: null,
