@@ -4,12 +4,22 @@
  * - the probe learns the eras a server speaks: the status shows `eras` — both revisions for a server
  *   that also answers a 2025 `initialize` (the split-era fixture, the conformance fixture), one for a
  *   2025-only server;
+ * - a 2025 client on `/mcp/{server}` gets the capabilities of the server's 2025 surface (completions,
+ *   subscriptions, logging the 2026 one lacks), and its `completion/complete`, `resources/subscribe` /
+ *   `unsubscribe` and `logging/setLevel` reach that surface over a 2025 session; a 2026 client still
+ *   sees the 2026 surface, and tools are still called over the 2026 session.
  */
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as TransportV2,
+} from "@modelcontextprotocol/client";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { type ConformanceUpstream, startConformanceUpstream } from "../fixtures/conformance-upstream";
 import { startUpstream, type Upstream } from "../fixtures/mcp-upstream";
 import { type SplitEraUpstream, startSplitEraUpstream } from "../fixtures/split-era-upstream";
 import { createConnected, type Stack, startGatewayStack, uniqueName } from "../gateway/helpers";
+import { connectClient, createKey } from "./helpers";
 
 describe("dual-era upstreams behind the gateway", () => {
   let stack: Stack;
@@ -18,6 +28,8 @@ describe("dual-era upstreams behind the gateway", () => {
   let legacyOnly: Upstream;
   const names = { split: uniqueName("split"), conformance: uniqueName("both"), legacy: uniqueName("old") };
   const ids: Record<keyof typeof names, string> = { split: "", conformance: "", legacy: "" };
+  const closing: Array<{ close(): Promise<void> }> = [];
+  let key: string;
 
   beforeAll(async () => {
     [stack, split, conformance, legacyOnly] = await Promise.all([
@@ -31,9 +43,11 @@ describe("dual-era upstreams behind the gateway", () => {
       createConnected(stack, { name: names.conformance, url: conformance.url }),
       createConnected(stack, { name: names.legacy, url: legacyOnly.url }),
     ]);
+    key = (await createKey(stack, "split eras")).key;
   }, 60_000);
 
   afterAll(async () => {
+    await Promise.allSettled(closing.map((client) => client.close()));
     await stack?.stop();
     await Promise.allSettled([split?.close(), conformance?.close(), legacyOnly?.close()]);
   });
@@ -54,5 +68,62 @@ describe("dual-era upstreams behind the gateway", () => {
     });
     // The 2025 surface was asked once (its initialize), by the probe.
     expect(split.methods.legacy.initialize).toBeGreaterThanOrEqual(1);
+  });
+
+  /** A 2025 client (SDK v1: a session, `initialize`) on `/mcp/{split}`. */
+  async function legacyClient(): Promise<Client> {
+    const client = await connectClient(`${stack.api.url}/mcp/${names.split}`, key);
+    closing.push(client);
+    return client;
+  }
+
+  it("a 2025 client on /mcp/{server} sees the 2025 surface and completes over it; tools stay on 2026", async ({
+    expect,
+  }) => {
+    const client = await legacyClient();
+
+    expect(client.getServerCapabilities()).toMatchObject({
+      completions: {},
+      resources: { subscribe: true },
+      logging: {},
+    });
+    const completed = await client.complete({
+      ref: { type: "ref/prompt", name: "greet" },
+      argument: { name: "name", value: "a" },
+    });
+    expect(completed.completion.values).toEqual(["ada", "alan"]);
+    expect(split.methods.legacy["completion/complete"]).toBe(1);
+    expect(split.methods.modern["completion/complete"]).toBeUndefined();
+    const echoed = await client.callTool({ name: "echo", arguments: { text: "hi" } });
+    expect(echoed.content).toEqual([{ type: "text", text: "2026: hi" }]);
+  });
+
+  it("a 2025 client's subscriptions and log level reach the 2025 surface", async ({ expect }) => {
+    const client = await legacyClient();
+
+    await client.subscribeResource({ uri: "split://note" });
+    expect([...split.subscribed]).toEqual(["split://note"]);
+    await client.unsubscribeResource({ uri: "split://note" });
+    expect(split.subscribed.size).toBe(0);
+    await client.setLoggingLevel("warning");
+    expect(split.methods.legacy["logging/setLevel"]).toBe(1);
+    expect(split.methods.legacy["resources/subscribe"]).toBe(1);
+    expect(split.methods.legacy["resources/unsubscribe"]).toBe(1);
+  });
+
+  it("a 2026 client on /mcp/{server} sees the 2026 surface: no completions", async ({ expect }) => {
+    const client = new ClientV2(
+      { name: "eras-e2e", version: "1.0.0" },
+      { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+    );
+    await client.connect(
+      new TransportV2(new URL(`${stack.api.url}/mcp/${names.split}`), {
+        requestInit: { headers: { authorization: `Bearer ${key}` } },
+      }),
+    );
+    closing.push(client);
+
+    expect(client.getServerCapabilities()).not.toHaveProperty("completions");
+    expect(client.getServerCapabilities()?.resources).not.toHaveProperty("subscribe");
   });
 });

@@ -106,6 +106,8 @@ export async function forwardToServer(
   options: Pick<CallerOptions, "signal" | "context" | "round" | "principal"> & {
     /** False for a fan-out (an aggregated list): a caller with no connection of their own is skipped, not asked. */
     authorize?: boolean;
+    /** `legacy`: over a dual-era server's 2025 session (its features only that era offers). */
+    era?: "legacy";
   } = {},
 ): Promise<Record<string, unknown>> {
   try {
@@ -118,6 +120,7 @@ export async function forwardToServer(
         ...(options.signal ? { signal: options.signal } : {}),
         ...sessionCaller(entry.server, options.principal),
         ...(options.authorize === false ? { authorize: false } : {}),
+        ...(options.era ? { era: options.era } : {}),
       },
     );
   } catch (error) {

@@ -16,7 +16,15 @@ import {
   parseGatewayPromptName,
   parseGatewayUri,
 } from "./mcp-names";
-import { callerOf, forward, forwardOptions, forwardRound, type GatewayServer, paginate } from "./mcp-request";
+import {
+  callerOf,
+  forward,
+  forwardOptions,
+  forwardRound,
+  type GatewayServer,
+  isModern,
+  paginate,
+} from "./mcp-request";
 import { isThreadScoped } from "./thread-access";
 
 /** Pages read from one upstream for an aggregated list (a server that pages forever stops there). */
@@ -96,24 +104,46 @@ export async function getPrompt(
   );
 }
 
-/** Completions go to the server whose prompt or resource template they complete. */
+/**
+ * Completions go to the server whose prompt or resource template they complete — a 2025 client's over
+ * the server's 2025 era ({@link overItsEra}).
+ */
 export async function complete(gateway: GatewayServer, params: Record<string, unknown>, ctx: ServerContext) {
+  const { entry, forwarded } = await completionTarget(gateway, params, ctx);
+  return forwardToServer(gateway.services.deps, entry, "completion/complete", forwarded, {
+    ...forwardOptions(gateway, ctx),
+    ...overItsEra(entry, ctx),
+  });
+}
+
+/** The server a completion is for, and its params in the server's own names. */
+async function completionTarget(
+  gateway: GatewayServer,
+  params: Record<string, unknown>,
+  ctx: ServerContext,
+): Promise<{ entry: DirectoryEntry; forwarded: Record<string, unknown> }> {
   const ref = (params.ref ?? {}) as { type?: string; name?: string; uri?: string };
-  if (gateway.endpoint) {
-    const entry = await endpointEntry(gateway, gateway.endpoint, callerOf(ctx).scope);
-    return forward(gateway, entry, "completion/complete", params, ctx);
-  }
+  if (gateway.endpoint)
+    return { entry: await endpointEntry(gateway, gateway.endpoint, callerOf(ctx).scope), forwarded: params };
   if (ref.type === "ref/prompt" && typeof ref.name === "string") {
     const { entry, name } = await target(gateway, ref.name, parsePromptTarget, ctx);
-    return forward(gateway, entry, "completion/complete", { ...params, ref: { ...ref, name } }, ctx);
+    return { entry, forwarded: { ...params, ref: { ...ref, name } } };
   }
   if (ref.type === "ref/resource" && typeof ref.uri === "string") {
     const { entry, name } = await target(gateway, ref.uri, parseGatewayUri, ctx);
-    return forward(gateway, entry, "completion/complete", { ...params, ref: { ...ref, uri: name } }, ctx);
+    return { entry, forwarded: { ...params, ref: { ...ref, uri: name } } };
   }
   throw toMcpError(
     new AppError("request.invalid", "completion/complete needs a ref/prompt or ref/resource reference."),
   );
+}
+
+/**
+ * Where a 2025 client's request goes: a dual-era server's 2025 session — its 2025 surface may offer
+ * what its 2026 one does not (completions, subscriptions, logging) — else the server's one session.
+ */
+function overItsEra(entry: DirectoryEntry, ctx: ServerContext): { era?: "legacy" } {
+  return !isModern(ctx) && entry.profile?.legacy ? { era: "legacy" } : {};
 }
 
 /** A 2025 client's log level: kept for its session, and (on `/mcp/{server}`) passed to the upstream. */
@@ -127,7 +157,7 @@ export async function setLevel(gateway: GatewayServer, level: string, ctx: Serve
       entry,
       "logging/setLevel",
       { level },
-      { ...forwardOptions(gateway, ctx), authorize: false },
+      { ...forwardOptions(gateway, ctx), authorize: false, ...overItsEra(entry, ctx) },
     ).catch(() => undefined);
   }
   return {};
@@ -144,15 +174,17 @@ export async function subscribe(
   const session = gateway.services.sessions.byServer(gateway.server);
   if (method === "resources/subscribe") session?.subscriptions.add(uri);
   else session?.subscriptions.delete(uri);
-  // A 2026 upstream has no resources/subscribe (its listen stream carries updates): kept here only.
-  const upstream = entry.profile?.capabilities?.resources as { subscribe?: boolean } | undefined;
+  // A 2026 upstream has no resources/subscribe (its listen stream carries updates): kept here only,
+  // unless it speaks 2025 too (its 2025 surface's subscriptions are made over its 2025 session).
+  const surface = entry.profile?.legacy ?? entry.profile;
+  const upstream = surface?.capabilities?.resources as { subscribe?: boolean } | undefined;
   if (upstream?.subscribe && speaksLegacy(entry))
     await forwardToServer(
       gateway.services.deps,
       entry,
       method,
       { uri: name },
-      { ...forwardOptions(gateway, ctx), authorize: false },
+      { ...forwardOptions(gateway, ctx), authorize: false, ...overItsEra(entry, ctx) },
     );
   return {};
 }
@@ -252,7 +284,7 @@ function renamed(server: string, key: ListKey, item: Record<string, unknown>): R
   return item;
 }
 
-/** True for a server whose last probe spoke a 2025 revision (or that has no recorded profile yet). */
+/** True for a server whose last probe spoke a 2025 revision, in either era (or that has no recorded profile yet). */
 function speaksLegacy(entry: DirectoryEntry): boolean {
-  return !entry.profile || entry.profile.protocolVersion < "2026-07-28";
+  return !entry.profile || entry.profile.legacy !== undefined || entry.profile.protocolVersion < "2026-07-28";
 }
