@@ -77,7 +77,22 @@ describe("dual-era upstreams behind the gateway", () => {
     return client;
   }
 
-  it("a 2025 client on /mcp/{server} sees the 2025 surface and completes over it; tools stay on 2026", async ({
+  /** A 2026 client (SDK v2 pinned to 2026-07-28) on `/mcp/{split}`. */
+  async function modernClient(): Promise<ClientV2> {
+    const client = new ClientV2(
+      { name: "eras-e2e", version: "1.0.0" },
+      { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+    );
+    await client.connect(
+      new TransportV2(new URL(`${stack.api.url}/mcp/${names.split}`), {
+        requestInit: { headers: { authorization: `Bearer ${key}` } },
+      }),
+    );
+    closing.push(client);
+    return client;
+  }
+
+  it("a 2025 client on /mcp/{server} sees the 2025 surface and completes over it; tools stay on 2026; a 2026 client sees the 2026 surface", async ({
     expect,
   }) => {
     const client = await legacyClient();
@@ -96,6 +111,10 @@ describe("dual-era upstreams behind the gateway", () => {
     expect(split.methods.modern["completion/complete"]).toBeUndefined();
     const echoed = await client.callTool({ name: "echo", arguments: { text: "hi" } });
     expect(echoed.content).toEqual([{ type: "text", text: "2026: hi" }]);
+    // A 2026 client on the same endpoint still sees the 2026 surface.
+    const modern = await modernClient();
+    expect(modern.getServerCapabilities()).not.toHaveProperty("completions");
+    expect(modern.getServerCapabilities()?.resources).not.toHaveProperty("subscribe");
   });
 
   it("a 2025 client's subscriptions and log level reach the 2025 surface", async ({ expect }) => {
@@ -109,21 +128,5 @@ describe("dual-era upstreams behind the gateway", () => {
     expect(split.methods.legacy["logging/setLevel"]).toBe(1);
     expect(split.methods.legacy["resources/subscribe"]).toBe(1);
     expect(split.methods.legacy["resources/unsubscribe"]).toBe(1);
-  });
-
-  it("a 2026 client on /mcp/{server} sees the 2026 surface: no completions", async ({ expect }) => {
-    const client = new ClientV2(
-      { name: "eras-e2e", version: "1.0.0" },
-      { versionNegotiation: { mode: { pin: "2026-07-28" } } },
-    );
-    await client.connect(
-      new TransportV2(new URL(`${stack.api.url}/mcp/${names.split}`), {
-        requestInit: { headers: { authorization: `Bearer ${key}` } },
-      }),
-    );
-    closing.push(client);
-
-    expect(client.getServerCapabilities()).not.toHaveProperty("completions");
-    expect(client.getServerCapabilities()?.resources).not.toHaveProperty("subscribe");
   });
 });
