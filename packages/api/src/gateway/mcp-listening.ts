@@ -13,7 +13,7 @@ import { isThreadScoped } from "./thread-access";
 
 /** The most upstream sessions kept open for listening at once (servers beyond it, by name, are not heard). */
 export const MAX_LISTENED_SERVERS = 64;
-/** Listening sessions being opened (or touched) at once: a directory of new servers opens a few at a time. */
+/** Listening sessions being opened at once: a directory of new servers opens a few at a time. */
 export const OPENS_AT_ONCE = 4;
 /** A server whose listening session could not be opened is not tried again for this long. */
 export const RETRY_AFTER_FAILURE_MS = 15_000;
