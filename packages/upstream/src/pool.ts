@@ -65,6 +65,17 @@ export class SessionPool {
   }
 
   /**
+   * Marks the server's session (of `generation` or newer, open or opening) used now, so it does not
+   * idle out; false when there is none to mark.
+   */
+  touch(serverId: string, generation: number): boolean {
+    const entry = this.entries.get(serverId);
+    if (!entry || entry.generation < generation || entry.controller.signal.aborted) return false;
+    entry.lastUsed = Date.now();
+    return true;
+  }
+
+  /**
    * Evicts idle sessions whose server no longer wants them — deleted, disabled or reconfigured —
    * as `keep(serverKey, generation)` says (sessions in use go once their calls finish).
    */

@@ -105,6 +105,14 @@ export async function withServerSession<T>(
 }
 
 /**
+ * Marks the server's shared warm session (a call's with no caller of its own: not a `per_user`,
+ * `per_caller` or thread session) used now, so it does not idle out; false when it has none.
+ */
+export function touchServerSession(deps: Pick<GatewayDeps, "pool">, entry: DirectoryEntry): boolean {
+  return deps.pool.touch(entry.server.id, servingGeneration(entry));
+}
+
+/**
  * What a caller's own verdict becomes: an authorization to open (401: their token refused, or none
  * held), else the upstream's answer to this caller (a 403: the account may not).
  */
