@@ -24,9 +24,13 @@ interface Entry {
   retired?: boolean;
 }
 
-/** Errors a transport reports when the connection under a session is gone. */
+/**
+ * Errors a transport reports when the connection under a session is gone — or its change stream (a
+ * 2025 session's GET stream) given up on after its retries: a session that would hear nothing more is
+ * reopened by the next use rather than kept.
+ */
 const DISCONNECT =
-  /SSE stream disconnected|fetch failed|ECONNRESET|ECONNREFUSED|socket hang up|other side closed|terminated/i;
+  /SSE stream disconnected|fetch failed|ECONNRESET|ECONNREFUSED|socket hang up|other side closed|terminated|Maximum reconnection attempts/i;
 
 /**
  * Warm upstream MCP sessions, one per server, keyed by server id + the generation they serve (the

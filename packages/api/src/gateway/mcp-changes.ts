@@ -51,15 +51,20 @@ export class ChangeWatcher implements UpstreamChanges {
 
   /** The callbacks of one server's warm upstream session. */
   watch(entry: DirectoryEntry) {
-    const name = entry.server.name;
+    // The server's name as last seen: a rename keeps the session (it reaches nothing upstream).
+    const { id } = entry.server;
+    const nameNow = () => this.seen.get(id)?.split("\0")[0] || entry.server.name;
     return {
       // Listeners hear it at once (prompts and resources are read live); a tools change also asks the
       // worker for a probe, whose new catalogue the directory then serves (and tells again).
       onListChanged: (kind: "tools" | "prompts" | "resources") => {
-        this.endpoints?.notify(name, kind);
+        this.endpoints?.notify(nameNow(), kind);
         if (kind === "tools") void this.requestProbe(entry);
       },
-      onResourceUpdated: (uri: string) => this.endpoints?.resourceUpdated(name, gatewayUri(name, uri), uri),
+      onResourceUpdated: (uri: string) => {
+        const name = nameNow();
+        this.endpoints?.resourceUpdated(name, gatewayUri(name, uri), uri);
+      },
     };
   }
 

@@ -71,7 +71,7 @@ export class UpstreamListening {
     for (const entry of listened) {
       const { id } = entry.server;
       if (this.opening.has(id) || this.failedAt.has(id) || touchServerSession(this.deps, entry)) continue;
-      if (this.opening.size >= OPENS_AT_ONCE) return;
+      if (this.opening.size >= OPENS_AT_ONCE) continue;
       this.opening.add(id);
       void this.open(entry).finally(() => this.opening.delete(id));
     }
@@ -80,7 +80,8 @@ export class UpstreamListening {
   /** Opens the server's shared session (a call's: one config read, one connect), nothing run on it. */
   private async open(entry: DirectoryEntry): Promise<void> {
     try {
-      await withServerSession(this.deps, entry, async () => undefined, { authorize: false });
+      // A failure here is not the server's status (the worker's probes say that): nobody called it.
+      await withServerSession(this.deps, entry, async () => undefined, { authorize: false, quiet: true });
     } catch (error) {
       this.failedAt.set(entry.server.id, Date.now());
       this.deps.logger.warn("could not open a session to hear a server's changes", {

@@ -44,6 +44,8 @@ interface SessionCaller {
    * `per_caller` server's) and whose session; the runner hands a child's requests only to the caller.
    */
   caller?: string | undefined;
+  /** The session is opened by the gateway itself (to listen), not for a call: its failures mark nothing. */
+  quiet?: boolean | undefined;
 }
 
 /** Raised inside a session's open or use: the reach verdict says this caller must authorize their own connection. */
@@ -135,7 +137,7 @@ async function sessionOf<T>(
   // A thread instance's failures are its own: the server's status describes the server, not one thread.
   // An older generation serving while a new one connects is not what the status describes either.
   const markFailed: typeof markServerFailed =
-    thread || servingOlder(entry.status) !== undefined ? async () => {} : markServerFailed;
+    thread || caller.quiet || servingOlder(entry.status) !== undefined ? async () => {} : markServerFailed;
   /** A server's verdict on its status (for a cold open), and the failure this caller gets. */
   const failServer = async (verdict: Verdict, cause?: unknown) => {
     await markFailed(deps, entry, verdict);
