@@ -9,8 +9,8 @@
  *   hears none;
  * - a listener that set `logging/setLevel` hears only lines at or above its level;
  * - a line past the size bound is dropped; a flood of 1,000 lines is bounded per server (at most the
- *   bucket's burst plus its rate over the flood), the gateway answers calls all along, and the other
- *   server's listeners still hear theirs;
+ *   bucket's burst plus its rate over the flood, the rest counted in a warning), the gateway answers
+ *   calls all along, and the other server's listeners still hear theirs;
  * - lines follow the server, not its name: after a rename, a listener on the new name hears them.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -152,7 +152,9 @@ describe("session-level upstream logs on /mcp/{server}", () => {
     expect(quiet.lines()).not.toContain("routine");
   });
 
-  it("a line past the size bound is dropped; the next one arrives", { timeout: 30_000 }, async ({ expect }) => {
+  it("a line past the size bound is dropped; the next one arrives", { timeout: 30_000 }, async ({
+    expect,
+  }) => {
     const listener = await listen(`/mcp/${nameA}`, keyA.key);
     await untilHeard(upA, listener, "ready size");
     await upA.log("info", `huge ${"x".repeat(40_000)}`);
@@ -203,6 +205,16 @@ describe("session-level upstream logs on /mcp/{server}", () => {
     expect(flood.length).toBeLessThanOrEqual(bound);
     expect(flood.length).toBeLessThan(FLOOD / 4);
     for (const ms of callTimes) expect(ms).toBeLessThan(5_000);
+    // The excess is counted in a warning (once a second per server), the line itself never logged.
+    const warnings = stack.logs.filter(
+      (line) => line.includes("upstream session log lines dropped") && line.includes(nameA),
+    );
+    const dropped = warnings.reduce(
+      (sum, line) => sum + (JSON.parse(line) as { overRate: number }).overRate,
+      0,
+    );
+    expect(dropped).toBeGreaterThanOrEqual(FLOOD - flood.length);
+    expect(stack.logs.some((line) => line.includes("flood #"))).toBe(false);
   });
 
   it("follows the server, not its name: after a rename, a listener on the new name hears it", {

@@ -23,7 +23,8 @@ export function tapSessionLogs(fetchImpl: typeof fetch, onLog: SessionLogListene
   const standaloneIds = new Set<string>();
   const remember = (id: string) => {
     standaloneIds.add(id);
-    if (standaloneIds.size > KEPT_EVENT_IDS) standaloneIds.delete(standaloneIds.values().next().value as string);
+    if (standaloneIds.size > KEPT_EVENT_IDS)
+      standaloneIds.delete(standaloneIds.values().next().value as string);
   };
   return async (input, init) => {
     const response = await fetchImpl(input, init);

@@ -11,7 +11,7 @@
  * session was opened with, as call errors are. Nothing here waits: the session's stream never stalls.
  */
 import type { Logger } from "@mcpgw/core";
-import { scrubSecrets, type SessionLogListener } from "@mcpgw/upstream";
+import { type SessionLogListener, scrubSecrets } from "@mcpgw/upstream";
 import { inScope } from "./catalogue";
 import type { UpstreamSessionLogs } from "./deps";
 import type { DirectoryEntry } from "./directory";
@@ -62,22 +62,35 @@ export class SessionLogRelay implements UpstreamSessionLogs {
   }
 
   private relay(id: string, name: string, params: Record<string, unknown>, secrets: string[]): void {
+    if (!this.admits(id)) {
+      this.drop(id, name, "overRate");
+      return;
+    }
+    const text = JSON.stringify(params);
+    if (Buffer.byteLength(text) > this.maxBytes) {
+      this.drop(id, name, "tooLarge");
+      return;
+    }
+    const line = scrubbed(text, params, secrets);
+    for (const session of this.listeners?.of(undefined) ?? []) {
+      const { audience, logLevel } = session;
+      if (audience?.serverId !== id || !inScope(audience.scope, id)) continue;
+      if (logLevel !== undefined && !atLeast(line.level, logLevel)) continue;
+      void session.server
+        .notification({ method: "notifications/message", params: line })
+        .catch(() => undefined);
+    }
+  }
+
+  /** Takes a token of the server's bucket: false when there is none. */
+  private admits(id: string): boolean {
     const now = Date.now();
     let bucket = this.buckets.get(id);
     if (!bucket) {
       bucket = new TokenBucket(SESSION_LOG_BURST, now);
       this.buckets.set(id, bucket);
     }
-    if (bucket.take(now, SESSION_LOG_BURST, SESSION_LOG_RATE * 60) > 0) return this.drop(id, name, "overRate");
-    const text = JSON.stringify(params);
-    if (Buffer.byteLength(text) > this.maxBytes) return this.drop(id, name, "tooLarge");
-    const line = scrubbed(text, params, secrets);
-    for (const session of this.listeners?.of(undefined) ?? []) {
-      const { audience, logLevel } = session;
-      if (audience?.serverId !== id || !inScope(audience.scope, id)) continue;
-      if (logLevel !== undefined && !atLeast(line.level, logLevel)) continue;
-      void session.server.notification({ method: "notifications/message", params: line }).catch(() => undefined);
-    }
+    return bucket.take(now, SESSION_LOG_BURST, SESSION_LOG_RATE * 60) === 0;
   }
 
   /** Counts a dropped line; the first since the last report schedules the next. */
