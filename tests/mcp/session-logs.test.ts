@@ -203,17 +203,17 @@ describe("session-level upstream logs on /mcp/{server}", () => {
     );
     expect(flood.length).toBeGreaterThan(0);
     expect(flood.length).toBeLessThanOrEqual(bound);
-    expect(flood.length).toBeLessThan(FLOOD / 4);
     for (const ms of callTimes) expect(ms).toBeLessThan(5_000);
     // The excess is counted in a warning (once a second per server), the line itself never logged.
-    const warnings = stack.logs.filter(
-      (line) => line.includes("upstream session log lines dropped") && line.includes(nameA),
+    const dropped = () =>
+      stack.logs
+        .filter((line) => line.includes("upstream session log lines dropped") && line.includes(nameA))
+        .reduce((sum, line) => sum + (JSON.parse(line) as { overRate: number }).overRate, 0);
+    await waitFor(
+      async () => dropped(),
+      (count) => count >= FLOOD - flood.length,
+      { timeoutMs: 5_000 },
     );
-    const dropped = warnings.reduce(
-      (sum, line) => sum + (JSON.parse(line) as { overRate: number }).overRate,
-      0,
-    );
-    expect(dropped).toBeGreaterThanOrEqual(FLOOD - flood.length);
     expect(stack.logs.some((line) => line.includes("flood #"))).toBe(false);
   });
 
