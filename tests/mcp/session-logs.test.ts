@@ -11,7 +11,9 @@
  * - a line past the size bound is dropped; a flood of 1,000 lines is bounded per server (at most the
  *   bucket's burst plus its rate over the flood, the rest counted in a warning), the gateway answers
  *   calls all along, and the other server's listeners still hear theirs;
- * - lines follow the server, not its name: after a rename, a listener on the new name hears them.
+ * - lines follow the server, not its name: after a rename, a listener on the new name hears them;
+ * - a server nobody called is heard too: while clients listen, the gateway keeps a session open to
+ *   each shared 2025 server that offers logging.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -20,6 +22,7 @@ import { afterAll, beforeAll, describe, it } from "vitest";
 import { SESSION_LOG_BURST, SESSION_LOG_RATE } from "../../packages/api/src/gateway/mcp-session-logs";
 import { type LogUpstream, startLogUpstream } from "../fixtures/log-upstream";
 import { createConnected, type Stack, sleep, startGatewayStack, uniqueName } from "../gateway/helpers";
+import { TEST_ADMIN_TOKEN } from "../support/app";
 import { waitFor } from "../support/stack";
 import { type CreatedKey, createKey } from "./helpers";
 
@@ -40,6 +43,7 @@ describe("session-level upstream logs on /mcp/{server}", () => {
   let stack: Stack;
   let upA: LogUpstream;
   let upB: LogUpstream;
+  let upCold: LogUpstream | undefined;
   const nameA = uniqueName("logs-a");
   const nameB = uniqueName("logs-b");
   let idA: string;
@@ -103,7 +107,7 @@ describe("session-level upstream logs on /mcp/{server}", () => {
   afterAll(async () => {
     await Promise.allSettled(listeners.map(({ client }) => client.close()));
     await stack?.stop();
-    await Promise.allSettled([upA?.close(), upB?.close()]);
+    await Promise.allSettled([upA?.close(), upB?.close(), upCold?.close()]);
   });
 
   it("reaches the server's listeners in scope, scrubbed; not another server's, nor an out-of-scope /mcp", {
@@ -215,6 +219,17 @@ describe("session-level upstream logs on /mcp/{server}", () => {
       { timeoutMs: 5_000 },
     );
     expect(stack.logs.some((line) => line.includes("flood #"))).toBe(false);
+  });
+
+  it("a server nobody called is heard: its session is kept open while clients listen", {
+    timeout: 60_000,
+  }, async ({ expect }) => {
+    upCold = await startLogUpstream();
+    const name = uniqueName("logs-cold");
+    await createConnected(stack, { name, url: upCold.url });
+    const listener = await listen(`/mcp/${name}`, TEST_ADMIN_TOKEN);
+    await untilHeard(upCold, listener, "heard with no call");
+    expect(listener.lines()).toContain("heard with no call");
   });
 
   it("follows the server, not its name: after a rename, a listener on the new name hears it", {
