@@ -13,4 +13,5 @@ export * from "./probe";
 export * from "./reach";
 export * from "./runner-client";
 export * from "./session";
+export * from "./session-logs";
 export * from "./target";

@@ -1,7 +1,7 @@
 import { type PlainServer, parseServerSpec, type ServerState, type StoredStatus } from "@mcpgw/core";
 import { describe, expect, it } from "vitest";
 import type { DirectoryEntry } from "./directory";
-import { announcesListChanges, listenedServers } from "./mcp-listening";
+import { announcesListChanges, listenedServers, logsOutsideCalls } from "./mcp-listening";
 
 const TOOLS_CHANGE = { tools: { listChanged: true } };
 
@@ -75,6 +75,19 @@ describe("listenedServers", () => {
       entry(http("says-maybe"), { capabilities: { tools: { listChanged: "yes" } } }),
     ]);
     expect(picked).toEqual([]);
+  });
+
+  it("picks a 2025 server that offers logging (its GET stream carries its session's lines), not a 2026 one", () => {
+    const logging = { tools: {}, logging: {} };
+    const legacy = entry(http("legacy-logs"), { capabilities: logging });
+    (legacy.profile as { protocolVersion: string }).protocolVersion = "2025-11-25";
+    const modern = entry(http("modern-logs"), { capabilities: logging });
+    expect([logsOutsideCalls(legacy), logsOutsideCalls(modern)]).toEqual([true, false]);
+    const perUser = entry(http("per-user-logs", { auth: { type: "oauth", mode: "per_user" } }), {
+      capabilities: logging,
+    });
+    (perUser.profile as { protocolVersion: string }).protocolVersion = "2025-11-25";
+    expect(names(listenedServers([legacy, modern, perUser]))).toEqual(["legacy-logs"]);
   });
 
   it("keeps at most `max`, by name", () => {

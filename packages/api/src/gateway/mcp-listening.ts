@@ -2,8 +2,9 @@
  * Cold upstreams heard: while some MCP client listens, the gateway keeps open the warm session of each
  * server that would announce its list changes to it — the pooled session calls use (its 2025 GET
  * stream or 2026 listen stream carries the server's `list_changed` to the change watcher), opened
- * when cold and touched so it does not idle out. Nothing is polled: a server that announces no
- * changes gets no session.
+ * when cold and touched so it does not idle out. A 2025 server that offers `logging` is kept open too:
+ * its GET stream carries what it logs outside calls to its `/mcp/{server}` listeners. Nothing is
+ * polled: a server that announces no changes and logs nothing gets no session.
  */
 import { errorFields, isPerUser } from "@mcpgw/core";
 import type { GatewayDeps } from "./deps";
@@ -28,10 +29,21 @@ export function announcesListChanges(entry: DirectoryEntry): boolean {
 }
 
 /**
- * The servers whose changes the gateway listens for, at most `max`, by name: connected, enabled, HTTP
+ * Whether a server's last probe says it may log outside calls where the gateway hears it: a 2025 server
+ * offering `logging` (a 2026 server logs only within a request).
+ */
+export function logsOutsideCalls(entry: DirectoryEntry): boolean {
+  const profile = entry.profile;
+  if (!profile || profile.protocolVersion >= "2026-07-28") return false;
+  const logging = (profile.capabilities as Record<string, unknown> | undefined)?.logging;
+  return logging !== undefined && logging !== null;
+}
+
+/**
+ * The servers whose changes (and logs outside calls) the gateway listens for, at most `max`, by name: connected, enabled, HTTP
  * (a stdio child's changes reach the runner, which probes on them), shared — never a `per_user`
  * server (each caller's session is their own: none is opened on nobody's behalf) nor a thread's —
- * and announcing list changes.
+ * and announcing list changes or logging outside calls.
  */
 export function listenedServers(
   entries: Iterable<DirectoryEntry>,
@@ -41,7 +53,8 @@ export function listenedServers(
   for (const entry of entries) {
     const { server } = entry;
     if (!server.enabled || entry.status?.state !== "connected" || server.transport !== "http") continue;
-    if (isPerUser(server) || isThreadScoped(entry) || !announcesListChanges(entry)) continue;
+    if (isPerUser(server) || isThreadScoped(entry)) continue;
+    if (!announcesListChanges(entry) && !logsOutsideCalls(entry)) continue;
     listened.push(entry);
   }
   return listened.sort((a, b) => a.server.name.localeCompare(b.server.name)).slice(0, max);

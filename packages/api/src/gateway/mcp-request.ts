@@ -215,7 +215,7 @@ function mcpParamHeaders(request: Request | undefined): Record<string, string> |
 const LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
 
 /** True when a log message of `level` passes a `threshold`. */
-function atLeast(level: unknown, threshold: string): boolean {
+export function atLeast(level: unknown, threshold: string): boolean {
   const at = LEVELS.indexOf(String(level));
   return at === -1 || at >= LEVELS.indexOf(threshold);
 }
