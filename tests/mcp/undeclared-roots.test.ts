@@ -9,12 +9,15 @@
  * `input_required`, and only for what the request's envelope declares: the gateway declares roots for
  * every caller and answers the roots questions of one that declared none itself (no roots) — the call
  * of a 2026 or a 2025 client without roots (and a REST call) succeeds with 0 roots, the client asked
- * only the rest; a client that declared roots is asked, as before.
+ * only the rest; a client that declared roots is asked, as before. An upstream that asks for roots
+ * round after round is answered a bounded number of times, then the call fails with its error.
  */
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { createMcpHandler, inputRequired, McpServer } from "@modelcontextprotocol/server";
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { type ConformanceUpstream, startConformanceUpstream } from "../fixtures/conformance-upstream";
 import { type Everything, startEverything } from "../fixtures/everything";
+import { listenWeb, type WebListener } from "../fixtures/web-listener";
 import { createConnected, type Stack, startGatewayStack, uniqueName } from "../gateway/helpers";
 import { connectTestClient, TEST_ROOT, type TestClient, textOf } from "./clients";
 import { type CreatedKey, createKey } from "./helpers";
@@ -131,5 +134,36 @@ describe("a 2026 upstream's roots question to a caller that declared no roots", 
     const { status, body } = await stack.callTool(`${server}__test_input_required_result_list_roots`);
     expect(status).toBe(200);
     expect(body.text).toBe("Roots (0): ");
+  });
+
+  it("an upstream that asks for roots round after round is answered 8 times, then the call fails", async ({
+    expect,
+  }) => {
+    let rounds = 0;
+    const handler = createMcpHandler(
+      () => {
+        const asker = new McpServer(
+          { name: "roots-asker", version: "1.0.0" },
+          { capabilities: { tools: {} } },
+        );
+        asker.registerTool("ask_roots", { description: "Asks for roots, always" }, () => {
+          rounds++;
+          return inputRequired({ inputRequests: { again: inputRequired.listRoots() } });
+        });
+        return asker;
+      },
+      { legacy: "reject" },
+    );
+    const asker: WebListener = await listenWeb((request) => handler.fetch(request));
+    try {
+      const name = uniqueName("asker");
+      await createConnected(stack, { name, url: `${asker.origin}/mcp` });
+      const { status, body } = await stack.callTool(`${name}__ask_roots`);
+      expect(status).toBe(502);
+      expect(body.detail).toMatch(/kept asking for roots after 8 answers of none/);
+      expect(rounds).toBe(9);
+    } finally {
+      await asker.close();
+    }
   });
 });
