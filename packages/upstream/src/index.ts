@@ -8,6 +8,7 @@ export * from "./guard";
 export * from "./internal-fetch";
 export * from "./limits";
 export * from "./oauth-client";
+export * from "./own-answers";
 export * from "./pool";
 export * from "./probe";
 export * from "./reach";
