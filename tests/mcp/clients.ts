@@ -112,6 +112,8 @@ export interface ConnectOptions {
   headers?: Record<string, string>;
   /** Bounds `connect` and each call (default 10 s). */
   timeoutMs?: number;
+  /** Leaves `roots` out of the client's capabilities (and answers no `roots/list`). */
+  noRoots?: boolean;
 }
 
 const DEFAULT_TIMEOUT_MS = 10_000;
@@ -247,12 +249,19 @@ const CAPABILITIES = {
   roots: { listChanged: false },
 };
 
+/** The capabilities a test client declares: all of {@link CAPABILITIES}, or all but roots. */
+function capabilitiesOf(options: ConnectOptions) {
+  if (!options.noRoots) return CAPABILITIES;
+  const { roots: _roots, ...rest } = CAPABILITIES;
+  return rest;
+}
+
 async function connectV2(url: string, flavour: "v2-modern" | "v2-auto", options: ConnectOptions) {
   const timeout = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const asked: Asked[] = [];
   const listChanged = listChangedCounter();
   const client = new ClientV2(CLIENT_INFO, {
-    capabilities: CAPABILITIES,
+    capabilities: capabilitiesOf(options),
     versionNegotiation: { mode: flavour === "v2-modern" ? { pin: "2026-07-28" } : "auto" },
   });
   client.setRequestHandler("elicitation/create", (request) => {
@@ -267,11 +276,12 @@ async function connectV2(url: string, flavour: "v2-modern" | "v2-auto", options:
     asked.push({ method: "sampling/createMessage", params, answer });
     return answer as { role: "assistant"; model: string; content: { type: "text"; text: string } };
   });
-  client.setRequestHandler("roots/list", () => {
-    const answer = { roots: [TEST_ROOT] };
-    asked.push({ method: "roots/list", params: {}, answer });
-    return answer;
-  });
+  if (!options.noRoots)
+    client.setRequestHandler("roots/list", () => {
+      const answer = { roots: [TEST_ROOT] };
+      asked.push({ method: "roots/list", params: {}, answer });
+      return answer;
+    });
   client.setNotificationHandler("notifications/tools/list_changed", () => listChanged.bump());
   await client.connect(new TransportV2(new URL(url), { requestInit: requestInit(options) }), { timeout });
   const subscriptions: Array<{ close(): Promise<void> }> = [];
@@ -335,7 +345,7 @@ async function connectV1(url: string, options: ConnectOptions): Promise<TestClie
   const timeout = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const asked: Asked[] = [];
   const listChanged = listChangedCounter();
-  const client = new ClientV1(CLIENT_INFO, { capabilities: CAPABILITIES });
+  const client = new ClientV1(CLIENT_INFO, { capabilities: capabilitiesOf(options) });
   client.setRequestHandler(ElicitRequestSchema, (request) => {
     const params = request.params as Record<string, unknown>;
     const answer = elicitationAnswer(params);
@@ -348,11 +358,12 @@ async function connectV1(url: string, options: ConnectOptions): Promise<TestClie
     asked.push({ method: "sampling/createMessage", params, answer });
     return answer as { role: "assistant"; model: string; content: { type: "text"; text: string } };
   });
-  client.setRequestHandler(ListRootsRequestSchema, () => {
-    const answer = { roots: [TEST_ROOT] };
-    asked.push({ method: "roots/list", params: {}, answer });
-    return answer;
-  });
+  if (!options.noRoots)
+    client.setRequestHandler(ListRootsRequestSchema, () => {
+      const answer = { roots: [TEST_ROOT] };
+      asked.push({ method: "roots/list", params: {}, answer });
+      return answer;
+    });
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => listChanged.bump());
   const transport = new TransportV1(new URL(url), { requestInit: requestInit(options) });
   await client.connect(transport, { timeout });

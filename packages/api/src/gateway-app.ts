@@ -14,6 +14,7 @@ import { CallerLimits, limitRequests } from "./gateway/limits";
 import { registerMcpRoutes } from "./gateway/mcp";
 import { ChangeWatcher } from "./gateway/mcp-changes";
 import { McpEndpoints } from "./gateway/mcp-endpoint";
+import { SessionLogRelay } from "./gateway/mcp-session-logs";
 import { registerGatewayRoutes } from "./gateway/routes";
 import { registerThreadRoutes } from "./gateway/threads";
 import { registerProtectedResourceRoutes } from "./oauth/resource";
@@ -23,13 +24,15 @@ import { requireClient, routeGroup } from "./route-groups";
 /** Mounts the data-plane routes on `app`, each guarded by `requireClient`, with their warm state. */
 export function registerGatewayPlane(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   const changes = new ChangeWatcher(deps.logger);
-  const dataPlane = gatewayDeps(deps, changes);
+  const sessionLogs = new SessionLogRelay(deps.logger);
+  const dataPlane = { ...gatewayDeps(deps, changes), sessionLogs };
   const limits =
     deps.limits === false
       ? undefined
       : new CallerLimits(deps.limits ?? DEFAULT_CALLER_LIMITS, deps.store.rateBudget, deps.logger);
   const endpoints = new McpEndpoints(dataPlane, deps.adminToken, deps.logger, limits);
   changes.start(dataPlane, endpoints);
+  sessionLogs.start(endpoints.services.sessions);
   const client = limits
     ? routeGroup(requireClient, [429], [limitRequests(limits)])
     : routeGroup(requireClient, []);

@@ -14,6 +14,7 @@ import { transportHttpStatus } from "./classify-failure";
 import { Deadline } from "./deadline";
 import { UnreadableAnswerError } from "./json-messages";
 import { isMessageTooLarge } from "./limits";
+import { capabilitiesForUpstream, splitQuestions } from "./own-answers";
 import type { UpstreamSession } from "./session";
 import { whenAborted } from "./when-aborted";
 
@@ -37,6 +38,11 @@ export interface InputRequired {
   resultType: "input_required";
   inputRequests?: Record<string, unknown>;
   requestState?: string;
+  /**
+   * The gateway's own answers to questions left out of `inputRequests` (roots, for a caller that
+   * declared none): they go back to the upstream with the caller's answers on its retry.
+   */
+  answered?: Record<string, unknown>;
 }
 
 /** The retry of a request that needed input: the answers, and the upstream's state echoed. */
@@ -99,9 +105,23 @@ export async function callTool(
   args: Record<string, unknown>,
   options: ForwardOptions & { tool?: ToolInfo },
 ): Promise<ToolCallResult | InputRequired> {
+  const result = await withOwnAnswers(session, options, (round) =>
+    callRound(session, name, args, { ...options, ...(round ? { round } : {}) }),
+  );
+  if (isInputRequired(result)) return result;
+  return shapeResult(withoutEnvelope(result as Parameters<typeof shapeResult>[0]));
+}
+
+/** One round of a tool call: the upstream's answer as it came. */
+function callRound(
+  session: UpstreamSession,
+  name: string,
+  args: Record<string, unknown>,
+  options: ForwardOptions & { tool?: ToolInfo },
+): Promise<unknown> {
   const { context, round } = options;
   const params = { name, arguments: args, ...envelope(session, context), ...roundParams(round) };
-  const result = await requestUpstream((requestOptions) => {
+  return requestUpstream((requestOptions) => {
     const callOptions = {
       ...requestOptions,
       allowInputRequired: true,
@@ -134,8 +154,6 @@ export async function callTool(
               session.client.requestToolCall(params, { ...callOptions, ...(headers ? { headers } : {}) }),
     );
   }, options);
-  if (isInputRequired(result)) return result;
-  return shapeResult(withoutEnvelope(result as Parameters<typeof shapeResult>[0]));
 }
 
 /** How long a best-effort `tasks/cancel` may take before the gateway stops waiting for it. */
@@ -235,6 +253,18 @@ export async function forwardRequest(
   params: Record<string, unknown> | undefined,
   options: ForwardOptions,
 ): Promise<Record<string, unknown>> {
+  return withOwnAnswers(session, options, (round) =>
+    forwardRound(session, method, params, { ...options, ...(round ? { round } : {}) }),
+  );
+}
+
+/** One round of a forwarded request: the upstream's answer, without its envelope. */
+function forwardRound(
+  session: UpstreamSession,
+  method: string,
+  params: Record<string, unknown> | undefined,
+  options: ForwardOptions,
+): Promise<Record<string, unknown>> {
   const { context, round } = options;
   const withContext = { ...params, ...envelope(session, context), ...roundParams(round) };
   return requestUpstream(
@@ -254,6 +284,34 @@ export async function forwardRequest(
       ),
     options,
   ).then((result) => withoutEnvelope(result as Record<string, unknown>));
+}
+
+/** How many rounds in a row the gateway answers alone before it takes the upstream to be asking in a loop. */
+const MAX_OWN_ROUNDS = 8;
+
+/**
+ * Sends a request round by round (`send`, given the round to send — first the caller's), answering
+ * what a 2026 upstream asks that is the gateway's to answer for the caller ({@link splitQuestions}): a
+ * round of only such questions is answered and sent again at once, the upstream's state echoed; a
+ * round with questions for the caller too comes back with only those, the gateway's answers in `answered`.
+ */
+async function withOwnAnswers<T>(
+  session: UpstreamSession,
+  options: ForwardOptions,
+  send: (round: InputRound | undefined) => Promise<T>,
+): Promise<T> {
+  let round = options.round;
+  for (let rounds = 0; ; rounds++) {
+    const result = await send(round);
+    if (session.era !== "modern" || !isInputRequired(result)) return result;
+    const { answers, rest } = splitQuestions(result.inputRequests, options.context?.clientCapabilities);
+    if (Object.keys(answers).length === 0) return result;
+    if (Object.keys(rest).length > 0) return { ...result, inputRequests: rest, answered: answers } as T;
+    if (rounds === MAX_OWN_ROUNDS)
+      throw new CallFailure("rpc", `it kept asking for roots after ${MAX_OWN_ROUNDS} answers of none`);
+    const { requestState } = result;
+    round = { inputResponses: answers, ...(requestState !== undefined ? { requestState } : {}) };
+  }
 }
 
 /**
@@ -276,14 +334,14 @@ function withoutMetaKey<T extends { _meta?: Record<string, unknown> }>(result: T
 
 /**
  * The caller's side of a 2026-07-28 request envelope — its capabilities (an upstream asks only for
- * what the caller can answer) and log level; the SDK adds the protocol version and client info.
+ * what the caller can answer; roots the gateway answers for a caller without them) and log level; the SDK adds the protocol version and client info.
  * A 2025 session has no envelope: what it may ask was declared once, at initialize.
  */
 function envelope(session: UpstreamSession, context: CallContext | undefined) {
   if (session.era !== "modern") return {};
   return {
     _meta: {
-      [CLIENT_CAPABILITIES_META_KEY]: context?.clientCapabilities ?? {},
+      [CLIENT_CAPABILITIES_META_KEY]: capabilitiesForUpstream(context?.clientCapabilities),
       ...(context?.logLevel ? { [LOG_LEVEL_META_KEY]: context.logLevel } : {}),
     },
   };

@@ -92,4 +92,28 @@ describe("SessionPool", () => {
     expect(newer.state.closed).toBe(false);
     pool.close();
   });
+
+  it("a touched session does not idle out; one no longer touched does, and none is touched once gone", async () => {
+    const pool = new SessionPool(300);
+    const kept = fakeSession();
+    await pool.use(
+      "s1",
+      2,
+      async () => kept.session,
+      async () => undefined,
+    );
+    expect(pool.touch("s1", 3)).toBe(false); // a newer generation than the session's is not it
+    const until = Date.now() + 750;
+    while (Date.now() < until) {
+      expect(pool.touch("s1", 2)).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    expect(kept.state.closed).toBe(false);
+    const deadline = Date.now() + 3_000;
+    while (!kept.state.closed && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    expect(kept.state.closed).toBe(true);
+    expect(pool.touch("s1", 2)).toBe(false);
+    pool.close();
+  });
 });

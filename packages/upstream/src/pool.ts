@@ -24,9 +24,13 @@ interface Entry {
   retired?: boolean;
 }
 
-/** Errors a transport reports when the connection under a session is gone. */
+/**
+ * Errors a transport reports when the connection under a session is gone — or its change stream (a
+ * 2025 session's GET stream) given up on after its retries: a session that would hear nothing more is
+ * reopened by the next use rather than kept.
+ */
 const DISCONNECT =
-  /SSE stream disconnected|fetch failed|ECONNRESET|ECONNREFUSED|socket hang up|other side closed|terminated/i;
+  /SSE stream disconnected|fetch failed|ECONNRESET|ECONNREFUSED|socket hang up|other side closed|terminated|Maximum reconnection attempts/i;
 
 /**
  * Warm upstream MCP sessions, one per server, keyed by server id + the generation they serve (the
@@ -62,6 +66,17 @@ export class SessionPool {
       entry.lastUsed = Date.now();
       if (entry.retired && entry.busy === 0) close(entry);
     }
+  }
+
+  /**
+   * Marks the server's session (of `generation` or newer, open or opening) used now, so it does not
+   * idle out; false when there is none to mark.
+   */
+  touch(serverId: string, generation: number): boolean {
+    const entry = this.entries.get(serverId);
+    if (!entry || entry.generation < generation || entry.controller.signal.aborted) return false;
+    entry.lastUsed = Date.now();
+    return true;
   }
 
   /**

@@ -14,6 +14,7 @@ import { GatewayClient } from "./gateway-client";
 import { internalFetch } from "./internal-fetch";
 import { lenientJson } from "./lenient-json";
 import { limitResponses } from "./limits";
+import { type SessionLogListener, tapSessionLogs } from "./session-logs";
 
 /** Where an upstream MCP server lives and what to send it. */
 export interface UpstreamTarget {
@@ -72,6 +73,12 @@ export interface OpenOptions {
   onListChanged?: (kind: ListKind) => void;
   /** Called when the upstream says a subscribed resource changed. */
   onResourceUpdated?: (uri: string) => void;
+  /**
+   * Called with each log line the upstream sends outside any call (a 2025 streamable-HTTP session's
+   * GET stream; a legacy HTTP+SSE stream mixes in calls' lines, so it tells none). Only a session
+   * shared by every caller of the server may be given it: a caller's own session's lines are theirs.
+   */
+  onSessionLog?: SessionLogListener;
 }
 
 /**
@@ -111,7 +118,8 @@ export async function openSession(target: UpstreamTarget, options: OpenOptions):
     ),
   );
   try {
-    const transport = new StreamableHTTPClientTransport(url, { requestInit, fetch: fetchImpl, ...auth });
+    const streamFetch = options.onSessionLog ? tapSessionLogs(fetchImpl, options.onSessionLog) : fetchImpl;
+    const transport = new StreamableHTTPClientTransport(url, { requestInit, fetch: streamFetch, ...auth });
     return await connect(transport, "streamable-http", router, options);
   } catch (error) {
     // A `prior` names what a connect over streamable HTTP learned: a refusal now is not "SSE only".

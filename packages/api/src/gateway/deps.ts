@@ -1,6 +1,6 @@
 import type { Store } from "@mcpgw/aws";
 import type { Logger } from "@mcpgw/core";
-import type { OpenOptions, RunnerEndpoint, SessionPool } from "@mcpgw/upstream";
+import type { OpenOptions, RunnerEndpoint, SessionLogListener, SessionPool } from "@mcpgw/upstream";
 import type { CallLatency } from "./call-latency";
 import type { Directory, DirectoryEntry } from "./directory";
 
@@ -19,6 +19,8 @@ export interface GatewayDeps {
   maxMessageBytes?: number;
   /** Where an upstream's own change notifications go (its catalogue refreshed, subscribers told). */
   changes?: UpstreamChanges;
+  /** Where a shared upstream session's log lines outside any call go (its `/mcp/{server}` listeners). */
+  sessionLogs?: UpstreamSessionLogs;
   /** Each tool call's duration, summed up per server for its latency history (written off the path). */
   callLatency?: CallLatency;
   /** The admin function's public URL (PUBLIC_ADMIN_URL): where a per-user authorization comes back. */
@@ -29,4 +31,10 @@ export interface GatewayDeps {
 export interface UpstreamChanges {
   /** The session callbacks for one server's warm session. */
   watch(entry: DirectoryEntry): Pick<OpenOptions, "onListChanged" | "onResourceUpdated">;
+}
+
+/** What the data plane does with the log lines a shared upstream session sends outside any call. */
+export interface UpstreamSessionLogs {
+  /** The listener for one server's shared session, opened with `secrets` (scrubbed from each line). */
+  listen(entry: DirectoryEntry, secrets: string[]): SessionLogListener;
 }

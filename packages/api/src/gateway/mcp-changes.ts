@@ -5,12 +5,14 @@
  *   or whose catalogue was rewritten (a probe, a sweep) tells its endpoints' listeners `tools`.
  * - the upstreams: a warm session that hears `list_changed` asks the worker for a probe at once
  *   (the new catalogue then reaches the directory, and from there the listeners); prompts and
- *   resources, read live, are announced straight away.
+ *   resources, read live, are announced straight away. While some client listens, each shared server
+ *   that announces list changes has its session kept open (mcp-listening.ts), so a cold one is heard too.
  */
 import { errorFields, type Logger } from "@mcpgw/core";
 import type { GatewayDeps, UpstreamChanges } from "./deps";
 import type { DirectoryEntry, Snapshot } from "./directory";
 import type { McpEndpoints } from "./mcp-endpoint";
+import { UpstreamListening } from "./mcp-listening";
 import { gatewayUri } from "./mcp-names";
 
 /** How often the directory is compared while someone listens. */
@@ -26,6 +28,7 @@ export class ChangeWatcher implements UpstreamChanges {
   private looking: Promise<void> | undefined;
   private endpoints: McpEndpoints | undefined;
   private deps: Pick<GatewayDeps, "directory" | "store"> | undefined;
+  private listening: UpstreamListening | undefined;
 
   constructor(
     private readonly logger: Logger,
@@ -33,8 +36,9 @@ export class ChangeWatcher implements UpstreamChanges {
   ) {}
 
   /** Starts telling `endpoints`' listeners what changes in `deps`' directory and upstreams. */
-  start(deps: Pick<GatewayDeps, "directory" | "store">, endpoints: McpEndpoints): void {
+  start(deps: GatewayDeps, endpoints: McpEndpoints): void {
     this.deps = deps;
+    this.listening = new UpstreamListening(deps);
     this.endpoints = endpoints;
     this.timer = setInterval(() => void this.tick(), this.intervalMs);
     this.timer.unref();
@@ -47,15 +51,20 @@ export class ChangeWatcher implements UpstreamChanges {
 
   /** The callbacks of one server's warm upstream session. */
   watch(entry: DirectoryEntry) {
-    const name = entry.server.name;
+    // The server's name as last seen: a rename keeps the session (it reaches nothing upstream).
+    const { id } = entry.server;
+    const nameNow = () => this.seen.get(id)?.split("\0")[0] || entry.server.name;
     return {
       // Listeners hear it at once (prompts and resources are read live); a tools change also asks the
       // worker for a probe, whose new catalogue the directory then serves (and tells again).
       onListChanged: (kind: "tools" | "prompts" | "resources") => {
-        this.endpoints?.notify(name, kind);
+        this.endpoints?.notify(nameNow(), kind);
         if (kind === "tools") void this.requestProbe(entry);
       },
-      onResourceUpdated: (uri: string) => this.endpoints?.resourceUpdated(name, gatewayUri(name, uri), uri),
+      onResourceUpdated: (uri: string) => {
+        const name = nameNow();
+        this.endpoints?.resourceUpdated(name, gatewayUri(name, uri), uri);
+      },
     };
   }
 
@@ -79,6 +88,7 @@ export class ChangeWatcher implements UpstreamChanges {
     } catch {
       return; // The directory logs its own failures; the next tick looks again.
     }
+    this.listening?.keep(snapshot.byId.values());
     const first = this.seen.size === 0;
     const current = new Map(
       [...snapshot.byId.values()].map((entry) => [entry.server.id, fingerprint(entry)]),

@@ -132,7 +132,10 @@ export class McpEndpoints {
       ((parsedBody as { method?: unknown } | undefined)?.method === "initialize" &&
         acceptsEventStream(request));
     if (sessionful)
-      return this.services.sessions.handle(request, parsedBody, caller.principalKey, endpoint, authInfo);
+      return this.services.sessions.handle(request, parsedBody, caller.principalKey, endpoint, authInfo, {
+        serverId: entry?.server.id,
+        scope: caller.scope,
+      });
     if (request.method !== "POST") return methodNotAllowed();
     return this.sessionless(request, parsedBody, endpoint, authInfo);
   }

@@ -55,8 +55,11 @@ export interface McpServices {
   validator: jsonSchemaValidator;
 }
 
-/** The gateway's sealed `requestState`: a parked call's id, or the server and its own state. */
-export type RoundState = { p: string } | { s: string; u?: string };
+/**
+ * The gateway's sealed `requestState`: a parked call's id, or the server, its own state and the
+ * gateway's answers for the caller to go with the caller's (`a`, {@link InputRequired}'s `answered`).
+ */
+export type RoundState = { p: string } | { s: string; u?: string; a?: Record<string, unknown> };
 
 /** One SDK server instance the handlers answer for: `/mcp` (no endpoint) or `/mcp/{endpoint}`. */
 export interface GatewayServer {
@@ -160,30 +163,38 @@ export async function finish(
   serverId?: string,
 ) {
   if (result.resultType !== "input_required") return result;
-  const { inputRequests, requestState } = result as InputRequired;
+  const { inputRequests, requestState, answered } = result as InputRequired;
   const id = serverId ?? "";
   return inputRequired({
     ...(inputRequests ? { inputRequests: inputRequests as never } : {}),
     requestState: await gateway.services.codec.mint(
-      { s: id, ...(requestState !== undefined ? { u: requestState } : {}) },
+      {
+        s: id,
+        ...(requestState !== undefined ? { u: requestState } : {}),
+        ...(answered ? { a: answered } : {}),
+      },
       ctx,
     ),
   });
 }
 
 /**
- * The answers a retry carries, for the upstream: the caller's `inputResponses` as given, and the
- * upstream's own `requestState` only when the sealed state says this server issued it.
+ * The answers a retry carries, for the upstream: the caller's `inputResponses` as given and — only
+ * when the sealed state says this server issued them — the gateway's own answers of the round and the
+ * upstream's own `requestState`.
  */
 export function roundOf(
   ctx: ServerContext,
   state: RoundState | undefined,
   serverId: string,
 ): InputRound | undefined {
-  const requestState = state && "s" in state && state.s === serverId ? state.u : undefined;
+  const issued = state && "s" in state && state.s === serverId ? state : undefined;
+  const requestState = issued?.u;
   // The answer to the gateway's own question (authorize at the upstream): the retry is a fresh call.
   if (requestState === AUTHORIZATION_ROUND) return undefined;
-  const inputResponses = ctx.mcpReq.inputResponses;
+  const inputResponses = issued?.a
+    ? { ...ctx.mcpReq.inputResponses, ...issued.a }
+    : ctx.mcpReq.inputResponses;
   if (!inputResponses && requestState === undefined) return undefined;
   return {
     ...(inputResponses ? { inputResponses } : {}),
@@ -215,7 +226,7 @@ function mcpParamHeaders(request: Request | undefined): Record<string, string> |
 const LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
 
 /** True when a log message of `level` passes a `threshold`. */
-function atLeast(level: unknown, threshold: string): boolean {
+export function atLeast(level: unknown, threshold: string): boolean {
   const at = LEVELS.indexOf(String(level));
   return at === -1 || at >= LEVELS.indexOf(threshold);
 }

@@ -19,6 +19,7 @@ import {
   type Server,
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
+import type { ServerScope } from "./catalogue";
 
 /** What a 2025 session is bound to and what its client declared at initialize. */
 interface SessionClaims {
@@ -44,6 +45,17 @@ export interface LegacySession {
   logLevel?: string;
   /** Resource URIs the client subscribed to, as it named them. */
   subscriptions: Set<string>;
+  /** Whose lines a listening client may hear, as its latest request found it. */
+  audience?: SessionAudience;
+}
+
+/**
+ * The server a session's latest request named (`/mcp/{server}`, by id; none on `/mcp`) and its
+ * caller's scope then: what the server's own log lines are matched against.
+ */
+export interface SessionAudience {
+  serverId: string | undefined;
+  scope: ServerScope;
 }
 
 /** What a session's SSE streams tell clients to wait before reconnecting. */
@@ -90,6 +102,7 @@ export class LegacySessions {
    * names one: served by that session, rebuilt here when this process does not hold it. A session
    * id that is not genuine, or not this caller's on this endpoint, is 404 (the client initializes
    * again). One past the principal's session cap is refused (throws its `rate_limited` AppError).
+   * `audience` is kept on the session, as of this request.
    */
   async handle(
     request: Request,
@@ -97,6 +110,7 @@ export class LegacySessions {
     principal: string,
     endpoint: string,
     authInfo: AuthInfo,
+    audience?: SessionAudience,
   ): Promise<Response> {
     const id = request.headers.get("mcp-session-id");
     const session = id
@@ -108,6 +122,7 @@ export class LegacySessions {
         );
     if (!session) return sessionNotFound();
     session.lastUsed = Date.now();
+    if (audience) session.audience = audience;
     return session.transport.handleRequest(request, { parsedBody, authInfo });
   }
 

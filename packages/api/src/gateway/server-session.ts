@@ -51,6 +51,8 @@ interface SessionCaller {
    * failures are this caller's: the server's status describes the era it negotiated.
    */
   era?: "legacy" | undefined;
+  /** The session is opened by the gateway itself (to listen), not for a call: its failures mark nothing. */
+  quiet?: boolean | undefined;
 }
 
 /** Raised inside a session's open or use: the reach verdict says this caller must authorize their own connection. */
@@ -112,6 +114,14 @@ export async function withServerSession<T>(
 }
 
 /**
+ * Marks the server's shared warm session (a call's with no caller of its own: not a `per_user`,
+ * `per_caller` or thread session) used now, so it does not idle out; false when it has none.
+ */
+export function touchServerSession(deps: Pick<GatewayDeps, "pool">, entry: DirectoryEntry): boolean {
+  return deps.pool.touch(entry.server.id, servingGeneration(entry));
+}
+
+/**
  * What a caller's own verdict becomes: an authorization to open (401: their token refused, or none
  * held), else the upstream's answer to this caller (a 403: the account may not).
  */
@@ -130,11 +140,16 @@ async function sessionOf<T>(
   const { signal, thread, subject, purpose, era } = caller;
   const principal = server.transport === "stdio" ? caller.caller : undefined;
   const timeoutMs = server.timeoutSeconds * 1_000;
+  // A session of the server's own (not a caller's, not a thread's): what it says outside calls is the server's.
+  const own = subject ?? principal;
+  const shared = !own && !thread && server.transport === "http";
   let secrets: string[] = [];
   // A thread instance's failures are its own: the server's status describes the server, not one thread.
   // An older generation serving while a new one connects is not what the status describes either.
   const markFailed: typeof markServerFailed =
-    thread || era || servingOlder(entry.status) !== undefined ? async () => {} : markServerFailed;
+    thread || era || caller.quiet || servingOlder(entry.status) !== undefined
+      ? async () => {}
+      : markServerFailed;
   /** A server's verdict on its status (for a cold open), and the failure this caller gets. */
   const failServer = async (verdict: Verdict, cause?: unknown) => {
     await markFailed(deps, entry, verdict);
@@ -171,6 +186,7 @@ async function sessionOf<T>(
         ...(deps.maxMessageBytes ? { maxMessageBytes: deps.maxMessageBytes } : {}),
         // A thread's instance is not the server: its changes are not the catalogue's.
         ...(deps.changes && !thread ? heard(deps.changes.watch(entry), era) : {}),
+        ...(deps.sessionLogs && shared ? { onSessionLog: deps.sessionLogs.listen(entry, secrets) } : {}),
         ...(era ? { prior: { kind: era } } : {}),
       });
       sessionSecrets.set(session, secrets);
@@ -186,7 +202,7 @@ async function sessionOf<T>(
     }
   }
 
-  const poolKey = sessionKey(server.id, { own: subject ?? principal, era, thread });
+  const poolKey = sessionKey(server.id, { own, era, thread });
   return deps.pool.use(poolKey, servingGeneration(entry), open, async (pooled) => {
     try {
       return await op(pooled.session, { timeoutMs, broken: pooled.broken, ...(signal ? { signal } : {}) });

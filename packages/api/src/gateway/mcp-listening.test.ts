@@ -1,0 +1,97 @@
+import { type PlainServer, parseServerSpec, type ServerState, type StoredStatus } from "@mcpgw/core";
+import { describe, expect, it } from "vitest";
+import type { DirectoryEntry } from "./directory";
+import { announcesListChanges, listenedServers, logsOutsideCalls } from "./mcp-listening";
+
+const TOOLS_CHANGE = { tools: { listChanged: true } };
+
+/** A directory entry of a server made from `spec`, in `state`, whose last probe reported `capabilities`. */
+function entry(
+  spec: Record<string, unknown>,
+  { state = "connected", capabilities = TOOLS_CHANGE }: { state?: ServerState; capabilities?: object } = {},
+): DirectoryEntry {
+  const parsed = parseServerSpec(spec);
+  const name = String(spec.name);
+  const server = {
+    ...parsed,
+    id: `id-${name}`,
+    version: 1,
+    createdAt: "2026-01-01T00:00:00Z",
+    updatedAt: "2026-01-01T00:00:00Z",
+    masked: {},
+    sealIntact: true,
+  } as unknown as PlainServer;
+  return {
+    server,
+    status: { state, generation: 1 } as StoredStatus,
+    tools: new Map(),
+    profile: { protocolVersion: "2026-07-28", capabilities: { ...capabilities } },
+  };
+}
+
+const http = (name: string, more: Record<string, unknown> = {}) => ({
+  name,
+  url: "https://mcp.example.com/mcp",
+  ...more,
+});
+
+const names = (entries: DirectoryEntry[]) => entries.map((listened) => listened.server.name);
+
+describe("listenedServers", () => {
+  it("picks connected, enabled, shared HTTP servers that announce list changes", () => {
+    const picked = listenedServers([
+      entry(http("plain")),
+      entry(http("shared-oauth", { auth: { type: "oauth", mode: "shared" } })),
+      entry(http("prompts-only"), { capabilities: { prompts: { listChanged: true } } }),
+    ]);
+    expect(names(picked)).toEqual(["plain", "prompts-only", "shared-oauth"]);
+  });
+
+  it("never picks a per_user server: no session is opened on nobody's behalf", () => {
+    const perUser = entry(http("per-user", { auth: { type: "oauth", mode: "per_user" } }));
+    expect(announcesListChanges(perUser)).toBe(true);
+    expect(listenedServers([perUser])).toEqual([]);
+  });
+
+  it("skips stdio servers, shared or per_caller (their changes reach the runner)", () => {
+    const stdio = (name: string, isolation: string) => entry({ name, command: "npx", isolation });
+    expect(listenedServers([stdio("shared-child", "shared"), stdio("own-child", "per_caller")])).toEqual([]);
+  });
+
+  it("skips servers not connected, disabled, thread-scoped, or announcing no list changes", () => {
+    const disabled = entry(http("disabled"));
+    disabled.server.enabled = false;
+    const threaded = entry(http("threaded"));
+    (threaded.server as { scope?: string }).scope = "thread";
+    const unprobed = entry(http("unprobed"));
+    delete unprobed.profile;
+    const picked = listenedServers([
+      entry(http("failed"), { state: "failed" }),
+      entry(http("connecting"), { state: "connecting" }),
+      disabled,
+      threaded,
+      unprobed,
+      entry(http("static"), { capabilities: { tools: {} } }),
+      entry(http("says-maybe"), { capabilities: { tools: { listChanged: "yes" } } }),
+    ]);
+    expect(picked).toEqual([]);
+  });
+
+  it("picks a 2025 server that offers logging (its GET stream carries its session's lines), not a 2026 one", () => {
+    const logging = { tools: {}, logging: {} };
+    const legacy = entry(http("legacy-logs"), { capabilities: logging });
+    (legacy.profile as { protocolVersion: string }).protocolVersion = "2025-11-25";
+    const modern = entry(http("modern-logs"), { capabilities: logging });
+    expect([logsOutsideCalls(legacy), logsOutsideCalls(modern)]).toEqual([true, false]);
+    const perUser = entry(http("per-user-logs", { auth: { type: "oauth", mode: "per_user" } }), {
+      capabilities: logging,
+    });
+    (perUser.profile as { protocolVersion: string }).protocolVersion = "2025-11-25";
+    expect(names(listenedServers([legacy, modern, perUser]))).toEqual(["legacy-logs"]);
+  });
+
+  it("keeps at most `max`, by name", () => {
+    const many = ["d", "b", "e", "a", "c"].map((name) => entry(http(name)));
+    expect(names(listenedServers(many, 3))).toEqual(["a", "b", "c"]);
+  });
+});
