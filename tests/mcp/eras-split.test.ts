@@ -6,8 +6,9 @@
  *   2025-only server;
  * - a 2025 client on `/mcp/{server}` gets the capabilities of the server's 2025 surface (completions,
  *   subscriptions, logging the 2026 one lacks), and its `completion/complete`, `resources/subscribe` /
- *   `unsubscribe` and `logging/setLevel` reach that surface over a 2025 session; a 2026 client still
- *   sees the 2026 surface, and tools are still called over the 2026 session.
+ *   `unsubscribe`, `logging/setLevel` and tool calls reach that surface over a 2025 session — where the
+ *   server asks mid-call (an elicitation it only sends in 2025) — while a 2026 client sees and calls the
+ *   2026 surface.
  */
 import {
   Client as ClientV2,
@@ -19,6 +20,7 @@ import { type ConformanceUpstream, startConformanceUpstream } from "../fixtures/
 import { startUpstream, type Upstream } from "../fixtures/mcp-upstream";
 import { type SplitEraUpstream, startSplitEraUpstream } from "../fixtures/split-era-upstream";
 import { createConnected, type Stack, startGatewayStack, uniqueName } from "../gateway/helpers";
+import { connectTestClient } from "./clients";
 import { connectClient, createKey } from "./helpers";
 
 describe("dual-era upstreams behind the gateway", () => {
@@ -92,7 +94,7 @@ describe("dual-era upstreams behind the gateway", () => {
     return client;
   }
 
-  it("a 2025 client on /mcp/{server} sees the 2025 surface and completes over it; tools stay on 2026; a 2026 client sees the 2026 surface", async ({
+  it("a 2025 client on /mcp/{server} sees the 2025 surface and completes and calls over it; a 2026 client sees the 2026 surface", async ({
     expect,
   }) => {
     const client = await legacyClient();
@@ -110,11 +112,26 @@ describe("dual-era upstreams behind the gateway", () => {
     expect(split.methods.legacy["completion/complete"]).toBe(1);
     expect(split.methods.modern["completion/complete"]).toBeUndefined();
     const echoed = await client.callTool({ name: "echo", arguments: { text: "hi" } });
-    expect(echoed.content).toEqual([{ type: "text", text: "2026: hi" }]);
+    expect(echoed.content).toEqual([{ type: "text", text: "2025: hi" }]);
     // A 2026 client on the same endpoint still sees the 2026 surface.
     const modern = await modernClient();
     expect(modern.getServerCapabilities()).not.toHaveProperty("completions");
     expect(modern.getServerCapabilities()?.resources).not.toHaveProperty("subscribe");
+    const modernEcho = await modern.callTool({ name: "echo", arguments: { text: "hi" } });
+    expect(modernEcho.content).toEqual([{ type: "text", text: "2026: hi" }]);
+  });
+
+  it("a 2025 client is asked what the server asks only in its 2025 surface (elicitation by server request)", async ({
+    expect,
+  }) => {
+    const client = await connectTestClient("v1", `${stack.api.url}/mcp/${names.split}`, { key });
+    closing.push(client);
+
+    const { result } = await client.callTool("confirm");
+
+    expect(result.content).toEqual([{ type: "text", text: "2025: accept" }]);
+    expect(client.asked.map((asked) => asked.method)).toEqual(["elicitation/create"]);
+    expect(client.asked[0]?.params).toMatchObject({ message: "Proceed?" });
   });
 
   it("a 2025 client's subscriptions and log level reach the 2025 surface", async ({ expect }) => {

@@ -84,7 +84,8 @@ export async function probeUpstream(target: UpstreamTarget, options: ProbeOption
     };
     session = await open(target, openOptions);
     const latencyMs = Math.round(performance.now() - started);
-    if (session.era === "modern")
+    // The deployment's own runner fronts one child with both faces: nothing more to learn there.
+    if (session.era === "modern" && !target.internal)
       legacy = await legacySurface(open, target, { ...openOptions, timeoutMs: deadlineMs / 2 });
     const profile = profileOf(session, legacy);
     if (options.listToolsIf && !options.listToolsIf(profile)) {

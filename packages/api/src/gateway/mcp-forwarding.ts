@@ -16,15 +16,7 @@ import {
   parseGatewayPromptName,
   parseGatewayUri,
 } from "./mcp-names";
-import {
-  callerOf,
-  forward,
-  forwardOptions,
-  forwardRound,
-  type GatewayServer,
-  isModern,
-  paginate,
-} from "./mcp-request";
+import { callerOf, forward, forwardOptions, forwardRound, type GatewayServer, paginate } from "./mcp-request";
 import { isThreadScoped } from "./thread-access";
 
 /** Pages read from one upstream for an aggregated list (a server that pages forever stops there). */
@@ -104,46 +96,24 @@ export async function getPrompt(
   );
 }
 
-/**
- * Completions go to the server whose prompt or resource template they complete — a 2025 client's over
- * the server's 2025 era ({@link overItsEra}).
- */
+/** Completions go to the server whose prompt or resource template they complete. */
 export async function complete(gateway: GatewayServer, params: Record<string, unknown>, ctx: ServerContext) {
-  const { entry, forwarded } = await completionTarget(gateway, params, ctx);
-  return forwardToServer(gateway.services.deps, entry, "completion/complete", forwarded, {
-    ...forwardOptions(gateway, ctx),
-    ...overItsEra(entry, ctx),
-  });
-}
-
-/** The server a completion is for, and its params in the server's own names. */
-async function completionTarget(
-  gateway: GatewayServer,
-  params: Record<string, unknown>,
-  ctx: ServerContext,
-): Promise<{ entry: DirectoryEntry; forwarded: Record<string, unknown> }> {
   const ref = (params.ref ?? {}) as { type?: string; name?: string; uri?: string };
-  if (gateway.endpoint)
-    return { entry: await endpointEntry(gateway, gateway.endpoint, callerOf(ctx).scope), forwarded: params };
+  if (gateway.endpoint) {
+    const entry = await endpointEntry(gateway, gateway.endpoint, callerOf(ctx).scope);
+    return forward(gateway, entry, "completion/complete", params, ctx);
+  }
   if (ref.type === "ref/prompt" && typeof ref.name === "string") {
     const { entry, name } = await target(gateway, ref.name, parsePromptTarget, ctx);
-    return { entry, forwarded: { ...params, ref: { ...ref, name } } };
+    return forward(gateway, entry, "completion/complete", { ...params, ref: { ...ref, name } }, ctx);
   }
   if (ref.type === "ref/resource" && typeof ref.uri === "string") {
     const { entry, name } = await target(gateway, ref.uri, parseGatewayUri, ctx);
-    return { entry, forwarded: { ...params, ref: { ...ref, uri: name } } };
+    return forward(gateway, entry, "completion/complete", { ...params, ref: { ...ref, uri: name } }, ctx);
   }
   throw toMcpError(
     new AppError("request.invalid", "completion/complete needs a ref/prompt or ref/resource reference."),
   );
-}
-
-/**
- * Where a 2025 client's request goes: a dual-era server's 2025 session — its 2025 surface may offer
- * what its 2026 one does not (completions, subscriptions, logging) — else the server's one session.
- */
-function overItsEra(entry: DirectoryEntry, ctx: ServerContext): { era?: "legacy" } {
-  return !isModern(ctx) && entry.profile?.legacy ? { era: "legacy" } : {};
 }
 
 /** A 2025 client's log level: kept for its session, and (on `/mcp/{server}`) passed to the upstream. */
@@ -157,7 +127,7 @@ export async function setLevel(gateway: GatewayServer, level: string, ctx: Serve
       entry,
       "logging/setLevel",
       { level },
-      { ...forwardOptions(gateway, ctx), authorize: false, ...overItsEra(entry, ctx) },
+      { ...forwardOptions(gateway, ctx), authorize: false },
     ).catch(() => undefined);
   }
   return {};
@@ -184,7 +154,7 @@ export async function subscribe(
       entry,
       method,
       { uri: name },
-      { ...forwardOptions(gateway, ctx), authorize: false, ...overItsEra(entry, ctx) },
+      { ...forwardOptions(gateway, ctx), authorize: false },
     );
   return {};
 }
