@@ -2,7 +2,7 @@
  * A 2026-07-28-only upstream (tests/fixtures/modern-upstream.ts: no initialize, no sessions) behind the
  * gateway:
  *
- * - it connects, and its status names the revision it speaks (`status.protocolVersion`);
+ * - it connects, and its status names the revision it speaks (`status.protocolVersion`, `status.eras`);
  * - its tools are called over REST and over MCP, on `/mcp` and `/mcp/{server}`;
  * - its multi round-trip tool `confirm` (an `input_required` form elicitation) is answered by a 2026
  *   caller on its retry, and by a 2025 caller through an elicitation pushed on its session;
@@ -59,9 +59,13 @@ describe("a 2026-07-28-only upstream behind the gateway", () => {
   }) => {
     const server = await stack.call("GET", `/v1/servers/${serverId}`);
     expect(server.status).toBe(200);
-    expect(server.body.status).toMatchObject({ state: "connected", protocolVersion: "2026-07-28" });
-    // The gateway never tried 2025 on it.
-    expect(upstream.legacyRefused).toBe(0);
+    expect(server.body.status).toMatchObject({
+      state: "connected",
+      protocolVersion: "2026-07-28",
+      eras: ["2026-07-28"],
+    });
+    // Only the probe tried 2025 on it (its initialize, refused): calls never do.
+    const refused = upstream.legacyRefused;
 
     const sum = await stack.callTool(`${modern}__add`, { a: 2, b: 40 });
     expect(sum.status).toBe(200);
@@ -78,6 +82,7 @@ describe("a 2026-07-28-only upstream behind the gateway", () => {
     const asking = await stack.callTool(`${modern}__confirm`, { question: "REST?" });
     expect(asking.status).toBe(502);
     expect(asking.body.detail).toMatch(/elicitation/);
+    expect(upstream.legacyRefused).toBe(refused);
   });
 
   it("a REST result carries no upstream protocol envelope (as the MCP endpoints strip it)", async ({

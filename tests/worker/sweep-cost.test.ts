@@ -109,7 +109,7 @@ describe("sweep of connected servers: cost what changed", () => {
     expect(await deps.store.statuses.get(id)).toEqual(before);
   });
 
-  it("a sweep of an unchanged connected 2026 server: server/discover alone, nothing written but its latency point", async () => {
+  it("a sweep of an unchanged connected 2026 server: server/discover and a 2025 initialize (refused), nothing written but its latency point", async () => {
     const { deps, calls } = await setup();
     await connected(deps, modern.url);
     calls.reset();
@@ -120,6 +120,8 @@ describe("sweep of connected servers: cost what changed", () => {
     console.log("sweep of an unchanged 2026 server:", calls.summary(), "upstream:", modern.methods);
     expect(outcomes).toEqual(["alive"]);
     expect(modern.methods).toEqual({ "server/discover": 1 });
+    // The probe asks whether it speaks 2025 too: one initialize, refused (no SSE fallback after it).
+    expect(modern.legacyRefused).toBe(1);
     expect(written(calls)).toEqual({ status: 0, catalog: 0, history: 1, all: 1 });
   });
 

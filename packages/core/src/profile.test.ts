@@ -5,6 +5,7 @@ import {
   MAX_INSTRUCTIONS_CHARS,
   MAX_PROFILE_OBJECT_BYTES,
   profileDigest,
+  profileEras,
   ServerProfile,
   toServerProfile,
 } from "./profile";
@@ -95,6 +96,40 @@ describe("toServerProfile", () => {
     });
 
     expect(kept).toEqual({ protocolVersion: profile.protocolVersion, capabilities: profile.capabilities });
+  });
+
+  it("keeps a dual-era server's 2025 surface bounded as the rest, and leaves out one that is unusable", () => {
+    const legacy = {
+      protocolVersion: "2025-11-25",
+      capabilities: { completions: {}, logging: {} },
+      serverInfo: "docs",
+      instructions: "y".repeat(MAX_INSTRUCTIONS_CHARS + 10),
+      discover: { not: "kept" },
+    };
+
+    const kept = toServerProfile({ ...profile, legacy });
+    const unusable = toServerProfile({
+      ...profile,
+      legacy: { ...legacy, protocolVersion: "not a revision" },
+    });
+
+    expect(kept?.legacy).toEqual({
+      protocolVersion: "2025-11-25",
+      capabilities: legacy.capabilities,
+      instructions: "y".repeat(MAX_INSTRUCTIONS_CHARS),
+    });
+    expect(ServerProfile.safeParse(kept).success).toBe(true);
+    expect(unusable).toEqual(profile);
+    expect(profileDigest(kept)).not.toBe(profileDigest(unusable));
+  });
+});
+
+describe("profileEras", () => {
+  it("names the negotiated revision first, then a dual-era server's 2025 one", () => {
+    const legacy = { protocolVersion: "2025-11-25", capabilities: {} };
+
+    expect(profileEras({ ...profile, legacy })).toEqual(["2026-07-28", "2025-11-25"]);
+    expect(profileEras(profile)).toEqual(["2026-07-28"]);
   });
 });
 

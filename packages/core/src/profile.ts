@@ -38,36 +38,64 @@ function jsonBytes(value: unknown): number | undefined {
   }
 }
 
-/**
- * What a session learned of its server: the protocol revision it negotiated, the server's declared
- * capabilities, identity and instructions, and (modern era) its `server/discover` answer, kept so a
- * later connect needs no round trip. Bounded throughout: it comes from an upstream nobody vouches for.
- */
-export const ServerProfile = z.object({
+/** What one era of a server says of itself: the revision negotiated, capabilities, identity, instructions. */
+export const EraSurface = z.object({
   protocolVersion: ProtocolVersion,
   capabilities: jsonObject(MAX_PROFILE_OBJECT_BYTES),
   serverInfo: jsonObject(MAX_PROFILE_OBJECT_BYTES).optional(),
   instructions: z.string().max(MAX_INSTRUCTIONS_CHARS).optional(),
+});
+export type EraSurface = z.infer<typeof EraSurface>;
+
+/**
+ * What a session learned of its server: the protocol revision it negotiated, the server's declared
+ * capabilities, identity and instructions, and (modern era) its `server/discover` answer, kept so a
+ * later connect needs no round trip — plus, for a server that also answers a 2025 `initialize`, that
+ * era's surface (`legacy`). Bounded throughout: it comes from an upstream nobody vouches for.
+ */
+export const ServerProfile = EraSurface.extend({
   discover: jsonObject(MAX_DISCOVER_BYTES).optional(),
+  legacy: EraSurface.optional(),
 });
 export type ServerProfile = z.infer<typeof ServerProfile>;
 
 /**
+ * The revisions a profiled server speaks, the negotiated one first: `["2026-07-28", "2025-11-25"]` for
+ * a server that serves both eras, one revision otherwise.
+ */
+export function profileEras(profile: ServerProfile): string[] {
+  return profile.legacy
+    ? [profile.protocolVersion, profile.legacy.protocolVersion]
+    : [profile.protocolVersion];
+}
+
+/**
  * The profile to keep of what a session reported, leniently: undefined only when its revision or its
  * capabilities are unusable; instructions past {@link MAX_INSTRUCTIONS_CHARS} are cut short, and a
- * `serverInfo` or `discover` that is not a bounded JSON object is left out. Unknown keys are dropped.
+ * `serverInfo` or `discover` that is not a bounded JSON object is left out, as is a `legacy` surface
+ * that is unusable. Unknown keys are dropped.
  */
 export function toServerProfile(reported: unknown): ServerProfile | undefined {
+  const surface = toEraSurface(reported);
+  if (!surface) return undefined;
+  const raw = reported as Record<string, unknown>;
+  const profile: ServerProfile = surface;
+  const discover = ServerProfile.shape.discover.safeParse(raw.discover);
+  if (discover.success && discover.data) profile.discover = discover.data;
+  const legacy = toEraSurface(raw.legacy);
+  if (legacy) profile.legacy = legacy;
+  return profile;
+}
+
+/** One era's surface, bounded as {@link toServerProfile} keeps it (undefined when unusable). */
+function toEraSurface(reported: unknown): EraSurface | undefined {
   if (typeof reported !== "object" || reported === null) return undefined;
   const raw = reported as Record<string, unknown>;
-  const { shape } = ServerProfile;
+  const { shape } = EraSurface;
   const protocolVersion = shape.protocolVersion.safeParse(raw.protocolVersion);
   const capabilities = shape.capabilities.safeParse(raw.capabilities);
   if (!protocolVersion.success || !capabilities.success) return undefined;
-  const profile: ServerProfile = { protocolVersion: protocolVersion.data, ...boundedFace(raw) };
-  const discover = shape.discover.safeParse(raw.discover);
-  if (discover.success && discover.data) profile.discover = discover.data;
-  return profile;
+  return { protocolVersion: protocolVersion.data, ...boundedFace(raw) };
 }
 
 /**

@@ -237,6 +237,21 @@ describe("statusAfterAttempt", () => {
     expect(statusAfterAttempt(initialStatus(true), success(T1))).not.toHaveProperty("protocolVersion");
   });
 
+  it("a success shows the eras its profile found: the negotiated revision, then a 2025 surface's", () => {
+    // Prepare
+    const legacy = { protocolVersion: "2025-11-25", capabilities: { completions: {} } };
+    const profile = { protocolVersion: "2026-07-28", capabilities: { tools: {} }, legacy };
+
+    // Act
+    const dual = statusAfterAttempt(initialStatus(true), success(T1), profile);
+    const single = statusAfterAttempt(dual, success(T2), { protocolVersion: "2025-06-18", capabilities: {} });
+
+    // Assess
+    expect(dual.eras).toEqual(["2026-07-28", "2025-11-25"]);
+    expect(ServerStatus.parse(dual)).toStrictEqual(dual);
+    expect(single.eras).toEqual(["2025-06-18"]);
+  });
+
   it("connects a server whose previous status was disabled", () => {
     // Prepare
     const previous = initialStatus(false);

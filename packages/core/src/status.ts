@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { attemptedThisGeneration, MAX_JOB_DELAY_SECONDS } from "./job";
-import { ProtocolVersion, profileDigest, type ServerProfile } from "./profile";
+import { ProtocolVersion, profileDigest, profileEras, type ServerProfile } from "./profile";
 
 export const ServerState = z.enum(["connecting", "connected", "failed", "disabled"]);
 export type ServerState = z.infer<typeof ServerState>;
@@ -52,6 +52,11 @@ export const ServerStatus = z.object({
   /** The protocol revision the last successful session negotiated; absent until one reported it. */
   protocolVersion: ProtocolVersion.optional().meta({
     description: "the MCP protocol revision the last successful connection negotiated; absent until one has",
+  }),
+  /** The revisions the server speaks, as its last listing found: the negotiated one, then its 2025 one. */
+  eras: z.array(ProtocolVersion).max(2).optional().meta({
+    description:
+      'the MCP protocol revisions the server speaks, as the last successful connection found: the negotiated one first, then the 2025 one of a server that also answers a 2025 `initialize` (e.g. `["2026-07-28", "2025-11-25"]`); absent until one has',
   }),
   authorization: UpstreamAuthorization.optional().meta({
     description:
@@ -158,7 +163,7 @@ export function attemptChanges(outcome: AttemptOutcome, profile?: ServerProfile)
       lastConnectionAttemptAt: outcome.at,
       lastSuccessfulConnectionAt: outcome.at,
       lastConnectionLatencyMs: outcome.latencyMs,
-      ...(profile ? { protocolVersion: profile.protocolVersion } : {}),
+      ...(profile ? { protocolVersion: profile.protocolVersion, eras: profileEras(profile) } : {}),
       ...credentialChanges(outcome),
     };
   }

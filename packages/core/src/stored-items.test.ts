@@ -32,6 +32,12 @@ describe("readStoredStatus", () => {
     expect(readStoredStatus({ ...goodStatus, ...change })).toBeUndefined();
   });
 
+  it("reads the eras stored; eras that do not parse are left out, the status kept", () => {
+    const eras = ["2026-07-28", "2025-11-25"];
+    expect(readStoredStatus({ ...goodStatus, eras })).toEqual({ ...goodStatus, eras });
+    expect(readStoredStatus({ ...goodStatus, eras: ["a b", 7] })).toEqual(goodStatus);
+  });
+
   it("treats a status without a generation as absent", () => {
     const { generation: _g, ...item } = goodStatus;
     expect(readStoredStatus(item)).toBeUndefined();

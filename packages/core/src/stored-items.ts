@@ -29,6 +29,7 @@ export function readStoredStatus(item: Record<string, unknown>): StoredStatus | 
     ...Object.fromEntries(STATUS_FIELDS.map((field) => [field, item[field] ?? null])),
     toolCount: item.toolCount ?? 0,
     ...(typeof item.protocolVersion === "string" ? { protocolVersion: item.protocolVersion } : {}),
+    ...(ServerStatus.shape.eras.safeParse(item.eras).data ? { eras: item.eras } : {}),
     ...(UpstreamAuthorization.safeParse(item.authorization).success
       ? { authorization: item.authorization }
       : {}),

@@ -88,6 +88,23 @@ describe("CallRouter: what a call's stream carries", () => {
     });
   }
 
+  it("a GET's stream that arrived whole stays an event stream (a resumed stream: the SDK reads a GET only as one)", async () => {
+    const router = new CallRouter();
+    const whole = () =>
+      new BufferedResponse(eventStream(BURST), { status: 200, headers: new Headers(EVENT_STREAM) });
+    const fetchImpl = router.tap(async () => whole());
+
+    const resumed = await fetchImpl("http://upstream.test/mcp", {
+      method: "GET",
+      headers: { "last-event-id": "s.1" },
+    });
+    const posted = await fetchImpl("http://upstream.test/mcp", { method: "POST", body: "{}" });
+
+    expect(resumed.headers.get("content-type")).toBe("text/event-stream");
+    expect(await resumed.text()).toBe(eventStream(BURST).toString());
+    expect(posted.headers.get("content-type")).toMatch(/^application\/json/);
+  });
+
   it("a stream that outlives its call tells it nothing more", async () => {
     const router = new CallRouter();
     const { context, heard } = recording();

@@ -143,7 +143,8 @@ export class CallRouter {
   /**
    * A fetch whose SSE response streams tie each message they carry to the call that made the request.
    * An event stream that arrived whole goes on as the JSON batch it amounts to ({@link finishedMessages}):
-   * its messages parsed once, here, and no stream made to read them.
+   * its messages parsed once, here, and no stream made to read them — a POST's only: the SDK reads a GET
+   * (a stream resumed after `Last-Event-ID`, the session's own) only as an event stream.
    */
   tap(fetchImpl: typeof fetch): typeof fetch {
     return async (input, given) => {
@@ -151,7 +152,8 @@ export class CallRouter {
       const response = await fetchImpl(input, init);
       const type = mediaTypeOf(response);
       if (type !== "text/event-stream") return response;
-      const messages = response instanceof BufferedResponse ? finishedMessages(response.bytes) : undefined;
+      const batchable = response instanceof BufferedResponse && init?.method !== "GET";
+      const messages = batchable ? finishedMessages(response.bytes) : undefined;
       if (messages) {
         if (call) for (const message of messages) this.noteMessage(call, message);
         return asBatch(response as BufferedResponse, messages);

@@ -10,9 +10,11 @@ import { isMessageTooLarge, tooLargeText } from "./limits";
 import {
   DEFAULT_MAX_MESSAGE_BYTES,
   listAllTools,
+  type OpenOptions,
   openSession,
   profileOf,
   type SessionOpener,
+  type UpstreamSession,
   type UpstreamTarget,
 } from "./session";
 
@@ -54,8 +56,10 @@ export type ProbeResult =
   | AliveResult;
 
 /**
- * One connection attempt: connect in the server's era (`server/discover`, else initialize) + tools/list
- * over every page (unless `listToolsIf` spares it), within the deadline. Never throws:
+ * One connection attempt: connect in the server's era (`server/discover`, else initialize) — a server
+ * that answered in 2026 is also tried in 2025 (`initialize`, within half the deadline), and the profile
+ * records that era's surface when it answers — + tools/list over every page (unless `listToolsIf`
+ * spares it), within the deadline. Never throws:
  * a failure comes back classified, its text scrubbed of the target's header values.
  */
 export async function probeUpstream(target: UpstreamTarget, options: ProbeOptions): Promise<ProbeResult> {
@@ -67,17 +71,23 @@ export async function probeUpstream(target: UpstreamTarget, options: ProbeOption
   );
   const started = performance.now();
   const at = new Date().toISOString();
-  let session: Awaited<ReturnType<typeof openSession>> | undefined;
+  const open = options.open ?? openSession;
+  let session: UpstreamSession | undefined;
+  let legacy: UpstreamSession | undefined;
   try {
     const signal = controller.signal;
-    session = await (options.open ?? openSession)(target, {
+    const openOptions: OpenOptions = {
       fetch: options.fetch,
       signal,
       timeoutMs: deadlineMs,
       ...(options.maxMessageBytes ? { maxMessageBytes: options.maxMessageBytes } : {}),
-    });
+    };
+    session = await open(target, openOptions);
     const latencyMs = Math.round(performance.now() - started);
-    const profile = profileOf(session);
+    // The deployment's own runner fronts one child with both faces: nothing more to learn there.
+    if (session.era === "modern" && !target.internal)
+      legacy = await legacySurface(open, target, { ...openOptions, timeoutMs: deadlineMs / 2 });
+    const profile = profileOf(session, legacy);
     if (options.listToolsIf && !options.listToolsIf(profile)) {
       if (session.era === "legacy") await session.client.ping({ signal, timeout: deadlineMs });
       return { ok: true, alive: true, at, latencyMs, ...(profile ? { profile } : {}) };
@@ -99,6 +109,25 @@ export async function probeUpstream(target: UpstreamTarget, options: ProbeOption
     };
   } finally {
     clearTimeout(timer);
-    await session?.close();
+    await Promise.all([session?.close(), legacy?.close()]);
   }
+}
+
+/**
+ * A 2025 session with a server that answered in 2026, when it also speaks 2025 (`initialize`); a
+ * refusal, an error or no answer within `options.timeoutMs` means it does not (undefined).
+ */
+async function legacySurface(
+  open: SessionOpener,
+  target: UpstreamTarget,
+  options: OpenOptions,
+): Promise<UpstreamSession | undefined> {
+  try {
+    const session = await open(target, { ...options, prior: { kind: "legacy" } });
+    if (session.era === "legacy") return session;
+    await session.close();
+  } catch {
+    // Not a 2025 server as well: its 2026 surface is all there is.
+  }
+  return undefined;
 }

@@ -100,8 +100,9 @@ const CLIENT_CAPABILITIES = { elicitation: { form: {}, url: {} }, sampling: {}, 
 
 /**
  * Connects over streamable HTTP in the era the server speaks (2026-07-28 via `server/discover`, else
- * `initialize`), falling back to legacy HTTP+SSE at the same URL when the server refuses streamable
- * HTTP with a 4xx (the SDK's backwards-compatibility recipe).
+ * `initialize`; in the era `prior` names, when given), falling back to legacy HTTP+SSE at the same URL
+ * when the server refuses streamable HTTP with a 4xx (the SDK's backwards-compatibility recipe) and
+ * no `prior` says it speaks it.
  */
 export async function openSession(target: UpstreamTarget, options: OpenOptions): Promise<UpstreamSession> {
   const url = new URL(target.url);
@@ -121,7 +122,8 @@ export async function openSession(target: UpstreamTarget, options: OpenOptions):
     const transport = new StreamableHTTPClientTransport(url, { requestInit, fetch: streamFetch, ...auth });
     return await connect(transport, "streamable-http", router, options);
   } catch (error) {
-    if (!isLegacyOnlyRefusal(error) || options.signal?.aborted) throw error;
+    // A `prior` names what a connect over streamable HTTP learned: a refusal now is not "SSE only".
+    if (!isLegacyOnlyRefusal(error) || options.signal?.aborted || options.prior) throw error;
   }
   const transport = new SSEClientTransport(url, { requestInit, fetch: fetchImpl, ...auth });
   return connect(transport, "sse", router, { ...options, prior: { kind: "legacy" } });
@@ -263,16 +265,25 @@ function isLegacyOnlyRefusal(error: unknown): boolean {
 
 /**
  * What a session learned of its server — protocol revision, capabilities, identity, instructions,
- * its `server/discover` answer — bounded as the catalogue keeps it (undefined when unusable).
+ * its `server/discover` answer — and what a `legacy` (2025) session with the same server learned of
+ * that era, bounded as the catalogue keeps it (undefined when unusable).
  */
-export function profileOf(session: UpstreamSession): ServerProfile | undefined {
+export function profileOf(session: UpstreamSession, legacy?: UpstreamSession): ServerProfile | undefined {
   return toServerProfile({
+    ...surfaceOf(session),
+    discover: session.discover,
+    ...(legacy ? { legacy: surfaceOf(legacy) } : {}),
+  });
+}
+
+/** What a session's server says of itself in the session's era (unbounded: {@link profileOf} bounds it). */
+function surfaceOf(session: UpstreamSession) {
+  return {
     protocolVersion: session.protocolVersion,
     capabilities: session.client.getServerCapabilities() ?? {},
     serverInfo: session.client.getServerVersion(),
     instructions: session.client.getInstructions(),
-    discover: session.discover,
-  });
+  };
 }
 
 /**

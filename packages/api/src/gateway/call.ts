@@ -33,6 +33,11 @@ export interface CallerOptions {
   context?: CallContext;
   /** The answers of an earlier round, when the upstream needed input (2026-07-28). */
   round?: InputRound;
+  /**
+   * `legacy`: the caller speaks 2025 — a server that speaks both eras serves it in its 2025 surface, over
+   * its 2025 session (what it offers, and asks mid-call, only there).
+   */
+  era?: "legacy";
 }
 
 /**
@@ -71,6 +76,7 @@ export async function callGatewayTool(
         ...(options.signal ? { signal: options.signal } : {}),
         ...(thread ? { thread } : {}),
         ...caller,
+        ...sessionEra(entry, options.era),
       },
     );
   try {
@@ -103,7 +109,7 @@ export async function forwardToServer(
   entry: DirectoryEntry,
   method: string,
   params: Record<string, unknown> | undefined,
-  options: Pick<CallerOptions, "signal" | "context" | "round" | "principal"> & {
+  options: Pick<CallerOptions, "signal" | "context" | "round" | "principal" | "era"> & {
     /** False for a fan-out (an aggregated list): a caller with no connection of their own is skipped, not asked. */
     authorize?: boolean;
   } = {},
@@ -118,6 +124,7 @@ export async function forwardToServer(
         ...(options.signal ? { signal: options.signal } : {}),
         ...sessionCaller(entry.server, options.principal),
         ...(options.authorize === false ? { authorize: false } : {}),
+        ...sessionEra(entry, options.era),
       },
     );
   } catch (error) {
@@ -165,6 +172,11 @@ function sessionCaller(
     ...(principal ? { caller: credentialSubject(principal) } : {}),
     ...(subject ? { subject, keyOwner: keyOwnerOf(principal) } : {}),
   };
+}
+
+/** The session a caller of `era` is served over: a dual-era server's 2025 one for a 2025 caller, else its one. */
+function sessionEra(entry: DirectoryEntry, era: CallerOptions["era"]): { era?: "legacy" } {
+  return era && entry.profile?.legacy ? { era } : {};
 }
 
 function forwarded(

@@ -234,11 +234,12 @@ export class McpEndpoints {
     }
   }
 
+  /** A fresh SDK server for a 2025 session or a sessionless 2025 `initialize`. */
   private async newServer(endpoint: string | undefined) {
     return createGatewayServer(
       this.services,
       endpoint,
-      endpointFace(endpoint, await this.upstreamFace(endpoint)),
+      endpointFace(endpoint, await this.upstreamFace(endpoint, "legacy")),
     );
   }
 
@@ -249,7 +250,7 @@ export class McpEndpoints {
    * the handlers need of the caller comes with each request, in its auth info.
    */
   private async reusedServer(era: "modern" | "legacy", endpoint: string | undefined): Promise<Server> {
-    const face = endpointFace(endpoint, await this.upstreamFace(endpoint));
+    const face = endpointFace(endpoint, await this.upstreamFace(endpoint, era));
     // One face per era and endpoint is kept: an upstream whose identity changes on every probe (a
     // nonce, a timestamp) replaces its idle servers instead of adding a set per answer.
     const slot = `${era}\0${endpoint ?? ""}`;
@@ -275,14 +276,18 @@ export class McpEndpoints {
   }
 
   /**
-   * What `/mcp/{server}` mirrors: the capabilities, identity and instructions the server's last probe
-   * recorded, else (an older catalogue) its warm session's. A thread-scoped, unavailable or unreachable
-   * server offers tools.
+   * What `/mcp/{server}` mirrors to a client of `era`: the capabilities, identity and instructions the
+   * server's last probe recorded — a 2025 client those of the server's 2025 surface, when it speaks
+   * both eras — else (an older catalogue) its warm session's. A thread-scoped, unavailable or
+   * unreachable server offers tools.
    */
-  private async upstreamFace(endpoint: string | undefined): Promise<UpstreamFace | undefined> {
+  private async upstreamFace(
+    endpoint: string | undefined,
+    era: "modern" | "legacy",
+  ): Promise<UpstreamFace | undefined> {
     if (endpoint === undefined) return undefined;
     const entry = (await this.services.deps.directory.snapshot()).byName.get(endpoint);
-    if (entry?.profile) return entry.profile;
+    if (entry?.profile) return era === "legacy" ? (entry.profile.legacy ?? entry.profile) : entry.profile;
     // A per-user server has no connection of its own to ask (each caller's is theirs).
     if (!entry || !isAvailable(entry) || isThreadScoped(entry) || isPerUser(entry.server))
       return { capabilities: {} };

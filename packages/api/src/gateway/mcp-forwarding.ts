@@ -144,8 +144,10 @@ export async function subscribe(
   const session = gateway.services.sessions.byServer(gateway.server);
   if (method === "resources/subscribe") session?.subscriptions.add(uri);
   else session?.subscriptions.delete(uri);
-  // A 2026 upstream has no resources/subscribe (its listen stream carries updates): kept here only.
-  const upstream = entry.profile?.capabilities?.resources as { subscribe?: boolean } | undefined;
+  // A 2026 upstream has no resources/subscribe (its listen stream carries updates): kept here only,
+  // unless it speaks 2025 too (its 2025 surface's subscriptions are made over its 2025 session).
+  const surface = entry.profile?.legacy ?? entry.profile;
+  const upstream = surface?.capabilities?.resources as { subscribe?: boolean } | undefined;
   if (upstream?.subscribe && speaksLegacy(entry))
     await forwardToServer(
       gateway.services.deps,
@@ -252,7 +254,7 @@ function renamed(server: string, key: ListKey, item: Record<string, unknown>): R
   return item;
 }
 
-/** True for a server whose last probe spoke a 2025 revision (or that has no recorded profile yet). */
+/** True for a server whose last probe spoke a 2025 revision, in either era (or that has no recorded profile yet). */
 function speaksLegacy(entry: DirectoryEntry): boolean {
-  return !entry.profile || entry.profile.protocolVersion < "2026-07-28";
+  return !entry.profile || entry.profile.legacy !== undefined || entry.profile.protocolVersion < "2026-07-28";
 }

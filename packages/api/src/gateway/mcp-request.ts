@@ -119,13 +119,22 @@ export function callContext(
   };
 }
 
-/** What every forwarded request carries: the caller's signal, side of the call and principal. */
+/**
+ * What every forwarded request carries: the caller's signal, side of the call and principal, and its
+ * era when 2025 (a dual-era server serves it over its 2025 session).
+ */
 export function forwardOptions(gateway: GatewayServer, ctx: ServerContext) {
   return {
     signal: ctx.mcpReq.signal,
     context: callContext(gateway, ctx),
     principal: callerOf(ctx).principal,
+    ...callerEra(ctx),
   };
+}
+
+/** A 2025 caller's era, as call options carry it (none for a 2026 caller). */
+export function callerEra(ctx: ServerContext): { era?: "legacy" } {
+  return isModern(ctx) ? {} : { era: "legacy" };
 }
 
 /** A request forwarded as it is; the upstream's answer whole. */

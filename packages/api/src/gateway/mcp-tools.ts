@@ -28,6 +28,7 @@ import type { ParkedCall, RoundOutcome } from "./mcp-parking";
 import {
   AUTHORIZATION_ROUND,
   callContext,
+  callerEra,
   callerOf,
   finish,
   type GatewayServer,
@@ -75,6 +76,7 @@ export async function callTool(
       signal,
       context,
       ...withRound(round),
+      ...callerEra(ctx),
     }).catch((error: unknown) => authorizationAnswer(gateway, error, ctx));
   if (!isModern(ctx)) {
     const asked = (ask: UpstreamAsk) => ctx.mcpReq.send(ask as never) as Promise<Record<string, unknown>>;

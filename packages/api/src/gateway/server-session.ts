@@ -8,6 +8,7 @@ import {
   credentialOutcome,
   describeFailure,
   isVerdict,
+  type OpenOptions,
   openFailure,
   openFailureVerdict,
   openSession,
@@ -44,6 +45,12 @@ interface SessionCaller {
    * `per_caller` server's) and whose session; the runner hands a child's requests only to the caller.
    */
   caller?: string | undefined;
+  /**
+   * `legacy`: a dual-era server's 2025 session — a second pooled session, opened with `initialize` and
+   * keyed apart from its 2026 one (a per-user server's is the caller's own, as the 2026 one is). Its
+   * failures are this caller's: the server's status describes the era it negotiated.
+   */
+  era?: "legacy" | undefined;
   /** The session is opened by the gateway itself (to listen), not for a call: its failures mark nothing. */
   quiet?: boolean | undefined;
 }
@@ -130,7 +137,7 @@ async function sessionOf<T>(
   caller: SessionCaller & { purpose: ReachPurpose },
 ): Promise<T> {
   const { server } = entry;
-  const { signal, thread, subject, purpose } = caller;
+  const { signal, thread, subject, purpose, era } = caller;
   const principal = server.transport === "stdio" ? caller.caller : undefined;
   const timeoutMs = server.timeoutSeconds * 1_000;
   // A session of the server's own (not a caller's, not a thread's): what it says outside calls is the server's.
@@ -140,7 +147,9 @@ async function sessionOf<T>(
   // A thread instance's failures are its own: the server's status describes the server, not one thread.
   // An older generation serving while a new one connects is not what the status describes either.
   const markFailed: typeof markServerFailed =
-    thread || caller.quiet || servingOlder(entry.status) !== undefined ? async () => {} : markServerFailed;
+    thread || era || caller.quiet || servingOlder(entry.status) !== undefined
+      ? async () => {}
+      : markServerFailed;
   /** A server's verdict on its status (for a cold open), and the failure this caller gets. */
   const failServer = async (verdict: Verdict, cause?: unknown) => {
     await markFailed(deps, entry, verdict);
@@ -176,8 +185,9 @@ async function sessionOf<T>(
         timeoutMs: Math.min(timeoutMs, 10_000),
         ...(deps.maxMessageBytes ? { maxMessageBytes: deps.maxMessageBytes } : {}),
         // A thread's instance is not the server: its changes are not the catalogue's.
-        ...(deps.changes && !thread ? deps.changes.watch(entry) : {}),
+        ...(deps.changes && !thread ? heard(deps.changes.watch(entry), era) : {}),
         ...(deps.sessionLogs && shared ? { onSessionLog: deps.sessionLogs.listen(entry, secrets) } : {}),
+        ...(era ? { prior: { kind: era } } : {}),
       });
       sessionSecrets.set(session, secrets);
       return session;
@@ -192,8 +202,7 @@ async function sessionOf<T>(
     }
   }
 
-  const base = own ? `${server.id}#@${own}` : server.id;
-  const poolKey = thread ? `${base}#${thread}` : base;
+  const poolKey = sessionKey(server.id, { own, era, thread });
   return deps.pool.use(poolKey, servingGeneration(entry), open, async (pooled) => {
     try {
       return await op(pooled.session, { timeoutMs, broken: pooled.broken, ...(signal ? { signal } : {}) });
@@ -219,6 +228,30 @@ async function sessionOf<T>(
     }
   });
 }
+
+/**
+ * The pool's key of a server's session: `<server id>`, then the caller whose own it is (`#@<caller>`: a
+ * `per_user` server's subject, a stdio server's caller), the era of a dual-era server's 2025 session
+ * (`#~legacy`) and, last, a thread (`#<thread>`: the pool releases a thread's sessions by that suffix).
+ */
+export function sessionKey(
+  serverId: string,
+  { own, era, thread }: { own?: string | undefined; era?: "legacy" | undefined; thread?: string | undefined },
+): string {
+  return `${serverId}${own ? `#@${own}` : ""}${era ? `#~${era}` : ""}${thread ? `#${thread}` : ""}`;
+}
+
+/**
+ * What a server's session hears of it: everything on its one session; on a dual-era server's 2025
+ * session only resource updates (its subscriptions are made there), list changes being its 2026 one's.
+ */
+function heard(watch: Listeners, era: SessionCaller["era"]): Listeners {
+  if (!era) return watch;
+  return watch.onResourceUpdated ? { onResourceUpdated: watch.onResourceUpdated } : {};
+}
+
+/** What a session tells of its server as it lives. */
+type Listeners = Pick<OpenOptions, "onListChanged" | "onResourceUpdated">;
 
 /** Reads of a handed-over server's kept config and status before a call is refused as connecting. */
 const SERVING_READS = 3;
