@@ -77,7 +77,7 @@ async function listen(sessions: LegacySessions, id: string, lastEventId?: string
 /** A read a stream owes from an earlier {@link readFor} that stopped waiting for it. */
 const owed = new WeakMap<
   ReadableStreamDefaultReader<Uint8Array>,
-  Promise<ReadableStreamReadResult<Uint8Array>>
+  ReturnType<ReadableStreamDefaultReader<Uint8Array>["read"]>
 >();
 
 /** What a stream carries within `ms` (or until it ends), as text, and whether it ended. */
