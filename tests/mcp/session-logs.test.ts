@@ -4,22 +4,31 @@
  * each a server of the real stack; 2025 SDK clients listen on `/mcp/{server}` (their GET streams open)
  * with keys scoped to one server or the other.
  *
+ * - only a server whose admin set `relaySessionLogs` is relayed: a tool that logs with the SDK's
+ *   `sendLoggingMessage` during one caller's call puts the line on the same stream, and another caller
+ *   listening hears it only where the admin chose that;
  * - a listener of the server, in scope, hears each line, the credential the server was configured with
- *   scrubbed out; a listener of the other server, or of `/mcp`, with a key scoped to the other server,
- *   hears none;
+ *   scrubbed out; a listener of the other server hears none, and a key whose scope lacks the server
+ *   cannot listen on `/mcp/{server}` at all (404 at connect);
+ * - a revoked key's listener stops hearing within STANDALONE_REAUTH_MS: its stream is closed and its
+ *   client's reconnect is refused;
  * - a listener that set `logging/setLevel` hears only lines at or above its level;
  * - a line past the size bound is dropped; a flood of 1,000 lines is bounded per server (at most the
  *   bucket's burst plus its rate over the flood, the rest counted in a warning), the gateway answers
  *   calls all along, and the other server's listeners still hear theirs;
  * - lines follow the server, not its name: after a rename, a listener on the new name hears them;
  * - a server nobody called is heard too: while clients listen, the gateway keeps a session open to
- *   each shared 2025 server that offers logging.
+ *   each shared 2025 server that offers logging and relays it.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, it } from "vitest";
-import { SESSION_LOG_BURST, SESSION_LOG_RATE } from "../../packages/api/src/gateway/mcp-session-logs";
+import {
+  SESSION_LOG_BURST,
+  SESSION_LOG_RATE,
+  STANDALONE_REAUTH_MS,
+} from "../../packages/api/src/gateway/mcp-session-logs";
 import { type LogUpstream, startLogUpstream } from "../fixtures/log-upstream";
 import { createConnected, type Stack, sleep, startGatewayStack, uniqueName } from "../gateway/helpers";
 import { TEST_ADMIN_TOKEN } from "../support/app";
@@ -44,6 +53,7 @@ describe("session-level upstream logs on /mcp/{server}", () => {
   let upA: LogUpstream;
   let upB: LogUpstream;
   let upCold: LogUpstream | undefined;
+  let upQuiet: LogUpstream | undefined;
   const nameA = uniqueName("logs-a");
   const nameB = uniqueName("logs-b");
   let idA: string;
@@ -95,8 +105,13 @@ describe("session-level upstream logs on /mcp/{server}", () => {
 
   beforeAll(async () => {
     [stack, upA, upB] = await Promise.all([startGatewayStack(), startLogUpstream(), startLogUpstream()]);
-    idA = await createConnected(stack, { name: nameA, url: upA.url, headers: { "x-api-key": SECRET } });
-    await createConnected(stack, { name: nameB, url: upB.url });
+    idA = await createConnected(stack, {
+      name: nameA,
+      url: upA.url,
+      headers: { "x-api-key": SECRET },
+      relaySessionLogs: true,
+    });
+    await createConnected(stack, { name: nameB, url: upB.url, relaySessionLogs: true });
     [keyA, keyB] = await Promise.all([
       createKey(stack, "logs of A", [nameA]),
       createKey(stack, "logs of B", [nameB]),
@@ -107,14 +122,15 @@ describe("session-level upstream logs on /mcp/{server}", () => {
   afterAll(async () => {
     await Promise.allSettled(listeners.map(({ client }) => client.close()));
     await stack?.stop();
-    await Promise.allSettled([upA?.close(), upB?.close(), upCold?.close()]);
+    await Promise.allSettled([upA?.close(), upB?.close(), upCold?.close(), upQuiet?.close()]);
   });
 
-  it("reaches the server's listeners in scope, scrubbed; not another server's, nor an out-of-scope /mcp", {
+  it("reaches the server's listeners in scope, scrubbed; not another server's; a key out of scope cannot listen", {
     timeout: 60_000,
   }, async ({ expect }) => {
     const onB = await listen(`/mcp/${nameB}`, keyB.key);
-    const aggregate = await listen("/mcp", keyB.key);
+    // What keeps A's lines from B's key: it cannot open a session on /mcp/A (404, as if A did not exist).
+    await expect(listen(`/mcp/${nameA}`, keyB.key)).rejects.toThrow(/404/);
     const onA = await listen(`/mcp/${nameA}`, keyA.key);
     // Both servers' listeners hear their own server's lines: their GET streams are open.
     await Promise.all([untilHeard(upA, onA, "ready A"), untilHeard(upB, onB, "ready B")]);
@@ -133,7 +149,57 @@ describe("session-level upstream logs on /mcp/{server}", () => {
     expect(JSON.stringify(onA.heard)).not.toContain(SECRET);
     expect(onB.lines().filter((line) => line.includes("A"))).toEqual([]);
     expect(onB.lines()).toContain("ready B");
-    expect(aggregate.heard).toEqual([]);
+  });
+
+  it("a tool's log line about its caller reaches other listeners only where the admin set relaySessionLogs", {
+    timeout: 60_000,
+  }, async ({ expect }) => {
+    upQuiet = await startLogUpstream();
+    const quiet = uniqueName("logs-quiet");
+    const quietId = await createConnected(stack, { name: quiet, url: upQuiet.url });
+    const shown = await stack.call("GET", `/v1/servers/${quietId}`);
+    expect((shown.body as { relaySessionLogs?: boolean }).relaySessionLogs).toBe(false);
+    const keyQuiet = await createKey(stack, "logs of quiet", [quiet]);
+    const onQuiet = await listen(`/mcp/${quiet}`, keyQuiet.key);
+    const onA = await listen(`/mcp/${nameA}`, keyA.key);
+    await untilHeard(upA, onA, "ready relayed");
+
+    // Caller A's calls: each tool logs about the call with no related request, on the standalone stream.
+    const logged = await stack.callTool(`${quiet}__log_about`, { text: "searching patient X" });
+    expect(logged.status).toBe(200);
+    await waitFor(
+      async () => upQuiet?.openGetStreams ?? 0,
+      (open) => open >= 1,
+      { timeoutMs: 5_000 },
+    );
+    await stack.callTool(`${quiet}__log_about`, { text: "searching patient Y" });
+    expect((await stack.callTool(`${nameA}__log_about`, { text: "searching patient Z" })).status).toBe(200);
+    // With relaySessionLogs (the admin's documented choice), every listener in scope hears it.
+    await waitFor(
+      async () => onA.lines(),
+      (lines) => lines.includes("searching patient Z"),
+      { timeoutMs: 5_000 },
+    );
+    await sleep(SETTLE_MS);
+    expect(onQuiet.heard).toEqual([]);
+  });
+
+  it("a revoked key's listener stops hearing once its stream is due to authenticate again", {
+    timeout: STANDALONE_REAUTH_MS + 45_000,
+  }, async ({ expect }) => {
+    const doomed = await createKey(stack, "logs, revoked", [nameA]);
+    const revoked = await listen(`/mcp/${nameA}`, doomed.key);
+    const kept = await listen(`/mcp/${nameA}`, keyA.key);
+    await Promise.all([untilHeard(upA, revoked, "before the revocation"), untilHeard(upA, kept, "kept")]);
+
+    expect((await stack.call("DELETE", `/v1/keys/${doomed.id}`)).status).toBe(204);
+    await sleep(STANDALONE_REAUTH_MS + 1_000);
+    // The kept key's listener reconnected and hears; the revoked one's reconnect was refused.
+    await untilHeard(upA, kept, "after the revocation");
+    await sleep(SETTLE_MS);
+    expect(kept.lines()).toContain("after the revocation");
+    expect(revoked.lines()).toContain("before the revocation");
+    expect(revoked.lines()).not.toContain("after the revocation");
   });
 
   it("honours each listener's logging/setLevel", { timeout: 30_000 }, async ({ expect }) => {
@@ -226,7 +292,7 @@ describe("session-level upstream logs on /mcp/{server}", () => {
   }, async ({ expect }) => {
     upCold = await startLogUpstream();
     const name = uniqueName("logs-cold");
-    await createConnected(stack, { name, url: upCold.url });
+    await createConnected(stack, { name, url: upCold.url, relaySessionLogs: true });
     const listener = await listen(`/mcp/${name}`, TEST_ADMIN_TOKEN);
     await untilHeard(upCold, listener, "heard with no call");
     expect(listener.lines()).toContain("heard with no call");

@@ -118,6 +118,16 @@ describe("the answers the console reads are exactly their schemas", () => {
       await call("PATCH", `/v1/servers/${stdio.id}`, 200, { isolation: "shared" }),
     );
     expect(patched.isolation).toBe("shared");
+    // An HTTP server relays no out-of-call logs unless the admin says so; the answer shows which.
+    expect(connected.relaySessionLogs).toBe(false);
+    const relaying = exactly(
+      ExactServer,
+      await call("PATCH", `/v1/servers/${http.id}`, 200, { relaySessionLogs: true }),
+    );
+    expect(relaying.relaySessionLogs).toBe(true);
+    expect(exactly(ExactServer, await call("GET", `/v1/servers/${http.id}`, 200)).relaySessionLogs).toBe(
+      true,
+    );
     expect(tools.tools.map((tool) => tool.name)).toEqual(["search"]);
     expect(latency.points).toHaveLength(1);
   });

@@ -97,7 +97,13 @@ export function toServerView(
   const { masked = {}, sealIntact: _intact, unreadable: _unreadable, ...spec } = server;
   switch (spec.transport) {
     case "http":
-      return { ...spec, headers: masked, scope: "project", status: visible };
+      return {
+        ...spec,
+        relaySessionLogs: spec.relaySessionLogs ?? false,
+        headers: masked,
+        scope: "project",
+        status: visible,
+      };
     case "stdio":
       // A server stored before isolation existed is shared.
       return { ...spec, isolation: spec.isolation ?? "shared", env: revealedEnv ?? masked, status: visible };

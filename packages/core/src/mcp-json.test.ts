@@ -281,6 +281,27 @@ describe("parseMcpJson real-world documents", () => {
     );
   });
 
+  it("reads an HTTP entry's relaySessionLogs (the gateway's own key); off when absent", () => {
+    // Prepare
+    const document = {
+      mcpServers: {
+        loud: { url: "https://a.example.com/mcp", relaySessionLogs: true },
+        quiet: { url: "https://b.example.com/mcp" },
+      },
+    };
+
+    // Act
+    const specs = parseMcpJson(document);
+
+    // Assess
+    expect(
+      specs.map((spec) => [spec.name, spec.transport === "http" && spec.relaySessionLogs === true]),
+    ).toEqual([
+      ["loud", true],
+      ["quiet", false],
+    ]);
+  });
+
   it.each([
     [true, false],
     [false, true],

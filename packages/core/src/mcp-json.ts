@@ -33,6 +33,8 @@ const Entry = z.object({
   disabled: z.boolean().optional(),
   /** The gateway's own key: a stdio entry's isolation (`shared`, the default, or `per_caller`). */
   isolation: Isolation.optional(),
+  /** The gateway's own key: an HTTP entry's `relaySessionLogs` (default false). */
+  relaySessionLogs: z.boolean().optional(),
 });
 type Entry = z.infer<typeof Entry>;
 
@@ -132,12 +134,12 @@ function toSpec(name: string, raw: unknown): ServerSpec | string[] {
 
 /** The fields of an entry its kind takes: the other kind's are not carried over. */
 function kindFields(transport: Transport, entry: Entry): Record<string, unknown> {
-  const { command, args, env, url, headers, isolation } = entry;
+  const { command, args, env, url, headers, isolation, relaySessionLogs } = entry;
   switch (transport) {
     case "stdio":
       return { command, args, env, isolation };
     case "http":
-      return { url, headers };
+      return { url, headers, ...(relaySessionLogs === undefined ? {} : { relaySessionLogs }) };
     default:
       return assertNever(transport);
   }

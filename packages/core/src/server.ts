@@ -162,6 +162,10 @@ export const HttpServerSpec = z.strictObject({
   url: HttpUrl,
   headers: RealHeaderMap.default({}),
   auth: UpstreamAuth.optional(),
+  relaySessionLogs: z.boolean().optional().meta({
+    description:
+      "relay the log lines the server sends outside any call to every caller listening on /mcp/{server} whose scope holds it (default false): only for servers whose out-of-call logs are about the server, not a caller — every caller in scope hears them",
+  }),
 });
 
 /** A command-based MCP server spoken to over stdio (run by the stdio runner). */

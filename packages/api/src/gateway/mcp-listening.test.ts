@@ -77,17 +77,26 @@ describe("listenedServers", () => {
     expect(picked).toEqual([]);
   });
 
-  it("picks a 2025 server that offers logging (its GET stream carries its session's lines), not a 2026 one", () => {
+  it("picks a 2025 server that offers logging and relays its logs (its GET stream carries its session's lines), not a 2026 one", () => {
     const logging = { tools: {}, logging: {} };
-    const legacy = entry(http("legacy-logs"), { capabilities: logging });
+    const relaying = { relaySessionLogs: true };
+    const legacy = entry(http("legacy-logs", relaying), { capabilities: logging });
     (legacy.profile as { protocolVersion: string }).protocolVersion = "2025-11-25";
-    const modern = entry(http("modern-logs"), { capabilities: logging });
+    const modern = entry(http("modern-logs", relaying), { capabilities: logging });
     expect([logsOutsideCalls(legacy), logsOutsideCalls(modern)]).toEqual([true, false]);
-    const perUser = entry(http("per-user-logs", { auth: { type: "oauth", mode: "per_user" } }), {
+    const perUser = entry(http("per-user-logs", { ...relaying, auth: { type: "oauth", mode: "per_user" } }), {
       capabilities: logging,
     });
     (perUser.profile as { protocolVersion: string }).protocolVersion = "2025-11-25";
     expect(names(listenedServers([legacy, modern, perUser]))).toEqual(["legacy-logs"]);
+  });
+
+  it("keeps no session open for a server's logs unless its admin set relaySessionLogs", () => {
+    const logging = { tools: {}, logging: {} };
+    const silent = entry(http("unrelayed-logs"), { capabilities: logging });
+    (silent.profile as { protocolVersion: string }).protocolVersion = "2025-11-25";
+    expect(logsOutsideCalls(silent)).toBe(false);
+    expect(names(listenedServers([silent]))).toEqual([]);
   });
 
   it("keeps at most `max`, by name", () => {

@@ -2,8 +2,9 @@
  * Cold upstreams heard: while some MCP client listens, the gateway keeps open the warm session of each
  * server that would announce its list changes to it — the pooled session calls use (its 2025 GET
  * stream or 2026 listen stream carries the server's `list_changed` to the change watcher), opened
- * when cold and touched so it does not idle out. A 2025 server that offers `logging` is kept open too:
- * its GET stream carries what it logs outside calls to its `/mcp/{server}` listeners. Nothing is
+ * when cold and touched so it does not idle out. A 2025 server that offers `logging` and whose admin
+ * set `relaySessionLogs` is kept open too: its GET stream carries what it logs outside calls to its
+ * `/mcp/{server}` listeners. Nothing is
  * polled: a server that announces no changes and logs nothing gets no session.
  */
 import { errorFields, isPerUser } from "@mcpgw/core";
@@ -29,11 +30,14 @@ export function announcesListChanges(entry: DirectoryEntry): boolean {
 }
 
 /**
- * Whether a server's last probe says it may log outside calls where the gateway hears it: a 2025 server
- * offering `logging` (a 2026 server logs only within a request).
+ * Whether what a server logs outside calls is relayed: its admin set `relaySessionLogs` (the gateway
+ * cannot tell a line about the server from one a tool logged about its caller), and its last probe
+ * says it may log where the gateway hears it: a 2025 server offering `logging` (a 2026 server logs
+ * only within a request).
  */
 export function logsOutsideCalls(entry: DirectoryEntry): boolean {
-  const profile = entry.profile;
+  const { profile, server } = entry;
+  if (server.transport !== "http" || server.relaySessionLogs !== true) return false;
   if (!profile || profile.protocolVersion >= "2026-07-28") return false;
   const logging = (profile.capabilities as Record<string, unknown> | undefined)?.logging;
   return logging !== undefined && logging !== null;

@@ -5,10 +5,21 @@
  * and goes to every 2025 session listening on `/mcp/{server}` for that server — matched by id, and
  * only where the session's caller has the server in scope — at or above the level the client set.
  *
- * Bounded, so a flooding upstream costs other tenants nothing: per server a token bucket lets
- * {@link SESSION_LOG_BURST} lines through at once and {@link SESSION_LOG_RATE} a second after; a line
- * longer than {@link MAX_SESSION_LOG_BYTES} is dropped too, and drops are counted in one warning per server a second. Lines are scrubbed of the credentials the
- * session was opened with, as call errors are. Nothing here waits: the session's stream never stalls.
+ * Only a server whose admin set `relaySessionLogs` is listened to at all: a tool that logs with no
+ * related request (the SDK's `sendLoggingMessage` in a handler) puts a line about its caller on the same
+ * stream, and the gateway cannot tell it from the server's own, so relaying is the admin's choice.
+ *
+ * A line goes only to a session whose standalone GET stream is open now (nothing is kept for one that
+ * is not), opened within {@link STANDALONE_REAUTH_MS}: every {@link SWEEP_MS} the streams of relayed
+ * servers' listeners older than that, less a sweep, are closed, so their clients reconnect and
+ * authenticate again — a revoked key, or one whose scope no longer holds the server, hears nothing more.
+ *
+ * Bounded, so a flooding upstream or a client that never reads costs other tenants nothing: per server
+ * a token bucket lets {@link SESSION_LOG_BURST} lines through at once and {@link SESSION_LOG_RATE} a
+ * second after; a line longer than {@link MAX_SESSION_LOG_BYTES} is dropped too, and so is a line for a
+ * session whose stream holds more than {@link MAX_UNREAD_BYTES} its client has not read; drops are
+ * counted in one warning per server a second. Lines are scrubbed of the credentials the session was
+ * opened with, as call errors are. Nothing here waits: the session's stream never stalls.
  */
 import type { Logger } from "@mcpgw/core";
 import { type SessionLogListener, scrubSecrets } from "@mcpgw/upstream";
@@ -18,6 +29,7 @@ import type { DirectoryEntry } from "./directory";
 import { TokenBucket } from "./limits";
 import { atLeast } from "./mcp-request";
 import type { LegacySession } from "./mcp-sessions";
+import { MAX_UNREAD_BYTES } from "./standalone-stream";
 
 /** Session log lines relayed per server, per second on average. */
 export const SESSION_LOG_RATE = 50;
@@ -27,6 +39,12 @@ export const SESSION_LOG_BURST = 50;
 export const MAX_SESSION_LOG_BYTES = 32 * 1024;
 /** Drops are reported at most this often per server. */
 const DROP_REPORT_MS = 1_000;
+/** How long after its GET authenticated a listener's standalone stream is relayed to. */
+export const STANDALONE_REAUTH_MS = 30_000;
+/** How often the streams of relayed servers' listeners are looked at, and closed when that old. */
+export const SWEEP_MS = 5_000;
+/** What a line's SSE framing adds to its params, at most (the JSON-RPC envelope, event id and type). */
+const FRAME_BYTES = 256;
 
 /** Where the listening sessions are. */
 export interface LogListeners {
@@ -38,6 +56,8 @@ interface Drops {
   name: string;
   overRate: number;
   tooLarge: number;
+  /** Lines not sent to a session whose stream held too much unread. */
+  unread: number;
 }
 
 /** Relays what shared upstream sessions log outside calls to their `/mcp/{server}` listeners. */
@@ -45,20 +65,35 @@ export class SessionLogRelay implements UpstreamSessionLogs {
   private readonly buckets = new Map<string, TokenBucket>();
   private readonly drops = new Map<string, Drops>();
   private listeners: LogListeners | undefined;
+  /** The servers whose lines are relayed: their listeners' streams are refreshed. */
+  private readonly relayed = new Set<string>();
 
   constructor(
     private readonly logger: Logger,
     private readonly maxBytes = MAX_SESSION_LOG_BYTES,
   ) {}
 
-  /** Starts telling the sessions of `listeners`. */
+  /** Starts telling the sessions of `listeners`, and refreshing their streams. */
   start(listeners: LogListeners): void {
     this.listeners = listeners;
+    setInterval(() => this.refresh(), SWEEP_MS).unref();
   }
 
   listen(entry: DirectoryEntry, secrets: string[]): SessionLogListener {
     const { id, name } = entry.server;
+    this.relayed.add(id);
     return (params) => this.relay(id, name, params, secrets);
+  }
+
+  /** Closes the streams of relayed servers' listeners that will be too old by the next sweep: they reconnect. */
+  refresh(now = Date.now()): void {
+    const cutoff = now - (STANDALONE_REAUTH_MS - SWEEP_MS);
+    for (const session of this.listeners?.of(undefined) ?? []) {
+      const serverId = session.audience?.serverId;
+      if (!serverId || !this.relayed.has(serverId)) continue;
+      if (session.standalone && session.standalone.openedAt <= cutoff)
+        session.transport.closeStandaloneSSEStream();
+    }
   }
 
   private relay(id: string, name: string, params: Record<string, unknown>, secrets: string[]): void {
@@ -72,13 +107,23 @@ export class SessionLogRelay implements UpstreamSessionLogs {
       return;
     }
     const line = scrubbed(text, params, secrets);
+    const bytes = Buffer.byteLength(text) + FRAME_BYTES;
+    const now = Date.now();
     for (const session of this.listeners?.of(undefined) ?? []) {
-      const { audience, logLevel } = session;
+      const { audience, logLevel, standalone } = session;
       if (audience?.serverId !== id || !inScope(audience.scope, id)) continue;
+      // Only a stream open now, whose caller authenticated lately: nothing is stored for later.
+      if (!standalone || now - standalone.openedAt >= STANDALONE_REAUTH_MS) continue;
       if (logLevel !== undefined && !atLeast(line.level, logLevel)) continue;
+      if (standalone.unreadBytes + bytes > MAX_UNREAD_BYTES) {
+        this.drop(id, name, "unread");
+        continue;
+      }
+      const written = standalone.reserve(bytes);
       void session.server
         .notification({ method: "notifications/message", params: line })
-        .catch(() => undefined);
+        .catch(() => undefined)
+        .finally(written);
     }
   }
 
@@ -94,10 +139,10 @@ export class SessionLogRelay implements UpstreamSessionLogs {
   }
 
   /** Counts a dropped line; the first since the last report schedules the next. */
-  private drop(id: string, name: string, reason: "overRate" | "tooLarge"): void {
+  private drop(id: string, name: string, reason: "overRate" | "tooLarge" | "unread"): void {
     let drops = this.drops.get(id);
     if (!drops) {
-      drops = { name, overRate: 0, tooLarge: 0 };
+      drops = { name, overRate: 0, tooLarge: 0, unread: 0 };
       this.drops.set(id, drops);
       setTimeout(() => this.report(id), DROP_REPORT_MS).unref();
     }
@@ -112,8 +157,10 @@ export class SessionLogRelay implements UpstreamSessionLogs {
       server: drops.name,
       overRate: drops.overRate,
       tooLarge: drops.tooLarge,
+      unread: drops.unread,
       ratePerSecond: SESSION_LOG_RATE,
       maxBytes: this.maxBytes,
+      maxUnreadBytes: MAX_UNREAD_BYTES,
     });
   }
 }

@@ -20,6 +20,12 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
 import type { ServerScope } from "./catalogue";
+import {
+  opensStandaloneStream,
+  type StandaloneStream,
+  streamOfEventId,
+  trackStandalone,
+} from "./standalone-stream";
 
 /** What a 2025 session is bound to and what its client declared at initialize. */
 interface SessionClaims {
@@ -47,6 +53,8 @@ export interface LegacySession {
   subscriptions: Set<string>;
   /** Whose lines a listening client may hear, as its latest request found it. */
   audience?: SessionAudience;
+  /** Its standalone GET stream, while one is open in this process. */
+  standalone?: StandaloneStream;
 }
 
 /**
@@ -102,7 +110,7 @@ export class LegacySessions {
    * names one: served by that session, rebuilt here when this process does not hold it. A session
    * id that is not genuine, or not this caller's on this endpoint, is 404 (the client initializes
    * again). One past the principal's session cap is refused (throws its `rate_limited` AppError).
-   * `audience` is kept on the session, as of this request.
+   * `audience` is kept on the session, as of this request; a GET's standalone stream is tracked on it.
    */
   async handle(
     request: Request,
@@ -123,7 +131,17 @@ export class LegacySessions {
     if (!session) return sessionNotFound();
     session.lastUsed = Date.now();
     if (audience) session.audience = audience;
-    return session.transport.handleRequest(request, { parsedBody, authInfo });
+    const response = await session.transport.handleRequest(request, { parsedBody, authInfo });
+    if (!opensStandaloneStream(request)) return response;
+    return trackStandalone(
+      response,
+      (stream) => {
+        session.standalone = stream;
+      },
+      (stream) => {
+        if (session.standalone === stream) session.standalone = undefined;
+      },
+    );
   }
 
   /** The live sessions of an endpoint in this process. */
@@ -314,8 +332,11 @@ async function replayInitialize(session: LegacySession, params: Record<string, u
 /**
  * A session's recent SSE events, for a client that reconnects with `Last-Event-ID` (2025 resumability):
  * the latest {@link REPLAY_EVENTS} events within {@link REPLAY_BYTES}; older ones are gone, and a
- * reconnect after one of them starts afresh.
+ * reconnect after one of them resumes its stream with those kept (an event id names its stream).
  */
+/** An event id the session's store gives: `<stream id>.<sequence, 12 digits>`. */
+const EVENT_ID = /^[^\s]{1,256}\.\d{12}$/;
+
 function boundedEventStore(): EventStore {
   const events: Array<{ id: string; streamId: string; message: JSONRPCMessage; bytes: number }> = [];
   let bytes = 0;
@@ -331,20 +352,16 @@ function boundedEventStore(): EventStore {
       return id;
     },
     async getStreamIdForEventId(eventId) {
-      return events.find((event) => event.id === eventId)?.streamId;
+      return EVENT_ID.test(eventId) ? streamOfEventId(eventId) : undefined;
     },
     async replayEventsAfter(lastEventId, { send }) {
-      const last = events.find((event) => event.id === lastEventId);
-      if (!last) throw new Error("that event is no longer kept; reconnect without Last-Event-ID");
+      if (!EVENT_ID.test(lastEventId)) throw new Error("not an event id of this session");
+      const streamId = streamOfEventId(lastEventId);
       for (const event of events) {
-        if (
-          event.streamId === last.streamId &&
-          event.id > lastEventId &&
-          Object.keys(event.message).length > 0
-        )
+        if (event.streamId === streamId && event.id > lastEventId && Object.keys(event.message).length > 0)
           await send(event.id, event.message);
       }
-      return last.streamId;
+      return streamId;
     },
   };
 }

@@ -140,9 +140,10 @@ async function sessionOf<T>(
   const { signal, thread, subject, purpose, era } = caller;
   const principal = server.transport === "stdio" ? caller.caller : undefined;
   const timeoutMs = server.timeoutSeconds * 1_000;
-  // A session of the server's own (not a caller's, not a thread's): what it says outside calls is the server's.
+  // A session of the server's own (not a caller's, not a thread's), whose admin chose to relay what it
+  // says outside calls: a tool logging about its caller there cannot be told from the server's own lines.
   const own = subject ?? principal;
-  const shared = !own && !thread && server.transport === "http";
+  const relaysLogs = !own && !thread && server.transport === "http" && server.relaySessionLogs === true;
   let secrets: string[] = [];
   // A thread instance's failures are its own: the server's status describes the server, not one thread.
   // An older generation serving while a new one connects is not what the status describes either.
@@ -186,7 +187,7 @@ async function sessionOf<T>(
         ...(deps.maxMessageBytes ? { maxMessageBytes: deps.maxMessageBytes } : {}),
         // A thread's instance is not the server: its changes are not the catalogue's.
         ...(deps.changes && !thread ? heard(deps.changes.watch(entry), era) : {}),
-        ...(deps.sessionLogs && shared ? { onSessionLog: deps.sessionLogs.listen(entry, secrets) } : {}),
+        ...(deps.sessionLogs && relaysLogs ? { onSessionLog: deps.sessionLogs.listen(entry, secrets) } : {}),
         ...(era ? { prior: { kind: era } } : {}),
       });
       sessionSecrets.set(session, secrets);
