@@ -132,6 +132,8 @@ describe("session-level upstream logs on /mcp/{server}", () => {
     // What keeps A's lines from B's key: it cannot open a session on /mcp/A (404, as if A did not exist).
     await expect(listen(`/mcp/${nameA}`, keyB.key)).rejects.toThrow(/404/);
     const onA = await listen(`/mcp/${nameA}`, keyA.key);
+    // The aggregate endpoint relays no server's session lines, even to a key with A in scope.
+    const aggregate = await listen("/mcp", keyA.key);
     // Both servers' listeners hear their own server's lines: their GET streams are open.
     await Promise.all([untilHeard(upA, onA, "ready A"), untilHeard(upB, onB, "ready B")]);
 
@@ -148,6 +150,7 @@ describe("session-level upstream logs on /mcp/{server}", () => {
     );
     expect(JSON.stringify(onA.heard)).not.toContain(SECRET);
     expect(onB.lines().filter((line) => line.includes("A"))).toEqual([]);
+    expect(aggregate.lines()).toEqual([]);
     expect(onB.lines()).toContain("ready B");
   });
 

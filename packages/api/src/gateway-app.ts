@@ -32,7 +32,10 @@ export function registerGatewayPlane(app: OpenAPIHono<AppEnv>, deps: AppDeps): v
       : new CallerLimits(deps.limits ?? DEFAULT_CALLER_LIMITS, deps.store.rateBudget, deps.logger);
   const endpoints = new McpEndpoints(dataPlane, deps.adminToken, deps.logger, limits);
   changes.start(dataPlane, endpoints);
-  sessionLogs.start(endpoints.services.sessions);
+  sessionLogs.start(endpoints.services.sessions, (serverId) => {
+    const server = dataPlane.directory.cached(serverId)?.server;
+    return server?.transport === "http" && server.relaySessionLogs === true;
+  });
   const client = limits
     ? routeGroup(requireClient, [429], [limitRequests(limits)])
     : routeGroup(requireClient, []);

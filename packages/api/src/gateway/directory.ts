@@ -177,6 +177,11 @@ export class Directory {
     return entry;
   }
 
+  /** Server `id`'s entry in the view as it is now (no read: as stale as the view), if known. */
+  cached(id: string): DirectoryEntry | undefined {
+    return this.current?.byId.get(id);
+  }
+
   /** Makes the next snapshot a fresh one (after this process changed something itself). */
   invalidate(): void {
     this.invalidatedAt = Date.now();

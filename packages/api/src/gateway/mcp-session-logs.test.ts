@@ -27,9 +27,13 @@ function relaying() {
   const relay = new SessionLogRelay(
     createLogger({ sink: (line) => warnings.push(JSON.parse(line) as Record<string, unknown>) }),
   );
-  relay.start(sessions);
+  let relays = true;
+  relay.start(sessions, () => relays);
   const tell = relay.listen(ENTRY, []);
-  return { sessions, relay, tell, warnings };
+  const turnOff = () => {
+    relays = false;
+  };
+  return { sessions, relay, tell, warnings, turnOff };
 }
 
 function post(sessions: LegacySessions, body: Record<string, unknown>, id?: string) {
@@ -99,8 +103,25 @@ async function readFor(reader: ReadableStreamDefaultReader<Uint8Array>, ms: numb
 }
 
 describe("SessionLogRelay", () => {
+  it("relays nothing once the admin turns the setting off, though the session was opened with it on", async () => {
+    const { sessions, relay, tell, turnOff } = relaying();
+    const session = await initialized(sessions);
+    const reader = await listen(sessions, session.id);
+    tell({ level: "info", data: "while on" });
+    expect((await readFor(reader, 300)).text).toContain("while on");
+
+    turnOff();
+    tell({ level: "info", data: "after off" });
+    expect((await readFor(reader, 300)).text).not.toContain("after off");
+    // Nor are its listeners' streams refreshed any more.
+    relay.refresh(Date.now() + STANDALONE_REAUTH_MS);
+    expect((await readFor(reader, 200)).ended).toBe(false);
+    relay.stop();
+    await sessions.close();
+  });
+
   it("queues at most MAX_UNREAD_BYTES for a listener that never reads; the rest is dropped and counted", async () => {
-    const { sessions, tell, warnings } = relaying();
+    const { sessions, relay, tell, warnings } = relaying();
     const session = await initialized(sessions);
     const reader = await listen(sessions, session.id);
     const data = "x".repeat(16 * 1024);
@@ -122,11 +143,12 @@ describe("SessionLogRelay", () => {
     expect(session.standalone?.unreadBytes).toBe(0);
     tell({ level: "info", data: "after reading" });
     expect((await readFor(reader, 500)).text).toContain("after reading");
+    relay.stop();
     await sessions.close();
   });
 
   it("keeps nothing for a session with no open stream: a resumed stream replays no line sent meanwhile", async () => {
-    const { sessions, tell } = relaying();
+    const { sessions, relay, tell } = relaying();
     const session = await initialized(sessions);
     const first = await listen(sessions, session.id);
     tell({ level: "info", data: "while open" });
@@ -145,6 +167,7 @@ describe("SessionLogRelay", () => {
     const replayed = await readFor(resumed, 500);
     expect(replayed.text).toContain("after resuming");
     expect(replayed.text).not.toContain("while nobody listened");
+    relay.stop();
     await sessions.close();
   });
 
@@ -165,6 +188,7 @@ describe("SessionLogRelay", () => {
     Object.defineProperty(opened, "openedAt", { value: Date.now() - STANDALONE_REAUTH_MS });
     tell({ level: "info", data: "too late" });
     expect((await readFor(again, 300)).text).not.toContain("too late");
+    relay.stop();
     await sessions.close();
   });
 });

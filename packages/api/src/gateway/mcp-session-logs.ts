@@ -65,23 +65,34 @@ export class SessionLogRelay implements UpstreamSessionLogs {
   private readonly buckets = new Map<string, TokenBucket>();
   private readonly drops = new Map<string, Drops>();
   private listeners: LogListeners | undefined;
-  /** The servers whose lines are relayed: their listeners' streams are refreshed. */
-  private readonly relayed = new Set<string>();
+  /** Whether a server's admin has its lines relayed now (a setting turned off stops them at once). */
+  private relays: (serverId: string) => boolean = () => false;
+  private sweep: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly logger: Logger,
     private readonly maxBytes = MAX_SESSION_LOG_BYTES,
   ) {}
 
-  /** Starts telling the sessions of `listeners`, and refreshing their streams. */
-  start(listeners: LogListeners): void {
+  /**
+   * Starts telling the sessions of `listeners` the lines of servers `relays` names (asked for each line:
+   * a session opened while the setting was on relays nothing once it is off), and refreshing their streams.
+   */
+  start(listeners: LogListeners, relays: (serverId: string) => boolean): void {
     this.listeners = listeners;
-    setInterval(() => this.refresh(), SWEEP_MS).unref();
+    this.relays = relays;
+    clearInterval(this.sweep);
+    this.sweep = setInterval(() => this.refresh(), SWEEP_MS);
+    this.sweep.unref();
+  }
+
+  /** Stops refreshing streams. */
+  stop(): void {
+    clearInterval(this.sweep);
   }
 
   listen(entry: DirectoryEntry, secrets: string[]): SessionLogListener {
     const { id, name } = entry.server;
-    this.relayed.add(id);
     return (params) => this.relay(id, name, params, secrets);
   }
 
@@ -90,13 +101,14 @@ export class SessionLogRelay implements UpstreamSessionLogs {
     const cutoff = now - (STANDALONE_REAUTH_MS - SWEEP_MS);
     for (const session of this.listeners?.of(undefined) ?? []) {
       const serverId = session.audience?.serverId;
-      if (!serverId || !this.relayed.has(serverId)) continue;
+      if (!serverId || !this.relays(serverId)) continue;
       if (session.standalone && session.standalone.openedAt <= cutoff)
         session.transport.closeStandaloneSSEStream();
     }
   }
 
   private relay(id: string, name: string, params: Record<string, unknown>, secrets: string[]): void {
+    if (!this.relays(id)) return;
     if (!this.admits(id)) {
       this.drop(id, name, "overRate");
       return;

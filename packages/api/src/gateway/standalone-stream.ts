@@ -36,7 +36,8 @@ export interface StandaloneStream {
 export function opensStandaloneStream(request: Request): boolean {
   if (request.method !== "GET") return false;
   const lastEventId = request.headers.get("last-event-id");
-  return lastEventId === null || streamOfEventId(lastEventId) === SDK_STANDALONE_STREAM_ID;
+  // An empty header is none (the SDK opens the standalone stream for it).
+  return !lastEventId || streamOfEventId(lastEventId) === SDK_STANDALONE_STREAM_ID;
 }
 
 /** The stream an event id of the session's event store belongs to. */
@@ -101,8 +102,12 @@ export function trackStandalone(
         queue?.enqueue(value);
       }
       queue?.close();
-    } catch {
-      // The client went away (the queue is cancelled) or the SDK's stream broke: either way it is over.
+    } catch (error) {
+      // The client went away (the queue is cancelled) or the SDK's stream broke: either way it is over,
+      // and the client is told so (an error on a cancelled queue is a no-op).
+      try {
+        queue?.error(error);
+      } catch {}
     } finally {
       end();
     }
