@@ -115,10 +115,15 @@ export async function withServerSession<T>(
 
 /**
  * Marks the server's shared warm session (a call's with no caller of its own: not a `per_user`,
- * `per_caller` or thread session) used now, so it does not idle out; false when it has none.
+ * `per_caller` or thread session) used now — with `era`, a dual-era server's shared 2025 session — so
+ * it does not idle out; false when it has none.
  */
-export function touchServerSession(deps: Pick<GatewayDeps, "pool">, entry: DirectoryEntry): boolean {
-  return deps.pool.touch(entry.server.id, servingGeneration(entry));
+export function touchServerSession(
+  deps: Pick<GatewayDeps, "pool">,
+  entry: DirectoryEntry,
+  era?: "legacy",
+): boolean {
+  return deps.pool.touch(sessionKey(entry.server.id, { era }), servingGeneration(entry));
 }
 
 /**
