@@ -8,8 +8,11 @@
  *   subscriptions, logging the 2026 one lacks), and its `completion/complete`, `resources/subscribe` /
  *   `unsubscribe`, `logging/setLevel` and tool calls reach that surface over a 2025 session — where the
  *   server asks mid-call (an elicitation it only sends in 2025) — while a 2026 client sees and calls the
- *   2026 surface.
+ *   2026 surface; a tool only the 2026 surface has is called over the 2026 session, for either client;
+ * - a server whose 2025 `initialize` hangs still connects, within the probe's deadline.
  */
+
+import { probeUpstream } from "@mcpgw/upstream";
 import {
   Client as ClientV2,
   StreamableHTTPClientTransport as TransportV2,
@@ -121,6 +124,21 @@ describe("dual-era upstreams behind the gateway", () => {
     expect(modernEcho.content).toEqual([{ type: "text", text: "2026: hi" }]);
   });
 
+  it("a 2025 client calls a tool only the 2026 surface has over the 2026 session; one both have over the 2025 one", async ({
+    expect,
+  }) => {
+    const client = await legacyClient();
+
+    const stamped = await client.callTool({ name: "stamp", arguments: {} });
+    const echoed = await client.callTool({ name: "echo", arguments: { text: "both" } });
+
+    expect(stamped.isError).toBeFalsy();
+    expect(stamped.content).toEqual([{ type: "text", text: "2026: stamped" }]);
+    expect(echoed.content).toEqual([{ type: "text", text: "2025: both" }]);
+    // The probe listed the 2025 surface's tools on the 2025 session it opened.
+    expect(split.methods.legacy["tools/list"]).toBeGreaterThanOrEqual(1);
+  });
+
   it("a 2025 client is asked what the server asks only in its 2025 surface (elicitation by server request)", async ({
     expect,
   }) => {
@@ -146,4 +164,57 @@ describe("dual-era upstreams behind the gateway", () => {
     expect(split.methods.legacy["resources/subscribe"]).toBe(1);
     expect(split.methods.legacy["resources/unsubscribe"]).toBe(1);
   });
+});
+
+describe("probing a 2026 server whose 2025 initialize hangs", () => {
+  /** The probe's deadline here, and how long the server takes to list its 2026 tools (over half of it). */
+  const DEADLINE_MS = 4_000;
+  const LIST_DELAY_MS = 2_500;
+  let hanging: SplitEraUpstream;
+
+  beforeAll(async () => {
+    hanging = await startSplitEraUpstream({ hangLegacyInitialize: true, modernListDelayMs: LIST_DELAY_MS });
+  });
+
+  afterAll(async () => {
+    await hanging?.close();
+  });
+
+  it("connects it in 2026 within the probe's deadline, with no 2025 surface, though its listing takes over half of it", async ({
+    expect,
+  }) => {
+    const started = performance.now();
+
+    const result = await probeUpstream({ url: hanging.url, headers: {} }, { fetch, deadlineMs: DEADLINE_MS });
+
+    const elapsedMs = performance.now() - started;
+    expect(result).toMatchObject({ ok: true, toolCount: 3, profile: { protocolVersion: "2026-07-28" } });
+    expect(result.ok && "profile" in result && result.profile).not.toHaveProperty("legacy");
+    expect(hanging.methods.legacy.initialize).toBe(1);
+    // The 2025 attempt had half the deadline, alongside the listing (not before it).
+    expect(elapsedMs).toBeLessThan(DEADLINE_MS * 0.8);
+  }, 20_000);
+
+  it("as a check, keeps the 2025 surface it knew when the 2025 attempt got no answer, so the profile is unchanged", async ({
+    expect,
+  }) => {
+    const known = { protocolVersion: "2025-11-25", capabilities: { logging: {} }, tools: ["echo"] };
+    const seen: unknown[] = [];
+
+    const result = await probeUpstream(
+      { url: hanging.url, headers: {} },
+      {
+        fetch,
+        deadlineMs: DEADLINE_MS,
+        previousLegacy: async () => known,
+        listToolsIf: (profile) => {
+          seen.push(profile?.legacy);
+          return false;
+        },
+      },
+    );
+
+    expect(result).toMatchObject({ ok: true, alive: true, profile: { legacy: known } });
+    expect(seen).toEqual([known]);
+  }, 20_000);
 });

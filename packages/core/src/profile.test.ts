@@ -3,6 +3,7 @@ import {
   boundedFace,
   MAX_DISCOVER_BYTES,
   MAX_INSTRUCTIONS_CHARS,
+  MAX_LEGACY_TOOLS,
   MAX_PROFILE_OBJECT_BYTES,
   profileDigest,
   profileEras,
@@ -121,6 +122,26 @@ describe("toServerProfile", () => {
     expect(ServerProfile.safeParse(kept).success).toBe(true);
     expect(unusable).toEqual(profile);
     expect(profileDigest(kept)).not.toBe(profileDigest(unusable));
+  });
+});
+
+describe("toServerProfile: a 2025 surface's tool names", () => {
+  it("keeps them bounded: names past the spec's length left out, the first MAX_LEGACY_TOOLS kept", () => {
+    const legacy = { protocolVersion: "2025-11-25", capabilities: { tools: {} } };
+    const many = Array.from({ length: MAX_LEGACY_TOOLS + 5 }, (_, i) => `t${i}`);
+
+    const kept = toServerProfile({
+      ...profile,
+      legacy: { ...legacy, tools: ["echo", "x".repeat(129), 7, "y"] },
+    });
+    const capped = toServerProfile({ ...profile, legacy: { ...legacy, tools: many } });
+    const unlisted = toServerProfile({ ...profile, legacy });
+
+    expect(kept?.legacy?.tools).toEqual(["echo", "y"]);
+    expect(ServerProfile.safeParse(kept).success).toBe(true);
+    expect(capped?.legacy?.tools).toEqual(many.slice(0, MAX_LEGACY_TOOLS));
+    expect(ServerProfile.safeParse(capped).success).toBe(true);
+    expect(unlisted?.legacy).not.toHaveProperty("tools");
   });
 });
 

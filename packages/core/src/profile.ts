@@ -11,6 +11,11 @@ export const MAX_PROFILE_OBJECT_BYTES = 64 * 1024;
 /** The largest `server/discover` answer kept, as JSON bytes (it repeats capabilities, identity, instructions). */
 export const MAX_DISCOVER_BYTES = 256 * 1024;
 
+/** The most 2025 tool names a dual-era server's profile keeps (its 2025 surface's tools, by name). */
+export const MAX_LEGACY_TOOLS = 1_000;
+/** The longest tool name kept in a profile (the spec's own limit on tool names). */
+export const MAX_TOOL_NAME_CHARS = 128;
+
 /** A protocol revision: a date (`2025-11-25`) or a word (`DRAFT-2026-v1`); no spaces, at most 32 characters. */
 export const PROTOCOL_VERSION = /^(?:[0-9]{4}-[0-9]{2}-[0-9]{2}|[A-Za-z][A-Za-z0-9._-]*)$/;
 export const ProtocolVersion = z.string().max(MAX_PROTOCOL_VERSION_CHARS).regex(PROTOCOL_VERSION);
@@ -55,7 +60,10 @@ export type EraSurface = z.infer<typeof EraSurface>;
  */
 export const ServerProfile = EraSurface.extend({
   discover: jsonObject(MAX_DISCOVER_BYTES).optional(),
-  legacy: EraSurface.optional(),
+  /** The 2025 surface, with the names of the tools it lists (a 2025 client's call goes there only for those). */
+  legacy: EraSurface.extend({
+    tools: z.array(z.string().max(MAX_TOOL_NAME_CHARS)).max(MAX_LEGACY_TOOLS).optional(),
+  }).optional(),
 });
 export type ServerProfile = z.infer<typeof ServerProfile>;
 
@@ -73,7 +81,7 @@ export function profileEras(profile: ServerProfile): string[] {
  * The profile to keep of what a session reported, leniently: undefined only when its revision or its
  * capabilities are unusable; instructions past {@link MAX_INSTRUCTIONS_CHARS} are cut short, and a
  * `serverInfo` or `discover` that is not a bounded JSON object is left out, as is a `legacy` surface
- * that is unusable. Unknown keys are dropped.
+ * that is unusable (a usable one keeps its bounded tool names). Unknown keys are dropped.
  */
 export function toServerProfile(reported: unknown): ServerProfile | undefined {
   const surface = toEraSurface(reported);
@@ -83,8 +91,21 @@ export function toServerProfile(reported: unknown): ServerProfile | undefined {
   const discover = ServerProfile.shape.discover.safeParse(raw.discover);
   if (discover.success && discover.data) profile.discover = discover.data;
   const legacy = toEraSurface(raw.legacy);
-  if (legacy) profile.legacy = legacy;
+  if (legacy) profile.legacy = { ...legacy, ...legacyTools(raw.legacy) };
   return profile;
+}
+
+/**
+ * A 2025 surface's tool names, bounded: names past {@link MAX_TOOL_NAME_CHARS} (no tool the spec allows)
+ * left out, the first {@link MAX_LEGACY_TOOLS} kept; none when it reported no list.
+ */
+function legacyTools(reported: unknown): { tools?: string[] } {
+  const { tools } = reported as { tools?: unknown };
+  if (!Array.isArray(tools)) return {};
+  const names = tools.filter(
+    (name): name is string => typeof name === "string" && name.length <= MAX_TOOL_NAME_CHARS,
+  );
+  return { tools: names.slice(0, MAX_LEGACY_TOOLS) };
 }
 
 /** One era's surface, bounded as {@link toServerProfile} keeps it (undefined when unusable). */

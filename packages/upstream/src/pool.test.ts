@@ -15,6 +15,30 @@ function fakeSession() {
 }
 
 describe("SessionPool", () => {
+  it("releases a thread's sessions by its URI-encoded id, as the gateway keys them", async () => {
+    const pool = new SessionPool();
+    const thread = fakeSession();
+    const other = fakeSession();
+    await pool.use(
+      "s1#@user%3Aada#user%3Aada%2Ft1",
+      1,
+      async () => thread.session,
+      async () => undefined,
+    );
+    await pool.use(
+      "s1#@user%3Aada",
+      1,
+      async () => other.session,
+      async () => undefined,
+    );
+
+    expect(pool.releaseThread("user:ada/t1")).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(thread.state.closed).toBe(true);
+    expect(other.state.closed).toBe(false);
+    pool.close();
+  });
+
   it("a newer generation's session leaves calls on the old one to finish there, then closes it", async () => {
     const pool = new SessionPool();
     const old = fakeSession();

@@ -90,11 +90,11 @@ export class SessionPool {
   }
 
   /**
-   * Closes every session of thread `threadId` (keyed `<serverId>#<threadId>`) at once, in use or not:
-   * the thread was closed, its instances are gone. Returns how many there were.
+   * Closes every session of thread `threadId` (keyed `<serverId>…#<threadId>`, the id URI-encoded) at
+   * once, in use or not: the thread was closed, its instances are gone. Returns how many there were.
    */
   releaseThread(threadId: string): number {
-    const suffix = `#${threadId}`;
+    const suffix = `#${encodeURIComponent(threadId)}`;
     let released = 0;
     for (const serverKey of [...this.entries.keys()]) {
       if (serverKey.endsWith(suffix) && this.evict(serverKey, undefined, new Error("thread closed")))

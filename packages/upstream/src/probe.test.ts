@@ -1,7 +1,9 @@
+import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
+import { DeadlineError } from "./classify-failure";
 import { linkedUpstream } from "./linked-upstream";
-import { probeUpstream } from "./probe";
+import { legacyVerdict, probeUpstream } from "./probe";
 import type { UpstreamTarget } from "./session";
 
 const target: UpstreamTarget = {
@@ -84,5 +86,30 @@ describe("probeUpstream over a linked in-memory session", () => {
     const result = await probeUpstream(target, { fetch, open });
 
     expect(result).toMatchObject({ ok: false, error: expect.stringContaining("already returned") });
+  });
+});
+
+describe("legacyVerdict: what a failed 2025 attempt on a 2026 server means", () => {
+  const fetchFailed = (code: string) =>
+    Object.assign(new TypeError("fetch failed"), { cause: Object.assign(new Error(code), { code }) });
+
+  it("no 2025 only when the server said so: an HTTP 4xx, a JSON-RPC error", () => {
+    expect(legacyVerdict(new StreamableHTTPError(404, "Not Found"))).toBe("refused");
+    expect(legacyVerdict(new StreamableHTTPError(400, "Bad Request: unsupported protocol version"))).toBe(
+      "refused",
+    );
+    expect(legacyVerdict(new McpError(ErrorCode.MethodNotFound, "initialize"))).toBe("refused");
+    expect(legacyVerdict(new Error("connect failed", { cause: new McpError(-32602, "bad version") }))).toBe(
+      "refused",
+    );
+  });
+
+  it("unknown when it said nothing: a timeout, a reset, a closed connection, a 5xx — the check keeps what it knew", () => {
+    expect(legacyVerdict(new DeadlineError("no 2025 answer within 5 s"))).toBe("unknown");
+    expect(legacyVerdict(new McpError(ErrorCode.RequestTimeout, "Request timed out"))).toBe("unknown");
+    expect(legacyVerdict(new McpError(ErrorCode.ConnectionClosed, "Connection closed"))).toBe("unknown");
+    expect(legacyVerdict(fetchFailed("ECONNRESET"))).toBe("unknown");
+    expect(legacyVerdict(new StreamableHTTPError(503, "Service Unavailable"))).toBe("unknown");
+    expect(legacyVerdict(new Error("socket hang up"))).toBe("unknown");
   });
 });

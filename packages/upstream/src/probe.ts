@@ -4,6 +4,7 @@ import {
   DeadlineError,
   describeFailure,
   isRefusedAnswer,
+  refusalStatus,
   scrubSecrets,
 } from "./classify-failure";
 import { isMessageTooLarge, tooLargeText } from "./limits";
@@ -14,6 +15,7 @@ import {
   openSession,
   profileOf,
   type SessionOpener,
+  surfaceOf,
   type UpstreamSession,
   type UpstreamTarget,
 } from "./session";
@@ -35,6 +37,12 @@ export interface ProbeOptions {
    * {@link AliveResult}.
    */
   listToolsIf?: (profile: ServerProfile | undefined) => boolean;
+  /**
+   * A check's memory of the server's 2025 surface (the stored profile's `legacy`): what the profile keeps
+   * when this attempt's 2025 `initialize` neither answered nor was refused (a timeout, a reset), so a
+   * flaky answer changes nothing. Called only then.
+   */
+  previousLegacy?: () => Promise<unknown>;
 }
 
 /** A liveness check's success: the server answered, nothing was listed. */
@@ -56,11 +64,11 @@ export type ProbeResult =
   | AliveResult;
 
 /**
- * One connection attempt: connect in the server's era (`server/discover`, else initialize) — a server
- * that answered in 2026 is also tried in 2025 (`initialize`, within half the deadline), and the profile
- * records that era's surface when it answers — + tools/list over every page (unless `listToolsIf`
- * spares it), within the deadline. Never throws:
- * a failure comes back classified, its text scrubbed of the target's header values.
+ * One connection attempt: connect in the server's era (`server/discover`, else initialize) + tools/list
+ * over every page (unless `listToolsIf` spares it), within the deadline — and, for a server that answered
+ * in 2026, alongside it a 2025 `initialize` + tools/list ({@link legacySurface}, bounded apart), whose
+ * surface and tool names the profile records when it answers; its failure never fails the probe. Never
+ * throws: a failure comes back classified, its text scrubbed of the target's header values.
  */
 export async function probeUpstream(target: UpstreamTarget, options: ProbeOptions): Promise<ProbeResult> {
   const deadlineMs = options.deadlineMs ?? PROBE_DEADLINE_MS;
@@ -73,7 +81,6 @@ export async function probeUpstream(target: UpstreamTarget, options: ProbeOption
   const at = new Date().toISOString();
   const open = options.open ?? openSession;
   let session: UpstreamSession | undefined;
-  let legacy: UpstreamSession | undefined;
   try {
     const signal = controller.signal;
     const openOptions: OpenOptions = {
@@ -84,15 +91,26 @@ export async function probeUpstream(target: UpstreamTarget, options: ProbeOption
     };
     session = await open(target, openOptions);
     const latencyMs = Math.round(performance.now() - started);
+    const left = deadlineMs - (performance.now() - started);
     // The deployment's own runner fronts one child with both faces: nothing more to learn there.
-    if (session.era === "modern" && !target.internal)
-      legacy = await legacySurface(open, target, { ...openOptions, timeoutMs: deadlineMs / 2 });
-    const profile = profileOf(session, legacy);
-    if (options.listToolsIf && !options.listToolsIf(profile)) {
-      if (session.era === "legacy") await session.client.ping({ signal, timeout: deadlineMs });
-      return { ok: true, alive: true, at, latencyMs, ...(profile ? { profile } : {}) };
+    const legacy: Promise<unknown> =
+      session.era === "modern" && !target.internal
+        ? legacySurface(open, target, openOptions, Math.min(deadlineMs / 2, left)).then((found) =>
+            found === "unknown" ? options.previousLegacy?.().catch(() => undefined) : found,
+          )
+        : Promise.resolve(undefined);
+    if (options.listToolsIf) {
+      const profile = profileOf(session, await legacy);
+      if (!options.listToolsIf(profile)) {
+        if (session.era === "legacy") await session.client.ping({ signal, timeout: deadlineMs });
+        return { ok: true, alive: true, at, latencyMs, ...(profile ? { profile } : {}) };
+      }
     }
-    const tools = await listAllTools(session, { signal, timeoutMs: deadlineMs });
+    const [tools, surface] = await Promise.all([
+      listAllTools(session, { signal, timeoutMs: deadlineMs }),
+      legacy,
+    ]);
+    const profile = profileOf(session, surface);
     return { ok: true, at, latencyMs, toolCount: tools.length, tools, ...(profile ? { profile } : {}) };
   } catch (error) {
     const cause = controller.signal.aborted ? controller.signal.reason : error;
@@ -109,25 +127,69 @@ export async function probeUpstream(target: UpstreamTarget, options: ProbeOption
     };
   } finally {
     clearTimeout(timer);
-    await Promise.all([session?.close(), legacy?.close()]);
+    await session?.close();
   }
 }
 
 /**
- * A 2025 session with a server that answered in 2026, when it also speaks 2025 (`initialize`); a
- * refusal, an error or no answer within `options.timeoutMs` means it does not (undefined).
+ * A server's 2025 surface (what its `initialize` said, and the names of the tools its 2025 session
+ * lists, every page), tried on a server that answered in 2026 within `boundMs` on a signal of its own
+ * (the probe's deadline aborts it too): `refused` when the server said it does not speak 2025
+ * ({@link legacyVerdict}), `unknown` when it did not say (a timeout, a reset). Never throws.
  */
 async function legacySurface(
   open: SessionOpener,
   target: UpstreamTarget,
   options: OpenOptions,
-): Promise<UpstreamSession | undefined> {
+  boundMs: number,
+): Promise<LegacySurface | "refused" | "unknown"> {
+  const controller = new AbortController();
+  const timer = setTimeout(
+    () => controller.abort(new DeadlineError(`no 2025 answer within ${boundMs / 1000} s`)),
+    boundMs,
+  );
+  const signal = options.signal ? AbortSignal.any([options.signal, controller.signal]) : controller.signal;
+  let session: UpstreamSession | undefined;
   try {
-    const session = await open(target, { ...options, prior: { kind: "legacy" } });
-    if (session.era === "legacy") return session;
-    await session.close();
-  } catch {
-    // Not a 2025 server as well: its 2026 surface is all there is.
+    session = await open(target, { ...options, signal, timeoutMs: boundMs, prior: { kind: "legacy" } });
+    if (session.era !== "legacy") return "refused";
+    const listed = session.client.getServerCapabilities()?.tools
+      ? await listAllTools(session, { signal, timeoutMs: boundMs })
+      : [];
+    return { ...surfaceOf(session), tools: listed.map((tool) => tool.name) };
+  } catch (error) {
+    return signal.aborted ? "unknown" : legacyVerdict(error);
+  } finally {
+    clearTimeout(timer);
+    await session?.close();
+  }
+}
+
+/** A 2025 surface as {@link legacySurface} found it (unbounded: {@link profileOf} bounds it). */
+type LegacySurface = ReturnType<typeof surfaceOf> & { tools: string[] };
+
+/**
+ * What a failed 2025 attempt on a server that speaks 2026 means: `refused` — it does not speak 2025 —
+ * only when the server said so (an HTTP 4xx, a JSON-RPC error); anything else (a timeout, a reset, a
+ * 5xx) is `unknown`: a check then keeps what it knew, so a flaky answer does not change the profile.
+ */
+export function legacyVerdict(error: unknown): "refused" | "unknown" {
+  const status = refusalStatus(error);
+  if (status !== undefined) return status >= 400 && status < 500 ? "refused" : "unknown";
+  return rpcErrorCode(error) === undefined ? "unknown" : "refused";
+}
+
+/** The SDK's own codes for a closed connection and a request that timed out: not the server's answer. */
+const LOCAL_RPC_CODES = new Set([-32000, -32001]);
+
+/** The code of a JSON-RPC error the server answered with, anywhere in the error's causes. */
+function rpcErrorCode(error: unknown): number | undefined {
+  let link: unknown = error;
+  for (let depth = 0; link && typeof link === "object" && depth < 8; depth++) {
+    const { code, cause } = link as { code?: unknown; cause?: unknown };
+    if (Number.isInteger(code) && !LOCAL_RPC_CODES.has(code as number) && (code as number) < 0)
+      return code as number;
+    link = cause;
   }
   return undefined;
 }

@@ -265,19 +265,20 @@ function isLegacyOnlyRefusal(error: unknown): boolean {
 
 /**
  * What a session learned of its server — protocol revision, capabilities, identity, instructions,
- * its `server/discover` answer — and what a `legacy` (2025) session with the same server learned of
- * that era, bounded as the catalogue keeps it (undefined when unusable).
+ * its `server/discover` answer — and what a 2025 session with the same server learned of that era
+ * (`legacy`: {@link surfaceOf} and its tool names), bounded as the catalogue keeps it (undefined when
+ * unusable).
  */
-export function profileOf(session: UpstreamSession, legacy?: UpstreamSession): ServerProfile | undefined {
+export function profileOf(session: UpstreamSession, legacy?: unknown): ServerProfile | undefined {
   return toServerProfile({
     ...surfaceOf(session),
     discover: session.discover,
-    ...(legacy ? { legacy: surfaceOf(legacy) } : {}),
+    ...(legacy ? { legacy } : {}),
   });
 }
 
 /** What a session's server says of itself in the session's era (unbounded: {@link profileOf} bounds it). */
-function surfaceOf(session: UpstreamSession) {
+export function surfaceOf(session: UpstreamSession) {
   return {
     protocolVersion: session.protocolVersion,
     capabilities: session.client.getServerCapabilities() ?? {},

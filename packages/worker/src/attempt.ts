@@ -33,6 +33,8 @@ export interface AttemptDeps {
   openSession?: SessionOpener;
   /** The probe itself (default {@link probeUpstream}); unit tests may wrap it to shape its result. */
   probe?: typeof probeUpstream;
+  /** A check's memory of the server's 2025 surface (see {@link ProbeOptions.previousLegacy}). */
+  previousLegacy?: ProbeOptions["previousLegacy"];
 }
 
 /**
@@ -68,6 +70,7 @@ export async function attemptTarget(
       ...(deps.maxMessageBytes ? { maxMessageBytes: deps.maxMessageBytes } : {}),
       ...(deps.openSession ? { open: deps.openSession } : {}),
       ...(listToolsIf ? { listToolsIf } : {}),
+      ...(listToolsIf && deps.previousLegacy ? { previousLegacy: deps.previousLegacy } : {}),
     });
     return await Promise.race([probe, forced]);
   } finally {

@@ -117,13 +117,15 @@ export async function processJob(deps: WorkerDeps, job: Job, jobId?: string): Pr
       ? (reported: ServerProfile | undefined) =>
           profileDigest(reported && toServerProfile(reported)) !== listed
       : undefined;
+  // A check whose 2025 attempt got no answer keeps the 2025 surface it listed last (read only then).
+  const previousLegacy = async () => (await store.statuses.getCatalog(job.serverId))?.profile?.legacy;
   const probe = () =>
     target
       ? probeServer(
           {
             ...deps,
             credentials: store.upstreamCredentials,
-            attempt: (ready, only) => attemptTarget(ready, deps, only),
+            attempt: (ready, only) => attemptTarget(ready, { ...deps, previousLegacy }, only),
           },
           { ...target, name: plain.name },
           listToolsIf,

@@ -76,7 +76,7 @@ export async function callGatewayTool(
         ...(options.signal ? { signal: options.signal } : {}),
         ...(thread ? { thread } : {}),
         ...caller,
-        ...sessionEra(entry, options.era),
+        ...sessionEra(entry, options.era, tool.name),
       },
     );
   try {
@@ -174,9 +174,14 @@ function sessionCaller(
   };
 }
 
-/** The session a caller of `era` is served over: a dual-era server's 2025 one for a 2025 caller, else its one. */
-function sessionEra(entry: DirectoryEntry, era: CallerOptions["era"]): { era?: "legacy" } {
-  return era && entry.profile?.legacy ? { era } : {};
+/**
+ * The session a caller of `era` is served over: a dual-era server's 2025 one for a 2025 caller — for a
+ * tool call, only when its 2025 surface lists the tool — else its one (which serves 2025 callers too).
+ */
+function sessionEra(entry: DirectoryEntry, era: CallerOptions["era"], tool?: string): { era?: "legacy" } {
+  const legacy = entry.profile?.legacy;
+  if (!era || !legacy) return {};
+  return tool === undefined || legacy.tools?.includes(tool) ? { era } : {};
 }
 
 function forwarded(

@@ -88,7 +88,7 @@ export class ChangeWatcher implements UpstreamChanges {
     } catch {
       return; // The directory logs its own failures; the next tick looks again.
     }
-    this.listening?.keep(snapshot.byId.values());
+    this.listening?.keep(snapshot.byId.values(), endpoints.holdingUpstreamState());
     const first = this.seen.size === 0;
     const current = new Map(
       [...snapshot.byId.values()].map((entry) => [entry.server.id, fingerprint(entry)]),

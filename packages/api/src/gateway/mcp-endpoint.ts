@@ -173,6 +173,18 @@ export class McpEndpoints {
   }
 
   /**
+   * The servers (`/mcp/{server}` names) on which some 2025 session in this process holds a resource
+   * subscription or a log level: what the server's upstream session keeps for it must not idle out.
+   */
+  holdingUpstreamState(): Set<string> {
+    const holding = new Set<string>();
+    for (const session of this.services.sessions.of(undefined))
+      if (session.endpoint !== "" && (session.subscriptions.size > 0 || session.logLevel !== undefined))
+        holding.add(session.endpoint);
+    return holding;
+  }
+
+  /**
    * True while some client in this process listens for changes (a listen stream or a 2025 session),
    * or spoke lately and may be about to.
    */

@@ -1,7 +1,20 @@
-import { type PlainServer, parseServerSpec, type ServerState, type StoredStatus } from "@mcpgw/core";
+import {
+  createLogger,
+  type PlainServer,
+  parseServerSpec,
+  type ServerState,
+  type StoredStatus,
+} from "@mcpgw/core";
+import { SessionPool, type UpstreamSession } from "@mcpgw/upstream";
 import { describe, expect, it } from "vitest";
 import type { DirectoryEntry } from "./directory";
-import { announcesListChanges, listenedServers, logsOutsideCalls } from "./mcp-listening";
+import {
+  announcesListChanges,
+  keepsLegacySession,
+  listenedServers,
+  logsOutsideCalls,
+  UpstreamListening,
+} from "./mcp-listening";
 
 const TOOLS_CHANGE = { tools: { listChanged: true } };
 
@@ -102,5 +115,49 @@ describe("listenedServers", () => {
   it("keeps at most `max`, by name", () => {
     const many = ["d", "b", "e", "a", "c"].map((name) => entry(http(name)));
     expect(names(listenedServers(many, 3))).toEqual(["a", "b", "c"]);
+  });
+});
+
+describe("a dual-era server's 2025 session, while a 2025 client holds state there", () => {
+  const legacy = { protocolVersion: "2025-11-25", capabilities: { resources: { subscribe: true } } };
+  const dual = (name: string, more: Record<string, unknown> = {}) => {
+    const made = entry(http(name, more), { capabilities: { tools: {} } });
+    return { ...made, profile: { ...made.profile, legacy } } as DirectoryEntry;
+  };
+
+  it("is kept for a shared dual-era server some 2025 client holds a subscription or level on", () => {
+    const holding = new Set(["dual", "per-user", "plain"]);
+
+    expect(keepsLegacySession(dual("dual"), holding)).toBe(true);
+    expect(keepsLegacySession(dual("idle"), holding)).toBe(false);
+    expect(keepsLegacySession(entry(http("plain")), holding)).toBe(false);
+    expect(keepsLegacySession(dual("per-user", { auth: { type: "oauth", mode: "per_user" } }), holding)).toBe(
+      false,
+    );
+  });
+
+  it("does not idle out while the watcher keeps it; an unheld one does", async () => {
+    const pool = new SessionPool(300);
+    const closed = new Set<string>();
+    const session = (key: string) =>
+      ({ client: {}, close: async () => void closed.add(key) }) as unknown as UpstreamSession;
+    const held = dual("held");
+    const unheld = dual("unheld");
+    for (const key of ["id-held#~legacy", "id-unheld#~legacy"])
+      await pool.use(
+        key,
+        1,
+        async () => session(key),
+        async () => undefined,
+      );
+    const listening = new UpstreamListening({ pool, logger: createLogger({ level: "error" }) } as never);
+
+    for (let tick = 0; tick < 20; tick++) {
+      listening.keep([held, unheld], new Set(["held"]));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+
+    expect([...closed]).toEqual(["id-unheld#~legacy"]);
+    pool.close();
   });
 });

@@ -64,6 +64,18 @@ export function listenedServers(
   return listened.sort((a, b) => a.server.name.localeCompare(b.server.name)).slice(0, max);
 }
 
+/**
+ * Whether a server's shared 2025 session is kept from idling out: the server speaks both eras, is
+ * shared (not `per_user`, not a thread's), and some 2025 client on `/mcp/{server}` holds state there —
+ * a resource subscription or a log level (`holding`: those servers' names) — which the upstream keeps
+ * only while that session lives.
+ */
+export function keepsLegacySession(entry: DirectoryEntry, holding: ReadonlySet<string>): boolean {
+  const { server } = entry;
+  if (!entry.profile?.legacy || !holding.has(server.name)) return false;
+  return server.enabled && !isPerUser(server) && !isThreadScoped(entry);
+}
+
 /** Keeps the listened servers' sessions open while `keep` is called (every watcher tick). */
 export class UpstreamListening {
   /** Servers whose session is being opened now. */
@@ -77,10 +89,15 @@ export class UpstreamListening {
    * Keeps the warm session of each of `entries` that {@link listenedServers} picks from idling out,
    * and opens the cold ones, at most {@link OPENS_AT_ONCE} at a time; a server whose open failed waits
    * {@link RETRY_AFTER_FAILURE_MS}. Servers no longer picked are let go: their sessions idle out, or the
-   * pool drops them when the server is deleted, disabled or reconnected.
+   * pool drops them when the server is deleted, disabled or reconnected. A dual-era server's warm 2025
+   * session is kept too while a 2025 client holds a subscription or log level there ({@link
+   * keepsLegacySession}: `holding` names those servers); it is never opened here.
    */
-  keep(entries: Iterable<DirectoryEntry>): void {
-    const listened = listenedServers(entries);
+  keep(entries: Iterable<DirectoryEntry>, holding: ReadonlySet<string> = new Set()): void {
+    const all = [...entries];
+    for (const entry of all)
+      if (keepsLegacySession(entry, holding)) touchServerSession(this.deps, entry, "legacy");
+    const listened = listenedServers(all);
     const ids = new Set(listened.map((entry) => entry.server.id));
     const now = Date.now();
     for (const [id, at] of this.failedAt)

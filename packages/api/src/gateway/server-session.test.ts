@@ -15,9 +15,9 @@ describe("sessionKey", () => {
     expect(keys).toEqual([
       "s1",
       "s1#~legacy",
-      "s1#@user:ada",
-      "s1#@user:ada#~legacy",
-      "s1#@user:bob#~legacy",
+      "s1#@user%3Aada",
+      "s1#@user%3Aada#~legacy",
+      "s1#@user%3Abob#~legacy",
     ]);
   });
 
@@ -26,5 +26,20 @@ describe("sessionKey", () => {
 
     expect(key.split("#")[0]).toBe("s1");
     expect(key.endsWith("#t1")).toBe(true);
+  });
+
+  it("encodes the caller and the thread: no name reaches into another part of the key", () => {
+    const keys = [
+      sessionKey("s1", { own: "user:ada#~legacy" }),
+      sessionKey("s1", { own: "user:ada", era: "legacy" }),
+      sessionKey("s1", { own: "a#@b" }),
+      sessionKey("s1", { own: "a", thread: "@b" }),
+      sessionKey("s1", { own: "a#t1" }),
+      sessionKey("s1", { own: "a", thread: "t1" }),
+    ];
+
+    expect(new Set(keys).size).toBe(keys.length);
+    expect(keys[0]).toBe("s1#@user%3Aada%23~legacy");
+    expect(sessionKey("s1", { thread: "user:ada/t#1" })).toBe("s1#user%3Aada%2Ft%231");
   });
 });

@@ -115,10 +115,15 @@ export async function withServerSession<T>(
 
 /**
  * Marks the server's shared warm session (a call's with no caller of its own: not a `per_user`,
- * `per_caller` or thread session) used now, so it does not idle out; false when it has none.
+ * `per_caller` or thread session) used now — with `era`, a dual-era server's shared 2025 session — so
+ * it does not idle out; false when it has none.
  */
-export function touchServerSession(deps: Pick<GatewayDeps, "pool">, entry: DirectoryEntry): boolean {
-  return deps.pool.touch(entry.server.id, servingGeneration(entry));
+export function touchServerSession(
+  deps: Pick<GatewayDeps, "pool">,
+  entry: DirectoryEntry,
+  era?: "legacy",
+): boolean {
+  return deps.pool.touch(sessionKey(entry.server.id, { era }), servingGeneration(entry));
 }
 
 /**
@@ -234,12 +239,15 @@ async function sessionOf<T>(
  * The pool's key of a server's session: `<server id>`, then the caller whose own it is (`#@<caller>`: a
  * `per_user` server's subject, a stdio server's caller), the era of a dual-era server's 2025 session
  * (`#~legacy`) and, last, a thread (`#<thread>`: the pool releases a thread's sessions by that suffix).
+ * The caller and the thread go in URI-encoded (`encodeURIComponent`): no name of either can reach into
+ * another part of the key and so into another's session.
  */
 export function sessionKey(
   serverId: string,
   { own, era, thread }: { own?: string | undefined; era?: "legacy" | undefined; thread?: string | undefined },
 ): string {
-  return `${serverId}${own ? `#@${own}` : ""}${era ? `#~${era}` : ""}${thread ? `#${thread}` : ""}`;
+  const caller = own ? `#@${encodeURIComponent(own)}` : "";
+  return `${serverId}${caller}${era ? `#~${era}` : ""}${thread ? `#${encodeURIComponent(thread)}` : ""}`;
 }
 
 /**
