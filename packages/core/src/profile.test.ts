@@ -139,9 +139,18 @@ describe("toServerProfile: a 2025 surface's tool names", () => {
 
     expect(kept?.legacy?.tools).toEqual(["echo", "y"]);
     expect(ServerProfile.safeParse(kept).success).toBe(true);
-    expect(capped?.legacy?.tools).toEqual(many.slice(0, MAX_LEGACY_TOOLS));
+    expect(capped?.legacy?.tools).toEqual([...many].sort().slice(0, MAX_LEGACY_TOOLS));
     expect(ServerProfile.safeParse(capped).success).toBe(true);
     expect(unlisted?.legacy).not.toHaveProperty("tools");
+  });
+
+  it("keeps each name once, in one order, so a server listing in another order each time keeps its digest", () => {
+    const legacy = { protocolVersion: "2025-11-25", capabilities: { tools: {} } };
+    const one = toServerProfile({ ...profile, legacy: { ...legacy, tools: ["b", "a", "b"] } });
+    const other = toServerProfile({ ...profile, legacy: { ...legacy, tools: ["a", "b"] } });
+
+    expect(one?.legacy?.tools).toEqual(["a", "b"]);
+    expect(profileDigest(one)).toBe(profileDigest(other));
   });
 });
 

@@ -97,7 +97,8 @@ export function toServerProfile(reported: unknown): ServerProfile | undefined {
 
 /**
  * A 2025 surface's tool names, bounded: names past {@link MAX_TOOL_NAME_CHARS} (no tool the spec allows)
- * left out, the first {@link MAX_LEGACY_TOOLS} kept; none when it reported no list.
+ * left out, sorted and each once (a server listing in another order each time leaves its profile's
+ * digest as it was), the first {@link MAX_LEGACY_TOOLS} kept; none when it reported no list.
  */
 function legacyTools(reported: unknown): { tools?: string[] } {
   const { tools } = reported as { tools?: unknown };
@@ -105,7 +106,7 @@ function legacyTools(reported: unknown): { tools?: string[] } {
   const names = tools.filter(
     (name): name is string => typeof name === "string" && name.length <= MAX_TOOL_NAME_CHARS,
   );
-  return { tools: names.slice(0, MAX_LEGACY_TOOLS) };
+  return { tools: [...new Set(names)].sort().slice(0, MAX_LEGACY_TOOLS) };
 }
 
 /** One era's surface, bounded as {@link toServerProfile} keeps it (undefined when unusable). */

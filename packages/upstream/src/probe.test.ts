@@ -110,6 +110,8 @@ describe("legacyVerdict: what a failed 2025 attempt on a 2026 server means", () 
     expect(legacyVerdict(new McpError(ErrorCode.ConnectionClosed, "Connection closed"))).toBe("unknown");
     expect(legacyVerdict(fetchFailed("ECONNRESET"))).toBe("unknown");
     expect(legacyVerdict(new StreamableHTTPError(503, "Service Unavailable"))).toBe("unknown");
+    expect(legacyVerdict(new StreamableHTTPError(429, "Too Many Requests"))).toBe("unknown");
+    expect(legacyVerdict(new StreamableHTTPError(408, "Request Timeout"))).toBe("unknown");
     expect(legacyVerdict(new Error("socket hang up"))).toBe("unknown");
   });
 });

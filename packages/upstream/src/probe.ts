@@ -127,6 +127,8 @@ export async function probeUpstream(target: UpstreamTarget, options: ProbeOption
     };
   } finally {
     clearTimeout(timer);
+    // A 2025 attempt still under way (the listing failed first) ends with the probe.
+    controller.abort();
     await session?.close();
   }
 }
@@ -153,10 +155,13 @@ async function legacySurface(
   try {
     session = await open(target, { ...options, signal, timeoutMs: boundMs, prior: { kind: "legacy" } });
     if (session.era !== "legacy") return "refused";
+    const surface = surfaceOf(session);
+    // It speaks 2025: a listing that fails says nothing about whether it does.
     const listed = session.client.getServerCapabilities()?.tools
-      ? await listAllTools(session, { signal, timeoutMs: boundMs })
+      ? await listAllTools(session, { signal, timeoutMs: boundMs }).catch(() => undefined)
       : [];
-    return { ...surfaceOf(session), tools: listed.map((tool) => tool.name) };
+    if (!listed) return "unknown";
+    return { ...surface, tools: listed.map((tool) => tool.name) };
   } catch (error) {
     return signal.aborted ? "unknown" : legacyVerdict(error);
   } finally {
@@ -170,12 +175,14 @@ type LegacySurface = ReturnType<typeof surfaceOf> & { tools: string[] };
 
 /**
  * What a failed 2025 attempt on a server that speaks 2026 means: `refused` — it does not speak 2025 —
- * only when the server said so (an HTTP 4xx, a JSON-RPC error); anything else (a timeout, a reset, a
- * 5xx) is `unknown`: a check then keeps what it knew, so a flaky answer does not change the profile.
+ * only when the server said so (an HTTP 4xx but 408 and 429, a JSON-RPC error); anything else (a
+ * timeout, a reset, a 5xx, a 408 or 429) is `unknown`: a check then keeps what it knew, so a flaky answer does not change the profile.
  */
 export function legacyVerdict(error: unknown): "refused" | "unknown" {
   const status = refusalStatus(error);
-  if (status !== undefined) return status >= 400 && status < 500 ? "refused" : "unknown";
+  // A 408 or 429 says "not now", not "not this era".
+  if (status !== undefined)
+    return status >= 400 && status < 500 && status !== 408 && status !== 429 ? "refused" : "unknown";
   return rpcErrorCode(error) === undefined ? "unknown" : "refused";
 }
 
