@@ -315,11 +315,13 @@ describe("GET /openapi.json", () => {
         "lastError",
         "nextAttemptAt",
         "protocolVersion",
+        "eras",
         "authorization",
         "credentialExpiresAt",
       ].sort(),
     );
     expect(status.required).not.toContain("protocolVersion");
+    expect(status.required).not.toContain("eras"); // absent until a listing
     expect(status.required).toContain("nextAttemptAt"); // an ISO time or null, always there
     // Only servers with `auth` show their credential's state.
     expect(status.required).not.toContain("authorization");
