@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   boundedFace,
+  isModernRevision,
   MAX_DISCOVER_BYTES,
   MAX_INSTRUCTIONS_CHARS,
   MAX_LEGACY_TOOLS,
@@ -195,5 +196,12 @@ describe("boundedFace", () => {
       capabilities: { tools: {} },
       serverInfo: { name: "up", version: "1" },
     });
+  });
+});
+
+describe("isModernRevision", () => {
+  it("tells a 2026 revision from a 2025 one", () => {
+    expect(["2026-07-28", "2027-01-01"].map(isModernRevision)).toEqual([true, true]);
+    expect(["2025-11-25", "2025-03-26", "2024-11-05"].map(isModernRevision)).toEqual([false, false, false]);
   });
 });

@@ -67,6 +67,14 @@ export const ServerProfile = EraSurface.extend({
 });
 export type ServerProfile = z.infer<typeof ServerProfile>;
 
+/** The first revision of the 2026 era; revisions are dates, so they sort as strings. */
+const FIRST_MODERN_REVISION = "2026-07-28";
+
+/** Whether a protocol revision is of the 2026 era (`server/discover`), not a 2025 one (`initialize`). */
+export function isModernRevision(revision: string): boolean {
+  return revision >= FIRST_MODERN_REVISION;
+}
+
 /**
  * The revisions a profiled server speaks, the negotiated one first: `["2026-07-28", "2025-11-25"]` for
  * a server that serves both eras, one revision otherwise.

@@ -3,7 +3,7 @@
  * resource templates and prompts (one server's on `/mcp/{server}`; all of them, renamed into the
  * gateway's form, on `/mcp`), completions, a 2025 session's log level and resource subscriptions.
  */
-import { AppError } from "@mcpgw/core";
+import { AppError, isModernRevision } from "@mcpgw/core";
 import { ResourceNotFoundError, type ServerContext } from "@modelcontextprotocol/server";
 import { forwardToServer } from "./call";
 import { inScope, type ServerScope } from "./catalogue";
@@ -256,5 +256,6 @@ function renamed(server: string, key: ListKey, item: Record<string, unknown>): R
 
 /** True for a server whose last probe spoke a 2025 revision, in either era (or that has no recorded profile yet). */
 function speaksLegacy(entry: DirectoryEntry): boolean {
-  return !entry.profile || entry.profile.legacy !== undefined || entry.profile.protocolVersion < "2026-07-28";
+  const { profile } = entry;
+  return !profile || profile.legacy !== undefined || !isModernRevision(profile.protocolVersion);
 }

@@ -7,7 +7,7 @@
  * `/mcp/{server}` listeners. Nothing is
  * polled: a server that announces no changes and logs nothing gets no session.
  */
-import { errorFields, isPerUser } from "@mcpgw/core";
+import { errorFields, isModernRevision, isPerUser } from "@mcpgw/core";
 import type { GatewayDeps } from "./deps";
 import type { DirectoryEntry } from "./directory";
 import { touchServerSession, withServerSession } from "./server-session";
@@ -38,7 +38,7 @@ export function announcesListChanges(entry: DirectoryEntry): boolean {
 export function logsOutsideCalls(entry: DirectoryEntry): boolean {
   const { profile, server } = entry;
   if (server.transport !== "http" || server.relaySessionLogs !== true) return false;
-  if (!profile || profile.protocolVersion >= "2026-07-28") return false;
+  if (!profile || isModernRevision(profile.protocolVersion)) return false;
   const logging = (profile.capabilities as Record<string, unknown> | undefined)?.logging;
   return logging !== undefined && logging !== null;
 }
