@@ -206,6 +206,26 @@ export function scrubSecrets(text: string, secrets: Iterable<string>): string {
 }
 
 /**
+ * A JSON value with the secret values scrubbed from it as {@link scrubSecrets} scrubs its JSON text
+ * (`text`, when the caller has it already): the value itself when none occur; undefined when scrubbing
+ * leaves no JSON (a replacement fell inside an escape).
+ */
+export function scrubJson<T>(
+  value: T,
+  secrets: Iterable<string>,
+  text = JSON.stringify(value),
+): T | undefined {
+  if (text === undefined) return value;
+  const scrubbed = scrubSecrets(text, secrets);
+  if (scrubbed === text) return value;
+  try {
+    return JSON.parse(scrubbed) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * The value as the inside of a JSON string, the way common serializers escape it: JSON.stringify;
  * non-ASCII as \uXXXX in either hex case (Python, PHP, Jackson); "<", ">", "&", U+2028/9 as \u escapes
  * (Go); and each of those with "/" escaped as "\/" (PHP, some Java). Same length rule as the raw value:

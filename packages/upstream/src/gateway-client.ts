@@ -8,7 +8,7 @@ import {
   type RequestOptions,
   type StandardSchemaV1,
 } from "@modelcontextprotocol/client";
-import { scrubSecrets } from "./classify-failure";
+import { scrubJson } from "./classify-failure";
 
 /** The era codec's own result check, as `Client.request()` would use it. */
 type ResultCheck = StandardSchemaV1<unknown, Record<string, unknown>>;
@@ -162,16 +162,9 @@ export function errorDataAsSent(error: ProtocolError): unknown {
  * holds none; its data dropped when scrubbing leaves no JSON.
  */
 export function withScrubbedData(error: ProtocolError, secrets: Iterable<string>): ProtocolError {
-  const text = JSON.stringify(errorDataAsSent(error));
-  if (text === undefined) return error;
-  const scrubbed = scrubSecrets(text, secrets);
-  if (scrubbed === text) return error;
-  let data: unknown;
-  try {
-    data = JSON.parse(scrubbed);
-  } catch {
-    data = undefined;
-  }
+  const sent = errorDataAsSent(error);
+  const data = scrubJson(sent, secrets);
+  if (data === sent) return error;
   return new ProtocolError(error.code, error.message, data);
 }
 

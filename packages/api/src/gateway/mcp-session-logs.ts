@@ -22,7 +22,7 @@
  * opened with, as call errors are. Nothing here waits: the session's stream never stalls.
  */
 import type { Logger } from "@mcpgw/core";
-import { type SessionLogListener, scrubSecrets } from "@mcpgw/upstream";
+import { type SessionLogListener, scrubJson } from "@mcpgw/upstream";
 import { inScope } from "./catalogue";
 import type { UpstreamSessionLogs } from "./deps";
 import type { DirectoryEntry } from "./directory";
@@ -114,12 +114,16 @@ export class SessionLogRelay implements UpstreamSessionLogs {
       return;
     }
     const text = JSON.stringify(params);
-    if (Buffer.byteLength(text) > this.maxBytes) {
+    const textBytes = Buffer.byteLength(text);
+    if (textBytes > this.maxBytes) {
       this.drop(id, name, "tooLarge");
       return;
     }
-    const line = scrubbed(text, params, secrets);
-    const bytes = Buffer.byteLength(text) + FRAME_BYTES;
+    const line = scrubJson(params, secrets, text) ?? {
+      level: params.level,
+      data: "[log line withheld: it held a credential]",
+    };
+    const bytes = textBytes + FRAME_BYTES;
     const now = Date.now();
     for (const session of this.listeners?.of(undefined) ?? []) {
       const { audience, logLevel, standalone } = session;
@@ -174,16 +178,5 @@ export class SessionLogRelay implements UpstreamSessionLogs {
       maxBytes: this.maxBytes,
       maxUnreadBytes: MAX_UNREAD_BYTES,
     });
-  }
-}
-
-/** A log line's params with `secrets` scrubbed from them (as JSON); the params as they were when none occur. */
-function scrubbed(text: string, params: Record<string, unknown>, secrets: string[]): Record<string, unknown> {
-  const clean = scrubSecrets(text, secrets);
-  if (clean === text) return params;
-  try {
-    return JSON.parse(clean) as Record<string, unknown>;
-  } catch {
-    return { level: params.level, data: "[log line withheld: it held a credential]" };
   }
 }
