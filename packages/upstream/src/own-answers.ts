@@ -10,11 +10,15 @@ import { declaresCapabilityFor } from "./call-context";
 /** The gateway's answer to a `roots/list` question for a caller that declared no roots. */
 export const NO_ROOTS = { roots: [] };
 
+const ROOTS_QUESTION = { method: "roots/list" } as const;
+
 /** The client capabilities a 2026 upstream is told of: the caller's own, and roots in any case. */
 export function capabilitiesForUpstream(
   caller: Record<string, unknown> | undefined,
 ): Record<string, unknown> {
-  return caller?.roots !== undefined ? caller : { ...caller, roots: {} };
+  return declaresCapabilityFor(caller, ROOTS_QUESTION)
+    ? (caller as Record<string, unknown>)
+    : { ...caller, roots: {} };
 }
 
 /** An upstream's questions split: those the gateway answers for the caller (with the answers), and the rest. */
@@ -35,7 +39,7 @@ export function splitQuestions(
   const rest: Record<string, unknown> = {};
   for (const [key, question] of Object.entries(inputRequests ?? {})) {
     const method = (question as { method?: unknown } | null)?.method;
-    if (method === "roots/list" && !declaresCapabilityFor(caller, { method })) answers[key] = NO_ROOTS;
+    if (method === "roots/list" && !declaresCapabilityFor(caller, ROOTS_QUESTION)) answers[key] = NO_ROOTS;
     else rest[key] = question;
   }
   return { answers, rest };

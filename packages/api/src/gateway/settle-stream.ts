@@ -23,7 +23,8 @@ export function isComplete(response: Response): boolean {
   return settled.has(response) || !isEventStream(response);
 }
 
-function isEventStream(response: Response): boolean {
+/** True for an answer with a body that is an event stream. */
+export function isEventStream(response: Response): boolean {
   return (
     Boolean(response.body) && (response.headers.get("content-type") ?? "").startsWith("text/event-stream")
   );

@@ -6,6 +6,7 @@
  * queue of the gateway's own, measured in bytes: what a client that never reads costs is visible
  * there, and what the gateway adds to it can be held back.
  */
+import { isEventStream } from "./settle-stream";
 
 /** Unread bytes past which relayed lines skip a session's stream (they are dropped, not queued). */
 export const MAX_UNREAD_BYTES = 256 * 1024;
@@ -56,8 +57,7 @@ export function trackStandalone(
   onOpen: (stream: StandaloneStream) => void,
   onEnd: (stream: StandaloneStream) => void,
 ): Response {
-  const type = response.headers.get("content-type") ?? "";
-  if (!response.ok || !response.body || !type.startsWith("text/event-stream")) return response;
+  if (!response.ok || !response.body || !isEventStream(response)) return response;
   const reader = response.body.getReader();
   let queue: ReadableStreamDefaultController<Uint8Array> | undefined;
   let ended = false;
