@@ -32,6 +32,11 @@ interface Entry {
 const DISCONNECT =
   /SSE stream disconnected|fetch failed|ECONNRESET|ECONNREFUSED|socket hang up|other side closed|terminated|Maximum reconnection attempts/i;
 
+/** The end of a thread's session keys (`…#<thread id>`, URI-encoded), by which its sessions are released. */
+export function threadKeySuffix(threadId: string): string {
+  return `#${encodeURIComponent(threadId)}`;
+}
+
 /**
  * Warm upstream MCP sessions, one per server, keyed by server id + the generation they serve (the
  * caller's `generation`): initialized once, shared by concurrent callers, evicted on error, on a new
@@ -94,7 +99,7 @@ export class SessionPool {
    * once, in use or not: the thread was closed, its instances are gone. Returns how many there were.
    */
   releaseThread(threadId: string): number {
-    const suffix = `#${encodeURIComponent(threadId)}`;
+    const suffix = threadKeySuffix(threadId);
     let released = 0;
     for (const serverKey of [...this.entries.keys()]) {
       if (serverKey.endsWith(suffix) && this.evict(serverKey, undefined, new Error("thread closed")))

@@ -17,6 +17,7 @@ import {
   type ReachServer,
   reach,
   scrubSecrets,
+  threadKeySuffix,
   transportHttpStatus,
   type UpstreamSession,
   unreadableVerdict,
@@ -247,7 +248,7 @@ export function sessionKey(
   { own, era, thread }: { own?: string | undefined; era?: "legacy" | undefined; thread?: string | undefined },
 ): string {
   const caller = own ? `#@${encodeURIComponent(own)}` : "";
-  return `${serverId}${caller}${era ? `#~${era}` : ""}${thread ? `#${encodeURIComponent(thread)}` : ""}`;
+  return `${serverId}${caller}${era ? `#~${era}` : ""}${thread ? threadKeySuffix(thread) : ""}`;
 }
 
 /**
