@@ -1,19 +1,27 @@
 /**
  * Regression: after 500 creates, the first call took 21.5 s — the data plane's refresh read each of
  * the 500 changed servers' partitions one query at a time, and a call that missed waited for it. Now
- * a refresh that finds more changed servers than a full read costs reads everything (two index
- * queries, a page per MB), so no call waits past the directory's staleness bound (~2 s) after any
- * number of creates.
+ * a call to a server the view does not know reads that one server directly (its name claim, then its
+ * partition) and the view catches up in the background (a bulk change: two index queries, a page per
+ * MB). The bound is what the call waits on — a handful of DynamoDB reads, not one per created server —
+ * counted on the store's own client; its wall time (82 ms alone, 2.7 s once in CI with every suite
+ * sharing one emulator) is logged and only held to a loose bound.
  */
 import { parseServerSpec } from "@mcpgw/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startUpstream, type Upstream } from "../fixtures/mcp-upstream";
+import { recordAwsCalls } from "../support/aws-calls";
 import { createConnected, type Stack, startGatewayStack, uniqueName } from "./helpers";
 
 /** How many servers appear at once. */
 const CREATED = 500;
-/** The directory's staleness bound: a view at most 2 × 1 s old. */
-const STALENESS_BOUND_MS = 2_000;
+/**
+ * DynamoDB calls sent while the first call is served, at most: its direct read (2), the background
+ * catch-up (the feed, then two index queries of a few pages each), and the call's own bookkeeping.
+ */
+const MAX_READS_WHILE_CALLING = 24;
+/** A loose wall-time bound: far under the regression's 21.5 s, far over a loaded emulator's stalls. */
+const WALL_BOUND_MS = 10_000;
 
 const echo = {
   name: "echo",
@@ -39,7 +47,7 @@ describe(`the first call after ${CREATED} creates`, () => {
     await upstream?.close();
   });
 
-  it(`is answered within the staleness bound, however many servers were created just before`, async () => {
+  it(`waits on a handful of reads, however many servers were created just before`, async () => {
     // Act: CREATED servers appear at once, each connected with its catalogue (as the workers leave them)
     const { store } = stack;
     for (let start = 0; start < CREATED; start += 25) {
@@ -57,15 +65,19 @@ describe(`the first call after ${CREATED} creates`, () => {
         }),
       );
     }
+    const calls = recordAwsCalls(store.clients);
     const started = Date.now();
     const call = await stack.callTool(`${prefix}-${CREATED - 1}__echo`, { text: "first" });
     const firstCallMs = Date.now() - started;
+    const whileCalling = calls.count("dynamodb");
+    calls.stop();
 
     // Assess
     expect(call.status).toBe(200);
     expect(call.body.content[0].text).toContain("first");
-    console.info(`first call after ${CREATED} creates: ${firstCallMs} ms`);
-    expect(firstCallMs).toBeLessThan(STALENESS_BOUND_MS);
+    console.info(`first call after ${CREATED} creates: ${firstCallMs} ms, ${whileCalling} DynamoDB calls`);
+    expect(whileCalling).toBeLessThanOrEqual(MAX_READS_WHILE_CALLING);
+    expect(firstCallMs).toBeLessThan(WALL_BOUND_MS);
     const listed = await stack.listTools();
     expect(listed.filter((tool) => tool.name.startsWith(`${prefix}-`))).toHaveLength(CREATED);
   }, 180_000);
