@@ -111,11 +111,15 @@ class GatewayMcpServer extends Server {
   }
 }
 
-/** A fresh SDK server for `endpoint` (a server name, or undefined for `/mcp`), showing `face`. */
+/**
+ * A fresh SDK server for `endpoint` (a server name, or undefined for `/mcp`), showing `face`; one for a
+ * 2025 `session` keeps the tool mode it first serves in.
+ */
 export function createGatewayServer(
   services: McpServices,
   endpoint: string | undefined,
   face: EndpointFace,
+  session = false,
 ): Server {
   const { deps } = services;
   const { capabilities } = face;
@@ -133,7 +137,7 @@ export function createGatewayServer(
     },
     jsonSchemaValidator: services.validator,
   });
-  const gateway: GatewayServer = { services, server, endpoint };
+  const gateway: GatewayServer = { services, server, endpoint, session };
   // Every failure crosses the wire as JSON-RPC from the one error table.
   const on = (method: string, handle: (params: Params, ctx: ServerContext) => Promise<unknown>) =>
     server.setRequestHandler(

@@ -38,24 +38,89 @@ import {
   roundOf,
   withRound,
 } from "./mcp-request";
+import {
+  CALL_TOOL,
+  callToolArguments,
+  chooseToolMode,
+  DEFAULT_SEARCH_MODE_THRESHOLD,
+  SEARCH_MODE_TOOLS,
+  SEARCH_TOOLS,
+  searchTools,
+  type ToolMode,
+} from "./search-mode";
 
 /** The 2025 JSON-RPC error an upstream answers when the user must first open a link. */
 const URL_ELICITATION_REQUIRED = -32042;
 
-/** The tools the caller may use on this endpoint, a page at a time. */
+/**
+ * The tools the caller may use on this endpoint, a page at a time; in search mode, `search_tools` and
+ * `call_tool` instead.
+ */
 export async function listTools(gateway: GatewayServer, cursor: string | undefined, ctx: ServerContext) {
-  const { scope } = callerOf(ctx);
-  const all = await listCatalogTools(gateway.services.deps, { scope });
-  const visible = gateway.endpoint ? all.filter((tool) => tool.server === gateway.endpoint) : all;
-  const { page, nextCursor } = paginate(visible, cursor);
+  const { tools } = await visibleTools(gateway, ctx);
+  if (toolModeOf(gateway, ctx, tools.length) === "search") return { tools: SEARCH_MODE_TOOLS };
+  const { page, nextCursor } = paginate(tools, cursor);
   return {
     tools: page.map((tool) => mcpTool(gateway.endpoint, tool)),
     ...(nextCursor ? { nextCursor } : {}),
   };
 }
 
-/** A tool call routed to its server; a 2026 caller's call is parked while the upstream asks. */
+/**
+ * A tool call. In search mode `search_tools` searches the caller's catalogue and `call_tool` makes the
+ * call it names as a direct call of that name is made — same scope, checks and errors.
+ */
 export async function callTool(
+  gateway: GatewayServer,
+  name: string,
+  args: Record<string, unknown>,
+  ctx: ServerContext,
+) {
+  if (name === SEARCH_TOOLS || name === CALL_TOOL) {
+    const { snapshot, tools } = await visibleTools(gateway, ctx);
+    if (toolModeOf(gateway, ctx, tools.length) === "search") {
+      if (name === CALL_TOOL) {
+        const call = callToolArguments(args);
+        return callListedTool(gateway, call.name, call.arguments, ctx);
+      }
+      const listed = tools.map((tool) => ({
+        ...tool,
+        name: gateway.endpoint ? tool.upstreamName : tool.name,
+      }));
+      return searchTools(gateway.services.indexes, snapshot, gateway.endpoint ?? "", listed, args);
+    }
+  }
+  return callListedTool(gateway, name, args, ctx);
+}
+
+/** The tools the caller may see on this endpoint, and the directory snapshot they were read from. */
+async function visibleTools(gateway: GatewayServer, ctx: ServerContext) {
+  const { scope } = callerOf(ctx);
+  const { deps } = gateway.services;
+  const snapshot = (await deps.directory.snapshot()).byName;
+  const all = await listCatalogTools(deps, { scope });
+  const tools = gateway.endpoint ? all.filter((tool) => tool.server === gateway.endpoint) : all;
+  return { snapshot, tools };
+}
+
+/**
+ * This request's tool mode: a session's once chosen; else the client's `?mode=`; else, on `/mcp`,
+ * search past SEARCH_MODE_THRESHOLD tools. A 2025 session keeps the mode it is first served in.
+ */
+function toolModeOf(gateway: GatewayServer, ctx: ServerContext, tools: number): ToolMode {
+  const mode = chooseToolMode({
+    fixed: gateway.mode,
+    requested: callerOf(ctx).mode,
+    automatic: gateway.endpoint === undefined,
+    tools,
+    threshold: gateway.services.deps.searchModeThreshold ?? DEFAULT_SEARCH_MODE_THRESHOLD,
+  });
+  if (gateway.session) gateway.mode = mode;
+  return mode;
+}
+
+/** A tool call routed to its server; a 2026 caller's call is parked while the upstream asks. */
+async function callListedTool(
   gateway: GatewayServer,
   name: string,
   args: Record<string, unknown>,

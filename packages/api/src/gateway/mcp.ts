@@ -11,6 +11,7 @@ import type { RequestKind } from "./limits";
 import type { McpEndpoints } from "./mcp-endpoint";
 import { refusedResponse, rpcErrorResponse } from "./mcp-errors";
 import { scopeOf } from "./routes";
+import { parseToolMode, type ToolMode } from "./search-mode";
 import { isComplete } from "./settle-stream";
 import { threadOwner } from "./thread-access";
 
@@ -56,6 +57,12 @@ async function serveMcp(
   const { directory } = endpoints.services.deps;
   const principal = c.get("principal");
   const scope = scopeOf(principal);
+  let mode: ToolMode | undefined;
+  try {
+    mode = parseToolMode(c.req.query("mode"));
+  } catch (error) {
+    return problemOf(c, "request.invalid", (error as AppError).detail);
+  }
   let entry: Awaited<ReturnType<typeof directory.snapshot>>["byName"] extends Map<string, infer E>
     ? E | undefined
     : never;
@@ -81,7 +88,7 @@ async function serveMcp(
   let release: () => void = () => {};
   try {
     if (endpoints.limits) release = await endpoints.limits.admit(principal, kind);
-    const response = await endpoints.serve(c.req.raw, body, { principal, principalKey, scope }, entry);
+    const response = await endpoints.serve(c.req.raw, body, { principal, principalKey, scope, mode }, entry);
     // In flight until its answer is all out: a stream (or a call still streaming) until its body ends.
     if (kind === "call" && isComplete(response)) {
       release();
