@@ -19,7 +19,7 @@ import {
 import { toMcpError } from "./mcp-errors";
 import { complete, getPrompt, list, readResource, setLevel, subscribe } from "./mcp-forwarding";
 import type { GatewayServer, McpServices } from "./mcp-request";
-import { callTool, listTools } from "./mcp-tools";
+import { callTool, fixToolMode, listTools } from "./mcp-tools";
 
 /** The capabilities an endpoint offers: `/mcp` everything; `/mcp/{server}` what its upstream does. */
 export function endpointCapabilities(upstream: Record<string, unknown> | undefined): ServerCapabilities {
@@ -101,10 +101,14 @@ type Handler = (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>;
 
 /** An SDK server that names the gateway in `_meta` (under {@link GATEWAY_META_KEY}) of its handshake results. */
 class GatewayMcpServer extends Server {
+  /** Called as a 2025 `initialize` is answered (a session takes its tool mode then). */
+  onInitialize: ((ctx: ServerContext) => Promise<void>) | undefined;
+
   protected override _wrapHandler(method: string, handler: Handler): Handler {
     const wrapped = super._wrapHandler(method, handler);
     if (method !== "initialize" && method !== "server/discover") return wrapped;
     return async (request, ctx) => {
+      if (method === "initialize") await this.onInitialize?.(ctx);
       const result = await wrapped(request, ctx);
       return { ...result, _meta: { ...result._meta, [GATEWAY_META_KEY]: { ...GATEWAY_INFO } } };
     };
@@ -138,6 +142,7 @@ export function createGatewayServer(
     jsonSchemaValidator: services.validator,
   });
   const gateway: GatewayServer = { services, server, endpoint, session };
+  if (session) server.onInitialize = (ctx) => fixToolMode(gateway, ctx);
   // Every failure crosses the wire as JSON-RPC from the one error table.
   const on = (method: string, handle: (params: Params, ctx: ServerContext) => Promise<unknown>) =>
     server.setRequestHandler(

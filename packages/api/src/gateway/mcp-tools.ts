@@ -119,6 +119,18 @@ function toolModeOf(gateway: GatewayServer, ctx: ServerContext, tools: number): 
   return mode;
 }
 
+/**
+ * A 2025 session's tool mode, chosen as it opens (from the catalogue then, for an automatic one). A
+ * catalogue that cannot be read now leaves it to the session's first listing.
+ */
+export async function fixToolMode(gateway: GatewayServer, ctx: ServerContext): Promise<void> {
+  try {
+    toolModeOf(gateway, ctx, (await visibleTools(gateway, ctx)).tools.length);
+  } catch {
+    // The session opens regardless; its first listing or call chooses.
+  }
+}
+
 /** A tool call routed to its server; a 2026 caller's call is parked while the upstream asks. */
 async function callListedTool(
   gateway: GatewayServer,
