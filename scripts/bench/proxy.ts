@@ -14,6 +14,7 @@
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { measure, printTable, stopper, until } from "../lib/bench";
 import { startEmulator } from "../lib/emulator";
 import { cpuTimeMs, freePort, percentile, startTsProcess } from "../lib/processes";
 
@@ -46,17 +47,7 @@ interface Phase {
 }
 
 // Everything started is stopped in reverse order: on success, on a failure, and on SIGINT/SIGTERM.
-const stops: Array<() => Promise<unknown>> = [];
-let stopped: Promise<void> | undefined;
-function stopAll(): Promise<void> {
-  stopped ??= (async () => {
-    for (const stop of stops.reverse()) await stop().catch((error) => console.error(error));
-  })();
-  return stopped;
-}
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.once(signal, () => void stopAll().finally(() => process.exit(130)));
-}
+const { stops, stopAll } = stopper();
 
 try {
   const emulator = await startEmulator((line) => console.error(line));
@@ -177,22 +168,6 @@ function cpuNow(pids: { gateway: number; upstream: number }): Record<ProcessName
   };
 }
 
-/** Latencies (ms) of `count` calls made `concurrency` at a time. */
-async function measure(call: () => Promise<void>, count: number, concurrency: number): Promise<number[]> {
-  const latencies: number[] = [];
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next++ < count) {
-        const started = performance.now();
-        await call();
-        latencies.push(performance.now() - started);
-      }
-    }),
-  );
-  return latencies;
-}
-
 /** The table, the target lines and the machine-readable `BENCH_PROXY` line. */
 function report(hopP50: number, phases: Record<PathName, Record<PhaseName, Phase>>): void {
   const throughput = (path: PathName) => phases[path].c16.latencies.length / (phases[path].c16.wallMs / 1000);
@@ -291,24 +266,4 @@ function report(hopP50: number, phases: Record<PathName, Record<PhaseName, Phase
       met: targets,
     })}`,
   );
-}
-
-/** Rows as columns: the first left-aligned, the rest right-aligned. */
-function printTable(rows: string[][]): void {
-  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? "").length)));
-  for (const row of rows) {
-    console.log(
-      row
-        .map((cell, column) => (column === 0 ? cell.padEnd(widths[0]!) : cell.padStart(widths[column]!)))
-        .join("  "),
-    );
-  }
-}
-
-async function until(check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("bench setup timed out");
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
