@@ -22,9 +22,9 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CATALOGUE_SERVERS, catalogueTasks, hitRate } from "../../tests/fixtures/catalogue";
 import { startEverything } from "../../tests/fixtures/everything";
-import { measure, printTable, stopper, until } from "../lib/bench";
+import { measure, printTable, startDevGateway, stopper, until } from "../lib/bench";
 import { startEmulator } from "../lib/emulator";
-import { freePort, percentile, startTsProcess } from "../lib/processes";
+import { percentile, startTsProcess } from "../lib/processes";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const CALLS_PER_ROUND = Number(process.env.BENCH_CALLS ?? 100);
@@ -60,17 +60,9 @@ try {
   mkdirSync(join(root, "files"), { mode: 0o755 });
   writeFileSync(join(root, "files", "hello.txt"), "hello\n", { mode: 0o644 });
 
-  const port = await freePort();
-  const gateway = await startTsProcess("scripts/dev.ts", [], /ready at (\S+) /, {
-    PORT: String(port),
-    ADMIN_TOKEN: TOKEN,
-    AWS_ENDPOINT_URL: emulator.endpoint,
-    TABLE_NAME: `bench-${port}`,
-    QUEUE_NAME: `bench-jobs-${port}`,
-    DEAD_LETTER_QUEUE_NAME: `bench-dlq-${port}`,
-  });
+  const gateway = await startDevGateway(emulator.endpoint, TOKEN);
   stops.push(() => gateway.stop());
-  const gatewayUrl = gateway.match[1]!;
+  const gatewayUrl = gateway.url;
   const headers = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
   const api = async (method: string, path: string, body?: unknown) => {
     const response = await fetch(`${gatewayUrl}${path}`, {

@@ -14,9 +14,9 @@
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { measure, printTable, stopper, until } from "../lib/bench";
+import { measure, printTable, startDevGateway, stopper, until } from "../lib/bench";
 import { startEmulator } from "../lib/emulator";
-import { cpuTimeMs, freePort, percentile, startTsProcess } from "../lib/processes";
+import { cpuTimeMs, percentile, startTsProcess } from "../lib/processes";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const CALLS_PER_ROUND = Number(process.env.BENCH_CALLS ?? 200);
@@ -59,17 +59,9 @@ try {
   );
   stops.push(() => upstream.stop());
   const upstreamUrl = upstream.match[1]!;
-  const port = await freePort();
-  const gateway = await startTsProcess("scripts/dev.ts", [], /ready at (\S+) /, {
-    PORT: String(port),
-    ADMIN_TOKEN: TOKEN,
-    AWS_ENDPOINT_URL: emulator.endpoint,
-    TABLE_NAME: `bench-${port}`,
-    QUEUE_NAME: `bench-jobs-${port}`,
-    DEAD_LETTER_QUEUE_NAME: `bench-dlq-${port}`,
-  });
+  const gateway = await startDevGateway(emulator.endpoint, TOKEN);
   stops.push(() => gateway.stop());
-  const gatewayUrl = gateway.match[1]!;
+  const gatewayUrl = gateway.url;
   const pids = { gateway: gateway.child.pid!, upstream: upstream.child.pid! };
   const args = { text: "hello" };
   const headers = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };

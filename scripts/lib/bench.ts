@@ -1,4 +1,8 @@
-/** What the benchmarks share: stopping what they started, timing calls, waiting, and printing tables. */
+/**
+ * What the benchmarks share: starting the dev stack, stopping what they started, timing calls, waiting,
+ * and printing tables.
+ */
+import { freePort, startTsProcess } from "./processes";
 
 /**
  * Things to stop, in reverse order of starting: on success, on a failure, and on SIGINT/SIGTERM.
@@ -58,4 +62,21 @@ export async function until(check: () => Promise<boolean>, timeoutMs = 30_000): 
     if (Date.now() > deadline) throw new Error("bench setup timed out");
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/**
+ * The dev stack (`scripts/dev.ts`: gateway and runner) in its own process on a free port, with tables
+ * and queues of its own on the emulator at `awsEndpoint`, admin token `adminToken`.
+ */
+export async function startDevGateway(awsEndpoint: string, adminToken: string) {
+  const port = await freePort();
+  const gateway = await startTsProcess("scripts/dev.ts", [], /ready at (\S+) /, {
+    PORT: String(port),
+    ADMIN_TOKEN: adminToken,
+    AWS_ENDPOINT_URL: awsEndpoint,
+    TABLE_NAME: `bench-${port}`,
+    QUEUE_NAME: `bench-jobs-${port}`,
+    DEAD_LETTER_QUEUE_NAME: `bench-dlq-${port}`,
+  });
+  return { ...gateway, url: gateway.match[1]! };
 }
