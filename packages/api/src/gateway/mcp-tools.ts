@@ -83,10 +83,8 @@ export async function callTool(
         const call = callToolArguments(args);
         return callListedTool(gateway, call.name, call.arguments, ctx);
       }
-      const listed = tools.map((tool) => ({
-        ...tool,
-        name: gateway.endpoint ? tool.upstreamName : tool.name,
-      }));
+      // On /mcp/{server} a tool goes by the upstream's own name.
+      const listed = gateway.endpoint ? tools.map((tool) => ({ ...tool, name: tool.upstreamName })) : tools;
       return searchTools(gateway.services.indexes, snapshot, gateway.endpoint ?? "", listed, args);
     }
   }

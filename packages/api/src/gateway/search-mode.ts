@@ -156,17 +156,8 @@ export function searchTools(
     );
   if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)
     throw new AppError("request.invalid", `search_tools' limit must be an integer from 1 to ${MAX_LIMIT}.`);
-  const byName = new Map(tools.map((tool) => [tool.name, tool]));
-  const found: FoundTool[] = [];
-  for (const hit of indexes.get(snapshot, catalogue, tools).search(query, limit)) {
-    const tool = byName.get(hit.name);
-    if (tool)
-      found.push({
-        name: tool.name,
-        description: shortDescription(tool.description),
-        inputSchema: tool.inputSchema,
-      });
-  }
+  const { index, found: byName } = indexes.get(snapshot, catalogue, tools);
+  const found = index.search(query, limit).flatMap((hit) => byName.get(hit.name) ?? []);
   const structuredContent = { tools: found };
   return { content: [{ type: "text", text: JSON.stringify(structuredContent) }], structuredContent };
 }
@@ -180,12 +171,16 @@ const MAX_INDEXES_PER_SNAPSHOT = 32;
  * An older snapshot's indexes go with it.
  */
 export class ToolIndexCache {
-  private readonly bySnapshot = new WeakMap<object, Map<string, ToolIndex>>();
+  private readonly bySnapshot = new WeakMap<object, Map<string, IndexedCatalogue>>();
   /** Indexes built so far (for tests). */
   built = 0;
 
   /** The index of `tools`, the catalogue `catalogue` (an endpoint) shows in `snapshot`. */
-  get(snapshot: object, catalogue: string, tools: readonly SearchableTool[]): ToolIndex {
+  get(
+    snapshot: object,
+    catalogue: string,
+    tools: readonly (SearchableTool & { inputSchema: Record<string, unknown> })[],
+  ): IndexedCatalogue {
     let indexes = this.bySnapshot.get(snapshot);
     if (!indexes) {
       indexes = new Map();
@@ -194,13 +189,31 @@ export class ToolIndexCache {
     const hash = createHash("sha256").update(catalogue).update("\0");
     for (const tool of tools) hash.update(tool.name).update("\0");
     const key = hash.digest("base64url");
-    let index = indexes.get(key);
-    if (!index) {
-      index = new ToolIndex(tools);
+    let indexed = indexes.get(key);
+    if (!indexed) {
+      indexed = {
+        index: new ToolIndex(tools),
+        found: new Map(
+          tools.map((tool) => [
+            tool.name,
+            {
+              name: tool.name,
+              description: shortDescription(tool.description),
+              inputSchema: tool.inputSchema,
+            },
+          ]),
+        ),
+      };
       this.built++;
       if (indexes.size >= MAX_INDEXES_PER_SNAPSHOT) indexes.delete(indexes.keys().next().value as string);
-      indexes.set(key, index);
+      indexes.set(key, indexed);
     }
-    return index;
+    return indexed;
   }
+}
+
+/** A catalogue's index and each tool as search results show it. */
+interface IndexedCatalogue {
+  index: ToolIndex;
+  found: Map<string, FoundTool>;
 }
