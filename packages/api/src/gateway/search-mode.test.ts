@@ -62,14 +62,25 @@ describe("searchTools", () => {
       expect(() => searchTools(cache, {}, "", tools, args)).toThrow(AppError);
   });
 
-  it("builds one index per snapshot and catalogue, not one per search", () => {
+  it("builds one index per catalogue, not one per search; a new snapshot of the same tools reuses it", () => {
     const cache = new ToolIndexCache();
     const snapshot = {};
     searchTools(cache, snapshot, "", tools, { query: "sum" });
     searchTools(cache, snapshot, "", tools, { query: "echo" });
     expect(cache.built).toBe(1);
+    // Another scope (fewer tools), another endpoint: indexes of their own.
     searchTools(cache, snapshot, "", tools.slice(1), { query: "sum" });
+    searchTools(cache, snapshot, "ev", tools, { query: "sum" });
+    expect(cache.built).toBe(2);
+    // A new snapshot with the same tools: no new index; with a changed description: a new one.
     searchTools(cache, {}, "", tools, { query: "sum" });
+    expect(cache.built).toBe(2);
+    const changed = [{ ...tools[0]!, description: "Says it again." }, tools[1]!];
+    const again = searchTools(cache, {}, "", changed, { query: "says again" });
     expect(cache.built).toBe(3);
+    expect(again.structuredContent.tools[0]).toMatchObject({
+      name: "ev__echo",
+      description: "Says it again.",
+    });
   });
 });

@@ -143,7 +143,7 @@ export function searchTools(
   indexes: ToolIndexCache,
   snapshot: object,
   catalogue: string,
-  tools: readonly (SearchableTool & { inputSchema: Record<string, unknown> })[],
+  tools: readonly IndexableTool[],
   args: Record<string, unknown>,
 ) {
   const { query, limit = DEFAULT_LIMIT } = args;
@@ -164,33 +164,51 @@ export function searchTools(
 
 /** Catalogues indexed per directory snapshot, at most this many (callers' scopes, endpoints). */
 const MAX_INDEXES_PER_SNAPSHOT = 32;
+/** Indexes kept by content across snapshots, at most this many (the most recently used). */
+const MAX_INDEXES_BY_CONTENT = 8;
+
+type IndexableTool = SearchableTool & { inputSchema: Record<string, unknown> };
 
 /**
- * Indexes built once per catalogue: keyed by the directory snapshot (a new one when any server's tools
- * change) and the catalogue within it — the endpoint and the names the caller may see (its scope).
- * An older snapshot's indexes go with it.
+ * Indexes built once per catalogue. Looked up by the directory snapshot and the catalogue within it —
+ * the endpoint and the names the caller may see (its scope) — without reading the tools again; a new
+ * snapshot (any server's status or tools changed) looks up by content — names, titles, descriptions,
+ * schemas, hashed — so an index is built again only when what it indexes changed.
  */
 export class ToolIndexCache {
   private readonly bySnapshot = new WeakMap<object, Map<string, IndexedCatalogue>>();
+  private readonly byContent = new Map<string, IndexedCatalogue>();
   /** Indexes built so far (for tests). */
   built = 0;
 
   /** The index of `tools`, the catalogue `catalogue` (an endpoint) shows in `snapshot`. */
-  get(
-    snapshot: object,
-    catalogue: string,
-    tools: readonly (SearchableTool & { inputSchema: Record<string, unknown> })[],
-  ): IndexedCatalogue {
+  get(snapshot: object, catalogue: string, tools: readonly IndexableTool[]): IndexedCatalogue {
     let indexes = this.bySnapshot.get(snapshot);
     if (!indexes) {
       indexes = new Map();
       this.bySnapshot.set(snapshot, indexes);
     }
-    const hash = createHash("sha256").update(catalogue).update("\0");
-    for (const tool of tools) hash.update(tool.name).update("\0");
-    const key = hash.digest("base64url");
+    const names = createHash("sha256").update(catalogue).update("\0");
+    for (const tool of tools) names.update(tool.name).update("\0");
+    const key = names.digest("base64url");
     let indexed = indexes.get(key);
     if (!indexed) {
+      indexed = this.ofContent(tools);
+      if (indexes.size >= MAX_INDEXES_PER_SNAPSHOT) indexes.delete(indexes.keys().next().value as string);
+      indexes.set(key, indexed);
+    }
+    return indexed;
+  }
+
+  /** The index of tools with this content: kept, or built (and kept, the least recently used let go). */
+  private ofContent(tools: readonly IndexableTool[]): IndexedCatalogue {
+    const content = createHash("sha256");
+    for (const { name, title, description, inputSchema } of tools)
+      content.update(JSON.stringify([name, title, description, inputSchema])).update("\0");
+    const key = content.digest("base64url");
+    let indexed = this.byContent.get(key);
+    if (indexed) this.byContent.delete(key);
+    else {
       indexed = {
         index: new ToolIndex(tools),
         found: new Map(
@@ -205,9 +223,10 @@ export class ToolIndexCache {
         ),
       };
       this.built++;
-      if (indexes.size >= MAX_INDEXES_PER_SNAPSHOT) indexes.delete(indexes.keys().next().value as string);
-      indexes.set(key, indexed);
+      if (this.byContent.size >= MAX_INDEXES_BY_CONTENT)
+        this.byContent.delete(this.byContent.keys().next().value as string);
     }
+    this.byContent.set(key, indexed);
     return indexed;
   }
 }
