@@ -58,7 +58,8 @@ const URL_ELICITATION_REQUIRED = -32042;
  */
 export async function listTools(gateway: GatewayServer, cursor: string | undefined, ctx: ServerContext) {
   const { tools } = await visibleTools(gateway, ctx);
-  if (toolModeOf(gateway, ctx, tools.length) === "search") return { tools: SEARCH_MODE_TOOLS };
+  if ((await toolModeOf(gateway, ctx, async () => tools.length)) === "search")
+    return { tools: SEARCH_MODE_TOOLS };
   const { page, nextCursor } = paginate(tools, cursor);
   return {
     tools: page.map((tool) => mcpTool(gateway.endpoint, tool)),
@@ -77,12 +78,15 @@ export async function callTool(
   ctx: ServerContext,
 ) {
   if (name === SEARCH_TOOLS || name === CALL_TOOL) {
-    const { snapshot, tools } = await visibleTools(gateway, ctx);
-    if (toolModeOf(gateway, ctx, tools.length) === "search") {
+    if (
+      (await toolModeOf(gateway, ctx, async () => (await visibleTools(gateway, ctx)).tools.length)) ===
+      "search"
+    ) {
       if (name === CALL_TOOL) {
         const call = callToolArguments(args);
         return callListedTool(gateway, call.name, call.arguments, ctx);
       }
+      const { snapshot, tools } = await visibleTools(gateway, ctx);
       // On /mcp/{server} a tool goes by the upstream's own name.
       const listed = gateway.endpoint ? tools.map((tool) => ({ ...tool, name: tool.upstreamName })) : tools;
       return searchTools(gateway.services.indexes, snapshot, gateway.endpoint ?? "", listed, args);
@@ -105,11 +109,19 @@ async function visibleTools(gateway: GatewayServer, ctx: ServerContext) {
  * This request's tool mode: a session's once chosen; else the client's `?mode=`; else, on `/mcp`,
  * search past SEARCH_MODE_THRESHOLD tools. A 2025 session keeps the mode it is first served in.
  */
-function toolModeOf(gateway: GatewayServer, ctx: ServerContext, tools: number): ToolMode {
+async function toolModeOf(
+  gateway: GatewayServer,
+  ctx: ServerContext,
+  count: () => Promise<number>,
+): Promise<ToolMode> {
+  const requested = callerOf(ctx).mode;
+  const automatic = gateway.endpoint === undefined;
+  // The catalogue is counted only when the mode depends on it.
+  const tools = gateway.mode || requested || !automatic ? 0 : await count();
   const mode = chooseToolMode({
     fixed: gateway.mode,
-    requested: callerOf(ctx).mode,
-    automatic: gateway.endpoint === undefined,
+    requested,
+    automatic,
     tools,
     threshold: gateway.services.deps.searchModeThreshold ?? DEFAULT_SEARCH_MODE_THRESHOLD,
   });
@@ -123,7 +135,7 @@ function toolModeOf(gateway: GatewayServer, ctx: ServerContext, tools: number): 
  */
 export async function fixToolMode(gateway: GatewayServer, ctx: ServerContext): Promise<void> {
   try {
-    toolModeOf(gateway, ctx, (await visibleTools(gateway, ctx)).tools.length);
+    await toolModeOf(gateway, ctx, async () => (await visibleTools(gateway, ctx)).tools.length);
   } catch {
     // The session opens regardless; its first listing or call chooses.
   }
