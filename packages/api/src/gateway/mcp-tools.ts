@@ -78,15 +78,18 @@ export async function callTool(
   ctx: ServerContext,
 ) {
   if (name === SEARCH_TOOLS || name === CALL_TOOL) {
-    if (
-      (await toolModeOf(gateway, ctx, async () => (await visibleTools(gateway, ctx)).tools.length)) ===
-      "search"
-    ) {
+    // Read once, and only if the mode or the search needs it.
+    let visible: ReturnType<typeof visibleTools> | undefined;
+    const read = () => {
+      visible ??= visibleTools(gateway, ctx);
+      return visible;
+    };
+    if ((await toolModeOf(gateway, ctx, async () => (await read()).tools.length)) === "search") {
       if (name === CALL_TOOL) {
         const call = callToolArguments(args);
         return callListedTool(gateway, call.name, call.arguments, ctx);
       }
-      const { snapshot, tools } = await visibleTools(gateway, ctx);
+      const { snapshot, tools } = await read();
       // On /mcp/{server} a tool goes by the upstream's own name.
       const listed = gateway.endpoint ? tools.map((tool) => ({ ...tool, name: tool.upstreamName })) : tools;
       return searchTools(gateway.services.indexes, snapshot, gateway.endpoint ?? "", listed, args);
