@@ -1,31 +1,28 @@
 import { describe, expect, it } from "vitest";
 import { MAX_QUERY_CHARS, normalizeTerm, shortDescription, splitWords, stem, ToolIndex } from "./tool-search";
 
+/** A tool with these parameters (name → JSON Schema). */
+const tool = (name: string, description: string, properties: Record<string, unknown>, title?: string) => ({
+  name,
+  description,
+  inputSchema: { type: "object", properties },
+  ...(title ? { title } : {}),
+});
+
 const TOOLS = [
-  {
-    name: "fs__read_text_file",
-    description: "Read the complete contents of a file from the file system as text.",
-    inputSchema: { type: "object", properties: { path: { type: "string" } } },
-  },
-  {
-    name: "fs__list_directory",
-    description: "Get a detailed listing of all files and directories in a specified path.",
-    inputSchema: { type: "object", properties: { path: { type: "string" } } },
-  },
-  {
-    name: "ev__get-sum",
-    description: "Returns the sum of two numbers",
-    inputSchema: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } } },
-  },
-  {
-    name: "crm__createInvoice",
-    title: "Create invoice",
-    description: "Bill a customer.",
-    inputSchema: {
-      type: "object",
-      properties: { customerId: { type: "string", description: "The customer to bill" } },
-    },
-  },
+  tool("fs__read_text_file", "Read the complete contents of a file from the file system as text.", {
+    path: { type: "string" },
+  }),
+  tool("fs__list_directory", "Get a detailed listing of all files and directories in a specified path.", {
+    path: { type: "string" },
+  }),
+  tool("ev__get-sum", "Returns the sum of two numbers", { a: { type: "number" }, b: { type: "number" } }),
+  tool(
+    "crm__createInvoice",
+    "Bill a customer.",
+    { customerId: { type: "string", description: "The customer to bill" } },
+    "Create invoice",
+  ),
 ];
 
 describe("splitWords", () => {
