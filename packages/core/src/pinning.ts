@@ -13,7 +13,7 @@ import type { ScreeningFlag } from "./tool-screening";
 export const PINNING_MODES = ["approve", "auto", "off"] as const;
 export const Pinning = z.enum(PINNING_MODES).meta({
   description:
-    "approve: tool definitions are pinned and a changed or new tool waits for an admin's approval (GET /v1/servers/{id}/changes); auto: changes are pinned at once (and logged); off: served as the upstream lists them. Default: PINNING_DEFAULT (approve)",
+    "approve: tool definitions are pinned and a changed or new tool waits for an admin's approval (GET /v1/servers/{id}/changes); auto: changes are pinned as they come, each logged; off: served as the upstream lists them. Default: PINNING_DEFAULT (approve)",
 });
 export type Pinning = z.infer<typeof Pinning>;
 
