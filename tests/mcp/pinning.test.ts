@@ -206,7 +206,9 @@ describe("pinned tool definitions", () => {
     expect(change).toMatchObject({ tool: "extra", kind: "added", before: null, after: { name: "extra" } });
     expect(change.diff.map((diff: Json) => diff.field)).toContain("description");
 
+    expect((await server(id)).status.toolCount).toBe(3); // what is served: echo, add, fail
     await stack.call("POST", `/v1/servers/${id}/changes/${change.id}/approve`);
+    expect((await server(id)).status).toMatchObject({ toolCount: 4, pendingChanges: 0 });
     await restTool(`${name}__extra`, (tool) => tool?.description === "A new tool");
     expect((await stack.callTool(`${name}__extra`)).status).toBe(200);
   });
