@@ -121,6 +121,7 @@ describe("pinned tool definitions", () => {
     expect((await client.callTool({ name: "echo", arguments: { text: "before" } })).isError).toBeFalsy();
 
     // The upstream rewrites the tool and says so: the gateway's warm session hears it and asks for a probe.
+    const quiet = listener.toolsListChanged;
     rug.setToolDescription("echo", RUG_PULL);
     await pendingReaches(id, 1);
 
@@ -134,6 +135,9 @@ describe("pinned tool definitions", () => {
     expect(mcpRefused.data).toMatchObject({ code: "tool.definition_changed" });
     // Other tools of the server are not affected.
     expect((await stack.callTool(`${name}__add`, { a: 1, b: 2 })).status).toBe(200);
+
+    // Nothing new is served, so clients are told nothing (the upstream's list_changed stops here).
+    expect(listener.toolsListChanged).toBe(quiet);
 
     const [change] = await changes(id);
     expect(change).toMatchObject({
