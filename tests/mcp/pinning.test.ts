@@ -235,6 +235,22 @@ describe("pinned tool definitions", () => {
     for (const line of logged) expect(line).not.toContain("Ignore previous instructions");
   });
 
+  it("an edit to auto pins what waits: the server reconnects and serves the upstream's definitions", {
+    timeout: 60_000,
+  }, async ({ expect }) => {
+    const { up, name, id } = await connectedServer("to-auto");
+    up.setToolDescription("echo", RUG_PULL);
+    await relist(id);
+    await pendingReaches(id, 1);
+
+    const edited = await stack.call("PATCH", `/v1/servers/${id}`, { pinning: "auto" });
+    expect(edited.body.pinning).toBe("auto");
+    await pendingReaches(id, 0);
+    await restTool(`${name}__echo`, (tool) => tool?.description === RUG_PULL);
+    expect(await changes(id)).toEqual([]);
+    expect((await stack.callTool(`${name}__echo`, { text: "hi" })).status).toBe(200);
+  });
+
   it("pinning adds no upstream request and no read of the server's items to a warm call", {
     timeout: 60_000,
   }, async ({ expect }) => {
