@@ -211,7 +211,11 @@ describe("pinned tool definitions", () => {
     expect(change.diff.map((diff: Json) => diff.field)).toContain("description");
 
     expect((await server(id)).status.toolCount).toBe(3); // what is served: echo, add, fail
-    await stack.call("POST", `/v1/servers/${id}/changes/${change.id}/approve`);
+    // Two approvals at once: one applies, the other finds nothing left to decide.
+    const approvals = await Promise.all(
+      [1, 2].map(() => stack.call("POST", `/v1/servers/${id}/changes/${change.id}/approve`)),
+    );
+    expect(approvals.map((approval) => approval.status).sort()).toEqual([200, 404]);
     expect((await server(id)).status).toMatchObject({ toolCount: 4, pendingChanges: 0 });
     await restTool(`${name}__extra`, (tool) => tool?.description === "A new tool");
     expect((await stack.callTool(`${name}__extra`)).status).toBe(200);
