@@ -225,17 +225,20 @@ async function recordResult(
     return "alive";
   }
   const profile = result.profile && toServerProfile(result.profile);
+  const options = { ...recordOptions, ...(endsServing ? { endsServing } : {}) };
   let written: boolean;
   try {
     written = result.tools
-      ? await recordPinned(deps, logger, plain, job.generation, { ...result, tools: result.tools }, profile, {
-          ...recordOptions,
-          ...(endsServing ? { endsServing } : {}),
-        })
-      : await store.statuses.recordAttempt(plain.id, job.generation, result, undefined, {
-          ...recordOptions,
-          ...(endsServing ? { endsServing } : {}),
-        });
+      ? await recordPinned(
+          deps,
+          logger,
+          plain,
+          job.generation,
+          { ...result, tools: result.tools },
+          profile,
+          options,
+        )
+      : await store.statuses.recordAttempt(plain.id, job.generation, result, undefined, options);
   } catch (error) {
     // A result that cannot be stored settles as a failure that says why — never `connecting` forever.
     // A catalogue too large stays too large until the server changes: its retry waits the cap.
