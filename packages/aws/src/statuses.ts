@@ -178,8 +178,8 @@ export interface StatusRepository {
   /**
    * Rewrites a catalogue's tools and pins after an admin's decision (its profile kept as `found`
    * carries it), with the status's `pendingChanges` (and a connected server's `toolCount`): only over
-   * the stored catalogue of hash `expected`
-   * and while the status exists. False when either moved (read again and decide again).
+   * the stored catalogue of hash `expected` and while the status exists. False when either moved (read
+   * again and decide again).
    */
   repin(serverId: string, found: Findings, expected: string | null): Promise<boolean>;
   /** Every server's catalogue (one index query). */
