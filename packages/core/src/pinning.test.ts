@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decideChange, diffTool, reconcileTools, toolDefinitionHash } from "./pinning";
+import { decideChange, diffTool, reconcileTools, toolDefinitionHash, viewChange } from "./pinning";
 import type { ToolInfo } from "./tool";
 
 const AT = "2026-12-06T00:00:00.000Z";
@@ -56,7 +56,9 @@ describe("reconcileTools", () => {
     const { tools, pins } = reconcileTools({ tools: [echo] }, [rewritten], "approve", AT, flagged);
     expect(tools).toEqual([echo]);
     expect(pins?.drifted).toEqual(["echo"]);
-    expect(pins?.changes).toEqual([
+    // Stored without what the catalogue already holds (the pinned definition); shown with it and a diff.
+    expect(pins?.changes?.[0]).not.toHaveProperty("before");
+    expect(pins?.changes?.map((change) => viewChange(tools, change))).toEqual([
       expect.objectContaining({
         tool: "echo",
         kind: "changed",
@@ -102,6 +104,19 @@ describe("reconcileTools", () => {
       changed: ["echo", "add"],
     });
     expect(reconcileTools({ tools: [echo] }, [rewritten], "off", LATER, none).tools).toEqual([rewritten]);
+  });
+});
+
+describe("viewChange", () => {
+  it("shows a new tool's change from nothing, with every field it has", () => {
+    const { tools, pins } = reconcileTools({ tools: [echo] }, [echo, add], "approve", AT, none);
+    const [change] = pins?.changes ?? [];
+    expect(change && viewChange(tools, change)).toMatchObject({ kind: "added", before: null, after: add });
+    expect(change && viewChange(tools, change).diff.map((d) => d.field)).toEqual([
+      "name",
+      "description",
+      "inputSchema",
+    ]);
   });
 });
 

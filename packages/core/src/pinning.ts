@@ -54,17 +54,31 @@ export function diffTool(before: ToolInfo | undefined, after: ToolInfo): FieldDi
 /** Screens a tool's new definition against its pinned one (none for a new tool): `screenToolChange`. */
 export type ScreenChange = (before: ToolInfo | undefined, after: ToolInfo) => ScreeningFlag[];
 
-/** A change waiting for an admin: the upstream's new definition of a pinned tool, or a new tool. */
-export interface PendingChange {
+/**
+ * A change waiting for an admin, as stored: the upstream's new definition of a pinned tool, or a new
+ * tool. What it changes from (the pinned definition) and the diff are read off the catalogue beside it
+ * ({@link viewChange}), so a change costs the catalogue one definition.
+ */
+export interface StoredChange {
   /** Names the tool and the new definition: a newer definition is another change. */
   id: string;
   tool: string;
   kind: "added" | "changed";
-  before: ToolInfo | null;
   after: ToolInfo;
-  diff: FieldDiff[];
   screening: ScreeningFlag[];
   detectedAt: string;
+}
+
+/** A pending change as an admin reviews it: with the pinned definition (`before`) and a diff per field. */
+export interface PendingChange extends StoredChange {
+  before: ToolInfo | null;
+  diff: FieldDiff[];
+}
+
+/** A stored change of a catalogue whose pinned tools are `tools`, as an admin reviews it. */
+export function viewChange(tools: readonly ToolInfo[], change: StoredChange): PendingChange {
+  const before = change.kind === "changed" ? tools.find((tool) => tool.name === change.tool) : undefined;
+  return { ...change, before: before ?? null, diff: diffTool(before, change.after) };
 }
 
 /** What a catalogue keeps about its pins besides the pinned tools themselves. */
@@ -73,7 +87,7 @@ export interface Pins {
   drifted?: string[];
   /** Per tool, the hash of the definition an admin rejected: it is not offered again. */
   rejected?: Record<string, string>;
-  changes?: PendingChange[];
+  changes?: StoredChange[];
 }
 
 const Flag = z.object({ rule: z.string(), detail: z.string() });
@@ -87,9 +101,7 @@ export const StoredPins = z.object({
         id: z.string(),
         tool: z.string(),
         kind: z.enum(["added", "changed"]),
-        before: ToolInfo.nullable(),
         after: ToolInfo,
-        diff: z.array(z.object({ field: z.enum(PINNED_FIELDS), before: z.unknown(), after: z.unknown() })),
         screening: z.array(Flag),
         detectedAt: z.string(),
       }),
@@ -163,7 +175,7 @@ export function reconcileTools(
   const tools: ToolInfo[] = [];
   const drifted: string[] = [];
   const rejected: Record<string, string> = {};
-  const changes: PendingChange[] = [];
+  const changes: StoredChange[] = [];
   for (const tool of upstream) {
     const was = pinned.get(tool.name);
     const hash = toolDefinitionHash(tool);
@@ -185,9 +197,7 @@ export function reconcileTools(
       id,
       tool: tool.name,
       kind: was ? "changed" : "added",
-      before: was ?? null,
       after: tool,
-      diff: diffTool(was, tool),
       screening: earlier.get(id)?.screening ?? screen(was, tool),
       detectedAt: earlier.get(id)?.detectedAt ?? at,
     });
@@ -207,7 +217,7 @@ export function decideChange(
   current: PinnedTools,
   id: string,
   decision: Decision,
-): (PinnedTools & { change: PendingChange }) | undefined {
+): (PinnedTools & { change: StoredChange }) | undefined {
   const pins = current.pins ?? {};
   const change = pins.changes?.find((pending) => pending.id === id);
   if (!change) return undefined;

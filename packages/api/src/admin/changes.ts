@@ -3,7 +3,14 @@
  * The decision rewrites the catalogue the data plane serves (its clients then hear `list_changed`).
  */
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
-import { AppError, type Decision, decideChange, type PendingChange, PINNED_FIELDS } from "@mcpgw/core";
+import {
+  AppError,
+  type Decision,
+  decideChange,
+  type PendingChange,
+  PINNED_FIELDS,
+  viewChange,
+} from "@mcpgw/core";
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { json, problems, route } from "../openapi-helpers";
@@ -50,7 +57,9 @@ const ChangeParams = IdParam.extend({
 export async function listChanges(deps: AdminDeps, idOrName: string): Promise<PendingChange[]> {
   const server = await findServer(deps, idOrName);
   const catalog = await deps.store.statuses.getCatalog(server.id);
-  return [...(catalog?.pins?.changes ?? [])].sort((a, b) => (a.detectedAt < b.detectedAt ? -1 : 1));
+  return (catalog?.pins?.changes ?? [])
+    .map((change) => viewChange(catalog?.tools ?? [], change))
+    .sort((a, b) => (a.detectedAt < b.detectedAt ? -1 : 1));
 }
 
 /**
