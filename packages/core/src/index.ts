@@ -24,5 +24,6 @@ export * from "./status";
 export * from "./stored-items";
 export * from "./tokens";
 export * from "./tool";
+export * from "./tool-policy";
 export * from "./when-sent";
 export * from "./worktree";
