@@ -8,25 +8,9 @@ import { Client, StreamableHTTPClientTransport, UnauthorizedError } from "@model
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startUpstream, type Upstream } from "../fixtures/mcp-upstream";
 import { scanTable } from "../support/aws";
-import { signIn, TestProvider } from "../support/oauth-client";
+import { signedInClient, signIn, TEST_REDIRECT, TestProvider } from "../support/oauth-client";
 import { reaches } from "../support/servers";
 import { type Stack, startStack } from "../support/stack";
-
-const REDIRECT = "http://127.0.0.1:9/callback";
-
-/** Connects an SDK client to `url` as `user`, through the whole authorization flow. */
-async function signedInClient(stack: Stack, url: URL, user: string) {
-  const provider = new TestProvider(REDIRECT);
-  const first = new StreamableHTTPClientTransport(url, { authProvider: provider });
-  await expect(new Client({ name: "oauth-test", version: "1" }).connect(first)).rejects.toBeInstanceOf(
-    UnauthorizedError,
-  );
-  const { location } = await signIn(stack.api.url, provider.authorizationUrl as URL, user);
-  await first.finishAuth(location.searchParams);
-  const client = new Client({ name: "oauth-test", version: "1" });
-  await client.connect(new StreamableHTTPClientTransport(url, { authProvider: provider }));
-  return { client, provider };
-}
 
 describe("an MCP client signs in with OAuth", () => {
   let stack: Stack;
@@ -48,7 +32,11 @@ describe("an MCP client signs in with OAuth", () => {
   });
 
   it("on /mcp/{server}: discovers, registers, signs in, then lists and calls the server's tools", async () => {
-    const { client, provider } = await signedInClient(stack, new URL(`${stack.api.url}/mcp/docs`), "ada");
+    const { client, provider } = await signedInClient(
+      stack.api.url,
+      new URL(`${stack.api.url}/mcp/docs`),
+      "ada",
+    );
     expect(provider.info?.client_id).toMatch(/^mgwcl_/);
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name)).toContain("echo");
@@ -58,7 +46,7 @@ describe("an MCP client signs in with OAuth", () => {
   });
 
   it("on /mcp: the aggregate shows only the servers the user is mapped to", async () => {
-    const { client } = await signedInClient(stack, new URL(`${stack.api.url}/mcp`), "ada");
+    const { client } = await signedInClient(stack.api.url, new URL(`${stack.api.url}/mcp`), "ada");
     const names = (await client.listTools()).tools.map((tool) => tool.name);
     expect(names).toContain("docs__echo");
     expect(names.some((name) => name.startsWith("billing__"))).toBe(false);
@@ -66,7 +54,11 @@ describe("an MCP client signs in with OAuth", () => {
   });
 
   it("a token for /mcp/docs is refused on /mcp/billing with a challenge naming billing's metadata", async () => {
-    const { client, provider } = await signedInClient(stack, new URL(`${stack.api.url}/mcp/docs`), "ada");
+    const { client, provider } = await signedInClient(
+      stack.api.url,
+      new URL(`${stack.api.url}/mcp/docs`),
+      "ada",
+    );
     await client.close();
     const response = await fetch(`${stack.api.url}/mcp/billing`, {
       method: "POST",
@@ -85,7 +77,7 @@ describe("an MCP client signs in with OAuth", () => {
   });
 
   it("keeps no token, code or verifier in the clear: not in the logs, not in any stored item", async () => {
-    const provider = new TestProvider(REDIRECT);
+    const provider = new TestProvider(TEST_REDIRECT);
     const url = new URL(`${stack.api.url}/mcp/docs`);
     const first = new StreamableHTTPClientTransport(url, { authProvider: provider });
     await expect(new Client({ name: "oauth-test", version: "1" }).connect(first)).rejects.toBeInstanceOf(

@@ -2,12 +2,15 @@
  * An MCP client signing in to the gateway the standard way, headless: the official SDK v2 client's
  * OAuth provider, and the development sign-in and consent pages answered as a person would.
  */
-import type {
-  OAuthClientMetadata,
-  OAuthClientProvider,
-  OAuthDiscoveryState,
-  StoredOAuthClientInformation,
-  StoredOAuthTokens,
+import {
+  Client,
+  type OAuthClientMetadata,
+  type OAuthClientProvider,
+  type OAuthDiscoveryState,
+  type StoredOAuthClientInformation,
+  type StoredOAuthTokens,
+  StreamableHTTPClientTransport,
+  UnauthorizedError,
 } from "@modelcontextprotocol/client";
 import { expect } from "vitest";
 
@@ -98,4 +101,21 @@ export async function signIn(origin: string, authorizationUrl: URL, user: string
     done,
     location: new URL(done.headers.get("location") ?? ""),
   };
+}
+
+/** Where a test client's authorization ends (never reached: the code is read off the redirect). */
+export const TEST_REDIRECT = "http://127.0.0.1:9/callback";
+
+/** An SDK v2 client connected to `url` (on the gateway at `origin`) as `user`, through the whole authorization flow. */
+export async function signedInClient(origin: string, url: URL, user: string) {
+  const provider = new TestProvider(TEST_REDIRECT);
+  const first = new StreamableHTTPClientTransport(url, { authProvider: provider });
+  await expect(new Client({ name: "oauth-test", version: "1" }).connect(first)).rejects.toBeInstanceOf(
+    UnauthorizedError,
+  );
+  const { location } = await signIn(origin, provider.authorizationUrl as URL, user);
+  await first.finishAuth(location.searchParams);
+  const client = new Client({ name: "oauth-test", version: "1" });
+  await client.connect(new StreamableHTTPClientTransport(url, { authProvider: provider }));
+  return { client, provider };
 }
