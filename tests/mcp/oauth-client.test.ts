@@ -6,24 +6,23 @@
  */
 import { Client, StreamableHTTPClientTransport, UnauthorizedError } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startUpstream, type Upstream } from "../fixtures/mcp-upstream";
+import type { Upstream } from "../fixtures/mcp-upstream";
 import { scanTable } from "../support/aws";
-import { signedInClient, signIn, TEST_REDIRECT, TestProvider } from "../support/oauth-client";
-import { reaches } from "../support/servers";
-import { type Stack, startStack } from "../support/stack";
+import {
+  signedInClient,
+  signIn,
+  startOAuthStack,
+  TEST_REDIRECT,
+  TestProvider,
+} from "../support/oauth-client";
+import type { Stack } from "../support/stack";
 
 describe("an MCP client signs in with OAuth", () => {
   let stack: Stack;
-  const upstreams: Upstream[] = [];
+  let upstreams: Upstream[] = [];
 
   beforeAll(async () => {
-    stack = await startStack({ oauth: true });
-    for (const name of ["docs", "billing"]) {
-      const upstream = await startUpstream({ name });
-      upstreams.push(upstream);
-      const created = await stack.call("POST", "/v1/servers", { name, url: upstream.url });
-      await reaches(stack, created.body.id, "connected");
-    }
+    ({ stack, upstreams } = await startOAuthStack(["docs", "billing"]));
     expect((await stack.call("PUT", "/v1/access/user:ada", { servers: ["docs"] })).status).toBe(200);
   });
   afterAll(async () => {

@@ -8,9 +8,8 @@
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { startUpstream, type Upstream } from "../fixtures/mcp-upstream";
 import { createConnected, type Stack, startGatewayStack, uniqueName } from "../gateway/helpers";
-import { signedInClient } from "../support/oauth-client";
-import { reaches } from "../support/servers";
-import { type Stack as BaseStack, startStack } from "../support/stack";
+import { signedInClient, startOAuthStack } from "../support/oauth-client";
+import type { Stack as BaseStack } from "../support/stack";
 import { type ClientFlavour, connectTestClient, type TestClient, textOf } from "./clients";
 import { type CreatedKey, rawRequest } from "./helpers";
 
@@ -156,16 +155,10 @@ describe("tool sets on the MCP endpoints", () => {
 
 describe("an access mapping with a tool set", () => {
   let stack: BaseStack;
-  const upstreams: Upstream[] = [];
+  let upstreams: Upstream[] = [];
 
   beforeAll(async () => {
-    stack = await startStack({ oauth: true });
-    for (const name of ["docs", "billing"]) {
-      const upstream = await startUpstream({ name });
-      upstreams.push(upstream);
-      const created = await stack.call("POST", "/v1/servers", { name, url: upstream.url });
-      await reaches(stack, created.body.id, "connected");
-    }
+    ({ stack, upstreams } = await startOAuthStack(["docs", "billing"]));
     const made = await stack.call("POST", "/v1/toolsets", {
       name: "readers",
       tools: ["docs__echo", "billing__add"],

@@ -13,6 +13,9 @@ import {
   UnauthorizedError,
 } from "@modelcontextprotocol/client";
 import { expect } from "vitest";
+import { startUpstream, type Upstream } from "../fixtures/mcp-upstream";
+import { reaches } from "./servers";
+import { type Stack, startStack } from "./stack";
 
 /** A headless SDK client: remembers what the SDK hands it (in memory, nothing stored). */
 export class TestProvider implements OAuthClientProvider {
@@ -118,4 +121,17 @@ export async function signedInClient(origin: string, url: URL, user: string) {
   const client = new Client({ name: "oauth-test", version: "1" });
   await client.connect(new StreamableHTTPClientTransport(url, { authProvider: provider }));
   return { client, provider };
+}
+
+/** A stack serving OAuth, with one connected upstream server per name (close the upstreams too). */
+export async function startOAuthStack(servers: string[]): Promise<{ stack: Stack; upstreams: Upstream[] }> {
+  const stack = await startStack({ oauth: true });
+  const upstreams: Upstream[] = [];
+  for (const name of servers) {
+    const upstream = await startUpstream({ name });
+    upstreams.push(upstream);
+    const created = await stack.call("POST", "/v1/servers", { name, url: upstream.url });
+    await reaches(stack, created.body.id, "connected");
+  }
+  return { stack, upstreams };
 }
