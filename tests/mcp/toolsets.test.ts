@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { startUpstream, type Upstream } from "../fixtures/mcp-upstream";
 import { createConnected, type Stack, startGatewayStack, uniqueName } from "../gateway/helpers";
+import { recordAwsCalls } from "../support/aws-calls";
 import { signedInClient, startOAuthStack } from "../support/oauth-client";
 import type { Stack as BaseStack } from "../support/stack";
 import { type ClientFlavour, connectTestClient, type TestClient, textOf } from "./clients";
@@ -138,6 +139,28 @@ describe("tool sets on the MCP endpoints", () => {
       expect(await refusal(front.callTool("add", { a: 1, b: 1 }))).toMatchObject({ code: "tool.forbidden" });
     });
   }
+
+  it("warm calls through a set read no tool set from DynamoDB each: the sets are held in memory", async ({
+    expect,
+  }) => {
+    const client = await connect("v2-modern", `/mcp/sets/${set}`, setKey);
+    await client.callTool("sum", { a: 1, b: 1 });
+    const calls = recordAwsCalls(stack.store.clients);
+    const started = Date.now();
+    const CALLS = 30;
+    try {
+      for (let n = 0; n < CALLS; n++)
+        expect(textOf((await client.callTool("sum", { a: n, b: 1 })).result)).toBe(String(n + 1));
+    } finally {
+      calls.stop();
+    }
+    const seconds = (Date.now() - started) / 1000;
+    const setReads = calls.calls.filter((call) => JSON.stringify(call.input).includes("TOOLSET")).length;
+    console.info(`${CALLS} warm calls through a set in ${seconds.toFixed(1)} s: ${setReads} tool-set reads`);
+    // At most one refresh a second (in the background), never one per call.
+    expect(setReads).toBeLessThanOrEqual(Math.ceil(seconds) + 1);
+    expect(setReads).toBeLessThan(CALLS / 3);
+  });
 
   it("the set's endpoint serves only what the caller may use; an unknown set is 404 toolset.not_found", async ({
     expect,
