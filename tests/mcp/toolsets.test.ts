@@ -11,6 +11,7 @@ import { createConnected, type Stack, startGatewayStack, uniqueName } from "../g
 import { recordAwsCalls } from "../support/aws-calls";
 import { signedInClient, startOAuthStack } from "../support/oauth-client";
 import type { Stack as BaseStack } from "../support/stack";
+import { waitFor } from "../support/stack";
 import { type ClientFlavour, connectTestClient, type TestClient, textOf } from "./clients";
 import { type CreatedKey, rawRequest } from "./helpers";
 
@@ -139,6 +140,49 @@ describe("tool sets on the MCP endpoints", () => {
       expect(await refusal(front.callTool("add", { a: 1, b: 1 }))).toMatchObject({ code: "tool.forbidden" });
     });
   }
+
+  it("a tool that appears later and matches a rule joins the set; the set's listeners in both eras are told", {
+    timeout: 60_000,
+  }, async ({ expect }) => {
+    const upstream = await startUpstream({ name: "delta" });
+    upstreams.push(upstream);
+    const server = uniqueName("delta");
+    await createConnected(stack, { name: server, url: upstream.url });
+    const live = uniqueName("live");
+    expect(
+      (await stack.call("POST", "/v1/toolsets", { name: live, rules: [{ glob: `${server}__late*` }] }))
+        .status,
+    ).toBe(201);
+    const admin = await newKey({});
+    const listeners = [
+      await connect("v2-modern", `/mcp/sets/${live}`, admin),
+      await connect("v1", `/mcp/sets/${live}`, admin),
+    ];
+    for (const listener of listeners) {
+      expect(await listener.listTools()).toEqual([]);
+      await listener.watchToolsListChanged();
+    }
+    // A first call warms the gateway's session; its GET stream carries the upstream's list_changed.
+    expect((await stack.callTool(`${server}__echo`, { text: "warm" })).status).toBe(200);
+    await waitFor(
+      async () => upstream.openGetStreams,
+      (open) => open >= 1,
+      { timeoutMs: 5_000 },
+    );
+    const heard = listeners.map((listener) => listener.toolsListChanged);
+    upstream.addTool("late_tool");
+    await Promise.all(
+      listeners.map((listener, at) => listener.waitForToolsListChanged((heard[at] ?? 0) + 1, 10_000)),
+    );
+    for (const listener of listeners) {
+      const names = await waitFor(
+        async () => (await listener.listTools()).map((tool) => tool.name),
+        (listed) => listed.length > 0,
+        { timeoutMs: 5_000 },
+      );
+      expect(names).toEqual([`${server}__late_tool`]);
+    }
+  });
 
   it("warm calls through a set read no tool set from DynamoDB each: the sets are held in memory", async ({
     expect,
