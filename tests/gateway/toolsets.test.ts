@@ -192,6 +192,9 @@ describe("tool sets and tool policies over REST", () => {
     const key = await keyWith({ toolsets: [narrow] });
     const elsewhere = await as(key)("POST", `/v1/tools/${gamma}__echo/call`, { arguments: { text: "x" } });
     expect([elsewhere.status, elsewhere.body.code]).toEqual([404, "server.not_found"]);
+    // A tool that server lacks says no more about it.
+    const missing = await as(key)("POST", `/v1/tools/${gamma}__missing/call`, {});
+    expect([missing.status, missing.body.code]).toEqual([404, "server.not_found"]);
   });
 
   it("the annotation policy refuses destructive tools (spec defaults) unless exempt: absent from lists, a call is 403", async ({

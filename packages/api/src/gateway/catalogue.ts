@@ -95,8 +95,12 @@ export async function resolveTool(
   ]);
   if (!entry || (!options.gate && !inScope(options.scope, entry.server.id)))
     throw new AppError("server.not_found", `No server named '${server}'.`);
-  const known = entry.tools.get(qualified);
-  if (options.gate && known) enforce(options.gate(entry, qualified, known));
+  if (options.gate) {
+    // A tool the server lacks on a server the caller cannot reach is that server's absence too.
+    const known = entry.tools.get(qualified);
+    const decision = options.gate(entry, qualified, known ?? { name: qualified, inputSchema: {} });
+    if (known || (!decision.ok && decision.code === "server.not_found")) enforce(decision);
+  }
   if (hidden.has(entry.server.id)) {
     throw new AppError(
       "server.unavailable",
