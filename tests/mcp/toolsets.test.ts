@@ -3,7 +3,8 @@
  * lists exactly the set's tools from three servers under its overrides and calls them (an overridden
  * name reaches the original tool); a key scoped to a set sees and calls nothing else on `/mcp`; the
  * annotation policy hides a destructive tool and refuses a call to it (`tool.forbidden` in `data.code`);
- * an unknown set is 404; an OAuth user whose access mapping names a set sees only that set's tools.
+ * an unknown set is 404; an OAuth user whose access mapping names a set sees only that set's tools, on
+ * `/mcp` and on the set's own endpoint (its protected-resource metadata served).
  */
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { startUpstream, type Upstream } from "../fixtures/mcp-upstream";
@@ -273,6 +274,28 @@ describe("an access mapping with a tool set", () => {
       const refused = await refusal(client.callTool({ name: "docs__add", arguments: { a: 1, b: 1 } }));
       expect(refused).toMatchObject({ code: "tool.forbidden" });
       expect(refused.message).toContain("access mapping's tool sets");
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("the user signs in to the set's own endpoint and is served its tools", async ({ expect }) => {
+    const metadata = await fetch(`${stack.api.url}/.well-known/oauth-protected-resource/mcp/sets/readers`);
+    expect(await metadata.json()).toMatchObject({ resource: `${stack.api.url}/mcp/sets/readers` });
+    const unknown = await fetch(`${stack.api.url}/.well-known/oauth-protected-resource/mcp/sets/nope`);
+    expect(unknown.status).toBe(404);
+    const { client } = await signedInClient(
+      stack.api.url,
+      new URL(`${stack.api.url}/mcp/sets/readers`),
+      "ada",
+    );
+    try {
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual([
+        "billing__add",
+        "docs__echo",
+      ]);
+      const result = await client.callTool({ name: "billing__add", arguments: { a: 2, b: 2 } });
+      expect(JSON.stringify(result.content)).toContain("4");
     } finally {
       await client.close();
     }

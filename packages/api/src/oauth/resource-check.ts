@@ -30,9 +30,14 @@ export class ResourceCheck {
     return this.issuerOf();
   }
 
-  /** Whether `resource` is `${issuer}/mcp` or `${issuer}/mcp/{server}` of an existing server. */
+  /**
+   * Whether `resource` is `${issuer}/mcp`, `${issuer}/mcp/{server}` of an existing server or
+   * `${issuer}/mcp/sets/{name}` of an existing tool set.
+   */
   async known(resource: string): Promise<boolean> {
     if (resource === `${this.issuer}/mcp`) return true;
+    const set = this.toolsetOf(resource);
+    if (set !== undefined) return (await this.store.toolsets.get(set)) !== undefined;
     const prefix = `${this.issuer}/mcp/`;
     if (!resource.startsWith(prefix)) return false;
     const name = resource.slice(prefix.length);
@@ -61,8 +66,9 @@ export class ResourceCheck {
       : undefined;
     const tools = grants ? { grants } : {};
     // A token for one server reaches nothing when that server is not among the user's.
+    // A tool set's endpoint is scoped as /mcp is: the user's tools (the set's among them) are what it serves.
     const prefix = `${this.issuer}/mcp/`;
-    if (resource.startsWith(prefix)) {
+    if (resource.startsWith(prefix) && this.toolsetOf(resource) === undefined) {
       const name = decodedName(resource.slice(prefix.length));
       const target = name === undefined ? undefined : await this.store.servers.resolvePlain(name);
       if (!target || (ids !== null && !ids.includes(target.id))) return { ids: [], names: [] };
@@ -71,6 +77,14 @@ export class ResourceCheck {
     const byId = new Map(servers.map((server) => [server.id, server.name]));
     const live = ids.filter((id) => byId.has(id));
     return { ids: live, names: live.map((id) => byId.get(id) ?? id).sort(), ...tools };
+  }
+
+  /** The tool set `resource` names (`${issuer}/mcp/sets/{name}`), if it names one. */
+  private toolsetOf(resource: string): string | undefined {
+    const prefix = `${this.issuer}/mcp/sets/`;
+    if (!resource.startsWith(prefix)) return undefined;
+    const name = resource.slice(prefix.length);
+    return /^[^/?#]+$/.test(name) ? decodedName(name) : undefined;
   }
 }
 
