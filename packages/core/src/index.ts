@@ -26,5 +26,6 @@ export * from "./stored-items";
 export * from "./tokens";
 export * from "./tool";
 export * from "./tool-screening";
+export * from "./tool-policy";
 export * from "./when-sent";
 export * from "./worktree";
