@@ -148,7 +148,7 @@ describe("tool sets on the MCP endpoints", () => {
     const upstream = await startUpstream({ name: "delta" });
     upstreams.push(upstream);
     const server = uniqueName("delta");
-    await createConnected(stack, { name: server, url: upstream.url });
+    await createConnected(stack, { name: server, url: upstream.url, pinning: "auto" });
     const live = uniqueName("live");
     expect(
       (await stack.call("POST", "/v1/toolsets", { name: live, rules: [{ glob: `${server}__late*` }] }))
