@@ -258,7 +258,9 @@ describe("MCP conformance suite (both eras)", () => {
         startConformanceUpstream(),
         startGatewayStack({ mcp: { loopbackOnly: true } }),
       ]);
-      await createConnected(stack, { name: SERVER_NAME, url: upstream.url });
+      // Pinning `auto`: the suite mutates the tool list and waits for list_changed (under `approve`, the
+      // default, a mutation waits for an admin and clients hear nothing: tests/mcp/pinning.test.ts).
+      await createConnected(stack, { name: SERVER_NAME, url: upstream.url, pinning: "auto" });
       const created = await createKey(stack, "conformance", [SERVER_NAME]);
       const authorization = `Bearer ${created.key}`;
       const [serverProxy, aggregatedProxy] = await Promise.all([

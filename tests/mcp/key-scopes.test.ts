@@ -128,6 +128,8 @@ describe("key scopes bind server ids", () => {
       serverIds: [firstId],
       owner: null,
       rateLimit: null,
+      toolsets: [],
+      toolPolicy: null,
       createdAt: byName.createdAt,
     });
   });

@@ -75,6 +75,8 @@ describe("client API keys", () => {
       serverIds: null,
       rateLimit: null,
       owner: null,
+      toolsets: [],
+      toolPolicy: null,
       key: expect.stringMatching(/^mgw_[A-Za-z0-9_-]{43}$/),
       createdAt: expect.any(String),
     });
@@ -111,6 +113,8 @@ describe("client API keys", () => {
           serverIds: null,
           rateLimit: null,
           owner: null,
+          toolsets: [],
+          toolPolicy: null,
           createdAt: everyKey.createdAt,
         },
         {
@@ -120,6 +124,8 @@ describe("client API keys", () => {
           serverIds: [alphaId],
           rateLimit: null,
           owner: null,
+          toolsets: [],
+          toolPolicy: null,
           createdAt: alphaKey.createdAt,
         },
       ]),

@@ -150,6 +150,8 @@ export interface RunnerInstance {
   pid: number | null;
   uptimeMs: number;
   restarts: number;
+  /** Requests the instance is serving now. */
+  inFlight: number;
 }
 
 /** The pid of the live instance of (server, thread), waiting until there is one. */

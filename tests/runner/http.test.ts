@@ -99,7 +99,7 @@ describe("runner: HTTP routes", () => {
     expect((await stack.runnerCall("GET", "/nowhere")).status).toBe(404);
   });
 
-  it("GET /servers lists live instances: server, thread, pid, uptime, restarts", async () => {
+  it("GET /servers lists live instances: server, thread, pid, uptime, restarts, requests in flight", async () => {
     const pid = await pidOf(stack, id);
     const first = (await stack.instances()).find((i) => i.serverId === id);
     expect(first).toEqual({
@@ -109,6 +109,7 @@ describe("runner: HTTP routes", () => {
       pid,
       uptimeMs: expect.any(Number),
       restarts: 0,
+      inFlight: 0,
     });
     expect(isAlive(pid)).toBe(true);
     const started = await stack.runnerCall("POST", `/threads/t-list/servers/${threadServer}`);
@@ -132,6 +133,7 @@ describe("runner: HTTP routes", () => {
           pid: thread.body.pid,
           uptimeMs: expect.any(Number),
           restarts: 0,
+          inFlight: 0,
         },
       ]),
     );

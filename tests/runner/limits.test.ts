@@ -62,16 +62,25 @@ describe("runner: limits", () => {
   it("never reaps an instance that is in use", async () => {
     const entry = await stdioUpstream();
     stack = await startRunnerStack({ idleMs: 300 });
+    const s = stack;
     const name = uniqueName("busy");
-    const id = await createServer(stack, { name, command: process.execPath, args: [entry] });
-    await reaches(stack, id, "connected");
-    const pid = await pidOf(stack, id);
-    // A 2 s call outlives several reaper passes (every 250 ms, idle after 300 ms).
-    const slow = await stack.callTool(`${name}__slow`, { ms: 2_000 });
-    expect(slow.status).toBe(200);
-    expect(slow.body.text).toBe("done");
-    expect(stack.logs.filter((line) => line.includes('"why":"idle"'))).toEqual([]);
-    expect(isAlive(pid)).toBe(true);
+    const id = await createServer(s, { name, command: process.execPath, args: [entry] });
+    await reaches(s, id, "connected");
+    // A 3 s call outlives many reaper passes (every 250 ms, idle after 300 ms). The probe's child may
+    // be reaped before the call reaches it (it was idle); the child that serves the call is the one
+    // seen with the call in flight, and nothing is reaped from then on.
+    const slow = s.callTool(`${name}__slow`, { ms: 3_000 });
+    const serving = await waitFor(
+      async () => (await s.instances()).find((i) => i.serverId === id && i.inFlight > 0),
+      (instance) => instance !== undefined,
+      { timeoutMs: 20_000 },
+    );
+    const reapedBefore = s.logs.filter((line) => line.includes('"why":"idle"')).length;
+    const answer = await slow;
+    expect(answer.status).toBe(200);
+    expect(answer.body.text).toBe("done");
+    expect(s.logs.filter((line) => line.includes('"why":"idle"'))).toHaveLength(reapedBefore);
+    expect(isAlive(serving?.pid as number)).toBe(true);
   });
 
   it("at maxChildren the least recently used idle instance makes way; with none idle, spawning is refused", async () => {

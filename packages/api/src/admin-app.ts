@@ -3,6 +3,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { registerAccessRoutes } from "./admin/access";
 import { registerKeyRoutes } from "./admin/keys";
 import { registerAdminRoutes } from "./admin/routes";
+import { registerToolsetRoutes } from "./admin/toolsets";
 import { registerUpstreamAuthPages } from "./admin/upstream-auth-routes";
 import { type AppDeps, createBaseApp, documentApp } from "./app-base";
 import type { KeyIndex } from "./auth";
@@ -28,6 +29,7 @@ export function registerAdminPlane(
   registerAdminRoutes(admin, adminDeps);
   registerKeyRoutes(admin, { store: deps.store, keyChanges: shared.keyIndex });
   registerAccessRoutes(admin, { store: deps.store });
+  registerToolsetRoutes(admin, { store: deps.store, logger: deps.logger });
   app.route("/", admin);
   registerUpstreamAuthPages(app, adminDeps, {
     sessions: shared.consoleSessions,

@@ -20,6 +20,7 @@ import { registerThreadRoutes } from "./gateway/threads";
 import { registerProtectedResourceRoutes } from "./oauth/resource";
 import { registerOAuthRoutes } from "./oauth/routes";
 import { requireClient, routeGroup } from "./route-groups";
+import { toolsetIndex } from "./toolsets";
 
 /** Mounts the data-plane routes on `app`, each guarded by `requireClient`, with their warm state. */
 export function registerGatewayPlane(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
@@ -53,8 +54,12 @@ export function registerGatewayPlane(app: OpenAPIHono<AppEnv>, deps: AppDeps): v
       oidc: deps.oidc,
     });
     const { directory } = dataPlane;
-    registerProtectedResourceRoutes(app, deps.oauth.issuer, async (name) =>
-      Boolean((await directory.snapshot()).byName.get(name) ?? (await directory.fresh()).byName.get(name)),
+    registerProtectedResourceRoutes(
+      app,
+      deps.oauth.issuer,
+      async (name) =>
+        Boolean((await directory.snapshot()).byName.get(name) ?? (await directory.fresh()).byName.get(name)),
+      async (name) => Boolean(await toolsetIndex(deps.store).named(name)),
     );
   }
 }
@@ -89,5 +94,6 @@ function gatewayDeps(deps: AppDeps, changes: ChangeWatcher): GatewayDeps {
     ...(deps.gateway?.searchModeThreshold === undefined
       ? {}
       : { searchModeThreshold: deps.gateway.searchModeThreshold }),
+    pinningDefault: deps.pinningDefault,
   };
 }

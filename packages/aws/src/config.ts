@@ -7,7 +7,13 @@
 import { posix } from "node:path";
 import { fromHttp } from "@aws-sdk/credential-provider-http";
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from "@aws-sdk/types";
-import { DEFAULT_CHILD_LIMITS, defaultWorktreeBase, type ResolvedLimits } from "@mcpgw/core";
+import {
+  DEFAULT_CHILD_LIMITS,
+  defaultWorktreeBase,
+  PINNING_MODES,
+  type Pinning,
+  type ResolvedLimits,
+} from "@mcpgw/core";
 import { Resource } from "sst/resource";
 import { EnvReader } from "./env-reader";
 
@@ -183,6 +189,8 @@ export interface AppSettings {
   callerLimits: CallerLimitSettings;
   /** SEARCH_MODE_THRESHOLD: past this many tools in a caller's catalogue, `/mcp` lists in search mode (default 64). */
   searchModeThreshold: number;
+  /** PINNING_DEFAULT: the pinning of servers that set none (`approve`, `auto` or `off`; default `approve`). */
+  pinningDefault: Pinning;
 }
 
 /** What one caller (a key, a user) may do on the data plane; the admin token is not limited. */
@@ -278,6 +286,7 @@ export function loadAppSettings(env: Env = process.env): AppSettings {
       streams: read.integer("CALLER_MAX_STREAMS", DEFAULT_CALLER_LIMITS.streams, { min: 1 }),
     },
     searchModeThreshold: read.integer("SEARCH_MODE_THRESHOLD", 64, { min: 0 }),
+    pinningDefault: read.oneOf("PINNING_DEFAULT", PINNING_MODES, "approve"),
   };
   read.check();
   return settings;

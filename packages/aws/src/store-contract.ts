@@ -4,8 +4,10 @@
  */
 import {
   type AttemptOutcome,
+  decideChange,
   parseServerSpec,
   profileDigest,
+  reconcileTools,
   type ServerProfile,
   type ServerRecord,
   visibleNextAttempt,
@@ -20,6 +22,7 @@ import {
   type RefreshGrant,
 } from "./oauth";
 import type { ServerPage } from "./servers";
+import { CatalogMovedError } from "./statuses";
 import type { Store } from "./store";
 import { ADMIN_OWNER } from "./threads";
 
@@ -528,6 +531,33 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(without).not.toHaveProperty("profile");
     });
 
+    it("keeps a catalogue's pins with it, and rewrites it only over the one a decision was made on", async () => {
+      const store = await open();
+      const server = await http(store);
+      const changed = { name: "echo", inputSchema: { type: "object" }, description: "changed" };
+      const pinned = reconcileTools({ tools }, [changed], "approve", ok().at, () => []);
+
+      expect(await store.statuses.recordAttempt(server.id, 1, ok(), pinned, { catalogHash: null })).toBe(
+        true,
+      );
+      const stored = await store.statuses.getCatalog(server.id);
+      expect(stored).toMatchObject({ tools, pins: { drifted: ["echo"], changes: [{ tool: "echo" }] } });
+      expect(await store.statuses.get(server.id)).toMatchObject({ pendingChanges: 1 });
+      // A write that names another catalogue than the stored one is refused, whichever way it comes.
+      await expect(
+        store.statuses.recordAttempt(server.id, 1, ok(), { tools }, { catalogHash: null }),
+      ).rejects.toBeInstanceOf(CatalogMovedError);
+      expect(await store.statuses.repin(server.id, { tools }, "another")).toBe(false);
+
+      const decided = decideChange(stored ?? pinned, pinned.pins?.changes?.[0]?.id ?? "", "approved");
+      expect(await store.statuses.repin(server.id, decided ?? { tools }, stored?.hash ?? null)).toBe(true);
+      expect(await store.statuses.getCatalog(server.id)).toMatchObject({ tools: [changed] });
+      expect(await store.statuses.getCatalog(server.id)).not.toHaveProperty("pins");
+      expect(await store.statuses.get(server.id)).toMatchObject({ pendingChanges: 0 });
+      // The same decision again, on the catalogue it read before, no longer applies.
+      expect(await store.statuses.repin(server.id, decided ?? { tools }, stored?.hash ?? null)).toBe(false);
+    });
+
     it("bump is fenced on the generation expected", async () => {
       const store = await open();
       const server = await http(store);
@@ -695,6 +725,51 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.keys.revoke(created.id)).toBe(true);
       expect(await store.keys.revoke(created.id)).toBe(false);
       expect((await store.keys.byHash()).has(hashApiKey(created.key))).toBe(false);
+    });
+
+    it("keeps tool sets by name: made once, replaced, listed, deleted; a key's and a mapping's sets and policy", async () => {
+      const store = await open();
+      const name = unique("set");
+      const set = {
+        name,
+        description: "picked",
+        tools: ["s1__echo"],
+        rules: [{ serverId: "s2", annotations: { readOnlyHint: true } }, { glob: "*__get_*" }],
+        overrides: { s1__echo: { name: "say", annotations: { title: "Say" } } },
+        createdAt: "2026-01-01T00:00:00.000Z",
+        updatedAt: "2026-01-01T00:00:00.000Z",
+      };
+      expect(await store.toolsets.create(set)).toEqual(set);
+      await expect(store.toolsets.create(set)).rejects.toMatchObject({ code: "toolset.exists" });
+      expect(await store.toolsets.get(name)).toEqual(set);
+      const replaced = {
+        ...set,
+        tools: [],
+        rules: [],
+        overrides: {},
+        createdAt: "later",
+        updatedAt: "later",
+      };
+      expect(await store.toolsets.replace(replaced)).toEqual({ ...replaced, createdAt: set.createdAt });
+      await expect(store.toolsets.replace({ ...set, name: unique("none") })).rejects.toMatchObject({
+        code: "toolset.not_found",
+      });
+      expect((await store.toolsets.list()).map((one) => one.name)).toContain(name);
+      expect(await store.toolsets.delete(name)).toBe(true);
+      expect(await store.toolsets.delete(name)).toBe(false);
+      expect(await store.toolsets.get(name)).toBeUndefined();
+
+      const toolPolicy = { allow: ["a__*"], refuse: { destructiveHint: true }, except: ["a__rm"] };
+      const key = await store.keys.create(unique("scoped"), null, { toolsets: [name], toolPolicy });
+      expect((await store.keys.byHash()).get(hashApiKey(key.key))).toMatchObject({
+        toolsets: [name],
+        toolPolicy,
+      });
+      const subject = `user:${unique("ada")}` as const;
+      await store.oauth.putAccess(subject, null, { toolsets: [name], toolPolicy });
+      expect(await store.oauth.access([subject])).toEqual([
+        expect.objectContaining({ subject, serverIds: null, toolsets: [name], toolPolicy }),
+      ]);
     });
 
     it("keeps a key's own limits, and none for a key made without", async () => {

@@ -377,6 +377,7 @@ export class InstanceManager {
         pid: instance.transport.pid ?? null,
         uptimeMs: Date.now() - instance.startedAt,
         restarts: this.restarts.get(instance.key) ?? 0,
+        inFlight: instance.busy,
       }));
   }
 

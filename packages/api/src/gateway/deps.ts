@@ -1,5 +1,5 @@
 import type { Store } from "@mcpgw/aws";
-import type { Logger } from "@mcpgw/core";
+import type { Logger, Pinning } from "@mcpgw/core";
 import type { OpenOptions, RunnerEndpoint, SessionLogListener, SessionPool } from "@mcpgw/upstream";
 import type { CallLatency } from "./call-latency";
 import type { Directory, DirectoryEntry } from "./directory";
@@ -27,6 +27,8 @@ export interface GatewayDeps {
   publicAdminUrl?: string | undefined;
   /** Past this many tools in a caller's catalogue, `/mcp` lists in search mode (SEARCH_MODE_THRESHOLD; default 64). */
   searchModeThreshold?: number;
+  /** The pinning of servers that set none (PINNING_DEFAULT; default `approve`). */
+  pinningDefault?: Pinning | undefined;
 }
 
 /** What the data plane does when a warm upstream session says something changed. */

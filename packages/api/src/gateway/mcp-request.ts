@@ -75,6 +75,8 @@ export interface GatewayServer {
   session?: boolean;
   /** The session's tool mode, fixed at its first listing or search-mode call. */
   mode?: ToolMode;
+  /** The tool set `/mcp/sets/{toolset}` serves (then `endpoint` is undefined). */
+  toolset?: string | undefined;
 }
 
 /** The caller the endpoint put in the request's auth info. */

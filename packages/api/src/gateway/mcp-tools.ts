@@ -38,6 +38,7 @@ import {
   roundOf,
   withRound,
 } from "./mcp-request";
+import { setListing, setTarget, setTools } from "./mcp-toolset";
 import {
   CALL_TOOL,
   callToolArguments,
@@ -48,6 +49,7 @@ import {
   searchTools,
   type ToolMode,
 } from "./search-mode";
+import { toolGate } from "./tool-access";
 
 /** The 2025 JSON-RPC error an upstream answers when the user must first open a link. */
 const URL_ELICITATION_REQUIRED = -32042;
@@ -61,10 +63,7 @@ export async function listTools(gateway: GatewayServer, cursor: string | undefin
   if ((await toolModeOf(gateway, ctx, async () => tools.length)) === "search")
     return { tools: SEARCH_MODE_TOOLS };
   const { page, nextCursor } = paginate(tools, cursor);
-  return {
-    tools: page.map((tool) => mcpTool(gateway.endpoint, tool)),
-    ...(nextCursor ? { nextCursor } : {}),
-  };
+  return { tools: page, ...(nextCursor ? { nextCursor } : {}) };
 }
 
 /**
@@ -90,23 +89,36 @@ export async function callTool(
         return callListedTool(gateway, call.name, call.arguments, ctx);
       }
       const { snapshot, tools } = await read();
-      // On /mcp/{server} a tool goes by the upstream's own name.
-      const listed = gateway.endpoint ? tools.map((tool) => ({ ...tool, name: tool.upstreamName })) : tools;
-      return searchTools(gateway.services.indexes, snapshot, gateway.endpoint ?? "", listed, args);
+      // Each endpoint's catalogue apart: a set's overrides, /mcp/{server}'s own names.
+      const catalogue = gateway.toolset !== undefined ? `set:${gateway.toolset}` : (gateway.endpoint ?? "");
+      return searchTools(gateway.services.indexes, snapshot, catalogue, tools, args);
     }
   }
   return callListedTool(gateway, name, args, ctx);
 }
 
-/** The tools the caller may see on this endpoint, and the directory snapshot they were read from. */
-async function visibleTools(gateway: GatewayServer, ctx: ServerContext) {
-  const { scope } = callerOf(ctx);
+/**
+ * The tools the caller may see on this endpoint, as it lists them (a set's under its overrides,
+ * `/mcp/{server}`'s under their own names), and the directory snapshot they were read from.
+ */
+async function visibleTools(
+  gateway: GatewayServer,
+  ctx: ServerContext,
+): Promise<{ snapshot: object; tools: ListedTool[] }> {
+  const { scope, principal } = callerOf(ctx);
   const { deps } = gateway.services;
   const snapshot = (await deps.directory.snapshot()).byName;
-  const all = await listCatalogTools(deps, { scope });
-  const tools = gateway.endpoint ? all.filter((tool) => tool.server === gateway.endpoint) : all;
-  return { snapshot, tools };
+  const all = await listCatalogTools(deps, { scope, gate: await toolGate(deps, principal) });
+  if (gateway.toolset !== undefined) {
+    const listing = await setListing(deps, gateway.toolset);
+    return { snapshot, tools: setTools(listing, all, (tool) => mcpTool(undefined, tool)) as ListedTool[] };
+  }
+  const visible = gateway.endpoint ? all.filter((tool) => tool.server === gateway.endpoint) : all;
+  return { snapshot, tools: visible.map((tool) => mcpTool(gateway.endpoint, tool)) };
 }
+
+/** A tool as an endpoint lists it. */
+type ListedTool = ReturnType<typeof mcpTool>;
 
 /**
  * This request's tool mode: a session's once chosen; else the client's `?mode=`; else, on `/mcp`,
@@ -153,7 +165,12 @@ async function callListedTool(
 ) {
   const { deps, parking } = gateway.services;
   const caller = callerOf(ctx);
-  const qualified = gateway.endpoint ? qualifyToolName(gateway.endpoint, name) : name;
+  const qualified =
+    gateway.toolset !== undefined
+      ? setTarget(await setListing(deps, gateway.toolset), gateway.toolset, name)
+      : gateway.endpoint
+        ? qualifyToolName(gateway.endpoint, name)
+        : name;
   const server = gateway.endpoint ?? parseQualifiedName(qualified).server;
   const serverId = (await deps.directory.entry(server, () => true))?.server.id ?? "";
   const state = ctx.mcpReq.requestState<RoundState>();

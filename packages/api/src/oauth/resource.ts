@@ -118,7 +118,12 @@ export class ProtectedResource {
       );
     }
     if (!claims.scope.split(" ").includes(MCP_SCOPE)) return insufficientScope(c, issuer, server);
-    c.set("principal", { kind: "user", sub: claims.sub, serverIds: claims.servers });
+    c.set("principal", {
+      kind: "user",
+      sub: claims.sub,
+      serverIds: claims.servers,
+      ...(claims.grants ? { grants: claims.grants } : {}),
+    });
     await next();
     return undefined;
   }
@@ -151,6 +156,7 @@ export function registerProtectedResourceRoutes(
   app: OpenAPIHono<AppEnv>,
   issuer: string,
   serverExists: (name: string) => Promise<boolean>,
+  toolsetExists?: (name: string) => Promise<boolean>,
 ): void {
   const metadata = (server: string | undefined) => ({
     resource: resourceOf(issuer, server),
@@ -194,6 +200,29 @@ export function registerProtectedResourceRoutes(
         return response as never;
       }
       return c.json(metadata(server), 200, cors);
+    },
+  );
+  if (!toolsetExists) return;
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/.well-known/oauth-protected-resource/mcp/sets/{name}",
+      tags: ["oauth"],
+      summary: "Protected resource metadata (RFC 9728) of /mcp/sets/{name}",
+      request: { params: z.object({ name: z.string() }) },
+      responses: { 200: json(ProtectedResourceMetadata, "Metadata"), ...problems(404) },
+    }),
+    async (c) => {
+      const { name } = c.req.valid("param");
+      if (!(await toolsetExists(name))) {
+        const response = problemResponse(
+          new AppError("toolset.not_found", `No tool set named '${name}'.`),
+          c.req.path,
+        );
+        response.headers.set("access-control-allow-origin", "*");
+        return response as never;
+      }
+      return c.json(metadata(`sets/${name}`), 200, cors);
     },
   );
 }
