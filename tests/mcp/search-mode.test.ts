@@ -194,6 +194,53 @@ describe("search mode over server-everything, server-filesystem and a 500-tool c
     });
   });
 
+  it("a tool set's endpoint: search finds its tools as the set names them; past the threshold it switches by itself", async ({
+    expect,
+  }) => {
+    const desk = await stack.call("POST", "/v1/toolsets", {
+      name: "billing-desk",
+      tools: [`${SUITE}__billing_create_invoice`, `${EV}__get-sum`],
+      overrides: {
+        [`${SUITE}__billing_create_invoice`]: {
+          name: "bill_customer",
+          description: "Send a customer a bill.",
+        },
+      },
+    });
+    expect(desk.status).toBe(201);
+    const whole = await stack.call("POST", "/v1/toolsets", {
+      name: "whole-suite",
+      rules: [{ server: SUITE }],
+    });
+    expect(whole.status).toBe(201);
+
+    // Two tools: the full list unless asked.
+    const listed = await connect("v2-modern", "/mcp/sets/billing-desk");
+    expect((await listed.listTools()).map((tool) => tool.name).sort()).toEqual([
+      "bill_customer",
+      `${EV}__get-sum`,
+    ]);
+    for (const flavour of FLAVOURS) {
+      const client = await connect(flavour, "/mcp/sets/billing-desk?mode=search");
+      expect((await client.listTools()).map((tool) => tool.name)).toEqual(["search_tools", "call_tool"]);
+      const [first] = await search(client, "send a bill to a customer", 1);
+      expect(first).toMatchObject({ name: "bill_customer", description: "Send a customer a bill." });
+      const called = await client.callTool("call_tool", { name: "bill_customer", arguments: { plan: "x" } });
+      expect(JSON.parse(String(called.result.content[0]?.text))).toEqual({
+        tool: "billing_create_invoice",
+        arguments: { plan: "x" },
+      });
+      // A tool outside the set: the error a direct call on the set's endpoint gets.
+      const outside = await outcome(client, "call_tool", { name: `${SUITE}__crm_create_contact` });
+      expect(outside.error).toBeDefined();
+      const direct = await connect(flavour, "/mcp/sets/billing-desk?mode=full");
+      expect(outside).toEqual(await outcome(direct, `${SUITE}__crm_create_contact`, {}));
+    }
+    // 500 tools in a set: search mode by itself.
+    const suiteSet = await connect("v1", "/mcp/sets/whole-suite");
+    expect((await suiteSet.listTools()).map((tool) => tool.name)).toEqual(["search_tools", "call_tool"]);
+  });
+
   it("a 2025 session keeps the mode it opened in; an invalid mode is a 400 problem+json", async ({
     expect,
   }) => {
