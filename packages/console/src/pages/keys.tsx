@@ -4,10 +4,11 @@
  * (or leaving the page) drops it from the page and from the component's state — the API keeps only
  * its hash, so nothing can show it again.
  */
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useRef, useState } from "preact/hooks";
 import { request, seg } from "../api";
 import {
   ConfirmButton,
+  CopyField,
   EmptyState,
   Field,
   fieldErrors,
@@ -124,21 +125,6 @@ function scopeText(key: ApiKey): string {
 
 /** The new key, once: read-only, selectable, copyable; gone when dismissed. */
 function RevealedKey(props: { revealed: Revealed; onDismiss: () => void }) {
-  const input = useRef<HTMLInputElement>(null);
-  const [copied, setCopied] = useState<"copied" | "failed" | undefined>(undefined);
-  useEffect(() => {
-    input.current?.focus();
-    input.current?.select();
-  }, []);
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(props.revealed.key);
-      setCopied("copied");
-    } catch {
-      input.current?.select();
-      setCopied("failed");
-    }
-  };
   return (
     <section class="reveal" aria-labelledby="new-key-title">
       <h2 id="new-key-title">New key: {props.revealed.name}</h2>
@@ -146,32 +132,7 @@ function RevealedKey(props: { revealed: Revealed; onDismiss: () => void }) {
         <strong>Copy it now: it will not be shown again.</strong> Only a hash of it is stored; if it is lost,
         revoke it and create another.
       </p>
-      <div class="field">
-        <label for="new-key">API key</label>
-        <div class="copy-row">
-          <input
-            id="new-key"
-            ref={input}
-            class="mono copy-value"
-            type="text"
-            readOnly
-            autoComplete="off"
-            spellcheck={false}
-            value={props.revealed.key}
-            onFocus={(event) => event.currentTarget.select()}
-          />
-          <button type="button" onClick={copy}>
-            Copy
-          </button>
-        </div>
-        <p class="help" role="status">
-          {copied === "copied"
-            ? "Copied to the clipboard."
-            : copied === "failed"
-              ? "The browser refused to copy: the key is selected, copy it with Ctrl+C (⌘C)."
-              : ""}
-        </p>
-      </div>
+      <CopyField id="new-key" label="API key" value={props.revealed.key} focus />
       <button type="button" class="primary" onClick={props.onDismiss}>
         Done — hide the key
       </button>
