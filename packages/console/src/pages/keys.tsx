@@ -20,9 +20,12 @@ import {
   useSubmit,
   when,
 } from "../components";
+import { NO_POLICY, type PolicyDraft, policyOf, toolScopeText } from "../policy-draft";
 import { ServerScopeField } from "../server-scope";
-import type { ApiKey, NewApiKey, Server } from "../types";
+import { ToolPolicyField } from "../tool-policy";
+import type { ApiKey, NewApiKey, Server, ToolScope, ToolSet } from "../types";
 import { loadServers } from "./servers";
+import { loadToolSets } from "./toolsets";
 
 /** A key just created: the one moment its material is in the page. */
 interface Revealed {
@@ -33,6 +36,7 @@ interface Revealed {
 export function KeysPage() {
   const keys = usePolled(() => request<{ keys: ApiKey[] }>("GET", "/v1/keys"), 0);
   const servers = usePolled(loadServers, 0);
+  const toolsets = usePolled(loadToolSets, 0);
   const [revealed, setRevealed] = useState<Revealed | undefined>(undefined);
   const action = useAction();
   const heading = useRef<HTMLHeadingElement>(null);
@@ -82,6 +86,7 @@ export function KeysPage() {
               <td data-col="scope">
                 <span class="cell-label">Scope: </span>
                 {scopeText(key)}
+                {toolScopeText(key as ToolScope) ? <> · {toolScopeText(key as ToolScope)}</> : null}
               </td>
               <td data-col="owner">
                 <span class="cell-label">Owner: </span>
@@ -106,6 +111,7 @@ export function KeysPage() {
       <CreateKeyForm
         servers={servers.data}
         serversError={servers.error}
+        toolsets={toolsets.data}
         onCreated={(created) => {
           action.setNotice("");
           setRevealed({ name: created.name, key: created.key });
@@ -144,23 +150,29 @@ function RevealedKey(props: { revealed: Revealed; onDismiss: () => void }) {
 function CreateKeyForm(props: {
   servers: Server[] | undefined;
   serversError: unknown;
+  toolsets: ToolSet[] | undefined;
   onCreated: (created: NewApiKey) => void;
 }) {
   const [name, setName] = useState("");
   const [scoped, setScoped] = useState(false);
   const [chosen, setChosen] = useState<string[]>([]);
+  const [chosenSets, setChosenSets] = useState<string[]>([]);
+  const [policy, setPolicy] = useState<PolicyDraft>(NO_POLICY);
   const [scopeError, setScopeError] = useState("");
   const [ownerKind, setOwnerKind] = useState<"" | "user" | "group">("");
   const [ownerName, setOwnerName] = useState("");
   const submit = useSubmit(async () => {
     setScopeError("");
-    if (scoped && chosen.length === 0) {
-      setScopeError("Choose at least one server, or let the key use every server.");
+    if (scoped && chosen.length === 0 && chosenSets.length === 0) {
+      setScopeError("Choose at least one server or tool set, or let the key use every server.");
       return;
     }
+    const toolPolicy = policyOf(policy);
     const created = await request<NewApiKey>("POST", "/v1/keys", {
       name: name.trim(),
       ...(scoped ? { servers: chosen } : {}),
+      ...(scoped && chosenSets.length ? { toolsets: chosenSets } : {}),
+      ...(toolPolicy ? { toolPolicy } : {}),
       ...(ownerKind ? { owner: `${ownerKind}:${ownerName.trim()}` } : {}),
     });
     setName("");
@@ -168,12 +180,16 @@ function CreateKeyForm(props: {
     setOwnerName("");
     setScoped(false);
     setChosen([]);
+    setChosenSets([]);
+    setPolicy(NO_POLICY);
     props.onCreated(created);
   });
   const scopeErrors = [
     ...(scopeError ? [scopeError] : []),
     ...fieldErrors(submit.error, "servers", ["key.unknown_server"]),
+    ...fieldErrors(submit.error, "toolsets", ["key.unknown_toolset"]),
   ];
+  const policyErrors = fieldErrors(submit.error, "toolPolicy");
   const ownerErrors = fieldErrors(submit.error, "owner");
 
   return (
@@ -204,9 +220,13 @@ function CreateKeyForm(props: {
         onScoped={setScoped}
         chosen={chosen}
         onChosen={setChosen}
-        help="A scope is bound to the servers themselves: renaming a server keeps its keys."
+        help="A scope is bound to the servers themselves: renaming a server keeps its keys. A tool set adds its tools to the servers chosen."
         errors={scopeErrors}
+        toolsets={props.toolsets}
+        chosenSets={chosenSets}
+        onChosenSets={setChosenSets}
       />
+      <ToolPolicyField id="key-policy" draft={policy} onDraft={setPolicy} errors={policyErrors} />
       <Field
         label="Owner"
         id="key-owner-kind"
@@ -236,7 +256,10 @@ function CreateKeyForm(props: {
       ) : null}
       <Problem
         error={
-          fieldErrors(submit.error, "name").length || scopeErrors.length || ownerErrors.length
+          fieldErrors(submit.error, "name").length ||
+          scopeErrors.length ||
+          ownerErrors.length ||
+          policyErrors.length
             ? undefined
             : submit.error
         }

@@ -24,16 +24,21 @@ export function setEndpoint(name: string): string {
   return `/mcp/sets/${seg(name)}`;
 }
 
+/** Every tool set. */
+export function loadToolSets(): Promise<ToolSet[]> {
+  return request<{ toolsets: ToolSet[] }>("GET", "/v1/toolsets").then((body) => body.toolsets);
+}
+
 /** The live catalogue the picker offers (every tool of every connected server). */
 function loadCatalogue(): Promise<CatalogTool[]> {
   return request<{ tools: CatalogTool[] }>("GET", "/v1/tools").then((body) => body.tools);
 }
 
 export function ToolSetsPage() {
-  const sets = usePolled(() => request<{ toolsets: ToolSet[] }>("GET", "/v1/toolsets"), 0);
+  const sets = usePolled(loadToolSets, 0);
   const catalogue = usePolled(loadCatalogue, 0);
   const action = useAction();
-  const list = sets.data?.toolsets.slice().sort((a, b) => (a.name < b.name ? -1 : 1));
+  const list = sets.data?.slice().sort((a, b) => (a.name < b.name ? -1 : 1));
   const remove = (set: ToolSet) =>
     action.run(async () => {
       await request("DELETE", `/v1/toolsets/${seg(set.name)}`);
