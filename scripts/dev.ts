@@ -69,6 +69,7 @@ const app = createApp({
   logger,
   adminToken,
   allowPrivateUpstreams: settings.allowPrivateUpstreams,
+  pinningDefault: settings.pinningDefault,
   runner: runnerEndpoint,
   worktreeBase: settings.worktreeBase,
   mcp: { loopbackOnly: true, allowedOrigins: settings.mcpAllowedOrigins },

@@ -1,6 +1,7 @@
 /** The admin plane (servers, secrets, keys) behind `requireAdmin`, and the admin function's app. */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { registerAccessRoutes } from "./admin/access";
+import { registerChangeRoutes } from "./admin/changes";
 import { registerKeyRoutes } from "./admin/keys";
 import { registerAdminRoutes } from "./admin/routes";
 import { registerUpstreamAuthPages } from "./admin/upstream-auth-routes";
@@ -26,6 +27,7 @@ export function registerAdminPlane(
   const admin = routeGroup(requireAdmin, [403]);
   const adminDeps = { ...deps, fetch: deps.gateway?.fetch };
   registerAdminRoutes(admin, adminDeps);
+  registerChangeRoutes(admin, adminDeps);
   registerKeyRoutes(admin, { store: deps.store, keyChanges: shared.keyIndex });
   registerAccessRoutes(admin, { store: deps.store });
   app.route("/", admin);

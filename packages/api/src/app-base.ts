@@ -6,7 +6,7 @@
 import { swaggerUI } from "@hono/swagger-ui";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { CallerLimitSettings, ConsoleAdminSettings, Store } from "@mcpgw/aws";
-import type { Logger } from "@mcpgw/core";
+import type { Logger, Pinning } from "@mcpgw/core";
 import type { RunnerEndpoint } from "@mcpgw/upstream";
 import { requestId } from "hono/request-id";
 import { authenticate, KeyIndex, TOKEN_FAILURES } from "./auth";
@@ -31,6 +31,8 @@ export interface AppDeps {
   logger: Logger;
   adminToken: string;
   allowPrivateUpstreams: boolean;
+  /** The pinning of servers that set none (PINNING_DEFAULT; default `approve`). */
+  pinningDefault?: Pinning | undefined;
   /** How to reach the stdio runner, when there is one. */
   runner?: RunnerEndpoint | undefined;
   /** When set, thread worktree roots must be this absolute path or under it (WORKTREE_BASE). */

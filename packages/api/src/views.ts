@@ -1,10 +1,12 @@
 import { z } from "@hono/zod-openapi";
 import {
   assertNever,
+  effectivePinning,
   HttpServerSpec,
   initialStatus,
   LatencyPoint,
   looseFields,
+  Pinning,
   type PlainServer,
   Scope,
   ServerStatus,
@@ -29,6 +31,7 @@ export const ServerView = z
     enabled: z.boolean(),
     timeoutSeconds: z.number().int(),
     scope: Scope,
+    pinning: Pinning,
     headers: z
       .record(z.string(), z.string())
       .optional()
@@ -48,7 +51,7 @@ export const ServerView = z
     version: z.number().int(),
     createdAt: z.string(),
     updatedAt: z.string(),
-    status: ServerStatus.required({ nextAttemptAt: true }),
+    status: ServerStatus.required({ nextAttemptAt: true, pendingChanges: true }),
   })
   .openapi("Server");
 export type ServerView = z.infer<typeof ServerView>;
@@ -70,12 +73,16 @@ function unreadable(status: ServerView["status"], sentence = UNREADABLE_SECRETS)
 
 /**
  * The view of a stored server and its status (generation stays internal), from its masked secrets —
- * no KMS call. `revealedEnv` shows a stdio server's env values in the clear (the admin edit form).
+ * no KMS call. `revealedEnv` shows a stdio server's env values in the clear (the admin edit form);
+ * `pinningDefault` is the pinning shown for a server that sets none (PINNING_DEFAULT; `approve`).
  */
 export function toServerView(
   server: PlainServer,
   status: StoredStatus | undefined,
-  { revealedEnv }: { revealedEnv?: Record<string, string> } = {},
+  {
+    revealedEnv,
+    pinningDefault = "approve",
+  }: { revealedEnv?: Record<string, string>; pinningDefault?: Pinning | undefined } = {},
 ): ServerView {
   const {
     generation: _generation,
@@ -87,7 +94,11 @@ export function toServerView(
     failureCount: _failures,
     ...kept
   } = status ?? { ...initialStatus(server.enabled), generation: 0, supersededAt: null };
-  const stored = { ...kept, nextAttemptAt: visibleNextAttempt(kept) };
+  const stored = {
+    ...kept,
+    nextAttemptAt: visibleNextAttempt(kept),
+    pendingChanges: kept.pendingChanges ?? 0,
+  };
   const visible = server.unreadable
     ? unreadable(stored, server.unreadable)
     : server.sealIntact
@@ -95,10 +106,12 @@ export function toServerView(
       : unreadable(stored);
   // Every stored spec field as it is (a new field shows without an edit here); secrets as masks.
   const { masked = {}, sealIntact: _intact, unreadable: _unreadable, ...spec } = server;
+  const pinning = effectivePinning(spec, pinningDefault);
   switch (spec.transport) {
     case "http":
       return {
         ...spec,
+        pinning,
         relaySessionLogs: spec.relaySessionLogs ?? false,
         headers: masked,
         scope: "project",
@@ -106,7 +119,13 @@ export function toServerView(
       };
     case "stdio":
       // A server stored before isolation existed is shared.
-      return { ...spec, isolation: spec.isolation ?? "shared", env: revealedEnv ?? masked, status: visible };
+      return {
+        ...spec,
+        pinning,
+        isolation: spec.isolation ?? "shared",
+        env: revealedEnv ?? masked,
+        status: visible,
+      };
     default:
       return assertNever(spec);
   }

@@ -7,7 +7,13 @@
 import { posix } from "node:path";
 import { fromHttp } from "@aws-sdk/credential-provider-http";
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from "@aws-sdk/types";
-import { DEFAULT_CHILD_LIMITS, defaultWorktreeBase, type ResolvedLimits } from "@mcpgw/core";
+import {
+  DEFAULT_CHILD_LIMITS,
+  defaultWorktreeBase,
+  PINNING_MODES,
+  type Pinning,
+  type ResolvedLimits,
+} from "@mcpgw/core";
 import { Resource } from "sst/resource";
 import { EnvReader } from "./env-reader";
 
@@ -181,6 +187,8 @@ export interface AppSettings {
   consoleAdmins: ConsoleAdminSettings;
   /** Each caller's (key's, user's) limits on the data plane (CALLER_*); a key's own `rateLimit` goes first. */
   callerLimits: CallerLimitSettings;
+  /** PINNING_DEFAULT: the pinning of servers that set none (`approve`, `auto` or `off`; default `approve`). */
+  pinningDefault: Pinning;
 }
 
 /** What one caller (a key, a user) may do on the data plane; the admin token is not limited. */
@@ -275,6 +283,7 @@ export function loadAppSettings(env: Env = process.env): AppSettings {
       sessions: read.integer("CALLER_MAX_SESSIONS", DEFAULT_CALLER_LIMITS.sessions, { min: 1 }),
       streams: read.integer("CALLER_MAX_STREAMS", DEFAULT_CALLER_LIMITS.streams, { min: 1 }),
     },
+    pinningDefault: read.oneOf("PINNING_DEFAULT", PINNING_MODES, "approve"),
   };
   read.check();
   return settings;

@@ -14,6 +14,7 @@ import {
   freshGeneration,
   initialStatus,
   listingChanges,
+  type Pins,
   readCatalogBody,
   readStoredStatus,
   type ServerProfile,
@@ -45,12 +46,16 @@ export function statusItem(serverId: string, name: string, status: StoredStatus)
 export interface Findings {
   tools: ToolInfo[];
   profile?: ServerProfile;
+  /** What the catalogue keeps about its pins (drifted tools, rejections, pending changes); see `reconcileTools`. */
+  pins?: Pins;
 }
 
 /** A server's catalogue: what its last good probe found (tools and profile, stored together), and when. */
 export interface Catalog extends Findings {
   serverId: string;
   updatedAt: string;
+  /** The stored body's hash (absent on catalogues stored before hashes): a conditional rewrite names it. */
+  hash?: string;
   /**
    * The stored body is not the one its hash names, or cannot be read: it holds no tools (`tools` is
    * empty) until a full probe rewrites it — the data plane asks for one when it meets it.
@@ -63,8 +68,8 @@ export interface Catalog extends Findings {
  * stored one — and the stored body's own — is skipped, so the catalogue is rewritten only when its
  * tools or its profile changed, or what is stored is damaged.
  */
-export function catalogBody({ tools, profile }: Findings): { json: string; hash: string } {
-  const json = JSON.stringify(profile ? { tools, profile } : { tools });
+export function catalogBody({ tools, profile, pins }: Findings): { json: string; hash: string } {
+  const json = JSON.stringify({ tools, ...(profile ? { profile } : {}), ...(pins ? { pins } : {}) });
   return { json, hash: bodyHash(json) };
 }
 
@@ -92,6 +97,17 @@ export class CatalogTooLargeError extends Error {
   }
 }
 
+/**
+ * The stored catalogue is no longer the one a conditional write named (another probe, or an admin's
+ * decision, rewrote it meanwhile): read it again and decide again.
+ */
+export class CatalogMovedError extends Error {
+  override readonly name = "CatalogMovedError";
+  constructor() {
+    super("the catalogue changed meanwhile");
+  }
+}
+
 /** How an attempt's outcome is written besides the outcome itself. */
 export interface RecordOptions {
   /** The job that made the attempt: a redelivered job records once. */
@@ -106,6 +122,11 @@ export interface RecordOptions {
    * an attempt costs no extra write where nothing was handed over.
    */
   endsServing?: boolean;
+  /**
+   * The catalogue is written only over the stored one of this hash (null: none, or one without a
+   * hash) — else {@link CatalogMovedError}; absent: over whatever is stored.
+   */
+  catalogHash?: string | null;
 }
 
 /** Live status under the generation fence, and the tool catalogue written with it. */
@@ -136,6 +157,7 @@ export interface StatusRepository {
    * False when fenced off (stale, disabled or deleted), or when `jobId` already recorded its outcome (a
    * redelivered job: at-least-once delivery made idempotent).
    * @throws CatalogTooLargeError when the tools cannot be stored.
+   * @throws CatalogMovedError when `catalogHash` no longer names the stored catalogue.
    */
   recordAttempt(
     serverId: string,
@@ -151,7 +173,14 @@ export interface StatusRepository {
    * The attempt's record ends it (`endsClaim`); else it lapses at `until`.
    */
   claimAttempt(serverId: string, generation: number, until: string): Promise<boolean>;
+  /** Server `serverId`'s catalogue, read consistently. */
   getCatalog(serverId: string): Promise<Catalog | undefined>;
+  /**
+   * Rewrites a catalogue's tools and pins after an admin's decision (its profile kept as `found`
+   * carries it), with the status's `pendingChanges`: only over the stored catalogue of hash `expected`
+   * and while the status exists. False when either moved (read again and decide again).
+   */
+  repin(serverId: string, found: Findings, expected: string | null): Promise<boolean>;
   /** Every server's catalogue (one index query). */
   listCatalogs(): Promise<Catalog[]>;
   /**
@@ -165,11 +194,18 @@ export interface StatusRepository {
 
 export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: string): StatusRepository {
   /** The catalogue's parts to write (and stale ones to delete) — none when its content is unchanged. */
-  async function catalogWrites(serverId: string, found: Findings, at: string): Promise<TransactItem[]> {
+  async function catalogWrites(
+    serverId: string,
+    found: Findings,
+    at: string,
+    expected?: string | null,
+  ): Promise<TransactItem[]> {
     const { json, hash } = catalogBody(found);
     const { Item: head } = await ddb.send(
       new GetCommand({ TableName: tableName, Key: keys.serverCatalog(serverId), ConsistentRead: true }),
     );
+    const storedHash = typeof head?.hash === "string" ? head.hash : null;
+    if (expected !== undefined && storedHash !== expected) throw new CatalogMovedError();
     if (head?.hash === hash && (await storedBodyIntact(head, hash))) return [];
     const gzipped = gzipSync(json);
     const count = Math.max(1, Math.ceil(gzipped.length / CATALOG_PART_BYTES));
@@ -190,6 +226,18 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
             parts: count,
             tools: part(0),
           },
+          ...(expected === undefined
+            ? {}
+            : expected === null
+              ? {
+                  ConditionExpression: "attribute_not_exists(#hash)",
+                  ExpressionAttributeNames: { "#hash": "hash" },
+                }
+              : {
+                  ConditionExpression: "#hash = :expected",
+                  ExpressionAttributeNames: { "#hash": "hash" },
+                  ExpressionAttributeValues: { ":expected": expected },
+                }),
         },
       },
     ];
@@ -291,6 +339,7 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
       const changes: Record<string, unknown> = {
         ...attemptChanges(outcome, found?.profile),
         ...(outcome.ok && found ? listingChanges(outcome.at, found.profile) : {}),
+        ...(outcome.ok && found ? { pendingChanges: found.pins?.changes?.length ?? 0 } : {}),
         ...(options.jobId ? { lastJobId: options.jobId } : {}),
         ...(outcome.ok ? {} : options.backoff),
         ...changeStamp(),
@@ -320,14 +369,45 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
       const servedNoMore: TransactItem[] = options.endsServing
         ? [{ Delete: { TableName: tableName, Key: keys.serverServing(serverId) } }]
         : [];
-      const catalog = outcome.ok && found ? await catalogWrites(serverId, found, outcome.at) : [];
+      const catalog =
+        outcome.ok && found ? await catalogWrites(serverId, found, outcome.at, options.catalogHash) : [];
       try {
         await ddb.send(
           new TransactWriteCommand({ TransactItems: [statusUpdate, ...servedNoMore, ...catalog] }),
         );
         return true;
       } catch (error) {
-        if (failedConditions(error).includes(0)) return false;
+        const failed = failedConditions(error);
+        if (failed.includes(0)) return false;
+        if (failed.includes(1 + servedNoMore.length)) throw new CatalogMovedError();
+        throw error;
+      }
+    },
+
+    async repin(serverId, found, expected) {
+      const now = new Date().toISOString();
+      let catalog: TransactItem[];
+      try {
+        catalog = await catalogWrites(serverId, found, now, expected);
+      } catch (error) {
+        if (error instanceof CatalogMovedError) return false;
+        throw error;
+      }
+      const statusUpdate: TransactItem = {
+        Update: {
+          TableName: tableName,
+          Key: keys.serverStatus(serverId),
+          UpdateExpression: "SET pendingChanges = :pending, #feed = :feed, #at = :at",
+          ConditionExpression: "attribute_exists(pk)",
+          ExpressionAttributeNames: { ...STAMP_NAMES },
+          ExpressionAttributeValues: { ...stampValues(), ":pending": found.pins?.changes?.length ?? 0 },
+        },
+      };
+      try {
+        await ddb.send(new TransactWriteCommand({ TransactItems: [statusUpdate, ...catalog] }));
+        return true;
+      } catch (error) {
+        if (failedConditions(error).length > 0) return false;
         throw error;
       }
     },
@@ -358,12 +438,21 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
 
     async getCatalog(serverId) {
       const { Item } = await ddb.send(
-        new GetCommand({ TableName: tableName, Key: keys.serverCatalog(serverId) }),
+        new GetCommand({ TableName: tableName, Key: keys.serverCatalog(serverId), ConsistentRead: true }),
       );
       if (!Item) return undefined;
       if (Number(Item.parts ?? 1) <= 1) return toCatalog([Item]);
-      const items = await queryKind(ddb, tableName, KINDS.catalog);
-      return toCatalog(items.filter((item) => item.serverId === serverId));
+      return toCatalog(
+        await queryAll(ddb, {
+          TableName: tableName,
+          KeyConditionExpression: "pk = :pk AND begins_with(sk, :catalog)",
+          ExpressionAttributeValues: {
+            ":pk": keys.serverPartition(serverId),
+            ":catalog": keys.serverCatalog("").sk,
+          },
+          ConsistentRead: true,
+        }),
+      );
     },
 
     async listCatalogs() {
@@ -421,7 +510,11 @@ export function toCatalog(items: Record<string, unknown>[]): Catalog | undefined
   if (!head) return undefined;
   const intact = json !== undefined && (typeof head.hash !== "string" || bodyHash(json) === head.hash);
   const found = intact ? readCatalogBody(json) : undefined;
-  const kept = { serverId: String(head.serverId), updatedAt: String(head.updatedAt) };
+  const kept = {
+    serverId: String(head.serverId),
+    updatedAt: String(head.updatedAt),
+    ...(typeof head.hash === "string" ? { hash: head.hash } : {}),
+  };
   // A damaged catalogue holds no tools: the server shows none until a full probe rewrites it.
   return found ? { ...kept, ...found } : { ...kept, tools: [], damaged: true };
 }

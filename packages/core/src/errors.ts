@@ -55,6 +55,8 @@ export const ERROR_CODES = {
   "tool.invalid_name": [400, "Invalid tool name", INVALID_PARAMS],
   "tool.not_found": [404, "Tool not found", INVALID_PARAMS],
   "tool.input_required": [409, "Tool needs input", INVALID_REQUEST],
+  "tool.definition_changed": [409, "Tool definition changed; awaiting approval", INVALID_REQUEST],
+  "change.not_found": [404, "Change not found", INVALID_PARAMS],
   "mcp.round_expired": [400, "Input round expired", INVALID_PARAMS],
   "upstream.unreachable": [502, "Upstream unreachable", INTERNAL_ERROR],
   "upstream.timeout": [504, "Upstream timed out", INTERNAL_ERROR],

@@ -13,6 +13,7 @@ export * from "./masking";
 export * from "./mcp-json";
 export * from "./names";
 export * from "./patterns";
+export * from "./pinning";
 export * from "./problem";
 export * from "./profile";
 export * from "./secret-file";

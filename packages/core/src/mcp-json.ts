@@ -3,6 +3,7 @@ import { AppError, describeIssues } from "./errors";
 import { assertNever } from "./exhaustive";
 import { SERVER_NAME_RULE, ServerName } from "./names";
 import { recordOf } from "./patterns";
+import { Pinning } from "./pinning";
 import {
   Args,
   Command,
@@ -35,6 +36,8 @@ const Entry = z.object({
   isolation: Isolation.optional(),
   /** The gateway's own key: an HTTP entry's `relaySessionLogs` (default false). */
   relaySessionLogs: z.boolean().optional(),
+  /** The gateway's own key: the server's `pinning` (default: PINNING_DEFAULT). */
+  pinning: Pinning.optional(),
 });
 type Entry = z.infer<typeof Entry>;
 
@@ -125,7 +128,14 @@ function toSpec(name: string, raw: unknown): ServerSpec | string[] {
   const transport = transportOf(entry.data);
   if (!transport) return ["needs either `command` (stdio) or `url` (HTTP)"];
   const enabled = entry.data.disabled !== true;
-  const spec = ServerSpec.safeParse({ transport, name, ...kindFields(transport, entry.data), enabled });
+  const { pinning } = entry.data;
+  const spec = ServerSpec.safeParse({
+    transport,
+    name,
+    ...kindFields(transport, entry.data),
+    enabled,
+    ...(pinning ? { pinning } : {}),
+  });
   if (!spec.success) return describeIssues(spec.error.issues);
   // As on create: a pasted mask (e.g. from this gateway's own output) must never be stored as a credential.
   const masks = submittedMasks(spec.data);

@@ -169,7 +169,7 @@ export function profileDigest(profile: ServerProfile | undefined): string {
 }
 
 /** JSON with every object's keys sorted (so equal values give equal text). */
-function canonicalJson(value: unknown): string {
+export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
   if (value && typeof value === "object") {
     const entries = Object.entries(value).filter(([, v]) => v !== undefined);

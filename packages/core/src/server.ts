@@ -3,6 +3,7 @@ import { ChildLimits } from "./child-limits";
 import { assertNever } from "./exhaustive";
 import { ServerName } from "./names";
 import { HTTP_URL, NO_CR_LF_NUL, NOT_BLANK, NOT_MASKED, recordOf } from "./patterns";
+import { Pinning } from "./pinning";
 
 /** Header and env maps: string keys to string values. */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -82,6 +83,7 @@ const common = {
   name: ServerName,
   enabled: z.boolean().default(true),
   timeoutSeconds: TimeoutSeconds.default(30),
+  pinning: Pinning.optional(),
 };
 
 /** An OAuth scope token (RFC 6749 §3.3). */

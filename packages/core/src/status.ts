@@ -62,6 +62,10 @@ export const ServerStatus = z.object({
     description:
       "servers with `auth` only: `required` — no usable credential; an admin must `POST /v1/servers/{id}/authorize` and open the URL it returns; `authorized` — the gateway holds one; `refused` (`client_credentials` only) — the authorization server refused the grant: correct `auth` (client id, secret)",
   }),
+  pendingChanges: z.number().int().nonnegative().optional().meta({
+    description:
+      "tool definition changes waiting for an admin's approval (GET /v1/servers/{id}/changes); 0 when none",
+  }),
   credentialExpiresAt: z.string().nullable().optional().meta({
     description:
       "servers with `auth` only: when the upstream access token expires (the worker refreshes it, or obtains a new one, before)",

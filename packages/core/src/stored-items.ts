@@ -4,6 +4,7 @@
  * rewritten), a config is shown as unreadable (and can be deleted).
  */
 import { z } from "zod";
+import { type Pins, StoredPins } from "./pinning";
 import { ServerProfile } from "./profile";
 import { type PlainServer, Transport } from "./server";
 import { ServerStatus, type StoredStatus, UpstreamAuthorization } from "./status";
@@ -37,6 +38,7 @@ export function readStoredStatus(item: Record<string, unknown>): StoredStatus | 
       ? { credentialExpiresAt: item.credentialExpiresAt }
       : {}),
     ...(typeof item.nextAttemptAt === "string" ? { nextAttemptAt: item.nextAttemptAt } : {}),
+    ...(Generation.safeParse(item.pendingChanges).success ? { pendingChanges: item.pendingChanges } : {}),
   });
   if (!status.success) return undefined;
   return {
@@ -65,11 +67,16 @@ export function freshGeneration(stored: unknown, now = Date.now()): number {
 
 const CatalogBody = z.union([
   z.array(ToolInfo),
-  z.object({ tools: z.array(ToolInfo), profile: ServerProfile.optional() }),
+  z.object({ tools: z.array(ToolInfo), profile: ServerProfile.optional(), pins: StoredPins.optional() }),
 ]);
 
-/** A catalogue's stored body (`{tools, profile}`, or the bare tools array of old), or undefined if it does not parse. */
-export function readCatalogBody(json: string): { tools: ToolInfo[]; profile?: ServerProfile } | undefined {
+/**
+ * A catalogue's stored body (`{tools, profile, pins}`, or the bare tools array of old), or undefined if
+ * it does not parse.
+ */
+export function readCatalogBody(
+  json: string,
+): { tools: ToolInfo[]; profile?: ServerProfile; pins?: Pins } | undefined {
   let parsed: unknown;
   try {
     parsed = JSON.parse(json);
@@ -79,9 +86,8 @@ export function readCatalogBody(json: string): { tools: ToolInfo[]; profile?: Se
   const body = CatalogBody.safeParse(parsed);
   if (!body.success) return undefined;
   if (Array.isArray(body.data)) return { tools: body.data };
-  return body.data.profile
-    ? { tools: body.data.tools, profile: body.data.profile }
-    : { tools: body.data.tools };
+  const { tools, profile, pins } = body.data;
+  return { tools, ...(profile ? { profile } : {}), ...(pins ? { pins: pins as Pins } : {}) };
 }
 
 /** The fields a config item cannot do without: who it is, its version, and how to reach it. */

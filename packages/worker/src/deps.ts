@@ -12,5 +12,6 @@ export function workerDepsFromEnv(overrides: { store?: Store; logger?: Logger } 
     fetch: createGuardedFetch({ allowPrivate: settings.allowPrivateUpstreams }),
     runner: settings.runner,
     maxMessageBytes: settings.maxUpstreamMessageBytes,
+    pinningDefault: settings.pinningDefault,
   };
 }

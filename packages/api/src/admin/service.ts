@@ -13,6 +13,7 @@ import {
   type Logger,
   maskedKeys,
   maskedSecrets,
+  type Pinning,
   type PlainServer,
   parseIfMatch,
   parseMcpJson,
@@ -42,6 +43,13 @@ export interface AdminDeps {
   publicAdminUrl?: string | undefined;
   /** The upstream fetch (default: the outbound guard), for upstream OAuth discovery and tokens. */
   fetch?: typeof fetch | undefined;
+  /** The pinning of servers that set none (PINNING_DEFAULT; default `approve`). */
+  pinningDefault?: Pinning | undefined;
+}
+
+/** How a server's view is shown to this deployment: its effective pinning. */
+function shown(deps: AdminDeps): { pinningDefault?: Pinning | undefined } {
+  return { pinningDefault: deps.pinningDefault };
 }
 
 export type OnConflict = "fail" | "skip" | "replace";
@@ -56,7 +64,9 @@ export async function listServers(
 ): Promise<{ servers: ServerView[]; nextCursor?: string }> {
   const { servers, nextCursor } = await deps.store.servers.listPage(page.limit, page.cursor);
   const views = await Promise.all(
-    servers.map(async ({ server, status }) => toServerView(await withMasks(deps, server), status)),
+    servers.map(async ({ server, status }) =>
+      toServerView(await withMasks(deps, server), status, shown(deps)),
+    ),
   );
   return nextCursor ? { servers: views, nextCursor } : { servers: views };
 }
@@ -71,7 +81,7 @@ export type Reveal = "env";
 export async function getServer(deps: AdminDeps, idOrName: string, reveal?: Reveal): Promise<ServerView> {
   const server = await withMasks(deps, await findServer(deps, idOrName, reveal !== "env"));
   const status = await deps.store.statuses.get(server.id);
-  if (reveal !== "env" || server.transport !== "stdio") return toServerView(server, status);
+  if (reveal !== "env" || server.transport !== "stdio") return toServerView(server, status, shown(deps));
   const record = await openSecrets(deps, server);
   const env = secretValues(record);
   deps.logger.info("server env revealed", {
@@ -79,7 +89,7 @@ export async function getServer(deps: AdminDeps, idOrName: string, reveal?: Reve
     server: server.name,
     keys: Object.keys(env),
   });
-  return toServerView(server, status, { revealedEnv: env });
+  return toServerView(server, status, { ...shown(deps), revealedEnv: env });
 }
 
 /** Creates a server and enqueues its first connection attempt; never waits on the upstream. */
@@ -192,7 +202,7 @@ async function applyEdit(deps: AdminDeps, existing: PlainServer, patch: ServerPa
     fields: Object.keys(patch),
     reconnect: reaches,
   });
-  return toServerView(updated.written, status);
+  return toServerView(updated.written, status, shown(deps));
 }
 
 /**
@@ -252,7 +262,7 @@ export async function reconnectServer(deps: AdminDeps, idOrName: string): Promis
     await deps.store.servers.reconnect(server.id, server.version, handover);
     const status = await deps.store.statuses.get(server.id);
     if (status) await enqueue(deps, { type: "connect", serverId: server.id, generation: status.generation });
-    return toServerView(await withMasks(deps, server), status);
+    return toServerView(await withMasks(deps, server), status, shown(deps));
   });
 }
 
@@ -387,7 +397,7 @@ export async function importServers(
  * A server by id or name; 404 when missing, 409 `server.config_unreadable` when its stored config is
  * unreadable (unless `unreadableToo`: it is shown and deleted, nothing else).
  */
-async function findServer(
+export async function findServer(
   { store }: Pick<AdminDeps, "store">,
   idOrName: string,
   unreadableToo = false,
@@ -426,7 +436,7 @@ function notFound(idOrName: string): AppError {
 async function viewOf(deps: AdminDeps, id: string, status: StoredStatus | undefined): Promise<ServerView> {
   const server = await deps.store.servers.getPlain(id);
   if (!server) throw notFound(id);
-  return toServerView(await withMasks(deps, server), status);
+  return toServerView(await withMasks(deps, server), status, shown(deps));
 }
 
 /**

@@ -95,6 +95,13 @@ export async function resolveTool(
   }
   const tool = entry.tools.get(qualified);
   if (!tool) throw new AppError("tool.not_found", `Server '${server}' has no tool '${qualified}'.`);
+  if (entry.drifted?.has(qualified)) {
+    throw new AppError(
+      "tool.definition_changed",
+      `The upstream changed the definition of tool '${qualified}'; an admin must approve the change (GET /v1/servers/{id}/changes) before it is called.`,
+      { tool: qualified },
+    );
+  }
   return { entry, tool };
 }
 

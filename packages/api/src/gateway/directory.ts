@@ -19,6 +19,11 @@ export interface DirectoryEntry {
   status: StoredStatus | undefined;
   /** Qualified name (`<server>__<tool>`, shortened past 64 chars) → the upstream's tool. */
   tools: Map<string, ToolInfo>;
+  /**
+   * Qualified names of pinned tools whose upstream definition changed and awaits an admin: calls to
+   * them are refused (`tool.definition_changed`); lists show the pinned definition.
+   */
+  drifted?: ReadonlySet<string>;
   /** What the last good probe learned of the server: protocol revision, capabilities. */
   profile?: ServerProfile;
 }
@@ -357,6 +362,8 @@ function toEntry(
     const qualified = qualifyToolName(server.name, tool.name);
     if (!entry.tools.has(qualified)) entry.tools.set(qualified, tool);
   }
+  const drifted = catalog?.pins?.drifted ?? [];
+  if (drifted.length > 0) entry.drifted = new Set(drifted.map((name) => qualifyToolName(server.name, name)));
   return entry;
 }
 

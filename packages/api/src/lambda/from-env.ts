@@ -13,6 +13,7 @@ export function depsFromEnvironment(): AppDeps {
     logger: createLogger({ level: settings.logLevel }),
     adminToken: settings.adminToken,
     allowPrivateUpstreams: settings.allowPrivateUpstreams,
+    pinningDefault: settings.pinningDefault,
     runner: settings.runner,
     worktreeBase: settings.worktreeBase,
     mcp: { allowedOrigins: settings.mcpAllowedOrigins },

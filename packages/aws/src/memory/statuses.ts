@@ -9,6 +9,7 @@ import {
 import {
   CATALOG_PART_BYTES,
   type Catalog,
+  CatalogMovedError,
   CatalogTooLargeError,
   catalogBody,
   type Findings,
@@ -31,20 +32,29 @@ export function createMemoryStatusRepository(tables: MemoryTables): StatusReposi
    * The catalogue to write — none when its tools and profile are unchanged; throws when it is too large
    * to store.
    */
-  function catalogWrite(serverId: string, found: Findings, at: string) {
+  function catalogWrite(serverId: string, found: Findings, at: string, expected?: string | null) {
     const { json, hash } = catalogBody(found);
-    if (tables.catalogs.get(serverId)?.hash === hash) return undefined;
+    const stored = tables.catalogs.get(serverId)?.hash ?? null;
+    if (expected !== undefined && stored !== expected) throw new CatalogMovedError();
+    if (stored === hash) return undefined;
     const gzipped = gzipSync(json);
     if (Math.ceil(gzipped.length / CATALOG_PART_BYTES) > MAX_CATALOG_PARTS)
       throw new CatalogTooLargeError(found.tools.length, gzipped.length);
-    const { tools, profile } = copy(found);
-    return { serverId, tools, ...(profile ? { profile } : {}), updatedAt: at, hash };
+    const { tools, profile, pins } = copy(found);
+    return {
+      serverId,
+      tools,
+      ...(profile ? { profile } : {}),
+      ...(pins ? { pins } : {}),
+      updatedAt: at,
+      hash,
+    };
   }
 
   /** Each server's attempt claim (kept apart from the status, as the table keeps it out of the view). */
   const claims = new Map<string, { generation: number; until: string }>();
 
-  const catalogView = ({ hash: _hash, ...catalog }: Catalog & { hash: string }): Catalog => copy(catalog);
+  const catalogView = (catalog: Catalog): Catalog => copy(catalog);
 
   return {
     async get(serverId) {
@@ -72,7 +82,8 @@ export function createMemoryStatusRepository(tables: MemoryTables): StatusReposi
     },
 
     async recordAttempt(serverId, generation, outcome, found, options: RecordOptions = {}) {
-      const catalog = outcome.ok && found ? catalogWrite(serverId, found, outcome.at) : undefined;
+      const catalog =
+        outcome.ok && found ? catalogWrite(serverId, found, outcome.at, options.catalogHash) : undefined;
       const status = tables.statuses.get(serverId);
       if (!status || status.generation !== generation || status.state === "disabled") return false;
       if (options.jobId && status.lastJobId === options.jobId) return false;
@@ -83,10 +94,26 @@ export function createMemoryStatusRepository(tables: MemoryTables): StatusReposi
         ...rest,
         ...attemptChanges(outcome, found?.profile),
         ...(outcome.ok && found ? listingChanges(outcome.at, found.profile) : {}),
+        ...(outcome.ok && found ? { pendingChanges: found.pins?.changes?.length ?? 0 } : {}),
         ...(options.jobId ? { lastJobId: options.jobId } : {}),
         ...(outcome.ok ? {} : options.backoff),
       });
       if (options.endsClaim) claims.delete(serverId);
+      if (catalog) tables.catalogs.set(serverId, catalog);
+      return true;
+    },
+
+    async repin(serverId, found, expected) {
+      const status = tables.statuses.get(serverId);
+      if (!status) return false;
+      let catalog: ReturnType<typeof catalogWrite>;
+      try {
+        catalog = catalogWrite(serverId, found, new Date().toISOString(), expected);
+      } catch (error) {
+        if (error instanceof CatalogMovedError) return false;
+        throw error;
+      }
+      tables.statuses.set(serverId, { ...status, pendingChanges: found.pins?.changes?.length ?? 0 });
       if (catalog) tables.catalogs.set(serverId, catalog);
       return true;
     },
