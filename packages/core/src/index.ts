@@ -25,5 +25,6 @@ export * from "./status";
 export * from "./stored-items";
 export * from "./tokens";
 export * from "./tool";
+export * from "./tool-screening";
 export * from "./when-sent";
 export * from "./worktree";

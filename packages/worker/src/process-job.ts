@@ -1,7 +1,9 @@
 import { setTimeout as delay } from "node:timers/promises";
 import {
+  CatalogMovedError,
   CatalogTooLargeError,
   type Failure,
+  type RecordOptions,
   recordFailure,
   SealError,
   type Store,
@@ -9,14 +11,19 @@ import {
 } from "@mcpgw/aws";
 import {
   assertNever,
+  effectivePinning,
   errorFields,
   isOvertakenRetry,
   isSpentConnect,
   type Job,
   type Logger,
+  type Pinning,
   type PlainServer,
   profileDigest,
+  reconcileTools,
   type ServerProfile,
+  screenToolChange,
+  type ToolInfo,
   toServerProfile,
 } from "@mcpgw/core";
 import {
@@ -43,7 +50,12 @@ export interface WorkerDeps extends AttemptDeps {
   maxRetryDelaySeconds?: number;
   /** How long a connected server's failed check waits before the one re-check that confirms it (default 2 s). */
   recheckDelayMs?: number;
+  /** The pinning of servers that set none (PINNING_DEFAULT; default `approve`). */
+  pinningDefault?: Pinning | undefined;
 }
+
+/** How often a probe's result is decided again when its catalogue was rewritten meanwhile. */
+const PIN_ATTEMPTS = 3;
 
 /** The pause before a connected server's failed liveness check is checked again (see {@link needsRecheck}). */
 export const RECHECK_DELAY_MS = 2_000;
@@ -213,13 +225,17 @@ async function recordResult(
     return "alive";
   }
   const profile = result.profile && toServerProfile(result.profile);
-  const found = result.tools && { tools: result.tools, ...(profile ? { profile } : {}) };
   let written: boolean;
   try {
-    written = await store.statuses.recordAttempt(plain.id, job.generation, result, found, {
-      ...recordOptions,
-      ...(endsServing ? { endsServing } : {}),
-    });
+    written = result.tools
+      ? await recordPinned(deps, logger, plain, job.generation, { ...result, tools: result.tools }, profile, {
+          ...recordOptions,
+          ...(endsServing ? { endsServing } : {}),
+        })
+      : await store.statuses.recordAttempt(plain.id, job.generation, result, undefined, {
+          ...recordOptions,
+          ...(endsServing ? { endsServing } : {}),
+        });
   } catch (error) {
     // A result that cannot be stored settles as a failure that says why — never `connecting` forever.
     // A catalogue too large stays too large until the server changes: its retry waits the cap.
@@ -239,6 +255,43 @@ async function recordResult(
     ...(profile ? { protocolVersion: profile.protocolVersion } : {}),
   });
   return "connected";
+}
+
+/**
+ * Writes a listing's outcome with the catalogue its server's pinning makes of it (see `reconcileTools`):
+ * decided on the stored catalogue, and written only over that one — a catalogue rewritten meanwhile (an
+ * admin's decision, another probe) is read and decided again. `auto` logs each tool whose definition
+ * changed (its name only, never its text).
+ */
+async function recordPinned(
+  deps: WorkerDeps,
+  logger: Logger,
+  plain: PlainServer,
+  generation: number,
+  result: Extract<ProbeResult, { ok: true }> & { tools: ToolInfo[] },
+  profile: ServerProfile | undefined,
+  options: RecordOptions,
+): Promise<boolean> {
+  const mode = effectivePinning(plain, deps.pinningDefault ?? "approve");
+  for (let attempt = 1; ; attempt++) {
+    const stored = await deps.store.statuses.getCatalog(plain.id);
+    const previous = stored && !stored.damaged ? stored : undefined;
+    const { changed, ...pinned } = reconcileTools(previous, result.tools, mode, result.at, screenToolChange);
+    try {
+      const written = await deps.store.statuses.recordAttempt(
+        plain.id,
+        generation,
+        { ...result, toolCount: pinned.tools.length },
+        { ...pinned, ...(profile ? { profile } : {}) },
+        { ...options, catalogHash: stored?.hash ?? null },
+      );
+      if (written && mode === "auto")
+        for (const tool of changed) logger.info("tool definition changed", { serverId: plain.id, tool });
+      return written;
+    } catch (error) {
+      if (!(error instanceof CatalogMovedError) || attempt >= PIN_ATTEMPTS) throw error;
+    }
+  }
 }
 
 /**
