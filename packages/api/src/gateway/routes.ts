@@ -16,6 +16,7 @@ import { describeCallBodyIssues } from "./call-body";
 import { listTools, restTool, type ServerScope } from "./catalogue";
 import type { GatewayDeps } from "./deps";
 import { toolResultResponse } from "./result-body";
+import { principalAs, ViewAs } from "./view-as";
 
 const ChatId = z.string().min(1).max(256);
 /** A tool as `<server>__<tool>`; a name of another form is 400 `tool.invalid_name`. */
@@ -66,13 +67,14 @@ export function registerGatewayRoutes(app: OpenAPIHono<AppEnv>, appDeps: Gateway
       path: "/v1/tools",
       tags: ["tools"],
       summary: "Every tool of every enabled, connected server, as <server>__<tool>, sorted",
-      request: { query: z.object({ chat: ChatId.optional() }) },
-      responses: { 200: json(CatalogToolList, "Tools") },
+      request: { query: z.object({ chat: ChatId.optional(), as: ViewAs.optional() }) },
+      responses: { 200: json(CatalogToolList, "Tools"), ...problems(403, 404) },
     }),
     async (c) => {
-      const { chat } = c.req.valid("query");
+      const { chat, as } = c.req.valid("query");
+      const principal = as ? await principalAs(appDeps.store, c.get("principal"), as) : c.get("principal");
       const tools = await listTools(appDeps, {
-        scope: scopeOf(c.get("principal")),
+        scope: scopeOf(principal),
         ...(chat ? { chat } : {}),
       });
       return c.json({ tools: tools.map(restTool) }, 200);
