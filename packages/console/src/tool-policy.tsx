@@ -16,6 +16,7 @@ export function ToolPolicyField(props: {
       <label for={`${id}-allow`}>Allowed tools</label>
       <textarea
         id={`${id}-allow`}
+        class="names"
         rows={2}
         maxLength={4000}
         placeholder="docs__search, files__read_*"
@@ -46,6 +47,7 @@ export function ToolPolicyField(props: {
       <label for={`${id}-except`}>Exempt from the refusal</label>
       <textarea
         id={`${id}-except`}
+        class="names"
         rows={2}
         maxLength={4000}
         disabled={!draft.refuseDestructive && !draft.refuseOpenWorld}

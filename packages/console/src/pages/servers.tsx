@@ -141,10 +141,12 @@ export function ServersPage() {
                   <span class="cell-label">Tools: </span>
                   <span data-col="tools">{server.status.toolCount}</span>
                   {pendingOf(server) > 0 ? (
-                    <a class="pending-count" data-col="pending" href={href("servers", server.name)}>
+                    <>
                       {" "}
-                      <span aria-hidden="true">⚠</span> {pendingOf(server)} pending
-                    </a>
+                      <a class="pending-count" data-col="pending" href={href("servers", server.name)}>
+                        <span aria-hidden="true">⚠</span> {pendingOf(server)} pending
+                      </a>
+                    </>
                   ) : null}
                 </td>
                 <td class="num">

@@ -17,15 +17,18 @@ const REFRESH_MS = 10_000;
 
 export function ToolsPage() {
   const [viewAs, setViewAs] = useState("");
-  const { data, error, reload } = usePolled(
+  const loaded = usePolled(
     () =>
       request<{ tools: CatalogTool[] }>(
         "GET",
         `/v1/tools${viewAs ? `?as=${encodeURIComponent(viewAs)}` : ""}`,
-      ).then((body) => body.tools),
+      ).then((body) => ({ as: viewAs, tools: body.tools })),
     REFRESH_MS,
     [viewAs],
   );
+  const { error, reload } = loaded;
+  // Never another caller's catalogue under this one's name while it loads.
+  const data = loaded.data?.as === viewAs ? loaded.data.tools : undefined;
   const [filter, setFilter] = useState("");
   const [server, setServer] = useState("");
   const [opened, setOpened] = useState<ReadonlySet<string>>(new Set());
