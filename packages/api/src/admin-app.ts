@@ -4,6 +4,7 @@ import { registerAccessRoutes } from "./admin/access";
 import { registerChangeRoutes } from "./admin/changes";
 import { registerKeyRoutes } from "./admin/keys";
 import { registerAdminRoutes } from "./admin/routes";
+import { registerToolsetRoutes } from "./admin/toolsets";
 import { registerUpstreamAuthPages } from "./admin/upstream-auth-routes";
 import { type AppDeps, createBaseApp, documentApp } from "./app-base";
 import type { KeyIndex } from "./auth";
@@ -30,6 +31,7 @@ export function registerAdminPlane(
   registerChangeRoutes(admin, adminDeps);
   registerKeyRoutes(admin, { store: deps.store, keyChanges: shared.keyIndex });
   registerAccessRoutes(admin, { store: deps.store });
+  registerToolsetRoutes(admin, { store: deps.store, logger: deps.logger });
   app.route("/", admin);
   registerUpstreamAuthPages(app, adminDeps, {
     sessions: shared.consoleSessions,

@@ -133,6 +133,8 @@ export function authenticate(options: {
       serverIds: key.serverIds,
       owner: key.owner,
       rateLimit: key.rateLimit,
+      toolsets: key.toolsets,
+      toolPolicy: key.toolPolicy,
     });
     await next();
   });

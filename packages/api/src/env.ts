@@ -1,9 +1,11 @@
 import type { KeyRateLimit } from "@mcpgw/aws";
-import type { Logger } from "@mcpgw/core";
+import type { Logger, ToolPolicy } from "@mcpgw/core";
+import type { ToolGrant } from "./gateway/tool-access";
 
 /**
  * Who is calling: the admin token, a client key scoped to server ids (null: every server), or — on the
- * MCP endpoints only — a user signed in through OAuth, scoped by their access token's `servers`.
+ * MCP endpoints only — a user signed in through OAuth, scoped by their access token's `servers` (and,
+ * when their mappings name tool sets or policies, its `grants`: one per mapping).
  */
 export type Principal =
   | { kind: "admin" }
@@ -13,8 +15,10 @@ export type Principal =
       serverIds: string[] | null;
       owner?: string | undefined;
       rateLimit?: KeyRateLimit | null;
+      toolsets?: string[] | undefined;
+      toolPolicy?: ToolPolicy | undefined;
     }
-  | { kind: "user"; sub: string; serverIds: string[] | null };
+  | { kind: "user"; sub: string; serverIds: string[] | null; grants?: ToolGrant[] | undefined };
 
 /** Hono context variables set by the app's middleware. */
 export interface AppEnv {

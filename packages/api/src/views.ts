@@ -245,6 +245,10 @@ export const ApiKeyView = z
       description:
         "Who the key belongs to (`user:<name>` / `group:<name>`): who signs in to open its per_user authorization links; null = no owner (it cannot authorize a per_user server)",
     }),
+    toolsets: z.array(z.string()).openapi({ description: "Tool sets the key may use besides its servers" }),
+    toolPolicy: z.record(z.string(), z.unknown()).nullable().openapi({
+      description: "What narrows the key's tools (`allow`, `refuse`, `except`); null = nothing",
+    }),
     createdAt: z.string(),
   })
   .openapi("ApiKey");
@@ -267,6 +271,12 @@ export const AccessMappingView = z
       .array(z.string())
       .nullable()
       .openapi({ description: "Ids of the mapped servers; null = every server" }),
+    toolsets: z
+      .array(z.string())
+      .openapi({ description: "Tool sets the subject may use besides its servers" }),
+    toolPolicy: z.record(z.string(), z.unknown()).nullable().openapi({
+      description: "What narrows the subject's tools; null = nothing",
+    }),
     updatedAt: z.string(),
   })
   .openapi("AccessMapping");

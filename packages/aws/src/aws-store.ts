@@ -16,6 +16,7 @@ import { createServerRepository } from "./servers";
 import { createStatusRepository } from "./statuses";
 import type { Store } from "./store";
 import { createThreadRegistry } from "./threads";
+import { createToolsetStore } from "./toolsets";
 import { createUpstreamCredentialStore } from "./upstream-credentials";
 
 /**
@@ -51,6 +52,7 @@ export function createStore(
     latency: createLatencyHistory(clients.ddb, config.tableName),
     threads: createThreadRegistry(clients.ddb, config.tableName),
     keys: createApiKeyStore(clients.ddb, config.tableName),
+    toolsets: createToolsetStore(clients.ddb, config.tableName),
     consoleSessions: createConsoleSessionStore(clients.ddb, config.tableName),
     secrets: createSecretStore(clients.ddb, config.tableName, sealer),
     oauth: createOAuthStore(clients.ddb, config.tableName),

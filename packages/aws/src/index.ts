@@ -27,4 +27,5 @@ export * from "./store-unavailable";
 export * from "./table";
 export * from "./threads";
 export * from "./token-signer";
+export * from "./toolsets";
 export * from "./upstream-credentials";

@@ -1,5 +1,6 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { DeleteCommand, type DynamoDBDocumentClient, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import type { ToolPolicy } from "@mcpgw/core";
 import { queryKind } from "./dynamo";
 import { KINDS, TABLE_KEYS } from "./table";
 
@@ -17,6 +18,10 @@ export interface ApiKeyInfo {
    * key's `per_user` authorization links (a member, for a group). Absent: it cannot start one.
    */
   owner?: string;
+  /** Tool sets the key may use besides its servers (by name); absent or empty: none. */
+  toolsets?: string[];
+  /** What narrows the key's tools: an allow-list and refused annotation hints. */
+  toolPolicy?: ToolPolicy;
 }
 
 /** A key's own call limits, over the global ones (CALLER_RATE_LIMIT, …) field by field. */
@@ -33,6 +38,8 @@ export interface KeyRateLimit {
 export interface NewKeyOptions {
   owner?: string | undefined;
   rateLimit?: KeyRateLimit | null;
+  toolsets?: string[] | undefined;
+  toolPolicy?: ToolPolicy | undefined;
 }
 
 /** The prefix every client key starts with (so a key is recognisable, e.g. by secret scanners). */
@@ -72,6 +79,8 @@ export function newApiKey(
     rateLimit: options.rateLimit ?? null,
     createdAt: new Date().toISOString(),
     ...(options.owner ? { owner: options.owner } : {}),
+    ...(options.toolsets?.length ? { toolsets: options.toolsets } : {}),
+    ...(options.toolPolicy ? { toolPolicy: options.toolPolicy } : {}),
   };
   return { key, info };
 }
@@ -130,7 +139,32 @@ function toInfo(item: Record<string, unknown>): ApiKeyInfo {
     rateLimit: storedRateLimit(item.rateLimit),
     createdAt: String(item.createdAt ?? ""),
     ...(typeof item.owner === "string" ? { owner: item.owner } : {}),
+    ...storedToolScope(item),
   };
+}
+
+/**
+ * A stored key's or access mapping's tool sets and policy. A damaged list of sets fails closed (a set
+ * no one has: the key reaches no tool through it); a damaged policy refuses everything.
+ */
+export function storedToolScope(item: Record<string, unknown>): {
+  toolsets?: string[];
+  toolPolicy?: ToolPolicy;
+} {
+  const { toolsets, toolPolicy } = item;
+  const sets =
+    toolsets === undefined || toolsets === null
+      ? undefined
+      : Array.isArray(toolsets) && toolsets.every((name) => typeof name === "string")
+        ? (toolsets as string[])
+        : [""];
+  const policy =
+    toolPolicy === undefined || toolPolicy === null
+      ? undefined
+      : typeof toolPolicy === "object"
+        ? (toolPolicy as ToolPolicy)
+        : { allow: [] };
+  return { ...(sets?.length ? { toolsets: sets } : {}), ...(policy ? { toolPolicy: policy } : {}) };
 }
 
 /** A stored key's own limits: the whole positive numbers it holds; none (null) when there are none. */

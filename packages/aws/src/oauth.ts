@@ -13,7 +13,9 @@ import {
   TransactWriteCommand,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
+import type { ToolPolicy } from "@mcpgw/core";
 import { batchGet, failedConditions, isConditionFailure, queryKind } from "./dynamo";
+import { storedToolScope } from "./keys";
 import { KINDS, TABLE_KEYS } from "./table";
 
 /** A client registered by RFC 7591 dynamic registration (public: no secret). */
@@ -94,7 +96,17 @@ export type AccessSubject = `user:${string}` | `group:${string}`;
 export interface AccessMapping {
   subject: AccessSubject;
   serverIds: string[] | null;
+  /** Tool sets the subject may use besides its servers (absent: none). */
+  toolsets?: string[];
+  /** What narrows the subject's tools (absent: nothing). */
+  toolPolicy?: ToolPolicy;
   updatedAt: string;
+}
+
+/** A mapping's tool sets and policy, as `putAccess` takes them. */
+export interface AccessTools {
+  toolsets?: string[] | undefined;
+  toolPolicy?: ToolPolicy | undefined;
 }
 
 /** How long a registered client lives before it first obtains a token. */
@@ -140,7 +152,7 @@ export interface OAuthStore {
   listAccess(): Promise<AccessMapping[]>;
   /** The mappings of those of `subjects` that have one. */
   access(subjects: AccessSubject[]): Promise<AccessMapping[]>;
-  putAccess(subject: AccessSubject, serverIds: string[] | null): Promise<AccessMapping>;
+  putAccess(subject: AccessSubject, serverIds: string[] | null, tools?: AccessTools): Promise<AccessMapping>;
   /** False when there was none. */
   deleteAccess(subject: AccessSubject): Promise<boolean>;
 }
@@ -349,8 +361,8 @@ export function createOAuthStore(ddb: DynamoDBDocumentClient, tableName: string)
       const items = await batchGet(ddb, tableName, [...new Set(subjects)].map(keyOf.access));
       return items.map(toMapping).sort((a, b) => (a.subject < b.subject ? -1 : 1));
     },
-    async putAccess(subject, serverIds) {
-      const mapping: AccessMapping = { subject, serverIds, updatedAt: new Date().toISOString() };
+    async putAccess(subject, serverIds, tools = {}) {
+      const mapping = accessMapping(subject, serverIds, tools);
       await put({ ...keyOf.access(subject), kind: KINDS.access, kindSort: subject, ...mapping });
       return mapping;
     },
@@ -374,6 +386,22 @@ function toMapping(item: Item): AccessMapping {
         : Array.isArray(ids)
           ? ids.filter((id): id is string => typeof id === "string")
           : [],
+    ...storedToolScope(item),
     updatedAt: String(item.updatedAt ?? ""),
+  };
+}
+
+/** A mapping as stored now: empty tool sets and no policy left out. */
+export function accessMapping(
+  subject: AccessSubject,
+  serverIds: string[] | null,
+  tools: AccessTools,
+): AccessMapping {
+  return {
+    subject,
+    serverIds,
+    ...(tools.toolsets?.length ? { toolsets: tools.toolsets } : {}),
+    ...(tools.toolPolicy ? { toolPolicy: tools.toolPolicy } : {}),
+    updatedAt: new Date().toISOString(),
   };
 }

@@ -12,6 +12,7 @@ import type { SecretStore } from "./secrets";
 import type { ServerRepository } from "./servers";
 import type { StatusRepository } from "./statuses";
 import type { ThreadRegistry } from "./threads";
+import type { ToolsetStore } from "./toolsets";
 import type { UpstreamCredentialStore } from "./upstream-credentials";
 
 /** The readiness checks of what a store lives on: the table, the job queue and the key. */
@@ -34,6 +35,8 @@ export interface Store {
   latency: LatencyHistory;
   threads: ThreadRegistry;
   keys: ApiKeyStore;
+  /** Named selections of tools across servers. */
+  toolsets: ToolsetStore;
   /** Admin console sign-ins. */
   consoleSessions: ConsoleSessionStore;
   secrets: SecretStore;

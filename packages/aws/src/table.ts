@@ -56,6 +56,8 @@ export const KINDS = {
   thread: "THREAD",
   /** Who may reach which servers through OAuth (`kindSort` the subject, `user:<name>`/`group:<name>`). */
   access: "ACCESS",
+  /** A tool set (`kindSort` its name). */
+  toolset: "TOOLSET",
 } as const;
 
 /** The one partition of the change feed's index (its sort key, the stamp, orders it). */

@@ -25,6 +25,7 @@ export * from "./status";
 export * from "./stored-items";
 export * from "./tokens";
 export * from "./tool";
+export * from "./tool-policy";
 export * from "./tool-screening";
 export * from "./when-sent";
 export * from "./worktree";

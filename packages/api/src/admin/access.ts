@@ -11,14 +11,20 @@ import { json, jsonBody, problems, route } from "../openapi-helpers";
 import { forgetSubject } from "../upstream-authorization";
 import { AccessMappingList, AccessMappingView } from "../views";
 import { NotBlank, PersonSubject, resolveScope } from "./keys";
+import { assertToolsets, ToolPolicyInput, ToolsetNames } from "./toolsets";
 
 /** `user:<name>` or `group:<name>`, as the sign-in records them. */
 const Subject = PersonSubject.openapi({ param: { name: "subject", in: "path" }, example: "user:ada" });
 
 const PutAccess = z.strictObject({
   servers: z.array(NotBlank.max(64)).max(500).nullable().openapi({
-    description: "Names or ids of the servers (unknown → 404 access.unknown_server); null = every server",
+    description:
+      "Names or ids of the servers (unknown → 404 access.unknown_server); null = every server (with `toolsets`: none beyond the sets)",
   }),
+  toolsets: ToolsetNames.optional().openapi({
+    description: "Tool sets the subject may use besides its servers (unknown → 404 access.unknown_toolset)",
+  }),
+  toolPolicy: ToolPolicyInput.optional(),
 });
 
 /** Registers the access-mapping routes (admin only). */
@@ -51,10 +57,18 @@ export function registerAccessRoutes(app: OpenAPIHono<AppEnv>, deps: { store: St
     }),
     async (c) => {
       const subject = c.req.valid("param").subject as AccessSubject;
-      const { servers } = c.req.valid("json");
+      const { servers, toolPolicy } = c.req.valid("json");
       const scope =
         servers === null ? null : await resolveScope(deps.store, servers, "access.unknown_server");
-      const stored = await deps.store.oauth.putAccess(subject, scope ? [...scope.keys()].sort() : null);
+      const toolsets = await assertToolsets(
+        deps.store,
+        c.req.valid("json").toolsets,
+        "access.unknown_toolset",
+      );
+      const stored = await deps.store.oauth.putAccess(subject, scope ? [...scope.keys()].sort() : null, {
+        toolsets,
+        toolPolicy,
+      });
       c.get("logger").info("access mapping set", { subject, scoped: stored.serverIds !== null });
       return c.json(view(stored, scope ?? new Map()), 200);
     },
@@ -83,5 +97,12 @@ export function registerAccessRoutes(app: OpenAPIHono<AppEnv>, deps: { store: St
 
 function view(mapping: AccessMapping, names: ReadonlyMap<string, string>) {
   const servers = mapping.serverIds?.flatMap((id) => names.get(id) ?? []).sort() ?? null;
-  return { subject: mapping.subject, servers, serverIds: mapping.serverIds, updatedAt: mapping.updatedAt };
+  return {
+    subject: mapping.subject,
+    servers,
+    serverIds: mapping.serverIds,
+    toolsets: mapping.toolsets ?? [],
+    toolPolicy: mapping.toolPolicy ?? null,
+    updatedAt: mapping.updatedAt,
+  };
 }

@@ -5,6 +5,7 @@ import type { AppEnv } from "../env";
 import { json, jsonBody, problems, route } from "../openapi-helpers";
 import { credentialSubject, forgetSubject } from "../upstream-authorization";
 import { ApiKeyList, KeyRateLimitView, NewApiKeyView } from "../views";
+import { assertToolsets, ToolPolicyInput, ToolsetNames } from "./toolsets";
 
 /** Text that trim() leaves non-empty (stored trimmed), its document saying so. */
 export const NotBlank = z.string().trim().min(1).meta({ pattern: NOT_BLANK.source });
@@ -31,6 +32,11 @@ const CreateKey = z.strictObject({
   rateLimit: KeyRateLimitView.nullable().optional().openapi({
     description: "The key's own call limits over the global ones; omitted or null = the global limits",
   }),
+  toolsets: ToolsetNames.optional().openapi({
+    description:
+      "Tool sets the key may use besides its servers (unknown → 400 key.unknown_toolset); with sets and no `servers`, only the sets' tools",
+  }),
+  toolPolicy: ToolPolicyInput.optional(),
 });
 
 /** What the key routes tell about keys they create or revoke (the in-process key index). */
@@ -54,11 +60,14 @@ export function registerKeyRoutes(
       responses: { 201: json(NewApiKeyView, "Created (the key is shown only now)") },
     }),
     async (c) => {
-      const { name, servers, owner, rateLimit } = c.req.valid("json");
+      const { name, servers, owner, rateLimit, toolPolicy } = c.req.valid("json");
       const scope = servers ? await resolveScope(deps.store, servers) : null;
+      const toolsets = await assertToolsets(deps.store, c.req.valid("json").toolsets, "key.unknown_toolset");
       const created = await deps.store.keys.create(name, scope ? [...scope.keys()].sort() : null, {
         owner,
         rateLimit: rateLimit ?? null,
+        toolsets,
+        toolPolicy,
       });
       deps.keyChanges?.added(created.key, created);
       c.get("logger").info("api key created", {
@@ -141,6 +150,8 @@ function keyView(key: ApiKeyInfo, names: ReadonlyMap<string, string>) {
     serverIds: key.serverIds,
     rateLimit: key.rateLimit,
     owner: key.owner ?? null,
+    toolsets: key.toolsets ?? [],
+    toolPolicy: key.toolPolicy ?? null,
     createdAt: key.createdAt,
   };
 }

@@ -17,6 +17,7 @@ import type { GatewayDeps } from "./deps";
 import type { DirectoryEntry } from "./directory";
 import { withServerSession } from "./server-session";
 import { isThreadScoped, threadOf } from "./thread-access";
+import { toolGate } from "./tool-access";
 
 /** The outcomes of a tool call that got a result from its server. */
 const ANSWERED = new Set(["ok", "tool_error", "input_required"]);
@@ -52,7 +53,8 @@ export async function callGatewayTool(
   args: Record<string, unknown>,
   options: CallerOptions = {},
 ): Promise<ToolCallResult | InputRequired> {
-  const { entry, tool } = await resolveTool(deps, qualified, options);
+  const gate = await toolGate(deps, options.principal);
+  const { entry, tool } = await resolveTool(deps, qualified, { ...options, gate });
   const thread = isThreadScoped(entry)
     ? await threadOf(deps, entry, options.thread, options.principal)
     : undefined;

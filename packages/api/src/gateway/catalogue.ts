@@ -2,6 +2,7 @@ import { AppError, parseQualifiedName, servingOlder, type ToolInfo } from "@mcpg
 import type { GatewayDeps } from "./deps";
 import { type DirectoryEntry, isAvailable } from "./directory";
 import { isThreadScoped } from "./thread-access";
+import { enforce, type ToolGate } from "./tool-access";
 
 /** A tool in the aggregated catalogue. */
 export interface CatalogTool {
@@ -24,11 +25,13 @@ export type ServerScope = ReadonlySet<string> | null;
 /**
  * Every tool of every enabled, connected server the caller may use, sorted by qualified name;
  * servers the chat switched off are left out. Best effort: one broken server never hides the rest.
+ * With a `gate`, it decides tool by tool instead of `scope` (a tool it refuses is left out).
  */
 export async function listTools(
   deps: Pick<GatewayDeps, "directory" | "store">,
-  options: { chat?: string; scope?: ServerScope; thread?: string } = {},
+  options: { chat?: string; scope?: ServerScope; thread?: string; gate?: ToolGate | undefined } = {},
 ): Promise<CatalogTool[]> {
+  const { gate } = options;
   const [snapshot, hidden, threadServers] = await Promise.all([
     deps.directory.snapshot(),
     hiddenServers(deps, options.chat),
@@ -36,11 +39,16 @@ export async function listTools(
   ]);
   const tools: CatalogTool[] = [];
   for (const entry of snapshot.byName.values()) {
-    if (!isAvailable(entry) || hidden.has(entry.server.id) || !inScope(options.scope, entry.server.id))
+    if (
+      !isAvailable(entry) ||
+      hidden.has(entry.server.id) ||
+      (!gate && !inScope(options.scope, entry.server.id))
+    )
       continue;
     // A thread-scoped server's tools belong to the threads that started an instance of it.
     if (isThreadScoped(entry) && !threadServers.has(entry.server.id)) continue;
-    for (const [name, tool] of entry.tools) tools.push(catalogTool(name, entry.server.name, tool));
+    for (const [name, tool] of entry.tools)
+      if (!gate || gate(entry, name, tool).ok) tools.push(catalogTool(name, entry.server.name, tool));
   }
   return tools.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
@@ -64,11 +72,15 @@ function catalogTool(name: string, server: string, tool: ToolInfo): CatalogTool 
   };
 }
 
-/** Resolves `<server>__<tool>` to a server that may take the call, and the upstream's own tool name. */
+/**
+ * Resolves `<server>__<tool>` to a server that may take the call, and the upstream's own tool name.
+ * With a `gate`, it decides instead of `scope`: a server it hides is `server.not_found`, a tool it
+ * refuses `tool.forbidden`.
+ */
 export async function resolveTool(
   deps: GatewayDeps,
   qualified: string,
-  options: { chat?: string; scope?: ServerScope } = {},
+  options: { chat?: string; scope?: ServerScope; gate?: ToolGate | undefined } = {},
 ): Promise<{ entry: DirectoryEntry; tool: ToolInfo }> {
   const { server } = parseQualifiedName(qualified);
   // A server created, enabled or connected a moment ago may be newer than the cached view: looked up
@@ -81,8 +93,10 @@ export async function resolveTool(
     ),
     hiddenServers(deps, options.chat),
   ]);
-  if (!entry || !inScope(options.scope, entry.server.id))
+  if (!entry || (!options.gate && !inScope(options.scope, entry.server.id)))
     throw new AppError("server.not_found", `No server named '${server}'.`);
+  const known = entry.tools.get(qualified);
+  if (options.gate && known) enforce(options.gate(entry, qualified, known));
   if (hidden.has(entry.server.id)) {
     throw new AppError(
       "server.unavailable",

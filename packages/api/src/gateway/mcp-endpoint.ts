@@ -19,6 +19,7 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/server/validators/ajv";
+import { TOOLSET_ENDPOINT_PREFIX, toolsetOfEndpoint } from "../toolsets";
 import type { GatewayDeps } from "./deps";
 import { type DirectoryEntry, isAvailable } from "./directory";
 import type { CallerLimits } from "./limits";
@@ -105,11 +106,12 @@ export class McpEndpoints {
     parsedBody: unknown,
     caller: McpCaller,
     entry: DirectoryEntry | undefined,
+    toolset?: string,
   ): Promise<Response> {
     const wasWatched = this.watched;
     this.lastRequestAt = Date.now();
     if (!wasWatched) this.onWatched?.();
-    const response = await this.answer(request, parsedBody, caller, entry);
+    const response = await this.answer(request, parsedBody, caller, entry, toolset);
     // A listen stream is meant to stay open: its headers go at once.
     const listens = (parsedBody as { method?: unknown } | undefined)?.method === "subscriptions/listen";
     return request.method === "POST" && !listens ? settleEventStream(response) : response;
@@ -120,8 +122,10 @@ export class McpEndpoints {
     parsedBody: unknown,
     caller: McpCaller,
     entry: DirectoryEntry | undefined,
+    toolset: string | undefined,
   ): Promise<Response> {
-    const endpoint = entry?.server.name ?? "";
+    const endpoint =
+      toolset !== undefined ? `${TOOLSET_ENDPOINT_PREFIX}${toolset}` : (entry?.server.name ?? "");
     const authInfo: AuthInfo = { token: "", clientId: caller.principalKey, scopes: [], extra: { caller } };
     if (!(await isLegacyRequest(request, parsedBody))) {
       const response = await this.modern(endpoint).handler.fetch(request, { authInfo, parsedBody });
@@ -140,16 +144,26 @@ export class McpEndpoints {
     return this.sessionless(request, parsedBody, endpoint, authInfo);
   }
 
-  /** Tells the clients of `endpoint` (a server name; undefined: every endpoint) that a list changed. */
+  /**
+   * Tells the clients of `endpoint` (a server name; undefined: every endpoint) that a list changed; a
+   * tool set's clients hear of every server's tools.
+   */
   notify(endpoint: string | undefined, kind: ChangeKind): void {
     for (const [name, { handler }] of this.handlers) {
-      if (endpoint !== undefined && name !== "" && name !== endpoint) continue;
+      if (endpoint !== undefined && name !== "" && name !== endpoint && !isToolsetEndpoint(name, kind))
+        continue;
       if (kind === "tools") handler.notify.toolsChanged();
       else if (kind === "prompts") handler.notify.promptsChanged();
       else handler.notify.resourcesChanged();
     }
     for (const session of this.services.sessions.of(undefined)) {
-      if (endpoint !== undefined && session.endpoint !== "" && session.endpoint !== endpoint) continue;
+      if (
+        endpoint !== undefined &&
+        session.endpoint !== "" &&
+        session.endpoint !== endpoint &&
+        !isToolsetEndpoint(session.endpoint, kind)
+      )
+        continue;
       const server = session.server;
       const sent =
         kind === "tools"
@@ -316,6 +330,11 @@ export class McpEndpoints {
       return { capabilities: {} };
     }
   }
+}
+
+/** True for a tool set's endpoint hearing of tools (a set has no prompts or resources). */
+function isToolsetEndpoint(endpoint: string, kind: ChangeKind): boolean {
+  return kind === "tools" && toolsetOfEndpoint(endpoint) !== undefined;
 }
 
 function isToolCall(body: unknown): boolean {

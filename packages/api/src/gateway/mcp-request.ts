@@ -66,6 +66,8 @@ export interface GatewayServer {
   services: McpServices;
   server: Server;
   endpoint: string | undefined;
+  /** The tool set `/mcp/sets/{toolset}` serves (then `endpoint` is undefined). */
+  toolset?: string | undefined;
 }
 
 /** The caller the endpoint put in the request's auth info. */

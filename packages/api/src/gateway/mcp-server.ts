@@ -16,6 +16,7 @@ import {
   type ServerCapabilities,
   type ServerContext,
 } from "@modelcontextprotocol/server";
+import { toolsetOfEndpoint } from "../toolsets";
 import { toMcpError } from "./mcp-errors";
 import { complete, getPrompt, list, readResource, setLevel, subscribe } from "./mcp-forwarding";
 import type { GatewayServer, McpServices } from "./mcp-request";
@@ -71,6 +72,15 @@ export interface EndpointFace {
  * upstream's identity lacks a name or version does the endpoint take the gateway's name for it.
  */
 export function endpointFace(endpoint: string | undefined, upstream: UpstreamFace | undefined): EndpointFace {
+  const toolset = toolsetOfEndpoint(endpoint);
+  if (toolset !== undefined) {
+    // A tool set serves tools only: no resources, prompts or logging of its own.
+    return {
+      capabilities: { tools: { listChanged: true } },
+      serverInfo: { name: `${GATEWAY_INFO.name}/sets/${toolset}`, version: GATEWAY_INFO.version },
+      instructions: `The tools of tool set '${toolset}' that this key may use, named <server>__<tool> unless the set renames them.`,
+    };
+  }
   const capabilities = endpointCapabilities(
     endpoint === undefined ? undefined : (upstream?.capabilities ?? {}),
   );
@@ -133,7 +143,11 @@ export function createGatewayServer(
     },
     jsonSchemaValidator: services.validator,
   });
-  const gateway: GatewayServer = { services, server, endpoint };
+  const toolset = toolsetOfEndpoint(endpoint);
+  const gateway: GatewayServer =
+    toolset === undefined
+      ? { services, server, endpoint }
+      : { services, server, endpoint: undefined, toolset };
   // Every failure crosses the wire as JSON-RPC from the one error table.
   const on = (method: string, handle: (params: Params, ctx: ServerContext) => Promise<unknown>) =>
     server.setRequestHandler(

@@ -38,14 +38,22 @@ import {
   roundOf,
   withRound,
 } from "./mcp-request";
+import { setListing, setTarget, setTools } from "./mcp-toolset";
+import { toolGate } from "./tool-access";
 
 /** The 2025 JSON-RPC error an upstream answers when the user must first open a link. */
 const URL_ELICITATION_REQUIRED = -32042;
 
 /** The tools the caller may use on this endpoint, a page at a time. */
 export async function listTools(gateway: GatewayServer, cursor: string | undefined, ctx: ServerContext) {
-  const { scope } = callerOf(ctx);
-  const all = await listCatalogTools(gateway.services.deps, { scope });
+  const { scope, principal } = callerOf(ctx);
+  const { deps } = gateway.services;
+  const all = await listCatalogTools(deps, { scope, gate: await toolGate(deps, principal) });
+  if (gateway.toolset !== undefined) {
+    const listed = setTools(await setListing(deps, gateway.toolset), all, (tool) => mcpTool(undefined, tool));
+    const { page, nextCursor } = paginate(listed, cursor);
+    return { tools: page, ...(nextCursor ? { nextCursor } : {}) };
+  }
   const visible = gateway.endpoint ? all.filter((tool) => tool.server === gateway.endpoint) : all;
   const { page, nextCursor } = paginate(visible, cursor);
   return {
@@ -63,7 +71,12 @@ export async function callTool(
 ) {
   const { deps, parking } = gateway.services;
   const caller = callerOf(ctx);
-  const qualified = gateway.endpoint ? qualifyToolName(gateway.endpoint, name) : name;
+  const qualified =
+    gateway.toolset !== undefined
+      ? setTarget(await setListing(deps, gateway.toolset), gateway.toolset, name)
+      : gateway.endpoint
+        ? qualifyToolName(gateway.endpoint, name)
+        : name;
   const server = gateway.endpoint ?? parseQualifiedName(qualified).server;
   const serverId = (await deps.directory.entry(server, () => true))?.server.id ?? "";
   const state = ctx.mcpReq.requestState<RoundState>();

@@ -6,6 +6,7 @@ import type { AppEnv } from "../env";
 import { insufficientScope } from "../oauth/resource";
 import { problemOf } from "../problem";
 import type { RouteGroup } from "../route-groups";
+import { toolsetIndex } from "../toolsets";
 import { inScope } from "./catalogue";
 import type { RequestKind } from "./limits";
 import type { McpEndpoints } from "./mcp-endpoint";
@@ -32,7 +33,8 @@ export interface McpOriginPolicy {
  * prompts as `<server>__<name>`, resources under gateway URIs); `/mcp/{server}` fronts one server
  * under its own names. Both protocol eras on each ({@link McpEndpoints}); the origin, auth, size and
  * depth checks come first. With OAuth on (`oauth`), a user's token for a server outside their servers
- * is 403 `insufficient_scope`; a key's is 404, as if there were no such server.
+ * is 403 `insufficient_scope`; a key's is 404, as if there were no such server. `/mcp/sets/{name}`
+ * serves a tool set's tools (those the caller may use); an unknown set is 404 `toolset.not_found`.
  */
 export function registerMcpRoutes(
   group: RouteGroup,
@@ -45,6 +47,12 @@ export function registerMcpRoutes(
   group.all("/mcp/:server", origins, group.guard, (c) =>
     serveMcp(c, endpoints, c.req.param("server"), oauth),
   );
+  group.all("/mcp/sets/:name", origins, group.guard, async (c) => {
+    const name = c.req.param("name");
+    if (!(await toolsetIndex(endpoints.services.deps.store).named(name)))
+      return problemOf(c, "toolset.not_found", `No tool set named '${name}'.`);
+    return serveMcp(c, endpoints, undefined, oauth, name);
+  });
 }
 
 async function serveMcp(
@@ -52,6 +60,7 @@ async function serveMcp(
   endpoints: McpEndpoints,
   server: string | undefined,
   oauth: { issuer: string } | undefined,
+  toolset?: string,
 ): Promise<Response> {
   const { directory } = endpoints.services.deps;
   const principal = c.get("principal");
@@ -81,7 +90,13 @@ async function serveMcp(
   let release: () => void = () => {};
   try {
     if (endpoints.limits) release = await endpoints.limits.admit(principal, kind);
-    const response = await endpoints.serve(c.req.raw, body, { principal, principalKey, scope }, entry);
+    const response = await endpoints.serve(
+      c.req.raw,
+      body,
+      { principal, principalKey, scope },
+      entry,
+      toolset,
+    );
     // In flight until its answer is all out: a stream (or a call still streaming) until its body ends.
     if (kind === "call" && isComplete(response)) {
       release();

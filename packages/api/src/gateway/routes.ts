@@ -16,6 +16,7 @@ import { describeCallBodyIssues } from "./call-body";
 import { listTools, restTool, type ServerScope } from "./catalogue";
 import type { GatewayDeps } from "./deps";
 import { toolResultResponse } from "./result-body";
+import { toolGate } from "./tool-access";
 import { principalAs, ViewAs } from "./view-as";
 
 const ChatId = z.string().min(1).max(256);
@@ -48,9 +49,14 @@ const CallRequest = z
   })
   .openapi("ToolCallRequest");
 
-/** The server ids a principal may use: all for the admin token, a key's or a user's ids otherwise. */
+/**
+ * The server ids a principal may use whole (their resources and prompts too): all for the admin token,
+ * a key's or a user's ids otherwise — none beyond its tool sets for a key with sets and no servers.
+ */
 export function scopeOf(principal: Principal | undefined): ServerScope {
-  return principal && principal.kind !== "admin" && principal.serverIds ? new Set(principal.serverIds) : null;
+  if (!principal || principal.kind === "admin") return null;
+  if (principal.serverIds) return new Set(principal.serverIds);
+  return principal.kind === "key" && principal.toolsets?.length ? new Set() : null;
 }
 
 /** Registers the data-plane routes (aggregated tools, tool calls, chat toggles) on `app`. */
@@ -75,6 +81,7 @@ export function registerGatewayRoutes(app: OpenAPIHono<AppEnv>, appDeps: Gateway
       const principal = as ? await principalAs(appDeps.store, c.get("principal"), as) : c.get("principal");
       const tools = await listTools(appDeps, {
         scope: scopeOf(principal),
+        gate: await toolGate(appDeps, principal),
         ...(chat ? { chat } : {}),
       });
       return c.json({ tools: tools.map(restTool) }, 200);

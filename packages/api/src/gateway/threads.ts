@@ -11,6 +11,7 @@ import type { GatewayDeps } from "./deps";
 import { Directory } from "./directory";
 import { scopeOf, ThreadId } from "./routes";
 import { mayUseThread, shownThreadIds, storedThreadId, threadOwner } from "./thread-access";
+import { toolGate } from "./tool-access";
 
 const WorktreeRoot = z
   .string()
@@ -202,7 +203,11 @@ export function registerThreadRoutes(
       const { stored } = await visibleThread(c, threadId);
       const tools = await listTools(
         { store: deps.store, directory },
-        { thread: stored, scope: scopeOf(c.get("principal")) },
+        {
+          thread: stored,
+          scope: scopeOf(c.get("principal")),
+          gate: await toolGate({ store: deps.store, directory }, c.get("principal")),
+        },
       );
       return c.json({ tools: tools.map(restTool) }, 200);
     },

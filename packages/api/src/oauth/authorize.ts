@@ -28,7 +28,7 @@ import { MCP_SCOPE } from "./jwt";
 import { toProvider } from "./oidc-sign-in";
 import { errorPage, signInPage } from "./page";
 import { PKCE_PATTERN } from "./pkce";
-import type { ResourceCheck } from "./resource-check";
+import { type ResourceCheck, reachesNothing } from "./resource-check";
 
 /** How long a code waits for its exchange. */
 const CODE_SECONDS = 120;
@@ -171,7 +171,7 @@ export function registerAuthorizeRoutes(
       return back({ error: "access_denied", error_description: "The user denied the request." });
     }
     const reach = await resources.serversOf(taken.signedIn, taken.resource);
-    if (reach.ids !== null && reach.ids.length === 0) {
+    if (reachesNothing(reach)) {
       return back({ error: "access_denied", error_description: "The user may reach no MCP server here." });
     }
     const code = secret("mgwc_");

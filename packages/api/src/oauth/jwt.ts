@@ -1,5 +1,6 @@
 /** Access tokens: RFC 9068 JWTs signed ES256 by the gateway's {@link TokenSigner}. */
 import { randomUUID } from "node:crypto";
+import type { ToolGrant } from "../gateway/tool-access";
 import type { TokenSigner } from "./signer";
 
 /** How long an access token lives: 10 minutes (revocation acts on refresh tokens only). */
@@ -18,6 +19,8 @@ export interface AccessTokenClaims {
   scope: string;
   /** Ids of the servers the user may reach; null: every server. */
   servers: string[] | null;
+  /** A grant per access mapping, when one names tool sets or a tool policy (see ToolGrant). */
+  grants?: ToolGrant[];
   jti: string;
   iat: number;
   exp: number;

@@ -1,5 +1,20 @@
 /** Which resources the authorization server issues tokens for, and which servers a user reaches. */
 import type { AccessSubject, GrantSubject, Store } from "@mcpgw/aws";
+import type { ToolGrant } from "../gateway/tool-access";
+
+/** What a user reaches: server ids (null: all), names for the consent page, and — when a mapping names tool sets or a policy — a grant per mapping. */
+export interface Reach {
+  ids: string[] | null;
+  names: string[] | "all";
+  grants?: ToolGrant[];
+}
+
+/** True when the user reaches no server and no tool set. */
+export function reachesNothing(reach: Reach): boolean {
+  return (
+    reach.ids !== null && reach.ids.length === 0 && !reach.grants?.some((grant) => grant.toolsets.length > 0)
+  );
+}
 
 /**
  * Which resources this gateway serves and which servers a user reaches: the union of the mappings of
@@ -26,30 +41,36 @@ export class ResourceCheck {
   }
 
   /** The servers `who` may reach for `resource`: ids (null: all) and names for the consent page. */
-  async serversOf(
-    who: GrantSubject,
-    resource: string,
-  ): Promise<{ ids: string[] | null; names: string[] | "all" }> {
+  async serversOf(who: GrantSubject, resource: string): Promise<Reach> {
     const subjects: AccessSubject[] = [
       `user:${who.sub}`,
       ...who.groups.map((group) => `group:${group}` as const),
     ];
     const mappings = await this.store.oauth.access(subjects);
     const servers = await this.store.servers.listPlain();
-    let ids: string[] | null = mappings.some((m) => m.serverIds === null)
+    // A mapping with tool sets and no servers reaches no server whole, only the sets' tools.
+    const ids: string[] | null = mappings.some((m) => m.serverIds === null && !m.toolsets?.length)
       ? null
       : [...new Set(mappings.flatMap((m) => m.serverIds ?? []))].sort();
+    const grants = mappings.some((m) => m.toolsets?.length || m.toolPolicy)
+      ? mappings.map((m) => ({
+          serverIds: m.serverIds,
+          toolsets: m.toolsets ?? [],
+          ...(m.toolPolicy ? { toolPolicy: m.toolPolicy } : {}),
+        }))
+      : undefined;
+    const tools = grants ? { grants } : {};
     // A token for one server reaches nothing when that server is not among the user's.
     const prefix = `${this.issuer}/mcp/`;
     if (resource.startsWith(prefix)) {
       const name = decodedName(resource.slice(prefix.length));
       const target = name === undefined ? undefined : await this.store.servers.resolvePlain(name);
-      if (!target || (ids !== null && !ids.includes(target.id))) ids = [];
+      if (!target || (ids !== null && !ids.includes(target.id))) return { ids: [], names: [] };
     }
-    if (ids === null) return { ids, names: "all" };
+    if (ids === null) return { ids, names: "all", ...tools };
     const byId = new Map(servers.map((server) => [server.id, server.name]));
     const live = ids.filter((id) => byId.has(id));
-    return { ids: live, names: live.map((id) => byId.get(id) ?? id).sort() };
+    return { ids: live, names: live.map((id) => byId.get(id) ?? id).sort(), ...tools };
   }
 }
 

@@ -118,7 +118,12 @@ export class ProtectedResource {
       );
     }
     if (!claims.scope.split(" ").includes(MCP_SCOPE)) return insufficientScope(c, issuer, server);
-    c.set("principal", { kind: "user", sub: claims.sub, serverIds: claims.servers });
+    c.set("principal", {
+      kind: "user",
+      sub: claims.sub,
+      serverIds: claims.servers,
+      ...(claims.grants ? { grants: claims.grants } : {}),
+    });
     await next();
     return undefined;
   }

@@ -9,6 +9,7 @@ import type { AppEnv } from "../env";
 import { type AuthorizationServer, formOf, noStore, secret, TokenError } from "./http";
 import { ACCESS_TOKEN_TTL_SECONDS, MCP_SCOPE, mintAccessToken } from "./jwt";
 import { verifierMatches } from "./pkce";
+import { type Reach, reachesNothing } from "./resource-check";
 
 /** How long a refresh family lives in all. */
 const REFRESH_FAMILY_SECONDS = 30 * 24 * 3600;
@@ -93,7 +94,7 @@ class Grants {
       throw new TokenError("invalid_grant", "code_verifier does not match the code challenge.");
     }
     const reach = await resources.serversOf(record, record.resource);
-    if (reach.ids !== null && reach.ids.length === 0) {
+    if (reachesNothing(reach)) {
       throw new TokenError("invalid_grant", "The user may no longer reach any MCP server.");
     }
     let refreshToken: string | undefined;
@@ -109,7 +110,7 @@ class Grants {
         expiresAt: nowSeconds() + REFRESH_FAMILY_SECONDS,
       });
     }
-    return this.tokenResponse(clientId, record.resource, record, reach.ids, refreshToken);
+    return this.tokenResponse(clientId, record.resource, record, reach, refreshToken);
   }
 
   /** refresh_token: rotated on every use; a reused token revokes its family. */
@@ -140,18 +141,18 @@ class Grants {
     }
     const grant = rotated.previous;
     const reach = await resources.serversOf(grant, grant.resource);
-    if (reach.ids !== null && reach.ids.length === 0) {
+    if (reachesNothing(reach)) {
       await store.oauth.revokeFamily(grant.familyId);
       throw new TokenError("invalid_grant", "The user may no longer reach any MCP server.");
     }
-    return this.tokenResponse(clientId, grant.resource, grant, reach.ids, next);
+    return this.tokenResponse(clientId, grant.resource, grant, reach, next);
   }
 
   private async tokenResponse(
     clientId: string,
     resource: string,
     subject: GrantSubject,
-    servers: string[] | null,
+    reach: Reach,
     refreshToken: string | undefined,
   ) {
     const accessToken = await mintAccessToken(this.server.oauth.signer, {
@@ -160,7 +161,8 @@ class Grants {
       sub: subject.sub,
       client_id: clientId,
       scope: MCP_SCOPE,
-      servers,
+      servers: reach.ids,
+      ...(reach.grants ? { grants: reach.grants } : {}),
     });
     return {
       access_token: accessToken,

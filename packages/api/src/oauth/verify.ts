@@ -26,6 +26,23 @@ export const AccessTokenClaims = z.object({
   scope: z.string().max(1024),
   /** Server ids the user may use; null: every server. */
   servers: z.array(z.string().max(256)).max(1_000).nullable(),
+  /** A grant per access mapping, when one names tool sets or a tool policy. */
+  grants: z
+    .array(
+      z.object({
+        serverIds: z.array(z.string().max(256)).max(1_000).nullable(),
+        toolsets: z.array(z.string().max(64)).max(100),
+        toolPolicy: z
+          .object({
+            allow: z.array(z.string().max(128)).max(500).optional(),
+            refuse: z.record(z.string(), z.boolean()).optional(),
+            except: z.array(z.string().max(128)).max(500).optional(),
+          })
+          .optional(),
+      }),
+    )
+    .max(100)
+    .optional(),
   jti: z.string().min(1).max(256),
   iat: z.number().int(),
   exp: z.number().int(),

@@ -20,6 +20,7 @@ import { createMemoryServerRepository } from "./servers";
 import { createMemoryStatusRepository } from "./statuses";
 import { createMemoryTables } from "./tables";
 import { createMemoryThreadRegistry } from "./threads";
+import { createMemoryToolsetStore } from "./toolsets";
 import { createMemoryUpstreamCredentialStore } from "./upstream-credentials";
 
 export { createMemoryJobQueue, type MemoryJobQueue, type QueuedJob } from "./jobs";
@@ -45,6 +46,7 @@ export function createMemoryStore(options: { jobs?: MemoryJobQueue } = {}): Memo
     latency: createMemoryLatencyHistory(tables),
     threads: createMemoryThreadRegistry(tables),
     keys: createMemoryApiKeyStore(tables),
+    toolsets: createMemoryToolsetStore(),
     consoleSessions: createMemoryConsoleSessionStore(),
     secrets: createMemorySecretStore(tables, sealer),
     oauth: createMemoryOAuthStore(),

@@ -2,6 +2,7 @@ import {
   type AccessMapping,
   type AuthorizationCodeRecord,
   type AuthorizationTransaction,
+  accessMapping,
   CLIENT_IDLE_SECONDS,
   CLIENT_UNUSED_SECONDS,
   clientExpiry,
@@ -103,8 +104,8 @@ export function createMemoryOAuthStore(): OAuthStore {
         .map(copy)
         .sort((a, b) => (a.subject < b.subject ? -1 : 1));
     },
-    async putAccess(subject, serverIds) {
-      const mapping: AccessMapping = { subject, serverIds, updatedAt: new Date().toISOString() };
+    async putAccess(subject, serverIds, tools = {}) {
+      const mapping: AccessMapping = accessMapping(subject, serverIds, tools);
       mappings.set(subject, copy(mapping));
       return mapping;
     },
