@@ -6,7 +6,9 @@
 import { z } from "@hono/zod-openapi";
 import type { AccessSubject, Store } from "@mcpgw/aws";
 import { AppError } from "@mcpgw/core";
+import { keyPrincipal } from "../auth";
 import type { Principal } from "../env";
+import { reachOfMappings } from "../oauth/resource-check";
 
 /** `key:<id>`, `user:<name>` or `group:<name>`. */
 export const ViewAs = z
@@ -30,15 +32,10 @@ export async function principalAs(
     const id = as.slice("key:".length);
     const key = (await store.keys.list()).find((candidate) => candidate.id === id);
     if (!key) throw new AppError("request.not_found", `No API key with id '${id}'.`);
-    return {
-      kind: "key",
-      keyId: key.id,
-      serverIds: key.serverIds,
-      owner: key.owner,
-      rateLimit: key.rateLimit,
-    };
+    return keyPrincipal(key);
   }
   const [mapping] = await store.oauth.access([as as AccessSubject]);
   if (!mapping) throw new AppError("request.not_found", `No access mapping for '${as}'.`);
-  return { kind: "user", sub: mapping.subject, serverIds: mapping.serverIds };
+  const { ids, grants } = reachOfMappings([mapping]);
+  return { kind: "user", sub: mapping.subject, serverIds: ids, ...(grants ? { grants } : {}) };
 }
