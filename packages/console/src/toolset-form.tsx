@@ -80,15 +80,15 @@ export function ToolSetForm(props: {
   const [overrides, setOverrides] = useState<Record<string, ToolOverride>>(editing?.overrides ?? {});
   const submit = useSubmit(async () => {
     const body = {
-      name: name.trim(),
       ...(description.trim() ? { description: description.trim() } : {}),
       tools: picked,
-      rules: rules.map(ruleOf),
+      // A rule row left empty is no rule.
+      rules: rules.map(ruleOf).filter((rule) => Object.keys(rule).length > 0),
       overrides: overridesOf(overrides),
     };
     const saved = editing
       ? await request<ToolSet>("PUT", `/v1/toolsets/${seg(editing.name)}`, body)
-      : await request<ToolSet>("POST", "/v1/toolsets", body);
+      : await request<ToolSet>("POST", "/v1/toolsets", { name: name.trim(), ...body });
     if (!editing) {
       setName("");
       setDescription("");
@@ -120,7 +120,7 @@ export function ToolSetForm(props: {
             id={`${formId}-name`}
             type="text"
             required
-            maxLength={64}
+            maxLength={32}
             value={name}
             onInput={(event) => setName(event.currentTarget.value)}
           />
@@ -134,7 +134,7 @@ export function ToolSetForm(props: {
         <input
           id={`${formId}-description`}
           type="text"
-          maxLength={500}
+          maxLength={1024}
           value={description}
           onInput={(event) => setDescription(event.currentTarget.value)}
         />
@@ -234,7 +234,7 @@ export function ToolSetForm(props: {
                   <input
                     id={`${formId}-${tool}-${field}`}
                     type="text"
-                    maxLength={field === "name" ? 128 : 2000}
+                    maxLength={field === "name" ? 64 : 4096}
                     value={overrides[tool]?.[field] ?? ""}
                     onInput={(event) =>
                       setOverrides({

@@ -43,7 +43,7 @@ export function ToolSetsPage() {
     action.run(async () => {
       await request("DELETE", `/v1/toolsets/${seg(set.name)}`);
       sets.reload();
-      return `Deleted the tool set ${set.name}: its endpoint is gone, and keys scoped to it lose its tools.`;
+      return `Deleted the tool set ${set.name}: its endpoint is gone.`;
     });
 
   return (
@@ -84,7 +84,7 @@ export function ToolSetsPage() {
                 <ConfirmButton
                   label={`Delete ${set.name}`}
                   danger
-                  question={`Delete the tool set ${set.name}? Its endpoint stops answering, and keys and mappings scoped to it lose its tools.`}
+                  question={deleteQuestion(set.name)}
                   confirmLabel="Delete"
                   onConfirm={() => remove(set)}
                 />
@@ -122,7 +122,7 @@ export function ToolSetPage({ name }: { name: string }) {
           <ConfirmButton
             label="Delete"
             danger
-            question={`Delete the tool set ${s.name}? Its endpoint stops answering, and keys and mappings scoped to it lose its tools.`}
+            question={deleteQuestion(s.name)}
             onConfirm={() =>
               action.run(async () => {
                 await request("DELETE", path);
@@ -163,6 +163,11 @@ export function ToolSetPage({ name }: { name: string }) {
       />
     </section>
   );
+}
+
+/** What deleting a set asks first. */
+function deleteQuestion(name: string): string {
+  return `Delete the tool set ${name}? Its endpoint stops answering. (A set a key or mapping uses is kept until they no longer name it.)`;
 }
 
 /** What a set selects, in words: its picked tools and rules. */
