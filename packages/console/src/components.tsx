@@ -80,6 +80,19 @@ export function Field(props: {
   );
 }
 
+/** The API's messages about a group of fields (a fieldset's), each announced. */
+export function FieldErrors({ errors }: { errors: string[] }) {
+  return (
+    <>
+      {errors.map((message) => (
+        <p class="field-error" key={message} role="alert">
+          {message}
+        </p>
+      ))}
+    </>
+  );
+}
+
 /** A button that asks before it acts (a modal dialog, keyboard-usable: Esc cancels). */
 export function ConfirmButton(props: {
   label: string;

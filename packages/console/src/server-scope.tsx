@@ -3,6 +3,7 @@
  * checked in the list (named; the API binds them to the servers' ids), and the tool sets checked beside
  * them (the union is reached).
  */
+import { FieldErrors } from "./components";
 import type { Server, ToolSet } from "./types";
 
 export function ServerScopeField(props: {
@@ -72,11 +73,7 @@ export function ServerScopeField(props: {
         />
       ) : null}
       <p class="help">{props.help}</p>
-      {props.errors.map((message) => (
-        <p class="field-error" key={message} role="alert">
-          {message}
-        </p>
-      ))}
+      <FieldErrors errors={props.errors} />
     </fieldset>
   );
 }

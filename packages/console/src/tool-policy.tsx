@@ -1,5 +1,15 @@
 /** The fields of a key's or mapping's tool policy (see policy-draft.ts for what they stand for). */
+import { FieldErrors } from "./components";
 import type { PolicyDraft } from "./policy-draft";
+
+/** The refusals offered, in words (the MCP defaults said: most tools declare neither hint). */
+const REFUSALS: Array<{ field: "refuseDestructive" | "refuseOpenWorld"; label: string }> = [
+  {
+    field: "refuseDestructive",
+    label: "Refuse destructive tools (a tool that is not read-only is destructive unless it says otherwise)",
+  },
+  { field: "refuseOpenWorld", label: "Refuse open-world tools (open world unless a tool says otherwise)" },
+];
 
 /** The policy's fields, labelled, with the API's messages about `toolPolicy`. */
 export function ToolPolicyField(props: {
@@ -28,22 +38,16 @@ export function ToolPolicyField(props: {
         Names (<code>server__tool</code>) or globs, one a line or comma-separated; empty allows every tool its
         scope reaches.
       </p>
-      <label>
-        <input
-          type="checkbox"
-          checked={draft.refuseDestructive}
-          onChange={(event) => set({ refuseDestructive: event.currentTarget.checked })}
-        />{" "}
-        Refuse destructive tools (a tool that is not read-only is destructive unless it says otherwise)
-      </label>
-      <label>
-        <input
-          type="checkbox"
-          checked={draft.refuseOpenWorld}
-          onChange={(event) => set({ refuseOpenWorld: event.currentTarget.checked })}
-        />{" "}
-        Refuse open-world tools (open world unless a tool says otherwise)
-      </label>
+      {REFUSALS.map(({ field, label }) => (
+        <label key={field}>
+          <input
+            type="checkbox"
+            checked={draft[field]}
+            onChange={(event) => set({ [field]: event.currentTarget.checked })}
+          />{" "}
+          {label}
+        </label>
+      ))}
       <label for={`${id}-except`}>Exempt from the refusal</label>
       <textarea
         id={`${id}-except`}
@@ -55,11 +59,7 @@ export function ToolPolicyField(props: {
         value={draft.except}
         onInput={(event) => set({ except: event.currentTarget.value })}
       />
-      {props.errors.map((message) => (
-        <p class="field-error" key={message} role="alert">
-          {message}
-        </p>
-      ))}
+      <FieldErrors errors={props.errors} />
     </fieldset>
   );
 }

@@ -5,7 +5,7 @@
  */
 import { useState } from "preact/hooks";
 import { request, seg } from "./api";
-import { Field, fieldErrors, Problem, useSubmit } from "./components";
+import { Field, FieldErrors, fieldErrors, Problem, useSubmit } from "./components";
 import type { AnnotationHint, CatalogTool, ToolOverride, ToolRule, ToolSet } from "./types";
 
 /** Each annotation hint in words. */
@@ -207,11 +207,7 @@ export function ToolSetForm(props: {
         >
           Add a rule
         </button>
-        {ruleErrors.map((message) => (
-          <p class="field-error" key={message} role="alert">
-            {message}
-          </p>
-        ))}
+        <FieldErrors errors={ruleErrors} />
       </fieldset>
       {picked.length > 0 ? (
         <fieldset class="field">
@@ -337,11 +333,7 @@ function ToolPicker(props: {
           </ul>
         </>
       ) : null}
-      {props.errors.map((message) => (
-        <p class="field-error" key={message} role="alert">
-          {message}
-        </p>
-      ))}
+      <FieldErrors errors={props.errors} />
     </fieldset>
   );
 }
