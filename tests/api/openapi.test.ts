@@ -318,8 +318,12 @@ describe("GET /openapi.json", () => {
         "eras",
         "authorization",
         "credentialExpiresAt",
+        "pendingChanges",
       ].sort(),
     );
+    expect(status.required).toContain("pendingChanges"); // 0 when none
+    expect(server.required).toContain("pinning"); // the effective value
+    expect(Object.keys(server.properties as Json)).toContain("pinning");
     expect(status.required).not.toContain("protocolVersion");
     expect(status.required).not.toContain("eras"); // absent until a listing
     expect(status.required).toContain("nextAttemptAt"); // an ISO time or null, always there

@@ -40,6 +40,7 @@ const STATUS_KEYS = [
   "lastConnectionLatencyMs",
   "lastError",
   "nextAttemptAt",
+  "pendingChanges",
 ];
 
 let app: TestApp;

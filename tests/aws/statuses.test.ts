@@ -196,7 +196,12 @@ describe("catalogues of any size", () => {
       },
     );
 
-    expect(old).toEqual({ serverId: server.id, tools: list, updatedAt: "2026-01-01T00:00:00.000Z" });
+    expect(old).toEqual({
+      serverId: server.id,
+      tools: list,
+      updatedAt: "2026-01-01T00:00:00.000Z",
+      hash: createHash("sha256").update(json).digest("base64url"),
+    });
     expect((await store.statuses.listCatalogs()).find((c) => c.serverId === server.id)).toMatchObject({
       tools: list,
       profile,

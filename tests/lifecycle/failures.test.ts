@@ -92,7 +92,8 @@ describe.concurrent("connection lifecycle: failures, reasons and healing", () =>
     expect,
   }) => {
     const up = await upstream({});
-    const id = await createServer(stack, { name: uniqueName("grows"), url: up.url });
+    // Pinning `auto`: the new tool is served once listed (under `approve` it waits for an admin).
+    const id = await createServer(stack, { name: uniqueName("grows"), url: up.url, pinning: "auto" });
     const before = await settled(stack, id);
     expect(before).toMatchObject({ state: "connected", toolCount: 4 });
     const names = async () =>

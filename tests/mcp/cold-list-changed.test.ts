@@ -121,7 +121,8 @@ describe("list_changed from an upstream nobody called", () => {
     async ({ era, upstream }, { expect }) => {
       const { url, listening, addTool } = upstream();
       const name = uniqueName("cold");
-      await createConnected(stack, { name, url });
+      // Pinning `auto`: the new tool is listed at once (under `approve` it waits for an admin).
+      await createConnected(stack, { name, url, pinning: "auto" });
       const { told, listed } = await heardCold(name, "cold_tool", listening, addTool);
       console.log(
         `cold ${era} upstream's new tool: told /mcp ${told[0]} ms, /mcp/{server} ${told[1]} ms; listed ${listed[0]} ms, ${listed[1]} ms`,

@@ -135,7 +135,8 @@ describe("change notifications and catalogue refresh without a sweep", () => {
     timeout: 60_000,
   }, async ({ expect }) => {
     const name = uniqueName("modern");
-    await createConnected(stack, { name, url: modernUpstream.url });
+    // Pinning `auto`: the new tool is served at once (under `approve` it would wait: tests/mcp/pinning.test.ts).
+    await createConnected(stack, { name, url: modernUpstream.url, pinning: "auto" });
     const listener = await connect("v2-modern", `/mcp/${name}`);
     await listener.watchToolsListChanged();
     const fronts = [await connect("v2-modern", `/mcp/${name}`), await connect("v1", `/mcp/${name}`)];
@@ -168,7 +169,7 @@ describe("change notifications and catalogue refresh without a sweep", () => {
     const upstream = await startUpstream({ name: "legacy-adds" });
     try {
       const name = uniqueName("legacy");
-      await createConnected(stack, { name, url: upstream.url });
+      await createConnected(stack, { name, url: upstream.url, pinning: "auto" });
       const listener = await connect("v1", `/mcp/${name}`);
       const fronts = [await connect("v2-modern", `/mcp/${name}`), await connect("v1", `/mcp/${name}`)];
       // A first call warms the gateway's session; its GET stream carries the upstream's list_changed.

@@ -42,6 +42,8 @@ describe("runner: a child's list_changed becomes a probe job", () => {
     const name = uniqueName("relay");
     const id = await createServer(stack, {
       name,
+      // The new tool is served at once (under `approve` it would wait for an admin).
+      pinning: "auto",
       command: process.execPath,
       args: [TINY_STDIO, "--dynamic"],
     });

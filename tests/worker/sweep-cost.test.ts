@@ -36,12 +36,13 @@ async function setup() {
 }
 
 /** A server connected by its first (full) probe, with a sealed header as most have. */
-async function connected(deps: WorkerDeps, url: string): Promise<string> {
+async function connected(deps: WorkerDeps, url: string, spec: Record<string, unknown> = {}): Promise<string> {
   const server = await deps.store.servers.create(
     parseServerSpec({
       name: `srv-${Math.random().toString(36).slice(2, 8)}`,
       url,
       headers: { "X-Key": "k" },
+      ...spec,
     }),
   );
   expect(await processJob(deps, { type: "connect", serverId: server.id, generation: 1 }, "connect-1")).toBe(
@@ -145,7 +146,8 @@ describe("sweep of connected servers: cost what changed", () => {
     const { deps, calls } = await setup();
     const own = await startUpstream();
     extra.push(own);
-    const id = await connected(deps, own.url);
+    // Pinning `auto`: the re-listed tool is served at once (under `approve` it would wait for an admin).
+    const id = await connected(deps, own.url, { pinning: "auto" });
     own.addTool("added_tool");
     const names = async () => (await deps.store.statuses.getCatalog(id))?.tools.map((t) => t.name).sort();
 

@@ -4,8 +4,10 @@
  */
 import {
   type AttemptOutcome,
+  decideChange,
   parseServerSpec,
   profileDigest,
+  reconcileTools,
   type ServerProfile,
   type ServerRecord,
   visibleNextAttempt,
@@ -20,6 +22,7 @@ import {
   type RefreshGrant,
 } from "./oauth";
 import type { ServerPage } from "./servers";
+import { CatalogMovedError } from "./statuses";
 import type { Store } from "./store";
 import { ADMIN_OWNER } from "./threads";
 
@@ -526,6 +529,33 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       const without = await store.statuses.getCatalog(server.id);
       expect(without?.updatedAt).toBe(at(4).at);
       expect(without).not.toHaveProperty("profile");
+    });
+
+    it("keeps a catalogue's pins with it, and rewrites it only over the one a decision was made on", async () => {
+      const store = await open();
+      const server = await http(store);
+      const changed = { name: "echo", inputSchema: { type: "object" }, description: "changed" };
+      const pinned = reconcileTools({ tools }, [changed], "approve", ok().at, () => []);
+
+      expect(await store.statuses.recordAttempt(server.id, 1, ok(), pinned, { catalogHash: null })).toBe(
+        true,
+      );
+      const stored = await store.statuses.getCatalog(server.id);
+      expect(stored).toMatchObject({ tools, pins: { drifted: ["echo"], changes: [{ tool: "echo" }] } });
+      expect(await store.statuses.get(server.id)).toMatchObject({ pendingChanges: 1 });
+      // A write that names another catalogue than the stored one is refused, whichever way it comes.
+      await expect(
+        store.statuses.recordAttempt(server.id, 1, ok(), { tools }, { catalogHash: null }),
+      ).rejects.toBeInstanceOf(CatalogMovedError);
+      expect(await store.statuses.repin(server.id, { tools }, "another")).toBe(false);
+
+      const decided = decideChange(stored ?? pinned, pinned.pins?.changes?.[0]?.id ?? "", "approved");
+      expect(await store.statuses.repin(server.id, decided ?? { tools }, stored?.hash ?? null)).toBe(true);
+      expect(await store.statuses.getCatalog(server.id)).toMatchObject({ tools: [changed] });
+      expect(await store.statuses.getCatalog(server.id)).not.toHaveProperty("pins");
+      expect(await store.statuses.get(server.id)).toMatchObject({ pendingChanges: 0 });
+      // The same decision again, on the catalogue it read before, no longer applies.
+      expect(await store.statuses.repin(server.id, decided ?? { tools }, stored?.hash ?? null)).toBe(false);
     });
 
     it("bump is fenced on the generation expected", async () => {

@@ -13,7 +13,11 @@ const none = () => [];
 
 describe("toolDefinitionHash", () => {
   it("is the same whatever the key order, and differs when a pinned field does", () => {
-    const reordered = { inputSchema: { properties: { text: { type: "string" } }, type: "object" }, ...echo };
+    const reordered = {
+      inputSchema: { properties: { text: { type: "string" } }, type: "object" },
+      description: echo.description,
+      name: echo.name,
+    };
     expect(toolDefinitionHash(reordered)).toBe(toolDefinitionHash(echo));
     expect(toolDefinitionHash(rewritten)).not.toBe(toolDefinitionHash(echo));
     expect(toolDefinitionHash({ ...echo, _meta: { "ui/resourceUri": "ui://x" } })).not.toBe(

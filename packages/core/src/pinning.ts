@@ -7,12 +7,13 @@ import { createHash } from "node:crypto";
 import { z } from "zod";
 import { canonicalJson } from "./profile";
 import { ToolInfo } from "./tool";
+import type { ScreeningFlag } from "./tool-screening";
 
 /** How a server's tool definitions reach callers: `approve` (pinned; changes wait), `auto` (pinned at once, logged), `off`. */
 export const PINNING_MODES = ["approve", "auto", "off"] as const;
 export const Pinning = z.enum(PINNING_MODES).meta({
   description:
-    "approve: tool definitions are pinned and a changed or new tool waits for an admin's approval (GET /v1/servers/{id}/changes); auto: changes are pinned at once (and logged); off: served as the upstream lists them. Default: PINNING_DEFAULT (approve)",
+    "approve: tool definitions are pinned and a changed or new tool waits for an admin's approval (GET /v1/servers/{id}/changes); auto: changes are pinned as they come, each logged; off: served as the upstream lists them. Default: PINNING_DEFAULT (approve)",
 });
 export type Pinning = z.infer<typeof Pinning>;
 
@@ -50,14 +51,8 @@ export function diffTool(before: ToolInfo | undefined, after: ToolInfo): FieldDi
   });
 }
 
-/** What screening found in a change: a rule and what it saw (it informs; it never approves). */
-interface Flagged {
-  rule: string;
-  detail: string;
-}
-
 /** Screens a tool's new definition against its pinned one (none for a new tool): `screenToolChange`. */
-export type ScreenChange = (before: ToolInfo | undefined, after: ToolInfo) => Flagged[];
+export type ScreenChange = (before: ToolInfo | undefined, after: ToolInfo) => ScreeningFlag[];
 
 /** A change waiting for an admin: the upstream's new definition of a pinned tool, or a new tool. */
 export interface PendingChange {
@@ -68,7 +63,7 @@ export interface PendingChange {
   before: ToolInfo | null;
   after: ToolInfo;
   diff: FieldDiff[];
-  screening: Flagged[];
+  screening: ScreeningFlag[];
   detectedAt: string;
 }
 

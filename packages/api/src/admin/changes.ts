@@ -25,11 +25,9 @@ export const ToolChangeView = z
     before: ToolDef.nullable().openapi({ description: "the pinned definition (null for a new tool)" }),
     after: ToolDef.openapi({ description: "the upstream's definition, waiting for approval" }),
     diff: z.array(z.object({ field: z.enum(PINNED_FIELDS), before: z.unknown(), after: z.unknown() })),
-    screening: z
-      .array(z.object({ rule: z.string(), detail: z.string() }))
-      .openapi({
-        description: "what screening flagged in the new definition (it informs; it never approves)",
-      }),
+    screening: z.array(z.object({ rule: z.string(), detail: z.string() })).openapi({
+      description: "what screening flagged in the new definition (it informs; it never approves)",
+    }),
     detectedAt: z.string(),
   })
   .openapi("ToolChange");
