@@ -6,40 +6,23 @@
  */
 import { Client, StreamableHTTPClientTransport, UnauthorizedError } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startUpstream, type Upstream } from "../fixtures/mcp-upstream";
+import type { Upstream } from "../fixtures/mcp-upstream";
 import { scanTable } from "../support/aws";
-import { signIn, TestProvider } from "../support/oauth-client";
-import { reaches } from "../support/servers";
-import { type Stack, startStack } from "../support/stack";
-
-const REDIRECT = "http://127.0.0.1:9/callback";
-
-/** Connects an SDK client to `url` as `user`, through the whole authorization flow. */
-async function signedInClient(stack: Stack, url: URL, user: string) {
-  const provider = new TestProvider(REDIRECT);
-  const first = new StreamableHTTPClientTransport(url, { authProvider: provider });
-  await expect(new Client({ name: "oauth-test", version: "1" }).connect(first)).rejects.toBeInstanceOf(
-    UnauthorizedError,
-  );
-  const { location } = await signIn(stack.api.url, provider.authorizationUrl as URL, user);
-  await first.finishAuth(location.searchParams);
-  const client = new Client({ name: "oauth-test", version: "1" });
-  await client.connect(new StreamableHTTPClientTransport(url, { authProvider: provider }));
-  return { client, provider };
-}
+import {
+  signedInClient,
+  signIn,
+  startOAuthStack,
+  TEST_REDIRECT,
+  TestProvider,
+} from "../support/oauth-client";
+import type { Stack } from "../support/stack";
 
 describe("an MCP client signs in with OAuth", () => {
   let stack: Stack;
-  const upstreams: Upstream[] = [];
+  let upstreams: Upstream[] = [];
 
   beforeAll(async () => {
-    stack = await startStack({ oauth: true });
-    for (const name of ["docs", "billing"]) {
-      const upstream = await startUpstream({ name });
-      upstreams.push(upstream);
-      const created = await stack.call("POST", "/v1/servers", { name, url: upstream.url });
-      await reaches(stack, created.body.id, "connected");
-    }
+    ({ stack, upstreams } = await startOAuthStack(["docs", "billing"]));
     expect((await stack.call("PUT", "/v1/access/user:ada", { servers: ["docs"] })).status).toBe(200);
   });
   afterAll(async () => {
@@ -48,7 +31,11 @@ describe("an MCP client signs in with OAuth", () => {
   });
 
   it("on /mcp/{server}: discovers, registers, signs in, then lists and calls the server's tools", async () => {
-    const { client, provider } = await signedInClient(stack, new URL(`${stack.api.url}/mcp/docs`), "ada");
+    const { client, provider } = await signedInClient(
+      stack.api.url,
+      new URL(`${stack.api.url}/mcp/docs`),
+      "ada",
+    );
     expect(provider.info?.client_id).toMatch(/^mgwcl_/);
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name)).toContain("echo");
@@ -58,7 +45,7 @@ describe("an MCP client signs in with OAuth", () => {
   });
 
   it("on /mcp: the aggregate shows only the servers the user is mapped to", async () => {
-    const { client } = await signedInClient(stack, new URL(`${stack.api.url}/mcp`), "ada");
+    const { client } = await signedInClient(stack.api.url, new URL(`${stack.api.url}/mcp`), "ada");
     const names = (await client.listTools()).tools.map((tool) => tool.name);
     expect(names).toContain("docs__echo");
     expect(names.some((name) => name.startsWith("billing__"))).toBe(false);
@@ -66,7 +53,11 @@ describe("an MCP client signs in with OAuth", () => {
   });
 
   it("a token for /mcp/docs is refused on /mcp/billing with a challenge naming billing's metadata", async () => {
-    const { client, provider } = await signedInClient(stack, new URL(`${stack.api.url}/mcp/docs`), "ada");
+    const { client, provider } = await signedInClient(
+      stack.api.url,
+      new URL(`${stack.api.url}/mcp/docs`),
+      "ada",
+    );
     await client.close();
     const response = await fetch(`${stack.api.url}/mcp/billing`, {
       method: "POST",
@@ -85,7 +76,7 @@ describe("an MCP client signs in with OAuth", () => {
   });
 
   it("keeps no token, code or verifier in the clear: not in the logs, not in any stored item", async () => {
-    const provider = new TestProvider(REDIRECT);
+    const provider = new TestProvider(TEST_REDIRECT);
     const url = new URL(`${stack.api.url}/mcp/docs`);
     const first = new StreamableHTTPClientTransport(url, { authProvider: provider });
     await expect(new Client({ name: "oauth-test", version: "1" }).connect(first)).rejects.toBeInstanceOf(

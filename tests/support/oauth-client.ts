@@ -2,14 +2,20 @@
  * An MCP client signing in to the gateway the standard way, headless: the official SDK v2 client's
  * OAuth provider, and the development sign-in and consent pages answered as a person would.
  */
-import type {
-  OAuthClientMetadata,
-  OAuthClientProvider,
-  OAuthDiscoveryState,
-  StoredOAuthClientInformation,
-  StoredOAuthTokens,
+import {
+  Client,
+  type OAuthClientMetadata,
+  type OAuthClientProvider,
+  type OAuthDiscoveryState,
+  type StoredOAuthClientInformation,
+  type StoredOAuthTokens,
+  StreamableHTTPClientTransport,
+  UnauthorizedError,
 } from "@modelcontextprotocol/client";
 import { expect } from "vitest";
+import { startUpstream, type Upstream } from "../fixtures/mcp-upstream";
+import { reaches } from "./servers";
+import { type Stack, startStack } from "./stack";
 
 /** A headless SDK client: remembers what the SDK hands it (in memory, nothing stored). */
 export class TestProvider implements OAuthClientProvider {
@@ -98,4 +104,34 @@ export async function signIn(origin: string, authorizationUrl: URL, user: string
     done,
     location: new URL(done.headers.get("location") ?? ""),
   };
+}
+
+/** Where a test client's authorization ends (never reached: the code is read off the redirect). */
+export const TEST_REDIRECT = "http://127.0.0.1:9/callback";
+
+/** An SDK v2 client connected to `url` (on the gateway at `origin`) as `user`, through the whole authorization flow. */
+export async function signedInClient(origin: string, url: URL, user: string) {
+  const provider = new TestProvider(TEST_REDIRECT);
+  const first = new StreamableHTTPClientTransport(url, { authProvider: provider });
+  await expect(new Client({ name: "oauth-test", version: "1" }).connect(first)).rejects.toBeInstanceOf(
+    UnauthorizedError,
+  );
+  const { location } = await signIn(origin, provider.authorizationUrl as URL, user);
+  await first.finishAuth(location.searchParams);
+  const client = new Client({ name: "oauth-test", version: "1" });
+  await client.connect(new StreamableHTTPClientTransport(url, { authProvider: provider }));
+  return { client, provider };
+}
+
+/** A stack serving OAuth, with one connected upstream server per name (close the upstreams too). */
+export async function startOAuthStack(servers: string[]): Promise<{ stack: Stack; upstreams: Upstream[] }> {
+  const stack = await startStack({ oauth: true });
+  const upstreams: Upstream[] = [];
+  for (const name of servers) {
+    const upstream = await startUpstream({ name });
+    upstreams.push(upstream);
+    const created = await stack.call("POST", "/v1/servers", { name, url: upstream.url });
+    await reaches(stack, created.body.id, "connected");
+  }
+  return { stack, upstreams };
 }

@@ -727,6 +727,51 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect((await store.keys.byHash()).has(hashApiKey(created.key))).toBe(false);
     });
 
+    it("keeps tool sets by name: made once, replaced, listed, deleted; a key's and a mapping's sets and policy", async () => {
+      const store = await open();
+      const name = unique("set");
+      const set = {
+        name,
+        description: "picked",
+        tools: ["s1__echo"],
+        rules: [{ serverId: "s2", annotations: { readOnlyHint: true } }, { glob: "*__get_*" }],
+        overrides: { s1__echo: { name: "say", annotations: { title: "Say" } } },
+        createdAt: "2026-01-01T00:00:00.000Z",
+        updatedAt: "2026-01-01T00:00:00.000Z",
+      };
+      expect(await store.toolsets.create(set)).toEqual(set);
+      await expect(store.toolsets.create(set)).rejects.toMatchObject({ code: "toolset.exists" });
+      expect(await store.toolsets.get(name)).toEqual(set);
+      const replaced = {
+        ...set,
+        tools: [],
+        rules: [],
+        overrides: {},
+        createdAt: "later",
+        updatedAt: "later",
+      };
+      expect(await store.toolsets.replace(replaced)).toEqual({ ...replaced, createdAt: set.createdAt });
+      await expect(store.toolsets.replace({ ...set, name: unique("none") })).rejects.toMatchObject({
+        code: "toolset.not_found",
+      });
+      expect((await store.toolsets.list()).map((one) => one.name)).toContain(name);
+      expect(await store.toolsets.delete(name)).toBe(true);
+      expect(await store.toolsets.delete(name)).toBe(false);
+      expect(await store.toolsets.get(name)).toBeUndefined();
+
+      const toolPolicy = { allow: ["a__*"], refuse: { destructiveHint: true }, except: ["a__rm"] };
+      const key = await store.keys.create(unique("scoped"), null, { toolsets: [name], toolPolicy });
+      expect((await store.keys.byHash()).get(hashApiKey(key.key))).toMatchObject({
+        toolsets: [name],
+        toolPolicy,
+      });
+      const subject = `user:${unique("ada")}` as const;
+      await store.oauth.putAccess(subject, null, { toolsets: [name], toolPolicy });
+      expect(await store.oauth.access([subject])).toEqual([
+        expect.objectContaining({ subject, serverIds: null, toolsets: [name], toolPolicy }),
+      ]);
+    });
+
     it("keeps a key's own limits, and none for a key made without", async () => {
       const store = await open();
       const limited = await store.keys.create(unique("ci"), null, {

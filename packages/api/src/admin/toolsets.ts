@@ -158,6 +158,15 @@ export function registerToolsetRoutes(
   const index = toolsetIndex(store);
   const idsToNames = async () =>
     new Map((await store.servers.listPlain()).map((s) => [s.id, s.name] as const));
+  /** Creates or replaces a set; this process's data plane sees it at once. */
+  const save = async (name: string, body: Body, done: "created" | "replaced", logger: Logger) => {
+    const now = new Date().toISOString();
+    const set = { ...(await stored(store, body)), name, createdAt: now, updatedAt: now };
+    const saved = await (done === "created" ? store.toolsets.create(set) : store.toolsets.replace(set));
+    index.changed();
+    logger.info(`tool set ${done}`, { toolset: name });
+    return view(saved, await idsToNames());
+  };
 
   app.openapi(
     route({
@@ -170,16 +179,7 @@ export function registerToolsetRoutes(
     }),
     async (c) => {
       const { name, ...body } = c.req.valid("json");
-      const now = new Date().toISOString();
-      const set = await store.toolsets.create({
-        ...(await stored(store, body)),
-        name,
-        createdAt: now,
-        updatedAt: now,
-      });
-      index.changed();
-      c.get("logger").info("tool set created", { toolset: name });
-      return c.json(view(set, await idsToNames()), 201);
+      return c.json(await save(name, body, "created", c.get("logger")), 201);
     },
   );
 
@@ -230,17 +230,7 @@ export function registerToolsetRoutes(
     }),
     async (c) => {
       const { name } = c.req.valid("param");
-      const body = c.req.valid("json");
-      const now = new Date().toISOString();
-      const set = await store.toolsets.replace({
-        ...(await stored(store, body)),
-        name,
-        createdAt: now,
-        updatedAt: now,
-      });
-      index.changed();
-      c.get("logger").info("tool set replaced", { toolset: name });
-      return c.json(view(set, await idsToNames()), 200);
+      return c.json(await save(name, c.req.valid("json"), "replaced", c.get("logger")), 200);
     },
   );
 
