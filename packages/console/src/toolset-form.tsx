@@ -203,6 +203,7 @@ export function ToolSetForm(props: {
         ))}
         <button
           type="button"
+          class="align-start"
           onClick={() => setRules([...rules, { server: "", hints: { ...NO_HINTS }, glob: "" }])}
         >
           Add a rule
