@@ -1,8 +1,8 @@
 /**
- * Client API keys: the list (name, scope, owner, created), a create form with an optional server scope
- * and owner, and revoke (confirmed). A new key is shown once, in a read-only field with a Copy button; dismissing it
- * (or leaving the page) drops it from the page and from the component's state — the API keeps only
- * its hash, so nothing can show it again.
+ * Client API keys: the list (name, scope, owner, created), a create form with an optional scope (servers,
+ * tool sets), tool policy and owner, and revoke (confirmed). A new key is shown once, in a read-only
+ * field with a Copy button; dismissing it (or leaving the page) drops it from the page and from the
+ * component's state — the API keeps only its hash, so nothing can show it again.
  */
 import { useRef, useState } from "preact/hooks";
 import { request, seg } from "../api";
@@ -56,8 +56,9 @@ export function KeysPage() {
       </h1>
       <p class="help intro">
         Keys let MCP clients and scripts use the gateway's tools (<code>/mcp</code>, <code>/v1/tools</code>).
-        A key scoped to servers sees only their tools. A key's owner is the person who signs in to connect it
-        to a server where each caller uses their own account.
+        A key scoped to servers or tool sets sees only their tools, and its tool policy may refuse some of
+        those. A key's owner is the person who signs in to connect it to a server where each caller uses their
+        own account.
       </p>
       {revealed ? (
         <RevealedKey
