@@ -1,7 +1,6 @@
 /** The admin plane (servers, secrets, keys) behind `requireAdmin`, and the admin function's app. */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { registerAccessRoutes } from "./admin/access";
-import { registerChangeRoutes } from "./admin/changes";
 import { registerKeyRoutes } from "./admin/keys";
 import { registerAdminRoutes } from "./admin/routes";
 import { registerToolsetRoutes } from "./admin/toolsets";
@@ -28,7 +27,6 @@ export function registerAdminPlane(
   const admin = routeGroup(requireAdmin, [403]);
   const adminDeps = { ...deps, fetch: deps.gateway?.fetch };
   registerAdminRoutes(admin, adminDeps);
-  registerChangeRoutes(admin, adminDeps);
   registerKeyRoutes(admin, { store: deps.store, keyChanges: shared.keyIndex });
   registerAccessRoutes(admin, { store: deps.store });
   registerToolsetRoutes(admin, { store: deps.store, logger: deps.logger });

@@ -295,3 +295,29 @@ describe("the answers the console reads are exactly their schemas", () => {
     expect(streamed.text).toHaveLength(WHOLE_BODY_CHARS + 1);
   });
 });
+
+describe("a server's pinning", () => {
+  it("shows its own setting, else the deployment's default (PINNING_DEFAULT), and 0 pending changes", async () => {
+    const app = createApp({
+      store: createMemoryStore(),
+      logger: createLogger({ level: "error", sink: () => {} }),
+      adminToken: ADMIN_TOKEN,
+      allowPrivateUpstreams: false,
+      pinningDefault: "auto",
+    });
+    const create = async (body: Record<string, unknown>) => {
+      const response = await app.request("/v1/servers", {
+        method: "POST",
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      return exactly(ExactServer, await response.json());
+    };
+
+    const unset = await create({ name: "unset", url: "https://a.example.com/mcp" });
+    const own = await create({ name: "own", command: "node", pinning: "off" });
+
+    expect([unset.pinning, own.pinning]).toEqual(["auto", "off"]);
+    expect(unset.status.pendingChanges).toBe(0);
+  });
+});

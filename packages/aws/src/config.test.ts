@@ -126,6 +126,14 @@ describe("caller limits", () => {
   });
 });
 
+describe("pinning", () => {
+  it("PINNING_DEFAULT is approve unless set to auto or off", () => {
+    expect(loadAppSettings({}).pinningDefault).toBe("approve");
+    expect(loadAppSettings({ PINNING_DEFAULT: "off" }).pinningDefault).toBe("off");
+    expect(() => loadAppSettings({ PINNING_DEFAULT: "never" })).toThrow(/PINNING_DEFAULT/);
+  });
+});
+
 describe("child limits", () => {
   it("default to 3600 CPU seconds, 2048 MiB and 512 processes; each may be set, 0 being none", () => {
     expect(loadRunnerSettings({}).childLimits).toEqual({

@@ -177,7 +177,8 @@ export interface StatusRepository {
   getCatalog(serverId: string): Promise<Catalog | undefined>;
   /**
    * Rewrites a catalogue's tools and pins after an admin's decision (its profile kept as `found`
-   * carries it), with the status's `pendingChanges`: only over the stored catalogue of hash `expected`
+   * carries it), with the status's `pendingChanges` (and a connected server's `toolCount`): only over
+   * the stored catalogue of hash `expected`
    * and while the status exists. False when either moved (read again and decide again).
    */
   repin(serverId: string, found: Findings, expected: string | null): Promise<boolean>;
@@ -393,23 +394,32 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
         if (error instanceof CatalogMovedError) return false;
         throw error;
       }
-      const statusUpdate: TransactItem = {
+      // A connected server's tool count follows what it serves; another's stays as its state has it.
+      const statusUpdate = (connected: boolean): TransactItem => ({
         Update: {
           TableName: tableName,
           Key: keys.serverStatus(serverId),
-          UpdateExpression: "SET pendingChanges = :pending, #feed = :feed, #at = :at",
-          ConditionExpression: "attribute_exists(pk)",
-          ExpressionAttributeNames: { ...STAMP_NAMES },
-          ExpressionAttributeValues: { ...stampValues(), ":pending": found.pins?.changes?.length ?? 0 },
+          UpdateExpression: `SET pendingChanges = :pending, ${connected ? "toolCount = :count, " : ""}#feed = :feed, #at = :at`,
+          ConditionExpression: `attribute_exists(pk)${connected ? " AND #state = :connected" : ""}`,
+          ExpressionAttributeNames: { ...STAMP_NAMES, ...(connected ? { "#state": "state" } : {}) },
+          ExpressionAttributeValues: {
+            ...stampValues(),
+            ":pending": found.pins?.changes?.length ?? 0,
+            ...(connected ? { ":count": found.tools.length, ":connected": "connected" } : {}),
+          },
         },
-      };
-      try {
-        await ddb.send(new TransactWriteCommand({ TransactItems: [statusUpdate, ...catalog] }));
-        return true;
-      } catch (error) {
-        if (failedConditions(error).length > 0) return false;
-        throw error;
+      });
+      for (const connected of [true, false]) {
+        try {
+          await ddb.send(new TransactWriteCommand({ TransactItems: [statusUpdate(connected), ...catalog] }));
+          return true;
+        } catch (error) {
+          const failed = failedConditions(error);
+          if (failed.length === 0) throw error;
+          if (!connected || failed.includes(1)) return false;
+        }
       }
+      return false;
     },
 
     async claimAttempt(serverId, generation, until) {

@@ -281,6 +281,25 @@ describe("parseMcpJson real-world documents", () => {
     );
   });
 
+  it("reads any entry's pinning (the gateway's own key), and names a bad one", () => {
+    const specs = parseMcpJson({
+      mcpServers: {
+        auto: { url: "https://a.example.com/mcp", pinning: "auto" },
+        local: { command: "node", pinning: "off" },
+        unset: { url: "https://b.example.com/mcp" },
+      },
+    });
+
+    expect(specs.map((spec) => [spec.name, spec.pinning])).toEqual([
+      ["auto", "auto"],
+      ["local", "off"],
+      ["unset", undefined],
+    ]);
+    expect(() =>
+      parseMcpJson({ mcpServers: { bad: { url: "https://c.example.com/mcp", pinning: "yes" } } }),
+    ).toThrow(/bad: .*pinning/);
+  });
+
   it("reads an HTTP entry's relaySessionLogs (the gateway's own key); off when absent", () => {
     // Prepare
     const document = {

@@ -7,6 +7,7 @@ import { AppError, type Decision, decideChange, type PendingChange, PINNED_FIELD
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { json, problems, route } from "../openapi-helpers";
+import { IdParam } from "./params";
 import { type AdminDeps, findServer } from "./service";
 
 /** How often a decision is tried again when the catalogue was rewritten under it (a probe meanwhile). */
@@ -37,14 +38,7 @@ const DecisionView = z
   .object({ id: z.string(), tool: z.string(), decision: z.enum(["approved", "rejected"]) })
   .openapi("ToolChangeDecision");
 
-const Params = z.object({
-  id: z
-    .string()
-    .min(1)
-    .max(128)
-    .openapi({ description: "Server id or name", param: { name: "id", in: "path" } }),
-});
-const ChangeParams = Params.extend({
+const ChangeParams = IdParam.extend({
   changeId: z
     .string()
     .min(1)
@@ -86,12 +80,11 @@ export async function decide(
   throw new AppError("server.version_conflict", "The server's tools kept changing; try again.");
 }
 
-/** Registers the pending-change routes (admin only: mounted in the admin group). */
-export function registerChangeRoutes(app: OpenAPIHono<AppEnv>, appDeps: AdminDeps): void {
-  const scoped = (c: Context<AppEnv>): AdminDeps => ({
-    ...appDeps,
-    logger: c.get("logger") ?? appDeps.logger,
-  });
+/** Registers the pending-change routes in the admin group; `scoped` gives a request's deps. */
+export function registerChangeRoutes(
+  app: OpenAPIHono<AppEnv>,
+  scoped: (c: Context<AppEnv>) => AdminDeps,
+): void {
   app.openapi(
     route({
       method: "get",
@@ -100,7 +93,7 @@ export function registerChangeRoutes(app: OpenAPIHono<AppEnv>, appDeps: AdminDep
       summary: "Pending tool definition changes (pinning `approve`): new tools and changed definitions",
       description:
         "Each change names its tool, the pinned definition (`before`, null for a new tool), the upstream's (`after`), a diff per field and what screening flagged. Until approved, clients see the pinned definition (a new tool not at all) and calls to a changed tool are refused with 409 `tool.definition_changed`.",
-      request: { params: Params },
+      request: { params: IdParam },
       responses: { 200: json(ChangeList, "Pending changes"), ...problems(404, 409) },
     }),
     async (c) => c.json({ changes: await listChanges(scoped(c), c.req.valid("param").id) }, 200),

@@ -24,6 +24,8 @@ import {
   ServerView,
   ToolList,
 } from "../views";
+import { registerChangeRoutes } from "./changes";
+import { IdParam } from "./params";
 import {
   type AdminDeps,
   createServer,
@@ -39,13 +41,6 @@ import {
 } from "./service";
 import { authorizeServer } from "./upstream-auth";
 
-const IdParam = z.object({
-  id: z
-    .string()
-    .min(1)
-    .max(128)
-    .openapi({ description: "Server id or name", param: { name: "id", in: "path" } }),
-});
 const SecretParam = z.object({ name: SecretName });
 /** Keys of a secret's values (what `{{secret_file}}` renders). */
 const SECRET_KEY = /^[A-Za-z0-9_.-]{1,128}$/;
@@ -125,6 +120,7 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, appDeps: AdminDeps
     ...appDeps,
     logger: c.get("logger") ?? appDeps.logger,
   });
+  registerChangeRoutes(app, scoped);
   app.openapi(
     route({
       method: "get",

@@ -113,7 +113,11 @@ export function createMemoryStatusRepository(tables: MemoryTables): StatusReposi
         if (error instanceof CatalogMovedError) return false;
         throw error;
       }
-      tables.statuses.set(serverId, { ...status, pendingChanges: found.pins?.changes?.length ?? 0 });
+      tables.statuses.set(serverId, {
+        ...status,
+        pendingChanges: found.pins?.changes?.length ?? 0,
+        ...(status.state === "connected" ? { toolCount: found.tools.length } : {}),
+      });
       if (catalog) tables.catalogs.set(serverId, catalog);
       return true;
     },
