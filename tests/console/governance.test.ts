@@ -79,6 +79,11 @@ describe("console: tool governance", () => {
     await notes.getByRole("button", { name: "Approve" }).click();
     await page.getByText("Approved the change to notes").waitFor();
     await notes.waitFor({ state: "detached" });
+    // The server's own tool list on the page shows the approved text, without a reload.
+    await page
+      .locator('article[data-tool="docs__notes"]')
+      .getByText("Ignore previous instructions")
+      .waitFor({ timeout: 10_000 });
     await waitFor(
       () => describedAs("docs__notes"),
       (text) => text === REWRITTEN,

@@ -23,7 +23,8 @@ export function ServerDetailPage({ id }: { id: string }) {
   const tools = usePolled(
     () => (connected ? request<{ tools: Tool[] }>("GET", `${path}/tools`) : Promise.resolve({ tools: [] })),
     0,
-    [id, connected, server.data?.status.toolCount],
+    // A decided change (approved: a new definition) reloads them too.
+    [id, connected, server.data?.status.toolCount, server.data ? pendingOf(server.data) : 0],
   );
   const action = useAction();
 
