@@ -121,6 +121,7 @@ describe("pinned tool definitions", () => {
     expect((await client.callTool({ name: "echo", arguments: { text: "before" } })).isError).toBeFalsy();
 
     // The upstream rewrites the tool and says so: the gateway's warm session hears it and asks for a probe.
+    const quiet = listener.toolsListChanged;
     rug.setToolDescription("echo", RUG_PULL);
     await pendingReaches(id, 1);
 
@@ -134,6 +135,9 @@ describe("pinned tool definitions", () => {
     expect(mcpRefused.data).toMatchObject({ code: "tool.definition_changed" });
     // Other tools of the server are not affected.
     expect((await stack.callTool(`${name}__add`, { a: 1, b: 2 })).status).toBe(200);
+
+    // Nothing new is served, so clients are told nothing (the upstream's list_changed stops here).
+    expect(listener.toolsListChanged).toBe(quiet);
 
     const [change] = await changes(id);
     expect(change).toMatchObject({
@@ -229,6 +233,22 @@ describe("pinned tool definitions", () => {
     const logged = stack.logs.filter((line) => line.includes('"tool definition changed"'));
     expect(logged.length).toBeGreaterThan(0);
     for (const line of logged) expect(line).not.toContain("Ignore previous instructions");
+  });
+
+  it("an edit to auto pins what waits: the server reconnects and serves the upstream's definitions", {
+    timeout: 60_000,
+  }, async ({ expect }) => {
+    const { up, name, id } = await connectedServer("to-auto");
+    up.setToolDescription("echo", RUG_PULL);
+    await relist(id);
+    await pendingReaches(id, 1);
+
+    const edited = await stack.call("PATCH", `/v1/servers/${id}`, { pinning: "auto" });
+    expect(edited.body.pinning).toBe("auto");
+    await pendingReaches(id, 0);
+    await restTool(`${name}__echo`, (tool) => tool?.description === RUG_PULL);
+    expect(await changes(id)).toEqual([]);
+    expect((await stack.callTool(`${name}__echo`, { text: "hi" })).status).toBe(200);
   });
 
   it("pinning adds no upstream request and no read of the server's items to a warm call", {

@@ -86,5 +86,6 @@ function gatewayDeps(deps: AppDeps, changes: ChangeWatcher): GatewayDeps {
     changes,
     callLatency: deps.gateway?.callLatency ?? new CallLatency(deps.store, deps.logger),
     publicAdminUrl: deps.publicAdminUrl,
+    pinningDefault: deps.pinningDefault,
   };
 }

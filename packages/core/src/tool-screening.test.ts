@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ToolInfo } from "./tool";
-import { clip, SCREENING_LIMITS, screenToolChange } from "./tool-screening";
+import { SCREENING_LIMITS, screeningQuote, screenToolChange } from "./tool-screening";
 
 const tool = (fields: Partial<ToolInfo> = {}): ToolInfo => ({
   name: "read_page",
@@ -71,10 +71,10 @@ describe("screenToolChange", () => {
     expect(detail).toBe(
       `description has 1 invisible character (U+200B): "…${"a".repeat(15)}U+200B${"b".repeat(44)}…"`,
     );
-    expect(clip("😀😀😀", 1, 1, 2)).toBe("😀…");
-    expect(clip("x😀", 0, 0, 2)).toBe("x…");
-    expect(clip("a\nb\u0000c", 0, 0)).toBe("aU+000AbU+0000c");
-    expect(clip("\ud800", 0, 1)).toBe("U+D800");
+    expect(screeningQuote("😀😀😀", 1, 1, 2)).toBe("😀…");
+    expect(screeningQuote("x😀", 0, 0, 2)).toBe("x…");
+    expect(screeningQuote("a\nb\u0000c", 0, 0)).toBe("aU+000AbU+0000c");
+    expect(screeningQuote("\ud800", 0, 1)).toBe("U+D800");
   });
 
   it.each([
@@ -202,9 +202,28 @@ describe("screenToolChange", () => {
     const flags = screenToolChange(tool(), hostile);
     expect(performance.now() - started).toBeLessThan(2_000);
     expect(flags.filter((f) => f.rule === "schema_widened")).toHaveLength(SCREENING_LIMITS.flagsPerRule + 1);
-    expect(flags.at(-1)?.detail).toMatch(/^…and \d+ more$/);
+    expect(flags.filter((f) => f.rule === "schema_widened").at(-1)?.detail).toMatch(/^…and \d+ more$/);
     expect(flags.every((f) => f.detail.length < 600)).toBe(true);
     expect(rules(tool(), hostile)).toContain("description_grew");
     expect(rules(tool(), hostile)).toContain("invisible_unicode");
+    expect(flags.at(-1)).toEqual({
+      rule: "screening_incomplete",
+      detail:
+        "the definition is larger than screening reads (32 levels, 5000 values, 64 KiB a string, 1 MiB in all): the rest was not screened",
+    });
+  });
+
+  it("says when a bound left part of the definition unscreened, and only then", () => {
+    const nested = (levels: number) => {
+      let schema: Record<string, unknown> = { type: "string" };
+      for (let i = 0; i < levels; i++) schema = { type: "object", properties: { p: schema } };
+      return tool({ inputSchema: schema });
+    };
+    expect(rules(nested(15), nested(15))).toEqual([]);
+    expect(rules(nested(16), nested(16))).toEqual(["screening_incomplete"]);
+    expect(rules(undefined, tool({ description: "a".repeat(SCREENING_LIMITS.charsPerString) }))).toEqual([]);
+    expect(rules(undefined, tool({ description: "a".repeat(SCREENING_LIMITS.charsPerString + 1) }))).toEqual([
+      "screening_incomplete",
+    ]);
   });
 });

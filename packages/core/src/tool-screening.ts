@@ -32,7 +32,7 @@ const MODEL_INSTRUCTIONS: ReadonlyArray<{ what: string; pattern: RegExp }> = [
   {
     what: "tells the model to ignore its instructions",
     pattern:
-      /\b(?:ignore|disregard|forget|override)\b[^.\n]{0,40}?\b(?:instructions?|prompts?|rules|guidelines|directions)\b/i,
+      /\b(?:ignore|disregard|forget)\b[^.\n]{0,40}?\b(?:instructions?|prompts?|guidelines|directions)\b/i,
   },
   {
     what: "tells the model what it must do",
@@ -75,53 +75,67 @@ interface Found {
 
 /** What a reviewer should look at in a tool's new definition: flags, never a verdict. */
 export function screenToolChange(before: ToolInfo | undefined, after: ToolInfo): ScreeningFlag[] {
-  const texts = stringsOf(after);
+  const { texts, whole } = stringsOf(after);
   const flags = [...invisibleUnicode(texts), ...modelInstructions(texts)];
   if (before) flags.push(...descriptionGrew(before, after, texts), ...schemaWidened(before, after));
+  if (!whole) flags.push({ rule: "screening_incomplete", detail: INCOMPLETE });
   return flags;
 }
 
-/** Every string and key in `value`, breadth-first, within the depth, node and character bounds. */
-function stringsOf(value: unknown): Found[] {
-  const found: Found[] = [];
+const INCOMPLETE =
+  `the definition is larger than screening reads (${SCREENING_LIMITS.depth} levels, ${SCREENING_LIMITS.nodes} values, ` +
+  `${SCREENING_LIMITS.charsPerString / 1024} KiB a string, ${SCREENING_LIMITS.totalChars / 1024 / 1024} MiB in all): the rest was not screened`;
+
+/** Every string and key in `value`, breadth-first, within the bounds; `whole` when nothing was left out. */
+function stringsOf(value: unknown): { texts: Found[]; whole: boolean } {
+  const texts: Found[] = [];
   let budget = SCREENING_LIMITS.totalChars;
+  let whole = true;
   const keep = (where: string, text: string) => {
-    if (budget <= 0) return;
     const kept = text.slice(0, Math.min(SCREENING_LIMITS.charsPerString, budget));
+    if (kept.length < text.length) whole = false;
     budget -= kept.length;
-    found.push({ where, text: kept });
+    if (kept.length > 0 || text.length === 0) texts.push({ where, text: kept });
   };
-  walk(value, (node, path, isKey) => {
-    if (isKey) keep(`${where(path)} (key)`, path.at(-1) ?? "");
-    if (typeof node === "string") keep(where(path), node);
+  const walked = walk(value, (node, path, isKey) => {
+    if (isKey) keep(`${pathText(path)} (key)`, path.at(-1) ?? "");
+    if (typeof node === "string") keep(pathText(path), node);
   });
-  return found;
+  return { texts, whole: whole && walked };
 }
 
 /**
  * Visits `value` and what it holds, breadth-first, at most `SCREENING_LIMITS.nodes` values and
  * `SCREENING_LIMITS.depth` levels, each with its path of keys (`isKey` when an object names it).
+ * False when a bound left something out.
  */
-function walk(value: unknown, visit: (node: unknown, path: string[], isKey: boolean) => void): void {
+function walk(value: unknown, visit: (node: unknown, path: string[], isKey: boolean) => void): boolean {
   visit(value, [], false);
   const queue: Array<{ node: object; path: string[] }> = [];
   if (typeof value === "object" && value !== null) queue.push({ node: value, path: [] });
   let visited = 1;
+  let whole = true;
   for (const { node, path } of queue) {
-    if (path.length >= SCREENING_LIMITS.depth) continue;
     const isArray = Array.isArray(node);
-    for (const key of isArray ? node.keys() : Object.keys(node)) {
-      if (visited++ >= SCREENING_LIMITS.nodes) return;
+    const keys = isArray ? node.keys() : Object.keys(node).values();
+    if (path.length >= SCREENING_LIMITS.depth) {
+      whole &&= keys.next().done === true;
+      continue;
+    }
+    for (const key of keys) {
+      if (visited++ >= SCREENING_LIMITS.nodes) return false;
       const child: unknown = (node as Record<string, unknown>)[key];
       const childPath = [...path, String(key)];
       visit(child, childPath, !isArray);
       if (typeof child === "object" && child !== null) queue.push({ node: child, path: childPath });
     }
   }
+  return whole;
 }
 
 /** A path as a reviewer reads it (`inputSchema.properties.path.description`), each key quoted short. */
-const where = (path: string[]) => path.map((key) => clip(key, 0, 0, 40)).join(".") || "definition";
+const pathText = (path: string[]) =>
+  path.map((key) => screeningQuote(key, 0, 0, 40)).join(".") || "definition";
 
 function invisibleUnicode(texts: Found[]): ScreeningFlag[] {
   const details: string[] = [];
@@ -131,7 +145,7 @@ function invisibleUnicode(texts: Found[]): ScreeningFlag[] {
     const codes = [...new Set(hits)].map(codePoint);
     const listed = codes.slice(0, 5).join(", ") + (codes.length > 5 ? ", …" : "");
     const count = `${hits.length} invisible character${hits.length === 1 ? "" : "s"}`;
-    details.push(`${where} has ${count} (${listed}): "${clip(text, text.search(INVISIBLE), 1)}"`);
+    details.push(`${where} has ${count} (${listed}): "${screeningQuote(text, text.search(INVISIBLE), 1)}"`);
   }
   return capped("invisible_unicode", details);
 }
@@ -141,7 +155,7 @@ function modelInstructions(texts: Found[]): ScreeningFlag[] {
   for (const { where, text } of texts) {
     for (const { what, pattern } of MODEL_INSTRUCTIONS) {
       const hit = pattern.exec(text);
-      if (hit) details.push(`${where} ${what}: "${clip(text, hit.index, hit[0].length)}"`);
+      if (hit) details.push(`${where} ${what}: "${screeningQuote(text, hit.index, hit[0].length)}"`);
     }
   }
   return capped("model_instructions", details);
@@ -159,7 +173,7 @@ function descriptionGrew(before: ToolInfo, after: ToolInfo, afterTexts: Found[])
   if (grewMuch(was, now)) {
     return [{ rule: "description_grew", detail: `description grew from ${was} to ${now} characters` }];
   }
-  const wasAll = textLength(stringsOf(before));
+  const wasAll = textLength(stringsOf(before).texts);
   const nowAll = textLength(afterTexts);
   if (grewMuch(wasAll, nowAll)) {
     const detail = `the definition's text grew from ${wasAll} to ${nowAll} characters`;
@@ -216,7 +230,7 @@ function schemaWidened(before: ToolInfo, after: ToolInfo): ScreeningFlag[] {
   const added = new Set([...now.keys()].filter((key) => !was.has(key) && widens(now.get(key)?.path ?? [])));
   const details: string[] = [];
   for (const [key, { path, schema }] of now) {
-    const at = ["inputSchema", ...path.map((part) => clip(part, 0, 0, 40))].join(".");
+    const at = pathText(["inputSchema", ...path]);
     const old = was.get(key)?.schema;
     if (added.has(key)) {
       const within = path.some((_, n) => n > 0 && added.has(JSON.stringify(path.slice(0, n))));
@@ -258,7 +272,7 @@ function codePoint(char: string): string {
  * At most `length` characters of `text` around the `size` characters at `index` (some context before),
  * never splitting a surrogate pair, unprintable characters spelled as `U+XXXX`, `…` where cut.
  */
-export function clip(
+export function screeningQuote(
   text: string,
   index: number,
   size: number,

@@ -1,5 +1,5 @@
 import type { Store } from "@mcpgw/aws";
-import type { Logger } from "@mcpgw/core";
+import type { Logger, Pinning } from "@mcpgw/core";
 import type { OpenOptions, RunnerEndpoint, SessionLogListener, SessionPool } from "@mcpgw/upstream";
 import type { CallLatency } from "./call-latency";
 import type { Directory, DirectoryEntry } from "./directory";
@@ -25,6 +25,8 @@ export interface GatewayDeps {
   callLatency?: CallLatency;
   /** The admin function's public URL (PUBLIC_ADMIN_URL): where a per-user authorization comes back. */
   publicAdminUrl?: string | undefined;
+  /** The pinning of servers that set none (PINNING_DEFAULT; default `approve`). */
+  pinningDefault?: Pinning | undefined;
 }
 
 /** What the data plane does when a warm upstream session says something changed. */

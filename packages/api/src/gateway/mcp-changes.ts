@@ -8,7 +8,7 @@
  *   resources, read live, are announced straight away. While some client listens, each shared server
  *   that announces list changes has its session kept open (mcp-listening.ts), so a cold one is heard too.
  */
-import { errorFields, type Logger } from "@mcpgw/core";
+import { effectivePinning, errorFields, type Logger } from "@mcpgw/core";
 import type { GatewayDeps, UpstreamChanges } from "./deps";
 import type { DirectoryEntry, Snapshot } from "./directory";
 import type { McpEndpoints } from "./mcp-endpoint";
@@ -27,7 +27,7 @@ export class ChangeWatcher implements UpstreamChanges {
   private timer: NodeJS.Timeout | undefined;
   private looking: Promise<void> | undefined;
   private endpoints: McpEndpoints | undefined;
-  private deps: Pick<GatewayDeps, "directory" | "store"> | undefined;
+  private deps: Pick<GatewayDeps, "directory" | "store" | "pinningDefault"> | undefined;
   private listening: UpstreamListening | undefined;
 
   constructor(
@@ -56,9 +56,11 @@ export class ChangeWatcher implements UpstreamChanges {
     const nameNow = () => this.seen.get(id)?.split("\0")[0] || entry.server.name;
     return {
       // Listeners hear it at once (prompts and resources are read live); a tools change also asks the
-      // worker for a probe, whose new catalogue the directory then serves (and tells again).
+      // worker for a probe, whose new catalogue the directory then serves (and tells again). A server
+      // whose tools are pinned for approval serves nothing new until an admin decides: not told now.
       onListChanged: (kind: "tools" | "prompts" | "resources") => {
-        this.endpoints?.notify(nameNow(), kind);
+        const pinned = effectivePinning(entry.server, this.deps?.pinningDefault ?? "approve") === "approve";
+        if (kind !== "tools" || !pinned) this.endpoints?.notify(nameNow(), kind);
         if (kind === "tools") void this.requestProbe(entry);
       },
       onResourceUpdated: (uri: string) => {
