@@ -97,9 +97,9 @@ describe("tool sets and tool policies over REST", () => {
     const refusals: Array<[unknown, number, string]> = [
       [{ name: set }, 409, "toolset.exists"],
       [{ name: "bad name!" }, 400, "request.invalid"],
-      [{ name: uniqueName("x"), tools: ["ghost__echo"] }, 400, "request.invalid"],
+      [{ name: uniqueName("x"), tools: ["ghost__echo"] }, 400, "toolset.unknown_server"],
       [{ name: uniqueName("x"), tools: ["not-qualified"] }, 400, "request.invalid"],
-      [{ name: uniqueName("x"), rules: [{}] }, 400, "request.invalid"],
+      [{ name: uniqueName("x"), rules: [{ server: "bad name!" }] }, 400, "request.invalid"],
       [
         { name: uniqueName("x"), rules: Array.from({ length: 51 }, () => ({ glob: "*" })) },
         400,
@@ -122,7 +122,7 @@ describe("tool sets and tool policies over REST", () => {
           overrides: { [`${alpha}__echo`]: { name: `${alpha}__add` } },
         },
         400,
-        "request.invalid",
+        "toolset.invalid",
       ],
     ];
     for (const [body, status, code] of refusals) {

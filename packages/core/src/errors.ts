@@ -55,6 +55,8 @@ export const ERROR_CODES = {
   "toolset.not_found": [404, "Tool set not found", INVALID_PARAMS],
   "toolset.exists": [409, "Tool set exists", INVALID_REQUEST],
   "toolset.in_use": [409, "Tool set in use", INVALID_REQUEST],
+  "toolset.unknown_server": [400, "Unknown server in tool set", INVALID_PARAMS],
+  "toolset.invalid": [400, "Invalid tool set", INVALID_PARAMS],
   "thread.worktree_forbidden": [400, "Worktree outside the allowed base", INVALID_PARAMS],
   "thread.worktree_missing": [400, "Worktree missing or unreachable", INVALID_PARAMS],
   "tool.invalid_name": [400, "Invalid tool name", INVALID_PARAMS],

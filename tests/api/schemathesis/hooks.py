@@ -21,6 +21,11 @@ STATE_OR_POLICY = {
     "server.url_forbidden",
     # A key scope naming servers that do not exist.
     "key.unknown_server",
+    # A key scope naming tool sets that do not exist.
+    "key.unknown_toolset",
+    # A tool set naming servers that do not exist, or giving two tools one name.
+    "toolset.unknown_server",
+    "toolset.invalid",
     # If-Match naming a version other than the current one.
     "request.precondition_failed",
     # A URL on a new origin while the stored headers would be kept.

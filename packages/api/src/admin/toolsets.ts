@@ -88,6 +88,7 @@ const QualifiedTool = z
   .regex(QUALIFIED_NAME_PATTERN, "must be <server>__<tool>")
   .openapi({ example: "github__search_issues" });
 
+/** A rule with none of its fields matches nothing. */
 const Rule = z
   .strictObject({
     server: SetName.optional().openapi({ description: "A server's name: its tools" }),
@@ -96,13 +97,6 @@ const Rule = z
     }),
     glob: ToolPattern.optional().openapi({ description: "`*`/`?` over the qualified name" }),
   })
-  .refine(
-    (rule) =>
-      rule.server !== undefined || rule.glob !== undefined || Object.keys(rule.annotations ?? {}).length > 0,
-    {
-      message: "a rule needs a server, annotations or a glob",
-    },
-  )
   .openapi("ToolRule");
 
 const Override = z
@@ -126,6 +120,14 @@ const ToolsetBody = z.strictObject({
     .optional()
     .openapi({
       description: "What the set's endpoint shows in place of a tool's name, description, annotations",
+    })
+    // Its keys' rule, for the document (the record's key schema is not rendered there).
+    .meta({
+      propertyNames: {
+        type: "string",
+        maxLength: MAX_QUALIFIED_LENGTH,
+        pattern: QUALIFIED_NAME_PATTERN.source,
+      },
     }),
 });
 const NewToolset = ToolsetBody.extend({
@@ -204,7 +206,7 @@ export function registerToolsetRoutes(
       tags: ["toolsets"],
       summary: "A tool set, with the tools it holds now (`resolved`)",
       request: { params: NameParam },
-      responses: { 200: json(ToolsetView, "The set"), ...problems(404) },
+      responses: { 200: json(ToolsetView, "The set"), ...problems(400, 404) },
     }),
     async (c) => {
       const { name } = c.req.valid("param");
@@ -230,6 +232,12 @@ export function registerToolsetRoutes(
     }),
     async (c) => {
       const { name } = c.req.valid("param");
+      // A replace names the whole set: a request with no body at all is not an empty set.
+      if (!c.req.header("content-type"))
+        throw new AppError(
+          "request.invalid",
+          "PUT needs a JSON body: the whole set (`{}` for an empty one).",
+        );
       return c.json(await save(name, c.req.valid("json"), "replaced", c.get("logger")), 200);
     },
   );
@@ -241,7 +249,7 @@ export function registerToolsetRoutes(
       tags: ["toolsets"],
       summary: "Delete a tool set no key or access mapping uses (else 409 toolset.in_use)",
       request: { params: NameParam },
-      responses: { 204: { description: "Deleted" }, ...problems(404, 409) },
+      responses: { 204: { description: "Deleted" }, ...problems(400, 404, 409) },
     }),
     async (c) => {
       const { name } = c.req.valid("param");
@@ -289,8 +297,8 @@ function catalogue(servers: PlainServer[], catalogs: Catalog[]): ToolCatalogue {
 }
 
 /**
- * The set as stored: servers by id (unknown server names → 400 `request.invalid`, listing them), the
- * overridden names unique in the set.
+ * The set as stored: servers by id (unknown server names → 400 `toolset.unknown_server`, listing them),
+ * the overridden names unique in the set (else 400 `toolset.invalid`).
  */
 async function stored(
   store: Store,
@@ -308,9 +316,13 @@ async function stored(
   const found = await Promise.all(servers.map((server) => store.servers.resolvePlain(server)));
   const unknown = servers.filter((server, at) => found[at]?.name !== server);
   if (unknown.length > 0) {
-    throw new AppError("request.invalid", `No server named ${unknown.map((s) => `'${s}'`).join(", ")}.`, {
-      errors: unknown.map((server) => `unknown server '${server}'`),
-    });
+    throw new AppError(
+      "toolset.unknown_server",
+      `No server named ${unknown.map((s) => `'${s}'`).join(", ")}.`,
+      {
+        unknown,
+      },
+    );
   }
   const ids = new Map(servers.map((server, at) => [server, found[at]?.id ?? ""]));
   const byId = (qualified: string) => {
@@ -343,7 +355,7 @@ function assertUniqueNames(tools: string[], overrides: Record<string, { name?: s
     if (other !== undefined) clash.push(`'${tool}' and '${other}' would both be listed as '${name}'`);
     listed.set(name, tool);
   }
-  if (clash.length > 0) throw new AppError("request.invalid", clash.join("; "), { errors: clash });
+  if (clash.length > 0) throw new AppError("toolset.invalid", clash.join("; "), { errors: clash });
 }
 
 /** A stored set as shown: servers by their current names (tools of deleted servers left out). */
