@@ -99,7 +99,10 @@ export function ToolSetForm(props: {
     props.onSaved(saved);
   });
   const nameErrors = fieldErrors(submit.error, "name", ["toolset.exists"]);
-  const toolErrors = [...fieldErrors(submit.error, "tools"), ...fieldErrors(submit.error, "overrides")];
+  const toolErrors = [
+    ...fieldErrors(submit.error, "tools", ["toolset.unknown_server", "toolset.invalid"]),
+    ...fieldErrors(submit.error, "overrides"),
+  ];
   const ruleErrors = fieldErrors(submit.error, "rules");
   const servers = [...new Set((props.catalogue ?? []).map((tool) => tool.server))].sort();
   const setRule = (index: number, changes: Partial<RuleDraft>) =>
