@@ -2,7 +2,7 @@ import { API_KEY_PREFIX, type ApiKeyInfo, type ApiKeyStore, hashApiKey } from "@
 import { AppError, bearerToken, secretMatcher } from "@mcpgw/core";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import type { AppEnv } from "./env";
+import type { AppEnv, Principal } from "./env";
 import type { ProtectedResource } from "./oauth/resource";
 import { rateLimited, type SourceThrottle, sourceOf, type ThrottleRule } from "./throttle";
 
@@ -127,15 +127,20 @@ export function authenticate(options: {
       if (token) failures.count(source);
       throw new AppError("auth.unauthorized", "Missing or invalid bearer token.");
     }
-    c.set("principal", {
-      kind: "key",
-      keyId: key.id,
-      serverIds: key.serverIds,
-      owner: key.owner,
-      rateLimit: key.rateLimit,
-      toolsets: key.toolsets,
-      toolPolicy: key.toolPolicy,
-    });
+    c.set("principal", keyPrincipal(key));
     await next();
   });
+}
+
+/** The principal a key's requests carry: its servers, owner, limits, tool sets and tool policy. */
+export function keyPrincipal(key: ApiKeyInfo): Principal {
+  return {
+    kind: "key",
+    keyId: key.id,
+    serverIds: key.serverIds,
+    owner: key.owner,
+    rateLimit: key.rateLimit,
+    toolsets: key.toolsets,
+    toolPolicy: key.toolPolicy,
+  };
 }

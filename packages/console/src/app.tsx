@@ -14,11 +14,13 @@ import { ServersPage } from "./pages/servers";
 import { SignInPage } from "./pages/sign-in";
 import { ThreadsPage } from "./pages/threads";
 import { ToolsPage } from "./pages/tools";
+import { ToolSetPage, ToolSetsPage } from "./pages/toolsets";
 import { href, useRoute } from "./router";
 
 const NAV: Array<{ path: string; label: string }> = [
   { path: "servers", label: "Servers" },
   { path: "tools", label: "Tools" },
+  { path: "toolsets", label: "Tool sets" },
   { path: "import", label: "Import" },
   { path: "keys", label: "Keys" },
   { path: "secrets", label: "Secrets" },
@@ -92,6 +94,8 @@ function Page() {
       return <ServersPage />;
     case "tools":
       return <ToolsPage />;
+    case "toolsets":
+      return id ? <ToolSetPage name={id} /> : <ToolSetsPage />;
     case "import":
       return <ImportPage />;
     case "keys":

@@ -80,6 +80,19 @@ export function Field(props: {
   );
 }
 
+/** The API's messages about a group of fields (a fieldset's), each announced. */
+export function FieldErrors({ errors }: { errors: string[] }) {
+  return (
+    <>
+      {errors.map((message) => (
+        <p class="field-error" key={message} role="alert">
+          {message}
+        </p>
+      ))}
+    </>
+  );
+}
+
 /** A button that asks before it acts (a modal dialog, keyboard-usable: Esc cancels). */
 export function ConfirmButton(props: {
   label: string;
@@ -283,6 +296,54 @@ export function Filters(props: {
           ))}
         </select>
       </label>
+    </div>
+  );
+}
+
+/** A read-only value with a Copy button (the browser may refuse: then the value is selected to copy by hand). */
+export function CopyField(props: { id: string; label: string; value: string; focus?: boolean }) {
+  const input = useRef<HTMLInputElement>(null);
+  const [copied, setCopied] = useState<"copied" | "failed" | undefined>(undefined);
+  useEffect(() => {
+    if (!props.focus) return;
+    input.current?.focus();
+    input.current?.select();
+  }, [props.focus]);
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(props.value);
+      setCopied("copied");
+    } catch {
+      input.current?.select();
+      setCopied("failed");
+    }
+  };
+  return (
+    <div class="field">
+      <label for={props.id}>{props.label}</label>
+      <div class="copy-row">
+        <input
+          id={props.id}
+          ref={input}
+          class="mono copy-value"
+          type="text"
+          readOnly
+          autoComplete="off"
+          spellcheck={false}
+          value={props.value}
+          onFocus={(event) => event.currentTarget.select()}
+        />
+        <button type="button" onClick={copy}>
+          Copy
+        </button>
+      </div>
+      <p class="help" role="status">
+        {copied === "copied"
+          ? "Copied to the clipboard."
+          : copied === "failed"
+            ? "The browser refused to copy: the value is selected, copy it with Ctrl+C (⌘C)."
+            : ""}
+      </p>
     </div>
   );
 }

@@ -96,3 +96,66 @@ export interface ContentPart {
   mimeType?: string;
   [key: string]: unknown;
 }
+
+/** How a server's tool definitions are pinned: changes wait for approval, are taken at once, or not pinned. */
+export type Pinning = "approve" | "auto" | "off";
+
+/** The annotation hints a tool declares about itself (MCP spec). */
+export type AnnotationHint = "readOnlyHint" | "destructiveHint" | "idempotentHint" | "openWorldHint";
+
+/** A tool's definition as pinned or as the upstream now describes it. */
+export interface ToolDef extends Tool {
+  title?: string;
+  annotations?: Partial<Record<AnnotationHint, boolean>> & { title?: string };
+  _meta?: Record<string, unknown>;
+}
+
+/** A tool change waiting for an admin (`GET /v1/servers/{id}/changes`). */
+export interface PendingChange {
+  id: string;
+  tool: string;
+  kind: "added" | "changed";
+  before: ToolDef | null;
+  after: ToolDef;
+  diff: Array<{ field: string; before: unknown; after: unknown }>;
+  screening: Array<{ rule: string; detail: string }>;
+  detectedAt: string;
+}
+
+/** A rule of a tool set: tools of a server, with given annotation hints, or whose name matches a glob. */
+export interface ToolRule {
+  server?: string;
+  annotations?: Partial<Record<AnnotationHint, boolean>>;
+  glob?: string;
+}
+
+/** A set's own name, description or annotations for one of its tools. */
+export interface ToolOverride {
+  name?: string;
+  description?: string;
+  annotations?: Partial<Record<AnnotationHint, boolean>>;
+}
+
+/** A named selection of tools across servers (`/v1/toolsets`), served at `/mcp/sets/{name}`. */
+export interface ToolSet {
+  name: string;
+  description?: string;
+  tools?: string[];
+  rules?: ToolRule[];
+  overrides?: Record<string, ToolOverride>;
+  /** The qualified names the set holds now (`GET /v1/toolsets/{name}` only). */
+  resolved?: string[];
+}
+
+/** A key's or mapping's tool policy: an allow-list, annotation hints refused, names exempt from the refusal. */
+export interface ToolPolicy {
+  allow?: string[];
+  refuse?: Partial<Record<AnnotationHint, boolean>>;
+  except?: string[];
+}
+
+/** What a key or mapping carries beside its servers: tool sets and a tool policy. */
+export interface ToolScope {
+  toolsets?: string[] | null;
+  toolPolicy?: ToolPolicy | null;
+}

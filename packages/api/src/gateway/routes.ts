@@ -17,6 +17,7 @@ import { listTools, restTool, type ServerScope } from "./catalogue";
 import type { GatewayDeps } from "./deps";
 import { toolResultResponse } from "./result-body";
 import { toolGate } from "./tool-access";
+import { principalAs, ViewAs } from "./view-as";
 
 const ChatId = z.string().min(1).max(256);
 /** A tool as `<server>__<tool>`; a name of another form is 400 `tool.invalid_name`. */
@@ -72,14 +73,15 @@ export function registerGatewayRoutes(app: OpenAPIHono<AppEnv>, appDeps: Gateway
       path: "/v1/tools",
       tags: ["tools"],
       summary: "Every tool of every enabled, connected server, as <server>__<tool>, sorted",
-      request: { query: z.object({ chat: ChatId.optional() }) },
-      responses: { 200: json(CatalogToolList, "Tools") },
+      request: { query: z.object({ chat: ChatId.optional(), as: ViewAs.optional() }) },
+      responses: { 200: json(CatalogToolList, "Tools"), ...problems(403, 404) },
     }),
     async (c) => {
-      const { chat } = c.req.valid("query");
+      const { chat, as } = c.req.valid("query");
+      const principal = as ? await principalAs(appDeps.store, c.get("principal"), as) : c.get("principal");
       const tools = await listTools(appDeps, {
-        scope: scopeOf(c.get("principal")),
-        gate: await toolGate(appDeps, c.get("principal")),
+        scope: scopeOf(principal),
+        gate: await toolGate(appDeps, principal),
         ...(chat ? { chat } : {}),
       });
       return c.json({ tools: tools.map(restTool) }, 200);

@@ -1,5 +1,5 @@
 /** Which resources the authorization server issues tokens for, and which servers a user reaches. */
-import type { AccessSubject, GrantSubject, Store } from "@mcpgw/aws";
+import type { AccessMapping, AccessSubject, GrantSubject, Store } from "@mcpgw/aws";
 import type { ToolGrant } from "../gateway/tool-access";
 
 /** What a user reaches: server ids (null: all), names for the consent page, and — when a mapping names tool sets or a policy — a grant per mapping. */
@@ -14,6 +14,25 @@ export function reachesNothing(reach: Reach): boolean {
   return (
     reach.ids !== null && reach.ids.length === 0 && !reach.grants?.some((grant) => grant.toolsets.length > 0)
   );
+}
+
+/**
+ * What a user holding `mappings` (theirs and their groups') reaches: the union of their server ids
+ * (null: every server), and a grant per mapping when one names tool sets or a policy.
+ */
+export function reachOfMappings(mappings: readonly AccessMapping[]): Pick<Reach, "ids" | "grants"> {
+  // A mapping with tool sets and no servers reaches no server whole, only the sets' tools.
+  const ids: string[] | null = mappings.some((m) => m.serverIds === null && !m.toolsets?.length)
+    ? null
+    : [...new Set(mappings.flatMap((m) => m.serverIds ?? []))].sort();
+  const grants = mappings.some((m) => m.toolsets?.length || m.toolPolicy)
+    ? mappings.map((m) => ({
+        serverIds: m.serverIds,
+        toolsets: m.toolsets ?? [],
+        ...(m.toolPolicy ? { toolPolicy: m.toolPolicy } : {}),
+      }))
+    : undefined;
+  return grants ? { ids, grants } : { ids };
 }
 
 /**
@@ -53,17 +72,7 @@ export class ResourceCheck {
     ];
     const mappings = await this.store.oauth.access(subjects);
     const servers = await this.store.servers.listPlain();
-    // A mapping with tool sets and no servers reaches no server whole, only the sets' tools.
-    const ids: string[] | null = mappings.some((m) => m.serverIds === null && !m.toolsets?.length)
-      ? null
-      : [...new Set(mappings.flatMap((m) => m.serverIds ?? []))].sort();
-    const grants = mappings.some((m) => m.toolsets?.length || m.toolPolicy)
-      ? mappings.map((m) => ({
-          serverIds: m.serverIds,
-          toolsets: m.toolsets ?? [],
-          ...(m.toolPolicy ? { toolPolicy: m.toolPolicy } : {}),
-        }))
-      : undefined;
+    const { ids, grants } = reachOfMappings(mappings);
     const tools = grants ? { grants } : {};
     // A token for one server reaches nothing when that server is not among the user's.
     // A tool set's endpoint is scoped as /mcp is: the user's tools (the set's among them) are what it serves.

@@ -18,13 +18,17 @@ import {
   useSubmit,
   when,
 } from "../components";
+import { NO_POLICY, type PolicyDraft, policyOf, toolScopeText } from "../policy-draft";
 import { ServerScopeField } from "../server-scope";
-import type { AccessMapping, Server } from "../types";
+import { ToolPolicyField } from "../tool-policy";
+import type { AccessMapping, Server, ToolScope, ToolSet } from "../types";
 import { loadServers } from "./servers";
+import { loadToolSets } from "./toolsets";
 
 export function AccessPage() {
   const mappings = usePolled(() => request<{ access: AccessMapping[] }>("GET", "/v1/access"), 0);
   const servers = usePolled(loadServers, 0);
+  const toolsets = usePolled(loadToolSets, 0);
   const action = useAction();
   const list = mappings.data?.access.slice().sort((a, b) => (a.subject < b.subject ? -1 : 1));
   const remove = (mapping: AccessMapping) =>
@@ -64,6 +68,7 @@ export function AccessPage() {
               <td>
                 <span class="cell-label">Servers: </span>
                 {mapping.servers === null ? "every server" : mapping.servers.join(", ") || "none (deleted)"}
+                {toolScopeText(mapping as ToolScope) ? <> · {toolScopeText(mapping as ToolScope)}</> : null}
               </td>
               <td>
                 <span class="cell-label">Updated: </span>
@@ -85,6 +90,7 @@ export function AccessPage() {
       <MappingForm
         servers={servers.data}
         serversError={servers.error}
+        toolsets={toolsets.data}
         onSaved={(saved) => {
           mappings.reload();
           action.setNotice(
@@ -100,21 +106,33 @@ export function AccessPage() {
 function MappingForm(props: {
   servers: Server[] | undefined;
   serversError: unknown;
+  toolsets: ToolSet[] | undefined;
   onSaved: (saved: AccessMapping) => void;
 }) {
   const [kind, setKind] = useState<"user" | "group">("user");
   const [name, setName] = useState("");
   const [scoped, setScoped] = useState(true);
   const [chosen, setChosen] = useState<string[]>([]);
+  const [chosenSets, setChosenSets] = useState<string[]>([]);
+  const [policy, setPolicy] = useState<PolicyDraft>(NO_POLICY);
   const submit = useSubmit(async () => {
+    const toolPolicy = policyOf(policy);
     const saved = await request<AccessMapping>("PUT", `/v1/access/${seg(`${kind}:${name.trim()}`)}`, {
       servers: scoped ? chosen : null,
+      ...(scoped && chosenSets.length ? { toolsets: chosenSets } : {}),
+      ...(toolPolicy ? { toolPolicy } : {}),
     });
     setName("");
     setChosen([]);
+    setChosenSets([]);
+    setPolicy(NO_POLICY);
     props.onSaved(saved);
   });
-  const serverErrors = fieldErrors(submit.error, "servers", ["access.unknown_server"]);
+  const serverErrors = [
+    ...fieldErrors(submit.error, "servers", ["access.unknown_server"]),
+    ...fieldErrors(submit.error, "toolsets", ["access.unknown_toolset"]),
+  ];
+  const policyErrors = fieldErrors(submit.error, "toolPolicy");
   const nameErrors = fieldErrors(submit.error, "subject");
 
   return (
@@ -155,10 +173,16 @@ function MappingForm(props: {
         onScoped={setScoped}
         chosen={chosen}
         onChosen={setChosen}
-        help="Bound to the servers themselves: renaming a server keeps its access."
+        help="Bound to the servers themselves: renaming a server keeps its access. A tool set adds its tools to the servers chosen."
         errors={serverErrors}
+        toolsets={props.toolsets}
+        chosenSets={chosenSets}
+        onChosenSets={setChosenSets}
       />
-      <Problem error={serverErrors.length || nameErrors.length ? undefined : submit.error} />
+      <ToolPolicyField id="access-policy" draft={policy} onDraft={setPolicy} errors={policyErrors} />
+      <Problem
+        error={serverErrors.length || nameErrors.length || policyErrors.length ? undefined : submit.error}
+      />
       <button type="submit" class="primary" disabled={submit.busy}>
         Save access
       </button>

@@ -1,13 +1,14 @@
 /**
- * Client API keys: the list (name, scope, owner, created), a create form with an optional server scope
- * and owner, and revoke (confirmed). A new key is shown once, in a read-only field with a Copy button; dismissing it
- * (or leaving the page) drops it from the page and from the component's state — the API keeps only
- * its hash, so nothing can show it again.
+ * Client API keys: the list (name, scope, owner, created), a create form with an optional scope (servers,
+ * tool sets), tool policy and owner, and revoke (confirmed). A new key is shown once, in a read-only
+ * field with a Copy button; dismissing it (or leaving the page) drops it from the page and from the
+ * component's state — the API keeps only its hash, so nothing can show it again.
  */
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useRef, useState } from "preact/hooks";
 import { request, seg } from "../api";
 import {
   ConfirmButton,
+  CopyField,
   EmptyState,
   Field,
   fieldErrors,
@@ -19,9 +20,12 @@ import {
   useSubmit,
   when,
 } from "../components";
+import { NO_POLICY, type PolicyDraft, policyOf, toolScopeText } from "../policy-draft";
 import { ServerScopeField } from "../server-scope";
-import type { ApiKey, NewApiKey, Server } from "../types";
+import { ToolPolicyField } from "../tool-policy";
+import type { ApiKey, NewApiKey, Server, ToolScope, ToolSet } from "../types";
 import { loadServers } from "./servers";
+import { loadToolSets } from "./toolsets";
 
 /** A key just created: the one moment its material is in the page. */
 interface Revealed {
@@ -32,6 +36,7 @@ interface Revealed {
 export function KeysPage() {
   const keys = usePolled(() => request<{ keys: ApiKey[] }>("GET", "/v1/keys"), 0);
   const servers = usePolled(loadServers, 0);
+  const toolsets = usePolled(loadToolSets, 0);
   const [revealed, setRevealed] = useState<Revealed | undefined>(undefined);
   const action = useAction();
   const heading = useRef<HTMLHeadingElement>(null);
@@ -51,8 +56,9 @@ export function KeysPage() {
       </h1>
       <p class="help intro">
         Keys let MCP clients and scripts use the gateway's tools (<code>/mcp</code>, <code>/v1/tools</code>).
-        A key scoped to servers sees only their tools. A key's owner is the person who signs in to connect it
-        to a server where each caller uses their own account.
+        A key scoped to servers or tool sets sees only their tools, and its tool policy may refuse some of
+        those. A key's owner is the person who signs in to connect it to a server where each caller uses their
+        own account.
       </p>
       {revealed ? (
         <RevealedKey
@@ -81,6 +87,7 @@ export function KeysPage() {
               <td data-col="scope">
                 <span class="cell-label">Scope: </span>
                 {scopeText(key)}
+                {toolScopeText(key as ToolScope) ? <> · {toolScopeText(key as ToolScope)}</> : null}
               </td>
               <td data-col="owner">
                 <span class="cell-label">Owner: </span>
@@ -105,6 +112,7 @@ export function KeysPage() {
       <CreateKeyForm
         servers={servers.data}
         serversError={servers.error}
+        toolsets={toolsets.data}
         onCreated={(created) => {
           action.setNotice("");
           setRevealed({ name: created.name, key: created.key });
@@ -124,21 +132,6 @@ function scopeText(key: ApiKey): string {
 
 /** The new key, once: read-only, selectable, copyable; gone when dismissed. */
 function RevealedKey(props: { revealed: Revealed; onDismiss: () => void }) {
-  const input = useRef<HTMLInputElement>(null);
-  const [copied, setCopied] = useState<"copied" | "failed" | undefined>(undefined);
-  useEffect(() => {
-    input.current?.focus();
-    input.current?.select();
-  }, []);
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(props.revealed.key);
-      setCopied("copied");
-    } catch {
-      input.current?.select();
-      setCopied("failed");
-    }
-  };
   return (
     <section class="reveal" aria-labelledby="new-key-title">
       <h2 id="new-key-title">New key: {props.revealed.name}</h2>
@@ -146,32 +139,7 @@ function RevealedKey(props: { revealed: Revealed; onDismiss: () => void }) {
         <strong>Copy it now: it will not be shown again.</strong> Only a hash of it is stored; if it is lost,
         revoke it and create another.
       </p>
-      <div class="field">
-        <label for="new-key">API key</label>
-        <div class="copy-row">
-          <input
-            id="new-key"
-            ref={input}
-            class="mono copy-value"
-            type="text"
-            readOnly
-            autoComplete="off"
-            spellcheck={false}
-            value={props.revealed.key}
-            onFocus={(event) => event.currentTarget.select()}
-          />
-          <button type="button" onClick={copy}>
-            Copy
-          </button>
-        </div>
-        <p class="help" role="status">
-          {copied === "copied"
-            ? "Copied to the clipboard."
-            : copied === "failed"
-              ? "The browser refused to copy: the key is selected, copy it with Ctrl+C (⌘C)."
-              : ""}
-        </p>
-      </div>
+      <CopyField id="new-key" label="API key" value={props.revealed.key} focus />
       <button type="button" class="primary" onClick={props.onDismiss}>
         Done — hide the key
       </button>
@@ -183,23 +151,29 @@ function RevealedKey(props: { revealed: Revealed; onDismiss: () => void }) {
 function CreateKeyForm(props: {
   servers: Server[] | undefined;
   serversError: unknown;
+  toolsets: ToolSet[] | undefined;
   onCreated: (created: NewApiKey) => void;
 }) {
   const [name, setName] = useState("");
   const [scoped, setScoped] = useState(false);
   const [chosen, setChosen] = useState<string[]>([]);
+  const [chosenSets, setChosenSets] = useState<string[]>([]);
+  const [policy, setPolicy] = useState<PolicyDraft>(NO_POLICY);
   const [scopeError, setScopeError] = useState("");
   const [ownerKind, setOwnerKind] = useState<"" | "user" | "group">("");
   const [ownerName, setOwnerName] = useState("");
   const submit = useSubmit(async () => {
     setScopeError("");
-    if (scoped && chosen.length === 0) {
-      setScopeError("Choose at least one server, or let the key use every server.");
+    if (scoped && chosen.length === 0 && chosenSets.length === 0) {
+      setScopeError("Choose at least one server or tool set, or let the key use every server.");
       return;
     }
+    const toolPolicy = policyOf(policy);
     const created = await request<NewApiKey>("POST", "/v1/keys", {
       name: name.trim(),
       ...(scoped ? { servers: chosen } : {}),
+      ...(scoped && chosenSets.length ? { toolsets: chosenSets } : {}),
+      ...(toolPolicy ? { toolPolicy } : {}),
       ...(ownerKind ? { owner: `${ownerKind}:${ownerName.trim()}` } : {}),
     });
     setName("");
@@ -207,12 +181,16 @@ function CreateKeyForm(props: {
     setOwnerName("");
     setScoped(false);
     setChosen([]);
+    setChosenSets([]);
+    setPolicy(NO_POLICY);
     props.onCreated(created);
   });
   const scopeErrors = [
     ...(scopeError ? [scopeError] : []),
     ...fieldErrors(submit.error, "servers", ["key.unknown_server"]),
+    ...fieldErrors(submit.error, "toolsets", ["key.unknown_toolset"]),
   ];
+  const policyErrors = fieldErrors(submit.error, "toolPolicy");
   const ownerErrors = fieldErrors(submit.error, "owner");
 
   return (
@@ -243,9 +221,13 @@ function CreateKeyForm(props: {
         onScoped={setScoped}
         chosen={chosen}
         onChosen={setChosen}
-        help="A scope is bound to the servers themselves: renaming a server keeps its keys."
+        help="A scope is bound to the servers themselves: renaming a server keeps its keys. A tool set adds its tools to the servers chosen."
         errors={scopeErrors}
+        toolsets={props.toolsets}
+        chosenSets={chosenSets}
+        onChosenSets={setChosenSets}
       />
+      <ToolPolicyField id="key-policy" draft={policy} onDraft={setPolicy} errors={policyErrors} />
       <Field
         label="Owner"
         id="key-owner-kind"
@@ -275,7 +257,10 @@ function CreateKeyForm(props: {
       ) : null}
       <Problem
         error={
-          fieldErrors(submit.error, "name").length || scopeErrors.length || ownerErrors.length
+          fieldErrors(submit.error, "name").length ||
+          scopeErrors.length ||
+          ownerErrors.length ||
+          policyErrors.length
             ? undefined
             : submit.error
         }

@@ -8,6 +8,8 @@ import { useState } from "preact/hooks";
 import { request, seg } from "../api";
 import { ConfirmButton, ms, Problem, StateBadge, useAction, usePolled, useSubmit, when } from "../components";
 import { LatencyChart } from "../latency-chart";
+import { PendingChanges } from "../pending-changes";
+import { PINNING_LABELS, pendingOf, pinningOf } from "../pinning";
 import { href, navigate } from "../router";
 import { ToolView } from "../tool-view";
 import type { LatencyPoint, Server, Tool } from "../types";
@@ -21,7 +23,8 @@ export function ServerDetailPage({ id }: { id: string }) {
   const tools = usePolled(
     () => (connected ? request<{ tools: Tool[] }>("GET", `${path}/tools`) : Promise.resolve({ tools: [] })),
     0,
-    [id, connected, server.data?.status.toolCount],
+    // A decided change (approved: a new definition) reloads them too.
+    [id, connected, server.data?.status.toolCount, server.data ? pendingOf(server.data) : 0],
   );
   const action = useAction();
 
@@ -83,6 +86,9 @@ export function ServerDetailPage({ id }: { id: string }) {
           perUser={s.auth?.type === "oauth" && s.auth.mode === "per_user"}
         />
       ) : null}
+      {pendingOf(s) > 0 ? (
+        <PendingChanges path={path} count={pendingOf(s)} onDecided={server.reload} />
+      ) : null}
       <div class="cards">
         <div class="card">
           <h2>Status</h2>
@@ -93,6 +99,8 @@ export function ServerDetailPage({ id }: { id: string }) {
             </dd>
             <dt>Tools</dt>
             <dd data-field="toolCount">{s.status.toolCount}</dd>
+            <dt>Pending changes</dt>
+            <dd data-field="pendingChanges">{pendingOf(s)}</dd>
             <dt>Last latency</dt>
             <dd>{ms(s.status.lastConnectionLatencyMs)}</dd>
             <dt>Last success</dt>
@@ -135,6 +143,8 @@ export function ServerDetailPage({ id }: { id: string }) {
             <dd>{s.timeoutSeconds} s</dd>
             <dt>Enabled</dt>
             <dd>{s.enabled ? "yes" : "no"}</dd>
+            <dt>Pinning</dt>
+            <dd data-field="pinning">{PINNING_LABELS[pinningOf(s)]}</dd>
           </dl>
         </div>
       </div>

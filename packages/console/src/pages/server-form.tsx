@@ -9,8 +9,9 @@ import { assertNever } from "@mcpgw/core/exhaustive";
 import { useEffect, useState } from "preact/hooks";
 import { request, seg } from "../api";
 import { Field, fieldErrors, Problem, useSubmit } from "../components";
+import { PINNING_LABELS, pinningOf } from "../pinning";
 import { navigate } from "../router";
-import type { Server } from "../types";
+import type { Pinning, Server } from "../types";
 
 type Row = { key: string; value: string };
 
@@ -33,6 +34,10 @@ interface Draft {
   isolation: "shared" | "per_caller";
   secretRef: string;
   secretFormat: string;
+  /** How tool definitions are pinned; "" = the gateway's default. */
+  pinning: "" | Pinning;
+  /** The pinning the server had when loaded: sent only when changed, so a default stays a default. */
+  pinningWas: "" | Pinning;
 }
 
 const EMPTY: Draft = {
@@ -52,6 +57,8 @@ const EMPTY: Draft = {
   isolation: "shared",
   secretRef: "",
   secretFormat: "",
+  pinning: "",
+  pinningWas: "",
 };
 
 function draftOf(server: Server): Draft {
@@ -74,6 +81,8 @@ function draftOf(server: Server): Draft {
     isolation: server.isolation ?? "shared",
     secretRef: server.secretRef ?? "",
     secretFormat: server.secretFormat ?? "",
+    pinning: pinningOf(server),
+    pinningWas: pinningOf(server),
   };
 }
 
@@ -84,6 +93,7 @@ function bodyOf(draft: Draft, editing: boolean): Record<string, unknown> {
     name: draft.name.trim(),
     enabled: draft.enabled,
     timeoutSeconds: Number(draft.timeoutSeconds),
+    ...(draft.pinning && draft.pinning !== draft.pinningWas ? { pinning: draft.pinning } : {}),
   };
   switch (draft.transport) {
     case "http":
@@ -166,6 +176,7 @@ const ISOLATIONS: Choice[] = [
   { value: "shared", label: "shared — one child for every caller" },
   { value: "per_caller", label: "per caller — a child of its own for each caller" },
 ];
+const PINNINGS: Choice[] = Object.entries(PINNING_LABELS).map(([value, label]) => ({ value, label }));
 const MASK_HELP =
   "Stored values show masked: leave a mask as it is to keep the value, remove the row to drop it.";
 
@@ -208,7 +219,7 @@ export function ServerFormPage({ id }: { id?: string }) {
     </Field>
   );
   const selectField = (
-    key: "secretFormat" | "scope" | "isolation",
+    key: "secretFormat" | "scope" | "isolation" | "pinning",
     label: string,
     choices: Choice[],
     help?: string,
@@ -346,6 +357,12 @@ export function ServerFormPage({ id }: { id?: string }) {
         })}
         {kindFields()}
         {textField("timeoutSeconds", "Timeout (seconds)", { type: "number" })}
+        {selectField(
+          "pinning",
+          "Tool pinning",
+          editing ? PINNINGS : [{ value: "", label: "the gateway's default" }, ...PINNINGS],
+          "Pinned tools keep the definitions clients first saw; with approve, a changed or new tool waits on this server's page.",
+        )}
         <div class="field">
           <label>
             <input

@@ -5,6 +5,7 @@
 import { useState } from "preact/hooks";
 import { request } from "../api";
 import { EmptyState, Filters, ms, Problem, StateBadge, usePolled, when } from "../components";
+import { pendingOf } from "../pinning";
 import { href } from "../router";
 import type { Server, ServerPage } from "../types";
 
@@ -139,6 +140,14 @@ export function ServersPage() {
                 <td class="num">
                   <span class="cell-label">Tools: </span>
                   <span data-col="tools">{server.status.toolCount}</span>
+                  {pendingOf(server) > 0 ? (
+                    <>
+                      {" "}
+                      <a class="pending-count" data-col="pending" href={href("servers", server.name)}>
+                        <span aria-hidden="true">⚠</span> {pendingOf(server)} pending
+                      </a>
+                    </>
+                  ) : null}
                 </td>
                 <td class="num">
                   <span class="cell-label">Latency: </span>
