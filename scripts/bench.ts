@@ -8,6 +8,9 @@
  *              wire), sweep duration, admin list latency under a sweep, warm-call p99 vs 1 server
  *   isolation  spawn-to-ready of stdio children under their own uid vs a shared one (root only)
  *   bundles    per deployable bundle: bytes, gzip, the planes' modules it holds, cold-import time
+ *   catalogue  search mode: upfront tokens of tools/list in full vs search mode at 50/500/5,000 tools,
+ *              search_tools' top-5 hit rate over the 50 recorded tasks, the added p50 of call_tool
+ *              and of a call through a tool set
  */
 const benches: Record<string, () => Promise<unknown>> = {
   lifecycle: () => import("./bench/lifecycle"),
@@ -15,6 +18,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   isolation: () => import("./bench/isolation"),
   scale: () => import("./bench/scale"),
   bundles: () => import("./bench/bundles"),
+  catalogue: () => import("./bench/catalogue"),
 };
 
 const name = process.argv[2];

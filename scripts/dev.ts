@@ -77,7 +77,7 @@ const app = createApp({
   // The runner runs in this process: /readyz checks it too.
   readiness: { runner: true },
   console: loadConsoleAssets(await ensureConsoleBuilt(log)),
-  gateway: { callLatency },
+  gateway: { callLatency, searchModeThreshold: settings.searchModeThreshold },
   // Upstream OAuth's redirect URI is under the admin plane's URL (this process).
   publicAdminUrl: settings.publicAdminUrl ?? `http://127.0.0.1:${port}`,
   // The authorization server on this origin: sign-in at OIDC_ISSUER when set, else the development

@@ -14,8 +14,9 @@
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { measure, printTable, startDevGateway, stopper, until } from "../lib/bench";
 import { startEmulator } from "../lib/emulator";
-import { cpuTimeMs, freePort, percentile, startTsProcess } from "../lib/processes";
+import { cpuTimeMs, percentile, startTsProcess } from "../lib/processes";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const CALLS_PER_ROUND = Number(process.env.BENCH_CALLS ?? 200);
@@ -46,17 +47,7 @@ interface Phase {
 }
 
 // Everything started is stopped in reverse order: on success, on a failure, and on SIGINT/SIGTERM.
-const stops: Array<() => Promise<unknown>> = [];
-let stopped: Promise<void> | undefined;
-function stopAll(): Promise<void> {
-  stopped ??= (async () => {
-    for (const stop of stops.reverse()) await stop().catch((error) => console.error(error));
-  })();
-  return stopped;
-}
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.once(signal, () => void stopAll().finally(() => process.exit(130)));
-}
+const { stops, stopAll } = stopper();
 
 try {
   const emulator = await startEmulator((line) => console.error(line));
@@ -68,17 +59,9 @@ try {
   );
   stops.push(() => upstream.stop());
   const upstreamUrl = upstream.match[1]!;
-  const port = await freePort();
-  const gateway = await startTsProcess("scripts/dev.ts", [], /ready at (\S+) /, {
-    PORT: String(port),
-    ADMIN_TOKEN: TOKEN,
-    AWS_ENDPOINT_URL: emulator.endpoint,
-    TABLE_NAME: `bench-${port}`,
-    QUEUE_NAME: `bench-jobs-${port}`,
-    DEAD_LETTER_QUEUE_NAME: `bench-dlq-${port}`,
-  });
+  const gateway = await startDevGateway(emulator.endpoint, TOKEN);
   stops.push(() => gateway.stop());
-  const gatewayUrl = gateway.match[1]!;
+  const gatewayUrl = gateway.url;
   const pids = { gateway: gateway.child.pid!, upstream: upstream.child.pid! };
   const args = { text: "hello" };
   const headers = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
@@ -175,22 +158,6 @@ function cpuNow(pids: { gateway: number; upstream: number }): Record<ProcessName
     upstream: cpuTimeMs(pids.upstream),
     client: (own.user + own.system) / 1000,
   };
-}
-
-/** Latencies (ms) of `count` calls made `concurrency` at a time. */
-async function measure(call: () => Promise<void>, count: number, concurrency: number): Promise<number[]> {
-  const latencies: number[] = [];
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next++ < count) {
-        const started = performance.now();
-        await call();
-        latencies.push(performance.now() - started);
-      }
-    }),
-  );
-  return latencies;
 }
 
 /** The table, the target lines and the machine-readable `BENCH_PROXY` line. */
@@ -291,24 +258,4 @@ function report(hopP50: number, phases: Record<PathName, Record<PhaseName, Phase
       met: targets,
     })}`,
   );
-}
-
-/** Rows as columns: the first left-aligned, the rest right-aligned. */
-function printTable(rows: string[][]): void {
-  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? "").length)));
-  for (const row of rows) {
-    console.log(
-      row
-        .map((cell, column) => (column === 0 ? cell.padEnd(widths[0]!) : cell.padStart(widths[column]!)))
-        .join("  "),
-    );
-  }
-}
-
-async function until(check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("bench setup timed out");
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }

@@ -59,7 +59,11 @@ describe("MCP endpoints with the SDK client", () => {
 
   beforeAll(async () => {
     [stack, alphaUpstream, bigUpstream, everything, doomedUpstream] = await Promise.all([
-      startGatewayStack({ mcp: { allowedOrigins: [ALLOWED_ORIGIN] } }),
+      // /mcp lists every tool here (179, paged): search mode, past 64 by default, is search-mode.test.ts's.
+      startGatewayStack({
+        mcp: { allowedOrigins: [ALLOWED_ORIGIN] },
+        gateway: { searchModeThreshold: 1_000 },
+      }),
       startUpstream({ name: "alpha-upstream" }),
       startUpstream({ name: "big-upstream", extraTools: 150 }),
       startEverything(),

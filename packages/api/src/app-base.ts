@@ -84,7 +84,9 @@ export interface AppDeps {
    * Data-plane parts, made here unless given (tests inject their own; `callLatency` too, to flush it
    * sooner or to close it where the process has a close hook).
    */
-  gateway?: Partial<Pick<GatewayDeps, "directory" | "pool" | "fetch" | "heartbeatMs" | "callLatency">>;
+  gateway?: Partial<
+    Pick<GatewayDeps, "directory" | "pool" | "fetch" | "heartbeatMs" | "callLatency" | "searchModeThreshold">
+  >;
 }
 
 /** The largest request body accepted. */

@@ -91,6 +91,9 @@ function gatewayDeps(deps: AppDeps, changes: ChangeWatcher): GatewayDeps {
     changes,
     callLatency: deps.gateway?.callLatency ?? new CallLatency(deps.store, deps.logger),
     publicAdminUrl: deps.publicAdminUrl,
+    ...(deps.gateway?.searchModeThreshold === undefined
+      ? {}
+      : { searchModeThreshold: deps.gateway.searchModeThreshold }),
     pinningDefault: deps.pinningDefault,
   };
 }

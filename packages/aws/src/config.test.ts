@@ -284,3 +284,11 @@ describe("the OpenID provider settings", () => {
     expect(CREDENTIAL_ENV_VARS).toContain("SST_RESOURCE_Oidc");
   });
 });
+
+describe("search mode", () => {
+  it("SEARCH_MODE_THRESHOLD defaults to 64 tools and takes a non-negative integer", () => {
+    expect(loadAppSettings({}).searchModeThreshold).toBe(64);
+    expect(loadAppSettings({ SEARCH_MODE_THRESHOLD: "0" }).searchModeThreshold).toBe(0);
+    expect(() => loadAppSettings({ SEARCH_MODE_THRESHOLD: "-1" })).toThrow(/SEARCH_MODE_THRESHOLD/);
+  });
+});

@@ -187,6 +187,8 @@ export interface AppSettings {
   consoleAdmins: ConsoleAdminSettings;
   /** Each caller's (key's, user's) limits on the data plane (CALLER_*); a key's own `rateLimit` goes first. */
   callerLimits: CallerLimitSettings;
+  /** SEARCH_MODE_THRESHOLD: past this many tools in a caller's catalogue, `/mcp` lists in search mode (default 64). */
+  searchModeThreshold: number;
   /** PINNING_DEFAULT: the pinning of servers that set none (`approve`, `auto` or `off`; default `approve`). */
   pinningDefault: Pinning;
 }
@@ -283,6 +285,7 @@ export function loadAppSettings(env: Env = process.env): AppSettings {
       sessions: read.integer("CALLER_MAX_SESSIONS", DEFAULT_CALLER_LIMITS.sessions, { min: 1 }),
       streams: read.integer("CALLER_MAX_STREAMS", DEFAULT_CALLER_LIMITS.streams, { min: 1 }),
     },
+    searchModeThreshold: read.integer("SEARCH_MODE_THRESHOLD", 64, { min: 0 }),
     pinningDefault: read.oneOf("PINNING_DEFAULT", PINNING_MODES, "approve"),
   };
   read.check();

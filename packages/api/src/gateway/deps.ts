@@ -25,6 +25,8 @@ export interface GatewayDeps {
   callLatency?: CallLatency;
   /** The admin function's public URL (PUBLIC_ADMIN_URL): where a per-user authorization comes back. */
   publicAdminUrl?: string | undefined;
+  /** Past this many tools in a caller's catalogue, `/mcp` lists in search mode (SEARCH_MODE_THRESHOLD; default 64). */
+  searchModeThreshold?: number;
   /** The pinning of servers that set none (PINNING_DEFAULT; default `approve`). */
   pinningDefault?: Pinning | undefined;
 }

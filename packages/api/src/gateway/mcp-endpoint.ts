@@ -27,6 +27,7 @@ import { ParkedCalls } from "./mcp-parking";
 import type { McpCaller, McpServices, RoundState } from "./mcp-request";
 import { createGatewayServer, endpointCapabilities, endpointFace, type UpstreamFace } from "./mcp-server";
 import { LegacySessions } from "./mcp-sessions";
+import { ToolIndexCache } from "./search-mode";
 import { withServerSession } from "./server-session";
 import { settleEventStream } from "./settle-stream";
 import { isThreadScoped } from "./thread-access";
@@ -89,11 +90,12 @@ export class McpEndpoints {
       }),
       sessions: new LegacySessions(
         key,
-        (endpoint) => this.newServer(endpoint || undefined),
+        (endpoint) => this.newServer(endpoint || undefined, true),
         undefined,
         limits,
       ),
       validator: new AjvJsonSchemaValidator(),
+      indexes: new ToolIndexCache(),
     };
   }
 
@@ -261,11 +263,12 @@ export class McpEndpoints {
   }
 
   /** A fresh SDK server for a 2025 session or a sessionless 2025 `initialize`. */
-  private async newServer(endpoint: string | undefined) {
+  private async newServer(endpoint: string | undefined, session = false) {
     return createGatewayServer(
       this.services,
       endpoint,
       endpointFace(endpoint, await this.upstreamFace(endpoint, "legacy")),
+      session,
     );
   }
 

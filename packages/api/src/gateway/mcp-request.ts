@@ -29,6 +29,7 @@ import type { DirectoryEntry } from "./directory";
 import { decodeCursor, encodeCursor, toMcpError } from "./mcp-errors";
 import type { ParkedCalls } from "./mcp-parking";
 import type { LegacySessions } from "./mcp-sessions";
+import type { ToolIndexCache, ToolMode } from "./search-mode";
 
 /** The request state of the gateway's own question to a caller who must authorize at an upstream. */
 export const AUTHORIZATION_ROUND = "mcpgw:authorize-upstream";
@@ -42,6 +43,8 @@ export interface McpCaller {
   /** `admin`, or the key's id: what request state and sessions are bound to. */
   principalKey: string;
   scope: ServerScope;
+  /** The tool mode the client asked for (`?mode=`); none: the endpoint decides. */
+  mode?: ToolMode | undefined;
 }
 
 /** What the handlers share across requests. */
@@ -53,6 +56,8 @@ export interface McpServices {
   sessions: LegacySessions;
   /** One JSON-schema validator for every SDK server instance (compiling one per request is costly). */
   validator: jsonSchemaValidator;
+  /** Search mode's text indexes, one per catalogue snapshot and scope. */
+  indexes: ToolIndexCache;
 }
 
 /**
@@ -66,6 +71,10 @@ export interface GatewayServer {
   services: McpServices;
   server: Server;
   endpoint: string | undefined;
+  /** Serves one 2025 session: its tool mode, once chosen, stays. */
+  session?: boolean;
+  /** The session's tool mode, fixed at its first listing or search-mode call. */
+  mode?: ToolMode;
   /** The tool set `/mcp/sets/{toolset}` serves (then `endpoint` is undefined). */
   toolset?: string | undefined;
 }

@@ -20,7 +20,7 @@ import { toolsetOfEndpoint } from "../toolsets";
 import { toMcpError } from "./mcp-errors";
 import { complete, getPrompt, list, readResource, setLevel, subscribe } from "./mcp-forwarding";
 import type { GatewayServer, McpServices } from "./mcp-request";
-import { callTool, listTools } from "./mcp-tools";
+import { callTool, fixToolMode, listTools } from "./mcp-tools";
 
 /** The capabilities an endpoint offers: `/mcp` everything; `/mcp/{server}` what its upstream does. */
 export function endpointCapabilities(upstream: Record<string, unknown> | undefined): ServerCapabilities {
@@ -111,21 +111,29 @@ type Handler = (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>;
 
 /** An SDK server that names the gateway in `_meta` (under {@link GATEWAY_META_KEY}) of its handshake results. */
 class GatewayMcpServer extends Server {
+  /** Called as a 2025 `initialize` is answered (a session takes its tool mode then). */
+  onInitialize: ((ctx: ServerContext) => Promise<void>) | undefined;
+
   protected override _wrapHandler(method: string, handler: Handler): Handler {
     const wrapped = super._wrapHandler(method, handler);
     if (method !== "initialize" && method !== "server/discover") return wrapped;
     return async (request, ctx) => {
+      if (method === "initialize") await this.onInitialize?.(ctx);
       const result = await wrapped(request, ctx);
       return { ...result, _meta: { ...result._meta, [GATEWAY_META_KEY]: { ...GATEWAY_INFO } } };
     };
   }
 }
 
-/** A fresh SDK server for `endpoint` (a server name, or undefined for `/mcp`), showing `face`. */
+/**
+ * A fresh SDK server for `endpoint` (a server name, or undefined for `/mcp`), showing `face`; one for a
+ * 2025 `session` keeps the tool mode it first serves in.
+ */
 export function createGatewayServer(
   services: McpServices,
   endpoint: string | undefined,
   face: EndpointFace,
+  session = false,
 ): Server {
   const { deps } = services;
   const { capabilities } = face;
@@ -146,8 +154,9 @@ export function createGatewayServer(
   const toolset = toolsetOfEndpoint(endpoint);
   const gateway: GatewayServer =
     toolset === undefined
-      ? { services, server, endpoint }
-      : { services, server, endpoint: undefined, toolset };
+      ? { services, server, endpoint, session }
+      : { services, server, endpoint: undefined, toolset, session };
+  if (session) server.onInitialize = (ctx) => fixToolMode(gateway, ctx);
   // Every failure crosses the wire as JSON-RPC from the one error table.
   const on = (method: string, handle: (params: Params, ctx: ServerContext) => Promise<unknown>) =>
     server.setRequestHandler(

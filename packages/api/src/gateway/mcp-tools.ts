@@ -39,31 +39,125 @@ import {
   withRound,
 } from "./mcp-request";
 import { setListing, setTarget, setTools } from "./mcp-toolset";
+import {
+  CALL_TOOL,
+  callToolArguments,
+  chooseToolMode,
+  DEFAULT_SEARCH_MODE_THRESHOLD,
+  SEARCH_MODE_TOOLS,
+  SEARCH_TOOLS,
+  searchTools,
+  type ToolMode,
+} from "./search-mode";
 import { toolGate } from "./tool-access";
 
 /** The 2025 JSON-RPC error an upstream answers when the user must first open a link. */
 const URL_ELICITATION_REQUIRED = -32042;
 
-/** The tools the caller may use on this endpoint, a page at a time. */
+/**
+ * The tools the caller may use on this endpoint, a page at a time; in search mode, `search_tools` and
+ * `call_tool` instead.
+ */
 export async function listTools(gateway: GatewayServer, cursor: string | undefined, ctx: ServerContext) {
+  const { tools } = await visibleTools(gateway, ctx);
+  if ((await toolModeOf(gateway, ctx, async () => tools.length)) === "search")
+    return { tools: SEARCH_MODE_TOOLS };
+  const { page, nextCursor } = paginate(tools, cursor);
+  return { tools: page, ...(nextCursor ? { nextCursor } : {}) };
+}
+
+/**
+ * A tool call. In search mode `search_tools` searches the caller's catalogue and `call_tool` makes the
+ * call it names as a direct call of that name is made — same scope, checks and errors.
+ */
+export async function callTool(
+  gateway: GatewayServer,
+  name: string,
+  args: Record<string, unknown>,
+  ctx: ServerContext,
+) {
+  if (name === SEARCH_TOOLS || name === CALL_TOOL) {
+    // Read once, and only if the mode or the search needs it.
+    let visible: ReturnType<typeof visibleTools> | undefined;
+    const read = () => {
+      visible ??= visibleTools(gateway, ctx);
+      return visible;
+    };
+    if ((await toolModeOf(gateway, ctx, async () => (await read()).tools.length)) === "search") {
+      if (name === CALL_TOOL) {
+        const call = callToolArguments(args);
+        return callListedTool(gateway, call.name, call.arguments, ctx);
+      }
+      const { snapshot, tools } = await read();
+      // Each endpoint's catalogue apart: a set's overrides, /mcp/{server}'s own names.
+      const catalogue = gateway.toolset !== undefined ? `set:${gateway.toolset}` : (gateway.endpoint ?? "");
+      return searchTools(gateway.services.indexes, snapshot, catalogue, tools, args);
+    }
+  }
+  return callListedTool(gateway, name, args, ctx);
+}
+
+/**
+ * The tools the caller may see on this endpoint, as it lists them (a set's under its overrides,
+ * `/mcp/{server}`'s under their own names), and the directory snapshot they were read from.
+ */
+async function visibleTools(
+  gateway: GatewayServer,
+  ctx: ServerContext,
+): Promise<{ snapshot: object; tools: ListedTool[] }> {
   const { scope, principal } = callerOf(ctx);
   const { deps } = gateway.services;
+  const snapshot = (await deps.directory.snapshot()).byName;
   const all = await listCatalogTools(deps, { scope, gate: await toolGate(deps, principal) });
   if (gateway.toolset !== undefined) {
-    const listed = setTools(await setListing(deps, gateway.toolset), all, (tool) => mcpTool(undefined, tool));
-    const { page, nextCursor } = paginate(listed, cursor);
-    return { tools: page, ...(nextCursor ? { nextCursor } : {}) };
+    const listing = await setListing(deps, gateway.toolset);
+    return { snapshot, tools: setTools(listing, all, (tool) => mcpTool(undefined, tool)) as ListedTool[] };
   }
   const visible = gateway.endpoint ? all.filter((tool) => tool.server === gateway.endpoint) : all;
-  const { page, nextCursor } = paginate(visible, cursor);
-  return {
-    tools: page.map((tool) => mcpTool(gateway.endpoint, tool)),
-    ...(nextCursor ? { nextCursor } : {}),
-  };
+  return { snapshot, tools: visible.map((tool) => mcpTool(gateway.endpoint, tool)) };
+}
+
+/** A tool as an endpoint lists it. */
+type ListedTool = ReturnType<typeof mcpTool>;
+
+/**
+ * This request's tool mode: a session's once chosen; else the client's `?mode=`; else, on `/mcp`,
+ * search past SEARCH_MODE_THRESHOLD tools. A 2025 session keeps the mode it is first served in.
+ */
+async function toolModeOf(
+  gateway: GatewayServer,
+  ctx: ServerContext,
+  count: () => Promise<number>,
+): Promise<ToolMode> {
+  const requested = callerOf(ctx).mode;
+  const automatic = gateway.endpoint === undefined;
+  // The catalogue is counted only when the mode depends on it.
+  const tools = gateway.mode || requested || !automatic ? 0 : await count();
+  const mode = chooseToolMode({
+    fixed: gateway.mode,
+    requested,
+    automatic,
+    tools,
+    threshold: gateway.services.deps.searchModeThreshold ?? DEFAULT_SEARCH_MODE_THRESHOLD,
+  });
+  if (gateway.session) gateway.mode = mode;
+  return mode;
+}
+
+/**
+ * A 2025 session's tool mode, chosen as it opens (from the catalogue then, for an automatic one). A
+ * catalogue that cannot be read now leaves it to the session's first listing.
+ */
+export async function fixToolMode(gateway: GatewayServer, ctx: ServerContext): Promise<void> {
+  try {
+    await toolModeOf(gateway, ctx, async () => (await visibleTools(gateway, ctx)).tools.length);
+  } catch {
+    // The session opens regardless; its first listing or call chooses.
+  }
 }
 
 /** A tool call routed to its server; a 2026 caller's call is parked while the upstream asks. */
-export async function callTool(
+async function callListedTool(
   gateway: GatewayServer,
   name: string,
   args: Record<string, unknown>,

@@ -12,6 +12,7 @@ import type { RequestKind } from "./limits";
 import type { McpEndpoints } from "./mcp-endpoint";
 import { refusedResponse, rpcErrorResponse } from "./mcp-errors";
 import { scopeOf } from "./routes";
+import { parseToolMode, type ToolMode } from "./search-mode";
 import { isComplete } from "./settle-stream";
 import { threadOwner } from "./thread-access";
 
@@ -65,6 +66,12 @@ async function serveMcp(
   const { directory } = endpoints.services.deps;
   const principal = c.get("principal");
   const scope = scopeOf(principal);
+  let mode: ToolMode | undefined;
+  try {
+    mode = parseToolMode(c.req.query("mode"));
+  } catch (error) {
+    return problemOf(c, "request.invalid", (error as AppError).detail);
+  }
   let entry: Awaited<ReturnType<typeof directory.snapshot>>["byName"] extends Map<string, infer E>
     ? E | undefined
     : never;
@@ -93,7 +100,7 @@ async function serveMcp(
     const response = await endpoints.serve(
       c.req.raw,
       body,
-      { principal, principalKey, scope },
+      { principal, principalKey, scope, mode },
       entry,
       toolset,
     );

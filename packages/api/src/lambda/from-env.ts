@@ -31,5 +31,6 @@ export function depsFromEnvironment(): AppDeps {
     oidc: settings.oidc ? new OidcClient(settings.oidc) : undefined,
     consoleAdmins: settings.consoleAdmins,
     limits: settings.callerLimits,
+    gateway: { searchModeThreshold: settings.searchModeThreshold },
   };
 }
