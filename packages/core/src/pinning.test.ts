@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { decideChange, diffTool, reconcileTools, toolDefinitionHash, viewChange } from "./pinning";
+import {
+  decideChange,
+  diffTool,
+  MAX_CHANGE_BYTES,
+  MAX_PENDING_BYTES,
+  reconcileTools,
+  toolDefinitionHash,
+  viewChange,
+} from "./pinning";
 import type { ToolInfo } from "./tool";
 
 const AT = "2026-12-06T00:00:00.000Z";
@@ -49,6 +57,7 @@ describe("reconcileTools", () => {
     expect(reconcileTools(undefined, [echo, add], "approve", AT, flagged)).toEqual({
       tools: [echo, add],
       changed: [],
+      dropped: [],
     });
   });
 
@@ -94,7 +103,11 @@ describe("reconcileTools", () => {
 
   it("drops the pending change and the drift of an upstream that reverts", () => {
     const drifted = reconcileTools({ tools: [echo] }, [rewritten], "approve", AT, none);
-    expect(reconcileTools(drifted, [echo], "approve", LATER, none)).toEqual({ tools: [echo], changed: [] });
+    expect(reconcileTools(drifted, [echo], "approve", LATER, none)).toEqual({
+      tools: [echo],
+      changed: [],
+      dropped: [],
+    });
   });
 
   it("serves the upstream's list under auto and off, naming (under any mode) the tools that changed", () => {
@@ -102,8 +115,44 @@ describe("reconcileTools", () => {
     expect(reconcileTools(drifted, [rewritten, add], "auto", LATER, none)).toEqual({
       tools: [rewritten, add],
       changed: ["echo", "add"],
+      dropped: [],
     });
     expect(reconcileTools({ tools: [echo] }, [rewritten], "off", LATER, none).tools).toEqual([rewritten]);
+  });
+});
+
+describe("pending changes' bounds", () => {
+  /** A new tool whose definition is about `kib` KiB of JSON. */
+  const big = (name: string, kib: number): ToolInfo => ({
+    name,
+    description: "x".repeat(kib * 1024),
+    inputSchema: { type: "object" },
+  });
+
+  it("keeps at most MAX_PENDING_BYTES of pending definitions, dropping the newest; the pinned tools stay", () => {
+    const count = Math.ceil(MAX_PENDING_BYTES / (40 * 1024)) + 3;
+    const listed = Array.from({ length: count }, (_, i) => big(`t${i}`, 40));
+    const first = reconcileTools({ tools: [echo] }, [echo, ...listed], "approve", AT, none);
+    const bytes = (first.pins?.changes ?? []).reduce((sum, c) => sum + JSON.stringify(c.after).length, 0);
+    expect(bytes).toBeLessThanOrEqual(MAX_PENDING_BYTES);
+    expect(first.tools).toEqual([echo]);
+    expect(first.dropped.length).toBeGreaterThan(0);
+    expect(first.pins?.changes?.map((c) => c.tool)).toEqual(
+      listed.slice(0, count - first.dropped.length).map((t) => t.name),
+    );
+
+    // Changes already pending keep their place ahead of ones new since.
+    const again = reconcileTools(first, [echo, big("new", 40), ...listed], "approve", LATER, none);
+    expect(again.pins?.changes?.map((c) => c.tool)).toEqual(first.pins?.changes?.map((c) => c.tool));
+    expect(again.dropped).toContain("new");
+  });
+
+  it("never keeps a single definition over MAX_CHANGE_BYTES", () => {
+    const huge = big("huge", MAX_CHANGE_BYTES / 1024 + 1);
+    const out = reconcileTools({ tools: [echo] }, [echo, huge, add], "approve", AT, none);
+    expect(out.pins?.changes?.map((c) => c.tool)).toEqual(["add"]);
+    expect(out.dropped).toEqual(["huge"]);
+    expect(out.tools).toEqual([echo]);
   });
 });
 

@@ -112,6 +112,17 @@ export const StoredPins = z.object({
 /** The most pending changes one server keeps (one per tool; the rest wait for a later probe). */
 export const MAX_PENDING_CHANGES = 200;
 
+/** The most bytes (JSON) of pending definitions one server keeps: past them, the newest wait for a later probe. */
+export const MAX_PENDING_BYTES = 256 * 1024;
+
+/** The largest definition (JSON bytes) kept as a pending change: a larger one is left out (logged), never served. */
+export const MAX_CHANGE_BYTES = 64 * 1024;
+
+/** A definition's size as a catalogue body stores it (JSON bytes). */
+function definitionBytes(tool: ToolInfo): number {
+  return Buffer.byteLength(JSON.stringify(tool));
+}
+
 /** A catalogue's tools and pins. */
 export interface PinnedTools {
   tools: ToolInfo[];
@@ -121,6 +132,8 @@ export interface PinnedTools {
 /** The outcome of {@link reconcileTools}: what to serve and keep, and which served tools changed (for `auto`'s log). */
 export interface Reconciled extends PinnedTools {
   changed: string[];
+  /** Tools whose new definition was left out of the pending changes (past the size bounds); to be logged. */
+  dropped: string[];
 }
 
 /** A change's id: its tool and new definition. */
@@ -168,7 +181,7 @@ export function reconcileTools(
           })
           .map((tool) => tool.name)
       : [];
-    return { tools: upstream, changed };
+    return { tools: upstream, changed, dropped: [] };
   }
   const earlier = new Map((previous.pins?.changes ?? []).map((change) => [change.id, change]));
   const rejectedBefore = previous.pins?.rejected ?? {};
@@ -191,7 +204,6 @@ export function reconcileTools(
       rejected[tool.name] = hash;
       continue;
     }
-    if (changes.length >= MAX_PENDING_CHANGES) continue;
     const id = changeId(tool.name, hash);
     changes.push({
       id,
@@ -202,7 +214,36 @@ export function reconcileTools(
       detectedAt: earlier.get(id)?.detectedAt ?? at,
     });
   }
-  return { ...withPins(tools, { drifted, rejected, changes }), changed: [] };
+  const { kept, dropped } = boundChanges(changes, earlier);
+  return { ...withPins(tools, { drifted, rejected, changes: kept }), changed: [], dropped };
+}
+
+/**
+ * The pending changes a catalogue keeps: those already pending first, then the new ones, in order, up to
+ * {@link MAX_PENDING_CHANGES} and {@link MAX_PENDING_BYTES}; a definition over {@link MAX_CHANGE_BYTES} is
+ * never kept. The rest are `dropped` (the newest): a later probe offers them again.
+ */
+export function boundChanges(
+  changes: StoredChange[],
+  earlier: ReadonlyMap<string, StoredChange>,
+): { kept: StoredChange[]; dropped: string[] } {
+  const ordered = [
+    ...changes.filter((change) => earlier.has(change.id)),
+    ...changes.filter((change) => !earlier.has(change.id)),
+  ];
+  const kept: StoredChange[] = [];
+  const dropped: string[] = [];
+  let bytes = 0;
+  for (const change of ordered) {
+    const size = definitionBytes(change.after);
+    if (size > MAX_CHANGE_BYTES || bytes + size > MAX_PENDING_BYTES || kept.length >= MAX_PENDING_CHANGES) {
+      dropped.push(change.tool);
+      continue;
+    }
+    bytes += size;
+    kept.push(change);
+  }
+  return { kept: changes.filter((change) => kept.includes(change)), dropped };
 }
 
 /** An admin's decision on a pending change. */

@@ -1,4 +1,4 @@
-import type { AttemptOutcome, ServerProfile, ToolInfo } from "@mcpgw/core";
+import { type AttemptOutcome, type ServerProfile, type ToolInfo, toolDefinitionHash } from "@mcpgw/core";
 import {
   classifyFailure,
   DeadlineError,
@@ -100,7 +100,7 @@ export async function probeUpstream(target: UpstreamTarget, options: ProbeOption
           )
         : Promise.resolve(undefined);
     if (options.listToolsIf) {
-      const profile = profileOf(session, await legacy);
+      const profile = profileOf(session, legacyNamed(await legacy));
       if (!options.listToolsIf(profile)) {
         if (session.era === "legacy") await session.client.ping({ signal, timeout: deadlineMs });
         return { ok: true, alive: true, at, latencyMs, ...(profile ? { profile } : {}) };
@@ -110,7 +110,7 @@ export async function probeUpstream(target: UpstreamTarget, options: ProbeOption
       listAllTools(session, { signal, timeoutMs: deadlineMs }),
       legacy,
     ]);
-    const profile = profileOf(session, surface);
+    const profile = profileOf(session, legacyNamed(surface, tools));
     return { ok: true, at, latencyMs, toolCount: tools.length, tools, ...(profile ? { profile } : {}) };
   } catch (error) {
     const cause = controller.signal.aborted ? controller.signal.reason : error;
@@ -161,7 +161,7 @@ async function legacySurface(
       ? await listAllTools(session, { signal, timeoutMs: boundMs }).catch(() => undefined)
       : [];
     if (!listed) return "unknown";
-    return { ...surface, tools: listed.map((tool) => tool.name) };
+    return { ...surface, tools: listed };
   } catch (error) {
     return signal.aborted ? "unknown" : legacyVerdict(error);
   } finally {
@@ -171,7 +171,26 @@ async function legacySurface(
 }
 
 /** A 2025 surface as {@link legacySurface} found it (unbounded: {@link profileOf} bounds it). */
-type LegacySurface = ReturnType<typeof surfaceOf> & { tools: string[] };
+type LegacySurface = ReturnType<typeof surfaceOf> & { tools: ToolInfo[] };
+
+/**
+ * A 2025 surface with the names of its tools, as the profile keeps it: given the 2026 listing (`served`,
+ * what the catalogue pins), only the tools whose 2025 definition is the same (pinned fields' hash) —
+ * a 2025 caller's call goes to the 2025 session only for those, so it never runs under a definition
+ * nobody approved; the others go over the 2026 session, where the drift check applies. Without a
+ * listing (a check's first look), every name; a stored surface's names stay as they were.
+ */
+export function legacyNamed(found: unknown, served?: readonly ToolInfo[]): unknown {
+  const tools = (found as { tools?: unknown } | undefined)?.tools;
+  if (!Array.isArray(tools)) return found;
+  const hashes = served && new Map(served.map((tool) => [tool.name, toolDefinitionHash(tool)]));
+  const names = tools.flatMap((tool: unknown) => {
+    if (typeof tool === "string") return [tool];
+    const info = tool as ToolInfo;
+    return !hashes || hashes.get(info.name) === toolDefinitionHash(info) ? [info.name] : [];
+  });
+  return { ...(found as object), tools: names };
+}
 
 /**
  * What a failed 2025 attempt on a server that speaks 2026 means: `refused` — it does not speak 2025 —

@@ -54,8 +54,11 @@ export interface WorkerDeps extends AttemptDeps {
   pinningDefault?: Pinning | undefined;
 }
 
-/** How often a probe's result is decided again when its catalogue was rewritten meanwhile. */
-const PIN_ATTEMPTS = 3;
+/**
+ * How often a probe's result is decided again when its catalogue was rewritten meanwhile (each time on
+ * a fresh read); past that the result is dropped (the sweep lists the server again), never a failure.
+ */
+export const PIN_ATTEMPTS = 8;
 
 /** The pause before a connected server's failed liveness check is checked again (see {@link needsRecheck}). */
 export const RECHECK_DELAY_MS = 2_000;
@@ -278,8 +281,19 @@ async function recordPinned(
   const mode = effectivePinning(plain, deps.pinningDefault ?? "approve");
   for (let attempt = 1; ; attempt++) {
     const stored = await deps.store.statuses.getCatalog(plain.id);
-    const previous = stored && !stored.damaged ? stored : undefined;
-    const { changed, ...pinned } = reconcileTools(previous, result.tools, mode, result.at, screenToolChange);
+    // A damaged catalogue lost its pins: under `approve` every listed tool waits (fail closed).
+    if (stored?.damaged && mode === "approve")
+      logger.warn("catalogue damaged; every listed tool waits for approval", { serverId: plain.id });
+    const previous = stored?.damaged ? (mode === "approve" ? { tools: [] } : undefined) : stored;
+    const { changed, dropped, ...pinned } = reconcileTools(
+      previous,
+      result.tools,
+      mode,
+      result.at,
+      screenToolChange,
+    );
+    if (dropped.length > 0)
+      logger.warn("tool changes left out: past the pending changes' bounds", { serverId: plain.id, dropped });
     try {
       const written = await deps.store.statuses.recordAttempt(
         plain.id,
@@ -292,7 +306,11 @@ async function recordPinned(
         for (const tool of changed) logger.info("tool definition changed", { serverId: plain.id, tool });
       return written;
     } catch (error) {
-      if (!(error instanceof CatalogMovedError) || attempt >= PIN_ATTEMPTS) throw error;
+      if (!(error instanceof CatalogMovedError)) throw error;
+      if (attempt >= PIN_ATTEMPTS) {
+        logger.warn("attempt result dropped: the catalogue kept changing meanwhile", { attempts: attempt });
+        return false;
+      }
     }
   }
 }
