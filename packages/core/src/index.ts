@@ -25,7 +25,7 @@ export * from "./status";
 export * from "./stored-items";
 export * from "./tokens";
 export * from "./tool";
-export * from "./tool-screening";
 export * from "./tool-policy";
+export * from "./tool-screening";
 export * from "./when-sent";
 export * from "./worktree";

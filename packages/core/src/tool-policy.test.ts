@@ -39,6 +39,22 @@ describe("globs over qualified names", () => {
     expect(globMatches("a.b", "axb")).toBe(false);
     expect(globMatches("a+(b)", "a+(b)")).toBe(true);
     expect(globMatches("fs__read", "fs__read_file")).toBe(false);
+    expect(globMatches("*", "")).toBe(true);
+    expect(globMatches("?", "")).toBe(false);
+    expect(globMatches("a*b*c", "axxbyyc")).toBe(true);
+    expect(globMatches("a*b*c", "axxbyyd")).toBe(false);
+    expect(globMatches("**x", "abx")).toBe(true);
+    expect(globMatches("a\nb", "a\nb")).toBe(true);
+    expect(globMatches("a?b", "a\nb")).toBe(true);
+  });
+
+  it("matches a hostile glob against a long name in a few milliseconds", () => {
+    const glob = `${"*a".repeat(12)}*b`;
+    const name = "a".repeat(41);
+    const started = performance.now();
+    expect(globMatches(glob, name)).toBe(false);
+    expect(globMatches(glob, `${name}b`)).toBe(true);
+    expect(performance.now() - started).toBeLessThan(20);
   });
 });
 
