@@ -279,6 +279,30 @@ describe("an access mapping with a tool set", () => {
     }
   });
 
+  it("a mapping whose tool policy would not fit in a token is refused; over 100 patterns is invalid", async ({
+    expect,
+  }) => {
+    const names = (count: number) =>
+      Array.from({ length: count }, (_, at) => `docs__${"t".repeat(100)}${at}`);
+    const tooBig = await stack.call("PUT", "/v1/access/user:bea", {
+      servers: null,
+      toolPolicy: { allow: names(60) },
+    });
+    expect(tooBig.status).toBe(400);
+    expect(tooBig.body).toMatchObject({ code: "request.invalid" });
+    const tooMany = await stack.call("PUT", "/v1/access/user:bea", {
+      servers: null,
+      toolPolicy: { allow: Array.from({ length: 101 }, (_, at) => `docs__t${at}`) },
+    });
+    expect(tooMany.status).toBe(400);
+    const fits = await stack.call("PUT", "/v1/access/user:bea", {
+      servers: null,
+      toolPolicy: { allow: names(20) },
+    });
+    expect(fits.status).toBe(200);
+    expect((await stack.call("DELETE", "/v1/access/user:bea")).status).toBe(204);
+  });
+
   it("the user signs in to the set's own endpoint and is served its tools", async ({ expect }) => {
     const metadata = await fetch(`${stack.api.url}/.well-known/oauth-protected-resource/mcp/sets/readers`);
     expect(await metadata.json()).toMatchObject({ resource: `${stack.api.url}/mcp/sets/readers` });
