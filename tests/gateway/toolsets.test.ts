@@ -124,6 +124,16 @@ describe("tool sets and tool policies over REST", () => {
         400,
         "toolset.invalid",
       ],
+      [
+        {
+          name: uniqueName("x"),
+          overrides: Object.fromEntries(
+            Array.from({ length: 80 }, (_, n) => [`${alpha}__t${n}`, { description: "d".repeat(4_096) }]),
+          ),
+        },
+        400,
+        "toolset.invalid",
+      ],
     ];
     for (const [body, status, code] of refusals) {
       const refused = await stack.request("POST", "/v1/toolsets", { body });
