@@ -124,6 +124,16 @@ describe("tool sets and tool policies over REST", () => {
         400,
         "toolset.invalid",
       ],
+      [
+        {
+          name: uniqueName("x"),
+          overrides: Object.fromEntries(
+            Array.from({ length: 80 }, (_, n) => [`${alpha}__t${n}`, { description: "d".repeat(4_096) }]),
+          ),
+        },
+        400,
+        "toolset.invalid",
+      ],
     ];
     for (const [body, status, code] of refusals) {
       const refused = await stack.request("POST", "/v1/toolsets", { body });
@@ -220,6 +230,23 @@ describe("tool sets and tool policies over REST", () => {
     const refused = await as(key)("POST", `/v1/tools/${gamma}__add/call`, { arguments: { a: 1, b: 1 } });
     expect(refused.body).toMatchObject({ code: "tool.forbidden", rule: "allow" });
     expect(refused.status).toBe(403);
+  });
+
+  it("a policy alone narrows tools, not reach: the key still reaches every server's MCP endpoint", async ({
+    expect,
+  }) => {
+    const list = (key: CreatedKey) =>
+      stack.request("POST", `/mcp/${alpha}`, {
+        headers: { authorization: `Bearer ${key.key}`, accept: "application/json, text/event-stream" },
+        body: { jsonrpc: "2.0", id: 1, method: "tools/list", params: {} },
+      });
+    const policyOnly = await keyWith({ toolPolicy: { allow: [`${beta}__*`] } });
+    expect(policyOnly).toMatchObject({ servers: null, toolsets: [] });
+    const reached = await list(policyOnly);
+    expect(reached.status).toBe(200);
+    expect(reached.body).toMatchObject({ result: { tools: [] } });
+    const scoped = await list(await keyWith({ servers: [beta] }));
+    expect([scoped.status, scoped.body.code]).toEqual([404, "server.not_found"]);
   });
 
   it("a renamed server keeps its place in the sets that name its tools", { timeout: 30_000 }, async ({

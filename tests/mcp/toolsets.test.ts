@@ -6,11 +6,20 @@
  * an unknown set is 404; an OAuth user whose access mapping names a set sees only that set's tools, on
  * `/mcp` and on the set's own endpoint (its protected-resource metadata served).
  */
+
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { startUpstream, type Upstream } from "../fixtures/mcp-upstream";
 import { createConnected, type Stack, startGatewayStack, uniqueName } from "../gateway/helpers";
 import { recordAwsCalls } from "../support/aws-calls";
-import { signedInClient, startOAuthStack } from "../support/oauth-client";
+import {
+  signedInClient,
+  signIn,
+  startOAuthStack,
+  TEST_REDIRECT,
+  TestProvider,
+} from "../support/oauth-client";
 import type { Stack as BaseStack } from "../support/stack";
 import { waitFor } from "../support/stack";
 import { type ClientFlavour, connectTestClient, type TestClient, textOf } from "./clients";
@@ -277,6 +286,71 @@ describe("an access mapping with a tool set", () => {
     } finally {
       await client.close();
     }
+  });
+
+  it("a mapping whose tool policy would not fit in a token is refused; over 100 patterns is invalid", async ({
+    expect,
+  }) => {
+    const names = (count: number) =>
+      Array.from({ length: count }, (_, at) => `docs__${"t".repeat(100)}${at}`);
+    const tooBig = await stack.call("PUT", "/v1/access/user:bea", {
+      servers: null,
+      toolPolicy: { allow: names(60) },
+    });
+    expect(tooBig.status).toBe(400);
+    expect(tooBig.body).toMatchObject({ code: "request.invalid" });
+    const tooMany = await stack.call("PUT", "/v1/access/user:bea", {
+      servers: null,
+      toolPolicy: { allow: Array.from({ length: 101 }, (_, at) => `docs__t${at}`) },
+    });
+    expect(tooMany.status).toBe(400);
+    const fits = await stack.call("PUT", "/v1/access/user:bea", {
+      servers: null,
+      toolPolicy: { allow: names(20) },
+    });
+    expect(fits.status).toBe(200);
+    expect((await stack.call("DELETE", "/v1/access/user:bea")).status).toBe(204);
+  });
+
+  it("a user whose mappings together would not fit in a token gets none (fails closed)", async ({
+    expect,
+  }) => {
+    const names = (tag: string) => Array.from({ length: 20 }, (_, at) => `docs__${tag.repeat(100)}${at}`);
+    for (const [subject, tag] of [
+      ["user:cy", "a"],
+      ["group:wide", "b"],
+    ] as const) {
+      const mapped = await stack.call("PUT", `/v1/access/${subject}`, {
+        servers: null,
+        toolPolicy: { allow: names(tag) },
+      });
+      expect(mapped.status).toBe(200);
+    }
+    const url = new URL(`${stack.api.url}/mcp`);
+    const provider = new TestProvider(TEST_REDIRECT);
+    const transport = new StreamableHTTPClientTransport(url, { authProvider: provider });
+    await expect(new Client({ name: "oauth-test", version: "1" }).connect(transport)).rejects.toThrow();
+    const { location } = await signIn(stack.api.url, provider.authorizationUrl as URL, "cy", "allow", "wide");
+    const authorizationUrl = provider.authorizationUrl as URL;
+    const exchanged = await fetch(`${stack.api.url}/oauth/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({
+        grant_type: "authorization_code",
+        code: location.searchParams.get("code") ?? "",
+        code_verifier: provider.codeVerifier(),
+        client_id: provider.clientInformation()?.client_id ?? "",
+        redirect_uri: TEST_REDIRECT,
+        resource: authorizationUrl.searchParams.get("resource") ?? "",
+      }),
+    });
+    expect(exchanged.status).toBe(400);
+    expect(await exchanged.json()).toMatchObject({
+      error: "invalid_grant",
+      error_description: expect.stringContaining("too large"),
+    });
+    await stack.call("DELETE", "/v1/access/group:wide");
+    await stack.call("DELETE", "/v1/access/user:cy");
   });
 
   it("the user signs in to the set's own endpoint and is served its tools", async ({ expect }) => {

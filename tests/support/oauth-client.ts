@@ -80,7 +80,13 @@ export function formFields(html: string): Record<string, string> {
  * Signs in as `user` on the gateway's development page at `origin` and answers the consent; every
  * step's response, and where the last one redirects.
  */
-export async function signIn(origin: string, authorizationUrl: URL, user: string, decision = "allow") {
+export async function signIn(
+  origin: string,
+  authorizationUrl: URL,
+  user: string,
+  decision = "allow",
+  groups = "",
+) {
   const first = await fetch(authorizationUrl, { redirect: "manual" });
   const signInHtml = await first.text();
   expect(first.status, signInHtml).toBe(200);
@@ -92,7 +98,7 @@ export async function signIn(origin: string, authorizationUrl: URL, user: string
       headers: { "content-type": "application/x-www-form-urlencoded", cookie, origin },
       body: new URLSearchParams(body),
     });
-  const consent = await post({ ...formFields(signInHtml), user, groups: "" });
+  const consent = await post({ ...formFields(signInHtml), user, groups });
   const consentHtml = await consent.text();
   expect(consent.status, consentHtml).toBe(200);
   const done = await post({ ...formFields(consentHtml), decision });

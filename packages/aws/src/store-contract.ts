@@ -759,6 +759,17 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.toolsets.delete(name)).toBe(false);
       expect(await store.toolsets.get(name)).toBeUndefined();
 
+      // Past what one DynamoDB item holds, both stores refuse alike.
+      const overrides = Object.fromEntries(
+        Array.from({ length: 100 }, (_, at) => [`s1__t${at}`, { description: "d".repeat(4_096) }]),
+      );
+      const huge = { ...set, name: unique("huge"), overrides };
+      await expect(store.toolsets.create(huge)).rejects.toMatchObject({ code: "toolset.invalid" });
+      expect(await store.toolsets.get(huge.name)).toBeUndefined();
+      await store.toolsets.create({ ...huge, overrides: {} });
+      await expect(store.toolsets.replace(huge)).rejects.toMatchObject({ code: "toolset.invalid" });
+      await store.toolsets.delete(huge.name);
+
       const toolPolicy = { allow: ["a__*"], refuse: { destructiveHint: true }, except: ["a__rm"] };
       const key = await store.keys.create(unique("scoped"), null, { toolsets: [name], toolPolicy });
       expect((await store.keys.byHash()).get(hashApiKey(key.key))).toMatchObject({

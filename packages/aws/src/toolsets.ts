@@ -33,15 +33,29 @@ export interface StoredToolset {
 
 /** Tool sets by name, one item each. */
 export interface ToolsetStore {
-  /** Stores a new set; 409 `toolset.exists` when the name is taken. */
+  /** Stores a new set; 409 `toolset.exists` when the name is taken; 400 `toolset.invalid` past MAX_TOOLSET_BYTES. */
   create(set: StoredToolset): Promise<StoredToolset>;
-  /** Replaces a set (its createdAt kept); 404 `toolset.not_found` when there is none. */
+  /** Replaces a set (its createdAt kept); 404 `toolset.not_found` when there is none; too large as create. */
   replace(set: StoredToolset): Promise<StoredToolset>;
   get(name: string): Promise<StoredToolset | undefined>;
   /** Every set, by name. */
   list(): Promise<StoredToolset[]>;
   /** False when there is none. */
   delete(name: string): Promise<boolean>;
+}
+
+/** The most a set's stored definition may take, as JSON (a DynamoDB item holds at most 400 KB). */
+export const MAX_TOOLSET_BYTES = 300 * 1024;
+
+/** Refuses a set whose stored definition would pass MAX_TOOLSET_BYTES: 400 `toolset.invalid`. */
+export function assertToolsetSize(set: StoredToolset): void {
+  const { name: _name, createdAt: _createdAt, updatedAt: _updatedAt, ...body } = set;
+  const bytes = Buffer.byteLength(JSON.stringify(body));
+  if (bytes > MAX_TOOLSET_BYTES)
+    throw new AppError(
+      "toolset.invalid",
+      `The tool set takes ${bytes} bytes stored; at most ${MAX_TOOLSET_BYTES} (shorten its overrides).`,
+    );
 }
 
 const itemKey = (name: string) => ({ pk: `TOOLSET#${name}`, sk: "TOOLSET" });
@@ -80,6 +94,7 @@ function toItem(set: StoredToolset) {
 
 export function createToolsetStore(ddb: DynamoDBDocumentClient, tableName: string): ToolsetStore {
   const write = async (set: StoredToolset, condition: string) => {
+    assertToolsetSize(set);
     try {
       await ddb.send(
         new PutCommand({ TableName: tableName, Item: toItem(set), ConditionExpression: condition }),
@@ -101,6 +116,7 @@ export function createToolsetStore(ddb: DynamoDBDocumentClient, tableName: strin
   return {
     create: (set) => write(set, "attribute_not_exists(pk)"),
     async replace(set) {
+      assertToolsetSize(set);
       const existing = await get(set.name);
       if (!existing) throw new AppError("toolset.not_found", `No tool set named '${set.name}'.`);
       return write({ ...set, createdAt: existing.createdAt }, "attribute_exists(pk)");

@@ -33,12 +33,32 @@ describe("annotation hints under the spec's defaults", () => {
 
 describe("globs over qualified names", () => {
   it("* is any run, ? one character, everything else literal", () => {
-    expect(globMatches("fs__*", "fs__read_file")).toBe(true);
-    expect(globMatches("fs__*", "fsx__read")).toBe(false);
-    expect(globMatches("*__read_?ile", "fs__read_file")).toBe(true);
-    expect(globMatches("a.b", "axb")).toBe(false);
-    expect(globMatches("a+(b)", "a+(b)")).toBe(true);
-    expect(globMatches("fs__read", "fs__read_file")).toBe(false);
+    const cases: Array<[string, string, boolean]> = [
+      ["fs__*", "fs__read_file", true],
+      ["fs__*", "fsx__read", false],
+      ["*__read_?ile", "fs__read_file", true],
+      ["a.b", "axb", false],
+      ["a+(b)", "a+(b)", true],
+      ["fs__read", "fs__read_file", false],
+      ["*", "", true],
+      ["?", "", false],
+      ["a*b*c", "axxbyyc", true],
+      ["a*b*c", "axxbyyd", false],
+      ["**x", "abx", true],
+      ["a\nb", "a\nb", true],
+      ["a?b", "a\nb", true],
+    ];
+    for (const [glob, name, matches] of cases)
+      expect(globMatches(glob, name), `${glob} ~ ${name}`).toBe(matches);
+  });
+
+  it("matches a hostile glob against a long name in a few milliseconds", () => {
+    const glob = `${"*a".repeat(12)}*b`;
+    const name = "a".repeat(41);
+    const started = performance.now();
+    expect(globMatches(glob, name)).toBe(false);
+    expect(globMatches(glob, `${name}b`)).toBe(true);
+    expect(performance.now() - started).toBeLessThan(20);
   });
 });
 

@@ -67,20 +67,34 @@ export function matchingHints(
   );
 }
 
-const globCache = new Map<string, RegExp>();
-
-/** True when `name` matches `glob` whole: `*` any run of characters, `?` one; the rest literal. */
+/**
+ * True when `name` matches `glob` whole: `*` any run of characters, `?` one; the rest literal. Linear-ish
+ * time (greedy two pointers, backtracking only to the last `*`), so a hostile glob or tool name cannot
+ * stall the event loop as a backtracking regex would.
+ */
 export function globMatches(glob: string, name: string): boolean {
-  let pattern = globCache.get(glob);
-  if (!pattern) {
-    const source = [...glob]
-      .map((char) => (char === "*" ? ".*" : char === "?" ? "." : char.replace(/[\\^$.|+()[\]{}]/g, "\\$&")))
-      .join("");
-    pattern = new RegExp(`^${source}$`, "s");
-    if (globCache.size > 1_000) globCache.clear();
-    globCache.set(glob, pattern);
+  const pattern = Array.from(glob);
+  const text = Array.from(name);
+  let p = 0;
+  let t = 0;
+  let star = -1;
+  let resume = 0;
+  while (t < text.length) {
+    if (p < pattern.length && (pattern[p] === "?" || (pattern[p] !== "*" && pattern[p] === text[t]))) {
+      p++;
+      t++;
+    } else if (p < pattern.length && pattern[p] === "*") {
+      star = p++;
+      resume = t;
+    } else if (star >= 0) {
+      p = star + 1;
+      t = ++resume;
+    } else {
+      return false;
+    }
   }
-  return pattern.test(name);
+  while (pattern[p] === "*") p++;
+  return p === pattern.length;
 }
 
 /** True when a name or glob of `patterns` matches the tool's qualified name. */

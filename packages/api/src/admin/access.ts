@@ -7,6 +7,7 @@ import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AccessMapping, AccessSubject, Store } from "@mcpgw/aws";
 import { AppError } from "@mcpgw/core";
 import type { AppEnv } from "../env";
+import { grantsFit } from "../oauth/resource-check";
 import { json, jsonBody, problems, route } from "../openapi-helpers";
 import { forgetSubject } from "../upstream-authorization";
 import { AccessMappingList, AccessMappingView } from "../views";
@@ -65,6 +66,13 @@ export function registerAccessRoutes(app: OpenAPIHono<AppEnv>, deps: { store: St
         c.req.valid("json").toolsets,
         "access.unknown_toolset",
       );
+      // A mapping with tool sets or a policy travels whole in its users' tokens (`grants`).
+      const grant = { serverIds: scope ? [...scope.keys()] : null, toolsets: toolsets ?? [], toolPolicy };
+      if ((toolsets || toolPolicy) && !grantsFit([grant]))
+        throw new AppError(
+          "request.invalid",
+          "The mapping's servers, tool sets and tool policy are too large to carry in an access token (4 KiB).",
+        );
       const stored = await deps.store.oauth.putAccess(subject, scope ? [...scope.keys()].sort() : null, {
         toolsets,
         toolPolicy,

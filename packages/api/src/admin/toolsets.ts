@@ -45,7 +45,7 @@ export const ToolPattern = z.string().min(1).max(128).openapi({ example: "github
 /** A key's or access mapping's tool policy. */
 export const ToolPolicyInput = z
   .strictObject({
-    allow: z.array(ToolPattern).max(500).optional().openapi({
+    allow: z.array(ToolPattern).max(100).optional().openapi({
       description: "Qualified names or globs the caller may use; absent = every tool in scope",
     }),
     refuse: HintsInput.optional().openapi({
@@ -54,7 +54,7 @@ export const ToolPolicyInput = z
     }),
     except: z
       .array(ToolPattern)
-      .max(500)
+      .max(100)
       .optional()
       .openapi({ description: "Names or globs exempt from `refuse`" }),
   })

@@ -16,6 +16,14 @@ export function reachesNothing(reach: Reach): boolean {
   );
 }
 
+/** The most a token's `grants` claim may take, as JSON: tokens travel in headers (the token at most 8 KiB). */
+export const MAX_GRANTS_BYTES = 4 * 1024;
+
+/** True when the grants, as JSON, fit in a token's `grants` claim. */
+export function grantsFit(grants: readonly ToolGrant[] | undefined): boolean {
+  return grants === undefined || Buffer.byteLength(JSON.stringify(grants)) <= MAX_GRANTS_BYTES;
+}
+
 /**
  * What a user holding `mappings` (theirs and their groups') reaches: the union of their server ids
  * (null: every server), and a grant per mapping when one names tool sets or a policy.

@@ -9,7 +9,7 @@ import type { AppEnv } from "../env";
 import { type AuthorizationServer, formOf, noStore, secret, TokenError } from "./http";
 import { ACCESS_TOKEN_TTL_SECONDS, MCP_SCOPE, mintAccessToken } from "./jwt";
 import { verifierMatches } from "./pkce";
-import { type Reach, reachesNothing } from "./resource-check";
+import { grantsFit, type Reach, reachesNothing } from "./resource-check";
 
 /** How long a refresh family lives in all. */
 const REFRESH_FAMILY_SECONDS = 30 * 24 * 3600;
@@ -63,6 +63,15 @@ export function registerTokenRoutes(app: OpenAPIHono<AppEnv>, server: Authorizat
   });
 }
 
+/** Refuses a token whose mappings' tool policies together would not fit in it (fails closed). */
+function assertGrantsFit(reach: Reach): void {
+  if (!grantsFit(reach.grants))
+    throw new TokenError(
+      "invalid_grant",
+      "The user's access mappings' tool policies are too large for a token.",
+    );
+}
+
 /** The two grants of the token endpoint; a refusal is a TokenError. */
 class Grants {
   constructor(private readonly server: AuthorizationServer) {}
@@ -97,6 +106,7 @@ class Grants {
     if (reachesNothing(reach)) {
       throw new TokenError("invalid_grant", "The user may no longer reach any MCP server.");
     }
+    assertGrantsFit(reach);
     let refreshToken: string | undefined;
     if (record.refreshable) {
       refreshToken = secret("mgwr_");
@@ -145,6 +155,7 @@ class Grants {
       await store.oauth.revokeFamily(grant.familyId);
       throw new TokenError("invalid_grant", "The user may no longer reach any MCP server.");
     }
+    assertGrantsFit(reach);
     return this.tokenResponse(clientId, grant.resource, grant, reach, next);
   }
 
