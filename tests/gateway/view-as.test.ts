@@ -30,6 +30,11 @@ describe("the catalogue viewed as a caller", () => {
     expect(alpha.length).toBeGreaterThan(0);
     expect(await namesAs(`key:${key.id}`)).toEqual(alpha);
     expect(await namesAs("group:eng")).toEqual(beta);
+    // A subject may have inner spaces (as mappings may): it is viewed like any other.
+    expect((await stack.call("PUT", "/v1/access/group:Platform Team", { servers: ["alpha"] })).status).toBe(
+      200,
+    );
+    expect(await namesAs("group:Platform Team")).toEqual(alpha);
 
     const asKey = await stack.request("GET", `/v1/tools?as=key:${key.id}`, {
       headers: { authorization: `Bearer ${key.key}` },

@@ -88,10 +88,8 @@ export async function callTool(
         const call = callToolArguments(args);
         return callListedTool(gateway, call.name, call.arguments, ctx);
       }
-      const { snapshot, tools } = await read();
-      // Each endpoint's catalogue apart: a set's overrides, /mcp/{server}'s own names.
-      const catalogue = gateway.toolset !== undefined ? `set:${gateway.toolset}` : (gateway.endpoint ?? "");
-      return searchTools(gateway.services.indexes, snapshot, catalogue, tools, args);
+      // Indexed by what this caller sees here: a set's overrides, /mcp/{server}'s own names.
+      return searchTools(gateway.services.indexes, (await read()).tools, args);
     }
   }
   return callListedTool(gateway, name, args, ctx);
@@ -99,22 +97,18 @@ export async function callTool(
 
 /**
  * The tools the caller may see on this endpoint, as it lists them (a set's under its overrides,
- * `/mcp/{server}`'s under their own names), and the directory snapshot they were read from.
+ * `/mcp/{server}`'s under their own names).
  */
-async function visibleTools(
-  gateway: GatewayServer,
-  ctx: ServerContext,
-): Promise<{ snapshot: object; tools: ListedTool[] }> {
+async function visibleTools(gateway: GatewayServer, ctx: ServerContext): Promise<{ tools: ListedTool[] }> {
   const { scope, principal } = callerOf(ctx);
   const { deps } = gateway.services;
-  const snapshot = (await deps.directory.snapshot()).byName;
   const all = await listCatalogTools(deps, { scope, gate: await toolGate(deps, principal) });
   if (gateway.toolset !== undefined) {
     const listing = await setListing(deps, gateway.toolset);
-    return { snapshot, tools: setTools(listing, all, (tool) => mcpTool(undefined, tool)) as ListedTool[] };
+    return { tools: setTools(listing, all, (tool) => mcpTool(undefined, tool)) as ListedTool[] };
   }
   const visible = gateway.endpoint ? all.filter((tool) => tool.server === gateway.endpoint) : all;
-  return { snapshot, tools: visible.map((tool) => mcpTool(gateway.endpoint, tool)) };
+  return { tools: visible.map((tool) => mcpTool(gateway.endpoint, tool)) };
 }
 
 /** A tool as an endpoint lists it. */

@@ -43,7 +43,7 @@ describe("searchTools", () => {
   ];
 
   it("answers names, first sentences and schemas as text and structured content", () => {
-    const result = searchTools(new ToolIndexCache(), {}, "", tools, { query: "echo the input", limit: 1 });
+    const result = searchTools(new ToolIndexCache(), tools, { query: "echo the input", limit: 1 });
     expect(result.structuredContent).toEqual({
       tools: [{ name: "ev__echo", description: "Echoes back the input.", inputSchema: { type: "object" } }],
     });
@@ -59,28 +59,50 @@ describe("searchTools", () => {
       { query: "sum", limit: 21 },
       { query: "sum", limit: 0 },
     ])
-      expect(() => searchTools(cache, {}, "", tools, args)).toThrow(AppError);
+      expect(() => searchTools(cache, tools, args)).toThrow(AppError);
   });
 
-  it("builds one index per catalogue, not one per search; a new snapshot of the same tools reuses it", () => {
+  it("builds one index per catalogue, not one per search; the same tools read again reuse it", () => {
     const cache = new ToolIndexCache();
-    const snapshot = {};
-    searchTools(cache, snapshot, "", tools, { query: "sum" });
-    searchTools(cache, snapshot, "", tools, { query: "echo" });
+    searchTools(cache, tools, { query: "sum" });
+    searchTools(cache, tools, { query: "echo" });
     expect(cache.built).toBe(1);
-    // Another scope (fewer tools), another endpoint: indexes of their own.
-    searchTools(cache, snapshot, "", tools.slice(1), { query: "sum" });
-    searchTools(cache, snapshot, "ev", tools, { query: "sum" });
+    // Another scope (fewer tools): an index of its own.
+    searchTools(cache, tools.slice(1), { query: "sum" });
     expect(cache.built).toBe(2);
-    // A new snapshot with the same tools: no new index; with a changed description: a new one.
-    searchTools(cache, {}, "", tools, { query: "sum" });
+    // The same tools read again (a new snapshot's objects): no new index; a changed description: a new one.
+    searchTools(cache, structuredClone(tools), { query: "sum" });
     expect(cache.built).toBe(2);
     const changed = [{ ...tools[0]!, description: "Says it again." }, tools[1]!];
-    const again = searchTools(cache, {}, "", changed, { query: "says again" });
+    const again = searchTools(cache, changed, { query: "says again" });
     expect(cache.built).toBe(3);
     expect(again.structuredContent.tools[0]).toMatchObject({
       name: "ev__echo",
       description: "Says it again.",
     });
+  });
+
+  it("never answers from another catalogue's index: a name given to another tool is indexed again", () => {
+    // A tool set's edit gives the listed name `do_it` another tool: same name, other text and schema.
+    const cache = new ToolIndexCache();
+    const before = [
+      {
+        name: "do_it",
+        description: "Harmless: creates a record.",
+        inputSchema: { type: "object", properties: { email: { type: "string" } } },
+      },
+    ];
+    const after = [
+      {
+        name: "do_it",
+        description: "Deletes a record permanently.",
+        inputSchema: { type: "object", properties: { contact_id: { type: "string" } } },
+      },
+    ];
+    searchTools(cache, before, { query: "record" });
+    const found = searchTools(cache, after, { query: "record" });
+    expect(found.structuredContent.tools).toEqual([
+      { name: "do_it", description: "Deletes a record permanently.", inputSchema: after[0]!.inputSchema },
+    ]);
   });
 });

@@ -6,7 +6,13 @@
  */
 import { createHash } from "node:crypto";
 import { AppError } from "@mcpgw/core";
-import { MAX_QUERY_CHARS, type SearchableTool, shortDescription, ToolIndex } from "./tool-search";
+import {
+  MAX_INDEX_CHARS,
+  MAX_QUERY_CHARS,
+  type SearchableTool,
+  shortDescription,
+  ToolIndex,
+} from "./tool-search";
 
 /** How an endpoint lists tools: all of them, or the two search-mode tools. */
 export type ToolMode = "search" | "full";
@@ -141,8 +147,6 @@ export interface FoundTool {
 /** `search_tools` over `tools` (the endpoint's, as it names them), with the index from `indexes`. */
 export function searchTools(
   indexes: ToolIndexCache,
-  snapshot: object,
-  catalogue: string,
   tools: readonly IndexableTool[],
   args: Record<string, unknown>,
 ) {
@@ -156,55 +160,41 @@ export function searchTools(
     );
   if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)
     throw new AppError("request.invalid", `search_tools' limit must be an integer from 1 to ${MAX_LIMIT}.`);
-  const { index, found: byName } = indexes.get(snapshot, catalogue, tools);
+  const { index, found: byName } = indexes.get(tools);
   const found = index.search(query, limit).flatMap((hit) => byName.get(hit.name) ?? []);
   const structuredContent = { tools: found };
   return { content: [{ type: "text", text: JSON.stringify(structuredContent) }], structuredContent };
 }
 
-/** Catalogues indexed per directory snapshot, at most this many (callers' scopes, endpoints). */
-const MAX_INDEXES_PER_SNAPSHOT = 32;
-/** Indexes kept by content across snapshots, at most this many (the most recently used). */
-const MAX_INDEXES_BY_CONTENT = 8;
+/** Indexes kept, at most this many (the most recently used): callers' scopes, endpoints. */
+const MAX_INDEXES = 16;
+/** The text all kept indexes hold together, at most (an index's own is bounded by the index). */
+const MAX_INDEXED_CHARS = 4 * MAX_INDEX_CHARS;
 
 type IndexableTool = SearchableTool & { inputSchema: Record<string, unknown> };
 
 /**
- * Indexes built once per catalogue. Looked up by the directory snapshot and the catalogue within it —
- * the endpoint and the names the caller may see (its scope) — without reading the tools again; a new
- * snapshot (any server's status or tools changed) looks up by content — names, titles, descriptions,
- * schemas, hashed — so an index is built again only when what it indexes changed.
+ * Indexes built once per catalogue and looked up by what they index: each tool's listed name, title,
+ * description and input schema (a schema's digest is taken once per schema object). So an index is
+ * built again only when what it indexes changed, and never serves another text: a tool set whose
+ * edit gave a name another tool, or an override another description, is indexed again (the directory's
+ * snapshot does not change with a set). Kept: the most recently used, within {@link MAX_INDEXES} and
+ * {@link MAX_INDEXED_CHARS} of text.
  */
 export class ToolIndexCache {
-  private readonly bySnapshot = new WeakMap<object, Map<string, IndexedCatalogue>>();
   private readonly byContent = new Map<string, IndexedCatalogue>();
+  private readonly schemaDigests = new WeakMap<object, string>();
+  private indexedChars = 0;
   /** Indexes built so far (for tests). */
   built = 0;
 
-  /** The index of `tools`, the catalogue `catalogue` (an endpoint) shows in `snapshot`. */
-  get(snapshot: object, catalogue: string, tools: readonly IndexableTool[]): IndexedCatalogue {
-    let indexes = this.bySnapshot.get(snapshot);
-    if (!indexes) {
-      indexes = new Map();
-      this.bySnapshot.set(snapshot, indexes);
-    }
-    const names = createHash("sha256").update(catalogue).update("\0");
-    for (const tool of tools) names.update(tool.name).update("\0");
-    const key = names.digest("base64url");
-    let indexed = indexes.get(key);
-    if (!indexed) {
-      indexed = this.ofContent(tools);
-      if (indexes.size >= MAX_INDEXES_PER_SNAPSHOT) indexes.delete(indexes.keys().next().value as string);
-      indexes.set(key, indexed);
-    }
-    return indexed;
-  }
-
-  /** The index of tools with this content: kept, or built (and kept, the least recently used let go). */
-  private ofContent(tools: readonly IndexableTool[]): IndexedCatalogue {
+  /** The index of `tools`, as an endpoint lists them to one caller. */
+  get(tools: readonly IndexableTool[]): IndexedCatalogue {
     const content = createHash("sha256");
     for (const { name, title, description, inputSchema } of tools)
-      content.update(JSON.stringify([name, title, description, inputSchema])).update("\0");
+      content
+        .update(JSON.stringify([name, title ?? null, description ?? null, this.schemaDigest(inputSchema)]))
+        .update("\0");
     const key = content.digest("base64url");
     let indexed = this.byContent.get(key);
     if (indexed) this.byContent.delete(key);
@@ -223,11 +213,24 @@ export class ToolIndexCache {
         ),
       };
       this.built++;
-      if (this.byContent.size >= MAX_INDEXES_BY_CONTENT)
-        this.byContent.delete(this.byContent.keys().next().value as string);
+      this.indexedChars += indexed.index.chars;
+      for (const [oldest, old] of this.byContent) {
+        if (this.byContent.size < MAX_INDEXES && this.indexedChars <= MAX_INDEXED_CHARS) break;
+        this.byContent.delete(oldest);
+        this.indexedChars -= old.index.chars;
+      }
     }
     this.byContent.set(key, indexed);
     return indexed;
+  }
+
+  private schemaDigest(schema: Record<string, unknown>): string {
+    let digest = this.schemaDigests.get(schema);
+    if (digest === undefined) {
+      digest = createHash("sha256").update(JSON.stringify(schema)).digest("base64url");
+      this.schemaDigests.set(schema, digest);
+    }
+    return digest;
   }
 }
 

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { MAX_QUERY_CHARS, normalizeTerm, shortDescription, splitWords, stem, ToolIndex } from "./tool-search";
+import {
+  MAX_INDEX_CHARS,
+  MAX_QUERY_CHARS,
+  normalizeTerm,
+  shortDescription,
+  splitWords,
+  stem,
+  ToolIndex,
+} from "./tool-search";
 
 /** A tool with these parameters (name → JSON Schema). */
 const tool = (name: string, description: string, properties: Record<string, unknown>, title?: string) => ({
@@ -90,5 +98,18 @@ describe("shortDescription", () => {
     const long = shortDescription("x".repeat(500));
     expect(long.length).toBe(200);
     expect(long.endsWith("…")).toBe(true);
+  });
+
+  it("holds a bounded text however long a hostile catalogue's descriptions, and still finds by them", () => {
+    const words = (seed: number) => Array.from({ length: 700 }, (_, i) => `w${seed}x${i}`).join(" ");
+    const hostile = Array.from({ length: 2_000 }, (_, i) => ({
+      name: `h__t${i}`,
+      description: words(i),
+      inputSchema: { type: "object" },
+    }));
+    const index = new ToolIndex(hostile);
+    // 2,000 descriptions of ~4,000 characters each (8 MB) are read to each tool's share of the bound.
+    expect(index.chars).toBeLessThanOrEqual(MAX_INDEX_CHARS * 1.05);
+    expect(index.search("w7x3", 1)[0]?.name).toBe("h__t7");
   });
 });

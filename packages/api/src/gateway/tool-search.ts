@@ -27,6 +27,12 @@ const MAX_QUERY_TERMS = 32;
 /** The most parameters of one tool indexed, and the characters of their text: a huge schema is cut. */
 const MAX_PARAMS = 64;
 const MAX_FIELD_CHARS = 4_000;
+/**
+ * The text one index holds, at most: past it each tool's fields are cut to its share (but never below
+ * {@link MIN_TOOL_CHARS}), so a hostile catalogue of long unique descriptions builds a bounded index.
+ */
+export const MAX_INDEX_CHARS = 1_000_000;
+const MIN_TOOL_CHARS = 160;
 
 /** How much a word counts by where it stands: a name says most of what a tool does. */
 const BOOST = { words: 3, title: 2, description: 1, params: 1 };
@@ -42,6 +48,8 @@ const STOP_WORDS = new Set(
 /** The ranked index of one catalogue snapshot. */
 export class ToolIndex {
   private readonly index: MiniSearch<IndexedTool>;
+  /** The characters of text indexed. */
+  readonly chars: number;
 
   constructor(tools: readonly SearchableTool[]) {
     this.index = new MiniSearch<IndexedTool>({
@@ -51,7 +59,14 @@ export class ToolIndex {
       processTerm: normalizeTerm,
       searchOptions: { boost: BOOST, prefix: false, fuzzy: false, combineWith: "OR" },
     });
-    this.index.addAll(tools.map(indexedTool));
+    const share = Math.max(MIN_TOOL_CHARS, Math.floor(MAX_INDEX_CHARS / Math.max(1, tools.length)));
+    const indexed = tools.map((tool) => indexedTool(tool, Math.min(MAX_FIELD_CHARS, share)));
+    this.chars = indexed.reduce(
+      (sum, tool) =>
+        sum + tool.words.length + tool.title.length + tool.description.length + tool.params.length,
+      0,
+    );
+    this.index.addAll(indexed);
   }
 
   /** The `limit` best matches of `query` (cut to {@link MAX_QUERY_CHARS}), best first. */
@@ -74,13 +89,15 @@ interface IndexedTool {
   params: string;
 }
 
-function indexedTool(tool: SearchableTool): IndexedTool {
+/** A tool's text to index, each field cut to `chars` (the description and parameters share it). */
+function indexedTool(tool: SearchableTool, chars: number): IndexedTool {
+  const description = (tool.description ?? "").slice(0, chars);
   return {
     name: tool.name,
     words: tool.name,
-    title: (tool.title ?? "").slice(0, MAX_FIELD_CHARS),
-    description: (tool.description ?? "").slice(0, MAX_FIELD_CHARS),
-    params: paramText(tool.inputSchema).slice(0, MAX_FIELD_CHARS),
+    title: (tool.title ?? "").slice(0, chars),
+    description,
+    params: paramText(tool.inputSchema).slice(0, Math.max(MIN_TOOL_CHARS, chars - description.length)),
   };
 }
 

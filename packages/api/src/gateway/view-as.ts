@@ -14,7 +14,7 @@ import { reachOfMappings } from "../oauth/resource-check";
 export const ViewAs = z
   .string()
   .max(300)
-  .regex(/^(key|user|group):[^\s]+$/, "must be key:<id>, user:<name> or group:<name>")
+  .regex(/^(key|user|group):\S(?:[^\n]*\S)?$/, "must be key:<id>, user:<name> or group:<name>")
   .openapi({
     description: "Admin only: the catalogue as this key or access mapping sees it",
     example: "key:0b6f…",
