@@ -22,15 +22,19 @@ import { type AwsConfig, createStore } from "@mcpgw/aws";
 import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleAll, ENTRIES } from "../../scripts/build";
+import plugins from "../../scripts/esbuild-plugins.mjs";
 import { createTestConfig, emulatorEnv } from "../support/aws";
 import { urlEvent } from "./support/url-event";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const INVOKE = resolve(import.meta.dirname, "support/invoke-bundle.mjs");
-/** Bytes per handler, read strictly (decimal); measured 1.47, 1.90 and 1.33 MB (issue 23). */
+/**
+ * Bytes per handler, read strictly (decimal); measured 1.47, 1.90 and 1.33 MB (issue 23), then 1.50,
+ * 1.97 and 1.36 MB with issue 27 (tool sets, pinning, the change routes, search mode's index).
+ */
 const SIZE_BUDGET_BYTES: Record<Handler, number> = {
-  admin: 1_500_000,
-  gateway: 1_950_000,
+  admin: 1_600_000,
+  gateway: 2_100_000,
   worker: 1_500_000,
 };
 const COLD_IMPORT_BUDGET_MS = 300;
@@ -75,6 +79,7 @@ async function analyzeBundles(): Promise<void> {
     metafile: true,
     outExtension: { ".js": ".mjs" },
     logLevel: "silent",
+    plugins,
   });
   for (const [file, output] of Object.entries(metafile.outputs)) {
     const name = /(admin|gateway|worker)\/index\.mjs$/.exec(file)?.[1] as Handler | undefined;
