@@ -28,7 +28,13 @@ describe("runner: HTTP routes", () => {
   beforeAll(async () => {
     stack = await startRunnerStack();
     [id, threadServer] = await Promise.all([
-      createServer(stack, { name, command: process.execPath, args: [TINY_STDIO], env: { LEVEL: "1" } }),
+      createServer(stack, {
+        name,
+        command: process.execPath,
+        args: [TINY_STDIO],
+        env: { LEVEL: "1" },
+        pinning: "auto",
+      }),
       createServer(stack, {
         name: uniqueName("tinythread"),
         command: process.execPath,

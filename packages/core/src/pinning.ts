@@ -115,8 +115,13 @@ export const MAX_PENDING_CHANGES = 200;
 /** The most bytes (JSON) of pending definitions one server keeps: past them, the newest wait for a later probe. */
 export const MAX_PENDING_BYTES = 256 * 1024;
 
-/** The largest definition (JSON bytes) kept as a pending change: a larger one is left out (logged), never served. */
-export const MAX_CHANGE_BYTES = 64 * 1024;
+/**
+ * The largest definition (JSON bytes) kept as a pending change: a larger one is left out (logged) and
+ * never served — a changed tool stays refused under `approve` (`auto` takes it), as no admin could
+ * approve what no change shows. As large as all pending changes together, so any definition that can
+ * wait alone can be approved.
+ */
+export const MAX_CHANGE_BYTES = MAX_PENDING_BYTES;
 
 /** A definition's size as a catalogue body stores it (JSON bytes). */
 function definitionBytes(tool: ToolInfo): number {

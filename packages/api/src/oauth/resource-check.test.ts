@@ -1,5 +1,6 @@
+import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { grantsFit, MAX_GRANTS_BYTES } from "./resource-check";
+import { grantsFit, MAX_GRANTS_BYTES, reachFits } from "./resource-check";
 
 describe("grants in a token", () => {
   const policy = (names: number) => ({
@@ -18,5 +19,20 @@ describe("grants in a token", () => {
   it("several mappings count together", () => {
     expect(grantsFit([policy(80)])).toBe(true);
     expect(grantsFit([policy(80), policy(80)])).toBe(false);
+  });
+
+  it("a reach fits only with its server ids counted too: grants near their bound and 100 servers do not", () => {
+    const ids = (count: number) => Array.from({ length: count }, () => randomUUID());
+    const grant = (servers: number) => ({
+      serverIds: ids(servers),
+      toolsets: [],
+      toolPolicy: { refuse: { destructiveHint: true } },
+    });
+    expect(reachFits({ ids: ids(10), grants: [grant(10)] })).toBe(true);
+    expect(reachFits({ ids: null })).toBe(true);
+    // The grant alone fits its bound; with the same 100 ids in `servers` the token would pass 8 KiB.
+    const wide = grant(100);
+    expect(grantsFit([wide])).toBe(true);
+    expect(reachFits({ ids: wide.serverIds, grants: [wide] })).toBe(false);
   });
 });

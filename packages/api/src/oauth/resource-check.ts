@@ -25,6 +25,21 @@ export function grantsFit(grants: readonly ToolGrant[] | undefined): boolean {
 }
 
 /**
+ * The most a token's reach (`servers` and `grants`) may take together, as JSON: base64url makes it a
+ * third larger, and the rest of the token (header, other claims, signature) stays under 1 KiB, so a
+ * token within it stays within the 8 KiB a verifier takes.
+ */
+export const MAX_REACH_BYTES = 5 * 1024;
+
+/** True when a reach fits in one token: its grants alone, and its server ids with them. */
+export function reachFits(reach: Pick<Reach, "ids" | "grants">): boolean {
+  return (
+    grantsFit(reach.grants) &&
+    Buffer.byteLength(JSON.stringify({ servers: reach.ids, grants: reach.grants })) <= MAX_REACH_BYTES
+  );
+}
+
+/**
  * What a user holding `mappings` (theirs and their groups') reaches: the union of their server ids
  * (null: every server), and a grant per mapping when one names tool sets or a policy.
  */

@@ -9,7 +9,7 @@ import type { AppEnv } from "../env";
 import { type AuthorizationServer, formOf, noStore, secret, TokenError } from "./http";
 import { ACCESS_TOKEN_TTL_SECONDS, MCP_SCOPE, mintAccessToken } from "./jwt";
 import { verifierMatches } from "./pkce";
-import { grantsFit, type Reach, reachesNothing } from "./resource-check";
+import { type Reach, reachesNothing, reachFits } from "./resource-check";
 
 /** How long a refresh family lives in all. */
 const REFRESH_FAMILY_SECONDS = 30 * 24 * 3600;
@@ -63,12 +63,15 @@ export function registerTokenRoutes(app: OpenAPIHono<AppEnv>, server: Authorizat
   });
 }
 
-/** Refuses a token whose mappings' tool policies together would not fit in it (fails closed). */
+/**
+ * Refuses a token whose reach — its mappings' servers and tool policies together — would not fit in
+ * it (fails closed: a token past 8 KiB would be refused by every request anyway).
+ */
 function assertGrantsFit(reach: Reach): void {
-  if (!grantsFit(reach.grants))
+  if (!reachFits(reach))
     throw new TokenError(
       "invalid_grant",
-      "The user's access mappings' tool policies are too large for a token.",
+      "The user's access mappings (their servers and tool policies) are too large for a token.",
     );
 }
 
