@@ -28,11 +28,12 @@ const MAX_QUERY_TERMS = 32;
 const MAX_PARAMS = 64;
 const MAX_FIELD_CHARS = 4_000;
 /**
- * The text one index holds, at most: past it each tool's fields are cut to its share (but never below
- * {@link MIN_TOOL_CHARS}), so a hostile catalogue of long unique descriptions builds a bounded index.
+ * The text one index holds besides tools' names, at most: each tool's title, description and
+ * parameters share its part of it (at least {@link MIN_TOOL_CHARS}), so a hostile catalogue of long
+ * unique descriptions builds a bounded index.
  */
 export const MAX_INDEX_CHARS = 1_000_000;
-const MIN_TOOL_CHARS = 160;
+const MIN_TOOL_CHARS = 48;
 
 /** How much a word counts by where it stands: a name says most of what a tool does. */
 const BOOST = { words: 3, title: 2, description: 1, params: 1 };
@@ -60,7 +61,7 @@ export class ToolIndex {
       searchOptions: { boost: BOOST, prefix: false, fuzzy: false, combineWith: "OR" },
     });
     const share = Math.max(MIN_TOOL_CHARS, Math.floor(MAX_INDEX_CHARS / Math.max(1, tools.length)));
-    const indexed = tools.map((tool) => indexedTool(tool, Math.min(MAX_FIELD_CHARS, share)));
+    const indexed = tools.map((tool) => indexedTool(tool, Math.min(3 * MAX_FIELD_CHARS, share)));
     this.chars = indexed.reduce(
       (sum, tool) =>
         sum + tool.words.length + tool.title.length + tool.description.length + tool.params.length,
@@ -89,15 +90,21 @@ interface IndexedTool {
   params: string;
 }
 
-/** A tool's text to index, each field cut to `chars` (the description and parameters share it). */
+/**
+ * A tool's text to index: its title, description and parameters within `chars` together (each within
+ * {@link MAX_FIELD_CHARS}) — the title up to a fifth and the parameters up to a quarter, the
+ * description the rest; its name whole (names are bounded by the catalogue).
+ */
 function indexedTool(tool: SearchableTool, chars: number): IndexedTool {
-  const description = (tool.description ?? "").slice(0, chars);
+  const cut = (text: string, most: number) => text.slice(0, Math.max(0, Math.min(MAX_FIELD_CHARS, most)));
+  const title = cut(tool.title ?? "", chars / 5);
+  const params = cut(paramText(tool.inputSchema), chars / 4);
   return {
     name: tool.name,
     words: tool.name,
-    title: (tool.title ?? "").slice(0, chars),
-    description,
-    params: paramText(tool.inputSchema).slice(0, Math.max(MIN_TOOL_CHARS, chars - description.length)),
+    title,
+    description: cut(tool.description ?? "", chars - title.length - params.length),
+    params,
   };
 }
 
