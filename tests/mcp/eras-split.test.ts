@@ -24,6 +24,7 @@ import { type ConformanceUpstream, startConformanceUpstream } from "../fixtures/
 import { startUpstream, type Upstream } from "../fixtures/mcp-upstream";
 import { type SplitEraUpstream, startSplitEraUpstream } from "../fixtures/split-era-upstream";
 import { createConnected, type Stack, startGatewayStack, uniqueName } from "../gateway/helpers";
+import { waitFor } from "../support/stack";
 import { connectTestClient } from "./clients";
 import { connectClient, createKey } from "./helpers";
 
@@ -161,6 +162,19 @@ describe("dual-era upstreams behind the gateway", () => {
       "2025-11-25",
     ]);
     expect(changed.methods.legacy["tools/call"]).toBeUndefined();
+
+    // A liveness check sees the changed tool on the 2025 list again, but the stored list left it out on
+    // purpose: the check finds the server alive and does not list its tools again.
+    const listed = changed.methods.modern["tools/list"] ?? 0;
+    const looked = changed.methods.legacy["tools/list"] ?? 0;
+    await stack.sweep();
+    await waitFor(
+      async () => changed.methods.legacy["tools/list"] ?? 0,
+      (count) => count > looked,
+      { timeoutMs: 20_000 },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(changed.methods.modern["tools/list"] ?? 0).toBe(listed);
   });
 
   it("a 2025 client is asked what the server asks only in its 2025 surface (elicitation by server request)", async ({

@@ -100,8 +100,22 @@ export async function probeUpstream(target: UpstreamTarget, options: ProbeOption
           )
         : Promise.resolve(undefined);
     if (options.listToolsIf) {
-      const profile = profileOf(session, legacyNamed(await legacy));
-      if (!options.listToolsIf(profile)) {
+      const found = await legacy;
+      let profile = profileOf(session, legacyNamed(found));
+      let relist = options.listToolsIf(profile);
+      // The stored 2025 list keeps only the names whose 2025 definition matched (see legacyNamed), which a
+      // check — with no 2026 listing — cannot tell: its names are narrowed to the stored ones before they
+      // count as a change (a name gone still is one), so such a server is not listed again every check.
+      if (
+        relist &&
+        options.previousLegacy &&
+        Array.isArray((found as { tools?: unknown } | undefined)?.tools)
+      ) {
+        const stored = await options.previousLegacy().catch(() => undefined);
+        const narrowed = profileOf(session, legacyWithin(legacyNamed(found), stored));
+        if (!options.listToolsIf(narrowed)) [profile, relist] = [narrowed, false];
+      }
+      if (!relist) {
         if (session.era === "legacy") await session.client.ping({ signal, timeout: deadlineMs });
         return { ok: true, alive: true, at, latencyMs, ...(profile ? { profile } : {}) };
       }
@@ -190,6 +204,15 @@ export function legacyNamed(found: unknown, served?: readonly ToolInfo[]): unkno
     return !hashes || hashes.get(info.name) === toolDefinitionHash(info) ? [info.name] : [];
   });
   return { ...(found as object), tools: names };
+}
+
+/** A named 2025 surface with only the tool names `stored` (a stored surface) has too; else as it is. */
+export function legacyWithin(named: unknown, stored: unknown): unknown {
+  const tools = (named as { tools?: unknown } | undefined)?.tools;
+  const kept = (stored as { tools?: unknown } | undefined)?.tools;
+  if (!Array.isArray(tools) || !Array.isArray(kept)) return named;
+  const storedNames = new Set(kept);
+  return { ...(named as object), tools: tools.filter((name) => storedNames.has(name)) };
 }
 
 /**
