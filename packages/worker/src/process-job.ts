@@ -281,10 +281,15 @@ async function recordPinned(
   const mode = effectivePinning(plain, deps.pinningDefault ?? "approve");
   for (let attempt = 1; ; attempt++) {
     const stored = await deps.store.statuses.getCatalog(plain.id);
-    // A damaged catalogue lost its pins: under `approve` every listed tool waits (fail closed).
+    // A damaged catalogue lost its pins: it heals at once from what the upstream lists now (as a first
+    // connection does), said in a warning. Failing closed would buy nothing against whoever can write the
+    // table (they could write any catalogue whole) and would take every tool of the server away from
+    // its callers until an admin approved each again.
     if (stored?.damaged && mode === "approve")
-      logger.warn("catalogue damaged; every listed tool waits for approval", { serverId: plain.id });
-    const previous = stored?.damaged ? (mode === "approve" ? { tools: [] } : undefined) : stored;
+      logger.warn("catalogue damaged; its pins are lost and taken again from the current listing", {
+        serverId: plain.id,
+      });
+    const previous = stored?.damaged ? undefined : stored;
     const { changed, dropped, ...pinned } = reconcileTools(
       previous,
       result.tools,
