@@ -59,10 +59,10 @@ const URL_ELICITATION_REQUIRED = -32042;
  * `call_tool` instead.
  */
 export async function listTools(gateway: GatewayServer, cursor: string | undefined, ctx: ServerContext) {
-  const { tools } = await visibleTools(gateway, ctx);
-  if ((await toolModeOf(gateway, ctx, async () => tools.length)) === "search")
+  const read = visibleOnce(gateway, ctx);
+  if ((await toolModeOf(gateway, ctx, async () => (await read()).tools.length)) === "search")
     return { tools: SEARCH_MODE_TOOLS };
-  const { page, nextCursor } = paginate(tools, cursor);
+  const { page, nextCursor } = paginate((await read()).tools, cursor);
   return { tools: page, ...(nextCursor ? { nextCursor } : {}) };
 }
 
@@ -77,12 +77,7 @@ export async function callTool(
   ctx: ServerContext,
 ) {
   if (name === SEARCH_TOOLS || name === CALL_TOOL) {
-    // Read once, and only if the mode or the search needs it.
-    let visible: ReturnType<typeof visibleTools> | undefined;
-    const read = () => {
-      visible ??= visibleTools(gateway, ctx);
-      return visible;
-    };
+    const read = visibleOnce(gateway, ctx);
     if ((await toolModeOf(gateway, ctx, async () => (await read()).tools.length)) === "search") {
       if (name === CALL_TOOL) {
         const call = callToolArguments(args);
@@ -109,6 +104,15 @@ async function visibleTools(gateway: GatewayServer, ctx: ServerContext): Promise
   }
   const visible = gateway.endpoint ? all.filter((tool) => tool.server === gateway.endpoint) : all;
   return { tools: visible.map((tool) => mcpTool(gateway.endpoint, tool)) };
+}
+
+/** {@link visibleTools}, read once, and only if the mode or the answer needs it (a fixed mode does not). */
+function visibleOnce(gateway: GatewayServer, ctx: ServerContext): () => ReturnType<typeof visibleTools> {
+  let visible: ReturnType<typeof visibleTools> | undefined;
+  return () => {
+    visible ??= visibleTools(gateway, ctx);
+    return visible;
+  };
 }
 
 /** A tool as an endpoint lists it. */
