@@ -1,3 +1,4 @@
+export * from "./audit";
 export * from "./backoff";
 export * from "./child-limits";
 export * from "./edit-reach";
@@ -27,5 +28,6 @@ export * from "./tokens";
 export * from "./tool";
 export * from "./tool-policy";
 export * from "./tool-screening";
+export * from "./trace-id";
 export * from "./when-sent";
 export * from "./worktree";
