@@ -216,4 +216,51 @@ describe("audit events of tool calls", () => {
     );
     expect(byKey.body.events).toHaveLength(1);
   });
+
+  it("a call refused by its caller's rate limit is one event too (REST and MCP)", async () => {
+    const limited = async (name: string) =>
+      (await stack.call("POST", "/v1/keys", { name, rateLimit: { perMinute: 1, burst: 1 } })).body as {
+        id: string;
+        key: string;
+      };
+    const [restKey, mcpKey] = [await limited("audit-rest-limited"), await limited("audit-mcp-limited")];
+    const rest = stack.callAs(restKey.key);
+    expect((await rest("POST", `/v1/tools/${http}__echo/call`, { arguments: { text: ARG } })).status).toBe(
+      200,
+    );
+    const refused = await rest("POST", `/v1/tools/${http}__echo/call`, { arguments: { text: ARG } });
+    expect([refused.status, refused.body.code]).toEqual([429, "rate_limited"]);
+
+    const rpc = (body: unknown) =>
+      fetch(`${stack.api.url}/mcp/${stdio}`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${mcpKey.key}`,
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+        },
+        body: JSON.stringify(body),
+      });
+    // The one request of the minute is a ping; the call after it is refused.
+    await (await rpc({ jsonrpc: "2.0", id: 1, method: "ping" })).text();
+    const call = { name: "ping", arguments: { note: ARG } };
+    const mcpRefused = await rpc({ jsonrpc: "2.0", id: 2, method: "tools/call", params: call });
+    // The request's JSON-RPC error is its answer (HTTP 200), the gateway's code in `data.code`.
+    expect(JSON.parse(await mcpRefused.text())).toMatchObject({
+      id: 2,
+      error: { data: { code: "rate_limited" } },
+    });
+
+    await stack.audit.flush();
+    const of = async (principal: string) =>
+      (await stack.call("GET", `/v1/audit?since=${since}&principal=${principal}`)).body
+        .events as AuditEvent[];
+    expect((await of(restKey.id)).map((e) => [e.plane, e.tool, e.outcome, e.argumentKeys])).toEqual([
+      ["rest", "echo", "rate_limited", undefined],
+      ["rest", "echo", "ok", ["text"]],
+    ]);
+    expect(
+      (await of(mcpKey.id)).map((e) => [e.plane, e.serverName, e.tool, e.outcome, e.argumentKeys]),
+    ).toEqual([["mcp_server", stdio, "ping", "rate_limited", ["note"]]]);
+  });
 });
