@@ -99,6 +99,9 @@ describe("audit events of tool calls", () => {
     expect(
       (await aggregate.callTool({ name: `${http}__echo`, arguments: { text: ARG } })).isError,
     ).toBeFalsy();
+    await expect(
+      aggregate.callTool({ name: `${http}__missing`, arguments: { text: ARG } }),
+    ).rejects.toThrow();
     const own = await mcpClient(`/mcp/${stdio}`, key.key);
     const pong = await own.callTool({ name: "ping", arguments: { note: ARG } });
     expect(pong.content).toEqual([{ type: "text", text: "pong" }]);
@@ -151,6 +154,14 @@ describe("audit events of tool calls", () => {
         keys: ["text"],
       },
       { principal: asKey, plane: "mcp", server: http, tool: "echo", outcome: "ok", keys: ["text"] },
+      {
+        principal: asKey,
+        plane: "mcp",
+        server: http,
+        tool: "missing",
+        outcome: "tool.not_found",
+        keys: ["text"],
+      },
       { principal: asKey, plane: "mcp_server", server: stdio, tool: "ping", outcome: "ok", keys: ["note"] },
       {
         principal: asKey,
@@ -178,7 +189,7 @@ describe("audit events of tool calls", () => {
         keys: ["text"],
       },
     ]);
-    expect(JSON.stringify(events[8]?.principal)).toContain("ada");
+    expect(JSON.stringify(events[9]?.principal)).toContain("ada");
 
     for (const event of events) {
       expect(event.source).toMatch(/^(127\.0\.0\.1|::ffff:127\.0\.0\.1|::1)$/);
