@@ -4,13 +4,17 @@
  */
 import { join } from "node:path";
 import { flushingLogs } from "@mcpgw/core";
+import { flushingMetrics, startMetrics } from "@mcpgw/telemetry";
 import { handle } from "hono/aws-lambda";
 import { createAdminApp } from "../admin-app";
 import { loadConsoleAssets } from "../console/assets";
 import { depsFromEnvironment } from "./from-env";
 
+await startMetrics({ service: "admin" });
 const consoleDir = join(process.env.LAMBDA_TASK_ROOT ?? process.cwd(), "console");
 
 export const handler = flushingLogs(
-  handle(createAdminApp({ ...depsFromEnvironment(), console: loadConsoleAssets(consoleDir) })),
+  flushingMetrics(
+    handle(createAdminApp({ ...depsFromEnvironment(), console: loadConsoleAssets(consoleDir) })),
+  ),
 );

@@ -1,0 +1,4 @@
+export * from "./emf";
+export * from "./instruments";
+export * from "./metrics";
+export * from "./prometheus";
