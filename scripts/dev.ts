@@ -123,7 +123,11 @@ if (emulator.owned) {
 }
 console.log(`MCP Gateway ready at ${api.url} (docs: ${api.url}/docs)`);
 log(`admin console at ${api.url}/`);
-log(metrics.text ? `metrics (Prometheus text) at ${api.url}/metrics` : `metrics exported over ${metrics.export}`);
+log(
+  metrics.text
+    ? `metrics (Prometheus text) at ${api.url}/metrics`
+    : `metrics exported over ${metrics.export}`,
+);
 log(
   settings.oidc
     ? `sign-in at ${settings.oidc.issuer} (register ${settings.oauthIssuer ?? api.url}/oauth/oidc/callback, ${settings.publicAdminUrl ?? api.url}/console/oidc/callback and ${settings.publicAdminUrl ?? api.url}/oauth/upstream/signin there)`

@@ -23,7 +23,12 @@ describe("GET /metrics on npm run dev (Prometheus text)", () => {
 
   beforeAll(async () => {
     [dev, upstream] = await Promise.all([
-      startDevProcess({ RUNNER_UID_BASE: String(testUidBase()), RUNNER_UID_COUNT: "200" }),
+      // A sweep every 2 s: the queue depth it reads is reported.
+      startDevProcess({
+        RUNNER_UID_BASE: String(testUidBase()),
+        RUNNER_UID_COUNT: "200",
+        SWEEP_INTERVAL_SECONDS: "2",
+      }),
       startUpstream({ requireBearer: HEADER_SECRET, jsonResponse: true }),
     ]);
   }, 90_000);
@@ -103,6 +108,15 @@ describe("GET /metrics on npm run dev (Prometheus text)", () => {
         { server: stdio, result: "ok" },
       ]),
     );
+
+    // The worker's jobs (their connects) waited some time in the queue; the sweep read its depth.
+    expect(families.get("mcpgw_job_age")?.type).toBe("HISTOGRAM");
+    const depth = await waitFor(
+      async () => (await scrape()).families.get("mcpgw_queue_depth")?.metrics[0]?.value,
+      (value) => value !== undefined,
+      { timeoutMs: 10_000 },
+    );
+    expect(Number(depth)).toBeGreaterThanOrEqual(0);
 
     for (const secret of [ARG_SECRET, HEADER_SECRET, ENV_SECRET]) expect(text).not.toContain(secret);
   }, 90_000);
