@@ -69,7 +69,7 @@ export function startMetrics(options: {
   /** The reader of a local process (neither OTLP nor Lambda): `prometheusReader` in `npm run dev`. */
   local?: () => LocalReader;
 }): Promise<Metrics> {
-  started ??= setUp(options.service, options.env ?? process.env, options.local);
+  started ??= createMetrics(options.service, options.env ?? process.env, options.local);
   return started;
 }
 
@@ -78,23 +78,14 @@ export async function flushMetricsIfDue(): Promise<void> {
   await (await started)?.flushIfDue();
 }
 
-/** `handler`, flushing the started metrics when due ({@link flushMetricsIfDue}) as each invocation ends. */
-export function flushingMetrics<A extends unknown[], R>(
-  handler: (...args: A) => Promise<R>,
-): (...args: A) => Promise<R> {
-  return async (...args) => {
-    try {
-      return await handler(...args);
-    } finally {
-      await flushMetricsIfDue();
-    }
-  };
-}
-
-async function setUp(
+/**
+ * Sets a new global meter provider for `service` with the reader `env` calls for (see the module's doc)
+ * and makes the instruments on it: {@link startMetrics}' work, each time it is called (tests).
+ */
+export async function createMetrics(
   service: TelemetryService,
   env: NodeJS.ProcessEnv,
-  local: (() => LocalReader) | undefined,
+  local?: () => LocalReader,
 ): Promise<Metrics> {
   const mode = metricsExport(env);
   const intervalMs = exportIntervalMs(env);

@@ -1,7 +1,7 @@
 /** Lambda entries: the SQS job consumer (partial batch responses) and the scheduled health sweep. */
 
 import { flushingLogs } from "@mcpgw/core";
-import { flushingMetrics, startMetrics } from "@mcpgw/telemetry";
+import { flushMetricsIfDue, startMetrics } from "@mcpgw/telemetry";
 import { workerDepsFromEnv } from "./deps";
 import { handleBatch, type SqsRecord } from "./handler";
 import { runSweep } from "./sweep";
@@ -10,7 +10,8 @@ const deps = workerDepsFromEnv();
 await startMetrics({ service: "worker" });
 
 export const handler = flushingLogs(
-  flushingMetrics((event: { Records: SqsRecord[] }) => handleBatch(deps, event.Records)),
+  (event: { Records: SqsRecord[] }) => handleBatch(deps, event.Records),
+  flushMetricsIfDue,
 );
 
-export const sweepHandler = flushingLogs(flushingMetrics(() => runSweep(deps)));
+export const sweepHandler = flushingLogs(() => runSweep(deps), flushMetricsIfDue);

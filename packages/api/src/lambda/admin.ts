@@ -4,7 +4,7 @@
  */
 import { join } from "node:path";
 import { flushingLogs } from "@mcpgw/core";
-import { flushingMetrics, startMetrics } from "@mcpgw/telemetry";
+import { flushMetricsIfDue, startMetrics } from "@mcpgw/telemetry";
 import { handle } from "hono/aws-lambda";
 import { createAdminApp } from "../admin-app";
 import { loadConsoleAssets } from "../console/assets";
@@ -14,7 +14,6 @@ await startMetrics({ service: "admin" });
 const consoleDir = join(process.env.LAMBDA_TASK_ROOT ?? process.cwd(), "console");
 
 export const handler = flushingLogs(
-  flushingMetrics(
-    handle(createAdminApp({ ...depsFromEnvironment(), console: loadConsoleAssets(consoleDir) })),
-  ),
+  handle(createAdminApp({ ...depsFromEnvironment(), console: loadConsoleAssets(consoleDir) })),
+  flushMetricsIfDue,
 );
