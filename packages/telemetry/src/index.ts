@@ -2,3 +2,4 @@ export * from "./emf";
 export * from "./instruments";
 export * from "./metrics";
 export * from "./prometheus";
+export * from "./testing";
