@@ -164,18 +164,10 @@ function dimensionsOf(attributes: Attributes, service: string): Record<string, s
   return dimensions;
 }
 
-/** CloudWatch's unit for an OTel (UCUM) unit; a count for counters without one. */
+/** CloudWatch's unit for an OTel (UCUM) unit; `Count` for a counter without one. */
 function emfUnit(unit: string, type: DataPointType): string | undefined {
-  switch (unit) {
-    case "ms":
-      return "Milliseconds";
-    case "s":
-      return "Seconds";
-    case "By":
-      return "Bytes";
-    default:
-      return type === DataPointType.SUM || unit === "{call}" ? "Count" : undefined;
-  }
+  const units: Record<string, string> = { ms: "Milliseconds", s: "Seconds", By: "Bytes" };
+  return units[unit] ?? (type === DataPointType.SUM ? "Count" : undefined);
 }
 
 function hrTimeToMs([seconds, nanos]: HrTime): number {

@@ -48,7 +48,7 @@ describe("recordToolCall", () => {
     ]);
     const gateway = byName.get("mcpgw_tool_call_gateway_duration");
     if (gateway?.dataPointType !== DataPointType.HISTOGRAM) throw new Error("no gateway histogram");
-    // 30 − 25 = 5, and never below 0 (12 > 10 rounds to 0).
+    // 30 − 25 = 5, and never below 0 (10 − 12 counts as 0).
     expect(gateway.dataPoints[0]?.value).toMatchObject({ count: 2, sum: 5, min: 0, max: 5 });
     expect(await local.text()).toContain('mcpgw_tool_calls_total{server="files",tool="read",outcome="ok"} 2');
     await provider.shutdown();
