@@ -1,12 +1,16 @@
 /** Lambda entries: the SQS job consumer (partial batch responses) and the scheduled health sweep. */
 
 import { flushingLogs } from "@mcpgw/core";
+import { flushingTraces, startTracing } from "@mcpgw/telemetry";
 import { workerDepsFromEnv } from "./deps";
 import { handleBatch, type SqsRecord } from "./handler";
 import { runSweep } from "./sweep";
 
+startTracing({ service: "worker" });
 const deps = workerDepsFromEnv();
 
-export const handler = flushingLogs((event: { Records: SqsRecord[] }) => handleBatch(deps, event.Records));
+export const handler = flushingLogs(
+  flushingTraces((event: { Records: SqsRecord[] }) => handleBatch(deps, event.Records)),
+);
 
-export const sweepHandler = flushingLogs(() => runSweep(deps));
+export const sweepHandler = flushingLogs(flushingTraces(() => runSweep(deps)));
