@@ -2,7 +2,7 @@ import { remoteContext } from "@mcpgw/core";
 import { propagation, trace } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { describe, expect, it } from "vitest";
-import { batchOptions, exportsTraces, samplerFromEnv } from "./tracing";
+import { batchOptions, exportsTraces, samplerFromEnv, tracesUrl } from "./tracing";
 
 const PARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
 
@@ -64,5 +64,21 @@ describe("remoteContext", () => {
     } finally {
       propagation.disable();
     }
+  });
+});
+
+describe("tracesUrl", () => {
+  it("takes the traces endpoint as given, else appends /v1/traces to the base one", () => {
+    expect(tracesUrl({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318/" })).toBe("http://c:4318/v1/traces");
+    expect(tracesUrl({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318/base" })).toBe(
+      "http://c:4318/base/v1/traces",
+    );
+    expect(
+      tracesUrl({
+        OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318",
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://t/x",
+      }),
+    ).toBe("http://t/x");
+    expect(tracesUrl({})).toBeUndefined();
   });
 });

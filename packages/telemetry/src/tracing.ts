@@ -78,22 +78,12 @@ export function startTracing(options: { service: TelemetryService; env?: Env }):
   return tracing;
 }
 
-/** Exports the spans pending in this process's tracing, if it started and any ended since the last flush. */
+/**
+ * Exports the spans pending in this process's tracing, if it started and any ended since the last flush:
+ * a Lambda handler's `flushingLogs(handler, flushTraces)`, before the invocation returns (and freezes).
+ */
 export async function flushTraces(): Promise<void> {
   await started?.flush();
-}
-
-/** `handler`, exporting the spans its invocation left pending before it returns (a Lambda freezes after). */
-export function flushingTraces<A extends unknown[], R>(
-  handler: (...args: A) => Promise<R>,
-): (...args: A) => Promise<R> {
-  return async (...args) => {
-    try {
-      return await handler(...args);
-    } finally {
-      await flushTraces();
-    }
-  };
 }
 
 /**

@@ -1,7 +1,7 @@
 /** Lambda entries: the SQS job consumer (partial batch responses) and the scheduled health sweep. */
 
 import { flushingLogs } from "@mcpgw/core";
-import { flushingTraces, startTracing } from "@mcpgw/telemetry";
+import { flushTraces, startTracing } from "@mcpgw/telemetry";
 import { workerDepsFromEnv } from "./deps";
 import { handleBatch, type SqsRecord } from "./handler";
 import { runSweep } from "./sweep";
@@ -10,7 +10,8 @@ startTracing({ service: "worker" });
 const deps = workerDepsFromEnv();
 
 export const handler = flushingLogs(
-  flushingTraces((event: { Records: SqsRecord[] }) => handleBatch(deps, event.Records)),
+  (event: { Records: SqsRecord[] }) => handleBatch(deps, event.Records),
+  flushTraces,
 );
 
-export const sweepHandler = flushingLogs(flushingTraces(() => runSweep(deps)));
+export const sweepHandler = flushingLogs(() => runSweep(deps), flushTraces);

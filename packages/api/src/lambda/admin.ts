@@ -4,7 +4,7 @@
  */
 import { join } from "node:path";
 import { flushingLogs } from "@mcpgw/core";
-import { flushingTraces, startTracing } from "@mcpgw/telemetry";
+import { flushTraces, startTracing } from "@mcpgw/telemetry";
 import { handle } from "hono/aws-lambda";
 import { createAdminApp } from "../admin-app";
 import { loadConsoleAssets } from "../console/assets";
@@ -15,7 +15,6 @@ const consoleDir = join(process.env.LAMBDA_TASK_ROOT ?? process.cwd(), "console"
 startTracing({ service: "admin" });
 
 export const handler = flushingLogs(
-  flushingTraces(
-    handle(createAdminApp({ ...depsFromEnvironment(), console: loadConsoleAssets(consoleDir) })),
-  ),
+  handle(createAdminApp({ ...depsFromEnvironment(), console: loadConsoleAssets(consoleDir) })),
+  flushTraces,
 );
