@@ -245,6 +245,9 @@ describe("traces across gateway, runner and child", () => {
       parentSpanId: client.spanId,
     });
     expect(receiver.spans.filter((span) => span.traceId === injected.traceId)).toEqual([]);
+    // The caller's session to the runner was opened by this call, but outside its trace (a warm session
+    // outlives the call that opened it): the runner served one request of this trace, the call.
+    expect(spans.filter((s) => s.service === "mcpgw-runner" && s.kind === KIND.server)).toHaveLength(1);
   });
 
   it("an HTTP upstream reads the gateway's upstream span in its traceparent header and in _meta", async () => {
@@ -266,6 +269,24 @@ describe("traces across gateway, runner and child", () => {
     expect(seen.meta).toBe(seen.header);
     expect(call?.name).toBe(`tools/call ${httpName}__trace`);
     expect(request).toMatchObject({ name: "POST /v1/tools/{name}/call", parentSpanId: client.spanId });
+  });
+
+  it("a worker job is a trace of its own: the runner's requests for its probe are children of its span", async () => {
+    await tracing.flush();
+    const jobs = receiver.spans.filter(
+      (span) => span.name === "job connect" && span.service === "mcpgw-gateway",
+    );
+    expect(jobs.length).toBeGreaterThanOrEqual(2);
+    for (const job of jobs) expect(job.parentSpanId ?? "").toBe("");
+    const probed = await waitFor(
+      async () =>
+        receiver.spans.filter(
+          (span) => span.service === "mcpgw-runner" && jobs.some((job) => job.spanId === span.parentSpanId),
+        ),
+      (found) => found.length > 0,
+      { timeoutMs: 10_000, intervalMs: 50 },
+    );
+    expect(probed[0]).toMatchObject({ kind: KIND.server, name: "POST /servers/{id}/mcp" });
   });
 
   it("no argument, header secret or env value is in any span exported", () => {
