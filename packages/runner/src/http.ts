@@ -9,6 +9,7 @@ import {
   secretsEqual,
   whenSent,
 } from "@mcpgw/core";
+import { traceRequests } from "@mcpgw/telemetry";
 import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
@@ -52,6 +53,8 @@ export function createRunnerApp(options: RunnerHttpOptions): Hono<RunnerEnv> {
 
   app.get("/healthz", (c) => c.json({ ok: true, children: instances.size }));
   app.use("*", requireRunnerToken(options.token));
+  // A server span per request, continuing the gateway's trace (only the token's holder can name one).
+  app.use("*", traceRequests());
   app.use(
     "*",
     bodyLimit({

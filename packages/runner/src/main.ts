@@ -7,9 +7,11 @@ import {
   removeCredentialsFromEnv,
 } from "@mcpgw/aws";
 import { createLogger, errorFields } from "@mcpgw/core";
+import { startTracing } from "@mcpgw/telemetry";
 import { startRunner } from "./start";
 
 const logger = createLogger();
+const tracing = startTracing({ service: "runner" });
 // Everything secret is read once, here; then it leaves the environment (children never see it anyway).
 const { token, ...settings } = settingsOrExit(loadRunnerSettings);
 const store = createStore(settingsOrExit(loadAwsConfig));
@@ -35,7 +37,10 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
       runner.instances.killAll();
       process.exit(1);
     }, STOP_DEADLINE_MS).unref();
-    void runner.stop().finally(() => process.exit(0));
+    void runner
+      .stop()
+      .then(() => tracing.shutdown())
+      .finally(() => process.exit(0));
   });
 }
 

@@ -1,4 +1,4 @@
-import { errorFields, Job } from "@mcpgw/core";
+import { beginSpan, errorFields, errorTypeOf, Job, SpanKind } from "@mcpgw/core";
 import { processJob, type WorkerDeps } from "./process-job";
 
 /** The parts of an SQS record the worker reads (the Lambda event shape). */
@@ -25,10 +25,17 @@ export async function handleBatch(deps: WorkerDeps, records: SqsRecord[]): Promi
         deps.logger.warn("malformed job dropped", { messageId: record.messageId });
         return undefined;
       }
+      // Each job (a probe, a check) is a trace of its own: its span, then the upstream requests it makes.
+      const span = beginSpan(`job ${job.type}`, {
+        kind: SpanKind.CONSUMER,
+        attributes: { "mcpgw.job.type": job.type, "mcpgw.server.id": job.serverId },
+      });
       try {
-        await processJob(deps, job, record.messageId);
+        const outcome = await span.run(() => processJob(deps, job, record.messageId));
+        span.end({ "mcpgw.job.outcome": outcome });
         return undefined;
       } catch (error) {
+        span.end(undefined, errorTypeOf(error));
         const fields = { messageId: record.messageId, serverId: job.serverId, ...errorFields(error) };
         // A missing table or key is logged once per interval, not once per job.
         if (deps.store.outages.report(deps.logger, error)) deps.logger.debug("job failed", fields);

@@ -1,0 +1,2 @@
+export * from "./http-spans";
+export * from "./tracing";
