@@ -2,7 +2,7 @@ import { remoteContext } from "@mcpgw/core";
 import { propagation, trace } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { describe, expect, it } from "vitest";
-import { batchOptions, exportsTraces, samplerFromEnv, tracesUrl } from "./tracing";
+import { batchOptions, exportsTraces, samplerFromEnv, sdkDisabled, startTracing, tracesUrl } from "./tracing";
 
 const PARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
 
@@ -80,5 +80,19 @@ describe("tracesUrl", () => {
       }),
     ).toBe("http://t/x");
     expect(tracesUrl({})).toBeUndefined();
+  });
+});
+
+describe("OTEL_SDK_DISABLED", () => {
+  it("registers nothing: spans are no-ops with no trace id", async () => {
+    expect(sdkDisabled({ OTEL_SDK_DISABLED: " TRUE " })).toBe(true);
+    expect(sdkDisabled({ OTEL_SDK_DISABLED: "false" })).toBe(false);
+    expect(sdkDisabled({})).toBe(false);
+    const tracing = startTracing({ service: "gateway", env: { OTEL_SDK_DISABLED: "true" } });
+    const span = trace.getTracer("t").startSpan("s");
+    expect(span.isRecording()).toBe(false);
+    expect(span.spanContext().traceId).toBe("00000000000000000000000000000000");
+    span.end();
+    await tracing.shutdown();
   });
 });

@@ -36,8 +36,17 @@ export interface Tracing {
 
 let started: Tracing | undefined;
 
+/** What a process with the SDK disabled has: nothing registered, every span a no-op, no trace id. */
+const DISABLED: Tracing = { flush: async () => undefined, shutdown: async () => undefined };
+
+/** `OTEL_SDK_DISABLED=true` (the OTel standard switch, case-insensitive): no provider at all. */
+export function sdkDisabled(env: Env): boolean {
+  return env.OTEL_SDK_DISABLED?.trim().toLowerCase() === "true";
+}
+
 /**
- * Registers tracing for this process (once: later calls return the first's). Sampler from
+ * Registers tracing for this process (once: later calls return the first's; nothing under
+ * OTEL_SDK_DISABLED=true). Sampler from
  * OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG (default `parentbased_always_on`); a batch processor
  * exporting over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is
  * set (the exporter reads those and OTEL_EXPORTER_OTLP_HEADERS itself, and is loaded only then).
@@ -45,6 +54,7 @@ let started: Tracing | undefined;
 export function startTracing(options: { service: TelemetryService; env?: Env }): Tracing {
   if (started) return started;
   const env = options.env ?? process.env;
+  if (sdkDisabled(env)) return DISABLED;
   const contextManager = new AsyncLocalStorageContextManager().enable();
   context.setGlobalContextManager(contextManager);
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
