@@ -26,7 +26,7 @@ import {
 } from "@mcpgw/aws";
 import { createLogger, errorFields } from "@mcpgw/core";
 import { startRunner } from "@mcpgw/runner";
-import { prometheusReader, startMetrics } from "@mcpgw/telemetry";
+import { prometheusReader, startMetrics, startTracing } from "@mcpgw/telemetry";
 import { startPoller, startSweeper, workerDepsFromEnv } from "@mcpgw/worker";
 import { ensureConsoleBuilt } from "./lib/console";
 import { startEmulator } from "./lib/emulator";
@@ -41,6 +41,8 @@ process.env.RUNNER_TOKEN ||= randomBytes(24).toString("base64url");
 const { port, dataDir, settings, runnerToken, runnerSettings } = readSettings();
 const ephemeral = process.argv.includes("--ephemeral");
 const adminToken = process.env.ADMIN_TOKEN;
+// Spans of the whole stack (API, worker, runner: one process), exported when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+const tracing = startTracing({ service: "gateway" });
 // Its port first, held until the API listens there: in use, nothing else starts (no emulator, no
 // runner and its start-up sweep). The runner and the emulator take free ports of their own.
 const heldPort = await holdPort(port).catch(stopWith);
@@ -151,7 +153,7 @@ async function shutdown() {
   // probe waiting on it ends now instead of holding the poller (and the runner) for its deadline.
   await Promise.all([api.close(), poller.stop(), runner.stop()]);
   await callLatency.close();
-  await metrics.shutdown();
+  await Promise.all([tracing.shutdown(), metrics.shutdown()]);
   await emulator.stop();
   log("stopped");
   process.exit(0);

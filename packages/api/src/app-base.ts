@@ -7,7 +7,7 @@ import { swaggerUI } from "@hono/swagger-ui";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { CallerLimitSettings, ConsoleAdminSettings, Store } from "@mcpgw/aws";
 import type { Logger, Pinning } from "@mcpgw/core";
-import { PROMETHEUS_CONTENT_TYPE } from "@mcpgw/telemetry";
+import { PROMETHEUS_CONTENT_TYPE, traceRequests } from "@mcpgw/telemetry";
 import type { RunnerEndpoint } from "@mcpgw/upstream";
 import { requestId } from "hono/request-id";
 import { authenticate, KeyIndex, TOKEN_FAILURES } from "./auth";
@@ -116,6 +116,7 @@ export function createBaseApp(deps: AppDeps): BaseApp {
   app.onError((error, c) => onError(error, c, deps.store.outages));
   app.notFound(unmatchedRequests(app));
 
+  app.use(traceRequests());
   app.use(requestId());
   app.use(async function closeUnreadBodies(c, next) {
     await next();

@@ -9,7 +9,7 @@ import {
   secretsEqual,
   whenSent,
 } from "@mcpgw/core";
-import { PROMETHEUS_CONTENT_TYPE } from "@mcpgw/telemetry";
+import { PROMETHEUS_CONTENT_TYPE, traceRequests } from "@mcpgw/telemetry";
 import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
@@ -60,6 +60,8 @@ export function createRunnerApp(options: RunnerHttpOptions): Hono<RunnerEnv> {
       c.text(await metricsText(), 200, { "content-type": PROMETHEUS_CONTENT_TYPE }),
     );
   app.use("*", requireRunnerToken(options.token));
+  // A server span per request, continuing the gateway's trace (only the token's holder can name one).
+  app.use("*", traceRequests());
   app.use(
     "*",
     bodyLimit({

@@ -7,10 +7,11 @@ import {
   removeCredentialsFromEnv,
 } from "@mcpgw/aws";
 import { createLogger, errorFields } from "@mcpgw/core";
-import { prometheusReader, startMetrics } from "@mcpgw/telemetry";
+import { prometheusReader, startMetrics, startTracing } from "@mcpgw/telemetry";
 import { startRunner } from "./start";
 
 const logger = createLogger();
+const tracing = startTracing({ service: "runner" });
 // Everything secret is read once, here; then it leaves the environment (children never see it anyway).
 const { token, ...settings } = settingsOrExit(loadRunnerSettings);
 const store = createStore(settingsOrExit(loadAwsConfig));
@@ -41,7 +42,7 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
     }, STOP_DEADLINE_MS).unref();
     void runner
       .stop()
-      .then(() => metrics.shutdown())
+      .then(() => Promise.all([tracing.shutdown(), metrics.shutdown()]))
       .finally(() => process.exit(0));
   });
 }

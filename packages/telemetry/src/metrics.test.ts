@@ -22,6 +22,9 @@ describe("where metrics go", () => {
     expect(metricsExport({ OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: "http://c:4318/v1/metrics" })).toBe("otlp");
     expect(metricsExport({ OTEL_EXPORTER_OTLP_ENDPOINT: " ", AWS_LAMBDA_FUNCTION_NAME: "f" })).toBe("emf");
     expect(metricsExport({})).toBe("local");
+    expect(metricsExport({ OTEL_SDK_DISABLED: "TRUE", OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318" })).toBe(
+      "off",
+    );
   });
 
   it("reads the export interval and the service name from the standard variables", () => {

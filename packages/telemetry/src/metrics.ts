@@ -3,7 +3,8 @@
  * OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT when set (every OTEL_METRIC_EXPORT_INTERVAL ms); else on
  * Lambda (AWS_LAMBDA_FUNCTION_NAME) CloudWatch EMF lines on stdout, written at the end of an invocation
  * at most every OTEL_METRIC_EXPORT_INTERVAL ms; else (a local process) the `local` reader it is given
- * ({@link prometheusReader}: Prometheus text for `GET /metrics`), or none.
+ * ({@link prometheusReader}: Prometheus text for `GET /metrics`), or none. OTEL_SDK_DISABLED=true: none
+ * of it.
  */
 import { metrics } from "@opentelemetry/api";
 import { resourceFromAttributes } from "@opentelemetry/resources";
@@ -16,11 +17,10 @@ import {
 import { EmfExporter } from "./emf";
 import { registerInstruments } from "./instruments";
 import type { LocalReader } from "./prometheus";
+import { sdkDisabled, type TelemetryService } from "./tracing";
 
-/** The processes that record metrics. */
-export type TelemetryService = "gateway" | "admin" | "worker" | "runner";
-/** Where a process's metrics go. */
-export type MetricsExport = "otlp" | "emf" | "local";
+/** Where a process's metrics go (`off`: OTEL_SDK_DISABLED=true, no provider at all). */
+export type MetricsExport = "otlp" | "emf" | "local" | "off";
 
 /** The default export interval (OTEL_METRIC_EXPORT_INTERVAL), the OTel SDKs' default. */
 export const DEFAULT_EXPORT_INTERVAL_MS = 60_000;
@@ -48,6 +48,7 @@ export function serviceName(service: TelemetryService, env: NodeJS.ProcessEnv = 
 
 /** Where metrics go under `env` (see the module's doc). */
 export function metricsExport(env: NodeJS.ProcessEnv = process.env): MetricsExport {
+  if (sdkDisabled(env)) return "off";
   if (env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT?.trim())
     return "otlp";
   return env.AWS_LAMBDA_FUNCTION_NAME ? "emf" : "local";
@@ -88,6 +89,8 @@ export async function createMetrics(
   local?: () => LocalReader,
 ): Promise<Metrics> {
   const mode = metricsExport(env);
+  // Disabled: no provider; every instrument stays the API's no-op.
+  if (mode === "off") return { export: mode, flushIfDue: async () => {}, shutdown: async () => {} };
   const intervalMs = exportIntervalMs(env);
   const periodic = (exporter: PushMetricExporter) =>
     new PeriodicExportingMetricReader({

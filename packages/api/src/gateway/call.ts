@@ -1,4 +1,4 @@
-import { AppError, isPerUser } from "@mcpgw/core";
+import { AppError, beginSpan, isPerUser } from "@mcpgw/core";
 import { recordToolCall } from "@mcpgw/telemetry";
 import {
   type CallContext,
@@ -69,6 +69,14 @@ export async function callGatewayTool(
     deps.heartbeatMs ?? 10_000,
   );
   let outcome = "error";
+  const span = beginSpan(`tools/call ${server.name}__${tool.name}`, {
+    attributes: {
+      "mcp.method.name": "tools/call",
+      "gen_ai.tool.name": tool.name,
+      "mcpgw.server.id": server.id,
+      "mcpgw.server.name": server.name,
+    },
+  });
   /** Time spent in the server's session (opening it, the call, a retry): the upstream's part. */
   let upstreamMs = 0;
   const call = () =>
@@ -91,9 +99,9 @@ export async function callGatewayTool(
       },
     );
   try {
-    const result = await call().catch((error) => {
+    const result = await span.run(call).catch((error) => {
       // An upstream that restarted forgot our session: reopen once and retry.
-      if (error instanceof CallFailure && error.kind === "session_expired") return call();
+      if (error instanceof CallFailure && error.kind === "session_expired") return span.run(call);
       throw error;
     });
     outcome = "resultType" in result ? "input_required" : result.isError ? "tool_error" : "ok";
@@ -104,6 +112,7 @@ export async function callGatewayTool(
     throw error instanceof CallFailure ? await callFailureOf(deps, error, server) : error;
   } finally {
     clearInterval(heartbeat);
+    span.end({ "mcpgw.outcome": outcome }, ANSWERED.has(outcome) ? undefined : outcome);
     const durationMs = Math.round((performance.now() - started) * 10) / 10;
     // A call that got a result (a tool error or a request for input too) did not fail.
     deps.callLatency?.record(server.id, durationMs, ANSWERED.has(outcome));

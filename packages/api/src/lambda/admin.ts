@@ -4,16 +4,18 @@
  */
 import { join } from "node:path";
 import { flushingLogs } from "@mcpgw/core";
-import { flushMetricsIfDue, startMetrics } from "@mcpgw/telemetry";
+import { flushTelemetry, startMetrics, startTracing } from "@mcpgw/telemetry";
 import { handle } from "hono/aws-lambda";
 import { createAdminApp } from "../admin-app";
 import { loadConsoleAssets } from "../console/assets";
 import { depsFromEnvironment } from "./from-env";
 
-await startMetrics({ service: "admin" });
 const consoleDir = join(process.env.LAMBDA_TASK_ROOT ?? process.cwd(), "console");
+
+startTracing({ service: "admin" });
+await startMetrics({ service: "admin" });
 
 export const handler = flushingLogs(
   handle(createAdminApp({ ...depsFromEnvironment(), console: loadConsoleAssets(consoleDir) })),
-  flushMetricsIfDue,
+  flushTelemetry,
 );
