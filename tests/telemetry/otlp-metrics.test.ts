@@ -1,8 +1,9 @@
 /**
  * With OTEL_EXPORTER_OTLP_ENDPOINT set, `npm run dev` exports its metrics over OTLP/HTTP: a receiver
  * here (node:http on 127.0.0.1, tests/support/otlp-receiver.ts, reading the exporter's JSON payloads,
- * ExportMetricsServiceRequest) gets the call counter per {server, tool, outcome} and the duration histograms with one count per
- * call, under the resource's `service.name`; and the process serves no `GET /metrics` then.
+ * ExportMetricsServiceRequest) gets the call counter per {server, tool, outcome} and the duration
+ * histograms with one count per call, under the resource's `service.name`; and the process serves no
+ * `GET /metrics` then.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startUpstream, type Upstream } from "../fixtures/mcp-upstream";
