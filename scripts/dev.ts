@@ -26,7 +26,7 @@ import {
 } from "@mcpgw/aws";
 import { createLogger, errorFields } from "@mcpgw/core";
 import { startRunner } from "@mcpgw/runner";
-import { startTracing } from "@mcpgw/telemetry";
+import { prometheusReader, startMetrics, startTracing } from "@mcpgw/telemetry";
 import { startPoller, startSweeper, workerDepsFromEnv } from "@mcpgw/worker";
 import { ensureConsoleBuilt } from "./lib/console";
 import { startEmulator } from "./lib/emulator";
@@ -54,6 +54,9 @@ await assertAwsEndpointsAnswer(loadAwsConfig(), emulator.owned ? [emulator.endpo
 const store = createStore(loadAwsConfig());
 await ensureResources(store.clients, store.config);
 const logger = createLogger({ level: settings.logLevel });
+// One meter provider for the whole stack (gateway, admin, worker and runner run in this process):
+// OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set, else Prometheus text at GET /metrics on the API port.
+const metrics = await startMetrics({ service: "gateway", local: prometheusReader });
 const worker = workerDepsFromEnv({ store, logger });
 // Every setting is read: the tokens and AWS credentials leave the environment (the runner's children
 // get an allow-listed env anyway; nothing read later may find them either).
@@ -93,6 +96,7 @@ const app = createApp({
   oidc: settings.oidc ? new OidcClient(settings.oidc) : undefined,
   consoleAdmins: settings.consoleAdmins,
   limits: settings.callerLimits,
+  metricsText: metrics.text,
 });
 await heldPort.release();
 const api = await listen(app, port).catch((error) => stopWith(portError(port, error)));
@@ -122,6 +126,11 @@ if (emulator.owned) {
 console.log(`MCP Gateway ready at ${api.url} (docs: ${api.url}/docs)`);
 log(`admin console at ${api.url}/`);
 log(
+  metrics.text
+    ? `metrics (Prometheus text) at ${api.url}/metrics`
+    : `metrics exported over ${metrics.export}`,
+);
+log(
   settings.oidc
     ? `sign-in at ${settings.oidc.issuer} (register ${settings.oauthIssuer ?? api.url}/oauth/oidc/callback, ${settings.publicAdminUrl ?? api.url}/console/oidc/callback and ${settings.publicAdminUrl ?? api.url}/oauth/upstream/signin there)`
     : "sign-in: the development page (set OIDC_ISSUER and OIDC_CLIENT_ID for an OpenID provider)",
@@ -144,7 +153,7 @@ async function shutdown() {
   // probe waiting on it ends now instead of holding the poller (and the runner) for its deadline.
   await Promise.all([api.close(), poller.stop(), runner.stop()]);
   await callLatency.close();
-  await tracing.shutdown();
+  await Promise.all([tracing.shutdown(), metrics.shutdown()]);
   await emulator.stop();
   log("stopped");
   process.exit(0);

@@ -9,8 +9,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { startTracing, type Tracing } from "@mcpgw/telemetry";
@@ -22,6 +20,7 @@ import { type SeenTrace, startTraceUpstream } from "../fixtures/trace-upstream";
 import { removeBundle, testUidBase, traceUpstream } from "../runner/helpers";
 import { createTestConfig } from "../support/aws";
 import { devEnv } from "../support/dev-process";
+import { startOtlpReceiver } from "../support/otlp-receiver";
 import { createServer as createGatewayServer, reaches, uniqueName } from "../support/servers";
 import { type Stack, startStack, waitFor } from "../support/stack";
 
@@ -60,29 +59,15 @@ const KIND = { internal: 1, server: 2, client: 3 };
 /** An OTLP/HTTP trace receiver on 127.0.0.1: every span it was sent, with its service, and the raw payloads. */
 async function startReceiver() {
   const spans: Received[] = [];
-  const payloads: string[] = [];
-  const http: Server = createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    if (req.url !== "/v1/traces" || req.headers["content-type"] !== "application/json")
-      return void res.writeHead(415).end();
-    const text = Buffer.concat(chunks).toString("utf8");
-    payloads.push(text);
-    for (const resource of (JSON.parse(text) as OtlpTraces).resourceSpans ?? []) {
+  const receiver = await startOtlpReceiver<OtlpTraces>("/v1/traces", (payload) => {
+    for (const resource of payload.resourceSpans ?? []) {
       const service =
         resource.resource?.attributes?.find((a) => a.key === "service.name")?.value.stringValue ?? "";
       for (const scope of resource.scopeSpans ?? [])
         for (const span of scope.spans ?? []) spans.push({ ...span, service });
     }
-    res.writeHead(200, { "content-type": "application/json" }).end("{}");
   });
-  await new Promise<void>((done) => http.listen(0, "127.0.0.1", done));
-  return {
-    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}`,
-    spans,
-    payloads,
-    close: () => new Promise<void>((done) => http.close(() => done())),
-  };
+  return { ...receiver, spans };
 }
 
 /** A client's own W3C traceparent (sampled): a fresh trace id and span id. */

@@ -7,7 +7,7 @@ import { swaggerUI } from "@hono/swagger-ui";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { CallerLimitSettings, ConsoleAdminSettings, Store } from "@mcpgw/aws";
 import type { Logger, Pinning } from "@mcpgw/core";
-import { traceRequests } from "@mcpgw/telemetry";
+import { PROMETHEUS_CONTENT_TYPE, traceRequests } from "@mcpgw/telemetry";
 import type { RunnerEndpoint } from "@mcpgw/upstream";
 import { requestId } from "hono/request-id";
 import { authenticate, KeyIndex, TOKEN_FAILURES } from "./auth";
@@ -82,6 +82,11 @@ export interface AppDeps {
    */
   limits?: CallerLimitSettings | false;
   /**
+   * The process's metrics as Prometheus text, served at `GET /metrics` without a token: `npm run dev`
+   * only (it listens on 127.0.0.1); never given on Lambda.
+   */
+  metricsText?: (() => Promise<string>) | undefined;
+  /**
    * Data-plane parts, made here unless given (tests inject their own; `callLatency` too, to flush it
    * sooner or to close it where the process has a close hook).
    */
@@ -145,6 +150,12 @@ export function createBaseApp(deps: AppDeps): BaseApp {
     ...(checkRunner ? { runner: deps.runner } : {}),
   });
   registerHealthRoutes(app, readiness);
+  const { metricsText } = deps;
+  // No token: Prometheus scrapers send none. Given only by `npm run dev`, which listens on 127.0.0.1.
+  if (metricsText)
+    app.get("/metrics", async (c) =>
+      c.text(await metricsText(), 200, { "content-type": PROMETHEUS_CONTENT_TYPE }),
+    );
   const keyIndex = new KeyIndex(deps.store.keys);
   const consoleSessions = new ConsoleSessions(
     deps.store.consoleSessions,

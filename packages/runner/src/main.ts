@@ -7,7 +7,7 @@ import {
   removeCredentialsFromEnv,
 } from "@mcpgw/aws";
 import { createLogger, errorFields } from "@mcpgw/core";
-import { startTracing } from "@mcpgw/telemetry";
+import { prometheusReader, startMetrics, startTracing } from "@mcpgw/telemetry";
 import { startRunner } from "./start";
 
 const logger = createLogger();
@@ -16,6 +16,8 @@ const tracing = startTracing({ service: "runner" });
 const { token, ...settings } = settingsOrExit(loadRunnerSettings);
 const store = createStore(settingsOrExit(loadAwsConfig));
 removeCredentialsFromEnv();
+// OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set; else Prometheus text on the face (on loopback only).
+const metrics = await startMetrics({ service: "runner", local: prometheusReader });
 if (!token) throw new Error("Missing required environment variable RUNNER_TOKEN");
 // One child's misbehaviour must never end the others: a fault that escapes is logged, not fatal.
 process.on("uncaughtException", (error) => logger.error("uncaught exception", errorFields(error)));
@@ -25,6 +27,7 @@ const runner = await startRunner({
   logger,
   token,
   ...definedOnly(settings),
+  ...(metrics.text ? { metricsText: metrics.text } : {}),
 });
 logger.info("runner listening", { url: runner.url, isolated: runner.isolated });
 
@@ -39,7 +42,7 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
     }, STOP_DEADLINE_MS).unref();
     void runner
       .stop()
-      .then(() => tracing.shutdown())
+      .then(() => Promise.all([tracing.shutdown(), metrics.shutdown()]))
       .finally(() => process.exit(0));
   });
 }

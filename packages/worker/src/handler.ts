@@ -1,10 +1,13 @@
 import { beginSpan, errorFields, errorTypeOf, Job, SpanKind } from "@mcpgw/core";
+import { recordJobAge } from "@mcpgw/telemetry";
 import { processJob, type WorkerDeps } from "./process-job";
 
 /** The parts of an SQS record the worker reads (the Lambda event shape). */
 export interface SqsRecord {
   messageId: string;
   body: string;
+  /** SQS's system attributes; SentTimestamp (epoch ms, as a string) dates the job. */
+  attributes?: { SentTimestamp?: string };
 }
 
 /** Lambda's partial batch response: only these messages are retried. */
@@ -25,6 +28,8 @@ export async function handleBatch(deps: WorkerDeps, records: SqsRecord[]): Promi
         deps.logger.warn("malformed job dropped", { messageId: record.messageId });
         return undefined;
       }
+      const sentAt = Number(record.attributes?.SentTimestamp);
+      if (Number.isFinite(sentAt)) recordJobAge(job.type, Date.now() - sentAt);
       // Each job (a probe, a check) is a trace of its own: its span, then the upstream requests it makes.
       const span = beginSpan(`job ${job.type}`, {
         kind: SpanKind.CONSUMER,

@@ -1,4 +1,5 @@
 import { AppError, beginSpan, isPerUser } from "@mcpgw/core";
+import { recordToolCall } from "@mcpgw/telemetry";
 import {
   type CallContext,
   CallFailure,
@@ -76,17 +77,25 @@ export async function callGatewayTool(
       "mcpgw.server.name": server.name,
     },
   });
+  /** Time spent in the server's session (opening it, the call, a retry): the upstream's part. */
+  let upstreamMs = 0;
   const call = () =>
-    withServerSession(
-      deps,
-      entry,
-      (session, callOptions) =>
-        callTool(session, tool.name, args, { ...callOptions, ...forwarded(options), tool }),
-      {
-        ...(options.signal ? { signal: options.signal } : {}),
-        ...(thread ? { thread } : {}),
-        ...caller,
-        ...sessionEra(entry, options.era, tool.name),
+    timed(
+      () =>
+        withServerSession(
+          deps,
+          entry,
+          (session, callOptions) =>
+            callTool(session, tool.name, args, { ...callOptions, ...forwarded(options), tool }),
+          {
+            ...(options.signal ? { signal: options.signal } : {}),
+            ...(thread ? { thread } : {}),
+            ...caller,
+            ...sessionEra(entry, options.era, tool.name),
+          },
+        ),
+      (ms) => {
+        upstreamMs += ms;
       },
     );
   try {
@@ -107,7 +116,18 @@ export async function callGatewayTool(
     const durationMs = Math.round((performance.now() - started) * 10) / 10;
     // A call that got a result (a tool error or a request for input too) did not fail.
     deps.callLatency?.record(server.id, durationMs, ANSWERED.has(outcome));
+    recordToolCall(server.name, tool.name, outcome, { totalMs: durationMs, upstreamMs });
     logger.info("tool call finished", { outcome, durationMs });
+  }
+}
+
+/** Runs `work`, passing its duration (ms) to `took` whether it settles or throws. */
+async function timed<T>(work: () => Promise<T>, took: (ms: number) => void): Promise<T> {
+  const started = performance.now();
+  try {
+    return await work();
+  } finally {
+    took(performance.now() - started);
   }
 }
 

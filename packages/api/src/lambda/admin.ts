@@ -4,7 +4,7 @@
  */
 import { join } from "node:path";
 import { flushingLogs } from "@mcpgw/core";
-import { flushTraces, startTracing } from "@mcpgw/telemetry";
+import { flushTelemetry, startMetrics, startTracing } from "@mcpgw/telemetry";
 import { handle } from "hono/aws-lambda";
 import { createAdminApp } from "../admin-app";
 import { loadConsoleAssets } from "../console/assets";
@@ -13,8 +13,9 @@ import { depsFromEnvironment } from "./from-env";
 const consoleDir = join(process.env.LAMBDA_TASK_ROOT ?? process.cwd(), "console");
 
 startTracing({ service: "admin" });
+await startMetrics({ service: "admin" });
 
 export const handler = flushingLogs(
   handle(createAdminApp({ ...depsFromEnvironment(), console: loadConsoleAssets(consoleDir) })),
-  flushTraces,
+  flushTelemetry,
 );

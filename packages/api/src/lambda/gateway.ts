@@ -3,11 +3,12 @@
  * bundle holds no admin module). Its Function URL streams (infra/api.ts), so MCP answers as
  * Server-Sent Events arrive as they are written.
  */
-import { startTracing } from "@mcpgw/telemetry";
+import { startMetrics, startTracing } from "@mcpgw/telemetry";
 import { createGatewayApp } from "../gateway-app";
 import { depsFromEnvironment } from "./from-env";
 import { streamingHandler } from "./stream";
 
 startTracing({ service: "gateway" });
+await startMetrics({ service: "gateway" });
 
 export const handler = streamingHandler(createGatewayApp(depsFromEnvironment()));
