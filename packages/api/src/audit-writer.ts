@@ -154,6 +154,16 @@ export class AuditWriter implements AuditLog {
   }
 }
 
+/** The writer AUDIT_SINK and AUDIT_RETENTION_DAYS name; none for `off` (nothing audited). */
+export function createAuditWriter(
+  store: Pick<Store, "audit">,
+  logger: Logger,
+  settings: { sink: AuditSinkName | "off"; retentionDays: number },
+): AuditWriter | undefined {
+  if (settings.sink === "off") return undefined;
+  return new AuditWriter(store, logger, { sink: settings.sink, retentionDays: settings.retentionDays });
+}
+
 /** The audit health of whatever `audit` is: a writer's, or `ok` (no writer, or one of a test's). */
 export function auditHealthOf(audit: AuditLog | undefined): AuditHealth | undefined {
   return audit instanceof AuditWriter ? audit.status() : undefined;
