@@ -6,10 +6,11 @@
 import { swaggerUI } from "@hono/swagger-ui";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { CallerLimitSettings, ConsoleAdminSettings, Store } from "@mcpgw/aws";
-import type { Logger, Pinning } from "@mcpgw/core";
+import type { AuditLog, Logger, Pinning } from "@mcpgw/core";
 import { PROMETHEUS_CONTENT_TYPE, traceRequests } from "@mcpgw/telemetry";
 import type { RunnerEndpoint } from "@mcpgw/upstream";
 import { requestId } from "hono/request-id";
+import { auditHealthOf } from "./audit-writer";
 import { authenticate, KeyIndex, TOKEN_FAILURES } from "./auth";
 import { lazyBodyLimit } from "./body-limit";
 import type { ConsoleAssets } from "./console/assets";
@@ -81,6 +82,10 @@ export interface AppDeps {
    * limiter in the path at all (the bench's baseline).
    */
   limits?: CallerLimitSettings | false;
+  /** Where tool calls and admin changes are recorded (none: no audit trail); see `createAuditWriter`. */
+  audit?: AuditLog | undefined;
+  /** AUDIT_RETENTION_DAYS: how long events are kept, and how far back `GET /v1/audit` reads (default 30). */
+  auditRetentionDays?: number | undefined;
   /**
    * The process's metrics as Prometheus text, served at `GET /metrics` without a token: `npm run dev`
    * only (it listens on 127.0.0.1); never given on Lambda.
@@ -147,6 +152,7 @@ export function createBaseApp(deps: AppDeps): BaseApp {
   const { runner: checkRunner, ...readinessOptions } = deps.readiness ?? {};
   const readiness = new Readiness(deps.store, deps.logger, {
     ...readinessOptions,
+    audit: () => auditHealthOf(deps.audit),
     ...(checkRunner ? { runner: deps.runner } : {}),
   });
   registerHealthRoutes(app, readiness);

@@ -15,7 +15,12 @@ const consoleDir = join(process.env.LAMBDA_TASK_ROOT ?? process.cwd(), "console"
 startTracing({ service: "admin" });
 await startMetrics({ service: "admin" });
 
+const deps = depsFromEnvironment();
+// The invocation's audit events are written before it returns, with its spans and metrics.
 export const handler = flushingLogs(
-  handle(createAdminApp({ ...depsFromEnvironment(), console: loadConsoleAssets(consoleDir) })),
-  flushTelemetry,
+  handle(createAdminApp({ ...deps, console: loadConsoleAssets(consoleDir) })),
+  async () => {
+    await deps.audit?.flush();
+    await flushTelemetry();
+  },
 );

@@ -11,4 +11,5 @@ import { streamingHandler } from "./stream";
 startTracing({ service: "gateway" });
 await startMetrics({ service: "gateway" });
 
-export const handler = streamingHandler(createGatewayApp(depsFromEnvironment()));
+const deps = depsFromEnvironment();
+export const handler = streamingHandler(createGatewayApp(deps), async () => deps.audit?.flush());
