@@ -6,7 +6,7 @@
 import { swaggerUI } from "@hono/swagger-ui";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { CallerLimitSettings, ConsoleAdminSettings, Store } from "@mcpgw/aws";
-import type { Logger, Pinning } from "@mcpgw/core";
+import type { AuditLog, Logger, Pinning } from "@mcpgw/core";
 import type { RunnerEndpoint } from "@mcpgw/upstream";
 import { requestId } from "hono/request-id";
 import { authenticate, KeyIndex, TOKEN_FAILURES } from "./auth";
@@ -87,6 +87,8 @@ export interface AppDeps {
   gateway?: Partial<
     Pick<GatewayDeps, "directory" | "pool" | "fetch" | "heartbeatMs" | "callLatency" | "searchModeThreshold">
   >;
+  /** The audit trail: every tool call and admin change is recorded there (none: not recorded). */
+  audit?: AuditLog | undefined;
 }
 
 /** The largest request body accepted. */

@@ -2,6 +2,7 @@ import { API_KEY_PREFIX, type ApiKeyInfo, type ApiKeyStore, hashApiKey } from "@
 import { AppError, bearerToken, secretMatcher } from "@mcpgw/core";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
+import type { SessionAdmin } from "./console/session";
 import type { AppEnv, Principal } from "./env";
 import type { ProtectedResource } from "./oauth/resource";
 import { rateLimited, type SourceThrottle, sourceOf, type ThrottleRule } from "./throttle";
@@ -103,7 +104,7 @@ export class KeyIndex {
 export function authenticate(options: {
   adminToken: string;
   verifyKey: (key: string) => Promise<ApiKeyInfo | undefined>;
-  consoleSession?: (c: Context) => Promise<boolean>;
+  consoleSession?: (c: Context) => Promise<SessionAdmin | undefined>;
   protectedResource?: ProtectedResource | undefined;
   failures: SourceThrottle;
 }) {
@@ -113,8 +114,13 @@ export function authenticate(options: {
     const token = bearerToken(c.req.header("authorization"));
     const source = sourceOf(c);
     if (token) refuseThrottled(failures, source);
-    if ((token && isAdminToken(token)) || (!token && (await options.consoleSession?.(c)))) {
+    if (token && isAdminToken(token)) {
       c.set("principal", { kind: "admin" });
+      return next();
+    }
+    const session = token ? undefined : await options.consoleSession?.(c);
+    if (session) {
+      c.set("principal", { kind: "admin", via: "console", ...session });
       return next();
     }
     const key = token ? await options.verifyKey(token) : undefined;

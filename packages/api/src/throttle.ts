@@ -69,8 +69,13 @@ export function rateLimited(what: string, seconds: number): AppError {
  * /64). Requests with neither (in-process, `app.request`) share one key.
  */
 export function sourceOf(c: Context): string {
-  const address = lambdaAddress(c) ?? nodeAddress(c);
+  const address = addressOf(c);
   return address ? sourceKeyOf(address) : "local";
+}
+
+/** The client's address as the Lambda function URL or the Node listener saw it (none in-process). */
+export function addressOf(c: Context): string | undefined {
+  return lambdaAddress(c) ?? nodeAddress(c);
 }
 
 function lambdaAddress(c: Context): string | undefined {
