@@ -55,6 +55,8 @@ export interface StackOptions {
   limits?: AppDeps["limits"];
   /** Overrides of the store's AWS config (an endpoint through a link a test can cut, say). */
   aws?: Partial<AwsConfig>;
+  /** Where the app records audit events (default: none). */
+  audit?: AppDeps["audit"];
 }
 
 export async function startStack(options: StackOptions = {}) {
@@ -114,6 +116,7 @@ export async function startStack(options: StackOptions = {}) {
     ...(options.tokenFailures ? { tokenFailures: options.tokenFailures } : {}),
     worktreeBase,
     ...(options.limits === undefined ? {} : { limits: options.limits }),
+    ...(options.audit ? { audit: options.audit } : {}),
     ...(runnerEndpoint ? { runner: runnerEndpoint } : {}),
     ...(options.console ? { console: loadConsoleAssets(CONSOLE_DIST) } : {}),
     ...(oauth ? { oauth } : {}),

@@ -80,6 +80,10 @@ export interface AppDeps {
    * limiter in the path at all (the bench's baseline).
    */
   limits?: CallerLimitSettings | false;
+  /** Where tool calls and admin changes are recorded (none: no audit trail); see `createAuditWriter`. */
+  audit?: AuditLog | undefined;
+  /** AUDIT_RETENTION_DAYS: how long events are kept, and how far back `GET /v1/audit` reads (default 30). */
+  auditRetentionDays?: number | undefined;
   /**
    * Data-plane parts, made here unless given (tests inject their own; `callLatency` too, to flush it
    * sooner or to close it where the process has a close hook).
@@ -87,8 +91,6 @@ export interface AppDeps {
   gateway?: Partial<
     Pick<GatewayDeps, "directory" | "pool" | "fetch" | "heartbeatMs" | "callLatency" | "searchModeThreshold">
   >;
-  /** The audit trail: every tool call and admin change is recorded there (none: not recorded). */
-  audit?: AuditLog | undefined;
 }
 
 /** The largest request body accepted. */
