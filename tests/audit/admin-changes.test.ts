@@ -64,16 +64,9 @@ describe("admin changes in the audit trail", () => {
     const events = await changes(`&server=${name}`);
     expect(events.map((event) => event.action)).toEqual(["server.create", "server.update"]);
     const [, update] = events;
-    expect(update).toMatchObject({
-      type: "change",
-      plane: "admin",
-      principal: { kind: "admin" },
-      outcome: "ok",
-      serverId: id,
-      serverName: name,
-      resource: { type: "server", id, name },
-      fields: ["headers.X-Api-Key", "timeoutSeconds"],
-    });
+    expect(update?.fields).toEqual(["headers.X-Api-Key", "timeoutSeconds"]);
+    expect(update?.resource).toEqual({ type: "server", id, name });
+    expect([update?.plane, update?.principal, update?.outcome]).toEqual(["admin", { kind: "admin" }, "ok"]);
     expect(update?.durationMs).toBeGreaterThan(0);
     expect(update?.source).toMatch(/127\.0\.0\.1|::1/);
 
