@@ -6,28 +6,36 @@
 import type { AuditEvent, AuditLog } from "@mcpgw/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startUpstream, type Upstream } from "../fixtures/mcp-upstream";
+import { type OidcProvider, startOidcProvider } from "../fixtures/oidc-provider";
 import { createConnected, type Stack, startGatewayStack } from "../gateway/helpers";
 import { TEST_ADMIN_TOKEN } from "../support/app";
+import { CookieBrowser } from "../support/cookie-browser";
 import { createServer, uniqueName } from "../support/servers";
-import { waitFor } from "../support/stack";
+import { startStack, waitFor } from "../support/stack";
 
 const SENTINEL = `sentinel-${Math.random().toString(36).slice(2, 10)}`;
+
+/** An audit log that appends each event to the table of `stack()`, and what it has written so far. */
+function tableAudit(stack: () => Pick<Stack, "store">): AuditLog & { written(): Promise<unknown> } {
+  const writes: Promise<void>[] = [];
+  return {
+    record(event) {
+      writes.push(stack().store.audit.append([event], { retentionDays: 30 }));
+    },
+    written: () => Promise.all(writes),
+  };
+}
 
 describe("admin changes in the audit trail", () => {
   let stack: Stack;
   let upstream: Upstream;
   const since = new Date().toISOString();
   /** The events the app recorded, appended to the stack's table as they come. */
-  const writes: Promise<void>[] = [];
-  const audit: AuditLog = {
-    record(event) {
-      writes.push(stack.store.audit.append([event], { retentionDays: 30 }));
-    },
-  };
+  const audit = tableAudit(() => stack);
 
   /** The change events since the suite began (optionally narrowed by `query`), oldest first. */
   async function changes(query = ""): Promise<AuditEvent[]> {
-    await Promise.all(writes);
+    await audit.written();
     const { status, body } = await stack.call("GET", `/v1/audit?since=${since}&limit=500${query}`);
     expect(status).toBe(200);
     return (body.events as AuditEvent[]).filter((event) => event.type === "change").reverse();
@@ -72,7 +80,7 @@ describe("admin changes in the audit trail", () => {
 
     // The sentinel is in no event, listed or exported.
     expect(JSON.stringify(await changes())).not.toContain(SENTINEL);
-    await Promise.all(writes);
+    await audit.written();
     const exported = await fetch(`${stack.api.url}/v1/audit/export?since=${since}`, {
       headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
     });
@@ -156,6 +164,50 @@ describe("admin changes in the audit trail", () => {
     expect(refusedKey).toEqual([expect.objectContaining({ outcome: "request.invalid" })]);
     expect(await on("access", "user:nobody-here")).toEqual([
       expect.objectContaining({ action: "access.delete", outcome: "request.not_found" }),
+    ]);
+  });
+});
+
+describe("a change through a console session signed in at the provider", () => {
+  let op: OidcProvider;
+  let stack: Awaited<ReturnType<typeof startStack>>;
+  const audit = tableAudit(() => stack);
+
+  beforeAll(async () => {
+    op = await startOidcProvider({ accounts: [{ sub: "root-1", groups: ["gw-admins"] }] });
+    stack = await startStack({ audit, oidc: { ...op.settings, admins: { group: "gw-admins", users: [] } } });
+    op.register([`${stack.api.url}/console/oidc/callback`]);
+  }, 60_000);
+
+  afterAll(async () => {
+    await stack?.stop();
+    await op?.close();
+  });
+
+  it("is on the console plane and names the admin by their subject", async () => {
+    op.signInAs("root-1");
+    const browser = new CookieBrowser();
+    await browser.follow(`${stack.api.url}/console/oidc/start`, () => false);
+    const { csrfToken } = (await (await browser.fetch(`${stack.api.url}/console/session`)).json()) as {
+      csrfToken: string;
+    };
+    const created = await browser.fetch(`${stack.api.url}/v1/keys`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-csrf-token": csrfToken },
+      body: JSON.stringify({ name: "from-the-console" }),
+    });
+    expect(created.status).toBe(201);
+    const { id } = (await created.json()) as { id: string };
+
+    await audit.written();
+    const { body } = await stack.call("GET", "/v1/audit?principal=root-1");
+    expect(body.events).toEqual([
+      expect.objectContaining({
+        action: "key.create",
+        plane: "console",
+        principal: { kind: "admin", sub: "root-1" },
+        resource: { type: "key", id, name: "from-the-console" },
+      }),
     ]);
   });
 });
