@@ -2,7 +2,7 @@ import { createMemoryStore } from "@mcpgw/aws/memory";
 import { type AuditEvent, createLogger } from "@mcpgw/core";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../app";
-import { routeAction } from "./change-audit";
+import { boundedFields, MAX_EVENT_FIELDS, routeAction } from "./change-audit";
 
 const ADMIN_TOKEN = "unit-admin-token-4c1e";
 const SENTINEL = "sentinel-value-9d27f0";
@@ -172,6 +172,14 @@ describe("admin changes in the audit trail", () => {
 
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ action: "key.create", plane: "console", principal: { kind: "admin" } });
+  });
+});
+
+describe("boundedFields", () => {
+  it("keeps a list within the bound, and says how many it left out past it", () => {
+    const names = (count: number) => Array.from({ length: count }, (_, at) => `headers.H${at}`);
+    expect(boundedFields(names(MAX_EVENT_FIELDS))).toEqual(names(MAX_EVENT_FIELDS));
+    expect(boundedFields(names(MAX_EVENT_FIELDS + 250))).toEqual([...names(MAX_EVENT_FIELDS), "+250 more"]);
   });
 });
 

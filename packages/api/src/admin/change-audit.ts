@@ -47,6 +47,15 @@ export function noteNoChange(c: Context): void {
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
+/** The most field names one event lists (a body may hold thousands of header names; an item 400 KB). */
+export const MAX_EVENT_FIELDS = 100;
+
+/** `fields` as an event lists them: the first {@link MAX_EVENT_FIELDS}, then `+<n> more` when there are more. */
+export function boundedFields(fields: string[]): string[] {
+  if (fields.length <= MAX_EVENT_FIELDS) return fields;
+  return [...fields.slice(0, MAX_EVENT_FIELDS), `+${fields.length - MAX_EVENT_FIELDS} more`];
+}
+
 /** The admin routes that change state: each one's action, and its resource's type and path parameter. */
 const ROUTES: Readonly<Record<string, { action: string; type: string; param?: string }>> = {
   "POST /v1/servers": { action: "server.create", type: "server" },
@@ -137,7 +146,7 @@ export function auditChanges(audit: AuditLog | undefined): MiddlewareHandler<App
         ...(server?.name ? { serverName: server.name } : {}),
         ...(traceId ? { traceId } : {}),
         ...(note.resource ? { resource: resourceOf(note.resource) } : {}),
-        ...(note.fields ? { fields: note.fields } : {}),
+        ...(note.fields ? { fields: boundedFields(note.fields) } : {}),
       };
       audit.record(event);
     }
