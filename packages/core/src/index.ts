@@ -1,5 +1,6 @@
 export * from "./audit";
 export * from "./backoff";
+export * from "./changed-fields";
 export * from "./child-limits";
 export * from "./edit-reach";
 export * from "./errors";
