@@ -1,4 +1,5 @@
 export * from "./audit";
+export * from "./audit-stats";
 export * from "./backoff";
 export * from "./child-limits";
 export * from "./edit-reach";
