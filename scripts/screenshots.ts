@@ -85,6 +85,8 @@ try {
   for (const text of ["one", "two", "three", "four"]) {
     await expectOk(stack.call("POST", "/v1/tools/docs__echo/call", { arguments: { text } }));
   }
+  // And a tool's own failure, for the Activity page and the tool's error rate.
+  await expectOk(stack.call("POST", "/v1/tools/docs__fail/call", { arguments: {} }));
   await expectOk(stack.call("POST", "/v1/keys", { name: "laptop" }));
   await expectOk(stack.call("POST", "/v1/keys", { name: "ci", servers: ["docs", "search"] }));
   await expectOk(stack.call("PUT", "/v1/secrets/github", { values: { TOKEN: "not-a-real-token" } }));
@@ -156,6 +158,29 @@ try {
       name: "access",
       route: "access",
       ready: (page) => page.locator("tr[data-subject='user:ada']").waitFor(),
+    },
+    {
+      name: "activity",
+      route: "activity",
+      // The audit trail with one call's trace summary open.
+      ready: async (page) => {
+        await page
+          .locator("tr[data-type=call][data-outcome=tool_error]")
+          .first()
+          .waitFor({ timeout: 30_000 });
+        await page.locator("tr[data-type=call][data-outcome=tool_error] button").first().click();
+        await page.locator("#event-detail").waitFor();
+      },
+    },
+    {
+      name: "tool-calls",
+      route: "tools",
+      // One tool opened: its calls over the last hour.
+      ready: async (page) => {
+        await page.getByLabel("Filter").fill("docs__echo");
+        await page.locator('details[data-tool="docs__echo"] > summary').click();
+        await page.locator('article[data-tool="docs__echo"] svg.chart').first().waitFor({ timeout: 30_000 });
+      },
     },
   ];
 
