@@ -1,0 +1,136 @@
+/**
+ * The console's Activity page and call charts in headless Chromium against the stack and a real
+ * upstream: tool calls and an admin edit show in the audit trail newest first, paged by "Load more";
+ * filters by server and outcome; a row opens its trace summary (key names, never a value); the server's
+ * page and a tool's view chart the calls with the right counts over the last hour and day; axe-clean.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startUpstream, type Upstream } from "../fixtures/mcp-upstream";
+import { type ConsoleSession, expectAccessible, openConsole, signIn } from "../support/browser";
+import { type Stack, startStack, waitFor } from "../support/stack";
+
+/** Echo calls made: more than a page (50) of the trail. */
+const ECHOES = 52;
+const SENTINEL = "sentinel-activity-argument-51c2";
+
+describe("console: activity", () => {
+  let stack: Stack;
+  let upstream: Upstream;
+  let ui: ConsoleSession;
+
+  beforeAll(async () => {
+    stack = await startStack({ console: true });
+    upstream = await startUpstream({ name: "docs" });
+    const created = await stack.call("POST", "/v1/servers", {
+      transport: "http",
+      name: "docs",
+      url: upstream.url,
+    });
+    expect(created.status).toBe(201);
+    await waitFor(
+      () => stack.call("GET", "/v1/servers/docs"),
+      (server) => server.body.status.state === "connected",
+    );
+    for (let i = 0; i < ECHOES; i++) {
+      const call = await stack.call("POST", "/v1/tools/docs__echo/call", {
+        arguments: { text: `${SENTINEL}-${i}` },
+      });
+      expect(call.status).toBe(200);
+    }
+    const failed = await stack.call("POST", "/v1/tools/docs__fail/call", { arguments: {} });
+    expect(failed.body.isError).toBe(true);
+    const edited = await stack.call("PATCH", "/v1/servers/docs", { timeoutSeconds: 20 });
+    expect(edited.status).toBe(200);
+    // The trail is written off the calls' path: every event is there before the page is opened.
+    await waitFor(
+      () => stack.call("GET", "/v1/audit?server=docs&limit=100"),
+      (trail) => trail.status === 200 && trail.body.events.length >= ECHOES + 2,
+      { timeoutMs: 15_000 },
+    );
+    ui = await openConsole(stack.api.url);
+  }, 90_000);
+  afterAll(async () => {
+    await ui?.close();
+    await upstream?.close();
+    await stack?.stop();
+  });
+
+  const rows = () => ui.page.locator("table tbody tr[data-event]");
+
+  it("lists calls and the admin edit newest first, and loads more by cursor", async () => {
+    const { page } = ui;
+    await signIn(page);
+    await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: "Activity" }).click();
+    await page.getByRole("heading", { name: "Activity", level: 1 }).waitFor();
+    await rows().first().waitFor();
+    expect(await rows().count()).toBe(50);
+    const first = rows().first();
+    expect(await first.getAttribute("data-type")).toBe("change");
+    expect(await first.locator("[data-col=event]").textContent()).toContain("timeoutSeconds");
+    expect(await rows().nth(1).getAttribute("data-outcome")).toBe("tool_error");
+    await page.getByRole("button", { name: "Load more" }).click();
+    await expect.poll(() => rows().count()).toBeGreaterThanOrEqual(ECHOES + 2);
+    const times = await rows()
+      .locator("time")
+      .evaluateAll((nodes) => nodes.map((node) => node.getAttribute("datetime") ?? ""));
+    expect(times).toEqual([...times].sort().reverse());
+    await expectAccessible(page, "activity");
+  });
+
+  it("filters by server and outcome, and opens a row's trace summary", async () => {
+    const { page } = ui;
+    const filters = page.getByRole("form", { name: "Activity filters" });
+    await filters.getByLabel("Server").fill("docs");
+    await filters.getByLabel("Outcome").fill("tool_error");
+    await filters.getByRole("button", { name: "Apply" }).click();
+    await expect.poll(() => rows().count()).toBe(1);
+    const row = rows().first();
+    expect(await row.getAttribute("data-outcome")).toBe("tool_error");
+    await row.getByRole("button", { name: /Details/ }).click();
+    const detail = page.locator("#event-detail");
+    await detail.waitFor();
+    expect(await detail.locator("[data-field=plane]").textContent()).toBe("rest");
+    expect(await detail.locator("[data-field=principal]").textContent()).toBe("admin");
+    expect(await detail.locator("[data-field=tool]").textContent()).toBe("fail");
+    expect(await detail.locator("[data-field=outcome]").textContent()).toBe("tool_error");
+    const event = (await stack.call("GET", "/v1/audit?server=docs&outcome=tool_error")).body.events[0];
+    if (event.traceId) expect(await detail.getByLabel("Trace id").inputValue()).toBe(event.traceId);
+    await expectAccessible(page, "activity, a trace summary");
+
+    await filters.getByLabel("Outcome").fill("ok");
+    await filters.getByRole("button", { name: "Apply" }).click();
+    await expect.poll(() => rows().first().getAttribute("data-outcome")).toBe("ok");
+    await rows()
+      .first()
+      .getByRole("button", { name: /Details/ })
+      .click();
+    expect(await detail.locator("[data-field=argumentKeys]").textContent()).toBe("text");
+    expect(await page.locator("main").textContent()).not.toContain(SENTINEL);
+  });
+
+  it("charts a server's calls and a tool's on their pages, over the hour and the day", async () => {
+    const { page } = ui;
+    await page.goto("/#/servers/docs");
+    const calls = page.locator(".call-stats");
+    await expect
+      .poll(() => calls.locator("[data-field=calls]").textContent(), { timeout: 10_000 })
+      .toBe(String(ECHOES + 1));
+    expect(await calls.locator("[data-field=errors]").textContent()).toBe("1 (1 tool errors)");
+    expect(await calls.locator("svg.chart").count()).toBe(3);
+    await calls.getByLabel("Last day").check();
+    await calls.locator("[data-window=day] [data-field=calls]").waitFor();
+    expect(await calls.locator("[data-field=calls]").textContent()).toBe(String(ECHOES + 1));
+    await expectAccessible(page, "server calls");
+
+    await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: "Tools" }).click();
+    await page.getByLabel("Filter").fill("docs__echo");
+    await page.locator('details[data-tool="docs__echo"] > summary').click();
+    const tool = page.locator('article[data-tool="docs__echo"] .call-stats');
+    await expect
+      .poll(() => tool.locator("[data-field=calls]").textContent(), { timeout: 10_000 })
+      .toBe(String(ECHOES));
+    expect(await tool.locator("[data-field=errorRate]").textContent()).toBe("0.0 %");
+    expect(await tool.getByRole("img", { name: /^Calls per minute/ }).count()).toBe(1);
+    await expectAccessible(page, "tool calls");
+  });
+});
