@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startUpstream, type Upstream } from "../fixtures/mcp-upstream";
+import { createServer, reaches } from "../support/servers";
 import { type Stack, startStack, waitFor } from "../support/stack";
 
 /** The figures of a window, as the API answers them. */
@@ -35,18 +36,13 @@ describe("audit stats", () => {
   beforeAll(async () => {
     stack = await startStack();
     upstream = await startUpstream({ name: "docs" });
-    const created = await stack.call("POST", "/v1/servers", {
+    serverId = await createServer(stack, {
       transport: "http",
       name: "docs",
       url: upstream.url,
       timeoutSeconds: 1,
     });
-    expect(created.status).toBe(201);
-    serverId = created.body.id;
-    await waitFor(
-      () => stack.call("GET", `/v1/servers/${serverId}`),
-      (server) => server.body.status.state === "connected",
-    );
+    await reaches(stack, serverId, "connected");
     // 20 slow calls (in a shuffled order), 2 tool errors, 1 timeout (the server's 1 s deadline).
     for (const ms of [...SLEEPS].sort((a, b) => ((a * 7) % 11) - ((b * 7) % 11))) {
       const call = await stack.call("POST", "/v1/tools/docs__slow/call", { arguments: { ms } });

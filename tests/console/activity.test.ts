@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startUpstream, type Upstream } from "../fixtures/mcp-upstream";
 import { type ConsoleSession, expectAccessible, openConsole, signIn } from "../support/browser";
+import { createServer, reaches } from "../support/servers";
 import { type Stack, startStack, waitFor } from "../support/stack";
 
 /** Echo calls made: more than a page (50) of the trail. */
@@ -21,15 +22,10 @@ describe("console: activity", () => {
   beforeAll(async () => {
     stack = await startStack({ console: true });
     upstream = await startUpstream({ name: "docs" });
-    const created = await stack.call("POST", "/v1/servers", {
-      transport: "http",
-      name: "docs",
-      url: upstream.url,
-    });
-    expect(created.status).toBe(201);
-    await waitFor(
-      () => stack.call("GET", "/v1/servers/docs"),
-      (server) => server.body.status.state === "connected",
+    await reaches(
+      stack,
+      await createServer(stack, { transport: "http", name: "docs", url: upstream.url }),
+      "connected",
     );
     for (let i = 0; i < ECHOES; i++) {
       const call = await stack.call("POST", "/v1/tools/docs__echo/call", {
