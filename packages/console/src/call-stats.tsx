@@ -15,18 +15,18 @@ type Window = keyof typeof WINDOWS;
 
 /** The calls of `server` (a name), or of one tool (`tool`: `<server>__<tool>`), with a window toggle. */
 export function CallStats(props: { server?: string; tool?: string; idBase: string }) {
-  const [window, setWindow] = useState<Window>("hour");
+  const [span, setSpan] = useState<Window>("hour");
   const query = new URLSearchParams({
     ...(props.server ? { server: props.server } : {}),
     ...(props.tool ? { tool: props.tool } : {}),
-    window,
+    window: span,
   });
   const stats = usePolled(() => request<AuditStats>("GET", `/v1/audit/stats?${query}`), REFRESH_MS, [
     query.toString(),
   ]);
-  const data = stats.data?.window === window ? stats.data : undefined;
+  const data = stats.data?.window === span ? stats.data : undefined;
   return (
-    <div class="call-stats" data-window={window}>
+    <div class="call-stats" data-window={span}>
       <fieldset class="window-toggle">
         <legend>Window</legend>
         {(Object.keys(WINDOWS) as Window[]).map((key) => (
@@ -35,8 +35,8 @@ export function CallStats(props: { server?: string; tool?: string; idBase: strin
               type="radio"
               name={`${props.idBase}-window`}
               value={key}
-              checked={window === key}
-              onChange={() => setWindow(key)}
+              checked={span === key}
+              onChange={() => setSpan(key)}
             />
             {WINDOWS[key]}
           </label>
@@ -94,7 +94,10 @@ function StatsFigures({ stats }: { stats: AuditStats }) {
         <dd data-field="p95">{ms(totals.p95Ms)}</dd>
       </dl>
       {stats.partial ? (
-        <p class="help">Partial: the busiest part of the window was read, not all of it.</p>
+        <p class="help">
+          Partial: the window holds more events than one answer reads; these figures cover its most recent
+          ones.
+        </p>
       ) : null}
       {totals.calls === 0 ? (
         <p class="help">No calls in this window.</p>

@@ -183,7 +183,7 @@ export function ActivityPage() {
                 <button
                   type="button"
                   aria-expanded={opened === event.id}
-                  aria-controls="event-detail"
+                  aria-controls={opened === event.id ? "event-detail" : undefined}
                   onClick={() => setOpened(opened === event.id ? undefined : event.id)}
                 >
                   Details<span class="visually-hidden"> of {eventWords(event)}</span>
