@@ -1,6 +1,7 @@
 /** The admin plane (servers, secrets, keys) behind `requireAdmin`, and the admin function's app. */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { registerAccessRoutes } from "./admin/access";
+import { registerAuditRoutes } from "./admin/audit";
 import { registerKeyRoutes } from "./admin/keys";
 import { registerAdminRoutes } from "./admin/routes";
 import { registerToolsetRoutes } from "./admin/toolsets";
@@ -30,6 +31,7 @@ export function registerAdminPlane(
   registerKeyRoutes(admin, { store: deps.store, keyChanges: shared.keyIndex });
   registerAccessRoutes(admin, { store: deps.store });
   registerToolsetRoutes(admin, { store: deps.store, logger: deps.logger });
+  registerAuditRoutes(admin, deps);
   app.route("/", admin);
   registerUpstreamAuthPages(app, adminDeps, {
     sessions: shared.consoleSessions,

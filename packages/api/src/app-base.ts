@@ -6,7 +6,7 @@
 import { swaggerUI } from "@hono/swagger-ui";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { CallerLimitSettings, ConsoleAdminSettings, Store } from "@mcpgw/aws";
-import type { Logger, Pinning } from "@mcpgw/core";
+import type { AuditLog, Logger, Pinning } from "@mcpgw/core";
 import type { RunnerEndpoint } from "@mcpgw/upstream";
 import { requestId } from "hono/request-id";
 import { authenticate, KeyIndex, TOKEN_FAILURES } from "./auth";
@@ -80,6 +80,10 @@ export interface AppDeps {
    * limiter in the path at all (the bench's baseline).
    */
   limits?: CallerLimitSettings | false;
+  /** Where tool calls and admin changes are recorded (none: no audit trail); see `createAuditWriter`. */
+  audit?: AuditLog | undefined;
+  /** AUDIT_RETENTION_DAYS: how long events are kept, and how far back `GET /v1/audit` reads (default 30). */
+  auditRetentionDays?: number | undefined;
   /**
    * Data-plane parts, made here unless given (tests inject their own; `callLatency` too, to flush it
    * sooner or to close it where the process has a close hook).

@@ -1,3 +1,4 @@
+import { createAuditStore } from "./audit";
 import { createChangeFeed } from "./changes";
 import { createChatToggles } from "./chats";
 import { type AwsClients, createAwsClients } from "./clients";
@@ -60,6 +61,7 @@ export function createStore(
     jobs,
     rateBudget: createRateBudget(clients.ddb, config.tableName),
     outages: createOutageLog(config, options.outageLogIntervalMs),
+    audit: createAuditStore(clients.ddb, config.tableName),
     resources: { check: (timeoutMs) => checkResources({ clients, config, jobs }, timeoutMs) },
   };
 }

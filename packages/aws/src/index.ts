@@ -1,3 +1,4 @@
+export * from "./audit";
 export * from "./auth-secret";
 export * from "./aws-store";
 export * from "./bootstrap";

@@ -4,6 +4,8 @@
  */
 import {
   type AttemptOutcome,
+  type AuditEvent,
+  auditEventId,
   decideChange,
   parseServerSpec,
   profileDigest,
@@ -681,6 +683,113 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.latency.read(server.id)).toEqual([]);
       expect(await store.latency.read(late.id)).toEqual([]);
       expect(await store.latency.read("never-created")).toEqual([]);
+    });
+  });
+
+  describe(`${name} store: the audit trail`, () => {
+    // Each test in a window of its own, days long, far from now: the AWS suite shares one table.
+    const windowOf = () => Date.UTC(2001, 0, 1) + Math.floor(Math.random() * 5_000) * 10 * 86_400_000;
+    const event = (at: number, fields: Partial<AuditEvent> = {}): AuditEvent => ({
+      id: auditEventId(at),
+      at: new Date(at).toISOString(),
+      type: "call",
+      principal: { kind: "key", keyId: "key-1", keyName: "ci" },
+      plane: "rest",
+      serverId: "srv-1",
+      serverName: "files",
+      tool: "read",
+      outcome: "ok",
+      durationMs: 3,
+      argumentKeys: ["path"],
+      ...fields,
+    });
+    /** Every event of the filter, page by page (`limit` a page), as ids. */
+    const walk = async (store: Store, filter: Parameters<Store["audit"]["query"]>[0], limit: number) => {
+      const ids: string[] = [];
+      let cursor: string | undefined;
+      for (let pages = 0; pages < 50; pages++) {
+        const page = await store.audit.query(filter, { limit, cursor });
+        ids.push(...page.events.map((e) => e.id));
+        if (page.cursor === null) return ids;
+        cursor = page.cursor;
+      }
+      throw new Error("the walk did not end");
+    };
+
+    it("reads newest first across days, page by page with no duplicate or gap, within since/until", async () => {
+      const store = await open();
+      const start = windowOf();
+      // Three days, the middle one empty; two events in one millisecond.
+      const events = [
+        event(start + 1_000),
+        event(start + 3_600_000),
+        event(start + 3_600_000),
+        event(start + 2 * 86_400_000 + 5),
+        event(start + 2 * 86_400_000 + 7_200_000),
+      ];
+      await store.audit.append(events, { retentionDays: 30 });
+      const newestFirst = events
+        .map((e) => e.id)
+        .sort()
+        .reverse();
+      const range = { since: start, until: start + 3 * 86_400_000 };
+
+      expect((await store.audit.query(range, { limit: 10 })).events).toEqual(
+        newestFirst.map((id) => events.find((e) => e.id === id)),
+      );
+      for (const limit of [1, 2, 3]) expect(await walk(store, range, limit)).toEqual(newestFirst);
+      expect(await walk(store, { since: start + 3_600_000, until: start + 2 * 86_400_000 + 5 }, 2)).toEqual(
+        newestFirst.slice(1, 4),
+      );
+      expect(await store.audit.query({ since: start - 86_400_000, until: start }, { limit: 5 })).toEqual({
+        events: [],
+        cursor: null,
+      });
+    });
+
+    it("filters by principal, server (id or name), tool (name or qualified) and outcome", async () => {
+      const store = await open();
+      const start = windowOf();
+      const [a, b, c, d] = [
+        event(start + 1, {}),
+        event(start + 2, { principal: { kind: "user", sub: "user-7" }, serverId: "srv-2", serverName: "db" }),
+        event(start + 3, {
+          principal: { kind: "admin" },
+          plane: "console",
+          outcome: "tool_error",
+          tool: "write",
+        }),
+        event(start + 4, {
+          principal: { kind: "key", keyId: "key-2", keyName: "deploy" },
+          serverId: "srv-2",
+          serverName: "db",
+          outcome: "tool.not_found",
+          tool: "read",
+        }),
+      ];
+      await store.audit.append([a, b, c, d], { retentionDays: 30 });
+      const ids = async (filter: Omit<Parameters<Store["audit"]["query"]>[0], "since" | "until">) =>
+        walk(store, { ...filter, since: start, until: start + 10 }, 2);
+
+      expect(await ids({ principal: "key-1" })).toEqual([a.id]);
+      expect(await ids({ principal: "deploy" })).toEqual([d.id]);
+      expect(await ids({ principal: "user-7" })).toEqual([b.id]);
+      expect(await ids({ principal: "admin" })).toEqual([c.id]);
+      expect(await ids({ server: { id: "srv-2" } })).toEqual([d.id, b.id]);
+      expect(await ids({ server: { id: "srv-9", name: "db" } })).toEqual([d.id, b.id]);
+      expect(await ids({ tool: "write" })).toEqual([c.id]);
+      expect(await ids({ tool: "db__read" })).toEqual([d.id, b.id]);
+      expect(await ids({ outcome: "tool.not_found" })).toEqual([d.id]);
+      expect(await ids({ server: { id: "srv-1" }, tool: "read", outcome: "ok" })).toEqual([a.id]);
+    });
+
+    it("an event appended comes back as it was, stamped to expire after the retention", async () => {
+      const store = await open();
+      const start = windowOf();
+      const many = Array.from({ length: 30 }, (_, i) => event(start + i, { argumentKeys: [`k${i}`] }));
+      await store.audit.append(many, { retentionDays: 7 });
+      const { events } = await store.audit.query({ since: start, until: start + 100 }, { limit: 100 });
+      expect(events).toEqual([...many].reverse());
     });
   });
 

@@ -1,3 +1,4 @@
+import type { AuditStore } from "./audit";
 import type { ChangeFeed } from "./changes";
 import type { ChatToggles } from "./chats";
 import type { ConsoleSessionStore } from "./console-sessions";
@@ -49,6 +50,8 @@ export interface Store {
   rateBudget: RateBudget;
   /** Missing resources, logged once per interval by all who use the store. */
   outages: OutageLog;
+  /** The audit trail: every tool call and admin change, append-only, expiring by TTL. */
+  audit: AuditStore;
   /** What `/readyz` checks. */
   resources: ResourceChecks;
 }

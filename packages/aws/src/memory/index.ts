@@ -6,6 +6,7 @@
 import { createOutageLog } from "../outages";
 import type { Sealer } from "../sealing";
 import type { Store } from "../store";
+import { createMemoryAuditStore } from "./audit";
 import { createMemoryChangeFeed } from "./changes";
 import { createMemoryChatToggles } from "./chats";
 import { createMemoryConsoleSessionStore } from "./console-sessions";
@@ -59,6 +60,7 @@ export function createMemoryStore(options: { jobs?: MemoryJobQueue } = {}): Memo
       queueUrl: undefined,
       keyId: "memory",
     }),
+    audit: createMemoryAuditStore(),
     resources: { check: async () => ({ table: "ok", queue: "ok", key: "ok" }) },
   };
 }
