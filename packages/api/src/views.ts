@@ -205,11 +205,9 @@ export const AuditStatsView = z
       ...AuditStatsFigures,
       errorRate: z.number().openapi({ description: "errors / calls (0 without calls)" }),
     }),
-    partial: z
-      .boolean()
-      .openapi({
-        description: "The read stopped at its bound (20,000 events or 5 s) before the window's start",
-      }),
+    partial: z.boolean().openapi({
+      description: "The read stopped at its bound (20,000 events or 5 s) before the window's start",
+    }),
   })
   .openapi("AuditStats");
 

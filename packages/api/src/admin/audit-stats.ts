@@ -3,11 +3,12 @@
  * computed from the audit trail's call events of the window (what the console's charts draw).
  */
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
-import type { Store } from "@mcpgw/aws";
+import type { AuditPage, Store } from "@mcpgw/aws";
 import { type AuditEvent, auditStats, auditStatsRange } from "@mcpgw/core";
 import type { AppEnv } from "../env";
 import { json, route } from "../openapi-helpers";
 import { AuditStatsView } from "../views";
+import { auditFilterOf } from "./audit";
 
 /** At most this many events are read for one answer (past it the answer is `partial`). */
 export const STATS_MAX_EVENTS = 20_000;
@@ -38,10 +39,6 @@ const StatsQuery = z.object({
     }),
 });
 
-/** A page of the audit trail, newest first, and the cursor to the next (null: no more). */
-type AuditPage = { events: AuditEvent[]; cursor: string | null };
-type AuditFilter = Parameters<Store["audit"]["query"]>[0];
-
 /** Registers `GET /v1/audit/stats` (admin only). */
 export function registerAuditStatsRoute(app: OpenAPIHono<AppEnv>, deps: { store: Store }): void {
   app.openapi(
@@ -57,12 +54,12 @@ export function registerAuditStatsRoute(app: OpenAPIHono<AppEnv>, deps: { store:
       const { server, tool, window } = c.req.valid("query");
       const now = Date.now();
       const { since, until } = auditStatsRange(window, now);
-      const filter = {
-        ...(server ? { server } : {}),
-        ...(tool ? { tool } : {}),
+      const filter = await auditFilterOf(deps.store, {
+        server,
+        tool,
         since: new Date(since).toISOString(),
         until: new Date(until).toISOString(),
-      } as AuditFilter;
+      });
       const read = await readBounded((cursor) =>
         deps.store.audit.query(filter, { limit: PAGE, ...(cursor ? { cursor } : {}) }),
       );
