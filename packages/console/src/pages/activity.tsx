@@ -4,6 +4,7 @@
  * the fields it changed). A row opens its trace summary: what the event records — trace id, plane,
  * principal, source, timing, sizes, argument key names, outcome — and the loaded events of its trace.
  */
+import { Fragment } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { request } from "../api";
 import { CopyField, ms, Problem, StackTable } from "../components";
@@ -11,6 +12,8 @@ import type { AuditEvent, AuditPrincipal } from "../types";
 
 /** Events per page. */
 const PAGE = 50;
+/** Events of the same trace listed in a summary, at most. */
+const SAME_TRACE_SHOWN = 20;
 
 interface Filter {
   principal: string;
@@ -67,7 +70,6 @@ export function ActivityPage() {
 
   const set = (field: keyof Filter) => (event: Event) =>
     setDraft({ ...draft, [field]: (event.currentTarget as HTMLInputElement).value });
-  const selected = events?.find((event) => event.id === opened);
 
   return (
     <section>
@@ -155,41 +157,50 @@ export function ActivityPage() {
           columns={["Time", "Event", "Principal", "Server", "Outcome", "Duration"]}
         >
           {events.map((event) => (
-            <tr key={event.id} data-event={event.id} data-type={event.type} data-outcome={event.outcome}>
-              <td>
-                <span class="cell-label">Time: </span>
-                <time dateTime={event.at}>{new Date(event.at).toLocaleString()}</time>
-              </td>
-              <th scope="row" data-col="event">
-                <EventName event={event} />
-              </th>
-              <td data-col="principal">
-                <span class="cell-label">Principal: </span>
-                {principalText(event.principal)}
-              </td>
-              <td data-col="server">
-                <span class="cell-label">Server: </span>
-                {event.serverName ?? event.serverId ?? "—"}
-              </td>
-              <td data-col="outcome">
-                <span class="cell-label">Outcome: </span>
-                <span class={`outcome-${event.outcome === "ok" ? "ok" : "error"}`}>{event.outcome}</span>
-              </td>
-              <td class="num">
-                <span class="cell-label">Duration: </span>
-                {ms(event.durationMs)}
-              </td>
-              <td class="row-actions">
-                <button
-                  type="button"
-                  aria-expanded={opened === event.id}
-                  aria-controls={opened === event.id ? "event-detail" : undefined}
-                  onClick={() => setOpened(opened === event.id ? undefined : event.id)}
-                >
-                  Details<span class="visually-hidden"> of {eventWords(event)}</span>
-                </button>
-              </td>
-            </tr>
+            <Fragment key={event.id}>
+              <tr data-event={event.id} data-type={event.type} data-outcome={event.outcome}>
+                <td>
+                  <span class="cell-label">Time: </span>
+                  <time dateTime={event.at}>{new Date(event.at).toLocaleString()}</time>
+                </td>
+                <th scope="row" data-col="event">
+                  <EventName event={event} />
+                </th>
+                <td data-col="principal">
+                  <span class="cell-label">Principal: </span>
+                  {principalText(event.principal)}
+                </td>
+                <td data-col="server">
+                  <span class="cell-label">Server: </span>
+                  {event.serverName ?? event.serverId ?? "—"}
+                </td>
+                <td data-col="outcome">
+                  <span class="cell-label">Outcome: </span>
+                  <span class={`outcome-${event.outcome === "ok" ? "ok" : "error"}`}>{event.outcome}</span>
+                </td>
+                <td class="num">
+                  <span class="cell-label">Duration: </span>
+                  {ms(event.durationMs)}
+                </td>
+                <td class="row-actions">
+                  <button
+                    type="button"
+                    aria-expanded={opened === event.id}
+                    aria-controls={opened === event.id ? "event-detail" : undefined}
+                    onClick={() => setOpened(opened === event.id ? undefined : event.id)}
+                  >
+                    Details<span class="visually-hidden"> of {eventWords(event)}</span>
+                  </button>
+                </td>
+              </tr>
+              {opened === event.id ? (
+                <tr class="detail-row">
+                  <td colSpan={7}>
+                    <TraceSummary event={event} loaded={events} onClose={() => setOpened(undefined)} />
+                  </td>
+                </tr>
+              ) : null}
+            </Fragment>
           ))}
         </StackTable>
       )}
@@ -199,9 +210,6 @@ export function ActivityPage() {
             Load more
           </button>
         </p>
-      ) : null}
-      {selected ? (
-        <TraceSummary event={selected} loaded={events ?? []} onClose={() => setOpened(undefined)} />
       ) : null}
     </section>
   );
@@ -236,6 +244,7 @@ function TraceSummary(props: { event: AuditEvent; loaded: AuditEvent[]; onClose:
   const sameTrace = event.traceId
     ? props.loaded.filter((other) => other.id !== event.id && other.traceId === event.traceId)
     : [];
+  const listed = sameTrace.slice(0, SAME_TRACE_SHOWN);
   return (
     <section
       id="event-detail"
@@ -311,12 +320,13 @@ function TraceSummary(props: { event: AuditEvent; loaded: AuditEvent[]; onClose:
       <h3>Same trace</h3>
       {sameTrace.length ? (
         <ul class="same-trace">
-          {sameTrace.map((other) => (
+          {listed.map((other) => (
             <li key={other.id}>
               {new Date(other.at).toLocaleTimeString()} · {eventWords(other)} · {other.outcome} ·{" "}
               {ms(other.durationMs)}
             </li>
           ))}
+          {sameTrace.length > listed.length ? <li>and {sameTrace.length - listed.length} more</li> : null}
         </ul>
       ) : (
         <p class="help">
