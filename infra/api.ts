@@ -35,6 +35,9 @@ const environment = () => ({
   ...(settings.worktreeBase ? { WORKTREE_BASE: settings.worktreeBase } : {}),
   // Your own OpenID provider's client may be registered for client_secret_post (infra/auth.ts).
   ...(tokenAuthMethod ? { OIDC_TOKEN_AUTH_METHOD: tokenAuthMethod } : {}),
+  // Where audit events go and how long the table keeps them (unset: the table, 30 days).
+  ...(settings.audit?.sink ? { AUDIT_SINK: settings.audit.sink } : {}),
+  ...(settings.audit?.retentionDays ? { AUDIT_RETENTION_DAYS: String(settings.audit.retentionDays) } : {}),
 });
 
 /**

@@ -42,6 +42,12 @@ export interface StageSettings {
   worktreeBase?: string;
   /** Reserved concurrency per function: its ceiling and its guaranteed share (unset: none). */
   reservedConcurrency?: { admin?: number; gateway?: number; worker?: number };
+  /**
+   * The audit trail of the API functions: AUDIT_SINK (`table`, default; `log`: one JSON line per event
+   * in the functions' CloudWatch Logs, for a subscription to Firehose → S3) and AUDIT_RETENTION_DAYS
+   * (the table's TTL, default 30).
+   */
+  audit?: { sink?: "table" | "log"; retentionDays?: number };
 }
 
 /**

@@ -11,7 +11,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
-import { CallLatency, createApp, listen, loadConsoleAssets, OidcClient } from "@mcpgw/api";
+import { AuditWriter, CallLatency, createApp, listen, loadConsoleAssets, OidcClient } from "@mcpgw/api";
 import {
   ConfigError,
   createKmsTokenSigner,
@@ -64,6 +64,8 @@ const runner = await startRunner({
 const runnerEndpoint = { url: runner.url, token: runner.token };
 // The gateway's call latencies go to the history once per 10 s slot; what is left goes out on stop.
 const callLatency = new CallLatency(store, logger);
+// Every tool call and admin change is an audit event, written in batches (AUDIT_SINK, AUDIT_RETENTION_DAYS).
+const audit = new AuditWriter(store, logger, settings.audit);
 const app = createApp({
   store,
   logger,
@@ -78,6 +80,8 @@ const app = createApp({
   readiness: { runner: true },
   console: loadConsoleAssets(await ensureConsoleBuilt(log)),
   gateway: { callLatency, searchModeThreshold: settings.searchModeThreshold },
+  audit,
+  auditRetentionDays: settings.audit.retentionDays,
   // Upstream OAuth's redirect URI is under the admin plane's URL (this process).
   publicAdminUrl: settings.publicAdminUrl ?? `http://127.0.0.1:${port}`,
   // The authorization server on this origin: sign-in at OIDC_ISSUER when set, else the development
@@ -141,6 +145,7 @@ async function shutdown() {
   // probe waiting on it ends now instead of holding the poller (and the runner) for its deadline.
   await Promise.all([api.close(), poller.stop(), runner.stop()]);
   await callLatency.close();
+  await audit.close();
   await emulator.stop();
   log("stopped");
   process.exit(0);

@@ -406,9 +406,9 @@ describe("GET /readyz", () => {
     expect(readyz.security ?? doc.security).toBeUndefined();
     expect(healthz.security ?? doc.security).toBeUndefined();
     const ok = responseSchema(readyz, "200", "application/json");
-    expect(ok.required).toEqual(expect.arrayContaining(["ok", "checks"]));
+    expect(ok.required).toEqual(expect.arrayContaining(["ok", "degraded", "checks"]));
     const checks = deref((ok.properties as Record<string, Json>).checks as Json);
-    expect(Object.keys(checks.properties as Json)).toEqual(["table", "queue", "key", "runner"]);
+    expect(Object.keys(checks.properties as Json)).toEqual(["table", "queue", "key", "runner", "audit"]);
     // The Problem shape with `checks` added (allOf: Problem, { checks }).
     const notReady = responseSchema(readyz, "503", "application/problem+json");
     const parts = ((notReady.allOf as Json[] | undefined) ?? [notReady]).map(deref);

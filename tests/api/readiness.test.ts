@@ -54,6 +54,7 @@ describe("GET /readyz", () => {
 
     expect(await expectJson(response, 200)).toEqual({
       ok: true,
+      degraded: false,
       checks: { table: "ok", queue: "ok", key: "ok" },
     });
     expect(response.headers.get("cache-control")).toBe("no-store");

@@ -2,8 +2,9 @@
  * `GET /v1/audit` and `/v1/audit/export` over a real stack: filters, the cursor walk, JSON Lines, and
  * admin only. Events are appended to the store directly (the calls that make them are in calls.test.ts).
  */
-import { type AuditEvent, auditEventId } from "@mcpgw/core";
+import type { AuditEvent } from "@mcpgw/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sampleAuditEvent } from "../../packages/aws/src/store-contract";
 import { TEST_ADMIN_TOKEN } from "../support/app";
 import { type Stack, startStack } from "../support/stack";
 
@@ -17,20 +18,13 @@ afterAll(async () => {
 
 const base = Date.UTC(2026, 2, 10, 22, 0, 0);
 const at = (minutes: number) => base + minutes * 60_000;
-const event = (when: number, fields: Partial<AuditEvent> = {}): AuditEvent => ({
-  id: auditEventId(when),
-  at: new Date(when).toISOString(),
-  type: "call",
-  principal: { kind: "key", keyId: "k-1", keyName: "ci" },
-  plane: "rest",
-  serverId: "s-1",
-  serverName: "files",
-  tool: "read",
-  outcome: "ok",
-  durationMs: 2,
-  argumentKeys: ["path"],
-  ...fields,
-});
+// As the store contract's, under the API's names (key k-1 `ci`, server s-1 `files`).
+const event = (when: number, fields: Partial<AuditEvent> = {}) =>
+  sampleAuditEvent(when, {
+    principal: { kind: "key", keyId: "k-1", keyName: "ci" },
+    serverId: "s-1",
+    ...fields,
+  });
 
 /** Every event of a query, page by page with `limit`, as ids. */
 async function walk(query: string, limit: number): Promise<string[]> {

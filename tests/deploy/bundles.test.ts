@@ -332,7 +332,11 @@ describe("Lambda bundles (esbuild, ESM, minified) against the emulator", () => {
       const notReady = invoke(handler, "handler", [urlEvent("GET", "/readyz")], broken).results[0];
 
       // Assess
-      expect(json(ready, 200)).toEqual({ ok: true, checks: { table: "ok", queue: "ok", key: "ok" } });
+      expect(json(ready, 200)).toEqual({
+        ok: true,
+        degraded: false,
+        checks: { table: "ok", queue: "ok", key: "ok", audit: "ok" },
+      });
       expect(json(notReady, 503)).toMatchObject({
         code: "service.not_ready",
         checks: { table: "missing", queue: "ok", key: "ok" },

@@ -3,7 +3,16 @@
  * 127.0.0.1 listener, the worker's poller; every log line captured.
  */
 import { randomUUID } from "node:crypto";
-import { type AppDeps, CallLatency, createApp, listen, loadConsoleAssets, OidcClient } from "@mcpgw/api";
+import {
+  type AppDeps,
+  AuditWriter,
+  type AuditWriterOptions,
+  CallLatency,
+  createApp,
+  listen,
+  loadConsoleAssets,
+  OidcClient,
+} from "@mcpgw/api";
 import {
   type AwsConfig,
   type ConsoleAdminSettings,
@@ -55,6 +64,8 @@ export interface StackOptions {
   limits?: AppDeps["limits"];
   /** Overrides of the store's AWS config (an endpoint through a link a test can cut, say). */
   aws?: Partial<AwsConfig>;
+  /** The audit writer's options (default: to the table, flushed every 50 ms). */
+  audit?: AuditWriterOptions;
 }
 
 export async function startStack(options: StackOptions = {}) {
@@ -88,6 +99,8 @@ export async function startStack(options: StackOptions = {}) {
     ...(options.fetch ? { fetch: options.fetch } : {}),
     callLatency,
   };
+  // Every call and change audited, written soon after (and on `stop`).
+  const audit = new AuditWriter(store, logger, { flushMs: 50, ...options.audit });
   // Listening first: with OAuth on, the issuer is the listener's own origin, known only once it listens.
   let app: ReturnType<typeof createApp> | undefined;
   const api = await listen(
@@ -108,6 +121,8 @@ export async function startStack(options: StackOptions = {}) {
     adminToken: TEST_ADMIN_TOKEN,
     allowPrivateUpstreams: allowPrivate,
     gateway,
+    audit,
+    ...(options.audit?.retentionDays ? { auditRetentionDays: options.audit.retentionDays } : {}),
     // Upstream OAuth's redirect URI: this listener's callback.
     publicAdminUrl: api.url,
     ...(options.mcp === undefined ? {} : { mcp: options.mcp }),
@@ -163,6 +178,8 @@ export async function startStack(options: StackOptions = {}) {
     logs,
     logger,
     api,
+    /** The audit writer: `flush()` before reading what a call recorded. */
+    audit,
     /** The OAuth issuer and token signer, when started with `oauth: true`. */
     oauth,
     worker,
@@ -190,6 +207,7 @@ export async function startStack(options: StackOptions = {}) {
     async stop() {
       await Promise.all([poller.stop(), api.close()]);
       await callLatency.close();
+      await audit.close();
       await runner?.stop();
     },
   };

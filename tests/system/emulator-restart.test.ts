@@ -43,7 +43,11 @@ describe("npm run dev when its emulator comes back empty", () => {
     };
     expect(await readyz()).toEqual({
       status: 200,
-      body: { ok: true, checks: { table: "ok", queue: "ok", key: "ok", runner: "ok" } },
+      body: {
+        ok: true,
+        degraded: false,
+        checks: { table: "ok", queue: "ok", key: "ok", runner: "ok", audit: "ok" },
+      },
     });
 
     // Act: the emulator goes away

@@ -9,6 +9,7 @@ import type { CallerLimitSettings, ConsoleAdminSettings, Store } from "@mcpgw/aw
 import type { AuditLog, Logger, Pinning } from "@mcpgw/core";
 import type { RunnerEndpoint } from "@mcpgw/upstream";
 import { requestId } from "hono/request-id";
+import { auditHealthOf } from "./audit-writer";
 import { authenticate, KeyIndex, TOKEN_FAILURES } from "./auth";
 import { lazyBodyLimit } from "./body-limit";
 import type { ConsoleAssets } from "./console/assets";
@@ -144,6 +145,7 @@ export function createBaseApp(deps: AppDeps): BaseApp {
   const { runner: checkRunner, ...readinessOptions } = deps.readiness ?? {};
   const readiness = new Readiness(deps.store, deps.logger, {
     ...readinessOptions,
+    audit: () => auditHealthOf(deps.audit),
     ...(checkRunner ? { runner: deps.runner } : {}),
   });
   registerHealthRoutes(app, readiness);

@@ -47,7 +47,11 @@ describe("route guards: who may call what", () => {
     expect((await request("GET", "/healthz")).status).toBe(200);
     const ready = await request("GET", "/readyz");
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ ok: true, checks: { table: "ok", queue: "ok", key: "ok" } });
+    expect(await ready.json()).toEqual({
+      ok: true,
+      degraded: false,
+      checks: { table: "ok", queue: "ok", key: "ok" },
+    });
   });
 
   it("without a token, or with a wrong one, every API route is 401 with a bearer challenge", async () => {

@@ -137,6 +137,7 @@ export function keyPrincipal(key: ApiKeyInfo): Principal {
   return {
     kind: "key",
     keyId: key.id,
+    keyName: key.name,
     serverIds: key.serverIds,
     owner: key.owner,
     rateLimit: key.rateLimit,

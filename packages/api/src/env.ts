@@ -12,6 +12,8 @@ export type Principal =
   | {
       kind: "key";
       keyId: string;
+      /** The key's name (for the audit trail). */
+      keyName?: string | undefined;
       serverIds: string[] | null;
       owner?: string | undefined;
       rateLimit?: KeyRateLimit | null;

@@ -38,7 +38,7 @@ export function registerGatewayPlane(app: OpenAPIHono<AppEnv>, deps: AppDeps): v
     return server?.transport === "http" && server.relaySessionLogs === true;
   });
   const client = limits
-    ? routeGroup(requireClient, [429], [limitRequests(limits)])
+    ? routeGroup(requireClient, [429], [limitRequests(limits, dataPlane)])
     : routeGroup(requireClient, []);
   registerGatewayRoutes(client, dataPlane);
   registerThreadRoutes(client, { ...dataPlane, worktreeBase: deps.worktreeBase });
@@ -95,5 +95,6 @@ function gatewayDeps(deps: AppDeps, changes: ChangeWatcher): GatewayDeps {
       ? {}
       : { searchModeThreshold: deps.gateway.searchModeThreshold }),
     pinningDefault: deps.pinningDefault,
+    audit: deps.audit,
   };
 }

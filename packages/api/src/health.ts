@@ -2,6 +2,7 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { bounded, CHECK_STATES, type CheckState, type Dependency, type Store } from "@mcpgw/aws";
 import { AppError, type Logger } from "@mcpgw/core";
 import type { RunnerEndpoint } from "@mcpgw/upstream";
+import type { AuditHealth } from "./audit-writer";
 import type { AppEnv } from "./env";
 import { json } from "./openapi-helpers";
 import { problem } from "./problem";
@@ -18,6 +19,8 @@ export interface ReadinessOptions {
   cacheMs?: number;
   /** How long each check may take (default 2 s). */
   timeoutMs?: number;
+  /** The audit writer's health (`checks.audit`; a failing one makes the answer `degraded`, not failed). */
+  audit?: (() => AuditHealth | undefined) | undefined;
 }
 
 export const CheckStateView = z.enum(CHECK_STATES).openapi("CheckState", {
@@ -33,16 +36,31 @@ export const ReadinessChecks = z
     runner: CheckStateView.optional().openapi({
       description: "only where the runner is checked (`npm run dev`)",
     }),
+    audit: CheckStateView.optional().openapi({
+      description:
+        "where the audit trail is written: its last write's state (a failing one makes the answer `degraded`, never 503)",
+    }),
   })
   .openapi("ReadinessChecks");
 export type ReadinessChecks = z.infer<typeof ReadinessChecks>;
-export const Ready = z.object({ ok: z.literal(true), checks: ReadinessChecks }).openapi("Ready");
+export const Ready = z
+  .object({
+    ok: z.literal(true),
+    degraded: z.boolean().openapi({
+      description:
+        "true while something calls do not wait on is failing (the audit trail's writes): calls still work",
+    }),
+    checks: ReadinessChecks,
+  })
+  .openapi("Ready");
 export const NotReady = Problem.extend({ checks: ReadinessChecks }).openapi("NotReady");
 const Alive = z.object({ ok: z.literal(true) }).openapi("Alive");
 
 /** One answer of the readiness checks. */
 export interface ReadinessReport {
   ok: boolean;
+  /** A check that does not fail readiness is failing (`checks.audit`). */
+  degraded: boolean;
   checks: ReadinessChecks;
 }
 
@@ -90,8 +108,13 @@ export class Readiness {
       else if (state === "missing" || state === "unusable")
         this.store.outages.note(logger, dependency, state);
     }
-    const checks: ReadinessChecks = { ...resources, ...(runnerState ? { runner: runnerState } : {}) };
-    return { ok: Object.values(checks).every((state) => state === "ok"), checks };
+    const required: ReadinessChecks = { ...resources, ...(runnerState ? { runner: runnerState } : {}) };
+    const audit = this.options.audit?.()?.state;
+    return {
+      ok: Object.values(required).every((state) => state === "ok"),
+      degraded: audit !== undefined && audit !== "ok",
+      checks: { ...required, ...(audit ? { audit } : {}) },
+    };
   }
 }
 
@@ -109,6 +132,7 @@ const CHECK_NAMES: Record<keyof ReadinessChecks, string> = {
   queue: "the job queue",
   key: "the KMS key",
   runner: "the stdio runner",
+  audit: "the audit trail",
 };
 const STATE_WORDS: Record<Exclude<CheckState, "ok">, string> = {
   missing: "missing",
@@ -174,7 +198,7 @@ export function registerHealthRoutes(app: OpenAPIHono<AppEnv>, readiness: Readin
         return response as never;
       }
       c.header("cache-control", "no-store");
-      return c.json({ ok: true as const, checks: report.checks }, 200);
+      return c.json({ ok: true as const, degraded: report.degraded, checks: report.checks }, 200);
     },
   );
 }

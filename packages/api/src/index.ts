@@ -1,6 +1,7 @@
 export * from "./admin-app";
 export * from "./app";
 export { createBaseApp, documentApp } from "./app-base";
+export * from "./audit-writer";
 export { KEY_CACHE_MS } from "./auth";
 export { CONSOLE_CSP, type ConsoleAssets, loadConsoleAssets } from "./console/assets";
 export { CSRF_HEADER, SESSION_COOKIE } from "./console/session";

@@ -73,6 +73,11 @@ export function sourceOf(c: Context): string {
   return address ? sourceKeyOf(address) : "local";
 }
 
+/** The client's address (the Lambda function URL's source IP, or the socket's peer); undefined in-process. */
+export function clientAddress(c: Context): string | undefined {
+  return lambdaAddress(c) ?? nodeAddress(c);
+}
+
 function lambdaAddress(c: Context): string | undefined {
   const env = c.env as { requestContext?: unknown } | undefined;
   return env?.requestContext ? lambdaConnInfo(c).remote.address : undefined;

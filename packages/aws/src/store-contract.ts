@@ -57,6 +57,24 @@ async function servingEnded(store: Store, id: string, settled: { state: string; 
   expect(await store.servers.getServing(id)).toBeUndefined();
 }
 
+/** A tool call's audit event that ended at `at`: key `key-1` (`ci`) called `files` / `read`, ok. */
+export function sampleAuditEvent(at: number, fields: Partial<AuditEvent> = {}): AuditEvent {
+  return {
+    id: auditEventId(at),
+    at: new Date(at).toISOString(),
+    type: "call",
+    principal: { kind: "key", keyId: "key-1", keyName: "ci" },
+    plane: "rest",
+    serverId: "srv-1",
+    serverName: "files",
+    tool: "read",
+    outcome: "ok",
+    durationMs: 3,
+    argumentKeys: ["path"],
+    ...fields,
+  };
+}
+
 /** Registers the contract's tests for the store `open` gives (a fresh one per test). */
 export function describeStoreContract(name: string, open: () => Promise<Store>): void {
   let counter = 0;
@@ -689,20 +707,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
   describe(`${name} store: the audit trail`, () => {
     // Each test in a window of its own, days long, far from now: the AWS suite shares one table.
     const windowOf = () => Date.UTC(2001, 0, 1) + Math.floor(Math.random() * 5_000) * 10 * 86_400_000;
-    const event = (at: number, fields: Partial<AuditEvent> = {}): AuditEvent => ({
-      id: auditEventId(at),
-      at: new Date(at).toISOString(),
-      type: "call",
-      principal: { kind: "key", keyId: "key-1", keyName: "ci" },
-      plane: "rest",
-      serverId: "srv-1",
-      serverName: "files",
-      tool: "read",
-      outcome: "ok",
-      durationMs: 3,
-      argumentKeys: ["path"],
-      ...fields,
-    });
+    const event = sampleAuditEvent;
     /** Every event of the filter, page by page (`limit` a page), as ids. */
     const walk = async (store: Store, filter: Parameters<Store["audit"]["query"]>[0], limit: number) => {
       const ids: string[] = [];

@@ -9,6 +9,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { problemOf } from "../problem";
 import { requireAdmin } from "../route-groups";
+import { CONSOLE_CALL_HEADER } from "./session";
 
 /** The largest gateway answer passed back (a tool result the console shows). */
 const MAX_FORWARDED_BYTES = 16 * 1024 * 1024;
@@ -27,6 +28,8 @@ export function registerGatewayForwarding(
       headers: {
         authorization: `Bearer ${options.adminToken}`,
         accept: "application/json",
+        // The gateway audits the call as the console's (plane `console`).
+        [CONSOLE_CALL_HEADER]: "1",
         ...(c.req.method === "POST" ? { "content-type": "application/json" } : {}),
       },
       ...(c.req.method === "POST" ? { body: await c.req.text() } : {}),

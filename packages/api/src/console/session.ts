@@ -20,6 +20,8 @@ import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 export const SESSION_COOKIE = "mgw_console";
 /** The header a cookie-authenticated state change must carry. */
 export const CSRF_HEADER = "x-csrf-token";
+/** The header the admin function's forwarding sets on the console's tool calls to the gateway function (audited as the console's). */
+export const CONSOLE_CALL_HEADER = "x-mcpgw-console";
 /** How long a console session lasts. */
 export const SESSION_TTL_MS = 12 * 60 * 60_000;
 

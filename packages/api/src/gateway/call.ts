@@ -12,6 +12,7 @@ import {
 import type { Principal } from "../env";
 import { credentialSubject, keyOwnerOf } from "../upstream-authorization";
 import { AuthorizationNeeded } from "./authorization-needed";
+import type { CallNote } from "./call-audit";
 import { resolveTool, type ServerScope } from "./catalogue";
 import type { GatewayDeps } from "./deps";
 import type { DirectoryEntry } from "./directory";
@@ -32,6 +33,8 @@ export interface CallerOptions {
   principal?: Principal;
   /** The caller's channels for what the upstream sends mid-call (progress, logs, questions). */
   context?: CallContext;
+  /** The call's audit note: the call fills in its server and tool once resolved (see `audited`). */
+  note?: CallNote;
   /** The answers of an earlier round, when the upstream needed input (2026-07-28). */
   round?: InputRound;
   /**
@@ -55,6 +58,12 @@ export async function callGatewayTool(
 ): Promise<ToolCallResult | InputRequired> {
   const gate = await toolGate(deps, options.principal);
   const { entry, tool } = await resolveTool(deps, qualified, { ...options, gate });
+  if (options.note)
+    Object.assign(options.note, {
+      serverId: entry.server.id,
+      serverName: entry.server.name,
+      tool: tool.name,
+    });
   const thread = isThreadScoped(entry)
     ? await threadOf(deps, entry, options.thread, options.principal)
     : undefined;

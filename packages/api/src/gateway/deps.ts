@@ -1,5 +1,5 @@
 import type { Store } from "@mcpgw/aws";
-import type { Logger, Pinning } from "@mcpgw/core";
+import type { AuditLog, Logger, Pinning } from "@mcpgw/core";
 import type { OpenOptions, RunnerEndpoint, SessionLogListener, SessionPool } from "@mcpgw/upstream";
 import type { CallLatency } from "./call-latency";
 import type { Directory, DirectoryEntry } from "./directory";
@@ -29,6 +29,8 @@ export interface GatewayDeps {
   searchModeThreshold?: number;
   /** The pinning of servers that set none (PINNING_DEFAULT; default `approve`). */
   pinningDefault?: Pinning | undefined;
+  /** Where each tool call's audit event goes (none: not audited). */
+  audit?: AuditLog | undefined;
 }
 
 /** What the data plane does when a warm upstream session says something changed. */

@@ -12,7 +12,10 @@ import { ADMIN_OWNER, type CallerLimitSettings, type KeyRateLimit, type RateBudg
 import { AppError, errorFields, type Logger } from "@mcpgw/core";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv, Principal } from "../env";
+import { auditRefused, callNote } from "./call-audit";
+import type { GatewayDeps } from "./deps";
 import type { SessionCap } from "./mcp-sessions";
+import { restCallOrigin } from "./routes";
 import { threadOwner } from "./thread-access";
 
 /** The limits that answer 429 `rate_limited`, as a refusal's `limit` names them. */
@@ -272,15 +275,34 @@ export function refusal(limit: LimitName, value: number, waitMs: number): AppErr
   });
 }
 
+/** The REST tool-call route (`/v1/tools/{name}/call`), its name captured. */
+const TOOL_CALL_PATH = /^\/v1\/tools\/([^/]+)\/call$/;
+
 /**
  * The data plane's REST routes admitted by `limits`: each request is a call, in flight until its
  * handler has answered (a result is whole by then); over a limit it is 429 `rate_limited` with
- * `Retry-After`.
+ * `Retry-After` (a tool call's refusal audited through `deps.audit`).
  */
-export function limitRequests(limits: CallerLimits) {
+export function limitRequests(limits: CallerLimits, deps: Pick<GatewayDeps, "audit"> = {}) {
   return createMiddleware<AppEnv>(async function limitRequests(c, next) {
-    const admitted = limits.admitNow(c.get("principal"), "call");
-    const release = admitted instanceof Promise ? await admitted : admitted;
+    let release: () => void;
+    try {
+      const admitted = limits.admitNow(c.get("principal"), "call");
+      release = admitted instanceof Promise ? await admitted : admitted;
+    } catch (error) {
+      // A refused tool call is audited as one (its body unread: no argument names).
+      const tool = c.req.method === "POST" ? TOOL_CALL_PATH.exec(c.req.path)?.[1] : undefined;
+      if (tool && error instanceof AppError) {
+        auditRefused(
+          deps,
+          callNote(restCallOrigin(c), decodeURIComponent(tool)),
+          c.get("principal"),
+          undefined,
+          error.code,
+        );
+      }
+      throw error;
+    }
     try {
       await next();
     } finally {

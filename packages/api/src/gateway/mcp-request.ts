@@ -45,6 +45,8 @@ export interface McpCaller {
   scope: ServerScope;
   /** The tool mode the client asked for (`?mode=`); none: the endpoint decides. */
   mode?: ToolMode | undefined;
+  /** The client's address (for the audit trail). */
+  source?: string | undefined;
 }
 
 /** What the handlers share across requests. */

@@ -21,6 +21,7 @@ import {
 } from "@modelcontextprotocol/server";
 import { AuthorizationNeeded, authorizationNeededResult } from "./authorization-needed";
 import { callGatewayTool } from "./call";
+import { audited, type CallNote, callNote } from "./call-audit";
 import { type CatalogTool, listTools as listCatalogTools } from "./catalogue";
 import { toMcpError } from "./mcp-errors";
 import { gatewayUri } from "./mcp-names";
@@ -154,12 +155,33 @@ export async function fixToolMode(gateway: GatewayServer, ctx: ServerContext): P
   }
 }
 
-/** A tool call routed to its server; a 2026 caller's call is parked while the upstream asks. */
-async function callListedTool(
+/** A tool call routed to its server, audited as one event (a refusal before it too). */
+function callListedTool(
   gateway: GatewayServer,
   name: string,
   args: Record<string, unknown>,
   ctx: ServerContext,
+) {
+  const caller = callerOf(ctx);
+  const note: CallNote = {
+    plane: gateway.toolset !== undefined ? "mcp_set" : gateway.endpoint ? "mcp_server" : "mcp",
+    source: caller.source,
+    toolset: gateway.toolset,
+    ...(gateway.endpoint ? { serverName: gateway.endpoint } : {}),
+    tool: name,
+  };
+  return audited(gateway.services.deps, note, caller.principal, args, () =>
+    routeListedTool(gateway, name, args, ctx, note),
+  );
+}
+
+/** A tool call routed to its server; a 2026 caller's call is parked while the upstream asks. */
+async function routeListedTool(
+  gateway: GatewayServer,
+  name: string,
+  args: Record<string, unknown>,
+  ctx: ServerContext,
+  note: CallNote,
 ) {
   const { deps, parking } = gateway.services;
   const caller = callerOf(ctx);
@@ -169,8 +191,10 @@ async function callListedTool(
       : gateway.endpoint
         ? qualifyToolName(gateway.endpoint, name)
         : name;
+  Object.assign(note, callNote(note, qualified));
   const server = gateway.endpoint ?? parseQualifiedName(qualified).server;
   const serverId = (await deps.directory.entry(server, () => true))?.server.id ?? "";
+  if (serverId) note.serverId = serverId;
   const state = ctx.mcpReq.requestState<RoundState>();
   // The upstream's own state goes back only to the server that issued it.
   const round = roundOf(ctx, state, serverId);
@@ -180,6 +204,7 @@ async function callListedTool(
       principal: caller.principal,
       signal,
       context,
+      note,
       ...withRound(round),
       ...callerEra(ctx),
     }).catch((error: unknown) => authorizationAnswer(gateway, error, ctx));

@@ -1,13 +1,16 @@
 import { storeUnavailable } from "@mcpgw/aws";
-import { AppError, describeBytes, jsonDepth, MAX_JSON_DEPTH, whenSent } from "@mcpgw/core";
+import { AppError, describeBytes, jsonDepth, MAX_JSON_DEPTH, qualifyToolName, whenSent } from "@mcpgw/core";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
 import { insufficientScope } from "../oauth/resource";
 import { problemOf } from "../problem";
 import type { RouteGroup } from "../route-groups";
+import { clientAddress } from "../throttle";
 import { toolsetIndex } from "../toolsets";
+import { auditRefused, callNote } from "./call-audit";
 import { inScope } from "./catalogue";
+import type { GatewayDeps } from "./deps";
 import type { RequestKind } from "./limits";
 import type { McpEndpoints } from "./mcp-endpoint";
 import { refusedResponse, rpcErrorResponse } from "./mcp-errors";
@@ -100,7 +103,7 @@ async function serveMcp(
     const response = await endpoints.serve(
       c.req.raw,
       body,
-      { principal, principalKey, scope, mode },
+      { principal, principalKey, scope, mode, source: clientAddress(c) },
       entry,
       toolset,
     );
@@ -112,7 +115,10 @@ async function serveMcp(
     return whenSent(response, release, { everyBody: true });
   } catch (error) {
     release();
-    if (error instanceof AppError && error.code === "rate_limited") return refusedResponse(error, body);
+    if (error instanceof AppError && error.code === "rate_limited") {
+      auditRefusedMcpCall(endpoints.services.deps, c, body, { server, toolset }, error.code);
+      return refusedResponse(error, body);
+    }
     throw error;
   }
 }
@@ -239,4 +245,25 @@ function isLoopbackOrigin(origin: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** A tools/call refused before it ran (rate-limited) is one audit event too, naming what the caller named. */
+function auditRefusedMcpCall(
+  deps: GatewayDeps,
+  c: Context<AppEnv>,
+  body: unknown,
+  at: { server: string | undefined; toolset: string | undefined },
+  code: string,
+): void {
+  const { method, params } = (Array.isArray(body) ? {} : (body ?? {})) as {
+    method?: unknown;
+    params?: unknown;
+  };
+  const { name, arguments: args } = (params ?? {}) as { name?: unknown; arguments?: unknown };
+  if (method !== "tools/call" || typeof name !== "string") return;
+  const plane = at.toolset !== undefined ? "mcp_set" : at.server !== undefined ? "mcp_server" : "mcp";
+  const named = at.server !== undefined ? qualifyToolName(at.server, name) : name;
+  const note = callNote({ plane, source: clientAddress(c), toolset: at.toolset }, named);
+  const given = typeof args === "object" && args !== null && !Array.isArray(args) ? args : {};
+  auditRefused(deps, note, c.get("principal"), given as Record<string, unknown>, code);
 }

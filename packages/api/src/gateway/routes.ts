@@ -7,11 +7,14 @@ import {
   QUALIFIED_NAME_PATTERN,
 } from "@mcpgw/core";
 import type { Context } from "hono";
+import { CONSOLE_CALL_HEADER, CSRF_HEADER } from "../console/session";
 import type { AppEnv, Principal } from "../env";
 import { json, jsonBody, problems, route } from "../openapi-helpers";
+import { clientAddress } from "../throttle";
 import { CallResultView, CatalogToolList, ChatToggleList, ChatToggleView } from "../views";
 import { AuthorizationNeeded, authorizationNeededResult } from "./authorization-needed";
 import { callGatewayTool } from "./call";
+import { audited, type CallNote, callNote } from "./call-audit";
 import { describeCallBodyIssues } from "./call-body";
 import { listTools, restTool, type ServerScope } from "./catalogue";
 import type { GatewayDeps } from "./deps";
@@ -57,6 +60,17 @@ export function scopeOf(principal: Principal | undefined): ServerScope {
   if (!principal || principal.kind === "admin") return null;
   if (principal.serverIds) return new Set(principal.serverIds);
   return principal.kind === "key" && principal.toolsets?.length ? new Set() : null;
+}
+
+/**
+ * Where a REST call came from: the console's try-it (the admin in a console session, whose requests
+ * carry its CSRF header, or forwarded by the admin function) or the REST API; and the client's address.
+ */
+export function restCallOrigin(c: Context<AppEnv>): Pick<CallNote, "plane" | "source"> {
+  const consoleCall =
+    c.get("principal")?.kind === "admin" &&
+    (c.req.header(CSRF_HEADER) !== undefined || c.req.header(CONSOLE_CALL_HEADER) === "1");
+  return { plane: consoleCall ? "console" : "rest", source: clientAddress(c) };
 }
 
 /** Registers the data-plane routes (aggregated tools, tool calls, chat toggles) on `app`. */
@@ -107,13 +121,19 @@ export function registerGatewayRoutes(app: OpenAPIHono<AppEnv>, appDeps: Gateway
       const given = c.req.valid("json");
       const body = given.arguments === undefined ? CallRequest.parse(given) : given;
       assertJsonDepth(body.arguments, "Tool-call arguments");
-      const result = await callGatewayTool(scoped(c), c.req.valid("param").name, body.arguments, {
-        scope: scopeOf(c.get("principal")),
-        principal: c.get("principal"),
-        signal: c.req.raw.signal,
-        ...(body.chat ? { chat: body.chat } : {}),
-        ...(body.thread ? { thread: body.thread } : {}),
-      }).catch((error: unknown) => {
+      const name = c.req.valid("param").name;
+      const note = callNote(restCallOrigin(c), name);
+      const principal = c.get("principal");
+      const result = await audited(appDeps, note, principal, body.arguments, () =>
+        callGatewayTool(scoped(c), name, body.arguments, {
+          scope: scopeOf(principal),
+          principal,
+          signal: c.req.raw.signal,
+          note,
+          ...(body.chat ? { chat: body.chat } : {}),
+          ...(body.thread ? { thread: body.thread } : {}),
+        }),
+      ).catch((error: unknown) => {
         // A per-user server the caller has not authorized at yet: the link, as the tool's answer.
         if (error instanceof AuthorizationNeeded) return authorizationNeededResult(error);
         throw error;

@@ -11,6 +11,13 @@ import { depsFromEnvironment } from "./from-env";
 
 const consoleDir = join(process.env.LAMBDA_TASK_ROOT ?? process.cwd(), "console");
 
-export const handler = flushingLogs(
-  handle(createAdminApp({ ...depsFromEnvironment(), console: loadConsoleAssets(consoleDir) })),
-);
+const deps = depsFromEnvironment();
+const respond = handle(createAdminApp({ ...deps, console: loadConsoleAssets(consoleDir) }));
+// The invocation's audit events are written before it returns (and its log lines after).
+export const handler = flushingLogs(async (...args: Parameters<typeof respond>) => {
+  try {
+    return await respond(...args);
+  } finally {
+    await deps.audit.flush();
+  }
+});

@@ -1,16 +1,23 @@
 import { createKmsTokenSigner, createStore, loadAppSettings } from "@mcpgw/aws";
 import { createLogger } from "@mcpgw/core";
 import type { AppDeps } from "../app-base";
+import { AuditWriter } from "../audit-writer";
 import { OidcClient } from "../oidc/provider";
 
-/** What a Lambda function's app is made of, configured from SST links / env. */
-export function depsFromEnvironment(): AppDeps {
+/**
+ * What a Lambda function's app is made of, configured from SST links / env; its audit writer is
+ * flushed before each invocation returns (the function is frozen between them).
+ */
+export function depsFromEnvironment(): AppDeps & { audit: AuditWriter } {
   const settings = loadAppSettings();
   if (!settings.adminToken) throw new Error("Missing the admin token (SST secret AdminToken or ADMIN_TOKEN)");
   const store = createStore();
+  const logger = createLogger({ level: settings.logLevel });
   return {
     store,
-    logger: createLogger({ level: settings.logLevel }),
+    logger,
+    audit: new AuditWriter(store, logger, settings.audit),
+    auditRetentionDays: settings.audit.retentionDays,
     adminToken: settings.adminToken,
     allowPrivateUpstreams: settings.allowPrivateUpstreams,
     pinningDefault: settings.pinningDefault,

@@ -7,4 +7,5 @@ import { createGatewayApp } from "../gateway-app";
 import { depsFromEnvironment } from "./from-env";
 import { streamingHandler } from "./stream";
 
-export const handler = streamingHandler(createGatewayApp(depsFromEnvironment()));
+const deps = depsFromEnvironment();
+export const handler = streamingHandler(createGatewayApp(deps), () => deps.audit.flush());

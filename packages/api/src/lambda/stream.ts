@@ -40,6 +40,8 @@ declare global {
  */
 export function streamingHandler<E extends Env, S extends Schema, B extends string>(
   app: Hono<E, S, B>,
+  /** What must be done before the invocation ends (the audit writer's flush); never rejects. */
+  beforeReturn?: () => Promise<void>,
 ): StreamingHandler {
   // Typed as a buffered handler by hono; it is the (event, responseStream, context) one.
   const respond = streamHandle(app) as unknown as StreamingHandler;
@@ -48,6 +50,7 @@ export function streamingHandler<E extends Env, S extends Schema, B extends stri
     try {
       await respond(event, responseStream, context);
     } finally {
+      await beforeReturn?.();
       flushLogs();
     }
   });

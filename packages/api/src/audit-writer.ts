@@ -1,0 +1,153 @@
+/**
+ * The audit trail's writer: a call records its event into a bounded buffer and goes on; a timer
+ * (unref'd) writes the buffer in batches off the request path, to the table or as log lines.
+ */
+import { type CheckState, checkStateOf, type Store } from "@mcpgw/aws";
+import { type AuditEvent, type AuditLog, errorFields, type Logger } from "@mcpgw/core";
+
+/** Where events go: the table (`store.audit`), or one JSON line each on stdout (`{"audit":{…}}`). */
+export const AUDIT_SINKS = ["table", "log"] as const;
+export type AuditSinkName = (typeof AUDIT_SINKS)[number];
+
+export interface AuditWriterOptions {
+  /** AUDIT_SINK (default `table`). */
+  sink?: AuditSinkName;
+  /** AUDIT_RETENTION_DAYS: each item's TTL (default 30). */
+  retentionDays?: number;
+  /** How often buffered events are written (default 1 s). */
+  flushMs?: number;
+  /** The most events held unwritten; past it the oldest are dropped and counted (default 10,000). */
+  maxBuffered?: number;
+  /** Events per write (default 100). */
+  batchSize?: number;
+  /** Tries of one batch before its events are given up (default 3). */
+  attempts?: number;
+  /** Where the `log` sink writes (default stdout). */
+  writeLine?: (text: string) => void;
+}
+
+/** What the writer reports to `/readyz`: `ok`, or the state its last write failed in. */
+export interface AuditHealth {
+  state: CheckState;
+  /** Events dropped from a full buffer, since start. */
+  dropped: number;
+  /** Events given up after their write kept failing, since start. */
+  failed: number;
+}
+
+/**
+ * Batches events and writes them off the request path. `record` never waits and never throws; a
+ * failed write is tried `attempts` times, then its events are logged as lost (counts, no values) and
+ * the writer reports itself degraded until a write succeeds. `flush` writes what is buffered (a Lambda
+ * invocation awaits it before it returns); `close` stops the timer and flushes.
+ */
+export class AuditWriter implements AuditLog {
+  private buffer: AuditEvent[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private writing: Promise<void> = Promise.resolve();
+  private readonly health: AuditHealth = { state: "ok", dropped: 0, failed: 0 };
+  private readonly options: Required<Omit<AuditWriterOptions, "writeLine">> &
+    Pick<AuditWriterOptions, "writeLine">;
+
+  constructor(
+    private readonly store: Pick<Store, "audit">,
+    private readonly logger: Logger,
+    options: AuditWriterOptions = {},
+  ) {
+    this.options = {
+      sink: "table",
+      retentionDays: 30,
+      flushMs: 1_000,
+      maxBuffered: 10_000,
+      batchSize: 100,
+      attempts: 3,
+      ...options,
+    };
+  }
+
+  record(event: AuditEvent): void {
+    this.buffer.push(event);
+    const over = this.buffer.length - this.options.maxBuffered;
+    if (over > 0) {
+      this.buffer.splice(0, over);
+      this.health.dropped += over;
+    }
+    if (!this.timer) {
+      this.timer = setInterval(() => void this.flush(), this.options.flushMs);
+      this.timer.unref();
+    }
+  }
+
+  /** The writer's state for `/readyz`: `ok` until a write fails for good, and again once one succeeds. */
+  status(): AuditHealth {
+    return { ...this.health };
+  }
+
+  /** Writes every buffered event (after any write under way); resolves when done, never rejects. */
+  flush(): Promise<void> {
+    const due = this.buffer;
+    this.buffer = [];
+    if (due.length === 0) {
+      this.stopTimer();
+      return this.writing;
+    }
+    this.writing = this.writing.then(() => this.write(due));
+    return this.writing;
+  }
+
+  /** Stops the timer and writes what is left (the process or invocation is ending). */
+  async close(): Promise<void> {
+    this.stopTimer();
+    await this.flush();
+  }
+
+  private stopTimer(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  private async write(events: AuditEvent[]): Promise<void> {
+    const { batchSize, attempts } = this.options;
+    for (let start = 0; start < events.length; start += batchSize) {
+      const batch = events.slice(start, start + batchSize);
+      let lastError: unknown;
+      for (let attempt = 0; attempt < attempts; attempt++) {
+        if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** attempt, 2_000)));
+        try {
+          await this.send(batch);
+          lastError = undefined;
+          break;
+        } catch (error) {
+          lastError = error;
+        }
+      }
+      if (lastError === undefined) {
+        if (this.health.state !== "ok") this.logger.info("audit events written again");
+        this.health.state = "ok";
+        continue;
+      }
+      this.health.failed += batch.length;
+      this.health.state = checkStateOf(lastError);
+      if (this.health.state === "ok") this.health.state = "error";
+      this.logger.warn("audit events not written", {
+        events: batch.length,
+        state: this.health.state,
+        ...errorFields(lastError),
+      });
+    }
+  }
+
+  private async send(batch: AuditEvent[]): Promise<void> {
+    if (this.options.sink === "table") {
+      await this.store.audit.append(batch, { retentionDays: this.options.retentionDays });
+      return;
+    }
+    const text = batch.map((event) => `${JSON.stringify({ audit: event })}\n`).join("");
+    (this.options.writeLine ?? ((line: string) => process.stdout.write(line)))(text);
+  }
+}
+
+/** The audit health of whatever `audit` is: a writer's, or `ok` (no writer, or one of a test's). */
+export function auditHealthOf(audit: AuditLog | undefined): AuditHealth | undefined {
+  return audit instanceof AuditWriter ? audit.status() : undefined;
+}

@@ -1,0 +1,194 @@
+/**
+ * Each tool call's one audit event, from every plane: who called (key id and name, user, admin), from
+ * where, through which plane, on which server and tool, how it ended and how long it took, the sizes of
+ * its arguments and result, its argument key names and its trace id — never a value.
+ */
+import {
+  AppError,
+  type AuditEvent,
+  type AuditPlane,
+  type AuditPrincipal,
+  auditEventId,
+  currentTraceId,
+  parseQualifiedName,
+} from "@mcpgw/core";
+import { CallFailure } from "@mcpgw/upstream";
+import type { Principal } from "../env";
+import { AuthorizationNeeded } from "./authorization-needed";
+import type { GatewayDeps } from "./deps";
+
+/** The most argument key names an event lists, and the longest name kept. */
+const MAX_ARGUMENT_KEYS = 64;
+const MAX_NAME_CHARS = 128;
+
+/**
+ * What the audit knows of a call before it runs: the plane it came through, from where, the tool set;
+ * the call fills in its server and tool once it has resolved them (`callGatewayTool`).
+ */
+export interface CallNote {
+  plane: AuditPlane;
+  source?: string | undefined;
+  toolset?: string | undefined;
+  serverId?: string;
+  serverName?: string;
+  tool?: string;
+}
+
+/** A note for a call of `named` (`<server>__<tool>`, else what the caller named, kept as the tool). */
+export function callNote(
+  base: Pick<CallNote, "plane" | "source" | "toolset">,
+  named: string,
+  serverId?: string,
+): CallNote {
+  let parts: { server?: string; tool: string };
+  try {
+    parts = parseQualifiedName(named);
+  } catch {
+    parts = { tool: named };
+  }
+  return {
+    ...base,
+    ...(serverId ? { serverId } : {}),
+    ...(parts.server ? { serverName: parts.server } : {}),
+    tool: clip(parts.tool),
+  };
+}
+
+/** The principal as the audit names it. */
+export function auditPrincipal(principal: Principal | undefined): AuditPrincipal {
+  if (!principal || principal.kind === "admin") return { kind: "admin" };
+  if (principal.kind === "user") return { kind: "user", sub: principal.sub };
+  return {
+    kind: "key",
+    keyId: principal.keyId,
+    ...(principal.keyName ? { keyName: principal.keyName } : {}),
+  };
+}
+
+/**
+ * Runs one tool call and records its one event (none without `deps.audit`): its outcome the result's
+ * (`ok`, `tool_error`, `input_required`) or the error code it ended with, which it throws on.
+ */
+export async function audited<T extends object>(
+  deps: Pick<GatewayDeps, "audit">,
+  note: CallNote,
+  principal: Principal | undefined,
+  args: Record<string, unknown>,
+  run: () => Promise<T>,
+): Promise<T> {
+  const audit = deps.audit;
+  if (!audit) return run();
+  const started = performance.now();
+  const traceId = currentTraceId();
+  let outcome = "internal";
+  let responseBytes: number | undefined;
+  try {
+    const result = await run();
+    outcome = resultOutcome(result);
+    responseBytes = resultBytes(result);
+    return result;
+  } catch (error) {
+    outcome = errorOutcome(error);
+    throw error;
+  } finally {
+    audit.record(
+      callEvent(note, principal, args, {
+        outcome,
+        durationMs: Math.round((performance.now() - started) * 10) / 10,
+        responseBytes,
+        traceId,
+      }),
+    );
+  }
+}
+
+/** Records the event of a call refused before it ran (`rate_limited`, say); `args` when they were read. */
+export function auditRefused(
+  deps: Pick<GatewayDeps, "audit">,
+  note: CallNote,
+  principal: Principal | undefined,
+  args: Record<string, unknown> | undefined,
+  code: string,
+): void {
+  deps.audit?.record(
+    callEvent(note, principal, args, { outcome: code, durationMs: 0, traceId: currentTraceId() }),
+  );
+}
+
+function callEvent(
+  note: CallNote,
+  principal: Principal | undefined,
+  args: Record<string, unknown> | undefined,
+  end: {
+    outcome: string;
+    durationMs: number;
+    responseBytes?: number | undefined;
+    traceId: string | undefined;
+  },
+): AuditEvent {
+  const now = Date.now();
+  const { plane, source, toolset, serverId, serverName, tool } = note;
+  return {
+    id: auditEventId(now),
+    at: new Date(now).toISOString(),
+    type: "call",
+    principal: auditPrincipal(principal),
+    ...(source ? { source } : {}),
+    plane,
+    ...(serverId ? { serverId } : {}),
+    ...(serverName ? { serverName } : {}),
+    ...(tool ? { tool } : {}),
+    ...(toolset ? { toolset } : {}),
+    outcome: end.outcome,
+    durationMs: end.durationMs,
+    ...(args ? { requestBytes: argumentBytes(args) } : {}),
+    ...(end.responseBytes === undefined ? {} : { responseBytes: end.responseBytes }),
+    ...(args ? { argumentKeys: Object.keys(args).slice(0, MAX_ARGUMENT_KEYS).map(clip) } : {}),
+    ...(end.traceId ? { traceId: end.traceId } : {}),
+  };
+}
+
+function resultOutcome(answer: object): string {
+  const result = answer as Record<string, unknown>;
+  if (result.resultType === "input_required") return "input_required";
+  return result.isError === true ? "tool_error" : "ok";
+}
+
+/** The code a failed call ends with (its AppError's; an upstream failure's as the gateway answers it). */
+export function errorOutcome(error: unknown): string {
+  if (error instanceof AppError) return error.code;
+  if (error instanceof AuthorizationNeeded) return "upstream.authorization_required";
+  if (error instanceof CallFailure) return error.kind === "timeout" ? "upstream.timeout" : "upstream.error";
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === "number" ? `rpc.${code}` : "internal";
+}
+
+/** The arguments' size as JSON (they came as JSON, bounded by the request body's limit). */
+function argumentBytes(args: Record<string, unknown>): number {
+  try {
+    return Buffer.byteLength(JSON.stringify(args));
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * The result's size as JSON, near enough and without serialising it again: text and binary data by
+ * their length, any other part and the structured content as JSON.
+ */
+export function resultBytes(answer: object): number | undefined {
+  const result = answer as Record<string, unknown>;
+  if (!Array.isArray(result.content)) return undefined;
+  let bytes = 0;
+  for (const part of result.content as Array<Record<string, unknown>>) {
+    if (typeof part.text === "string") bytes += part.text.length + 24;
+    else if (typeof part.data === "string") bytes += part.data.length + 48;
+    else bytes += JSON.stringify(part).length;
+  }
+  if (result.structuredContent !== undefined) bytes += JSON.stringify(result.structuredContent).length;
+  return bytes;
+}
+
+function clip(name: string): string {
+  return name.length > MAX_NAME_CHARS ? name.slice(0, MAX_NAME_CHARS) : name;
+}
