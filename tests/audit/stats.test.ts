@@ -103,13 +103,13 @@ describe("audit stats", () => {
   });
 
   it("takes a server by name or id, a tool by its qualified name, and the day's window", async () => {
-    const byName = await statsOnce("server=docs", 24);
-    expect(byName.totals).toMatchObject({ calls: 24, errors: 3, toolErrors: 2 });
-    const byId = await statsOnce(`server=${serverId}`, 24);
+    const byName = await statsOnce("server=docs", 23);
+    expect(byName.totals).toMatchObject({ calls: 23, errors: 3, toolErrors: 2 });
+    const byId = await statsOnce(`server=${serverId}`, 23);
     expect(byId.totals).toEqual(byName.totals);
     const qualified = await statsOnce("tool=docs__fail", 2);
     expect(qualified.totals.calls).toBe(2);
-    const day = await statsOnce("server=docs&window=day", 24);
+    const day = await statsOnce("server=docs&window=day", 23);
     expect(day).toMatchObject({ window: "day", bucketMs: 1_800_000, partial: false });
     expect(day.buckets).toHaveLength(48);
     expect(day.totals).toEqual(byName.totals);
