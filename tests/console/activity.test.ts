@@ -114,7 +114,7 @@ describe("console: activity", () => {
     expect(await calls.locator("[data-field=errors]").textContent()).toBe("1 (1 tool errors)");
     expect(await calls.locator("svg.chart").count()).toBe(3);
     await calls.getByLabel("Last day").check();
-    await calls.locator("[data-window=day] [data-field=calls]").waitFor();
+    await page.locator(".call-stats[data-window=day] [data-field=calls]").waitFor();
     expect(await calls.locator("[data-field=calls]").textContent()).toBe(String(ECHOES + 1));
     await expectAccessible(page, "server calls");
 
