@@ -121,7 +121,9 @@ function StatsFigures({ stats }: { stats: AuditStats }) {
             unit="%"
             top={100}
             time={time}
-            dots={dots(rate, "failed", "# % errors")}
+            dots={dots(rate, "failed", "# % errors").map((dot) =>
+              dot.value > 0 ? dot : { ...dot, className: "calls" },
+            )}
           />
           <TimeChart
             label="Duration p50 and p95"
