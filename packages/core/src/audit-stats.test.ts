@@ -37,7 +37,14 @@ describe("auditStats", () => {
     expect(stats.bucketMs).toBe(60_000);
     expect(stats.buckets).toHaveLength(60);
     expect(stats.buckets.at(-1)?.at).toBe("2026-12-06T10:30:00.000Z");
-    expect(stats.totals).toEqual({ calls: 0, errors: 0, toolErrors: 0, p50Ms: null, p95Ms: null, errorRate: 0 });
+    expect(stats.totals).toEqual({
+      calls: 0,
+      errors: 0,
+      toolErrors: 0,
+      p50Ms: null,
+      p95Ms: null,
+      errorRate: 0,
+    });
     expect(stats.partial).toBe(false);
   });
 

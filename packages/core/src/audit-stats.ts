@@ -63,7 +63,11 @@ export function auditStats(
 ): AuditStats {
   const { bucketMs, buckets: count } = AUDIT_STATS_WINDOWS[options.window];
   const { since, until } = auditStatsRange(options.window, options.now);
-  const slots = Array.from({ length: count }, () => ({ durations: [] as number[], errors: 0, toolErrors: 0 }));
+  const slots = Array.from({ length: count }, () => ({
+    durations: [] as number[],
+    errors: 0,
+    toolErrors: 0,
+  }));
   for (const event of events) {
     if (event.type !== "call") continue;
     const at = Date.parse(event.at);
