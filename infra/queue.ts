@@ -22,5 +22,8 @@ export const jobsLink = new sst.Linkable("Jobs", {
   include: [sst.aws.permission({ actions: ["sqs:SendMessage"], resources: [jobQueue.arn] })],
 });
 
-/** What `/readyz` asks of the queue (that it exists): its attributes, nothing that moves messages. */
+/**
+ * What `/readyz` asks of the queue (that it exists), and the sweep (its depth): its attributes, nothing
+ * that moves messages.
+ */
 export const inspectJobQueue = { actions: ["sqs:GetQueueAttributes"], resources: [jobQueue.arn] };

@@ -4,7 +4,7 @@
  */
 
 import { nodejs } from "./bundling";
-import { jobQueue, jobsLink } from "./queue";
+import { inspectJobQueue, jobQueue, jobsLink } from "./queue";
 import { runnerLink, vpc } from "./runner";
 import { concurrencyOf, stageSettings } from "./stages";
 import { keyLink, runnerToken, sealRefreshedTokens, tableLink } from "./storage";
@@ -31,7 +31,10 @@ export const worker = jobQueue.subscribe(
   { batch: { size: 10, partialResponses: true } },
 );
 
-/** The health sweep reads the table and enqueues probes; it reaches no upstream: no VPC, no key. */
+/**
+ * The health sweep reads the table and enqueues probes; it reaches no upstream: no VPC, no key. It reads
+ * the queue's depth once per run (`mcpgw_queue_depth`).
+ */
 export const sweep = new sst.aws.Cron("HealthSweep", {
   schedule: "rate(1 minute)",
   function: {
@@ -42,5 +45,6 @@ export const sweep = new sst.aws.Cron("HealthSweep", {
     memory: "256 MB",
     timeout: "30 seconds",
     link: [tableLink, jobsLink],
+    permissions: [inspectJobQueue],
   },
 });

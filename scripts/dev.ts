@@ -11,7 +11,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
-import { AuditWriter, CallLatency, createApp, listen, loadConsoleAssets, OidcClient } from "@mcpgw/api";
+import { CallLatency, createApp, createAuditWriter, listen, loadConsoleAssets, OidcClient } from "@mcpgw/api";
 import {
   ConfigError,
   createKmsTokenSigner,
@@ -26,6 +26,7 @@ import {
 } from "@mcpgw/aws";
 import { createLogger, errorFields } from "@mcpgw/core";
 import { startRunner } from "@mcpgw/runner";
+import { prometheusReader, startMetrics, startTracing } from "@mcpgw/telemetry";
 import { startPoller, startSweeper, workerDepsFromEnv } from "@mcpgw/worker";
 import { ensureConsoleBuilt } from "./lib/console";
 import { startEmulator } from "./lib/emulator";
@@ -40,6 +41,8 @@ process.env.RUNNER_TOKEN ||= randomBytes(24).toString("base64url");
 const { port, dataDir, settings, runnerToken, runnerSettings } = readSettings();
 const ephemeral = process.argv.includes("--ephemeral");
 const adminToken = process.env.ADMIN_TOKEN;
+// Spans of the whole stack (API, worker, runner: one process), exported when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+const tracing = startTracing({ service: "gateway" });
 // Its port first, held until the API listens there: in use, nothing else starts (no emulator, no
 // runner and its start-up sweep). The runner and the emulator take free ports of their own.
 const heldPort = await holdPort(port).catch(stopWith);
@@ -51,6 +54,9 @@ await assertAwsEndpointsAnswer(loadAwsConfig(), emulator.owned ? [emulator.endpo
 const store = createStore(loadAwsConfig());
 await ensureResources(store.clients, store.config);
 const logger = createLogger({ level: settings.logLevel });
+// One meter provider for the whole stack (gateway, admin, worker and runner run in this process):
+// OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set, else Prometheus text at GET /metrics on the API port.
+const metrics = await startMetrics({ service: "gateway", local: prometheusReader });
 const worker = workerDepsFromEnv({ store, logger });
 // Every setting is read: the tokens and AWS credentials leave the environment (the runner's children
 // get an allow-listed env anyway; nothing read later may find them either).
@@ -65,7 +71,7 @@ const runnerEndpoint = { url: runner.url, token: runner.token };
 // The gateway's call latencies go to the history once per 10 s slot; what is left goes out on stop.
 const callLatency = new CallLatency(store, logger);
 // Every tool call and admin change is an audit event, written in batches (AUDIT_SINK, AUDIT_RETENTION_DAYS).
-const audit = new AuditWriter(store, logger, settings.audit);
+const audit = createAuditWriter(store, logger, settings.audit);
 const app = createApp({
   store,
   logger,
@@ -94,6 +100,7 @@ const app = createApp({
   oidc: settings.oidc ? new OidcClient(settings.oidc) : undefined,
   consoleAdmins: settings.consoleAdmins,
   limits: settings.callerLimits,
+  metricsText: metrics.text,
 });
 await heldPort.release();
 const api = await listen(app, port).catch((error) => stopWith(portError(port, error)));
@@ -123,6 +130,11 @@ if (emulator.owned) {
 console.log(`MCP Gateway ready at ${api.url} (docs: ${api.url}/docs)`);
 log(`admin console at ${api.url}/`);
 log(
+  metrics.text
+    ? `metrics (Prometheus text) at ${api.url}/metrics`
+    : `metrics exported over ${metrics.export}`,
+);
+log(
   settings.oidc
     ? `sign-in at ${settings.oidc.issuer} (register ${settings.oauthIssuer ?? api.url}/oauth/oidc/callback, ${settings.publicAdminUrl ?? api.url}/console/oidc/callback and ${settings.publicAdminUrl ?? api.url}/oauth/upstream/signin there)`
     : "sign-in: the development page (set OIDC_ISSUER and OIDC_CLIENT_ID for an OpenID provider)",
@@ -145,7 +157,8 @@ async function shutdown() {
   // probe waiting on it ends now instead of holding the poller (and the runner) for its deadline.
   await Promise.all([api.close(), poller.stop(), runner.stop()]);
   await callLatency.close();
-  await audit.close();
+  await audit?.close();
+  await Promise.all([tracing.shutdown(), metrics.shutdown()]);
   await emulator.stop();
   log("stopped");
   process.exit(0);

@@ -1,17 +1,22 @@
 /**
- * Proxy overhead: the same warm `tools/call` against the same local upstream by three paths —
+ * Proxy overhead: the same warm `tools/call` against the same local upstream by several paths —
  * (a) directly with the SDK client, (b) through the gateway's POST /v1/tools/{name}/call and (c) with the
  * same SDK client through the gateway's `/mcp/{server}` — interleaved round by round in one run,
- * sequentially and at concurrency 16. Prints, per gateway path, p50/p99, the added p50, the
- * concurrency-16 throughput and its ratio to direct, and the CPU per call of the gateway process (the
- * upstream's and this client's for reference), then one `BENCH_PROXY {json}` line with the same figures.
+ * sequentially and at concurrency 16. The gateway paths run on two dev gateways side by side: one with
+ * auditing and tracing on as deployed (default sampling; spans and metrics exported over OTLP/HTTP to a
+ * sink in this process), and one with them off (`AUDIT_SINK=off`, `OTEL_SDK_DISABLED=true`), so the cost
+ * of seeing everything is measured in the same run. Prints, per path, p50/p99, the added p50, the
+ * concurrency-16 throughput and its ratio to direct, the CPU per call of the gateway process (the
+ * upstream's and this client's for reference), the on/off ratios, then one `BENCH_PROXY {json}` line.
  *
  *   BENCH_ROUNDS  rounds (default 10); each path runs one batch per round and phase, in rotating order
  *   BENCH_CALLS   calls per batch (default 200)
- *   BENCH_NODE_ARGS  node flags for the gateway process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`
- *   BENCH_PATHS   the gateway paths to measure besides direct, comma-separated (default `rest,mcp`):
- *                 one alone makes a profile of that path
+ *   BENCH_NODE_ARGS  node flags for the gateway processes, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`
+ *   BENCH_PATHS   the gateway paths to measure besides direct, comma-separated (default
+ *                 `rest,mcp,rest_off,mcp_off`): one alone makes a profile of that path
  */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { measure, printTable, startDevGateway, stopper, until } from "../lib/bench";
@@ -24,16 +29,27 @@ const CONCURRENCY = 16;
 const TOKEN = "bench-admin-token";
 /** The issue's targets on loopback: what the gateway may add to a direct call. */
 const TARGET = { addedP50Ms: 0.7, c16Ratio: 0.7 };
+/** Issue 28: with auditing and tracing on, p50 and c16 throughput within 5 % of off. */
+const OBSERVED_TARGET = 0.05;
 
-const ALL_PATHS = ["direct", "rest", "mcp"] as const;
+const ALL_PATHS = ["direct", "rest", "mcp", "rest_off", "mcp_off"] as const;
 type PathName = (typeof ALL_PATHS)[number];
-const chosen = (process.env.BENCH_PATHS ?? "rest,mcp").split(",");
+const chosen = (process.env.BENCH_PATHS ?? "rest,mcp,rest_off,mcp_off").split(",");
 const PATHS = ALL_PATHS.filter((path) => path === "direct" || chosen.includes(path));
 const LABELS: Record<PathName, string> = {
   direct: "direct",
   rest: "gateway REST",
   mcp: "gateway MCP",
+  rest_off: "REST (obs. off)",
+  mcp_off: "MCP (obs. off)",
 };
+/** Each observed path and the same path with auditing and tracing off. */
+const PAIRS = [
+  ["rest", "rest_off"],
+  ["mcp", "mcp_off"],
+] as const;
+/** The environment of the gateway that sees nothing. */
+const DARK_ENV = { AUDIT_SINK: "off", OTEL_SDK_DISABLED: "true" };
 const PHASES = ["seq", "c16"] as const;
 type PhaseName = (typeof PHASES)[number];
 const PROCESSES = ["gateway", "upstream", "client"] as const;
@@ -59,61 +75,92 @@ try {
   );
   stops.push(() => upstream.stop());
   const upstreamUrl = upstream.match[1]!;
-  const gateway = await startDevGateway(emulator.endpoint, TOKEN);
-  stops.push(() => gateway.stop());
-  const gatewayUrl = gateway.url;
-  const pids = { gateway: gateway.child.pid!, upstream: upstream.child.pid! };
+  // Where the observed gateway exports its spans and metrics: a sink that reads and counts them.
+  const otlp = { requests: 0, bytes: 0 };
+  const sink = createServer((request, response) => {
+    request.on("data", (chunk: Buffer) => {
+      otlp.bytes += chunk.length;
+    });
+    request.on("end", () => {
+      otlp.requests++;
+      response.writeHead(200, { "content-type": "application/json" }).end("{}");
+    });
+  });
+  await new Promise<void>((resolve) => sink.listen(0, "127.0.0.1", resolve));
+  stops.push(() => new Promise((resolve) => sink.close(resolve)));
+  const sinkUrl = `http://127.0.0.1:${(sink.address() as AddressInfo).port}`;
+
+  const observed = await startDevGateway(emulator.endpoint, TOKEN, { OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl });
+  stops.push(() => observed.stop());
+  const dark = await startDevGateway(emulator.endpoint, TOKEN, DARK_ENV);
+  stops.push(() => dark.stop());
   const args = { text: "hello" };
   const headers = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
 
-  const created = (await (
-    await fetch(`${gatewayUrl}/v1/servers`, {
-      method: "POST",
-      headers,
-      body: JSON.stringify({ name: "bench", url: upstreamUrl }),
-    })
-  ).json()) as { id?: string };
-  if (!created.id) throw new Error(`could not register the upstream: ${JSON.stringify(created)}`);
-  await until(async () => {
-    const server = (await (await fetch(`${gatewayUrl}/v1/servers/${created.id}`, { headers })).json()) as {
-      status: { state: string; error: string };
-    };
-    if (server.status.state === "failed") throw new Error(`upstream failed: ${server.status.error}`);
-    return server.status.state === "connected";
-  });
-  const restCall = () =>
-    fetch(`${gatewayUrl}/v1/tools/bench__echo/call`, {
-      method: "POST",
-      headers,
-      body: JSON.stringify({ arguments: args }),
+  /** Registers the upstream on a gateway, and its two ways in once it is connected. */
+  async function gatewayPaths(gatewayUrl: string) {
+    const created = (await (
+      await fetch(`${gatewayUrl}/v1/servers`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ name: "bench", url: upstreamUrl }),
+      })
+    ).json()) as { id?: string };
+    if (!created.id) throw new Error(`could not register the upstream: ${JSON.stringify(created)}`);
+    await until(async () => {
+      const server = (await (await fetch(`${gatewayUrl}/v1/servers/${created.id}`, { headers })).json()) as {
+        status: { state: string; error: string };
+      };
+      if (server.status.state === "failed") throw new Error(`upstream failed: ${server.status.error}`);
+      return server.status.state === "connected";
     });
-  await until(async () => (await restCall()).ok);
+    const restCall = () =>
+      fetch(`${gatewayUrl}/v1/tools/bench__echo/call`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ arguments: args }),
+      });
+    await until(async () => (await restCall()).ok);
+    const viaMcp = new Client({ name: "bench", version: "1" });
+    await viaMcp.connect(
+      new StreamableHTTPClientTransport(new URL(`${gatewayUrl}/mcp/bench`), {
+        requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
+      }),
+    );
+    stops.push(() => viaMcp.close());
+    return {
+      rest: async () => {
+        const response = await restCall();
+        const body = await response.arrayBuffer();
+        if (!response.ok) throw new Error(`REST call → ${response.status} ${Buffer.from(body).toString()}`);
+      },
+      mcp: sdkCall(viaMcp),
+    };
+  }
 
   // One plain SDK client per endpoint: it speaks to a stateless JSON endpoint and a session-ful one alike.
   const direct = new Client({ name: "bench", version: "1" });
   await direct.connect(new StreamableHTTPClientTransport(new URL(upstreamUrl)));
   stops.push(() => direct.close());
-  const viaMcp = new Client({ name: "bench", version: "1" });
-  await viaMcp.connect(
-    new StreamableHTTPClientTransport(new URL(`${gatewayUrl}/mcp/bench`), {
-      requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
-    }),
-  );
-  stops.push(() => viaMcp.close());
-
-  const sdkCall = (client: Client) => async () => {
-    const result = await client.callTool({ name: "echo", arguments: args });
-    if (result.isError) throw new Error(`echo failed: ${JSON.stringify(result.content)}`);
-  };
+  const on = await gatewayPaths(observed.url);
+  const off = await gatewayPaths(dark.url);
   const calls: Record<PathName, () => Promise<void>> = {
     direct: sdkCall(direct),
-    rest: async () => {
-      const response = await restCall();
-      const body = await response.arrayBuffer();
-      if (!response.ok) throw new Error(`REST call → ${response.status} ${Buffer.from(body).toString()}`);
-    },
-    mcp: sdkCall(viaMcp),
+    rest: on.rest,
+    mcp: on.mcp,
+    rest_off: off.rest,
+    mcp_off: off.mcp,
   };
+  /** The gateway process each path goes through (direct: the observed one, for its background). */
+  const gatewayPid: Record<PathName, number> = {
+    direct: observed.child.pid!,
+    rest: observed.child.pid!,
+    mcp: observed.child.pid!,
+    rest_off: dark.child.pid!,
+    mcp_off: dark.child.pid!,
+  };
+  const upstreamPid = upstream.child.pid!;
+  const gatewayUrl = observed.url;
 
   // The floor any HTTP front adds: one loopback round trip to the gateway that does nothing.
   const hop = async () => void (await (await fetch(`${gatewayUrl}/healthz`)).arrayBuffer());
@@ -132,6 +179,7 @@ try {
       const order = PATHS.map((_, i) => PATHS[(i + round) % PATHS.length]!);
       for (const path of order) {
         const into = phases[path][phase];
+        const pids = { gateway: gatewayPid[path], upstream: upstreamPid };
         const before = cpuNow(pids);
         const started = performance.now();
         into.latencies.push(...(await measure(calls[path], CALLS_PER_ROUND, concurrency)));
@@ -141,9 +189,16 @@ try {
       }
     }
   }
-  report(hopP50, phases);
+  report(hopP50, phases, otlp);
 } finally {
   await stopAll();
+}
+
+function sdkCall(client: Client) {
+  return async () => {
+    const result = await client.callTool({ name: "echo", arguments: { text: "hello" } });
+    if (result.isError) throw new Error(`echo failed: ${JSON.stringify(result.content)}`);
+  };
 }
 
 function emptyPhase(): Phase {
@@ -161,7 +216,11 @@ function cpuNow(pids: { gateway: number; upstream: number }): Record<ProcessName
 }
 
 /** The table, the target lines and the machine-readable `BENCH_PROXY` line. */
-function report(hopP50: number, phases: Record<PathName, Record<PhaseName, Phase>>): void {
+function report(
+  hopP50: number,
+  phases: Record<PathName, Record<PhaseName, Phase>>,
+  otlp: { requests: number; bytes: number },
+): void {
   const throughput = (path: PathName) => phases[path].c16.latencies.length / (phases[path].c16.wallMs / 1000);
   const directP50 = percentile(phases.direct.seq.latencies, 50);
   const figures = Object.fromEntries(
@@ -233,7 +292,7 @@ function report(hopP50: number, phases: Record<PathName, Record<PhaseName, Phase
   console.log("");
   console.log(`targets: added p50 ≤ ${TARGET.addedP50Ms} ms, c16 throughput ≥ ${TARGET.c16Ratio} of direct`);
   const targets: Record<string, { addedP50: boolean; c16Ratio: boolean }> = {};
-  for (const path of PATHS.filter((p) => p !== "direct")) {
+  for (const path of PATHS.filter((p) => p !== "direct" && !p.endsWith("_off"))) {
     const f = figures[path];
     targets[path] = {
       addedP50: f.addedP50Ms <= TARGET.addedP50Ms,
@@ -243,6 +302,33 @@ function report(hopP50: number, phases: Record<PathName, Record<PhaseName, Phase
     console.log(
       `  ${LABELS[path].padEnd(12)}  added p50 ${ms(f.addedP50Ms)} ms: ${verdict(targets[path].addedP50)}; c16 ratio ${f.c16Ratio.toFixed(2)}: ${verdict(targets[path].c16Ratio)}`,
     );
+  }
+  // The cost of seeing everything: each observed path against the same path with it off.
+  const observability: Record<
+    string,
+    { p50Ratio: number; addedP50DeltaMs: number; c16Ratio: number; met: boolean }
+  > = {};
+  for (const [on, off] of PAIRS) {
+    if (!PATHS.includes(on) || !PATHS.includes(off)) continue;
+    const p50Ratio = figures[on].seq.p50Ms / figures[off].seq.p50Ms;
+    const c16Ratio = figures[on].c16.callsPerSec / figures[off].c16.callsPerSec;
+    observability[on] = {
+      p50Ratio,
+      addedP50DeltaMs: figures[on].addedP50Ms - figures[off].addedP50Ms,
+      c16Ratio,
+      met: p50Ratio <= 1 + OBSERVED_TARGET && c16Ratio >= 1 - OBSERVED_TARGET,
+    };
+  }
+  if (Object.keys(observability).length > 0) {
+    console.log("");
+    console.log(
+      `auditing and tracing on vs off (target: p50 and c16 throughput within ${OBSERVED_TARGET * 100} %); OTLP sink got ${otlp.requests} exports, ${otlp.bytes} bytes`,
+    );
+    for (const [path, o] of Object.entries(observability)) {
+      console.log(
+        `  ${LABELS[path as PathName].padEnd(12)}  p50 on/off ${o.p50Ratio.toFixed(3)} (added p50 ${o.addedP50DeltaMs >= 0 ? "+" : ""}${ms(o.addedP50DeltaMs)} ms); c16 throughput on/off ${o.c16Ratio.toFixed(3)}: ${o.met ? "met" : "MISSED"}`,
+      );
+    }
   }
   const rounded = JSON.parse(JSON.stringify(figures), (_key, value) =>
     typeof value === "number" && !Number.isInteger(value) ? Number(value.toFixed(3)) : value,
@@ -256,6 +342,8 @@ function report(hopP50: number, phases: Record<PathName, Record<PhaseName, Phase
       target: TARGET,
       ...rounded,
       met: targets,
+      observability,
+      otlp,
     })}`,
   );
 }

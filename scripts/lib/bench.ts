@@ -66,9 +66,13 @@ export async function until(check: () => Promise<boolean>, timeoutMs = 30_000): 
 
 /**
  * The dev stack (`scripts/dev.ts`: gateway and runner) in its own process on a free port, with tables
- * and queues of its own on the emulator at `awsEndpoint`, admin token `adminToken`.
+ * and queues of its own on the emulator at `awsEndpoint`, admin token `adminToken`, and `env` besides.
  */
-export async function startDevGateway(awsEndpoint: string, adminToken: string) {
+export async function startDevGateway(
+  awsEndpoint: string,
+  adminToken: string,
+  env: Record<string, string> = {},
+) {
   const port = await freePort();
   const gateway = await startTsProcess("scripts/dev.ts", [], /ready at (\S+) /, {
     PORT: String(port),
@@ -77,6 +81,7 @@ export async function startDevGateway(awsEndpoint: string, adminToken: string) {
     TABLE_NAME: `bench-${port}`,
     QUEUE_NAME: `bench-jobs-${port}`,
     DEAD_LETTER_QUEUE_NAME: `bench-dlq-${port}`,
+    ...env,
   });
   return { ...gateway, url: gateway.match[1]! };
 }

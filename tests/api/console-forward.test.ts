@@ -54,6 +54,12 @@ describe("the admin function forwards the console's tool calls to the gateway", 
     });
     expect(call.status).toBe(200);
     expect(JSON.stringify(await call.json())).toContain("through the admin function");
+    // The gateway audits it as the console's try-it (the forward says so), not as a REST call.
+    await stack.audit.flush();
+    const audited = await stack.call("GET", "/v1/audit?server=fwd");
+    expect(audited.body.events.map((e: { plane: string; tool: string }) => [e.plane, e.tool])).toEqual([
+      ["console", "echo"],
+    ]);
 
     const key = await stack.call("POST", "/v1/keys", { name: "client" });
     const refused = await admin.request("/v1/tools", {

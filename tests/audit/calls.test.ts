@@ -6,6 +6,7 @@
  * the events or the export. Refusals (unknown tool, out of scope) are events too.
  */
 import type { AuditEvent } from "@mcpgw/core";
+import { startTracing, type Tracing } from "@mcpgw/telemetry";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -34,8 +35,11 @@ describe("audit events of tool calls", () => {
   let narrow: { id: string; name: string; key: string };
   const clients: Array<{ close(): Promise<void> }> = [];
   let since: string;
+  let tracing: Tracing;
 
   beforeAll(async () => {
+    // As every process does: each call then runs in a trace, which its event names.
+    tracing = startTracing({ service: "gateway", env: {} });
     stack = await startRunnerStack({}, { oauth: true });
     upstream = await startUpstream({ name: http });
     httpId = await createServer(stack, { name: http, url: upstream.url, headers: { "x-api-key": HEADER } });
@@ -68,6 +72,7 @@ describe("audit events of tool calls", () => {
     await Promise.all(clients.map((client) => client.close()));
     await upstream?.close();
     await stack?.cleanup();
+    await tracing?.shutdown();
   });
 
   const mcpClient = async (path: string, token: string) => {
@@ -99,6 +104,9 @@ describe("audit events of tool calls", () => {
     expect(
       (await aggregate.callTool({ name: `${http}__echo`, arguments: { text: ARG } })).isError,
     ).toBeFalsy();
+    await expect(
+      aggregate.callTool({ name: `${http}__missing`, arguments: { text: ARG } }),
+    ).rejects.toThrow();
     const own = await mcpClient(`/mcp/${stdio}`, key.key);
     const pong = await own.callTool({ name: "ping", arguments: { note: ARG } });
     expect(pong.content).toEqual([{ type: "text", text: "pong" }]);
@@ -151,6 +159,14 @@ describe("audit events of tool calls", () => {
         keys: ["text"],
       },
       { principal: asKey, plane: "mcp", server: http, tool: "echo", outcome: "ok", keys: ["text"] },
+      {
+        principal: asKey,
+        plane: "mcp",
+        server: http,
+        tool: "missing",
+        outcome: "tool.not_found",
+        keys: ["text"],
+      },
       { principal: asKey, plane: "mcp_server", server: stdio, tool: "ping", outcome: "ok", keys: ["note"] },
       {
         principal: asKey,
@@ -178,9 +194,10 @@ describe("audit events of tool calls", () => {
         keys: ["text"],
       },
     ]);
-    expect(JSON.stringify(events[8]?.principal)).toContain("ada");
+    expect(JSON.stringify(events[9]?.principal)).toContain("ada");
 
     for (const event of events) {
+      expect(event.traceId).toMatch(/^[0-9a-f]{32}$/);
       expect(event.source).toMatch(/^(127\.0\.0\.1|::ffff:127\.0\.0\.1|::1)$/);
       expect(event.durationMs).toBeGreaterThanOrEqual(0);
       expect(event.requestBytes).toBeGreaterThan(0);
@@ -201,6 +218,23 @@ describe("audit events of tool calls", () => {
       expect(text).not.toContain(sentinel);
     }
   }, 60_000);
+
+  it("an event names the trace of its call: a client's valid traceparent is kept", async () => {
+    const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const response = await fetch(`${stack.api.url}/v1/tools/${http}__echo/call`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${key.key}`,
+        "content-type": "application/json",
+        traceparent: `00-${traceId}-00f067aa0ba902b7-01`,
+      },
+      body: JSON.stringify({ arguments: { text: "traced" } }),
+    });
+    expect(response.status).toBe(200);
+    await stack.audit.flush();
+    const listed = await stack.call("GET", `/v1/audit?since=${since}&principal=${key.id}&limit=1`);
+    expect(listed.body.events[0]).toMatchObject({ plane: "rest", tool: "echo", traceId });
+  });
 
   it("filters by server name and id alike, through the server's own index", async () => {
     await stack.audit.flush();

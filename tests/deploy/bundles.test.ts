@@ -30,10 +30,13 @@ const ROOT = resolve(import.meta.dirname, "../..");
 const INVOKE = resolve(import.meta.dirname, "support/invoke-bundle.mjs");
 /**
  * Bytes per handler, read strictly (decimal); measured 1.47, 1.90 and 1.33 MB (issue 23), then 1.50,
- * 1.97 and 1.36 MB with issue 27 (tool sets, pinning, the change routes, search mode's index).
+ * 1.97 and 1.36 MB with issue 27 (tool sets, pinning, the change routes, search mode's index), then
+ * 1.63, 2.10 and 1.48 MB with issue 28's traces and metrics (the OTel trace and metrics SDKs, ~60 KB of
+ * it the metrics SDK with its EMF exporter; the OTLP exporters are loaded only when an endpoint is set,
+ * but counted here). The admin plane's budget rose to 1.65 MB for them.
  */
 const SIZE_BUDGET_BYTES: Record<Handler, number> = {
-  admin: 1_600_000,
+  admin: 1_650_000,
   gateway: 2_100_000,
   worker: 1_500_000,
 };

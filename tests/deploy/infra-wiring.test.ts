@@ -630,7 +630,7 @@ describe("least privilege", () => {
     });
   });
 
-  it("grants /readyz's two reads (queue attributes, key metadata) to the API functions only, on their resources", () => {
+  it("grants /readyz's two reads (queue attributes, key metadata) to the API functions, and the queue's attributes to the sweep (its depth), on their resources", () => {
     const reads = ["sqs:GetQueueAttributes", "kms:DescribeKey"];
     const granted = Object.fromEntries(
       Object.entries(compute()).map(([name, g]) => [name, g.actions.filter((a) => reads.includes(a))]),
@@ -639,7 +639,7 @@ describe("least privilege", () => {
       admin: ["kms:DescribeKey", "sqs:GetQueueAttributes"],
       gateway: ["kms:DescribeKey", "sqs:GetQueueAttributes"],
       worker: [],
-      sweep: [],
+      sweep: ["sqs:GetQueueAttributes"],
       runner: [],
     });
     const { gateway } = compute();

@@ -44,6 +44,11 @@ export function tenantUpstream(): Promise<string> {
   return bundleFixture("tenant-upstream");
 }
 
+/** `tests/fixtures/trace-upstream.ts` (run it with `--stdio`), bundled as {@link stdioUpstream}. */
+export function traceUpstream(): Promise<string> {
+  return bundleFixture("trace-upstream");
+}
+
 async function bundleFixture(name: string): Promise<string> {
   const done = bundled.get(name);
   if (done) return done.file;

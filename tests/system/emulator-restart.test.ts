@@ -61,6 +61,7 @@ describe("npm run dev when its emulator comes back empty", () => {
       queue: "unreachable",
       key: "unreachable",
       runner: "ok",
+      audit: "ok",
     });
     expect((await fetch(`${stack.url}/healthz`)).status).toBe(200);
 

@@ -7,6 +7,7 @@ import { swaggerUI } from "@hono/swagger-ui";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { CallerLimitSettings, ConsoleAdminSettings, Store } from "@mcpgw/aws";
 import type { AuditLog, Logger, Pinning } from "@mcpgw/core";
+import { PROMETHEUS_CONTENT_TYPE, traceRequests } from "@mcpgw/telemetry";
 import type { RunnerEndpoint } from "@mcpgw/upstream";
 import { requestId } from "hono/request-id";
 import { auditHealthOf } from "./audit-writer";
@@ -86,6 +87,11 @@ export interface AppDeps {
   /** AUDIT_RETENTION_DAYS: how long events are kept, and how far back `GET /v1/audit` reads (default 30). */
   auditRetentionDays?: number | undefined;
   /**
+   * The process's metrics as Prometheus text, served at `GET /metrics` without a token: `npm run dev`
+   * only (it listens on 127.0.0.1); never given on Lambda.
+   */
+  metricsText?: (() => Promise<string>) | undefined;
+  /**
    * Data-plane parts, made here unless given (tests inject their own; `callLatency` too, to flush it
    * sooner or to close it where the process has a close hook).
    */
@@ -115,6 +121,7 @@ export function createBaseApp(deps: AppDeps): BaseApp {
   app.onError((error, c) => onError(error, c, deps.store.outages));
   app.notFound(unmatchedRequests(app));
 
+  app.use(traceRequests());
   app.use(requestId());
   app.use(async function closeUnreadBodies(c, next) {
     await next();
@@ -149,6 +156,12 @@ export function createBaseApp(deps: AppDeps): BaseApp {
     ...(checkRunner ? { runner: deps.runner } : {}),
   });
   registerHealthRoutes(app, readiness);
+  const { metricsText } = deps;
+  // No token: Prometheus scrapers send none. Given only by `npm run dev`, which listens on 127.0.0.1.
+  if (metricsText)
+    app.get("/metrics", async (c) =>
+      c.text(await metricsText(), 200, { "content-type": PROMETHEUS_CONTENT_TYPE }),
+    );
   const keyIndex = new KeyIndex(deps.store.keys);
   const consoleSessions = new ConsoleSessions(
     deps.store.consoleSessions,

@@ -58,9 +58,13 @@ describe("the audit writer", () => {
 
   it("past maxBuffered it drops the oldest events and counts them", async () => {
     const { store, batches } = recordingStore();
-    const writer = new AuditWriter(store, quiet().logger, { maxBuffered: 3, flushMs: 60_000 });
+    const { lines, logger } = quiet();
+    const writer = new AuditWriter(store, logger, { maxBuffered: 3, flushMs: 60_000 });
     for (let n = 0; n < 5; n++) writer.record(event(n));
     await writer.close();
+    expect(lines.map((line) => JSON.parse(line))).toContainEqual(
+      expect.objectContaining({ msg: "audit events dropped: the buffer was full", events: 2 }),
+    );
     expect(batches.flat().map((e) => e.tool)).toEqual(["t2", "t3", "t4"]);
     expect(writer.status()).toEqual({ state: "ok", dropped: 2, failed: 0 });
   });

@@ -46,6 +46,8 @@ export class AuditWriter implements AuditLog {
   private timer: NodeJS.Timeout | undefined;
   private writing: Promise<void> = Promise.resolve();
   private readonly health: AuditHealth = { state: "ok", dropped: 0, failed: 0 };
+  /** Drops since the last flush (logged by it). */
+  private droppedSinceFlush = 0;
   private readonly options: Required<Omit<AuditWriterOptions, "writeLine">> &
     Pick<AuditWriterOptions, "writeLine">;
 
@@ -71,6 +73,7 @@ export class AuditWriter implements AuditLog {
     if (over > 0) {
       this.buffer.splice(0, over);
       this.health.dropped += over;
+      this.droppedSinceFlush += over;
     }
     if (!this.timer) {
       this.timer = setInterval(() => void this.flush(), this.options.flushMs);
@@ -87,6 +90,10 @@ export class AuditWriter implements AuditLog {
   flush(): Promise<void> {
     const due = this.buffer;
     this.buffer = [];
+    if (this.droppedSinceFlush > 0) {
+      this.logger.warn("audit events dropped: the buffer was full", { events: this.droppedSinceFlush });
+      this.droppedSinceFlush = 0;
+    }
     if (due.length === 0) {
       this.stopTimer();
       return this.writing;
@@ -145,6 +152,16 @@ export class AuditWriter implements AuditLog {
     const text = batch.map((event) => `${JSON.stringify({ audit: event })}\n`).join("");
     (this.options.writeLine ?? ((line: string) => process.stdout.write(line)))(text);
   }
+}
+
+/** The writer AUDIT_SINK and AUDIT_RETENTION_DAYS name; none for `off` (nothing audited). */
+export function createAuditWriter(
+  store: Pick<Store, "audit">,
+  logger: Logger,
+  settings: { sink: AuditSinkName | "off"; retentionDays: number },
+): AuditWriter | undefined {
+  if (settings.sink === "off") return undefined;
+  return new AuditWriter(store, logger, { sink: settings.sink, retentionDays: settings.retentionDays });
 }
 
 /** The audit health of whatever `audit` is: a writer's, or `ok` (no writer, or one of a test's). */

@@ -1,5 +1,6 @@
 import { API_KEY_PREFIX, type ApiKeyInfo, type ApiKeyStore, hashApiKey } from "@mcpgw/aws";
 import { AppError, bearerToken, secretMatcher } from "@mcpgw/core";
+import { recordRateLimited } from "@mcpgw/telemetry";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv, Principal } from "./env";
@@ -15,7 +16,10 @@ export const TOKEN_FAILURES: ThrottleRule = { limit: 20, windowMs: 60_000 };
 /** Refuses (429 `rate_limited`) a source over its limit of failed tokens. */
 export function refuseThrottled(failures: SourceThrottle, source: string): void {
   const wait = failures.waitOf(source);
-  if (wait !== undefined) throw rateLimited("Too many wrong tokens from this address.", wait);
+  if (wait !== undefined) {
+    recordRateLimited("failed_tokens");
+    throw rateLimited("Too many wrong tokens from this address.", wait);
+  }
 }
 
 /** How old the in-memory key index may be when it answers: the bound on how late a revocation takes effect. */

@@ -4,6 +4,7 @@
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { DEFAULT_CALLER_LIMITS } from "@mcpgw/aws";
+import { observeWarmSessions } from "@mcpgw/telemetry";
 import { createGuardedFetch, SessionPool } from "@mcpgw/upstream";
 import { type AppDeps, createBaseApp, documentApp } from "./app-base";
 import type { AppEnv } from "./env";
@@ -73,6 +74,7 @@ export function createGatewayApp(deps: AppDeps): OpenAPIHono<AppEnv> {
 
 function gatewayDeps(deps: AppDeps, changes: ChangeWatcher): GatewayDeps {
   const pool = deps.gateway?.pool ?? new SessionPool();
+  observeWarmSessions(pool);
   // Every refresh lets go of warm sessions of servers deleted, disabled or reconfigured since.
   const retainCurrent = (snapshot: Snapshot) =>
     pool.retain((serverKey, generation) => {

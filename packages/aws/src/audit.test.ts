@@ -23,7 +23,7 @@ function reader(events: AuditEvent[]) {
       (e) => e.id >= range.lower && e.id <= range.upper && e.at.slice(0, 10) === day,
     );
     return {
-      items: inRange.slice(0, limit).map((e) => ({ id: e.id, event: e })),
+      items: inRange.slice(0, limit).map((e) => ({ id: e.id, event: e, bytes: JSON.stringify(e).length })),
       more: inRange.length > limit,
     };
   };

@@ -157,13 +157,14 @@ export function auditItem(event: AuditEvent, retentionDays: number): Record<stri
       ? { [TABLE_KEYS.kind]: auditServerPartition(event.serverId, day), [TABLE_KEYS.kindSort]: event.id }
       : {}),
     [TABLE_KEYS.ttl]: Math.floor(at / 1000) + Math.round(retentionDays * 86_400),
-    event: JSON.parse(JSON.stringify(event)),
+    // One string, not a map: cheap to marshal and to read, and its length is what a read costs.
+    event: JSON.stringify(event),
   };
 }
 
 /** What one read of a day's range returns: its items newest first (`event` unset when damaged). */
 export interface AuditRead {
-  items: Array<{ id: string; event: AuditEvent | undefined }>;
+  items: Array<{ id: string; event: AuditEvent | undefined; bytes: number }>;
   /** More items in the range than were read. */
   more: boolean;
 }
@@ -188,12 +189,12 @@ export async function walkAudit(
       // Ids at `position` are read again and skipped (the range's upper end is inclusive): one more.
       const got = await read(day, { lower, upper: position }, Math.min(budget.items, 500) + 1);
       more = got.more;
-      for (const { id, event } of got.items) {
+      for (const { id, event, bytes } of got.items) {
         if (id >= position) continue;
         budget.items--;
+        budget.bytes -= bytes;
         position = id;
         if (!event) continue;
-        budget.bytes -= JSON.stringify(event).length;
         if (!matchesAudit(event, filter)) continue;
         events.push(event);
         if (events.length >= page.limit) return { events, cursor: id };
@@ -248,7 +249,7 @@ export function createAuditStore(ddb: DynamoDBDocumentClient, tableName: string)
         return {
           items: Items.map((item) => ({
             id: String(item[byServer ? TABLE_KEYS.kindSort : TABLE_KEYS.sort]),
-            event: isEvent(item.event) ? item.event : undefined,
+            ...storedEvent(item.event),
           })),
           more: LastEvaluatedKey !== undefined,
         };
@@ -257,6 +258,14 @@ export function createAuditStore(ddb: DynamoDBDocumentClient, tableName: string)
   };
 }
 
-function isEvent(value: unknown): value is AuditEvent {
-  return typeof value === "object" && value !== null && typeof (value as AuditEvent).id === "string";
+/** A stored event (its JSON) and its size; a damaged one is no event. */
+export function storedEvent(stored: unknown): { event: AuditEvent | undefined; bytes: number } {
+  if (typeof stored !== "string") return { event: undefined, bytes: 0 };
+  try {
+    const event = JSON.parse(stored) as AuditEvent;
+    const valid = typeof event === "object" && event !== null && typeof event.id === "string";
+    return { event: valid ? event : undefined, bytes: stored.length };
+  } catch {
+    return { event: undefined, bytes: stored.length };
+  }
 }

@@ -135,12 +135,13 @@ describe("pinning", () => {
 });
 
 describe("audit", () => {
-  it("AUDIT_SINK is table unless log; AUDIT_RETENTION_DAYS is 30 unless a whole number of days", () => {
+  it("AUDIT_SINK is table unless log or off; AUDIT_RETENTION_DAYS is 30 unless a whole number of days", () => {
     expect(loadAppSettings({}).audit).toEqual({ sink: "table", retentionDays: 30 });
     expect(loadAppSettings({ AUDIT_SINK: "log", AUDIT_RETENTION_DAYS: "90" }).audit).toEqual({
       sink: "log",
       retentionDays: 90,
     });
+    expect(loadAppSettings({ AUDIT_SINK: "off" }).audit.sink).toBe("off");
     expect(() => loadAppSettings({ AUDIT_SINK: "s3" })).toThrow(/AUDIT_SINK/);
     expect(() => loadAppSettings({ AUDIT_RETENTION_DAYS: "0" })).toThrow(/AUDIT_RETENTION_DAYS/);
     expect(() => loadAppSettings({ AUDIT_RETENTION_DAYS: "a month" })).toThrow(/AUDIT_RETENTION_DAYS/);

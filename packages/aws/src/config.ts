@@ -191,8 +191,11 @@ export interface AppSettings {
   searchModeThreshold: number;
   /** PINNING_DEFAULT: the pinning of servers that set none (`approve`, `auto` or `off`; default `approve`). */
   pinningDefault: Pinning;
-  /** The audit trail: AUDIT_SINK (`table`, default, or `log`: a JSON line per event on stdout) and AUDIT_RETENTION_DAYS (default 30). */
-  audit: { sink: "table" | "log"; retentionDays: number };
+  /**
+   * The audit trail: AUDIT_SINK (`table`, default; `log`: a JSON line per event on stdout; `off`: none,
+   * the proxy bench's baseline) and AUDIT_RETENTION_DAYS (default 30).
+   */
+  audit: { sink: "table" | "log" | "off"; retentionDays: number };
 }
 
 /** What one caller (a key, a user) may do on the data plane; the admin token is not limited. */
@@ -290,7 +293,7 @@ export function loadAppSettings(env: Env = process.env): AppSettings {
     searchModeThreshold: read.integer("SEARCH_MODE_THRESHOLD", 64, { min: 0 }),
     pinningDefault: read.oneOf("PINNING_DEFAULT", PINNING_MODES, "approve"),
     audit: {
-      sink: read.oneOf("AUDIT_SINK", ["table", "log"] as const, "table"),
+      sink: read.oneOf("AUDIT_SINK", ["table", "log", "off"] as const, "table"),
       retentionDays: read.integer("AUDIT_RETENTION_DAYS", 30, { min: 1, max: 3_650 }),
     },
   };

@@ -1,5 +1,6 @@
 import {
   DeleteMessageBatchCommand,
+  GetQueueAttributesCommand,
   GetQueueUrlCommand,
   ReceiveMessageCommand,
   SendMessageBatchCommand,
@@ -21,6 +22,8 @@ export interface ReceivedJob {
   messageId: string;
   body: string;
   receipt: string;
+  /** When it was sent (SQS's SentTimestamp, epoch ms), when the queue said. */
+  sentAt?: number;
 }
 
 /** What a receive asks for: at most `max` jobs (1–10), waiting up to `waitSeconds` for the first. */
@@ -44,6 +47,8 @@ export interface JobQueue {
   receive(options?: ReceiveOptions): Promise<ReceivedJob[]>;
   /** Deletes handled jobs by their receipts. */
   ack(receipts: string[]): Promise<void>;
+  /** Jobs waiting now (ApproximateNumberOfMessages: visible, not yet taken). */
+  depth(): Promise<number>;
 }
 
 /** The job queue on SQS, with the URL it resolves by name (for the readiness check and the bootstrap). */
@@ -128,14 +133,22 @@ export function createJobQueue(
             QueueUrl: await url(),
             MaxNumberOfMessages: options.max ?? 10,
             WaitTimeSeconds: options.waitSeconds ?? 0,
+            MessageSystemAttributeNames: ["SentTimestamp"],
           }),
           { abortSignal: options.signal },
         );
-        return (received.Messages ?? []).flatMap(({ MessageId, ReceiptHandle, Body }) =>
-          MessageId && ReceiptHandle
-            ? [{ messageId: MessageId, body: Body ?? "", receipt: ReceiptHandle }]
-            : [],
-        );
+        return (received.Messages ?? []).flatMap(({ MessageId, ReceiptHandle, Body, Attributes }) => {
+          if (!MessageId || !ReceiptHandle) return [];
+          const sentAt = Number(Attributes?.SentTimestamp);
+          return [
+            {
+              messageId: MessageId,
+              body: Body ?? "",
+              receipt: ReceiptHandle,
+              ...(Number.isFinite(sentAt) ? { sentAt } : {}),
+            },
+          ];
+        });
       } catch (cause) {
         // Thrown as it is: the caller's outage log reads the SDK's error.
         callFailed(cause);
@@ -156,6 +169,20 @@ export function createJobQueue(
             }),
           );
         }
+      } catch (cause) {
+        callFailed(cause);
+        throw cause;
+      }
+    },
+    async depth() {
+      try {
+        const { Attributes } = await sqs.send(
+          new GetQueueAttributesCommand({
+            QueueUrl: await url(),
+            AttributeNames: ["ApproximateNumberOfMessages"],
+          }),
+        );
+        return Number(Attributes?.ApproximateNumberOfMessages ?? 0);
       } catch (cause) {
         callFailed(cause);
         throw cause;

@@ -29,6 +29,7 @@ export * from "./tokens";
 export * from "./tool";
 export * from "./tool-policy";
 export * from "./tool-screening";
+export * from "./trace-context";
 export * from "./trace-id";
 export * from "./when-sent";
 export * from "./worktree";

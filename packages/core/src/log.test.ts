@@ -50,6 +50,24 @@ describe("the default log sink", () => {
 
     expect(writes.join("")).toContain('"msg":"invoked"');
   });
+
+  it("runs the extra flush (the metrics) before the invocation's answer goes back, even when it throws", async () => {
+    stderrWrites();
+    const order: string[] = [];
+    const flushAlso = async () => {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      order.push("flushed");
+    };
+    const ok = flushingLogs(async () => "answer", flushAlso);
+    const failing = flushingLogs(async () => {
+      throw new Error("boom");
+    }, flushAlso);
+
+    order.push(await ok());
+    await failing().catch((error: Error) => order.push(error.message));
+
+    expect(order).toEqual(["flushed", "answer", "flushed", "boom"]);
+  });
 });
 
 describe("log lines", () => {

@@ -55,14 +55,19 @@ function bufferedStderr(line: string): void {
   }
 }
 
-/** `handler` that flushes the log lines of each invocation before its answer goes back. */
+/**
+ * `handler` that flushes the log lines of each invocation before its answer goes back — after
+ * `flushAlso` (e.g. the metrics, when due), if given.
+ */
 export function flushingLogs<A extends unknown[], R>(
   handler: (...args: A) => Promise<R>,
+  flushAlso?: () => Promise<void>,
 ): (...args: A) => Promise<R> {
   return async (...args) => {
     try {
       return await handler(...args);
     } finally {
+      await flushAlso?.();
       flushLogs();
     }
   };

@@ -1,5 +1,15 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { errorFields, type Logger, whenSent } from "@mcpgw/core";
+import {
+  type ActiveSpan,
+  beginSpan,
+  errorFields,
+  errorTypeOf,
+  inSpan,
+  type Logger,
+  SpanKind,
+  whenSent,
+  withTraceMeta,
+} from "@mcpgw/core";
 import { MAX_CALL_MS } from "@mcpgw/upstream";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
@@ -287,13 +297,15 @@ export class Faces {
     const owner = randomUUID();
     afterSent(face, () => face.child.bridge.releaseReplies(owner));
     try {
-      const result = await face.child.bridge.forward(method, toChild(params), {
-        caller: face.caller,
-        signal,
-        timeoutMs: MAX_CALL_MS,
-        log: relayed.log,
-        owner,
-      });
+      const result = await inSpan(method, childSpan(method, params), () =>
+        face.child.bridge.forward(method, toChild(params), {
+          caller: face.caller,
+          signal,
+          timeoutMs: MAX_CALL_MS,
+          log: relayed.log,
+          owner,
+        }),
+      );
       await relayed.sent();
       return result;
     } catch (error) {
@@ -328,6 +340,12 @@ export class Faces {
       ?.progressToken;
     const state = ctx.mcpReq.requestState<CallState>();
     let call: Awaited<ReturnType<ChildBridge["start"]>>;
+    // The child's request, from its start to the child's first answer (its result, error or question).
+    let sent: ActiveSpan | undefined;
+    const failed = (error: unknown) => {
+      sent?.end(undefined, errorTypeOf(error));
+      throw error;
+    };
     if (state !== undefined) {
       const found = typeof state === "object" ? bridge.find(state.call) : undefined;
       if (
@@ -344,14 +362,20 @@ export class Faces {
       call.capabilities = capabilities;
       call.answer(ctx.mcpReq.inputResponses ?? {});
     } else {
-      call = await bridge.start(method, toChild(params), {
-        caller: face.caller,
-        signal: AbortSignal.any([ctx.mcpReq.signal, face.request.signal]),
-        capabilities,
-        timeoutMs: MAX_CALL_MS,
-        progress: progressToken !== undefined,
-        alive: face.alive && (() => void face.alive?.()),
-      });
+      const span = beginSpan(method, childSpan(method, params));
+      sent = span;
+      call = await span
+        .run(() =>
+          bridge.start(method, toChild(params), {
+            caller: face.caller,
+            signal: AbortSignal.any([ctx.mcpReq.signal, face.request.signal]),
+            capabilities,
+            timeoutMs: MAX_CALL_MS,
+            progress: progressToken !== undefined,
+            alive: face.alive && (() => void face.alive?.()),
+          }),
+        )
+        .catch(failed);
     }
     const signal = AbortSignal.any([ctx.mcpReq.signal, face.request.signal]);
     const relayed = new Relayed(ctx);
@@ -360,7 +384,8 @@ export class Faces {
       log: relayed.log,
       ...(progressToken === undefined ? {} : { progress: relayed.progress(progressToken) }),
     };
-    const event = await call.next(attachment);
+    const event = await call.next(attachment).catch(failed);
+    sent?.end(undefined, event.kind === "error" ? errorTypeOf(event.error) : undefined);
     await relayed.sent();
     if (event.kind !== "input") afterSent(face, () => bridge.releaseReplies(call.id));
     switch (event.kind) {
@@ -422,13 +447,29 @@ function sameTarget(started: Record<string, unknown> | undefined, params: object
   return started?.name === now?.name && started?.uri === now?.uri;
 }
 
-/** A request's params as the child gets them: the caller's progress token stays with the face. */
+/**
+ * A request's params as the child gets them: the caller's progress token stays with the face, and the
+ * trace context is the runner's span for the child's request (the gateway's replaced).
+ */
 function toChild(params: object | undefined): Record<string, unknown> | undefined {
-  if (!params) return undefined;
+  if (!params) return withTraceMeta(undefined);
   const { _meta, ...rest } = params as { _meta?: Record<string, unknown> };
-  if (!_meta) return rest;
+  if (!_meta) return withTraceMeta(rest);
   const { progressToken: _token, ...meta } = _meta;
-  return Object.keys(meta).length > 0 ? { ...rest, _meta: meta } : rest;
+  return withTraceMeta(Object.keys(meta).length > 0 ? { ...rest, _meta: meta } : rest);
+}
+
+/** The client span of a request the runner sends its child: the method and a tool's name, no value. */
+function childSpan(method: string, params: object | undefined) {
+  const tool = method === "tools/call" ? (params as { name?: unknown } | undefined)?.name : undefined;
+  return {
+    kind: SpanKind.CLIENT,
+    attributes: {
+      "mcp.method.name": method,
+      "network.transport": "stdio",
+      ...(typeof tool === "string" ? { "gen_ai.tool.name": tool } : {}),
+    },
+  };
 }
 
 /**

@@ -9,6 +9,7 @@ import {
   secretsEqual,
   whenSent,
 } from "@mcpgw/core";
+import { PROMETHEUS_CONTENT_TYPE, traceRequests } from "@mcpgw/telemetry";
 import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
@@ -24,6 +25,8 @@ export interface RunnerHttpOptions {
   token: string;
   /** The children's MCP faces (and their 2025 sessions); made here when not given. */
   faces?: Faces;
+  /** Prometheus text for `GET /metrics` (no token: given only when the face listens on loopback). */
+  metricsText?: () => Promise<string>;
 }
 
 type RunnerEnv = { Bindings: HttpBindings };
@@ -51,7 +54,14 @@ export function createRunnerApp(options: RunnerHttpOptions): Hono<RunnerEnv> {
   app.notFound((c) => problemResponse(new AppError("request.not_found", "no such route"), c.req.path));
 
   app.get("/healthz", (c) => c.json({ ok: true, children: instances.size }));
+  const { metricsText } = options;
+  if (metricsText)
+    app.get("/metrics", async (c) =>
+      c.text(await metricsText(), 200, { "content-type": PROMETHEUS_CONTENT_TYPE }),
+    );
   app.use("*", requireRunnerToken(options.token));
+  // A server span per request, continuing the gateway's trace (only the token's holder can name one).
+  app.use("*", traceRequests());
   app.use(
     "*",
     bodyLimit({

@@ -455,6 +455,20 @@ export class InstanceManager {
     return this.instances.size;
   }
 
+  /**
+   * Children by state: `starting` (spawns under way), `busy` (serving a call), `idle`, and `draining`
+   * (an older generation's, taking no new calls, or stopping).
+   */
+  childrenByState(): Record<"starting" | "busy" | "idle" | "draining", number> {
+    const counts = { starting: this.starts.size, busy: 0, idle: 0, draining: 0 };
+    for (const child of this.live) {
+      if (this.draining.has(child) || this.stopping.has(child)) counts.draining++;
+      else if (child.busy > 0) counts.busy++;
+      else counts.idle++;
+    }
+    return counts;
+  }
+
   private async stopKeys(keys: string[], why: string): Promise<number> {
     this.callOffStarts(keys, why);
     const instances = await Promise.all(keys.map((key) => this.instances.get(key)?.catch(() => undefined)));

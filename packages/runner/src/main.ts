@@ -7,13 +7,17 @@ import {
   removeCredentialsFromEnv,
 } from "@mcpgw/aws";
 import { createLogger, errorFields } from "@mcpgw/core";
+import { prometheusReader, startMetrics, startTracing } from "@mcpgw/telemetry";
 import { startRunner } from "./start";
 
 const logger = createLogger();
+const tracing = startTracing({ service: "runner" });
 // Everything secret is read once, here; then it leaves the environment (children never see it anyway).
 const { token, ...settings } = settingsOrExit(loadRunnerSettings);
 const store = createStore(settingsOrExit(loadAwsConfig));
 removeCredentialsFromEnv();
+// OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set; else Prometheus text on the face (on loopback only).
+const metrics = await startMetrics({ service: "runner", local: prometheusReader });
 if (!token) throw new Error("Missing required environment variable RUNNER_TOKEN");
 // One child's misbehaviour must never end the others: a fault that escapes is logged, not fatal.
 process.on("uncaughtException", (error) => logger.error("uncaught exception", errorFields(error)));
@@ -23,6 +27,7 @@ const runner = await startRunner({
   logger,
   token,
   ...definedOnly(settings),
+  ...(metrics.text ? { metricsText: metrics.text } : {}),
 });
 logger.info("runner listening", { url: runner.url, isolated: runner.isolated });
 
@@ -35,7 +40,10 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
       runner.instances.killAll();
       process.exit(1);
     }, STOP_DEADLINE_MS).unref();
-    void runner.stop().finally(() => process.exit(0));
+    void runner
+      .stop()
+      .then(() => Promise.all([tracing.shutdown(), metrics.shutdown()]))
+      .finally(() => process.exit(0));
   });
 }
 

@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import type { Store } from "@mcpgw/aws";
 import { defaultWorktreeBase, type Logger } from "@mcpgw/core";
+import { observeRunnerChildren } from "@mcpgw/telemetry";
 import { limitWrapper, parentDeathWrapper } from "./child-transport";
 import { Faces } from "./face";
 import { createRunnerServer } from "./http";
@@ -35,6 +36,8 @@ export interface RunnerOptions
   isolation?: Isolation;
   /** The longest `stop()` waits for children to end before it SIGKILLs them all (default 8 s). */
   stopDeadlineMs?: number;
+  /** Prometheus text for the face's `GET /metrics` (served only when the face listens on loopback). */
+  metricsText?: () => Promise<string>;
   /** Thread worktrees must lie strictly under this path (WORKTREE_BASE; default: `mcpgw-worktrees` under `tempBase`). */
   worktreeBase?: string;
 }
@@ -114,17 +117,25 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     worktrees,
     runnerEnv: options.runnerEnv ?? process.env,
   });
+  const stopObserving = observeRunnerChildren(() => instances.childrenByState());
   const faces = new Faces({ logger: options.logger });
-  const server = createRunnerServer({ instances, faces, logger: options.logger, token: options.token });
+  const host = options.host ?? "127.0.0.1";
+  const server = createRunnerServer({
+    instances,
+    faces,
+    logger: options.logger,
+    token: options.token,
+    ...(options.metricsText && isLoopback(host) ? { metricsText: options.metricsText } : {}),
+  });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => resolve());
+    server.listen(options.port ?? 0, host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
   const deadlineMs = options.stopDeadlineMs ?? DEFAULT_STOP_DEADLINE_MS;
   let stopped: Promise<void> | undefined;
   return {
-    url: `http://${options.host ?? "127.0.0.1"}:${port}`,
+    url: `http://${host}:${port}`,
     token: options.token,
     instances,
     dir,
@@ -142,6 +153,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
           options.logger.warn("runner stop past its deadline: killing every child", { deadlineMs });
           instances.killAll();
         }
+        stopObserving();
         await faces.close();
         server.closeAllConnections();
         await closed;
@@ -175,4 +187,9 @@ async function claimSlice(
     uidLast: slice.base + slice.count - 1,
   });
   return slice;
+}
+
+/** Whether `host` is a loopback address (only there is the face's `GET /metrics` served). */
+function isLoopback(host: string): boolean {
+  return host === "localhost" || host === "::1" || host.startsWith("127.");
 }

@@ -1,4 +1,13 @@
-import { jsonDepth, MAX_RESULT_DEPTH, RPC, requiresTask, type ToolInfo } from "@mcpgw/core";
+import {
+  inSpan,
+  jsonDepth,
+  MAX_RESULT_DEPTH,
+  RPC,
+  requiresTask,
+  SpanKind,
+  type ToolInfo,
+  withTraceMeta,
+} from "@mcpgw/core";
 import {
   CLIENT_CAPABILITIES_META_KEY,
   isInputRequiredResult,
@@ -120,40 +129,44 @@ function callRound(
   options: ForwardOptions & { tool?: ToolInfo },
 ): Promise<unknown> {
   const { context, round } = options;
-  const params = { name, arguments: args, ...envelope(session, context), ...roundParams(round) };
-  return requestUpstream((requestOptions) => {
-    const callOptions = {
-      ...requestOptions,
-      allowInputRequired: true,
-      resetTimeoutOnProgress: true,
-      maxTotalTimeout: MAX_CALL_MS,
-      onprogress: session.router.relayProgress(context),
-    };
-    const modern = session.era === "modern";
-    const verbatim = modern ? context?.paramHeaders : undefined;
-    return session.router.run(context, (headers) =>
-      verbatim
-        ? // A 2026 caller's own Mcp-Param-* headers (none, too), for the upstream to check (the SDK's
-          // callTool would re-derive them from the arguments, and retry past the upstream's refusal).
-          session.client.requestToolCall(params, { ...callOptions, headers: { ...verbatim, ...headers } })
-        : modern
-          ? session.client.callTool(params, {
-              ...callOptions,
-              ...mirroring(session, options.tool),
-              ...(headers ? { headers } : {}),
-            })
-          : requiresTask(options.tool) && callsToolsAsTasks(session)
-            ? callAsTask(session, params, {
-                timeout: requestOptions.timeout,
-                ...(requestOptions.signal ? { signal: requestOptions.signal } : {}),
+  const given = { name, arguments: args, ...envelope(session, context), ...roundParams(round) };
+  return inUpstreamSpan(session, "tools/call", { "gen_ai.tool.name": name }, () =>
+    requestUpstream((requestOptions) => {
+      // The trace context of this request's span, in place of any the caller sent.
+      const params = withTraceMeta(given);
+      const callOptions = {
+        ...requestOptions,
+        allowInputRequired: true,
+        resetTimeoutOnProgress: true,
+        maxTotalTimeout: MAX_CALL_MS,
+        onprogress: session.router.relayProgress(context),
+      };
+      const modern = session.era === "modern";
+      const verbatim = modern ? context?.paramHeaders : undefined;
+      return session.router.run(context, (headers) =>
+        verbatim
+          ? // A 2026 caller's own Mcp-Param-* headers (none, too), for the upstream to check (the SDK's
+            // callTool would re-derive them from the arguments, and retry past the upstream's refusal).
+            session.client.requestToolCall(params, { ...callOptions, headers: { ...verbatim, ...headers } })
+          : modern
+            ? session.client.callTool(params, {
+                ...callOptions,
+                ...mirroring(session, options.tool),
                 ...(headers ? { headers } : {}),
-                onProgress: callOptions.onprogress,
               })
-            : // A 2025 session has no headers to mirror, and the gateway never fills the SDK's tools/list
-              // cache (results pass through, never re-validated): callTool would only look it up, per call.
-              session.client.requestToolCall(params, { ...callOptions, ...(headers ? { headers } : {}) }),
-    );
-  }, options);
+            : requiresTask(options.tool) && callsToolsAsTasks(session)
+              ? callAsTask(session, params, {
+                  timeout: requestOptions.timeout,
+                  ...(requestOptions.signal ? { signal: requestOptions.signal } : {}),
+                  ...(headers ? { headers } : {}),
+                  onProgress: callOptions.onprogress,
+                })
+              : // A 2025 session has no headers to mirror, and the gateway never fills the SDK's tools/list
+                // cache (results pass through, never re-validated): callTool would only look it up, per call.
+                session.client.requestToolCall(params, { ...callOptions, ...(headers ? { headers } : {}) }),
+      );
+    }, options),
+  );
 }
 
 /** How long a best-effort `tasks/cancel` may take before the gateway stops waiting for it. */
@@ -267,23 +280,51 @@ function forwardRound(
 ): Promise<Record<string, unknown>> {
   const { context, round } = options;
   const withContext = { ...params, ...envelope(session, context), ...roundParams(round) };
-  return requestUpstream(
-    (requestOptions) =>
-      session.router.run(context, (headers) =>
-        session.client.request(
-          { method: method as "ping", params: withContext },
-          {
-            ...requestOptions,
-            ...(headers ? { headers } : {}),
-            allowInputRequired: true,
-            resetTimeoutOnProgress: true,
-            maxTotalTimeout: MAX_CALL_MS,
-            ...(context?.onProgress ? { onprogress: session.router.relayProgress(context) } : {}),
-          },
+  return inUpstreamSpan(session, method, {}, () =>
+    requestUpstream(
+      (requestOptions) =>
+        session.router.run(context, (headers) =>
+          session.client.request(
+            // The trace context of this request's span, in place of any the caller sent.
+            { method: method as "ping", params: withTraceMeta(withContext) },
+            {
+              ...requestOptions,
+              ...(headers ? { headers } : {}),
+              allowInputRequired: true,
+              resetTimeoutOnProgress: true,
+              maxTotalTimeout: MAX_CALL_MS,
+              ...(context?.onProgress ? { onprogress: session.router.relayProgress(context) } : {}),
+            },
+          ),
         ),
-      ),
-    options,
+      options,
+    ),
   ).then((result) => withoutEnvelope(result as Record<string, unknown>));
+}
+
+/**
+ * Runs one request to an upstream in a client span `<method>` (the session's transport, protocol and
+ * the given names as attributes), so its HTTP request and `_meta` carry that span's trace context.
+ */
+function inUpstreamSpan<T>(
+  session: UpstreamSession,
+  method: string,
+  attributes: Record<string, string>,
+  send: () => Promise<T>,
+): Promise<T> {
+  return inSpan(
+    method,
+    {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        "mcp.method.name": method,
+        "mcp.protocol.version": session.protocolVersion,
+        "network.transport": session.kind,
+        ...attributes,
+      },
+    },
+    send,
+  );
 }
 
 /** How many rounds in a row the gateway answers alone before it takes the upstream to be asking in a loop. */

@@ -1,4 +1,4 @@
-import { AppError, type ErrorCode } from "@mcpgw/core";
+import { AppError, type ErrorCode, traceFields } from "@mcpgw/core";
 import type { RunnerEndpoint } from "./target";
 
 /** Thread lifecycle calls to the stdio runner (its MCP faces are reached through `targetOf`). */
@@ -34,7 +34,7 @@ export function createRunnerClient(runner: RunnerEndpoint, fetchImpl: typeof fet
     try {
       response = await fetchImpl(`${base}${path}`, {
         method,
-        headers: { authorization: `Bearer ${runner.token}` },
+        headers: { authorization: `Bearer ${runner.token}`, ...traceFields() },
         signal: AbortSignal.timeout(90_000),
       });
     } catch (cause) {

@@ -15,6 +15,7 @@ import { internalFetch } from "./internal-fetch";
 import { lenientJson } from "./lenient-json";
 import { limitResponses } from "./limits";
 import { type SessionLogListener, tapSessionLogs } from "./session-logs";
+import { withTraceHeaders } from "./trace-headers";
 
 /** Where an upstream MCP server lives and what to send it. */
 export interface UpstreamTarget {
@@ -112,7 +113,7 @@ export async function openSession(target: UpstreamTarget, options: OpenOptions):
   const fetchImpl = router.tap(
     lenientJson(
       limitResponses(
-        target.internal ? (options.internalFetch ?? internalFetch()) : options.fetch,
+        withTraceHeaders(target.internal ? (options.internalFetch ?? internalFetch()) : options.fetch),
         options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
       ),
     ),

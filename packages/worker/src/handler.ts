@@ -1,10 +1,13 @@
-import { errorFields, Job } from "@mcpgw/core";
+import { beginSpan, errorFields, errorTypeOf, Job, SpanKind } from "@mcpgw/core";
+import { recordJobAge } from "@mcpgw/telemetry";
 import { processJob, type WorkerDeps } from "./process-job";
 
 /** The parts of an SQS record the worker reads (the Lambda event shape). */
 export interface SqsRecord {
   messageId: string;
   body: string;
+  /** SQS's system attributes; SentTimestamp (epoch ms, as a string) dates the job. */
+  attributes?: { SentTimestamp?: string };
 }
 
 /** Lambda's partial batch response: only these messages are retried. */
@@ -25,10 +28,19 @@ export async function handleBatch(deps: WorkerDeps, records: SqsRecord[]): Promi
         deps.logger.warn("malformed job dropped", { messageId: record.messageId });
         return undefined;
       }
+      const sentAt = Number(record.attributes?.SentTimestamp);
+      if (Number.isFinite(sentAt)) recordJobAge(job.type, Date.now() - sentAt);
+      // Each job (a probe, a check) is a trace of its own: its span, then the upstream requests it makes.
+      const span = beginSpan(`job ${job.type}`, {
+        kind: SpanKind.CONSUMER,
+        attributes: { "mcpgw.job.type": job.type, "mcpgw.server.id": job.serverId },
+      });
       try {
-        await processJob(deps, job, record.messageId);
+        const outcome = await span.run(() => processJob(deps, job, record.messageId));
+        span.end({ "mcpgw.job.outcome": outcome });
         return undefined;
       } catch (error) {
+        span.end(undefined, errorTypeOf(error));
         const fields = { messageId: record.messageId, serverId: job.serverId, ...errorFields(error) };
         // A missing table or key is logged once per interval, not once per job.
         if (deps.store.outages.report(deps.logger, error)) deps.logger.debug("job failed", fields);

@@ -83,7 +83,11 @@ export function startPoller(deps: WorkerDeps, options: PollerOptions = {}): Poll
         failures = 0;
         outages.recovered(logger, "queue");
         if (received.length === 0) continue;
-        const records = received.map(({ messageId, body }) => ({ messageId, body }));
+        const records = received.map(({ messageId, body, sentAt }) => ({
+          messageId,
+          body,
+          ...(sentAt === undefined ? {} : { attributes: { SentTimestamp: String(sentAt) } }),
+        }));
         const { batchItemFailures } = await handleBatch(deps, records);
         const failedIds = new Set(batchItemFailures.map((f) => f.itemIdentifier));
         await jobs.ack(received.filter((job) => !failedIds.has(job.messageId)).map((job) => job.receipt));

@@ -26,6 +26,7 @@ import {
   type ToolInfo,
   toServerProfile,
 } from "@mcpgw/core";
+import { recordProbe } from "@mcpgw/telemetry";
 import {
   createRunnerClient,
   type ProbeResult,
@@ -160,7 +161,9 @@ export async function processJob(deps: WorkerDeps, job: Job, jobId?: string): Pr
     started = performance.now();
     result = await probe();
   }
-  const point = probePoint(result, performance.now() - started);
+  const elapsedMs = performance.now() - started;
+  const point = probePoint(result, elapsedMs);
+  recordProbe(plain.name, result.ok ? "ok" : result.reason, elapsedMs);
   // The status write goes first; the attempt's point goes to the latency history alongside it (never
   // failing the job), and the job ends once both are done. No attempt (secrets unreadable), no point.
   // An older generation served while this one connected: the settling record ends that.

@@ -8,6 +8,7 @@ import {
   sweepAction,
   sweepDelaySeconds,
 } from "@mcpgw/core";
+import { recordQueueDepth } from "@mcpgw/telemetry";
 import { attemptWindowMs } from "./attempt";
 
 /**
@@ -73,7 +74,7 @@ export async function runSweep(
   const { store, logger } = deps;
   const now = options.now ?? Date.now();
   const spreadSeconds = options.spreadSeconds ?? DEFAULT_SWEEP_SPREAD_SECONDS;
-  const servers = await store.servers.listAll();
+  const [servers] = await Promise.all([store.servers.listAll(), readQueueDepth(deps)]);
   const jobs: Job[] = [];
   const result: SweepResult = { probes: 0, checks: 0, reconnects: 0, repaired: 0, placed: 0 };
   for (const { server, status, statusApart } of servers) {
@@ -121,6 +122,18 @@ export async function runSweep(
   );
   logger.info("sweep enqueued probes", { servers: servers.length, ...result });
   return result;
+}
+
+/**
+ * Reads the queue's backlog for `mcpgw_queue_depth`: once per sweep, so the gauge reports a cached value
+ * (no SQS call per export). A failure is logged at debug and leaves the last value.
+ */
+async function readQueueDepth({ store, logger }: { store: Store; logger: Logger }): Promise<void> {
+  try {
+    recordQueueDepth(await store.jobs.depth());
+  } catch (error) {
+    logger.debug("queue depth not read", errorFields(error));
+  }
 }
 
 /**

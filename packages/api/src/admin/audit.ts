@@ -4,7 +4,7 @@
  */
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import { AUDIT_ID_PATTERN, type AuditFilter, type Store } from "@mcpgw/aws";
-import { AppError, AUDIT_PLANES, errorFields } from "@mcpgw/core";
+import { AUDIT_PLANES, errorFields } from "@mcpgw/core";
 import { stream } from "hono/streaming";
 import type { AppEnv } from "../env";
 import { json, route } from "../openapi-helpers";
@@ -31,7 +31,7 @@ const AuditFilterQuery = z.object({
     queryParam("outcome", "`ok`, `tool_error`, `input_required`, or an error code (e.g. `tool.not_found`)"),
   ),
   since: Instant.optional().openapi(
-    queryParam("since", "ISO 8601, inclusive (default: the retention, AUDIT_RETENTION_DAYS, back)"),
+    queryParam("since", "ISO 8601, inclusive (default: the retention, AUDIT_RETENTION_DAYS, before `until`)"),
   ),
   until: Instant.optional().openapi(queryParam("until", "ISO 8601, inclusive (default: now)")),
 });
@@ -113,11 +113,9 @@ export async function auditFilterOf(
   now = Date.now(),
 ): Promise<AuditFilter> {
   const until = query.until === undefined ? undefined : Date.parse(query.until);
-  const since = query.since === undefined ? now - retentionDays * 86_400_000 : Date.parse(query.since);
-  if (until !== undefined && since > until)
-    throw new AppError("request.invalid", "`since` must not be after `until`.", {
-      errors: ["since: after until"],
-    });
+  // The retention back from `until`; a `since` after `until` is an empty range (an empty page).
+  const since =
+    query.since === undefined ? (until ?? now) - retentionDays * 86_400_000 : Date.parse(query.since);
   let server: AuditFilter["server"];
   if (query.server !== undefined) {
     const found = await store.servers.resolvePlain(query.server);

@@ -159,7 +159,9 @@ export function errorOutcome(error: unknown): string {
   if (error instanceof AppError) return error.code;
   if (error instanceof AuthorizationNeeded) return "upstream.authorization_required";
   if (error instanceof CallFailure) return error.kind === "timeout" ? "upstream.timeout" : "upstream.error";
-  const code = (error as { code?: unknown } | undefined)?.code;
+  // An MCP error made of the gateway's problem carries its code in `data.code`.
+  const { code, data } = (error ?? {}) as { code?: unknown; data?: { code?: unknown } };
+  if (typeof data?.code === "string") return data.code;
   return typeof code === "number" ? `rpc.${code}` : "internal";
 }
 

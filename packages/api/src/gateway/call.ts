@@ -1,4 +1,5 @@
-import { AppError, isPerUser } from "@mcpgw/core";
+import { AppError, beginSpan, isPerUser } from "@mcpgw/core";
+import { recordToolCall } from "@mcpgw/telemetry";
 import {
   type CallContext,
   CallFailure,
@@ -77,23 +78,39 @@ export async function callGatewayTool(
     deps.heartbeatMs ?? 10_000,
   );
   let outcome = "error";
+  const span = beginSpan(`tools/call ${server.name}__${tool.name}`, {
+    attributes: {
+      "mcp.method.name": "tools/call",
+      "gen_ai.tool.name": tool.name,
+      "mcpgw.server.id": server.id,
+      "mcpgw.server.name": server.name,
+    },
+  });
+  /** Time spent in the server's session (opening it, the call, a retry): the upstream's part. */
+  let upstreamMs = 0;
   const call = () =>
-    withServerSession(
-      deps,
-      entry,
-      (session, callOptions) =>
-        callTool(session, tool.name, args, { ...callOptions, ...forwarded(options), tool }),
-      {
-        ...(options.signal ? { signal: options.signal } : {}),
-        ...(thread ? { thread } : {}),
-        ...caller,
-        ...sessionEra(entry, options.era, tool.name),
+    timed(
+      () =>
+        withServerSession(
+          deps,
+          entry,
+          (session, callOptions) =>
+            callTool(session, tool.name, args, { ...callOptions, ...forwarded(options), tool }),
+          {
+            ...(options.signal ? { signal: options.signal } : {}),
+            ...(thread ? { thread } : {}),
+            ...caller,
+            ...sessionEra(entry, options.era, tool.name),
+          },
+        ),
+      (ms) => {
+        upstreamMs += ms;
       },
     );
   try {
-    const result = await call().catch((error) => {
+    const result = await span.run(call).catch((error) => {
       // An upstream that restarted forgot our session: reopen once and retry.
-      if (error instanceof CallFailure && error.kind === "session_expired") return call();
+      if (error instanceof CallFailure && error.kind === "session_expired") return span.run(call);
       throw error;
     });
     outcome = "resultType" in result ? "input_required" : result.isError ? "tool_error" : "ok";
@@ -104,10 +121,22 @@ export async function callGatewayTool(
     throw error instanceof CallFailure ? await callFailureOf(deps, error, server) : error;
   } finally {
     clearInterval(heartbeat);
+    span.end({ "mcpgw.outcome": outcome }, ANSWERED.has(outcome) ? undefined : outcome);
     const durationMs = Math.round((performance.now() - started) * 10) / 10;
     // A call that got a result (a tool error or a request for input too) did not fail.
     deps.callLatency?.record(server.id, durationMs, ANSWERED.has(outcome));
+    recordToolCall(server.name, tool.name, outcome, { totalMs: durationMs, upstreamMs });
     logger.info("tool call finished", { outcome, durationMs });
+  }
+}
+
+/** Runs `work`, passing its duration (ms) to `took` whether it settles or throws. */
+async function timed<T>(work: () => Promise<T>, took: (ms: number) => void): Promise<T> {
+  const started = performance.now();
+  try {
+    return await work();
+  } finally {
+    took(performance.now() - started);
   }
 }
 

@@ -1,6 +1,7 @@
 import { type CallerLimitSettings, DEFAULT_CALLER_LIMITS, type RateBudget } from "@mcpgw/aws";
 import { createMemoryStore } from "@mcpgw/aws/memory";
 import { AppError, createLogger } from "@mcpgw/core";
+import { metricsForTest } from "@mcpgw/telemetry";
 import { describe, expect, it } from "vitest";
 import type { Principal } from "../env";
 import { CallerLimits, effectiveLimits, SharedShare, sliceOf, TokenBucket } from "./limits";
@@ -68,6 +69,25 @@ describe("caller limits", () => {
     (await limits.admit(keyB, "call"))();
     time.advance(1_000);
     (await limits.admit(keyA, "call"))();
+  });
+
+  it("each refusal counts in mcpgw_rate_limited_total by its limit", async () => {
+    const recorded = metricsForTest();
+    try {
+      const limits = new CallerLimits(settings, undefined, quiet, clock().now);
+      for (let i = 0; i < 5; i++) (await limits.admit(keyA, "call"))();
+      await refused(limits.admit(keyA, "call"));
+      await refused(limits.admit(keyA, "call"));
+      const held = [await limits.admit(keyB, "call"), await limits.admit(keyB, "call")];
+      await refused(limits.admit(keyB, "call"));
+      for (const end of held) end();
+
+      const text = await recorded.text();
+      expect(text).toContain('mcpgw_rate_limited_total{limit="rate"} 2');
+      expect(text).toContain('mcpgw_rate_limited_total{limit="concurrency"} 1');
+    } finally {
+      await recorded.stop();
+    }
   });
 
   it("a key's own rateLimit replaces the global one", async () => {

@@ -10,6 +10,7 @@
  */
 import { ADMIN_OWNER, type CallerLimitSettings, type KeyRateLimit, type RateBudget } from "@mcpgw/aws";
 import { AppError, errorFields, type Logger } from "@mcpgw/core";
+import { recordRateLimited } from "@mcpgw/telemetry";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv, Principal } from "../env";
 import { auditRefused, callNote } from "./call-audit";
@@ -260,8 +261,9 @@ export class CallerLimits implements SessionCap {
 
 function noop(): void {}
 
-/** The 429 for `limit`, telling when to try again (whole seconds, at least 1). */
+/** The 429 for `limit`, telling when to try again (whole seconds, at least 1); counted as a refusal. */
 export function refusal(limit: LimitName, value: number, waitMs: number): AppError {
+  recordRateLimited(limit);
   const retryAfter = Math.max(1, Math.ceil(waitMs / 1_000));
   const what: Record<LimitName, string> = {
     rate: `its limit of ${value} calls per minute`,

@@ -1,5 +1,5 @@
 import { recordFailure, SealError } from "@mcpgw/aws";
-import { AppError, assertNever, errorFields, servingOlder } from "@mcpgw/core";
+import { AppError, assertNever, errorFields, outsideTraces, servingOlder } from "@mcpgw/core";
 import {
   CallFailure,
   type CallOptions,
@@ -186,16 +186,21 @@ async function sessionOf<T>(
     secrets = reached.secrets;
     try {
       // Not bound to this caller's signal: concurrent cold calls share this open, and one caller leaving
-      // must not fail the others (the open is bounded by its own timeout; the session stays warm).
-      const session = await openSession(reached.target, {
-        fetch: deps.fetch,
-        timeoutMs: Math.min(timeoutMs, 10_000),
-        ...(deps.maxMessageBytes ? { maxMessageBytes: deps.maxMessageBytes } : {}),
-        // A thread's instance is not the server: its changes are not the catalogue's.
-        ...(deps.changes && !thread ? heard(deps.changes.watch(entry), era) : {}),
-        ...(deps.sessionLogs && relaysLogs ? { onSessionLog: deps.sessionLogs.listen(entry, secrets) } : {}),
-        ...(era ? { prior: { kind: era } } : {}),
-      });
+      // must not fail the others (the open is bounded by its own timeout; the session stays warm). Nor
+      // does it carry this caller's trace into what the shared session later sends for others.
+      const session = await outsideTraces(() =>
+        openSession(reached.target, {
+          fetch: deps.fetch,
+          timeoutMs: Math.min(timeoutMs, 10_000),
+          ...(deps.maxMessageBytes ? { maxMessageBytes: deps.maxMessageBytes } : {}),
+          // A thread's instance is not the server: its changes are not the catalogue's.
+          ...(deps.changes && !thread ? heard(deps.changes.watch(entry), era) : {}),
+          ...(deps.sessionLogs && relaysLogs
+            ? { onSessionLog: deps.sessionLogs.listen(entry, secrets) }
+            : {}),
+          ...(era ? { prior: { kind: era } } : {}),
+        }),
+      );
       sessionSecrets.set(session, secrets);
       return session;
     } catch (error) {

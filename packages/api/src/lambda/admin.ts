@@ -4,6 +4,7 @@
  */
 import { join } from "node:path";
 import { flushingLogs } from "@mcpgw/core";
+import { flushTelemetry, startMetrics, startTracing } from "@mcpgw/telemetry";
 import { handle } from "hono/aws-lambda";
 import { createAdminApp } from "../admin-app";
 import { loadConsoleAssets } from "../console/assets";
@@ -11,13 +12,15 @@ import { depsFromEnvironment } from "./from-env";
 
 const consoleDir = join(process.env.LAMBDA_TASK_ROOT ?? process.cwd(), "console");
 
+startTracing({ service: "admin" });
+await startMetrics({ service: "admin" });
+
 const deps = depsFromEnvironment();
-const respond = handle(createAdminApp({ ...deps, console: loadConsoleAssets(consoleDir) }));
-// The invocation's audit events are written before it returns (and its log lines after).
-export const handler = flushingLogs(async (...args: Parameters<typeof respond>) => {
-  try {
-    return await respond(...args);
-  } finally {
-    await deps.audit.flush();
-  }
-});
+// The invocation's audit events are written before it returns, with its spans and metrics.
+export const handler = flushingLogs(
+  handle(createAdminApp({ ...deps, console: loadConsoleAssets(consoleDir) })),
+  async () => {
+    await deps.audit?.flush();
+    await flushTelemetry();
+  },
+);

@@ -1,14 +1,14 @@
 import { createKmsTokenSigner, createStore, loadAppSettings } from "@mcpgw/aws";
 import { createLogger } from "@mcpgw/core";
 import type { AppDeps } from "../app-base";
-import { AuditWriter } from "../audit-writer";
+import { type AuditWriter, createAuditWriter } from "../audit-writer";
 import { OidcClient } from "../oidc/provider";
 
 /**
  * What a Lambda function's app is made of, configured from SST links / env; its audit writer is
  * flushed before each invocation returns (the function is frozen between them).
  */
-export function depsFromEnvironment(): AppDeps & { audit: AuditWriter } {
+export function depsFromEnvironment(): AppDeps & { audit: AuditWriter | undefined } {
   const settings = loadAppSettings();
   if (!settings.adminToken) throw new Error("Missing the admin token (SST secret AdminToken or ADMIN_TOKEN)");
   const store = createStore();
@@ -16,7 +16,7 @@ export function depsFromEnvironment(): AppDeps & { audit: AuditWriter } {
   return {
     store,
     logger,
-    audit: new AuditWriter(store, logger, settings.audit),
+    audit: createAuditWriter(store, logger, settings.audit),
     auditRetentionDays: settings.audit.retentionDays,
     adminToken: settings.adminToken,
     allowPrivateUpstreams: settings.allowPrivateUpstreams,

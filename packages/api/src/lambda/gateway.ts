@@ -3,9 +3,13 @@
  * bundle holds no admin module). Its Function URL streams (infra/api.ts), so MCP answers as
  * Server-Sent Events arrive as they are written.
  */
+import { startMetrics, startTracing } from "@mcpgw/telemetry";
 import { createGatewayApp } from "../gateway-app";
 import { depsFromEnvironment } from "./from-env";
 import { streamingHandler } from "./stream";
 
+startTracing({ service: "gateway" });
+await startMetrics({ service: "gateway" });
+
 const deps = depsFromEnvironment();
-export const handler = streamingHandler(createGatewayApp(deps), () => deps.audit.flush());
+export const handler = streamingHandler(createGatewayApp(deps), async () => deps.audit?.flush());

@@ -3,6 +3,7 @@
  * and headers go first, then the body as the app produces it, so SSE events reach the client one by one.
  */
 import { flushLogs } from "@mcpgw/core";
+import { flushTelemetry } from "@mcpgw/telemetry";
 import type { Env, Hono, Schema } from "hono";
 import { streamHandle } from "hono/aws-lambda";
 
@@ -36,7 +37,7 @@ declare global {
  * loop is empty unless told not to wait — warm upstream sessions keep sockets open, so every invocation
  * would last until the function's timeout. The client's disconnect is not seen (the runtime reports
  * none): a request's signal never aborts; a stream ends when the app ends it or at the timeout. The
- * invocation's log lines are written before it ends.
+ * invocation's log lines are written, its spans exported and (when due) its metrics, before it ends.
  */
 export function streamingHandler<E extends Env, S extends Schema, B extends string>(
   app: Hono<E, S, B>,
@@ -52,6 +53,7 @@ export function streamingHandler<E extends Env, S extends Schema, B extends stri
     } finally {
       await beforeReturn?.();
       flushLogs();
+      await flushTelemetry();
     }
   });
 }

@@ -1,29 +1,28 @@
 import type { AuditEvent } from "@mcpgw/core";
-import { type AuditStore, auditDay, idTime, walkAudit } from "../audit";
+import { type AuditStore, auditDay, idTime, storedEvent, walkAudit } from "../audit";
 
-/** The audit trail in memory: events by id, read through the same walk (and budget) as the table's. */
+/** The audit trail in memory: events as the table keeps them (JSON), read through the same walk and budget. */
 export function createMemoryAuditStore(): AuditStore {
-  const events = new Map<string, AuditEvent>();
+  const stored = new Map<string, { event: AuditEvent; json: string }>();
   return {
     async append(appended) {
-      // As the table keeps them: JSON (an unset field is no field).
-      for (const event of appended) events.set(event.id, JSON.parse(JSON.stringify(event)));
+      for (const event of appended) stored.set(event.id, { event, json: JSON.stringify(event) });
     },
 
     query(filter, page) {
       const serverId = filter.server?.name === undefined ? filter.server?.id : undefined;
       return walkAudit(filter, page, async (day, { lower, upper }, limit) => {
-        const inRange = [...events.values()]
+        const inRange = [...stored.values()]
           .filter(
-            (event) =>
+            ({ event }) =>
               event.id >= lower &&
               event.id <= upper &&
               auditDay(idTime(event.id)) === day &&
               (serverId === undefined || event.serverId === serverId),
           )
-          .sort((a, b) => (a.id < b.id ? 1 : -1));
+          .sort((a, b) => (a.event.id < b.event.id ? 1 : -1));
         return {
-          items: inRange.slice(0, limit).map((event) => ({ id: event.id, event: structuredClone(event) })),
+          items: inRange.slice(0, limit).map(({ event, json }) => ({ id: event.id, ...storedEvent(json) })),
           more: inRange.length > limit,
         };
       });

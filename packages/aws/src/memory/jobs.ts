@@ -117,6 +117,11 @@ export function createMemoryJobQueue(
       }
     },
 
+    async depth() {
+      const now = Date.now();
+      return messages.filter((message) => message.visibleAt <= now).length;
+    },
+
     async ack(receipts) {
       const acked = new Set(receipts);
       messages = messages.filter((message) => message.receipt === undefined || !acked.has(message.receipt));

@@ -1,0 +1,130 @@
+/**
+ * The process's OpenTelemetry meter provider, set up once per process, and where its metrics go:
+ * OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT when set (every OTEL_METRIC_EXPORT_INTERVAL ms); else on
+ * Lambda (AWS_LAMBDA_FUNCTION_NAME) CloudWatch EMF lines on stdout, written at the end of an invocation
+ * at most every OTEL_METRIC_EXPORT_INTERVAL ms; else (a local process) the `local` reader it is given
+ * ({@link prometheusReader}: Prometheus text for `GET /metrics`), or none. OTEL_SDK_DISABLED=true: none
+ * of it.
+ */
+import { metrics } from "@opentelemetry/api";
+import { resourceFromAttributes } from "@opentelemetry/resources";
+import {
+  MeterProvider,
+  type MetricReader,
+  PeriodicExportingMetricReader,
+  type PushMetricExporter,
+} from "@opentelemetry/sdk-metrics";
+import { EmfExporter } from "./emf";
+import { registerInstruments } from "./instruments";
+import type { LocalReader } from "./prometheus";
+import { sdkDisabled, type TelemetryService } from "./tracing";
+
+/** Where a process's metrics go (`off`: OTEL_SDK_DISABLED=true, no provider at all). */
+export type MetricsExport = "otlp" | "emf" | "local" | "off";
+
+/** The default export interval (OTEL_METRIC_EXPORT_INTERVAL), the OTel SDKs' default. */
+export const DEFAULT_EXPORT_INTERVAL_MS = 60_000;
+
+/** A process's metrics, once started. */
+export interface Metrics {
+  export: MetricsExport;
+  /** The current values as the local reader's text (only when `export` is `local` and one was given). */
+  text?: () => Promise<string>;
+  /**
+   * Exports now if the last export is at least the export interval old (the end of a Lambda
+   * invocation: a clock read otherwise). Never throws.
+   */
+  flushIfDue(): Promise<void>;
+  /** Exports what is left and stops. */
+  shutdown(): Promise<void>;
+}
+
+let started: Promise<Metrics> | undefined;
+
+/** The service name of the resource: OTEL_SERVICE_NAME, else `mcpgw-<service>`. */
+export function serviceName(service: TelemetryService, env: NodeJS.ProcessEnv = process.env): string {
+  return env.OTEL_SERVICE_NAME?.trim() || `mcpgw-${service}`;
+}
+
+/** Where metrics go under `env` (see the module's doc). */
+export function metricsExport(env: NodeJS.ProcessEnv = process.env): MetricsExport {
+  if (sdkDisabled(env)) return "off";
+  if (env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT?.trim())
+    return "otlp";
+  return env.AWS_LAMBDA_FUNCTION_NAME ? "emf" : "local";
+}
+
+/** OTEL_METRIC_EXPORT_INTERVAL (ms, at least 100), else the default. */
+export function exportIntervalMs(env: NodeJS.ProcessEnv = process.env): number {
+  const value = Number(env.OTEL_METRIC_EXPORT_INTERVAL);
+  return Number.isFinite(value) && value >= 100 ? value : DEFAULT_EXPORT_INTERVAL_MS;
+}
+
+/**
+ * Sets the process's global meter provider (resource `service.name`) with the reader `env` calls for,
+ * and makes the instruments. Once per process: later calls get the first one's metrics.
+ */
+export function startMetrics(options: {
+  service: TelemetryService;
+  env?: NodeJS.ProcessEnv;
+  /** The reader of a local process (neither OTLP nor Lambda): `prometheusReader` in `npm run dev`. */
+  local?: () => LocalReader;
+}): Promise<Metrics> {
+  started ??= createMetrics(options.service, options.env ?? process.env, options.local);
+  return started;
+}
+
+/** The started metrics' {@link Metrics.flushIfDue}, or nothing when none were started. */
+export async function flushMetricsIfDue(): Promise<void> {
+  await (await started)?.flushIfDue();
+}
+
+/**
+ * Sets a new global meter provider for `service` with the reader `env` calls for (see the module's doc)
+ * and makes the instruments on it: {@link startMetrics}' work, each time it is called (tests).
+ */
+export async function createMetrics(
+  service: TelemetryService,
+  env: NodeJS.ProcessEnv,
+  local?: () => LocalReader,
+): Promise<Metrics> {
+  const mode = metricsExport(env);
+  // Disabled: no provider; every instrument stays the API's no-op.
+  if (mode === "off") return { export: mode, flushIfDue: async () => {}, shutdown: async () => {} };
+  const intervalMs = exportIntervalMs(env);
+  const periodic = (exporter: PushMetricExporter) =>
+    new PeriodicExportingMetricReader({
+      exporter,
+      exportIntervalMillis: intervalMs,
+      exportTimeoutMillis: Math.min(30_000, intervalMs),
+    });
+  let reader: MetricReader | undefined;
+  let text: (() => Promise<string>) | undefined;
+  if (mode === "otlp") {
+    // Loaded only when an endpoint is set: the OTLP exporter stays out of the default path's start.
+    const { OTLPMetricExporter } = await import("@opentelemetry/exporter-metrics-otlp-http");
+    reader = periodic(new OTLPMetricExporter());
+  } else if (mode === "emf") {
+    reader = periodic(new EmfExporter({ service }));
+  } else if (local) {
+    ({ reader, text } = local());
+  }
+  const provider = new MeterProvider({
+    resource: resourceFromAttributes({ "service.name": serviceName(service, env) }),
+    readers: reader ? [reader] : [],
+  });
+  metrics.setGlobalMeterProvider(provider);
+  registerInstruments();
+  let lastFlush = Date.now();
+  return {
+    export: mode,
+    ...(text ? { text } : {}),
+    async flushIfDue() {
+      const now = Date.now();
+      if (mode === "local" || !reader || now - lastFlush < intervalMs) return;
+      lastFlush = now;
+      await reader.forceFlush().catch(() => {});
+    },
+    shutdown: () => provider.shutdown(),
+  };
+}

@@ -1,0 +1,25 @@
+import { PrometheusExporter, PrometheusSerializer } from "@opentelemetry/exporter-prometheus";
+import type { MetricReader } from "@opentelemetry/sdk-metrics";
+
+/** The content type of Prometheus' text exposition format (what `GET /metrics` answers). */
+export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
+/** A pull reader and the Prometheus text of what it collects (for a local `GET /metrics`). */
+export interface LocalReader {
+  reader: MetricReader;
+  text(): Promise<string>;
+}
+
+/**
+ * exporter-prometheus's reader (its own server never started) and serializer, without scope labels:
+ * the text a process serves at `GET /metrics`. Apart from {@link startMetrics}, so the Lambda bundles,
+ * which never serve it, leave it out.
+ */
+export function prometheusReader(): LocalReader {
+  const exporter = new PrometheusExporter({ preventServerStart: true });
+  const serializer = new PrometheusSerializer(undefined, false, undefined, false, true);
+  return {
+    reader: exporter,
+    text: async () => serializer.serialize((await exporter.collect()).resourceMetrics),
+  };
+}

@@ -1,0 +1,98 @@
+import { remoteContext } from "@mcpgw/core";
+import { propagation, trace } from "@opentelemetry/api";
+import { W3CTraceContextPropagator } from "@opentelemetry/core";
+import { describe, expect, it } from "vitest";
+import { batchOptions, exportsTraces, samplerFromEnv, sdkDisabled, startTracing, tracesUrl } from "./tracing";
+
+const PARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+
+describe("samplerFromEnv", () => {
+  it.each([
+    [{}, "ParentBased{root=AlwaysOnSampler"],
+    [{ OTEL_TRACES_SAMPLER: "always_on" }, "AlwaysOnSampler"],
+    [{ OTEL_TRACES_SAMPLER: "always_off" }, "AlwaysOffSampler"],
+    [{ OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "0.25" }, "TraceIdRatioBased{0.25}"],
+    [{ OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "2" }, "TraceIdRatioBased{1}"],
+    [{ OTEL_TRACES_SAMPLER: "traceidratio" }, "TraceIdRatioBased{1}"],
+    [{ OTEL_TRACES_SAMPLER: "parentbased_always_off" }, "ParentBased{root=AlwaysOffSampler"],
+    [
+      { OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: "0.1" },
+      "ParentBased{root=TraceIdRatioBased{0.1}",
+    ],
+    [{ OTEL_TRACES_SAMPLER: "nonsense" }, "ParentBased{root=AlwaysOnSampler"],
+  ])("%j is %s", (env, described) => {
+    expect(samplerFromEnv(env).toString()).toContain(described);
+  });
+});
+
+describe("batchOptions", () => {
+  it("reads the OTEL_BSP_* variables that are positive whole numbers", () => {
+    expect(
+      batchOptions({
+        OTEL_BSP_SCHEDULE_DELAY: "100",
+        OTEL_BSP_MAX_QUEUE_SIZE: "-1",
+        OTEL_BSP_EXPORT_TIMEOUT: "x",
+      }),
+    ).toEqual({ scheduledDelayMillis: 100 });
+    expect(batchOptions({})).toEqual({});
+  });
+});
+
+describe("exportsTraces", () => {
+  it("exports when an OTLP endpoint for traces or for all signals is set", () => {
+    expect(exportsTraces({})).toBe(false);
+    expect(exportsTraces({ OTEL_EXPORTER_OTLP_ENDPOINT: "" })).toBe(false);
+    expect(exportsTraces({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318" })).toBe(true);
+    expect(exportsTraces({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://c/v1/traces" })).toBe(true);
+  });
+});
+
+describe("remoteContext", () => {
+  it("continues a valid traceparent and ignores a malformed one", () => {
+    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    try {
+      const valid = trace.getSpanContext(remoteContext({ traceparent: PARENT }));
+      expect(valid).toMatchObject({ traceId: "0af7651916cd43dd8448eb211c80319c", isRemote: true });
+      for (const traceparent of [
+        "00-00000000000000000000000000000000-b7ad6b7169203331-01",
+        "00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01",
+        "zz-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+        `${PARENT}x`,
+        "not a traceparent",
+      ])
+        expect(trace.getSpanContext(remoteContext({ traceparent }))).toBeUndefined();
+    } finally {
+      propagation.disable();
+    }
+  });
+});
+
+describe("tracesUrl", () => {
+  it("takes the traces endpoint as given, else appends /v1/traces to the base one", () => {
+    expect(tracesUrl({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318/" })).toBe("http://c:4318/v1/traces");
+    expect(tracesUrl({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318/base" })).toBe(
+      "http://c:4318/base/v1/traces",
+    );
+    expect(
+      tracesUrl({
+        OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318",
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://t/x",
+      }),
+    ).toBe("http://t/x");
+    expect(tracesUrl({})).toBeUndefined();
+  });
+});
+
+describe("OTEL_SDK_DISABLED", () => {
+  it("registers nothing: spans are no-ops with no trace id", async () => {
+    expect(sdkDisabled({ OTEL_SDK_DISABLED: " TRUE " })).toBe(true);
+    expect(sdkDisabled({ OTEL_SDK_DISABLED: "false" })).toBe(false);
+    expect(sdkDisabled({})).toBe(false);
+    const tracing = startTracing({ service: "gateway", env: { OTEL_SDK_DISABLED: "true" } });
+    const span = trace.getTracer("t").startSpan("s");
+    expect(span.isRecording()).toBe(false);
+    expect(span.spanContext().traceId).toBe("00000000000000000000000000000000");
+    span.end();
+    await tracing.shutdown();
+  });
+});

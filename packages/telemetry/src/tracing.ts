@@ -1,0 +1,214 @@
+/**
+ * The process's OpenTelemetry traces: a tracer provider, the AsyncLocalStorage context manager and
+ * the W3C trace-context propagator, registered once per process — always, so every call has a valid
+ * trace id (recorded or not) — and spans exported over OTLP/HTTP only when an endpoint is configured.
+ * Spans are made at call sites through `@opentelemetry/api` (see `@mcpgw/core`'s trace-context).
+ */
+import { context, propagation, trace } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+import { ExportResultCode, W3CTraceContextPropagator } from "@opentelemetry/core";
+import { resourceFromAttributes } from "@opentelemetry/resources";
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  type ReadableSpan,
+  type Sampler,
+  type SpanExporter,
+  type SpanProcessor,
+  TraceIdRatioBasedSampler,
+  TracerProvider,
+} from "@opentelemetry/sdk-trace";
+
+/** Which process traces: its `service.name` is `mcpgw-<service>` unless OTEL_SERVICE_NAME names one. */
+export type TelemetryService = "gateway" | "admin" | "worker" | "runner";
+
+type Env = Record<string, string | undefined>;
+
+/** The tracing a process started: flush what is pending (end of a Lambda invocation), or stop. */
+export interface Tracing {
+  /** Exports the spans ended since the last flush, if any (bounded by `timeoutMs`, default 5 s). */
+  flush(timeoutMs?: number): Promise<void>;
+  /** Exports what is pending, then unregisters the provider, context manager and propagator. */
+  shutdown(): Promise<void>;
+}
+
+let started: Tracing | undefined;
+
+/** What a process with the SDK disabled has: nothing registered, every span a no-op, no trace id. */
+const DISABLED: Tracing = { flush: async () => undefined, shutdown: async () => undefined };
+
+/** `OTEL_SDK_DISABLED=true` (the OTel standard switch, case-insensitive): no provider at all. */
+export function sdkDisabled(env: Env): boolean {
+  return env.OTEL_SDK_DISABLED?.trim().toLowerCase() === "true";
+}
+
+/**
+ * Registers tracing for this process (once: later calls return the first's; nothing under
+ * OTEL_SDK_DISABLED=true). Sampler from
+ * OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG (default `parentbased_always_on`); a batch processor
+ * exporting over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is
+ * set (the exporter reads those and OTEL_EXPORTER_OTLP_HEADERS itself, and is loaded only then).
+ */
+export function startTracing(options: { service: TelemetryService; env?: Env }): Tracing {
+  if (started) return started;
+  const env = options.env ?? process.env;
+  if (sdkDisabled(env)) return DISABLED;
+  const contextManager = new AsyncLocalStorageContextManager().enable();
+  context.setGlobalContextManager(contextManager);
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  const pending = new PendingSpans();
+  const exporting = exportsTraces(env);
+  const provider = new TracerProvider({
+    resource: resourceFromAttributes({ "service.name": env.OTEL_SERVICE_NAME || `mcpgw-${options.service}` }),
+    sampler: samplerFromEnv(env),
+    spanProcessors: exporting
+      ? [
+          pending,
+          new BatchSpanProcessor({ exporter: new LazyOtlpExporter(tracesUrl(env)), ...batchOptions(env) }),
+        ]
+      : [],
+  });
+  trace.setGlobalTracerProvider(provider);
+  const tracing: Tracing = {
+    async flush(timeoutMs = 5_000) {
+      if (!pending.take()) return;
+      await provider.forceFlush({ timeoutMillis: timeoutMs }).catch(() => undefined);
+    },
+    async shutdown() {
+      await provider.shutdown().catch(() => undefined);
+      trace.disable();
+      propagation.disable();
+      context.disable();
+      if (started === tracing) started = undefined;
+    },
+  };
+  started = tracing;
+  return tracing;
+}
+
+/**
+ * Exports the spans pending in this process's tracing, if it started and any ended since the last flush:
+ * a Lambda handler's `flushingLogs(handler, flushTraces)`, before the invocation returns (and freezes).
+ */
+export async function flushTraces(): Promise<void> {
+  await started?.flush();
+}
+
+/**
+ * Where spans go: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as it is, else OTEL_EXPORTER_OTLP_ENDPOINT with
+ * `/v1/traces` appended (the OTLP exporter specification's rule).
+ */
+export function tracesUrl(env: Env): string | undefined {
+  if (env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) return env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  return base ? `${base.replace(/\/+$/, "")}/v1/traces` : undefined;
+}
+
+/** Whether spans go anywhere: an OTLP endpoint for traces (or for every signal) is set. */
+export function exportsTraces(env: Env): boolean {
+  return Boolean(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT);
+}
+
+/**
+ * The sampler OTEL_TRACES_SAMPLER names (`always_on`, `always_off`, `traceidratio`, and each of them
+ * `parentbased_`), with OTEL_TRACES_SAMPLER_ARG the ratio (0…1; 1 when missing or out of range); an
+ * unknown name is the default, `parentbased_always_on` (as the OpenTelemetry specification says).
+ */
+export function samplerFromEnv(env: Env): Sampler {
+  const name = (env.OTEL_TRACES_SAMPLER ?? "").trim().toLowerCase();
+  const ratio = () => {
+    const value = Number(env.OTEL_TRACES_SAMPLER_ARG);
+    const valid = env.OTEL_TRACES_SAMPLER_ARG?.trim() && Number.isFinite(value) && value >= 0 && value <= 1;
+    return new TraceIdRatioBasedSampler(valid ? value : 1);
+  };
+  switch (name) {
+    case "always_on":
+      return new AlwaysOnSampler();
+    case "always_off":
+      return new AlwaysOffSampler();
+    case "traceidratio":
+      return ratio();
+    case "parentbased_always_off":
+      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
+    case "parentbased_traceidratio":
+      return new ParentBasedSampler({ root: ratio() });
+    default:
+      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+  }
+}
+
+/** The batch processor's settings from the standard OTEL_BSP_* variables (the SDK's defaults otherwise). */
+export function batchOptions(env: Env): {
+  scheduledDelayMillis?: number;
+  exportTimeoutMillis?: number;
+  maxQueueSize?: number;
+  maxExportBatchSize?: number;
+} {
+  const read = (name: string) => {
+    const value = Number(env[name]);
+    return env[name]?.trim() && Number.isSafeInteger(value) && value > 0 ? value : undefined;
+  };
+  const options = {
+    scheduledDelayMillis: read("OTEL_BSP_SCHEDULE_DELAY"),
+    exportTimeoutMillis: read("OTEL_BSP_EXPORT_TIMEOUT"),
+    maxQueueSize: read("OTEL_BSP_MAX_QUEUE_SIZE"),
+    maxExportBatchSize: read("OTEL_BSP_MAX_EXPORT_BATCH_SIZE"),
+  };
+  return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined));
+}
+
+/** Counts the spans ended since the last flush, so a Lambda invocation with none pays no flush. */
+class PendingSpans implements SpanProcessor {
+  private ended = 0;
+
+  onStart(): void {}
+
+  onEnd(): void {
+    this.ended++;
+  }
+
+  /** True when spans ended since the last call. */
+  take(): boolean {
+    const any = this.ended > 0;
+    this.ended = 0;
+    return any;
+  }
+
+  async forceFlush(): Promise<void> {}
+
+  async shutdown(): Promise<void> {}
+}
+
+/**
+ * The SDK's OTLP/HTTP trace exporter, imported on the first export: a process that exports no span
+ * never loads it (nor its serializers).
+ */
+class LazyOtlpExporter implements SpanExporter {
+  private exporter: Promise<SpanExporter> | undefined;
+
+  constructor(private readonly url: string | undefined) {}
+
+  private load(): Promise<SpanExporter> {
+    this.exporter ??= import("@opentelemetry/exporter-trace-otlp-http").then(
+      ({ OTLPTraceExporter }) => new OTLPTraceExporter(this.url ? { url: this.url } : {}),
+    );
+    return this.exporter;
+  }
+
+  export(spans: ReadableSpan[], done: Parameters<SpanExporter["export"]>[1]): void {
+    this.load().then(
+      (exporter) => exporter.export(spans, done),
+      (error: Error) => done({ code: ExportResultCode.FAILED, error }),
+    );
+  }
+
+  async forceFlush(): Promise<void> {
+    if (this.exporter) await (await this.exporter).forceFlush?.();
+  }
+
+  async shutdown(): Promise<void> {
+    if (this.exporter) await (await this.exporter).shutdown();
+  }
+}
