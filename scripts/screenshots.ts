@@ -8,6 +8,7 @@
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { startTracing } from "@mcpgw/telemetry";
 import { chromium, type Page } from "playwright-core";
 import { startUpstream, type Upstream } from "../tests/fixtures/mcp-upstream";
 import { startRunnerStack, TINY_STDIO } from "../tests/runner/helpers";
@@ -46,6 +47,9 @@ try {
   cleanups.push(() => emulator.stop());
   const [executablePath] = await Promise.all([chromiumPath(), ensureConsoleBuilt(log)]);
 
+  // As every process does: each call runs in a trace (the Activity page shows its id).
+  const tracing = startTracing({ service: "gateway", env: {} });
+  cleanups.push(() => tracing.shutdown());
   log("starting the stack, the runner and the upstreams");
   const stack = await startRunnerStack({}, { console: true, retryDelaySeconds: 60, callLatencyFlushMs: 500 });
   cleanups.push(() => stack.cleanup());

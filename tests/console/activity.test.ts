@@ -4,6 +4,7 @@
  * filters by server and outcome; a row opens its trace summary (key names, never a value); the server's
  * page and a tool's view chart the calls with the right counts over the last hour and day; axe-clean.
  */
+import { startTracing, type Tracing } from "@mcpgw/telemetry";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startUpstream, type Upstream } from "../fixtures/mcp-upstream";
 import { type ConsoleSession, expectAccessible, openConsole, signIn } from "../support/browser";
@@ -18,8 +19,11 @@ describe("console: activity", () => {
   let stack: Stack;
   let upstream: Upstream;
   let ui: ConsoleSession;
+  let tracing: Tracing;
 
   beforeAll(async () => {
+    // As every process does: each call runs in a trace, which its event names.
+    tracing = startTracing({ service: "gateway", env: {} });
     stack = await startStack({ console: true });
     upstream = await startUpstream({ name: "docs" });
     await reaches(
@@ -49,6 +53,7 @@ describe("console: activity", () => {
     await ui?.close();
     await upstream?.close();
     await stack?.stop();
+    await tracing?.shutdown();
   });
 
   const rows = () => ui.page.locator("table tbody tr[data-event]");
@@ -90,7 +95,8 @@ describe("console: activity", () => {
     expect(await detail.locator("[data-field=tool]").textContent()).toBe("fail");
     expect(await detail.locator("[data-field=outcome]").textContent()).toBe("tool_error");
     const event = (await stack.call("GET", "/v1/audit?server=docs&outcome=tool_error")).body.events[0];
-    if (event.traceId) expect(await detail.getByLabel("Trace id").inputValue()).toBe(event.traceId);
+    expect(event.traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(await detail.getByLabel("Trace id").inputValue()).toBe(event.traceId);
     await expectAccessible(page, "activity, a trace summary");
 
     await filters.getByLabel("Outcome").fill("ok");
