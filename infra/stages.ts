@@ -47,7 +47,7 @@ export interface StageSettings {
    * in the functions' CloudWatch Logs, for a subscription to Firehose → S3) and AUDIT_RETENTION_DAYS
    * (the table's TTL, default 30).
    */
-  audit?: { sink?: "table" | "log"; retentionDays?: number };
+  audit?: { sink?: "table" | "log" | "off"; retentionDays?: number };
 }
 
 /**

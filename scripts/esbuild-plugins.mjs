@@ -19,4 +19,20 @@ const zodEnglishOnly = {
   },
 };
 
-export default [zodEnglishOnly];
+/**
+ * bowser (~34 KiB minified) parses a browser's user agent for the AWS SDK's browser runtime only
+ * (`createUserAgentStringParsingProvider`); the Node runtime's clients never call it. It resolves to a
+ * stub that parses nothing, as the SDK itself falls back to when bowser has no `parse`.
+ */
+const noBrowserUserAgent = {
+  name: "no-browser-user-agent",
+  setup(build) {
+    build.onResolve({ filter: /^bowser$/ }, () => ({ path: "bowser", namespace: "no-browser-user-agent" }));
+    build.onLoad({ filter: /.*/, namespace: "no-browser-user-agent" }, () => ({
+      contents: "module.exports = { parse: () => undefined };",
+      loader: "js",
+    }));
+  },
+};
+
+export default [zodEnglishOnly, noBrowserUserAgent];
