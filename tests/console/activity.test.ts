@@ -1,9 +1,12 @@
 /**
  * The console's Activity page and call charts in headless Chromium against the stack and a real
- * upstream: tool calls and an admin edit show in the audit trail newest first, paged by "Load more";
+ * upstream: tool calls (and the admin changes the admin plane records, a change listing its changed
+ * field names) show in the audit trail row for row, newest first, paged by "Load more";
  * filters by server and outcome; a row opens its trace summary (key names, never a value); the server's
  * page and a tool's view chart the calls with the right counts over the last hour and day; axe-clean.
  */
+
+import type { AuditEvent } from "@mcpgw/core";
 import { startTracing, type Tracing } from "@mcpgw/telemetry";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startUpstream, type Upstream } from "../fixtures/mcp-upstream";
@@ -41,10 +44,12 @@ describe("console: activity", () => {
     expect(failed.body.isError).toBe(true);
     const edited = await stack.call("PATCH", "/v1/servers/docs", { timeoutSeconds: 20 });
     expect(edited.status).toBe(200);
-    // The trail is written off the calls' path: every event is there before the page is opened.
+    // The trail is written off the calls' path: every call is there before the page is opened.
     await waitFor(
       () => stack.call("GET", "/v1/audit?server=docs&limit=100"),
-      (trail) => trail.status === 200 && trail.body.events.length >= ECHOES + 2,
+      (trail) =>
+        trail.status === 200 &&
+        trail.body.events.filter((event: AuditEvent) => event.type === "call").length === ECHOES + 1,
       { timeoutMs: 15_000 },
     );
     ui = await openConsole(stack.api.url);
@@ -58,19 +63,30 @@ describe("console: activity", () => {
 
   const rows = () => ui.page.locator("table tbody tr[data-event]");
 
-  it("lists calls and the admin edit newest first, and loads more by cursor", async () => {
+  it("lists the trail row for row, newest first, and loads more by cursor", async () => {
     const { page } = ui;
     await signIn(page);
     await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: "Activity" }).click();
     await page.getByRole("heading", { name: "Activity", level: 1 }).waitFor();
     await rows().first().waitFor();
-    expect(await rows().count()).toBe(50);
-    const first = rows().first();
-    expect(await first.getAttribute("data-type")).toBe("change");
-    expect(await first.locator("[data-col=event]").textContent()).toContain("timeoutSeconds");
-    expect(await rows().nth(1).getAttribute("data-outcome")).toBe("tool_error");
+    // Row for row the trail's first page, newest first: the failed call, the echoes, and each admin
+    // change the admin plane recorded (the edit) with the names of the fields it changed.
+    const trail = (await stack.call("GET", "/v1/audit?limit=50")).body.events as AuditEvent[];
+    const ids = () => rows().evaluateAll((nodes) => nodes.map((node) => node.getAttribute("data-event")));
+    expect(await ids()).toEqual(trail.map((event) => event.id));
+    const firstCall = trail.find((event) => event.type === "call");
+    expect(firstCall).toMatchObject({ tool: "fail", outcome: "tool_error" });
+    for (const change of trail.filter((event) => event.type === "change")) {
+      const row = page.locator(`tr[data-event="${change.id}"]`);
+      expect(await row.getAttribute("data-type")).toBe("change");
+      expect(await row.locator("[data-col=event]").textContent()).toContain(
+        `changed ${change.fields?.join(", ")}`,
+      );
+    }
     await page.getByRole("button", { name: "Load more" }).click();
-    await expect.poll(() => rows().count()).toBeGreaterThanOrEqual(ECHOES + 2);
+    const all = (await stack.call("GET", "/v1/audit?limit=500")).body.events as AuditEvent[];
+    await expect.poll(ids).toEqual(all.map((event) => event.id));
+    expect(all.filter((event) => event.type === "call")).toHaveLength(ECHOES + 1);
     const times = await rows()
       .locator("time")
       .evaluateAll((nodes) => nodes.map((node) => node.getAttribute("datetime") ?? ""));
@@ -99,6 +115,7 @@ describe("console: activity", () => {
     expect(await detail.getByLabel("Trace id").inputValue()).toBe(event.traceId);
     await expectAccessible(page, "activity, a trace summary");
 
+    await filters.getByLabel("Tool").fill("echo");
     await filters.getByLabel("Outcome").fill("ok");
     await filters.getByRole("button", { name: "Apply" }).click();
     await expect.poll(() => rows().first().getAttribute("data-outcome")).toBe("ok");
