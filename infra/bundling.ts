@@ -1,5 +1,7 @@
 /**
  * How SST bundles every function: the same esbuild plugins `npm run build` uses (zod's locales trimmed
- * to English, which keeps each handler well under its 1.5 MB budget). Path relative to sst.config.ts.
+ * to English, which keeps each handler well under its 1.5 MB budget), and code splitting: what a handler
+ * loads only through `import()` (the OTLP exporters, when OTEL_EXPORTER_OTLP_ENDPOINT is set) is a
+ * chunk of its own, outside the cold start. Path relative to sst.config.ts.
  */
-export const nodejs = { plugins: "./scripts/esbuild-plugins.mjs" };
+export const nodejs = { plugins: "./scripts/esbuild-plugins.mjs", splitting: true };

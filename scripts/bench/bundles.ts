@@ -1,6 +1,8 @@
 /**
- * Per-plane bundles: each deployable entry bundled as `npm run build` does (scripts/build.ts), with its
- * size (bytes and gzip), which planes' modules it holds, and its cold-import time — a fresh Node
+ * Per-plane bundles: each deployable entry bundled as `npm run build` does (scripts/build.ts, code
+ * splitting on), with its size — the bytes a cold start imports (the entry and its static chunks; bytes
+ * and gzip) apart from the chunks only `import()` loads (lazy) — which planes' modules it holds, and its
+ * cold-import time — a fresh Node
  * process importing it, as Lambda's first invocation does (median of BENCH_IMPORTS, default 7). Ends
  * with one `BENCH_BUNDLES {json}` line.
  */
@@ -59,24 +61,33 @@ function coldImportMs(file: string): number {
 const work = mkdtempSync(join(tmpdir(), "mcpgw-bench-bundles-"));
 try {
   const outputs = await bundleAll(join(work, "dist"));
-  const rows = outputs
-    .filter(({ file }) => file.endsWith("index.mjs"))
-    .map(({ file, bytes, inputs }) => {
-      const name = /([a-z]+)\/index\.mjs$/.exec(file)?.[1] ?? file;
-      const gzip = gzipSync(readFileSync(file)).byteLength;
-      const planes: Record<string, number> = {};
-      for (const plane of inputs.map(planeOf)) if (plane) planes[plane] = (planes[plane] ?? 0) + 1;
-      const times = Array.from({ length: IMPORTS }, () => coldImportMs(file));
-      return { name, bytes, gzip, planes, importMs: percentile(times, 50), times };
-    });
+  const rows = outputs.map(({ name, file, staticBytes: bytes, staticFiles, lazy, inputs }) => {
+    const gzip = staticFiles.reduce((sum, output) => sum + gzipSync(readFileSync(output.file)).byteLength, 0);
+    const lazyBytes = lazy.reduce((sum, output) => sum + output.bytes, 0);
+    const planes: Record<string, number> = {};
+    for (const plane of inputs.map(planeOf)) if (plane) planes[plane] = (planes[plane] ?? 0) + 1;
+    const times = Array.from({ length: IMPORTS }, () => coldImportMs(file));
+    return {
+      name,
+      bytes,
+      gzip,
+      lazyBytes,
+      lazyChunks: lazy.length,
+      planes,
+      importMs: percentile(times, 50),
+      times,
+    };
+  });
   const kib = (bytes: number) => `${(bytes / 1024).toFixed(0)} KiB`;
-  console.log(`bundles: minified ESM as deployed; cold import = median of ${IMPORTS} fresh processes`);
+  console.log(
+    `bundles: minified ESM as deployed; static = entry + chunks imported statically, lazy = chunks only import() loads; cold import = median of ${IMPORTS} fresh processes`,
+  );
   for (const row of rows) {
     const planes = Object.entries(row.planes)
       .map(([plane, count]) => `${plane} ${count}`)
       .join(", ");
     console.log(
-      `${row.name.padEnd(8)} ${String(row.bytes).padStart(9)} bytes (${kib(row.bytes).padStart(8)})  gzip ${kib(row.gzip).padStart(7)}  cold import ${row.importMs.toFixed(0).padStart(4)} ms  modules: ${planes}`,
+      `${row.name.padEnd(8)} static ${String(row.bytes).padStart(9)} bytes (${kib(row.bytes).padStart(8)})  gzip ${kib(row.gzip).padStart(7)}  lazy ${kib(row.lazyBytes).padStart(7)} in ${row.lazyChunks} chunks  cold import ${row.importMs.toFixed(0).padStart(4)} ms  modules: ${planes}`,
     );
   }
   const figures = rows.map(({ times: _times, importMs, ...row }) => ({

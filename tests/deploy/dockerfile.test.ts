@@ -11,11 +11,11 @@
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bundleAll } from "../../scripts/build";
+import { bundleOne } from "../../scripts/build";
 import { freePort } from "../../scripts/lib/processes";
 import { ensureHadolint } from "../../scripts/lib/tools";
 import { createTestConfig, emulatorEnv } from "../support/aws";
@@ -120,7 +120,7 @@ describe("packages/runner/Dockerfile", () => {
     expect(entrypoint).toContain("--inh-caps=-all");
     expect(entrypoint).toContain(`--bounding-set=-all,${KEPT.map((cap) => `+${cap}`).join(",")}`);
     expect(last("HEALTHCHECK")?.args).toMatch(/\bCMD \[.*\/healthz/);
-    expect(execForm(last("CMD")?.args ?? "")).toEqual(["node", "runner.mjs"]);
+    expect(execForm(last("CMD")?.args ?? "")).toEqual(["node", "runner/index.mjs"]);
     expect(all("EXPOSE").map((i) => i.args)).toContain(/\bPORT=(\d+)/.exec(last("ENV")?.args ?? "")?.[1]);
   });
 
@@ -132,7 +132,7 @@ describe("packages/runner/Dockerfile", () => {
     beforeAll(async () => {
       work = mkdtempSync(join(tmpdir(), "mcpgw-image-"));
       chmodSync(work, 0o755);
-      await bundleAll(join(work, "dist"));
+      await bundleOne("runner", join(work, "dist"));
     }, 120_000);
 
     afterAll(() => {
@@ -141,13 +141,14 @@ describe("packages/runner/Dockerfile", () => {
     });
 
     it("serves GET /healthz when the final stage's ENTRYPOINT and CMD run from its WORKDIR", async () => {
-      // Prepare: lay the image's /app out as the final stage does (COPY --from=build /src/dist/runner/index.mjs ./runner.mjs)
-      const copy = all("COPY").find((i) => /--from=build\b.*dist\/runner\/index\.mjs/.test(i.args));
-      expect(copy, "the final stage copies the runner bundle").toBeDefined();
+      // Prepare: lay the image's /app out as the final stage does (COPY --from=build /src/dist/runner/ ./runner/:
+      // the entry and its chunks)
+      const copy = all("COPY").find((i) => /--from=build\b.*dist\/runner\/? /.test(i.args));
+      expect(copy, "the final stage copies the runner's bundle directory").toBeDefined();
       const target = copy!.args.split(" ").at(-1)!;
       const app = join(work, "app");
       mkdirSync(app);
-      copyFileSync(join(work, "dist/runner/index.mjs"), join(app, target));
+      cpSync(join(work, "dist/runner"), join(app, target), { recursive: true });
       const cache = join(work, "cache");
       mkdirSync(cache);
       chmodSync(app, 0o755);
@@ -165,7 +166,7 @@ describe("packages/runner/Dockerfile", () => {
         ? [...execForm(last("ENTRYPOINT")!.args)!.slice(2), ...cmd]
         : cmd;
 
-      // Act: ENTRYPOINT after tini (`setpriv …`) + CMD (`node runner.mjs`), links as ECS passes them
+      // Act: ENTRYPOINT after tini (`setpriv …`) + CMD (`node runner/index.mjs`), links as ECS passes them
       child = spawn(command, args, {
         cwd: app,
         env: {

@@ -3,6 +3,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { registerAccessRoutes } from "./admin/access";
 import { registerAuditRoutes } from "./admin/audit";
 import { registerAuditStatsRoute } from "./admin/audit-stats";
+import { auditChanges } from "./admin/change-audit";
 import { registerKeyRoutes } from "./admin/keys";
 import { registerAdminRoutes } from "./admin/routes";
 import { registerToolsetRoutes } from "./admin/toolsets";
@@ -26,7 +27,8 @@ export function registerAdminPlane(
   deps: AppDeps,
   shared: { keyIndex: KeyIndex; consoleSessions: ConsoleSessions; tokenFailures: SourceThrottle },
 ): void {
-  const admin = routeGroup(requireAdmin, [403]);
+  // Every admin change is an audit event (when there is an audit trail).
+  const admin = routeGroup(requireAdmin, [403], [auditChanges(deps.audit)]);
   const adminDeps = { ...deps, fetch: deps.gateway?.fetch };
   registerAdminRoutes(admin, adminDeps);
   registerKeyRoutes(admin, { store: deps.store, keyChanges: shared.keyIndex });

@@ -3,6 +3,7 @@ import { AppError, bearerToken, secretMatcher } from "@mcpgw/core";
 import { recordRateLimited } from "@mcpgw/telemetry";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
+import type { SessionAdmin } from "./console/session";
 import type { AppEnv, Principal } from "./env";
 import type { ProtectedResource } from "./oauth/resource";
 import { rateLimited, type SourceThrottle, sourceOf, type ThrottleRule } from "./throttle";
@@ -107,7 +108,7 @@ export class KeyIndex {
 export function authenticate(options: {
   adminToken: string;
   verifyKey: (key: string) => Promise<ApiKeyInfo | undefined>;
-  consoleSession?: (c: Context) => Promise<boolean>;
+  consoleSession?: (c: Context) => Promise<SessionAdmin | undefined>;
   protectedResource?: ProtectedResource | undefined;
   failures: SourceThrottle;
 }) {
@@ -117,8 +118,13 @@ export function authenticate(options: {
     const token = bearerToken(c.req.header("authorization"));
     const source = sourceOf(c);
     if (token) refuseThrottled(failures, source);
-    if ((token && isAdminToken(token)) || (!token && (await options.consoleSession?.(c)))) {
+    if (token && isAdminToken(token)) {
       c.set("principal", { kind: "admin" });
+      return next();
+    }
+    const session = token ? undefined : await options.consoleSession?.(c);
+    if (session) {
+      c.set("principal", { kind: "admin", via: "console", ...session });
       return next();
     }
     const key = token ? await options.verifyKey(token) : undefined;

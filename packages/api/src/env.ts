@@ -8,7 +8,8 @@ import type { ToolGrant } from "./gateway/tool-access";
  * when their mappings name tool sets or policies, its `grants`: one per mapping).
  */
 export type Principal =
-  | { kind: "admin" }
+  /** `via: "console"`: through the console's session (`sub`: who signed in at the provider, if so). */
+  | { kind: "admin"; via?: "console"; sub?: string }
   | {
       kind: "key";
       keyId: string;

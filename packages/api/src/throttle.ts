@@ -69,7 +69,7 @@ export function rateLimited(what: string, seconds: number): AppError {
  * /64). Requests with neither (in-process, `app.request`) share one key.
  */
 export function sourceOf(c: Context): string {
-  const address = lambdaAddress(c) ?? nodeAddress(c);
+  const address = clientAddress(c);
   return address ? sourceKeyOf(address) : "local";
 }
 

@@ -12,6 +12,8 @@ export interface ConsoleSessionRecord {
   expiresAt: Date;
   /** What let the session in (a fingerprint: see the API's console/session.ts). */
   binding: string;
+  /** The provider's subject of the person signed in (provider sign-in only), for the audit trail. */
+  sub?: string | undefined;
 }
 
 /**
@@ -44,13 +46,14 @@ export function createConsoleSessionStore(
   const generation = async () => Number((await get(GENERATION))?.generation ?? 0);
 
   return {
-    async create(hash, { expiresAt, binding }) {
+    async create(hash, { expiresAt, binding, sub }) {
       await ddb.send(
         new PutCommand({
           TableName: tableName,
           Item: {
             ...key(hash),
             binding,
+            ...(sub ? { sub } : {}),
             generation: await generation(),
             // The table's TTL attribute (epoch seconds): expired sessions are removed by the table itself.
             [TABLE_KEYS.ttl]: Math.ceil(expiresAt.getTime() / 1000),
@@ -65,7 +68,8 @@ export function createConsoleSessionStore(
       if (!item || typeof seconds !== "number" || typeof item.binding !== "string") return undefined;
       if (item.generation !== current) return undefined;
       const expiresAt = liveUntil(new Date(seconds * 1000), now);
-      return expiresAt && { expiresAt, binding: item.binding };
+      const sub = typeof item.sub === "string" ? { sub: item.sub } : {};
+      return expiresAt && { expiresAt, binding: item.binding, ...sub };
     },
 
     async delete(hash) {

@@ -816,6 +816,20 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       await store.consoleSessions.delete(hash);
     });
 
+    it("keeps the provider subject a console session was signed in as", async () => {
+      const store = await open();
+      const [withSub, without] = [unique("sub-session"), unique("token-session")];
+      const expiresAt = new Date(Date.now() + 60_000);
+      await store.consoleSessions.create(withSub, { expiresAt, binding: "provider:x", sub: "ada|42" });
+      await store.consoleSessions.create(without, { expiresAt, binding: "token:abc" });
+
+      expect(await store.consoleSessions.find(withSub)).toMatchObject({
+        binding: "provider:x",
+        sub: "ada|42",
+      });
+      expect(await store.consoleSessions.find(without)).not.toHaveProperty("sub");
+    });
+
     it("signs everyone out: every session made before ends, later ones live", async () => {
       const store = await open();
       const expiresAt = new Date(Date.now() + 60_000);

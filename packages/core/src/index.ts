@@ -1,6 +1,7 @@
 export * from "./audit";
 export * from "./audit-stats";
 export * from "./backoff";
+export * from "./changed-fields";
 export * from "./child-limits";
 export * from "./edit-reach";
 export * from "./errors";

@@ -5,12 +5,13 @@
  */
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AccessMapping, AccessSubject, Store } from "@mcpgw/aws";
-import { AppError } from "@mcpgw/core";
+import { AppError, changedFields } from "@mcpgw/core";
 import type { AppEnv } from "../env";
 import { grantsFit } from "../oauth/resource-check";
 import { json, jsonBody, problems, route } from "../openapi-helpers";
 import { forgetSubject } from "../upstream-authorization";
 import { AccessMappingList, AccessMappingView } from "../views";
+import { noteChange } from "./change-audit";
 import { NotBlank, PersonSubject, resolveScope } from "./keys";
 import { assertToolsets, ToolPolicyInput, ToolsetNames } from "./toolsets";
 
@@ -73,9 +74,14 @@ export function registerAccessRoutes(app: OpenAPIHono<AppEnv>, deps: { store: St
           "request.invalid",
           "The mapping's servers, tool sets and tool policy are too large to carry in an access token (4 KiB).",
         );
+      const [before] = await deps.store.oauth.access([subject]);
       const stored = await deps.store.oauth.putAccess(subject, scope ? [...scope.keys()].sort() : null, {
         toolsets,
         toolPolicy,
+      });
+      noteChange(c, {
+        resource: { type: "access", id: subject },
+        fields: changedFields(grantOf(before), grantOf(stored)),
       });
       c.get("logger").info("access mapping set", { subject, scoped: stored.serverIds !== null });
       return c.json(view(stored, scope ?? new Map()), 200);
@@ -101,6 +107,13 @@ export function registerAccessRoutes(app: OpenAPIHono<AppEnv>, deps: { store: St
       return c.body(null, 204);
     },
   );
+}
+
+/** What a mapping grants (its subject and time apart): what a put may change. */
+function grantOf(mapping: AccessMapping | undefined): Record<string, unknown> | undefined {
+  if (!mapping) return undefined;
+  const { subject: _s, updatedAt: _u, ...grant } = mapping;
+  return grant;
 }
 
 function view(mapping: AccessMapping, names: ReadonlyMap<string, string>) {

@@ -82,6 +82,10 @@ export async function decide(
     const { change, ...pinned } = decided;
     const found = { ...pinned, ...(catalog.profile ? { profile: catalog.profile } : {}) };
     if (await deps.store.statuses.repin(server.id, found, catalog.hash ?? null)) {
+      deps.noteChange?.({
+        resource: { type: "change", id: change.id, name: change.tool },
+        server: { id: server.id, name: server.name },
+      });
       deps.logger.info(`tool change ${decision}`, { serverId: server.id, tool: change.tool, changeId });
       return { id: change.id, tool: change.tool, decision };
     }

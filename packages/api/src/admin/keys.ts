@@ -1,10 +1,11 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { ApiKeyInfo, Store } from "@mcpgw/aws";
-import { AppError, IDENTITY_NAME, NOT_BLANK } from "@mcpgw/core";
+import { AppError, changedFields, IDENTITY_NAME, NOT_BLANK } from "@mcpgw/core";
 import type { AppEnv } from "../env";
 import { json, jsonBody, problems, route } from "../openapi-helpers";
 import { credentialSubject, forgetSubject } from "../upstream-authorization";
 import { ApiKeyList, KeyRateLimitView, NewApiKeyView } from "../views";
+import { noteChange } from "./change-audit";
 import { assertToolsets, ToolPolicyInput, ToolsetNames } from "./toolsets";
 
 /** Text that trim() leaves non-empty (stored trimmed), its document saying so. */
@@ -70,6 +71,10 @@ export function registerKeyRoutes(
         toolPolicy,
       });
       deps.keyChanges?.added(created.key, created);
+      noteChange(c, {
+        resource: { type: "key", id: created.id, name: created.name },
+        fields: changedFields(undefined, c.req.valid("json")),
+      });
       c.get("logger").info("api key created", {
         keyId: created.id,
         scoped: created.serverIds !== null,

@@ -24,6 +24,7 @@ import {
   ServerView,
   ToolList,
 } from "../views";
+import { noteChange, noteNoChange } from "./change-audit";
 import { registerChangeRoutes } from "./changes";
 import { IdParam } from "./params";
 import {
@@ -119,6 +120,7 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, appDeps: AdminDeps
   const scoped = (c: Context<AppEnv>): AdminDeps => ({
     ...appDeps,
     logger: c.get("logger") ?? appDeps.logger,
+    noteChange: (note) => noteChange(c, note),
   });
   registerChangeRoutes(app, scoped);
   app.openapi(
@@ -163,7 +165,10 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, appDeps: AdminDeps
     async (c) => {
       const { onConflict, dryRun } = c.req.valid("query");
       const document = c.req.valid("json");
-      if (dryRun === "true") return c.json(await previewImport(scoped(c), document, onConflict), 200);
+      if (dryRun === "true") {
+        noteNoChange(c);
+        return c.json(await previewImport(scoped(c), document, onConflict), 200);
+      }
       return c.json(await importServers(scoped(c), document, onConflict), 201);
     },
     (result) => {
@@ -316,7 +321,16 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, appDeps: AdminDeps
     }),
     async (c) => {
       const deps = scoped(c);
-      const summary = await deps.store.secrets.put(c.req.valid("param").name, c.req.valid("json").values);
+      const { name } = c.req.valid("param");
+      const { values } = c.req.valid("json");
+      // The entries set (all those sent: values are never compared) and those the replacement drops.
+      const before = (await deps.store.secrets.list()).find((secret) => secret.name === name)?.keys ?? [];
+      const summary = await deps.store.secrets.put(name, values);
+      const entries = new Set([...Object.keys(values), ...before]);
+      noteChange(c, {
+        resource: { type: "secret", id: name, name },
+        fields: [...entries].sort().map((key) => `values.${key}`),
+      });
       deps.logger.info("secret stored", { secret: summary.name, keys: summary.keys.length });
       return c.json(summary, 200);
     },

@@ -2,9 +2,11 @@ import { setTimeout as delay } from "node:timers/promises";
 import { assertImportFits, SealError, type ServingHandover, type Store } from "@mcpgw/aws";
 import {
   AppError,
+  type AuditLog,
   applyServerPatch,
   assertNever,
   authSecretReplaced,
+  changedFields,
   editReachesUpstream,
   errorFields,
   ifMatchAllows,
@@ -30,6 +32,7 @@ import {
 } from "@mcpgw/core";
 import { checkUrl, createRunnerClient, type RunnerEndpoint } from "@mcpgw/upstream";
 import { type LatencyPointView, type ServerView, toServerView } from "../views";
+import type { ChangeNote } from "./change-audit";
 
 /** What the admin operations need. */
 export interface AdminDeps {
@@ -45,6 +48,10 @@ export interface AdminDeps {
   fetch?: typeof fetch | undefined;
   /** The pinning of servers that set none (PINNING_DEFAULT; default `approve`). */
   pinningDefault?: Pinning | undefined;
+  /** The audit trail (admin changes are recorded by the admin routes' `auditChanges`). */
+  audit?: AuditLog | undefined;
+  /** Tells the request's audit event what a change did (see change-audit.ts); none outside a request. */
+  noteChange?: ((note: ChangeNote) => void) | undefined;
 }
 
 /** How a server's view is shown to this deployment: its effective pinning. */
@@ -97,6 +104,7 @@ export async function createServer(deps: AdminDeps, input: unknown): Promise<Ser
   const spec = parseServerSpec(input);
   assertUpstreamAllowed(deps, spec);
   const server = await deps.store.servers.create(spec);
+  deps.noteChange?.({ resource: serverResource(server), fields: changedFields(undefined, asFields(input)) });
   const status = await deps.store.statuses.get(server.id);
   if (spec.enabled)
     await enqueue(deps, { type: "connect", serverId: server.id, generation: status?.generation ?? 1 });
@@ -196,6 +204,7 @@ async function applyEdit(deps: AdminDeps, existing: PlainServer, patch: ServerPa
     // Children of a generation that serves on are stopped once the new one is connected (the worker).
     if (!handover?.servesOn) await stopChildren(deps, updated, status?.generation);
   }
+  deps.noteChange?.({ resource: serverResource(updated), fields: changedFields(stored.spec, spec) });
   deps.logger.info("server updated", {
     serverId: updated.id,
     server: updated.name,
@@ -219,22 +228,29 @@ async function editableSpec(
   const submitted = patch[field];
   const keepsByMask = submitted !== undefined && maskedKeys(submitted).length > 0;
   if (!keepsByMask) {
-    const {
-      id: _i,
-      version: _v,
-      createdAt: _c,
-      updatedAt: _u,
-      masked,
-      sealIntact: _s,
-      ...plain
-    } = await withMasks(deps, existing);
-    const spec = { ...plain, [field]: masked ?? {} } as ServerSpec;
+    const spec = maskedSpecOf(await withMasks(deps, existing));
     // Sealed values kept as they are keep the client secret too; new headers keeping it must open it.
     const keepSealed = submitted === undefined;
     if (keepSealed || !keepsAuthSecret(spec, patch)) return { spec, keepSealed };
   }
   const { id: _i, version: _v, createdAt: _c, updatedAt: _u, ...spec } = await openSecrets(deps, existing);
   return { spec: spec as ServerSpec, keepSealed: false };
+}
+
+/** A server's config as the API shows it: its secret map masked (nothing opened), no id or version. */
+function maskedSpecOf(server: PlainServer): ServerSpec {
+  const { id: _i, version: _v, createdAt: _c, updatedAt: _u, masked, sealIntact: _s, ...plain } = server;
+  return { ...plain, [secretMapOf(server.transport).field]: masked ?? {} } as ServerSpec;
+}
+
+/** A server as an audit event names what a change acted on. */
+function serverResource(server: { id: string; name: string }): NonNullable<ChangeNote["resource"]> {
+  return { type: "server", id: server.id, name: server.name };
+}
+
+/** A request body already validated as an object, as `changedFields` reads it. */
+function asFields(input: unknown): Record<string, unknown> | undefined {
+  return typeof input === "object" && input !== null ? (input as Record<string, unknown>) : undefined;
 }
 
 /**
@@ -245,6 +261,7 @@ export async function deleteServer(deps: AdminDeps, idOrName: string): Promise<v
   const server = await findServer(deps, idOrName, true);
   if (!(await deps.store.servers.remove(server.id))) throw notFound(idOrName);
   await stopChildren(deps, server);
+  deps.noteChange?.({ resource: serverResource(server) });
   deps.logger.info("server deleted", { serverId: server.id, server: server.name });
 }
 
@@ -260,6 +277,7 @@ export async function reconnectServer(deps: AdminDeps, idOrName: string): Promis
     await healStatus(deps, server);
     const handover = handoverOf(await deps.store.statuses.get(server.id));
     await deps.store.servers.reconnect(server.id, server.version, handover);
+    deps.noteChange?.({ resource: serverResource(server) });
     const status = await deps.store.statuses.get(server.id);
     if (status) await enqueue(deps, { type: "connect", serverId: server.id, generation: status.generation });
     return toServerView(await withMasks(deps, server), status, shown(deps));
@@ -371,15 +389,26 @@ export async function importServers(
 ): Promise<{ servers: ServerView[]; skipped: string[] }> {
   const { creates, replaces, skipped } = await planImport(deps, document, onConflict);
   for (const { existing } of replaces) await healStatus(deps, existing);
+  const specs = new Map([...creates, ...replaces.map((r) => r.spec)].map((spec) => [spec.name, spec]));
   // Nothing to write (every name skipped): DynamoDB refuses an empty transaction.
   const written =
     creates.length + replaces.length > 0 ? await deps.store.servers.importAll(creates, replaces) : [];
-  const replacedIds = new Set(replaces.map((r) => r.existing.id));
+  const replaced = new Map(
+    await Promise.all(
+      replaces.map(async (r) => [r.existing.id, maskedSpecOf(await withMasks(deps, r.existing))] as const),
+    ),
+  );
   const views = await Promise.all(
     written.map(async (server) => {
       // Replaced servers' statuses were superseded in the import's own transaction.
       const status = await deps.store.statuses.get(server.id);
-      if (replacedIds.has(server.id)) await stopChildren(deps, server, status?.generation);
+      const before = replaced.get(server.id);
+      if (before) await stopChildren(deps, server, status?.generation);
+      deps.noteChange?.({
+        action: before ? "server.update" : "server.create",
+        resource: serverResource(server),
+        fields: changedFields(before, specs.get(server.name)),
+      });
       if (server.enabled && status)
         await enqueue(deps, { type: "connect", serverId: server.id, generation: status.generation });
       return viewOf(deps, server.id, status);

@@ -8,6 +8,7 @@ import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Catalog, Store, StoredToolRule, StoredToolset, ToolOverride } from "@mcpgw/aws";
 import {
   AppError,
+  changedFields,
   type Logger,
   MAX_QUALIFIED_LENGTH,
   type PlainServer,
@@ -17,9 +18,11 @@ import {
   SERVER_NAME_RULE,
   TOOL_SEPARATOR,
 } from "@mcpgw/core";
+import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { json, jsonBody, problems, route } from "../openapi-helpers";
 import { resolveSet, type ToolCatalogue, toolsetIndex } from "../toolsets";
+import { noteChange } from "./change-audit";
 
 /** The annotation hints a rule, policy or override may give. */
 export const HintsInput = z
@@ -161,11 +164,17 @@ export function registerToolsetRoutes(
   const idsToNames = async () =>
     new Map((await store.servers.listPlain()).map((s) => [s.id, s.name] as const));
   /** Creates or replaces a set; this process's data plane sees it at once. */
-  const save = async (name: string, body: Body, done: "created" | "replaced", logger: Logger) => {
+  const save = async (c: Context<AppEnv>, name: string, body: Body, done: "created" | "replaced") => {
     const now = new Date().toISOString();
     const set = { ...(await stored(store, body)), name, createdAt: now, updatedAt: now };
+    const before = done === "replaced" ? await store.toolsets.get(name) : undefined;
     const saved = await (done === "created" ? store.toolsets.create(set) : store.toolsets.replace(set));
     index.changed();
+    noteChange(c, {
+      resource: { type: "toolset", id: name, name },
+      fields: changedFields(definitionOf(before), definitionOf(saved)),
+    });
+    const logger = c.get("logger");
     logger.info(`tool set ${done}`, { toolset: name });
     return view(saved, await idsToNames());
   };
@@ -181,7 +190,7 @@ export function registerToolsetRoutes(
     }),
     async (c) => {
       const { name, ...body } = c.req.valid("json");
-      return c.json(await save(name, body, "created", c.get("logger")), 201);
+      return c.json(await save(c, name, body, "created"), 201);
     },
   );
 
@@ -238,7 +247,7 @@ export function registerToolsetRoutes(
           "request.invalid",
           "PUT needs a JSON body: the whole set (`{}` for an empty one).",
         );
-      return c.json(await save(name, c.req.valid("json"), "replaced", c.get("logger")), 200);
+      return c.json(await save(c, name, c.req.valid("json"), "replaced"), 200);
     },
   );
 
@@ -277,6 +286,13 @@ export function registerToolsetRoutes(
 }
 
 type Body = z.infer<typeof ToolsetBody>;
+
+/** What a set defines, as stored (its times apart). */
+function definitionOf(set: StoredToolset | undefined): Record<string, unknown> | undefined {
+  if (!set) return undefined;
+  const { createdAt: _c, updatedAt: _u, ...definition } = set;
+  return definition;
+}
 
 /** Every server's last catalogue by qualified name, as the data plane's directory holds it. */
 function catalogue(servers: PlainServer[], catalogs: Catalog[]): ToolCatalogue {

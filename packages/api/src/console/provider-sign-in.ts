@@ -84,7 +84,7 @@ export function registerConsoleProviderSignIn(
         `You signed in as ${identity.label} (user ${identity.sub}), who is not an administrator of this gateway. An administrator is a member of the group CONSOLE_ADMIN_GROUP names, or is listed in CONSOLE_ADMINS.`,
       );
     }
-    await deps.sessions.start(c, { via: "provider", rule });
+    await deps.sessions.start(c, { via: "provider", rule, sub: identity.sub });
     c.get("logger").info("console signed in", { via: "oidc", sub: identity.sub });
     c.header("cache-control", "no-store");
     return c.redirect("/", 302);

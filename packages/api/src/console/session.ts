@@ -33,8 +33,16 @@ export interface SessionView {
   expiresAt: string;
 }
 
-/** What let a session in: the admin token, or the provider sign-in by a rule that admitted its person. */
-export type SessionGrant = { via: "token" } | { via: "provider"; rule: string };
+/**
+ * What let a session in: the admin token, or the provider sign-in by a rule that admitted its person
+ * (`sub`, kept with the session so the audit trail names who changed what).
+ */
+export type SessionGrant = { via: "token" } | { via: "provider"; rule: string; sub: string };
+
+/** The admin a live console session stands for: their provider subject when they signed in there. */
+export interface SessionAdmin {
+  sub?: string;
+}
 
 /** Console sessions of one deployment: issued, checked and ended against the store. */
 export class ConsoleSessions {
@@ -60,7 +68,8 @@ export class ConsoleSessions {
     const value = randomBytes(32).toString("base64url");
     const expiresAt = new Date(Date.now() + this.ttlMs);
     const binding = grant.via === "token" ? this.tokenBinding : ruleBinding(grant.rule);
-    await this.store.create(hashOf(value), { expiresAt, binding });
+    const sub = grant.via === "provider" ? grant.sub : undefined;
+    await this.store.create(hashOf(value), { expiresAt, binding, sub });
     setCookie(c, SESSION_COOKIE, value, {
       httpOnly: true,
       sameSite: "Strict",
@@ -73,22 +82,18 @@ export class ConsoleSessions {
 
   /** The request's live session, if its cookie names one. */
   async current(c: Context): Promise<SessionView | undefined> {
-    const value = getCookie(c, SESSION_COOKIE);
-    if (!value || value.length > 128) return undefined;
-    const session = await this.store.find(hashOf(value));
-    if (!session || !this.admitting.has(session.binding)) return undefined;
-    return { csrfToken: this.csrfOf(value), expiresAt: session.expiresAt.toISOString() };
+    return (await this.live(c))?.view;
   }
 
   /**
-   * Whether the request is the admin through a live console session; a state change without the
+   * The admin of the request's live console session (undefined: none); a state change without the
    * session's CSRF token is refused (403 `auth.csrf_failed`).
    */
-  async authenticates(c: Context): Promise<boolean> {
-    const session = await this.current(c);
-    if (!session) return false;
-    this.checkCsrf(c, session);
-    return true;
+  async authenticates(c: Context): Promise<SessionAdmin | undefined> {
+    const live = await this.live(c);
+    if (!live) return undefined;
+    this.checkCsrf(c, live.view);
+    return live.sub ? { sub: live.sub } : {};
   }
 
   /** Refuses a state change of `session` without its CSRF token (403 `auth.csrf_failed`). */
@@ -114,6 +119,16 @@ export class ConsoleSessions {
   async endAll(c: Context): Promise<void> {
     await this.store.endAll();
     await this.end(c);
+  }
+
+  /** The request's live session as the console sees it, and whom it stands for. */
+  private async live(c: Context): Promise<{ view: SessionView; sub?: string | undefined } | undefined> {
+    const value = getCookie(c, SESSION_COOKIE);
+    if (!value || value.length > 128) return undefined;
+    const session = await this.store.find(hashOf(value));
+    if (!session || !this.admitting.has(session.binding)) return undefined;
+    const view = { csrfToken: this.csrfOf(value), expiresAt: session.expiresAt.toISOString() };
+    return { view, sub: session.sub };
   }
 
   private csrfOf(value: string): string {

@@ -1,6 +1,7 @@
 import { AppError, type AuditEvent } from "@mcpgw/core";
 import { describe, expect, it } from "vitest";
-import { audited, auditPrincipal, callNote, errorOutcome, resultBytes } from "./call-audit";
+import { auditPrincipal } from "../audit-principal";
+import { audited, callNote, errorOutcome, resultBytes } from "./call-audit";
 
 describe("a call's audit event", () => {
   it("names the server and tool of a qualified name, else keeps what the caller named as the tool", () => {
@@ -24,6 +25,10 @@ describe("a call's audit event", () => {
       sub: "ada",
     });
     expect(auditPrincipal({ kind: "admin" })).toEqual({ kind: "admin" });
+    expect(auditPrincipal({ kind: "admin", via: "console", sub: "ada" })).toEqual({
+      kind: "admin",
+      sub: "ada",
+    });
   });
 
   it("ends with the error's code: the gateway's, an MCP error's data.code, else the JSON-RPC code", () => {

@@ -7,12 +7,12 @@ import {
   AppError,
   type AuditEvent,
   type AuditPlane,
-  type AuditPrincipal,
   auditEventId,
   currentTraceId,
   parseQualifiedName,
 } from "@mcpgw/core";
 import { CallFailure } from "@mcpgw/upstream";
+import { auditPrincipal } from "../audit-principal";
 import type { Principal } from "../env";
 import { AuthorizationNeeded } from "./authorization-needed";
 import type { GatewayDeps } from "./deps";
@@ -51,17 +51,6 @@ export function callNote(
     ...(serverId ? { serverId } : {}),
     ...(parts.server ? { serverName: parts.server } : {}),
     tool: clip(parts.tool),
-  };
-}
-
-/** The principal as the audit names it. */
-export function auditPrincipal(principal: Principal | undefined): AuditPrincipal {
-  if (!principal || principal.kind === "admin") return { kind: "admin" };
-  if (principal.kind === "user") return { kind: "user", sub: principal.sub };
-  return {
-    kind: "key",
-    keyId: principal.keyId,
-    ...(principal.keyName ? { keyName: principal.keyName } : {}),
   };
 }
 

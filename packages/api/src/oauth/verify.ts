@@ -7,15 +7,14 @@
  */
 import type { JsonWebKey } from "node:crypto";
 import { z } from "@hono/zod-openapi";
-import {
-  createLocalJWKSet,
-  decodeJwt,
-  decodeProtectedHeader,
-  errors,
-  type JSONWebKeySet,
-  type JWTVerifyGetKey,
-  jwtVerify,
-} from "jose";
+import type { JSONWebKeySet, JWTVerifyGetKey } from "jose";
+// jose by module (its subpath exports), not its index: a bundle then holds only these statically, and
+// the rest of jose stays in the lazy chunk of the MCP client's `import("jose")` (code splitting).
+import { decodeProtectedHeader } from "jose/decode/protected_header";
+import * as errors from "jose/errors";
+import { createLocalJWKSet } from "jose/jwks/local";
+import { decodeJwt } from "jose/jwt/decode";
+import { jwtVerify } from "jose/jwt/verify";
 
 /** The claims of a gateway access token. */
 export const AccessTokenClaims = z.object({
