@@ -1,7 +1,7 @@
 /**
  * The console's Activity page and call charts in headless Chromium against the stack and a real
- * upstream: tool calls (and the admin changes the admin plane records, a change listing its changed
- * field names) show in the audit trail row for row, newest first, paged by "Load more";
+ * upstream: tool calls and admin changes (a change listing its changed field names) show in the audit
+ * trail row for row, newest first, paged by "Load more";
  * filters by server and outcome; a row opens its trace summary (key names, never a value); the server's
  * page and a tool's view chart the calls with the right counts over the last hour and day; axe-clean.
  */
@@ -44,12 +44,13 @@ describe("console: activity", () => {
     expect(failed.body.isError).toBe(true);
     const edited = await stack.call("PATCH", "/v1/servers/docs", { timeoutSeconds: 20 });
     expect(edited.status).toBe(200);
-    // The trail is written off the calls' path: every call is there before the page is opened.
+    // The trail is written off the calls' path: every call and the edit are there before the page opens.
     await waitFor(
       () => stack.call("GET", "/v1/audit?server=docs&limit=100"),
       (trail) =>
         trail.status === 200 &&
-        trail.body.events.filter((event: AuditEvent) => event.type === "call").length === ECHOES + 1,
+        trail.body.events.filter((event: AuditEvent) => event.type === "call").length === ECHOES + 1 &&
+        trail.body.events.some((event: AuditEvent) => event.action === "server.update"),
       { timeoutMs: 15_000 },
     );
     ui = await openConsole(stack.api.url);
@@ -76,6 +77,11 @@ describe("console: activity", () => {
     expect(await ids()).toEqual(trail.map((event) => event.id));
     const firstCall = trail.find((event) => event.type === "call");
     expect(firstCall).toMatchObject({ tool: "fail", outcome: "tool_error" });
+    // The newest: the edit, shown as a change that names the one field it changed.
+    expect(trail[0]).toMatchObject({ type: "change", action: "server.update", fields: ["timeoutSeconds"] });
+    expect(await rows().first().locator("[data-col=event]").textContent()).toContain(
+      "server.update docs · changed timeoutSeconds",
+    );
     for (const change of trail.filter((event) => event.type === "change")) {
       const row = page.locator(`tr[data-event="${change.id}"]`);
       expect(await row.getAttribute("data-type")).toBe("change");
