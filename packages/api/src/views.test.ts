@@ -4,9 +4,10 @@
  * the console's types, and one the schema names that the API leaves out would lie to them.
  */
 import { createMemoryStore } from "@mcpgw/aws/memory";
-import { auditEventId, createLogger, ServerStatus } from "@mcpgw/core";
+import { createLogger, ServerStatus } from "@mcpgw/core";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { sampleAuditEvent } from "../../aws/src/store-contract";
 import { createApp } from "./app";
 import { toolResultResponse, WHOLE_BODY_CHARS } from "./gateway/result-body";
 import * as views from "./views";
@@ -326,23 +327,9 @@ describe("a window's call stats", () => {
   it("are exactly their schema: the window, every bucket and the totals", async () => {
     const { store, call } = adminApp();
     const at = Date.now() - 1_000;
-    await store.audit.append(
-      [
-        {
-          id: auditEventId(at),
-          at: new Date(at).toISOString(),
-          type: "call",
-          principal: { kind: "admin" },
-          plane: "rest",
-          serverId: "s-1",
-          serverName: "docs",
-          tool: "echo",
-          outcome: "ok",
-          durationMs: 12,
-        },
-      ],
-      { retentionDays: 30 },
-    );
+    await store.audit.append([sampleAuditEvent(at, { serverName: "docs", durationMs: 12 })], {
+      retentionDays: 30,
+    });
     const Figures = views.AuditStatsView.shape.totals.strict();
     const ExactStats = views.AuditStatsView.extend({
       buckets: z.array(views.AuditStatsView.shape.buckets.element.strict()),
