@@ -8,6 +8,7 @@
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { startTracing } from "@mcpgw/telemetry";
 import { chromium, type Page } from "playwright-core";
 import { startUpstream, type Upstream } from "../tests/fixtures/mcp-upstream";
 import { startRunnerStack, TINY_STDIO } from "../tests/runner/helpers";
@@ -46,6 +47,9 @@ try {
   cleanups.push(() => emulator.stop());
   const [executablePath] = await Promise.all([chromiumPath(), ensureConsoleBuilt(log)]);
 
+  // As every process does: each call runs in a trace (the Activity page shows its id).
+  const tracing = startTracing({ service: "gateway", env: {} });
+  cleanups.push(() => tracing.shutdown());
   log("starting the stack, the runner and the upstreams");
   const stack = await startRunnerStack({}, { console: true, retryDelaySeconds: 60, callLatencyFlushMs: 500 });
   cleanups.push(() => stack.cleanup());
@@ -85,6 +89,8 @@ try {
   for (const text of ["one", "two", "three", "four"]) {
     await expectOk(stack.call("POST", "/v1/tools/docs__echo/call", { arguments: { text } }));
   }
+  // And a tool's own failure, for the Activity page and the tool's error rate.
+  await expectOk(stack.call("POST", "/v1/tools/docs__fail/call", { arguments: {} }));
   await expectOk(stack.call("POST", "/v1/keys", { name: "laptop" }));
   await expectOk(stack.call("POST", "/v1/keys", { name: "ci", servers: ["docs", "search"] }));
   await expectOk(stack.call("PUT", "/v1/secrets/github", { values: { TOKEN: "not-a-real-token" } }));
@@ -156,6 +162,29 @@ try {
       name: "access",
       route: "access",
       ready: (page) => page.locator("tr[data-subject='user:ada']").waitFor(),
+    },
+    {
+      name: "activity",
+      route: "activity",
+      // The audit trail with one call's trace summary open.
+      ready: async (page) => {
+        await page
+          .locator("tr[data-type=call][data-outcome=tool_error]")
+          .first()
+          .waitFor({ timeout: 30_000 });
+        await page.locator("tr[data-type=call][data-outcome=tool_error] button").first().click();
+        await page.locator("#event-detail").waitFor();
+      },
+    },
+    {
+      name: "tool-calls",
+      route: "tools",
+      // One tool opened: its calls over the last hour.
+      ready: async (page) => {
+        await page.getByLabel("Filter").fill("docs__echo");
+        await page.locator('details[data-tool="docs__echo"] > summary').click();
+        await page.locator('article[data-tool="docs__echo"] svg.chart').first().waitFor({ timeout: 30_000 });
+      },
     },
   ];
 

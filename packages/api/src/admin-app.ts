@@ -2,6 +2,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { registerAccessRoutes } from "./admin/access";
 import { registerAuditRoutes } from "./admin/audit";
+import { registerAuditStatsRoute } from "./admin/audit-stats";
 import { auditChanges } from "./admin/change-audit";
 import { registerKeyRoutes } from "./admin/keys";
 import { registerAdminRoutes } from "./admin/routes";
@@ -34,6 +35,7 @@ export function registerAdminPlane(
   registerAccessRoutes(admin, { store: deps.store });
   registerToolsetRoutes(admin, { store: deps.store, logger: deps.logger });
   registerAuditRoutes(admin, deps);
+  registerAuditStatsRoute(admin, { store: deps.store });
   app.route("/", admin);
   registerUpstreamAuthPages(app, adminDeps, {
     sessions: shared.consoleSessions,

@@ -6,7 +6,8 @@
 import { createMemoryStore } from "@mcpgw/aws/memory";
 import { createLogger, ServerStatus } from "@mcpgw/core";
 import { describe, expect, it } from "vitest";
-import type { z } from "zod";
+import { z } from "zod";
+import { sampleAuditEvent } from "../../aws/src/store-contract";
 import { createApp } from "./app";
 import { toolResultResponse, WHOLE_BODY_CHARS } from "./gateway/result-body";
 import * as views from "./views";
@@ -319,5 +320,23 @@ describe("a server's pinning", () => {
 
     expect([unset.pinning, own.pinning]).toEqual(["auto", "off"]);
     expect(unset.status.pendingChanges).toBe(0);
+  });
+});
+
+describe("a window's call stats", () => {
+  it("are exactly their schema: the window, every bucket and the totals", async () => {
+    const { store, call } = adminApp();
+    const at = Date.now() - 1_000;
+    await store.audit.append([sampleAuditEvent(at, { serverName: "docs", durationMs: 12 })], {
+      retentionDays: 30,
+    });
+    const Figures = views.AuditStatsView.shape.totals.strict();
+    const ExactStats = views.AuditStatsView.extend({
+      buckets: z.array(views.AuditStatsView.shape.buckets.element.strict()),
+      totals: Figures,
+    }).strict();
+    const stats = exactly(ExactStats, await call("GET", "/v1/audit/stats?server=docs", 200));
+    expect(stats.totals).toEqual({ calls: 1, errors: 0, toolErrors: 0, errorRate: 0, p50Ms: 12, p95Ms: 12 });
+    expect(stats.buckets.at(-1)?.calls).toBe(1);
   });
 });

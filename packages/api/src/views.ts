@@ -170,6 +170,47 @@ export const LatencyHistoryView = z
   })
   .openapi("LatencyHistory");
 
+/** The figures of one bucket or of the whole window (`GET /v1/audit/stats`). */
+const AuditStatsFigures = {
+  calls: z.number().int().nonnegative().openapi({ description: "Tool calls that ended in it" }),
+  errors: z.number().int().nonnegative().openapi({
+    description:
+      "Calls that did not end `ok` or `input_required`: tool errors and the gateway's or upstream's error codes",
+  }),
+  toolErrors: z
+    .number()
+    .int()
+    .nonnegative()
+    .openapi({ description: "Of the errors, those the tool answered (`tool_error`, an `isError` result)" }),
+  p50Ms: z.number().nullable().openapi({ description: "Median duration (nearest rank); null without calls" }),
+  p95Ms: z
+    .number()
+    .nullable()
+    .openapi({ description: "95th percentile duration (nearest rank); null without calls" }),
+};
+
+export const AuditStatsView = z
+  .object({
+    window: z.enum(["hour", "day"]),
+    bucketMs: z.number().int().openapi({ description: "60000 (hour) or 1800000 (day)" }),
+    buckets: z
+      .array(
+        z.object({
+          at: z.string().openapi({ description: "The bucket's start (ISO 8601)" }),
+          ...AuditStatsFigures,
+        }),
+      )
+      .openapi({ description: "Oldest first; the last one holds now" }),
+    totals: z.object({
+      ...AuditStatsFigures,
+      errorRate: z.number().openapi({ description: "errors / calls (0 without calls)" }),
+    }),
+    partial: z.boolean().openapi({
+      description: "The read stopped at its bound (20,000 events or 5 s) before the window's start",
+    }),
+  })
+  .openapi("AuditStats");
+
 /** What an import would do (`?dryRun=true`): server names, each list sorted. */
 export const ImportPreview = z
   .object({

@@ -4,6 +4,7 @@ import { useEffect, useState } from "preact/hooks";
 import { resumeSession, type Session, signOut, whenSignedOut } from "./api";
 import { Problem } from "./components";
 import { AccessPage } from "./pages/access";
+import { ActivityPage } from "./pages/activity";
 import { ChatsPage } from "./pages/chats";
 import { ImportPage } from "./pages/import";
 import { KeysPage } from "./pages/keys";
@@ -20,6 +21,7 @@ import { href, useRoute } from "./router";
 const NAV: Array<{ path: string; label: string }> = [
   { path: "servers", label: "Servers" },
   { path: "tools", label: "Tools" },
+  { path: "activity", label: "Activity" },
   { path: "toolsets", label: "Tool sets" },
   { path: "import", label: "Import" },
   { path: "keys", label: "Keys" },
@@ -94,6 +96,8 @@ function Page() {
       return <ServersPage />;
     case "tools":
       return <ToolsPage />;
+    case "activity":
+      return <ActivityPage />;
     case "toolsets":
       return id ? <ToolSetPage name={id} /> : <ToolSetsPage />;
     case "import":

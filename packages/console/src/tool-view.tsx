@@ -4,11 +4,14 @@
  * form generated from the schema that calls the tool as `callName` (`<server>__<tool>`).
  */
 
+import { CallStats } from "./call-stats";
 import { paramsOf, typeLabel } from "./tool-schema";
 import { TryIt } from "./tool-try";
 import type { Tool } from "./types";
 
-export function ToolView({ tool, callName }: { tool: Tool; callName: string }) {
+/** `stats`: the tool's calls over the last hour or day are shown too (by its server's name and its own). */
+export function ToolView(props: { tool: Tool; callName: string; stats?: { server: string; tool: string } }) {
+  const { tool, callName, stats } = props;
   const idBase = `tool-${callName.replace(/[^A-Za-z0-9_-]/g, "_")}`;
   const params = paramsOf(tool.inputSchema);
   return (
@@ -62,6 +65,12 @@ export function ToolView({ tool, callName }: { tool: Tool; callName: string }) {
           </>
         ) : null}
       </details>
+      {stats ? (
+        <>
+          <h4>Calls</h4>
+          <CallStats server={stats.server} tool={stats.tool} idBase={`${idBase}-calls`} />
+        </>
+      ) : null}
       <h4>Try it</h4>
       <TryIt tool={tool} callName={callName} idBase={idBase} />
     </article>

@@ -20,6 +20,12 @@ export type ServerPage = z.infer<typeof views.ServerList>;
 /** One point of a server's latency history (`GET /v1/servers/{id}/latency`). */
 export type LatencyPoint = views.LatencyPointView;
 
+/** A server's or tool's calls over the last hour or day (`GET /v1/audit/stats`). */
+export type AuditStats = z.infer<typeof views.AuditStatsView>;
+
+/** One event of the audit trail (`GET /v1/audit`): a tool call or an admin change, never a value. */
+export type { AuditEvent, AuditPrincipal } from "@mcpgw/core";
+
 /** What an import would do (`?dryRun=true`): server names, each list sorted. */
 export type ImportPreview = z.infer<typeof views.ImportPreview>;
 

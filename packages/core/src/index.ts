@@ -1,4 +1,5 @@
 export * from "./audit";
+export * from "./audit-stats";
 export * from "./backoff";
 export * from "./changed-fields";
 export * from "./child-limits";

@@ -6,6 +6,7 @@
 import { assertNever } from "@mcpgw/core/exhaustive";
 import { useState } from "preact/hooks";
 import { request, seg } from "../api";
+import { CallStats } from "../call-stats";
 import { ConfirmButton, ms, Problem, StateBadge, useAction, usePolled, useSubmit, when } from "../components";
 import { LatencyChart } from "../latency-chart";
 import { PendingChanges } from "../pending-changes";
@@ -150,6 +151,8 @@ export function ServerDetailPage({ id }: { id: string }) {
       </div>
       <h2>Latency</h2>
       {latency.data ? <LatencyChart points={latency.data.points} /> : <Problem error={latency.error} />}
+      <h2>Calls</h2>
+      <CallStats server={s.name} idBase="server-calls" />
       <h2>Tools</h2>
       <Problem error={tools.error} />
       {tools.data && tools.data.tools.length > 0 ? (

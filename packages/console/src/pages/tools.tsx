@@ -142,7 +142,11 @@ export function ToolsPage() {
                       ) : null}
                     </summary>
                     {opened.has(tool.name) ? (
-                      <ToolView tool={{ ...tool, name: short }} callName={tool.name} />
+                      <ToolView
+                        tool={{ ...tool, name: short }}
+                        callName={tool.name}
+                        stats={{ server: tool.server, tool: short }}
+                      />
                     ) : null}
                   </details>
                 </li>
