@@ -401,6 +401,7 @@ describe("Lambda bundles (esbuild, ESM, minified) against the emulator", () => {
       OTEL_EXPORTER_OTLP_ENDPOINT: spans.url,
       OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: `${metrics.url}/v1/metrics`,
       OTEL_BSP_SCHEDULE_DELAY: "50",
+      OTEL_TRACES_SAMPLER: "parentbased_always_on",
       OTEL_METRIC_EXPORT_INTERVAL: "100",
     }).finally(() => Promise.all([spans.close(), metrics.close()]));
 

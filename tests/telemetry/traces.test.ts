@@ -29,7 +29,8 @@ const SENTINEL_ARG = `arg-sentinel-${randomUUID()}`;
 const SENTINEL_HEADER = `header-sentinel-${randomUUID()}`;
 const SENTINEL_ENV = `env-sentinel-${randomUUID()}`;
 /** Spans of both processes are exported this often (the batch processor's delay). */
-const EXPORT_DELAY = { OTEL_BSP_SCHEDULE_DELAY: "50" };
+/** Spans exported soon, and every trace recorded (the default samples 5 % of the traces a process starts). */
+const EXPORT_DELAY = { OTEL_BSP_SCHEDULE_DELAY: "50", OTEL_TRACES_SAMPLER: "parentbased_always_on" };
 
 /** A span as the OTLP/HTTP JSON encoding carries it (ids in hex). */
 interface OtlpSpan {
@@ -288,7 +289,7 @@ describe("traces across gateway, runner and child", () => {
     await tracing.shutdown();
     tracing = startTracing({
       service: "gateway",
-      env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_TRACES_SAMPLER: "always_off", ...EXPORT_DELAY },
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, ...EXPORT_DELAY, OTEL_TRACES_SAMPLER: "always_off" },
     });
     const client = clientParent();
     const { status, seen } = await restCall(`${stdioName}__trace`, client.traceparent);

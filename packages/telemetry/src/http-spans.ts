@@ -1,5 +1,5 @@
 /** A server span per HTTP request, named by its route — never by its raw URL, which may carry secrets. */
-import { beginSpan, remoteContext, SpanKind } from "@mcpgw/core";
+import { type ActiveSpan, beginSpan, remoteContext, SpanKind } from "@mcpgw/core";
 import { createMiddleware } from "hono/factory";
 import { routePath } from "hono/route";
 
@@ -24,15 +24,19 @@ export function traceRequests() {
     try {
       await request.run(next);
     } finally {
-      const route = routeTemplate(routePath(c));
-      const status = c.res.status;
-      if (route) request.span.updateName(`${method} ${route}`);
-      request.end(
-        { ...(route ? { "http.route": route } : {}), "http.response.status_code": status },
-        status >= 500 ? String(status) : undefined,
-      );
+      if (!request.span.isRecording()) request.end();
+      else endRequest(request, method, routeTemplate(routePath(c)), c.res.status);
     }
   });
+}
+
+/** Names a recorded request's span by its route and ends it with its route and status. */
+function endRequest(request: ActiveSpan, method: string, route: string, status: number): void {
+  if (route) request.span.updateName(`${method} ${route}`);
+  request.end(
+    { ...(route ? { "http.route": route } : {}), "http.response.status_code": status },
+    status >= 500 ? String(status) : undefined,
+  );
 }
 
 /** A Hono route pattern as an OpenTelemetry route template: `/mcp/:server` → `/mcp/{server}`. */

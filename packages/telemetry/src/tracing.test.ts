@@ -8,7 +8,8 @@ const PARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
 
 describe("samplerFromEnv", () => {
   it.each([
-    [{}, "ParentBased{root=AlwaysOnSampler"],
+    [{}, "ParentBased{root=TraceIdRatioBased{0.05}"],
+    [{ OTEL_TRACES_SAMPLER: "parentbased_always_on" }, "ParentBased{root=AlwaysOnSampler"],
     [{ OTEL_TRACES_SAMPLER: "always_on" }, "AlwaysOnSampler"],
     [{ OTEL_TRACES_SAMPLER: "always_off" }, "AlwaysOffSampler"],
     [{ OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "0.25" }, "TraceIdRatioBased{0.25}"],
@@ -19,7 +20,7 @@ describe("samplerFromEnv", () => {
       { OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: "0.1" },
       "ParentBased{root=TraceIdRatioBased{0.1}",
     ],
-    [{ OTEL_TRACES_SAMPLER: "nonsense" }, "ParentBased{root=AlwaysOnSampler"],
+    [{ OTEL_TRACES_SAMPLER: "nonsense" }, "ParentBased{root=TraceIdRatioBased{0.05}"],
   ])("%j is %s", (env, described) => {
     expect(samplerFromEnv(env).toString()).toContain(described);
   });
