@@ -5,6 +5,7 @@
  * in an HTTP header and in a stdio child's env appears nowhere in the text.
  */
 import { randomUUID } from "node:crypto";
+import { request } from "node:http";
 import parsePrometheusTextFormat, { type PrometheusFamily } from "parse-prometheus-text-format";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startUpstream, type Upstream } from "../fixtures/mcp-upstream";
@@ -120,4 +121,20 @@ describe("GET /metrics on npm run dev (Prometheus text)", () => {
 
     for (const secret of [ARG_SECRET, HEADER_SECRET, ENV_SECRET]) expect(text).not.toContain(secret);
   }, 90_000);
+
+  it("is not read through DNS rebinding: a Host or Origin that is not loopback is refused", async () => {
+    const { port } = new URL(dev.url);
+    const get = (headers: Record<string, string>) =>
+      new Promise<number>((resolve, reject) => {
+        request({ host: "127.0.0.1", port, path: "/metrics", headers }, (response) => {
+          response.resume();
+          resolve(response.statusCode ?? 0);
+        })
+          .on("error", reject)
+          .end();
+      });
+    expect(await get({ host: `127.0.0.1:${port}` })).toBe(200);
+    expect(await get({ host: `rebound.example:${port}` })).toBe(403);
+    expect(await get({ host: `127.0.0.1:${port}`, origin: "http://rebound.example" })).toBe(403);
+  });
 });

@@ -17,12 +17,12 @@ import type { ConsoleAssets } from "./console/assets";
 import { ConsoleSessions } from "./console/session";
 import type { AppEnv } from "./env";
 import type { GatewayDeps } from "./gateway/deps";
-import type { McpOriginPolicy } from "./gateway/mcp";
 import { Readiness, type ReadinessOptions, registerHealthRoutes } from "./health";
 import { unmatchedRequests } from "./method-not-allowed";
 import { ProtectedResource } from "./oauth/resource";
 import type { OAuthOptions } from "./oauth/routes";
 import { type OidcClient, providerRules } from "./oidc/provider";
+import { type McpOriginPolicy, originGuard } from "./origin-guard";
 import { onError, problemOf } from "./problem";
 import { validationHook } from "./route-groups";
 import { SourceThrottle, type ThrottleRule } from "./throttle";
@@ -157,9 +157,10 @@ export function createBaseApp(deps: AppDeps): BaseApp {
   });
   registerHealthRoutes(app, readiness);
   const { metricsText } = deps;
-  // No token: Prometheus scrapers send none. Given only by `npm run dev`, which listens on 127.0.0.1.
+  // No token: Prometheus scrapers send none. Given only by `npm run dev`, which listens on 127.0.0.1;
+  // a browser page cannot read it through DNS rebinding (loopback Host, and Origin when one is sent).
   if (metricsText)
-    app.get("/metrics", async (c) =>
+    app.get("/metrics", originGuard({ ...deps.mcp, loopbackOnly: true }), async (c) =>
       c.text(await metricsText(), 200, { "content-type": PROMETHEUS_CONTENT_TYPE }),
     );
   const keyIndex = new KeyIndex(deps.store.keys);

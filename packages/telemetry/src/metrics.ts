@@ -1,8 +1,10 @@
 /**
  * The process's OpenTelemetry meter provider, set up once per process, and where its metrics go:
  * OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT when set (every OTEL_METRIC_EXPORT_INTERVAL ms); else on
- * Lambda (AWS_LAMBDA_FUNCTION_NAME) CloudWatch EMF lines on stdout, written at the end of an invocation
- * at most every OTEL_METRIC_EXPORT_INTERVAL ms; else (a local process) the `local` reader it is given
+ * Lambda (AWS_LAMBDA_FUNCTION_NAME) CloudWatch EMF lines on stdout, written at the end of every
+ * invocation (a stdout write: an instance reclaimed after a few calls loses none, and each line carries
+ * the time of its calls), and on ECS (the runner's task) EMF lines every OTEL_METRIC_EXPORT_INTERVAL ms,
+ * which the task's awslogs driver takes to CloudWatch; else (a local process) the `local` reader it is given
  * ({@link prometheusReader}: Prometheus text for `GET /metrics`), or none. OTEL_SDK_DISABLED=true: none
  * of it.
  */
@@ -22,6 +24,9 @@ import { sdkDisabled, type TelemetryService } from "./tracing";
 /** Where a process's metrics go (`off`: OTEL_SDK_DISABLED=true, no provider at all). */
 export type MetricsExport = "otlp" | "emf" | "local" | "off";
 
+/** The longest an end-of-invocation flush may hold an invocation. */
+export const FLUSH_TIMEOUT_MS = 1_000;
+
 /** The default export interval (OTEL_METRIC_EXPORT_INTERVAL), the OTel SDKs' default. */
 export const DEFAULT_EXPORT_INTERVAL_MS = 60_000;
 
@@ -31,8 +36,8 @@ export interface Metrics {
   /** The current values as the local reader's text (only when `export` is `local` and one was given). */
   text?: () => Promise<string>;
   /**
-   * Exports now if the last export is at least the export interval old (the end of a Lambda
-   * invocation: a clock read otherwise). Never throws.
+   * The end of a Lambda invocation: EMF lines written now; OTLP exported if the last export is at least
+   * the export interval old (a clock read otherwise). Bounded by {@link FLUSH_TIMEOUT_MS}; never throws.
    */
   flushIfDue(): Promise<void>;
   /** Exports what is left and stops. */
@@ -51,7 +56,9 @@ export function metricsExport(env: NodeJS.ProcessEnv = process.env): MetricsExpo
   if (sdkDisabled(env)) return "off";
   if (env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT?.trim())
     return "otlp";
-  return env.AWS_LAMBDA_FUNCTION_NAME ? "emf" : "local";
+  const onAws =
+    env.AWS_LAMBDA_FUNCTION_NAME || env.ECS_CONTAINER_METADATA_URI_V4 || env.ECS_CONTAINER_METADATA_URI;
+  return onAws ? "emf" : "local";
 }
 
 /** OTEL_METRIC_EXPORT_INTERVAL (ms, at least 100), else the default. */
@@ -67,7 +74,7 @@ export function exportIntervalMs(env: NodeJS.ProcessEnv = process.env): number {
 export function startMetrics(options: {
   service: TelemetryService;
   env?: NodeJS.ProcessEnv;
-  /** The reader of a local process (neither OTLP nor Lambda): `prometheusReader` in `npm run dev`. */
+  /** The reader of a local process (neither OTLP nor AWS): `prometheusReader` in `npm run dev`. */
   local?: () => LocalReader;
 }): Promise<Metrics> {
   started ??= createMetrics(options.service, options.env ?? process.env, options.local);
@@ -121,9 +128,9 @@ export async function createMetrics(
     ...(text ? { text } : {}),
     async flushIfDue() {
       const now = Date.now();
-      if (mode === "local" || !reader || now - lastFlush < intervalMs) return;
+      if (mode === "local" || !reader || (mode === "otlp" && now - lastFlush < intervalMs)) return;
       lastFlush = now;
-      await reader.forceFlush().catch(() => {});
+      await reader.forceFlush({ timeoutMillis: FLUSH_TIMEOUT_MS }).catch(() => {});
     },
     shutdown: () => provider.shutdown(),
   };

@@ -8,7 +8,7 @@ const PARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
 
 describe("samplerFromEnv", () => {
   it.each([
-    [{}, "ParentBased{root=TraceIdRatioBased{0.05}"],
+    [{}, "ParentBased{root=TraceIdRatioBased{0.05}, remoteParentSampled=TraceIdRatioBased{0.05}"],
     [{ OTEL_TRACES_SAMPLER: "parentbased_always_on" }, "ParentBased{root=AlwaysOnSampler"],
     [{ OTEL_TRACES_SAMPLER: "always_on" }, "AlwaysOnSampler"],
     [{ OTEL_TRACES_SAMPLER: "always_off" }, "AlwaysOffSampler"],
@@ -20,7 +20,10 @@ describe("samplerFromEnv", () => {
       { OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: "0.1" },
       "ParentBased{root=TraceIdRatioBased{0.1}",
     ],
-    [{ OTEL_TRACES_SAMPLER: "nonsense" }, "ParentBased{root=TraceIdRatioBased{0.05}"],
+    [
+      { OTEL_TRACES_SAMPLER: "nonsense" },
+      "ParentBased{root=TraceIdRatioBased{0.05}, remoteParentSampled=TraceIdRatioBased{0.05}",
+    ],
   ])("%j is %s", (env, described) => {
     expect(samplerFromEnv(env).toString()).toContain(described);
   });
@@ -93,6 +96,20 @@ describe("OTEL_SDK_DISABLED", () => {
     const span = trace.getTracer("t").startSpan("s");
     expect(span.isRecording()).toBe(false);
     expect(span.spanContext().traceId).toBe("00000000000000000000000000000000");
+    span.end();
+    await tracing.shutdown();
+  });
+});
+
+describe("with nothing to export", () => {
+  it("records no span, even in a trace the caller sampled, and still names the caller's trace", async () => {
+    const tracing = startTracing({
+      service: "gateway",
+      env: { OTEL_TRACES_SAMPLER: "parentbased_always_on" },
+    });
+    const span = trace.getTracer("t").startSpan("s", {}, remoteContext({ traceparent: PARENT }));
+    expect(span.isRecording()).toBe(false);
+    expect(span.spanContext().traceId).toBe("0af7651916cd43dd8448eb211c80319c");
     span.end();
     await tracing.shutdown();
   });

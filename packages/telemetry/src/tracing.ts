@@ -62,7 +62,8 @@ export function startTracing(options: { service: TelemetryService; env?: Env }):
   const exporting = exportsTraces(env);
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ "service.name": env.OTEL_SERVICE_NAME || `mcpgw-${options.service}` }),
-    sampler: samplerFromEnv(env),
+    // Nothing is exported: nothing is recorded (trace ids still pass on, with the sampled flag off).
+    sampler: exporting ? samplerFromEnv(env) : new AlwaysOffSampler(),
     spanProcessors: exporting
       ? [
           pending,
@@ -92,8 +93,8 @@ export function startTracing(options: { service: TelemetryService; env?: Env }):
  * Exports the spans pending in this process's tracing, if it started and any ended since the last flush:
  * a Lambda handler's `flushingLogs(handler, flushTraces)`, before the invocation returns (and freezes).
  */
-export async function flushTraces(): Promise<void> {
-  await started?.flush();
+export async function flushTraces(timeoutMs = 1_000): Promise<void> {
+  await started?.flush(timeoutMs);
 }
 
 /**
@@ -117,9 +118,10 @@ export const DEFAULT_SAMPLE_RATIO = 0.05;
 /**
  * The sampler OTEL_TRACES_SAMPLER names (`always_on`, `always_off`, `traceidratio`, and each of them
  * `parentbased_`), with OTEL_TRACES_SAMPLER_ARG the ratio (0…1; 1 when missing or out of range). Unset
- * or unknown: {@link DEFAULT_SAMPLE_RATIO} of the traces the gateway starts, and every trace a caller
- * sampled (its `traceparent` flag) — a gateway serves every call, so recording all of them is a choice
- * an operator makes (`parentbased_always_on`), not the default (the proxy bench measures both).
+ * or unknown: {@link DEFAULT_SAMPLE_RATIO} of the traces the gateway starts or a caller sampled (a
+ * caller's `traceparent` flag alone, which anyone can send, does not make a trace recorded) — a gateway
+ * serves every call, so recording all of them is a choice an operator makes (`parentbased_always_on`,
+ * which honours the caller's flag), not the default.
  */
 export function samplerFromEnv(env: Env): Sampler {
   const name = (env.OTEL_TRACES_SAMPLER ?? "").trim().toLowerCase();
@@ -141,8 +143,11 @@ export function samplerFromEnv(env: Env): Sampler {
       return new ParentBasedSampler({ root: ratio() });
     case "parentbased_always_on":
       return new ParentBasedSampler({ root: new AlwaysOnSampler() });
-    default:
-      return new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(DEFAULT_SAMPLE_RATIO) });
+    default: {
+      // A caller's sampled flag does not force recording: anyone may send one, before authentication.
+      const share = new TraceIdRatioBasedSampler(DEFAULT_SAMPLE_RATIO);
+      return new ParentBasedSampler({ root: share, remoteParentSampled: share });
+    }
   }
 }
 

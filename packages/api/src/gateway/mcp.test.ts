@@ -4,7 +4,8 @@ import { ProtocolErrorCode as ErrorCode, ProtocolError } from "@modelcontextprot
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import type { AppEnv } from "../env";
-import { decodeCursor, encodeCursor, type McpOriginPolicy, originGuard, toMcpError } from "./mcp";
+import { type McpOriginPolicy, originGuard } from "../origin-guard";
+import { decodeCursor, encodeCursor, toMcpError } from "./mcp";
 
 describe("the tools/list cursor", () => {
   it("round-trips an offset, and no cursor means the first page", () => {
