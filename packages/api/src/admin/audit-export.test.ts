@@ -2,6 +2,7 @@ import { createMemoryStore } from "@mcpgw/aws/memory";
 import { type AuditEvent, auditEventId, createLogger } from "@mcpgw/core";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../app";
+import { auditFilterOf } from "./audit";
 
 const ADMIN_TOKEN = "unit-admin-token-5c2e";
 
@@ -58,5 +59,19 @@ describe("the audit export", () => {
         .reverse()
         .map((e) => e.id),
     );
+  });
+});
+
+describe("an audit query's range", () => {
+  it("reads no further back than the retention from now", async () => {
+    const store = createMemoryStore();
+    const now = Date.UTC(2026, 5, 1);
+    const day = 86_400_000;
+    const since = (query: { since?: string; until?: string }) =>
+      auditFilterOf(store, query, 30, now).then((filter) => filter.since);
+    expect(await since({ since: "2001-01-01T00:00:00Z" })).toBe(now - 30 * day);
+    expect(await since({ since: new Date(now - day).toISOString() })).toBe(now - day);
+    expect(await since({})).toBe(now - 30 * day);
+    expect(await since({ until: new Date(now - 40 * day).toISOString() })).toBe(now - 30 * day);
   });
 });

@@ -120,9 +120,13 @@ export async function auditFilterOf(
   now = Date.now(),
 ): Promise<AuditFilter> {
   const until = query.until === undefined ? undefined : Date.parse(query.until);
-  // The retention back from `until`; a `since` after `until` is an empty range (an empty page).
-  const since =
-    query.since === undefined ? (until ?? now) - retentionDays * 86_400_000 : Date.parse(query.since);
+  // The retention back from `until`, and never further back than the retention from now (older events
+  // are expired); a `since` after `until` is an empty range (an empty page).
+  const retention = retentionDays * 86_400_000;
+  const since = Math.max(
+    query.since === undefined ? (until ?? now) - retention : Date.parse(query.since),
+    now - retention,
+  );
   let server: AuditFilter["server"];
   if (query.server !== undefined) {
     const found = await store.servers.resolvePlain(query.server);
