@@ -74,6 +74,11 @@ export class AuditWriter implements AuditLog {
 
   record(event: AuditEvent): void {
     this.buffer.push(event);
+    this.keepBound();
+  }
+
+  /** Drops (and counts) the oldest events past `maxBuffered`; the timer writes the rest. */
+  private keepBound(): void {
     const over = this.buffer.length - this.options.maxBuffered;
     if (over > 0) {
       this.buffer.splice(0, over);
@@ -193,13 +198,7 @@ export class AuditWriter implements AuditLog {
   /** Puts events not yet written back before the buffered ones (the oldest dropped past the bound). */
   private requeue(events: AuditEvent[]): void {
     this.buffer = [...events, ...this.buffer];
-    const over = this.buffer.length - this.options.maxBuffered;
-    if (over > 0) {
-      this.buffer.splice(0, over);
-      this.health.dropped += over;
-      this.droppedSinceFlush += over;
-    }
-    this.startTimer();
+    this.keepBound();
   }
 
   private async send(batch: AuditEvent[]): Promise<void> {

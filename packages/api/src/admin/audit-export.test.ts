@@ -1,21 +1,13 @@
 import { createMemoryStore } from "@mcpgw/aws/memory";
-import { type AuditEvent, auditEventId, createLogger } from "@mcpgw/core";
+import { type AuditEvent, createLogger } from "@mcpgw/core";
 import { describe, expect, it } from "vitest";
+import { sampleAuditEvent } from "../../../aws/src/store-contract";
 import { createApp } from "../app";
 import { auditFilterOf } from "./audit";
 
 const ADMIN_TOKEN = "unit-admin-token-5c2e";
 
-const event = (at: number): AuditEvent => ({
-  id: auditEventId(at),
-  at: new Date(at).toISOString(),
-  type: "call",
-  principal: { kind: "admin" },
-  plane: "rest",
-  tool: "read",
-  outcome: "ok",
-  durationMs: 1,
-});
+const event = (at: number) => sampleAuditEvent(at);
 
 describe("the audit export", () => {
   it("stops before its byte cap; asked again with until = the last line's at, it goes on", async () => {
