@@ -86,6 +86,8 @@ export interface AppDeps {
   audit?: AuditLog | undefined;
   /** AUDIT_RETENTION_DAYS: how long events are kept, and how far back `GET /v1/audit` reads (default 30). */
   auditRetentionDays?: number | undefined;
+  /** The most bytes one `GET /v1/audit/export` streams (default 4 MiB; a test's smaller). */
+  auditExportMaxBytes?: number | undefined;
   /**
    * The process's metrics as Prometheus text, served at `GET /metrics` without a token: `npm run dev`
    * only (it listens on 127.0.0.1); never given on Lambda.

@@ -66,7 +66,7 @@ describe("the audit writer", () => {
       expect.objectContaining({ msg: "audit events dropped: the buffer was full", events: 2 }),
     );
     expect(batches.flat().map((e) => e.tool)).toEqual(["t2", "t3", "t4"]);
-    expect(writer.status()).toEqual({ state: "ok", dropped: 2, failed: 0 });
+    expect(writer.status()).toEqual({ state: "ok", dropped: 2, failed: 0, shortened: 0 });
   });
 
   it("a write that keeps failing is logged without values, counted, and degrades it until one succeeds", async () => {
@@ -76,7 +76,7 @@ describe("the audit writer", () => {
     state.failing = true;
     writer.record({ ...event(1), argumentKeys: ["secret-name"] });
     await writer.flush();
-    expect(writer.status()).toEqual({ state: "error", dropped: 0, failed: 1 });
+    expect(writer.status()).toEqual({ state: "error", dropped: 0, failed: 1, shortened: 0 });
     const warning = lines
       .map((line) => JSON.parse(line))
       .find((line) => line.msg === "audit events not written");
@@ -86,8 +86,66 @@ describe("the audit writer", () => {
     state.failing = false;
     writer.record(event(2));
     await writer.close();
-    expect(writer.status()).toEqual({ state: "ok", dropped: 0, failed: 1 });
+    expect(writer.status()).toEqual({ state: "ok", dropped: 0, failed: 1, shortened: 0 });
     expect(batches.flat().map((e) => e.tool)).toEqual(["t2"]);
+  });
+
+  it("a batch refused as invalid is written event by event: only the event at fault is lost", async () => {
+    const written: AuditEvent[][] = [];
+    const audit: AuditStore = {
+      async append(events) {
+        // As DynamoDB does: one item it refuses fails the whole request.
+        if (events.some((e) => e.tool === "bad"))
+          throw Object.assign(new Error("Item size has exceeded the maximum allowed size"), {
+            name: "ValidationException",
+            $metadata: { httpStatusCode: 400 },
+          });
+        written.push(events);
+      },
+      query: async () => ({ events: [], cursor: null }),
+    };
+    const writer = new AuditWriter({ audit }, quiet().logger, { flushMs: 60_000, attempts: 3 });
+    for (const n of [1, 2, 3]) writer.record(n === 2 ? { ...event(n), tool: "bad" } : event(n));
+    await writer.close();
+    expect(written.flat().map((e) => e.tool)).toEqual(["t1", "t3"]);
+    expect(writer.status()).toMatchObject({ state: "error", failed: 1 });
+  });
+
+  it("an event too large to store whole is written shortened, and counted", async () => {
+    const { store, batches } = recordingStore();
+    const writer = new AuditWriter(store, quiet().logger, { flushMs: 60_000 });
+    writer.record({ ...event(1), tool: "x".repeat(1024 * 1024) });
+    writer.record(event(2));
+    await writer.close();
+    expect(batches.flat().map((e) => e.tool)).toEqual(["x".repeat(256), "t2"]);
+    expect(writer.status()).toMatchObject({ state: "ok", shortened: 1 });
+  });
+
+  it("a flush within a deadline returns by it; the batches not begun stay buffered for the next", async () => {
+    const written: string[] = [];
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const audit: AuditStore = {
+      async append(events) {
+        if (written.length === 0) await held;
+        written.push(...events.map((e) => e.tool ?? ""));
+      },
+      query: async () => ({ events: [], cursor: null }),
+    };
+    const writer = new AuditWriter({ audit }, quiet().logger, { flushMs: 60_000, batchSize: 1 });
+    for (const n of [1, 2, 3]) writer.record(event(n));
+    const started = performance.now();
+    await writer.flushWithin(50);
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(written).toEqual([]);
+    release();
+    // The batch under way ends; the two not begun are written by the next flush, not before.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(written).toEqual(["t1"]);
+    await writer.close();
+    expect(written).toEqual(["t1", "t2", "t3"]);
   });
 
   it('the log sink writes one {"audit": …} JSON line per event', async () => {

@@ -2,8 +2,11 @@
  * The audit trail's writer: a call records its event into a bounded buffer and goes on; a timer
  * (unref'd) writes the buffer in batches off the request path, to the table or as log lines.
  */
-import { type CheckState, checkStateOf, type Store } from "@mcpgw/aws";
+import { type CheckState, checkStateOf, fitAuditEvent, type Store } from "@mcpgw/aws";
 import { type AuditEvent, type AuditLog, errorFields, type Logger } from "@mcpgw/core";
+
+/** How long the end of a Lambda invocation waits for its audit events to be written. */
+export const AUDIT_INVOCATION_FLUSH_MS = 300;
 
 /** Where events go: the table (`store.audit`), or one JSON line each on stdout (`{"audit":{…}}`). */
 export const AUDIT_SINKS = ["table", "log"] as const;
@@ -33,6 +36,8 @@ export interface AuditHealth {
   dropped: number;
   /** Events given up after their write kept failing, since start. */
   failed: number;
+  /** Events too large to store whole, written shortened (see `fitAuditEvent`), since start. */
+  shortened: number;
 }
 
 /**
@@ -45,7 +50,7 @@ export class AuditWriter implements AuditLog {
   private buffer: AuditEvent[] = [];
   private timer: NodeJS.Timeout | undefined;
   private writing: Promise<void> = Promise.resolve();
-  private readonly health: AuditHealth = { state: "ok", dropped: 0, failed: 0 };
+  private readonly health: AuditHealth = { state: "ok", dropped: 0, failed: 0, shortened: 0 };
   /** Drops since the last flush (logged by it). */
   private droppedSinceFlush = 0;
   private readonly options: Required<Omit<AuditWriterOptions, "writeLine">> &
@@ -69,16 +74,18 @@ export class AuditWriter implements AuditLog {
 
   record(event: AuditEvent): void {
     this.buffer.push(event);
+    this.keepBound();
+  }
+
+  /** Drops (and counts) the oldest events past `maxBuffered`; the timer writes the rest. */
+  private keepBound(): void {
     const over = this.buffer.length - this.options.maxBuffered;
     if (over > 0) {
       this.buffer.splice(0, over);
       this.health.dropped += over;
       this.droppedSinceFlush += over;
     }
-    if (!this.timer) {
-      this.timer = setInterval(() => void this.flush(), this.options.flushMs);
-      this.timer.unref();
-    }
+    this.startTimer();
   }
 
   /** The writer's state for `/readyz`: `ok` until a write fails for good, and again once one succeeds. */
@@ -86,8 +93,25 @@ export class AuditWriter implements AuditLog {
     return { ...this.health };
   }
 
-  /** Writes every buffered event (after any write under way); resolves when done, never rejects. */
-  flush(): Promise<void> {
+  /**
+   * Writes what is buffered, waiting at most `ms` (the end of a Lambda invocation): batches not begun
+   * by then stay buffered for the next flush, and a batch under way goes on (the next invocation thaws
+   * it). Never rejects.
+   */
+  async flushWithin(ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+    });
+    await Promise.race([this.flush(Date.now() + ms), late]);
+    clearTimeout(timer);
+  }
+
+  /**
+   * Writes every buffered event (after any write under way); resolves when done, never rejects. With a
+   * `deadline` (epoch ms), the batches not begun by then are buffered again.
+   */
+  flush(deadline?: number): Promise<void> {
     const due = this.buffer;
     this.buffer = [];
     if (this.droppedSinceFlush > 0) {
@@ -98,7 +122,7 @@ export class AuditWriter implements AuditLog {
       this.stopTimer();
       return this.writing;
     }
-    this.writing = this.writing.then(() => this.write(due));
+    this.writing = this.writing.then(() => this.write(due, deadline));
     return this.writing;
   }
 
@@ -108,50 +132,97 @@ export class AuditWriter implements AuditLog {
     await this.flush();
   }
 
+  private startTimer(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => void this.flush(), this.options.flushMs);
+    this.timer.unref();
+  }
+
   private stopTimer(): void {
     clearInterval(this.timer);
     this.timer = undefined;
   }
 
-  private async write(events: AuditEvent[]): Promise<void> {
-    const { batchSize, attempts } = this.options;
+  private async write(events: AuditEvent[], deadline?: number): Promise<void> {
+    const { batchSize } = this.options;
     for (let start = 0; start < events.length; start += batchSize) {
-      const batch = events.slice(start, start + batchSize);
-      let lastError: unknown;
-      for (let attempt = 0; attempt < attempts; attempt++) {
-        if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** attempt, 2_000)));
-        try {
-          await this.send(batch);
-          lastError = undefined;
-          break;
-        } catch (error) {
-          lastError = error;
-        }
+      if (deadline !== undefined && Date.now() >= deadline) {
+        this.requeue(events.slice(start));
+        return;
       }
-      if (lastError === undefined) {
+      const batch = events.slice(start, start + batchSize);
+      const { failed, error } = await this.deliver(batch);
+      if (failed === 0) {
         if (this.health.state !== "ok") this.logger.info("audit events written again");
         this.health.state = "ok";
         continue;
       }
-      this.health.failed += batch.length;
-      this.health.state = checkStateOf(lastError);
+      this.health.failed += failed;
+      this.health.state = checkStateOf(error);
       if (this.health.state === "ok") this.health.state = "error";
       this.logger.warn("audit events not written", {
-        events: batch.length,
+        events: failed,
         state: this.health.state,
-        ...errorFields(lastError),
+        ...errorFields(error),
       });
     }
   }
 
+  /**
+   * Writes a batch, tried `attempts` times; a batch the table refuses as invalid (one item too large,
+   * say) is written event by event, so only the event at fault is lost. Returns how many were not.
+   */
+  private async deliver(batch: AuditEvent[]): Promise<{ failed: number; error?: unknown }> {
+    let lastError: unknown;
+    for (let attempt = 0; attempt < this.options.attempts; attempt++) {
+      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** attempt, 2_000)));
+      try {
+        await this.send(batch);
+        return { failed: 0 };
+      } catch (error) {
+        lastError = error;
+        if (refusedAsInvalid(error)) break;
+      }
+    }
+    if (!refusedAsInvalid(lastError) || batch.length === 1) return { failed: batch.length, error: lastError };
+    let failed = 0;
+    let error: unknown;
+    for (const event of batch) {
+      const one = await this.deliver([event]);
+      failed += one.failed;
+      error ??= one.error;
+    }
+    return { failed, error };
+  }
+
+  /** Puts events not yet written back before the buffered ones (the oldest dropped past the bound). */
+  private requeue(events: AuditEvent[]): void {
+    this.buffer = [...events, ...this.buffer];
+    this.keepBound();
+  }
+
   private async send(batch: AuditEvent[]): Promise<void> {
+    const fitted = batch.map(fitAuditEvent);
+    const shortened = fitted.filter((fit) => fit.shortened).length;
+    if (shortened > 0) {
+      this.health.shortened += shortened;
+      this.logger.warn("audit events shortened: too large to store whole", { events: shortened });
+    }
     if (this.options.sink === "table") {
-      await this.store.audit.append(batch, { retentionDays: this.options.retentionDays });
+      await this.store.audit.append(
+        fitted.map((fit) => fit.event),
+        { retentionDays: this.options.retentionDays },
+      );
       return;
     }
-    const text = batch.map((event) => `${JSON.stringify({ audit: event })}\n`).join("");
+    const text = fitted.map((fit) => `{"audit":${fit.json}}\n`).join("");
     (this.options.writeLine ?? ((line: string) => process.stdout.write(line)))(text);
   }
+}
+
+/** True when the table refused a request as invalid: trying it again as it is cannot succeed. */
+function refusedAsInvalid(error: unknown): boolean {
+  return error instanceof Error && error.name === "ValidationException";
 }
 
 /** The writer AUDIT_SINK and AUDIT_RETENTION_DAYS name; none for `off` (nothing audited). */

@@ -42,7 +42,28 @@ describe("the audit walk", () => {
     ]);
     expect(auditWalk({ since: until + 1, until }, undefined).days).toEqual([]);
     // Never more days than a query may make requests.
+    expect(auditWalk({ since: 0, until }, undefined)).toMatchObject({ more: true });
     expect(auditWalk({ since: 0, until }, undefined).days).toHaveLength(AUDIT_READ_BUDGET.requests);
+    expect(auditWalk({ since, until }, undefined).more).toBe(false);
+    // An until after now walks from now.
+    const now = Date.UTC(2026, 0, 3, 1);
+    expect(auditWalk({ since, until: now + 90 * 86_400_000 }, undefined, now).days).toEqual([
+      "2026-01-03",
+      "2026-01-02",
+      "2026-01-01",
+    ]);
+  });
+
+  it("a range of more days than one query walks ends its page with a cursor to the older days", async () => {
+    const start = Date.UTC(2025, 0, 1);
+    const events = [event(start + 1), event(start + 70 * 86_400_000)];
+    const { read } = reader(events);
+    const filter = { since: start, until: start + 71 * 86_400_000 };
+    const first = await walkAudit(filter, { limit: 10 }, read);
+    expect(first.events).toEqual([events[1]]);
+    expect(first.cursor).not.toBeNull();
+    const second = await walkAudit(filter, { limit: 10, cursor: first.cursor ?? "" }, read);
+    expect(second).toEqual({ events: [events[0]], cursor: null });
   });
 
   it("stops within its item budget with a cursor that goes on with no gap or duplicate", async () => {

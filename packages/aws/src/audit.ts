@@ -119,35 +119,72 @@ function serverMatches(event: AuditEvent, server: NonNullable<AuditFilter["serve
 
 /**
  * Where a query walks: the bounds as ids (`upper` exclusive, `lower` inclusive) and the days from the
- * newest to the oldest. A cursor is the exclusive upper bound the previous page stopped at.
+ * newest to the oldest (`until`, at most now, to `since`), at most as many as a query makes requests:
+ * `more` when older days of the range are left for the next page. A cursor is the exclusive upper bound
+ * the previous page stopped at.
  */
 export function auditWalk(
   filter: Pick<AuditFilter, "since" | "until">,
   cursor: string | undefined,
   now = Date.now(),
-): { lower: string; upper: string; days: string[] } {
-  // Just past every id of `until`'s millisecond ("g" sorts after every hex digit).
-  const bound = `${highestIdAt(filter.until ?? now).slice(0, 27)}g`;
+): { lower: string; upper: string; days: string[]; more: boolean } {
+  // Just past every id of `until`'s millisecond ("g" sorts after every hex digit); no event is later than now.
+  const bound = `${highestIdAt(Math.min(filter.until ?? now, now)).slice(0, 27)}g`;
   const upper = cursor !== undefined && cursor < bound ? cursor : bound;
   const lower = lowestIdAt(filter.since);
   // The newest millisecond below `upper`: its own, unless it is the lowest id of it.
   const newest = idTime(upper) - (upper.endsWith(LOWEST_SUFFIX) ? 1 : 0);
   const days: string[] = [];
+  let more = false;
   if (newest >= filter.since) {
     const oldest = auditDay(filter.since);
     // No query reads more days than it makes requests (an empty day costs one).
-    for (let day = auditDay(newest); day >= oldest && days.length < AUDIT_READ_BUDGET.requests; ) {
+    for (let day = auditDay(newest); day >= oldest; day = auditDay(Date.parse(`${day}T00:00:00Z`) - 1)) {
+      if (days.length === AUDIT_READ_BUDGET.requests) {
+        more = true;
+        break;
+      }
       days.push(day);
-      day = auditDay(Date.parse(`${day}T00:00:00Z`) - 1);
     }
   }
-  return { lower, upper, days };
+  return { lower, upper, days, more };
 }
 
 const LOWEST_SUFFIX = "0".repeat(16);
 
-/** The stored item of an event: its keys, its server index keys, its TTL, and the event. */
-export function auditItem(event: AuditEvent, retentionDays: number): Record<string, unknown> {
+/** The longest event (JSON characters) stored whole; a longer one is shortened (DynamoDB takes 400 KB). */
+export const AUDIT_EVENT_MAX_CHARS = 16 * 1024;
+const SHORT_TEXT = 256;
+const SHORT_LIST = 64;
+
+/**
+ * The event as stored: itself when its JSON fits {@link AUDIT_EVENT_MAX_CHARS}, else a copy with every
+ * string clipped and every list cut short, so no event can make an item the table refuses (and a batch
+ * with it). Returns its JSON too, as it is written, and whether it was shortened.
+ */
+export function fitAuditEvent(event: AuditEvent): { event: AuditEvent; json: string; shortened: boolean } {
+  const json = JSON.stringify(event);
+  if (json.length <= AUDIT_EVENT_MAX_CHARS) return { event, json, shortened: false };
+  const short = shorten(event) as AuditEvent;
+  return { event: short, json: JSON.stringify(short), shortened: true };
+}
+
+/** A value with its strings clipped and its lists cut short, two levels deep (an event's shape). */
+function shorten(value: unknown, depth = 0): unknown {
+  if (typeof value === "string") return value.slice(0, SHORT_TEXT);
+  if (typeof value !== "object" || value === null) return value;
+  if (depth > 2) return undefined;
+  if (Array.isArray(value)) return value.slice(0, SHORT_LIST).map((item) => shorten(item, depth + 1));
+  return Object.fromEntries(
+    Object.entries(value)
+      .slice(0, SHORT_LIST)
+      .map(([key, item]) => [key.slice(0, SHORT_TEXT), shorten(item, depth + 1)]),
+  );
+}
+
+/** The stored item of an event: its keys, its server index keys, its TTL, and the event (fitted). */
+export function auditItem(original: AuditEvent, retentionDays: number): Record<string, unknown> {
+  const { event, json } = fitAuditEvent(original);
   const at = idTime(event.id);
   const day = auditDay(at);
   return {
@@ -158,7 +195,7 @@ export function auditItem(event: AuditEvent, retentionDays: number): Record<stri
       : {}),
     [TABLE_KEYS.ttl]: Math.floor(at / 1000) + Math.round(retentionDays * 86_400),
     // One string, not a map: cheap to marshal and to read, and its length is what a read costs.
-    event: JSON.stringify(event),
+    event: json,
   };
 }
 
@@ -178,7 +215,7 @@ export async function walkAudit(
   page: { limit: number; cursor?: string | undefined },
   read: (day: string, range: { lower: string; upper: string }, limit: number) => Promise<AuditRead>,
 ): Promise<AuditPage> {
-  const { lower, upper, days } = auditWalk(filter, page.cursor);
+  const { lower, upper, days, more: olderDays } = auditWalk(filter, page.cursor);
   const events: AuditEvent[] = [];
   const budget: Record<keyof typeof AUDIT_READ_BUDGET, number> = { ...AUDIT_READ_BUDGET };
   let position = upper;
@@ -203,7 +240,8 @@ export async function walkAudit(
     // Every id of this day is read: the next starts below its first millisecond.
     position = lowestIdAt(Date.parse(`${day}T00:00:00Z`));
   }
-  return { events, cursor: null };
+  // The walk's days ended before `since`'s: the next page starts below the last one read.
+  return { events, cursor: olderDays ? position : null };
 }
 
 /** The audit trail in the table (see the module's doc for its keys and costs). */

@@ -5,6 +5,9 @@ import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { type AwsConfig, type AwsService, serviceEndpoint } from "./config";
 import { retryUnreadableAnswers } from "./unreadable-answers";
 
+/** How long one DynamoDB request may take before it is abandoned (and tried again by the SDK). */
+export const DYNAMODB_REQUEST_TIMEOUT_MS = 5_000;
+
 /** The SDK clients the system uses, pointed at AWS or at an emulator. */
 export interface AwsClients {
   ddb: DynamoDBDocumentClient;
@@ -26,7 +29,11 @@ export function createAwsClients(config: AwsConfig): AwsClients {
       ...(config.credentials ? { credentials: config.credentials } : {}),
     };
   };
-  const dynamodb = new DynamoDBClient(options("dynamodb"));
+  // Every table operation is short: one that hangs ends (and is retried) instead of holding a call.
+  const dynamodb = new DynamoDBClient({
+    ...options("dynamodb"),
+    requestHandler: { requestTimeout: DYNAMODB_REQUEST_TIMEOUT_MS },
+  });
   const sqs = new SQSClient(options("sqs"));
   const kms = new KMSClient(options("kms"));
   // An answer cut short or not JSON is tried again, not surfaced as the parser's SyntaxError.

@@ -705,8 +705,9 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
   });
 
   describe(`${name} store: the audit trail`, () => {
-    // Each test in a window of its own, days long, far from now: the AWS suite shares one table.
-    const windowOf = () => Date.UTC(2001, 0, 1) + Math.floor(Math.random() * 5_000) * 10 * 86_400_000;
+    // Each test in a window of its own, days long, in the past (no event is read after now), far from
+    // now: the AWS suite shares one table.
+    const windowOf = () => Date.UTC(1971, 0, 1) + Math.floor(Math.random() * 5_000) * 4 * 86_400_000;
     const event = sampleAuditEvent;
     /** Every event of the filter, page by page (`limit` a page), as ids. */
     const walk = async (store: Store, filter: Parameters<Store["audit"]["query"]>[0], limit: number) => {
@@ -786,6 +787,40 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await ids({ tool: "db__read" })).toEqual([d.id, b.id]);
       expect(await ids({ outcome: "tool.not_found" })).toEqual([d.id]);
       expect(await ids({ server: { id: "srv-1" }, tool: "read", outcome: "ok" })).toEqual([a.id]);
+    });
+
+    it("a range of more days than one query walks goes on by its cursor to since's day", async () => {
+      const store = await open();
+      const start = windowOf() - 100 * 86_400_000;
+      const [oldest, newest] = [event(start + 1), event(start + 59 * 86_400_000)];
+      await store.audit.append([oldest, newest], { retentionDays: 30 });
+      const range = { since: start, until: start + 60 * 86_400_000 };
+      expect(await walk(store, range, 10)).toEqual([newest.id, oldest.id]);
+    });
+
+    it("an until after now reads from now: the days to come hold nothing", async () => {
+      const store = await open();
+      const tool = unique("now-tool");
+      const recent = event(Date.now() - 60_000, { tool });
+      await store.audit.append([recent], { retentionDays: 30 });
+      const filter = { since: Date.now() - 3_600_000, until: Date.now() + 400 * 86_400_000, tool };
+      expect((await store.audit.query(filter, { limit: 10 })).events).toEqual([recent]);
+    });
+
+    it("an event too large to store whole is stored shortened, and the others of its batch whole", async () => {
+      const store = await open();
+      const start = windowOf();
+      const huge = event(start + 1, { tool: "t".repeat(500_000), argumentKeys: ["k".repeat(300_000)] });
+      const normal = event(start + 2);
+      await store.audit.append([huge, normal], { retentionDays: 30 });
+      const { events } = await store.audit.query({ since: start, until: start + 10 }, { limit: 10 });
+      expect(events.map((e) => e.id)).toEqual([normal.id, huge.id]);
+      expect(events[0]).toEqual(normal);
+      expect(events[1]).toMatchObject({
+        id: huge.id,
+        tool: "t".repeat(256),
+        argumentKeys: ["k".repeat(256)],
+      });
     });
 
     it("an event appended comes back as it was, stamped to expire after the retention", async () => {

@@ -13,6 +13,11 @@ import { json, route } from "../openapi-helpers";
 export const AUDIT_PAGE = { default: 50, max: 500 } as const;
 /** The most events one export streams (past it, the client pages on with `until`). */
 export const AUDIT_EXPORT_MAX = 100_000;
+/**
+ * The most bytes of lines one export streams: the admin function's answer is buffered, within Lambda's
+ * 6 MB, and JSON Lines go base64 there (×4/3).
+ */
+export const AUDIT_EXPORT_MAX_BYTES = 4 * 1024 * 1024;
 /** How far back a query reads when it names no `since`: the default retention (AUDIT_RETENTION_DAYS). */
 export const DEFAULT_AUDIT_RETENTION_DAYS = 30;
 
@@ -100,6 +105,8 @@ export interface AuditRouteDeps {
   store: Store;
   /** AUDIT_RETENTION_DAYS: how far back a query without `since` reads (default 30). */
   auditRetentionDays?: number | undefined;
+  /** The most bytes one export streams (default {@link AUDIT_EXPORT_MAX_BYTES}). */
+  auditExportMaxBytes?: number | undefined;
 }
 
 /**
@@ -113,9 +120,13 @@ export async function auditFilterOf(
   now = Date.now(),
 ): Promise<AuditFilter> {
   const until = query.until === undefined ? undefined : Date.parse(query.until);
-  // The retention back from `until`; a `since` after `until` is an empty range (an empty page).
-  const since =
-    query.since === undefined ? (until ?? now) - retentionDays * 86_400_000 : Date.parse(query.since);
+  // The retention back from `until`, and never further back than the retention from now (older events
+  // are expired); a `since` after `until` is an empty range (an empty page).
+  const retention = retentionDays * 86_400_000;
+  const since = Math.max(
+    query.since === undefined ? (until ?? now) - retention : Date.parse(query.since),
+    now - retention,
+  );
   let server: AuditFilter["server"];
   if (query.server !== undefined) {
     const found = await store.servers.resolvePlain(query.server);
@@ -159,7 +170,10 @@ export function registerAuditRoutes(app: OpenAPIHono<AppEnv>, deps: AuditRouteDe
       path: "/v1/audit/export",
       tags: ["audit"],
       summary: "The audit trail as JSON Lines, newest first, streamed page by page",
-      description: `The events \`GET /v1/audit\` pages, one JSON object a line, at most ${AUDIT_EXPORT_MAX} (narrow \`until\` to go on).`,
+      description:
+        `The events \`GET /v1/audit\` pages, one JSON object a line, at most ${AUDIT_EXPORT_MAX} events and ` +
+        `${AUDIT_EXPORT_MAX_BYTES / 1024 / 1024} MiB of lines: to go on, ask again with \`until\` = the last line's \`at\` ` +
+        "(that millisecond's events come again: skip the ids already had).",
       request: { query: AuditFilterQuery },
       responses: {
         200: {
@@ -173,17 +187,27 @@ export function registerAuditRoutes(app: OpenAPIHono<AppEnv>, deps: AuditRouteDe
       c.header("content-type", "application/x-ndjson");
       c.header("cache-control", "no-store");
       const logger = c.get("logger");
+      const maxBytes = deps.auditExportMaxBytes ?? AUDIT_EXPORT_MAX_BYTES;
       return stream(
         c,
         async (out) => {
           let sent = 0;
+          let bytes = 0;
+          let full = false;
           let cursor: string | undefined;
-          while (!out.aborted && sent < AUDIT_EXPORT_MAX) {
+          while (!out.aborted && !full && sent < AUDIT_EXPORT_MAX) {
             const limit = Math.min(AUDIT_PAGE.max, AUDIT_EXPORT_MAX - sent);
             const page = await deps.store.audit.query(filter, { limit, cursor });
-            if (page.events.length > 0)
-              await out.write(page.events.map((e) => `${JSON.stringify(e)}\n`).join(""));
-            sent += page.events.length;
+            const lines: string[] = [];
+            for (const event of page.events) {
+              const line = `${JSON.stringify(event)}\n`;
+              bytes += Buffer.byteLength(line);
+              full = bytes > maxBytes;
+              if (full) break;
+              lines.push(line);
+            }
+            if (lines.length > 0) await out.write(lines.join(""));
+            sent += lines.length;
             if (page.cursor === null) break;
             cursor = page.cursor;
           }

@@ -14,6 +14,18 @@ describe("a call's audit event", () => {
     expect(callNote({ plane: "mcp" }, "x".repeat(500)).tool).toHaveLength(128);
   });
 
+  it("clips every name a caller may choose: tool, server, tool set, source", async () => {
+    const events: AuditEvent[] = [];
+    const deps = { audit: { record: (event: AuditEvent) => events.push(event) } };
+    const long = "n".repeat(1024 * 1024);
+    const note = { plane: "mcp_set" as const, source: long, toolset: long, serverName: long, tool: long };
+    await audited(deps, note, undefined, { [long]: 1 }, async () => ({ content: [] }));
+    const [recorded] = events;
+    for (const name of [recorded?.tool, recorded?.serverName, recorded?.toolset, recorded?.source])
+      expect(name).toHaveLength(128);
+    expect(recorded?.argumentKeys?.[0]).toHaveLength(128);
+  });
+
   it("names a key by id and name, a user by subject, the admin as admin", () => {
     expect(auditPrincipal({ kind: "key", keyId: "k1", keyName: "ci", serverIds: null })).toEqual({
       kind: "key",

@@ -116,7 +116,15 @@ function callEvent(
   },
 ): AuditEvent {
   const now = Date.now();
-  const { plane, source, toolset, serverId, serverName, tool } = note;
+  // Every name may be the caller's (an unknown tool, a path's server or set): each is clipped.
+  const [source, toolset, serverId, serverName, tool] = [
+    note.source,
+    note.toolset,
+    note.serverId,
+    note.serverName,
+    note.tool,
+  ].map((name) => (name === undefined ? undefined : clip(name)));
+  const { plane } = note;
   return {
     id: auditEventId(now),
     at: new Date(now).toISOString(),

@@ -7,6 +7,7 @@ import { flushingLogs } from "@mcpgw/core";
 import { flushTelemetry, startMetrics, startTracing } from "@mcpgw/telemetry";
 import { handle } from "hono/aws-lambda";
 import { createAdminApp } from "../admin-app";
+import { AUDIT_INVOCATION_FLUSH_MS } from "../audit-writer";
 import { loadConsoleAssets } from "../console/assets";
 import { depsFromEnvironment } from "./from-env";
 
@@ -16,11 +17,12 @@ startTracing({ service: "admin" });
 await startMetrics({ service: "admin" });
 
 const deps = depsFromEnvironment();
-// The invocation's audit events are written before it returns, with its spans and metrics.
+// The invocation's audit events are written before it returns (for a short while at most: the rest
+// go with the next invocation's), with its spans and metrics.
 export const handler = flushingLogs(
   handle(createAdminApp({ ...deps, console: loadConsoleAssets(consoleDir) })),
   async () => {
-    await deps.audit?.flush();
+    await deps.audit?.flushWithin(AUDIT_INVOCATION_FLUSH_MS);
     await flushTelemetry();
   },
 );

@@ -4,6 +4,7 @@
  * Server-Sent Events arrive as they are written.
  */
 import { startMetrics, startTracing } from "@mcpgw/telemetry";
+import { AUDIT_INVOCATION_FLUSH_MS } from "../audit-writer";
 import { createGatewayApp } from "../gateway-app";
 import { depsFromEnvironment } from "./from-env";
 import { streamingHandler } from "./stream";
@@ -12,4 +13,6 @@ startTracing({ service: "gateway" });
 await startMetrics({ service: "gateway" });
 
 const deps = depsFromEnvironment();
-export const handler = streamingHandler(createGatewayApp(deps), async () => deps.audit?.flush());
+export const handler = streamingHandler(createGatewayApp(deps), async () =>
+  deps.audit?.flushWithin(AUDIT_INVOCATION_FLUSH_MS),
+);

@@ -1,12 +1,12 @@
 import type { AuditEvent } from "@mcpgw/core";
-import { type AuditStore, auditDay, idTime, storedEvent, walkAudit } from "../audit";
+import { type AuditStore, auditDay, fitAuditEvent, idTime, storedEvent, walkAudit } from "../audit";
 
 /** The audit trail in memory: events as the table keeps them (JSON), read through the same walk and budget. */
 export function createMemoryAuditStore(): AuditStore {
   const stored = new Map<string, { event: AuditEvent; json: string }>();
   return {
     async append(appended) {
-      for (const event of appended) stored.set(event.id, { event, json: JSON.stringify(event) });
+      for (const event of appended) stored.set(event.id, fitAuditEvent(event));
     },
 
     query(filter, page) {
