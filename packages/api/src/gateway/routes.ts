@@ -122,7 +122,7 @@ export function registerGatewayRoutes(app: OpenAPIHono<AppEnv>, appDeps: Gateway
       const body = given.arguments === undefined ? CallRequest.parse(given) : given;
       assertJsonDepth(body.arguments, "Tool-call arguments");
       const name = c.req.valid("param").name;
-      const note = callNote(restCallOrigin(c), name);
+      const note = callNote(restCallOrigin(c), name, appDeps.directory);
       const principal = c.get("principal");
       const result = await audited(appDeps, note, principal, body.arguments, () =>
         callGatewayTool(scoped(c), name, body.arguments, {
