@@ -6,6 +6,7 @@ import {
   parseQualifiedName,
   QUALIFIED_NAME_PATTERN,
 } from "@mcpgw/core";
+import type { InputRequired, ToolCallResult } from "@mcpgw/upstream";
 import type { Context } from "hono";
 import { CONSOLE_CALL_HEADER, CSRF_HEADER } from "../console/session";
 import type { AppEnv, Principal } from "../env";
@@ -73,6 +74,19 @@ export function restCallOrigin(c: Context<AppEnv>): Pick<CallNote, "plane" | "so
   return { plane: consoleCall ? "console" : "rest", source: clientAddress(c) };
 }
 
+/**
+ * A tool call's answer to a REST caller: its result, or `tool.input_required` when the tool asks
+ * for input (asking the user or the model needs an MCP client): 409.
+ */
+export function restResult(answer: ToolCallResult | InputRequired): ToolCallResult {
+  if (!("resultType" in answer)) return answer;
+  throw new AppError(
+    "tool.input_required",
+    "The tool needs input from the user or the model before it can answer; call it through the MCP endpoint (/mcp) with a client that can give it.",
+    { inputRequests: Object.keys(answer.inputRequests ?? {}) },
+  );
+}
+
 /** Registers the data-plane routes (aggregated tools, tool calls, chat toggles) on `app`. */
 export function registerGatewayRoutes(app: OpenAPIHono<AppEnv>, appDeps: GatewayDeps): void {
   /** The deps of one request: its logger carries the request id. */
@@ -124,28 +138,23 @@ export function registerGatewayRoutes(app: OpenAPIHono<AppEnv>, appDeps: Gateway
       const name = c.req.valid("param").name;
       const note = callNote(restCallOrigin(c), name, appDeps.directory);
       const principal = c.get("principal");
-      const result = await audited(appDeps, note, principal, body.arguments, () =>
-        callGatewayTool(scoped(c), name, body.arguments, {
-          scope: scopeOf(principal),
-          principal,
-          signal: c.req.raw.signal,
-          note,
-          ...(body.chat ? { chat: body.chat } : {}),
-          ...(body.thread ? { thread: body.thread } : {}),
-        }),
+      // Audited as the REST caller is answered: a tool asking for input is `tool.input_required`.
+      const result = await audited(appDeps, note, principal, body.arguments, async () =>
+        restResult(
+          await callGatewayTool(scoped(c), name, body.arguments, {
+            scope: scopeOf(principal),
+            principal,
+            signal: c.req.raw.signal,
+            note,
+            ...(body.chat ? { chat: body.chat } : {}),
+            ...(body.thread ? { thread: body.thread } : {}),
+          }),
+        ),
       ).catch((error: unknown) => {
         // A per-user server the caller has not authorized at yet: the link, as the tool's answer.
         if (error instanceof AuthorizationNeeded) return authorizationNeededResult(error);
         throw error;
       });
-      if ("resultType" in result) {
-        // REST callers cannot answer: asking the user or the model needs an MCP client.
-        throw new AppError(
-          "tool.input_required",
-          "The tool needs input from the user or the model before it can answer; call it through the MCP endpoint (/mcp) with a client that can give it.",
-          { inputRequests: Object.keys(result.inputRequests ?? {}) },
-        );
-      }
       // Whole when small; else streamed part by part, so a large text is not held twice (content + text).
       return toolResultResponse(result) as never;
     },
