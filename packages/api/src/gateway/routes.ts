@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import {
   AppError,
@@ -8,7 +9,12 @@ import {
 } from "@mcpgw/core";
 import type { InputRequired, ToolCallResult } from "@mcpgw/upstream";
 import type { Context } from "hono";
-import { CONSOLE_CALL_HEADER, CSRF_HEADER } from "../console/session";
+import {
+  CONSOLE_CALL_HEADER,
+  CONSOLE_SOURCE_HEADER,
+  CONSOLE_SUB_HEADER,
+  CSRF_HEADER,
+} from "../console/session";
 import type { AppEnv, Principal } from "../env";
 import { json, jsonBody, problems, route } from "../openapi-helpers";
 import { clientAddress } from "../throttle";
@@ -71,7 +77,35 @@ export function restCallOrigin(c: Context<AppEnv>): Pick<CallNote, "plane" | "so
   const consoleCall =
     c.get("principal")?.kind === "admin" &&
     (c.req.header(CSRF_HEADER) !== undefined || c.req.header(CONSOLE_CALL_HEADER) === "1");
-  return { plane: consoleCall ? "console" : "rest", source: clientAddress(c) };
+  return {
+    plane: consoleCall ? "console" : "rest",
+    source: consoleForwarded(c)?.source ?? clientAddress(c),
+  };
+}
+
+/** The principal a REST call is audited as: the admin forwarding a console call by its session's subject. */
+function auditedCaller(c: Context<AppEnv>): Principal {
+  const principal = c.get("principal");
+  const sub = consoleForwarded(c)?.sub;
+  return sub && principal.kind === "admin" ? { ...principal, sub } : principal;
+}
+
+/** The longest provider subject honoured from a forwarded console call. */
+const MAX_FORWARDED_SUB = 255;
+
+/**
+ * Who the admin function forwarded a console call for — the session's subject and the browser's
+ * address — honoured only from the admin token itself (never a key, a user or a console session).
+ */
+function consoleForwarded(c: Context<AppEnv>): { sub?: string; source?: string } | undefined {
+  const principal = c.get("principal");
+  if (principal?.kind !== "admin" || principal.via || c.req.header(CONSOLE_CALL_HEADER) !== "1") return;
+  const sub = c.req.header(CONSOLE_SUB_HEADER);
+  const source = c.req.header(CONSOLE_SOURCE_HEADER);
+  return {
+    ...(sub && sub.length <= MAX_FORWARDED_SUB ? { sub } : {}),
+    ...(source && isIP(source) !== 0 ? { source } : {}),
+  };
 }
 
 /**
@@ -139,7 +173,7 @@ export function registerGatewayRoutes(app: OpenAPIHono<AppEnv>, appDeps: Gateway
       const note = callNote(restCallOrigin(c), name, appDeps.directory);
       const principal = c.get("principal");
       // Audited as the REST caller is answered: a tool asking for input is `tool.input_required`.
-      const result = await audited(appDeps, note, principal, body.arguments, async () =>
+      const result = await audited(appDeps, note, auditedCaller(c), body.arguments, async () =>
         restResult(
           await callGatewayTool(scoped(c), name, body.arguments, {
             scope: scopeOf(principal),
