@@ -297,4 +297,32 @@ describe("audit events of tool calls", () => {
       (await of(mcpKey.id)).map((e) => [e.plane, e.serverName, e.tool, e.outcome, e.argumentKeys]),
     ).toEqual([["mcp_server", stdio, "ping", "rate_limited", ["note"]]]);
   });
+
+  it("calls refused or failed before their server resolved are found under the server, in the list and the stats", async () => {
+    await stack.audit.flush();
+    const of = async (server: string) =>
+      (
+        (await stack.call("GET", `/v1/audit?since=${since}&server=${server}&limit=500`)).body
+          .events as AuditEvent[]
+      )
+        .filter((e) => e.type === "call")
+        .map((e) => [e.plane, e.tool, e.outcome, e.serverId]);
+    const byName = await of(http);
+    expect(byName).toEqual(
+      expect.arrayContaining([
+        ["rest", "nope", "tool.not_found", httpId],
+        ["rest", "echo", "server.not_found", httpId],
+        ["mcp", "missing", "tool.not_found", httpId],
+        ["rest", "echo", "rate_limited", httpId],
+      ]),
+    );
+    expect(await of(httpId)).toEqual(byName);
+    expect(await of(stdio)).toEqual(
+      expect.arrayContaining([["mcp_server", "ping", "rate_limited", stdioId]]),
+    );
+    const stats = await stack.call("GET", `/v1/audit/stats?server=${http}&window=hour`);
+    // The tool's own failure and the four above are the server's errors.
+    expect(stats.body.totals).toMatchObject({ calls: byName.length, errors: expect.any(Number) });
+    expect(stats.body.totals.errors).toBeGreaterThanOrEqual(5);
+  });
 });

@@ -9,7 +9,8 @@ import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { problemOf } from "../problem";
 import { requireAdmin } from "../route-groups";
-import { CONSOLE_CALL_HEADER } from "./session";
+import { clientAddress } from "../throttle";
+import { CONSOLE_CALL_HEADER, CONSOLE_SOURCE_HEADER, CONSOLE_SUB_HEADER } from "./session";
 
 /** The largest gateway answer passed back (a tool result the console shows). */
 const MAX_FORWARDED_BYTES = 16 * 1024 * 1024;
@@ -28,8 +29,9 @@ export function registerGatewayForwarding(
       headers: {
         authorization: `Bearer ${options.adminToken}`,
         accept: "application/json",
-        // The gateway audits the call as the console's (plane `console`).
+        // The gateway audits the call as the console's (plane `console`), by whom and from where.
         [CONSOLE_CALL_HEADER]: "1",
+        ...consoleCaller(c),
         ...(c.req.method === "POST" ? { "content-type": "application/json" } : {}),
       },
       ...(c.req.method === "POST" ? { body: await c.req.text() } : {}),
@@ -46,4 +48,15 @@ export function registerGatewayForwarding(
   };
   app.get("/v1/tools", requireAdmin, forward);
   app.post("/v1/tools/:name/call", requireAdmin, forward);
+}
+
+/** The headers naming the console's admin (their provider subject, if any) and the browser's address. */
+function consoleCaller(c: Context<AppEnv>): Record<string, string> {
+  const principal = c.get("principal");
+  const sub = principal?.kind === "admin" ? principal.sub : undefined;
+  const source = clientAddress(c);
+  return {
+    ...(sub ? { [CONSOLE_SUB_HEADER]: sub } : {}),
+    ...(source ? { [CONSOLE_SOURCE_HEADER]: source } : {}),
+  };
 }

@@ -22,6 +22,9 @@ export const SESSION_COOKIE = "mgw_console";
 export const CSRF_HEADER = "x-csrf-token";
 /** The header the admin function's forwarding sets on the console's tool calls to the gateway function (audited as the console's). */
 export const CONSOLE_CALL_HEADER = "x-mcpgw-console";
+/** With it: the console session's provider subject and the browser's address, audited by the gateway (admin token only). */
+export const CONSOLE_SUB_HEADER = "x-mcpgw-console-sub";
+export const CONSOLE_SOURCE_HEADER = "x-mcpgw-console-source";
 /** How long a console session lasts. */
 export const SESSION_TTL_MS = 12 * 60 * 60_000;
 

@@ -16,6 +16,7 @@ import { auditPrincipal } from "../audit-principal";
 import type { Principal } from "../env";
 import { AuthorizationNeeded } from "./authorization-needed";
 import type { GatewayDeps } from "./deps";
+import type { Directory } from "./directory";
 
 /** The most argument key names an event lists, and the longest name kept. */
 const MAX_ARGUMENT_KEYS = 64;
@@ -34,11 +35,15 @@ export interface CallNote {
   tool?: string;
 }
 
-/** A note for a call of `named` (`<server>__<tool>`, else what the caller named, kept as the tool). */
+/**
+ * A note for a call of `named` (`<server>__<tool>`, else what the caller named, kept as the tool); with
+ * the server's id from `directory`'s view as it is (no read) when it knows that server — so a call that
+ * fails or is refused before it resolves its server is still found under the server's id.
+ */
 export function callNote(
   base: Pick<CallNote, "plane" | "source" | "toolset">,
   named: string,
-  serverId?: string,
+  directory?: Pick<Directory, "cachedNamed">,
 ): CallNote {
   let parts: { server?: string; tool: string };
   try {
@@ -46,6 +51,7 @@ export function callNote(
   } catch {
     parts = { tool: named };
   }
+  const serverId = parts.server ? directory?.cachedNamed(parts.server)?.server.id : undefined;
   return {
     ...base,
     ...(serverId ? { serverId } : {}),

@@ -1,4 +1,5 @@
 import { AppError, parseQualifiedName, servingOlder, type ToolInfo } from "@mcpgw/core";
+import type { CallNote } from "./call-audit";
 import type { GatewayDeps } from "./deps";
 import { type DirectoryEntry, isAvailable } from "./directory";
 import { isThreadScoped } from "./thread-access";
@@ -75,12 +76,13 @@ function catalogTool(name: string, server: string, tool: ToolInfo): CatalogTool 
 /**
  * Resolves `<server>__<tool>` to a server that may take the call, and the upstream's own tool name.
  * With a `gate`, it decides instead of `scope`: a server it hides is `server.not_found`, a tool it
- * refuses `tool.forbidden`.
+ * refuses `tool.forbidden`. A `note` gets the server's id as soon as the server is found, so a refusal
+ * after that (unavailable, no such tool, a policy's) is audited under it.
  */
 export async function resolveTool(
   deps: GatewayDeps,
   qualified: string,
-  options: { chat?: string; scope?: ServerScope; gate?: ToolGate | undefined } = {},
+  options: { chat?: string; scope?: ServerScope; gate?: ToolGate | undefined; note?: CallNote } = {},
 ): Promise<{ entry: DirectoryEntry; tool: ToolInfo }> {
   const { server } = parseQualifiedName(qualified);
   // A server created, enabled or connected a moment ago may be newer than the cached view: looked up
@@ -93,6 +95,7 @@ export async function resolveTool(
     ),
     hiddenServers(deps, options.chat),
   ]);
+  if (entry && options.note) options.note.serverId = entry.server.id;
   if (!entry || (!options.gate && !inScope(options.scope, entry.server.id)))
     throw new AppError("server.not_found", `No server named '${server}'.`);
   if (options.gate) {

@@ -187,6 +187,11 @@ export class Directory {
     return this.current?.byId.get(id);
   }
 
+  /** Server `name`'s entry in the view as it is now (no read: as stale as the view), if known. */
+  cachedNamed(name: string): DirectoryEntry | undefined {
+    return this.current?.byName.get(name);
+  }
+
   /** Makes the next snapshot a fresh one (after this process changed something itself). */
   invalidate(): void {
     this.invalidatedAt = Date.now();

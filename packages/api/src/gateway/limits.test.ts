@@ -1,10 +1,19 @@
 import { type CallerLimitSettings, DEFAULT_CALLER_LIMITS, type RateBudget } from "@mcpgw/aws";
 import { createMemoryStore } from "@mcpgw/aws/memory";
-import { AppError, createLogger } from "@mcpgw/core";
+import { AppError, type AuditEvent, createLogger } from "@mcpgw/core";
 import { metricsForTest } from "@mcpgw/telemetry";
+import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
-import type { Principal } from "../env";
-import { CallerLimits, effectiveLimits, SharedShare, sliceOf, TokenBucket } from "./limits";
+import type { AppEnv, Principal } from "../env";
+import {
+  CallerLimits,
+  calledToolOf,
+  effectiveLimits,
+  limitRequests,
+  SharedShare,
+  sliceOf,
+  TokenBucket,
+} from "./limits";
 
 const quiet = createLogger({ level: "error", sink: () => {} });
 const keyA: Principal = { kind: "key", keyId: "key-a", serverIds: null };
@@ -226,5 +235,36 @@ describe("an instance's share of the shared budget", () => {
     );
     expect(await share.spend(0, 60)).toBe(0);
     expect(errors).toHaveLength(1);
+  });
+});
+
+describe("a refused REST tool call's audit", () => {
+  it("names the tool percent-decoded, as it stands when an escape is malformed", () => {
+    expect(calledToolOf("POST", "/v1/tools/files__read%20me/call")).toBe("files__read me");
+    expect(calledToolOf("POST", "/v1/tools/files__%E0%A4/call")).toBe("files__%E0%A4");
+    expect(calledToolOf("GET", "/v1/tools/files__read/call")).toBeUndefined();
+    expect(calledToolOf("POST", "/v1/tools")).toBeUndefined();
+  });
+
+  it("a caller over its limit calling a name with a malformed escape is refused (429) and audited", async () => {
+    const events: AuditEvent[] = [];
+    const limits = new CallerLimits({ ...settings, perMinute: 1, burst: 1 }, undefined, quiet);
+    const app = new Hono<AppEnv>();
+    app.onError((error, c) =>
+      error instanceof AppError ? c.json({ code: error.code }, 429) : c.json({ code: "internal" }, 500),
+    );
+    app.use(async (c, next) => {
+      c.set("principal", keyA);
+      await next();
+    });
+    app.use(limitRequests(limits, { audit: { record: (event) => events.push(event) } }));
+    app.post("/v1/tools/:name/call", (c) => c.json({ ok: true }));
+    const call = () => app.request("/v1/tools/files__%E0%A4/call", { method: "POST" });
+    expect((await call()).status).toBe(200);
+    const refusedCall = await call();
+    expect([refusedCall.status, await refusedCall.json()]).toEqual([429, { code: "rate_limited" }]);
+    expect(events).toEqual([
+      expect.objectContaining({ serverName: "files", tool: "%E0%A4", outcome: "rate_limited" }),
+    ]);
   });
 });

@@ -281,11 +281,28 @@ export function refusal(limit: LimitName, value: number, waitMs: number): AppErr
 const TOOL_CALL_PATH = /^\/v1\/tools\/([^/]+)\/call$/;
 
 /**
+ * The tool a REST request's path calls, percent-decoded (as it stands when an escape is malformed, as
+ * the router keeps it); undefined for any other request.
+ */
+export function calledToolOf(method: string, path: string): string | undefined {
+  const encoded = method === "POST" ? TOOL_CALL_PATH.exec(path)?.[1] : undefined;
+  if (encoded === undefined) return undefined;
+  try {
+    return decodeURIComponent(encoded);
+  } catch {
+    return encoded;
+  }
+}
+
+/**
  * The data plane's REST routes admitted by `limits`: each request is a call, in flight until its
  * handler has answered (a result is whole by then); over a limit it is 429 `rate_limited` with
  * `Retry-After` (a tool call's refusal audited through `deps.audit`).
  */
-export function limitRequests(limits: CallerLimits, deps: Pick<GatewayDeps, "audit"> = {}) {
+export function limitRequests(
+  limits: CallerLimits,
+  deps: Partial<Pick<GatewayDeps, "audit" | "directory">> = {},
+) {
   return createMiddleware<AppEnv>(async function limitRequests(c, next) {
     let release: () => void;
     try {
@@ -293,11 +310,11 @@ export function limitRequests(limits: CallerLimits, deps: Pick<GatewayDeps, "aud
       release = admitted instanceof Promise ? await admitted : admitted;
     } catch (error) {
       // A refused tool call is audited as one (its body unread: no argument names).
-      const tool = c.req.method === "POST" ? TOOL_CALL_PATH.exec(c.req.path)?.[1] : undefined;
+      const tool = calledToolOf(c.req.method, c.req.path);
       if (tool && error instanceof AppError) {
         auditRefused(
           deps,
-          callNote(restCallOrigin(c), decodeURIComponent(tool)),
+          callNote(restCallOrigin(c), tool, deps.directory),
           c.get("principal"),
           undefined,
           error.code,

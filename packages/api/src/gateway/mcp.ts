@@ -222,7 +222,7 @@ function auditRefusedMcpCall(
   if (method !== "tools/call" || typeof name !== "string") return;
   const plane = at.toolset !== undefined ? "mcp_set" : at.server !== undefined ? "mcp_server" : "mcp";
   const named = at.server !== undefined ? qualifyToolName(at.server, name) : name;
-  const note = callNote({ plane, source: clientAddress(c), toolset: at.toolset }, named);
+  const note = callNote({ plane, source: clientAddress(c), toolset: at.toolset }, named, deps.directory);
   const given = typeof args === "object" && args !== null && !Array.isArray(args) ? args : {};
   auditRefused(deps, note, c.get("principal"), given as Record<string, unknown>, code);
 }

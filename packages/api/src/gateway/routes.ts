@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import {
   AppError,
@@ -6,8 +7,14 @@ import {
   parseQualifiedName,
   QUALIFIED_NAME_PATTERN,
 } from "@mcpgw/core";
+import type { InputRequired, ToolCallResult } from "@mcpgw/upstream";
 import type { Context } from "hono";
-import { CONSOLE_CALL_HEADER, CSRF_HEADER } from "../console/session";
+import {
+  CONSOLE_CALL_HEADER,
+  CONSOLE_SOURCE_HEADER,
+  CONSOLE_SUB_HEADER,
+  CSRF_HEADER,
+} from "../console/session";
 import type { AppEnv, Principal } from "../env";
 import { json, jsonBody, problems, route } from "../openapi-helpers";
 import { clientAddress } from "../throttle";
@@ -70,7 +77,48 @@ export function restCallOrigin(c: Context<AppEnv>): Pick<CallNote, "plane" | "so
   const consoleCall =
     c.get("principal")?.kind === "admin" &&
     (c.req.header(CSRF_HEADER) !== undefined || c.req.header(CONSOLE_CALL_HEADER) === "1");
-  return { plane: consoleCall ? "console" : "rest", source: clientAddress(c) };
+  return {
+    plane: consoleCall ? "console" : "rest",
+    source: consoleForwarded(c)?.source ?? clientAddress(c),
+  };
+}
+
+/** The principal a REST call is audited as: the admin forwarding a console call by its session's subject. */
+function auditedCaller(c: Context<AppEnv>): Principal {
+  const principal = c.get("principal");
+  const sub = consoleForwarded(c)?.sub;
+  return sub && principal.kind === "admin" ? { ...principal, sub } : principal;
+}
+
+/** The longest provider subject honoured from a forwarded console call. */
+const MAX_FORWARDED_SUB = 255;
+
+/**
+ * Who the admin function forwarded a console call for — the session's subject and the browser's
+ * address — honoured only from the admin token itself (never a key, a user or a console session).
+ */
+function consoleForwarded(c: Context<AppEnv>): { sub?: string; source?: string } | undefined {
+  const principal = c.get("principal");
+  if (principal?.kind !== "admin" || principal.via || c.req.header(CONSOLE_CALL_HEADER) !== "1") return;
+  const sub = c.req.header(CONSOLE_SUB_HEADER);
+  const source = c.req.header(CONSOLE_SOURCE_HEADER);
+  return {
+    ...(sub && sub.length <= MAX_FORWARDED_SUB ? { sub } : {}),
+    ...(source && isIP(source) !== 0 ? { source } : {}),
+  };
+}
+
+/**
+ * A tool call's answer to a REST caller: its result, or `tool.input_required` when the tool asks
+ * for input (asking the user or the model needs an MCP client): 409.
+ */
+export function restResult(answer: ToolCallResult | InputRequired): ToolCallResult {
+  if (!("resultType" in answer)) return answer;
+  throw new AppError(
+    "tool.input_required",
+    "The tool needs input from the user or the model before it can answer; call it through the MCP endpoint (/mcp) with a client that can give it.",
+    { inputRequests: Object.keys(answer.inputRequests ?? {}) },
+  );
 }
 
 /** Registers the data-plane routes (aggregated tools, tool calls, chat toggles) on `app`. */
@@ -122,30 +170,25 @@ export function registerGatewayRoutes(app: OpenAPIHono<AppEnv>, appDeps: Gateway
       const body = given.arguments === undefined ? CallRequest.parse(given) : given;
       assertJsonDepth(body.arguments, "Tool-call arguments");
       const name = c.req.valid("param").name;
-      const note = callNote(restCallOrigin(c), name);
+      const note = callNote(restCallOrigin(c), name, appDeps.directory);
       const principal = c.get("principal");
-      const result = await audited(appDeps, note, principal, body.arguments, () =>
-        callGatewayTool(scoped(c), name, body.arguments, {
-          scope: scopeOf(principal),
-          principal,
-          signal: c.req.raw.signal,
-          note,
-          ...(body.chat ? { chat: body.chat } : {}),
-          ...(body.thread ? { thread: body.thread } : {}),
-        }),
+      // Audited as the REST caller is answered: a tool asking for input is `tool.input_required`.
+      const result = await audited(appDeps, note, auditedCaller(c), body.arguments, async () =>
+        restResult(
+          await callGatewayTool(scoped(c), name, body.arguments, {
+            scope: scopeOf(principal),
+            principal,
+            signal: c.req.raw.signal,
+            note,
+            ...(body.chat ? { chat: body.chat } : {}),
+            ...(body.thread ? { thread: body.thread } : {}),
+          }),
+        ),
       ).catch((error: unknown) => {
         // A per-user server the caller has not authorized at yet: the link, as the tool's answer.
         if (error instanceof AuthorizationNeeded) return authorizationNeededResult(error);
         throw error;
       });
-      if ("resultType" in result) {
-        // REST callers cannot answer: asking the user or the model needs an MCP client.
-        throw new AppError(
-          "tool.input_required",
-          "The tool needs input from the user or the model before it can answer; call it through the MCP endpoint (/mcp) with a client that can give it.",
-          { inputRequests: Object.keys(result.inputRequests ?? {}) },
-        );
-      }
       // Whole when small; else streamed part by part, so a large text is not held twice (content + text).
       return toolResultResponse(result) as never;
     },
