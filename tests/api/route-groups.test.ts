@@ -10,7 +10,7 @@ import { createTestApp, TEST_ADMIN_TOKEN } from "../support/app";
 // biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document is walked, not typed
 type Json = any;
 
-const ADMIN_TAGS = new Set(["servers", "secrets", "keys", "access", "toolsets"]);
+const ADMIN_TAGS = new Set(["servers", "secrets", "keys", "access", "toolsets", "audit"]);
 
 describe("route groups", () => {
   it("every admin operation refuses a client key (403); every client operation lets it through", async () => {
