@@ -18,10 +18,13 @@ import { ensureSchemathesis, runSchemathesis, SCHEMATHESIS_REQUIREMENT } from ".
 import { reaches } from "../support/servers";
 import { type Stack, startStack } from "../support/stack";
 
-/** Test cases per operation and phase: about 1,600 requests in all phases, some 45 s. */
+/** Test cases per operation and phase: about 3,500 requests in all phases over 46 operations, some 130 s. */
 const MAX_EXAMPLES = 10;
-/** The whole run's hard deadline: st is killed then, and the test fails. */
-const DEADLINE_MS = 110_000;
+/**
+ * The whole run's hard deadline: st is killed then, and the test fails. Issue 28's audit routes and
+ * each admin change's audit event took the run from under 110 s to 131 s (on a quiet machine).
+ */
+const DEADLINE_MS = 180_000;
 
 /** Upstream fetch for this suite: loopback only, anything else fails as an unreachable host would. */
 function loopbackOnly(): typeof fetch {
