@@ -35,6 +35,11 @@ export interface CallNote {
   tool?: string;
 }
 
+/** The plane of an MCP endpoint: a tool set's, one server's (`/mcp/{server}`), or the aggregate `/mcp`. */
+export function mcpPlane(at: { toolset: string | undefined; server: string | undefined }): AuditPlane {
+  return at.toolset !== undefined ? "mcp_set" : at.server !== undefined ? "mcp_server" : "mcp";
+}
+
 /**
  * A note for a call of `named` (`<server>__<tool>`, else what the caller named, kept as the tool); with
  * the server's id from `directory`'s view as it is (no read) when it knows that server — so a call that

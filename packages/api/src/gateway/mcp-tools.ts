@@ -21,7 +21,7 @@ import {
 } from "@modelcontextprotocol/server";
 import { AuthorizationNeeded, authorizationNeededResult } from "./authorization-needed";
 import { callGatewayTool } from "./call";
-import { audited, type CallNote, callNote } from "./call-audit";
+import { audited, type CallNote, callNote, mcpPlane } from "./call-audit";
 import { type CatalogTool, listTools as listCatalogTools } from "./catalogue";
 import { toMcpError } from "./mcp-errors";
 import { gatewayUri } from "./mcp-names";
@@ -164,7 +164,7 @@ function callListedTool(
 ) {
   const caller = callerOf(ctx);
   const note: CallNote = {
-    plane: gateway.toolset !== undefined ? "mcp_set" : gateway.endpoint ? "mcp_server" : "mcp",
+    plane: mcpPlane({ toolset: gateway.toolset, server: gateway.endpoint }),
     source: caller.source,
     toolset: gateway.toolset,
     ...(gateway.endpoint ? { serverName: gateway.endpoint } : {}),

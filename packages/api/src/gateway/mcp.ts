@@ -8,7 +8,7 @@ import { problemOf } from "../problem";
 import type { RouteGroup } from "../route-groups";
 import { clientAddress } from "../throttle";
 import { toolsetIndex } from "../toolsets";
-import { auditRefused, callNote } from "./call-audit";
+import { auditRefused, callNote, mcpPlane } from "./call-audit";
 import { inScope } from "./catalogue";
 import type { GatewayDeps } from "./deps";
 import type { RequestKind } from "./limits";
@@ -220,7 +220,7 @@ function auditRefusedMcpCall(
   };
   const { name, arguments: args } = (params ?? {}) as { name?: unknown; arguments?: unknown };
   if (method !== "tools/call" || typeof name !== "string") return;
-  const plane = at.toolset !== undefined ? "mcp_set" : at.server !== undefined ? "mcp_server" : "mcp";
+  const plane = mcpPlane(at);
   const named = at.server !== undefined ? qualifyToolName(at.server, name) : name;
   const note = callNote({ plane, source: clientAddress(c), toolset: at.toolset }, named, deps.directory);
   const given = typeof args === "object" && args !== null && !Array.isArray(args) ? args : {};
