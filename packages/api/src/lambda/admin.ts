@@ -22,7 +22,6 @@ const deps = depsFromEnvironment();
 export const handler = flushingLogs(
   handle(createAdminApp({ ...deps, console: loadConsoleAssets(consoleDir) })),
   async () => {
-    await deps.audit?.flushWithin(AUDIT_INVOCATION_FLUSH_MS);
-    await flushTelemetry();
+    await Promise.all([deps.audit?.flushWithin(AUDIT_INVOCATION_FLUSH_MS), flushTelemetry()]);
   },
 );

@@ -2,7 +2,7 @@
  * An app as a Lambda response-streaming handler (a Function URL in RESPONSE_STREAM mode): the status
  * and headers go first, then the body as the app produces it, so SSE events reach the client one by one.
  */
-import { flushLogs } from "@mcpgw/core";
+import { flushingLogs } from "@mcpgw/core";
 import { flushTelemetry } from "@mcpgw/telemetry";
 import type { Env, Hono, Schema } from "hono";
 import { streamHandle } from "hono/aws-lambda";
@@ -46,14 +46,15 @@ export function streamingHandler<E extends Env, S extends Schema, B extends stri
 ): StreamingHandler {
   // Typed as a buffered handler by hono; it is the (event, responseStream, context) one.
   const respond = streamHandle(app) as unknown as StreamingHandler;
-  return awslambda.streamifyResponse(async (event, responseStream, context) => {
-    context.callbackWaitsForEmptyEventLoop = false;
-    try {
-      await respond(event, responseStream, context);
-    } finally {
-      await beforeReturn?.();
-      flushLogs();
-      await flushTelemetry();
-    }
-  });
+  return awslambda.streamifyResponse(
+    flushingLogs(
+      async (event: unknown, responseStream: NodeJS.WritableStream, context: StreamingContext) => {
+        context.callbackWaitsForEmptyEventLoop = false;
+        await respond(event, responseStream, context);
+      },
+      async () => {
+        await Promise.all([beforeReturn?.(), flushTelemetry()]);
+      },
+    ),
+  );
 }
