@@ -97,7 +97,8 @@ describe("console: tool governance", () => {
     await page.getByRole("heading", { name: /Pending changes/ }).waitFor({ state: "detached" });
     expect((await statusOf("docs", (status) => status.pendingChanges === 0)).pendingChanges).toBe(0);
     expect(await describedAs("docs__wipe")).toBeUndefined();
-  });
+    // A reconnect, two probes and a dozen page waits: one loaded CI run passed 30 s.
+  }, 60_000);
 
   it("sets a server's pinning in its form", async () => {
     const { page } = ui;
