@@ -5,7 +5,7 @@
  */
 
 import { consoleAdminEnvironment, oidcLink } from "./auth";
-import { nodejs } from "./bundling";
+import { NODE_OPTIONS, nodejs } from "./bundling";
 import { consoleDist } from "./console";
 import { inspectJobQueue, jobsLink } from "./queue";
 import { runnerLink, vpc } from "./runner";
@@ -31,6 +31,7 @@ const tokenAuthMethod = typeof settings.signIn === "object" ? settings.signIn.to
  * runner's too).
  */
 const environment = () => ({
+  NODE_OPTIONS,
   ALLOW_PRIVATE_UPSTREAMS: "false",
   ...(settings.worktreeBase ? { WORKTREE_BASE: settings.worktreeBase } : {}),
   // Your own OpenID provider's client may be registered for client_secret_post (infra/auth.ts).

@@ -3,7 +3,7 @@
  * redelivered), and the health sweep on a one-minute schedule. Both are packages/worker/src/lambda.ts.
  */
 
-import { nodejs } from "./bundling";
+import { NODE_OPTIONS, nodejs } from "./bundling";
 import { inspectJobQueue, jobQueue, jobsLink } from "./queue";
 import { runnerLink, vpc } from "./runner";
 import { concurrencyOf, stageSettings } from "./stages";
@@ -26,7 +26,7 @@ export const worker = jobQueue.subscribe(
     permissions: [sealRefreshedTokens],
     vpc,
     ...concurrencyOf(stageSettings($app.stage), "worker"),
-    environment: { ALLOW_PRIVATE_UPSTREAMS: "false" },
+    environment: { NODE_OPTIONS, ALLOW_PRIVATE_UPSTREAMS: "false" },
   },
   { batch: { size: 10, partialResponses: true } },
 );
@@ -46,5 +46,6 @@ export const sweep = new sst.aws.Cron("HealthSweep", {
     timeout: "30 seconds",
     link: [tableLink, jobsLink],
     permissions: [inspectJobQueue],
+    environment: { NODE_OPTIONS },
   },
 });

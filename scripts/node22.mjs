@@ -67,10 +67,23 @@ export function ensureNode22() {
   return binary;
 }
 
-/** `env` with Node 22's directory first on PATH (unchanged when this process runs on Node 22). */
+/**
+ * The flag every deployed process runs with (infra/bundling.ts's NODE_OPTIONS): AsyncLocalStorage
+ * without a promise hook on every promise, as on Node 24.
+ */
+export const NODE_FLAGS = "--experimental-async-context-frame";
+
+/**
+ * `env` with Node 22's directory first on PATH (when this process runs on an older Node) and
+ * {@link NODE_FLAGS} in NODE_OPTIONS, so what runs locally runs as deployed.
+ */
 export function node22Env(env = process.env) {
-  if (onNode22()) return env;
-  return { ...env, PATH: `${dirname(ensureNode22())}${delimiter}${env.PATH ?? ""}` };
+  const options = env.NODE_OPTIONS ?? "";
+  const flagged = options.split(/\s+/).includes(NODE_FLAGS)
+    ? env
+    : { ...env, NODE_OPTIONS: `${options} ${NODE_FLAGS}`.trim() };
+  if (onNode22()) return flagged;
+  return { ...flagged, PATH: `${dirname(ensureNode22())}${delimiter}${env.PATH ?? ""}` };
 }
 
 /**

@@ -10,7 +10,9 @@ import { pathToFileURL } from "node:url";
 import { MAX_RECEIVE_COUNT, TABLE_KEYS, VISIBILITY_TIMEOUT_SECONDS } from "@mcpgw/aws";
 import { MAX_CALL_MS } from "@mcpgw/upstream";
 import { beforeAll, describe, expect, it, vi } from "vitest";
+import { NODE_OPTIONS } from "../../infra/bundling";
 import type { StageSettings } from "../../infra/stages";
+import { NODE_FLAGS } from "../../scripts/lib/node22";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 
@@ -230,17 +232,34 @@ describe("sst.config.ts run()", () => {
   it("serves the admin console from the admin function: its built files beside the handler, calls forwarded to the gateway", () => {
     const admin = find("Function", "Admin");
     expect(admin.environment).toEqual({
+      NODE_OPTIONS,
       ALLOW_PRIVATE_UPSTREAMS: "false",
       GATEWAY_URL: "Gateway.url",
       CONSOLE_ADMIN_GROUP: "gateway-admins",
     });
-    expect(find("Function", "Gateway").environment).toEqual({ ALLOW_PRIVATE_UPSTREAMS: "false" });
+    expect(find("Function", "Gateway").environment).toEqual({
+      NODE_OPTIONS,
+      ALLOW_PRIVATE_UPSTREAMS: "false",
+    });
     expect(admin.copyFiles).toEqual([{ from: "packages/console/dist", to: "console" }]);
     // infra/console.ts built it while the config ran.
     expect(existsSync(join(ROOT, "packages/console/dist/index.html"))).toBe(true);
     expect(readFileSync(join(ROOT, admin.handler.replace(/\.\w+$/, ".ts")), "utf8")).toMatch(
       /loadConsoleAssets\(consoleDir\)/,
     );
+  });
+
+  it("runs every function, the runner and every local process with async context frames (tracing without a promise hook per promise)", () => {
+    expect(NODE_OPTIONS).toBe("--experimental-async-context-frame");
+    expect(NODE_FLAGS).toBe(NODE_OPTIONS);
+    for (const name of ["Admin", "Gateway"])
+      expect(find("Function", name).environment.NODE_OPTIONS).toBe(NODE_OPTIONS);
+    expect(find("QueueSubscriber", "JobQueue").function.environment.NODE_OPTIONS).toBe(NODE_OPTIONS);
+    expect(find("Cron", "HealthSweep").function.environment.NODE_OPTIONS).toBe(NODE_OPTIONS);
+    const dockerfile = readFileSync(join(ROOT, "packages/runner/Dockerfile"), "utf8");
+    expect(dockerfile).toContain(`CMD ["node", "${NODE_OPTIONS}", "runner/index.mjs"]`);
+    // npm's scripts start through scripts/node22.mjs, which passes the flag on to what they run.
+    expect(process.env.NODE_OPTIONS?.split(/\s+/)).toContain(NODE_FLAGS);
   });
 
   it("streams the gateway's responses (RESPONSE_STREAM URL, a streaming handler); the admin API is buffered", () => {

@@ -82,25 +82,28 @@ export interface ActiveSpan {
   end(attributes?: Attributes, error?: string): void;
 }
 
-/** Begins a span under `parent` (the active context by default), not yet active. */
+/**
+ * Begins a span under `parent` (the active context by default), not yet active. Its attributes are set
+ * only when it records: most calls are not sampled, and the SDK would check and copy them for nothing
+ * (no sampler here reads attributes).
+ */
 export function beginSpan(
   name: string,
   options: { kind?: SpanKind; attributes?: Attributes; parent?: Context } = {},
 ): ActiveSpan {
   const parent = options.parent ?? context.active();
-  const span = tracer().startSpan(
-    name,
-    {
-      kind: options.kind ?? SpanKind.INTERNAL,
-      ...(options.attributes ? { attributes: options.attributes } : {}),
-    },
-    parent,
-  );
+  const within = trace.getSpan(parent);
+  // A local span that does not record has no recording child under any sampler here (each is parent-
+  // based, or decides by the trace id the child shares): the child is the parent itself, no new span.
+  if (within && !within.isRecording() && !within.spanContext().isRemote) return unrecorded(within, parent);
+  const span = tracer().startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL }, parent);
+  if (options.attributes && span.isRecording()) span.setAttributes(options.attributes);
   const active = trace.setSpan(parent, span);
   return {
     span,
     run: (work) => context.with(active, work),
     end(attributes, error) {
+      if (!span.isRecording()) return span.end();
       if (attributes) span.setAttributes(attributes);
       if (error !== undefined) {
         span.setAttribute("error.type", error);
@@ -108,6 +111,15 @@ export function beginSpan(
       }
       span.end();
     },
+  };
+}
+
+/** The span of an unsampled call, standing for its children too: running in it enters its context. */
+function unrecorded(span: Span, within: Context): ActiveSpan {
+  return {
+    span,
+    run: (work) => (context.active() === within ? work() : context.with(within, work)),
+    end: () => undefined,
   };
 }
 

@@ -1,4 +1,4 @@
-import { remoteContext } from "@mcpgw/core";
+import { beginSpan, remoteContext } from "@mcpgw/core";
 import { propagation, trace } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { describe, expect, it } from "vitest";
@@ -111,6 +111,46 @@ describe("with nothing to export", () => {
     expect(span.isRecording()).toBe(false);
     expect(span.spanContext().traceId).toBe("0af7651916cd43dd8448eb211c80319c");
     span.end();
+    await tracing.shutdown();
+  });
+});
+
+describe("beginSpan under a span that does not record", () => {
+  // An endpoint is set so the sampler applies; nothing is flushed, so nothing is sent to it.
+  const exporting = (sampler: string) => ({
+    OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9",
+    OTEL_TRACES_SAMPLER: sampler,
+  });
+
+  it("makes no new span: the unsampled local span stands for its children (same ids, no attributes)", async () => {
+    const tracing = startTracing({ service: "gateway", env: exporting("parentbased_always_off") });
+    const root = beginSpan("request", { attributes: { "http.route": "/mcp" } });
+    expect(root.span.isRecording()).toBe(false);
+    const child = root.run(() => beginSpan("tools/call", { attributes: { "mcp.tool": "echo" } }));
+    expect(child.span).toBe(root.span);
+    expect(root.run(() => child.run(() => trace.getActiveSpan()))).toBe(root.span);
+    child.end({ outcome: "ok" });
+    root.end();
+    await tracing.shutdown();
+  });
+
+  it("still begins a span of its own under a remote parent, and under a recording one with its attributes", async () => {
+    const tracing = startTracing({ service: "gateway", env: exporting("parentbased_always_on") });
+    const unsampled = PARENT.replace(/-01$/, "-00");
+    const remote = beginSpan("request", { parent: remoteContext({ traceparent: unsampled }) });
+    expect(remote.span.isRecording()).toBe(false);
+    expect(remote.span.spanContext().spanId).not.toBe("b7ad6b7169203331");
+    expect(remote.span.spanContext().traceId).toBe("0af7651916cd43dd8448eb211c80319c");
+    remote.end();
+    const root = beginSpan("request", { parent: remoteContext({ traceparent: PARENT }) });
+    const child = root.run(() => beginSpan("tools/call", { attributes: { "mcp.tool": "echo" } }));
+    expect(child.span.isRecording()).toBe(true);
+    expect(child.span.spanContext().spanId).not.toBe(root.span.spanContext().spanId);
+    expect((child.span as unknown as { attributes: Record<string, unknown> }).attributes).toEqual({
+      "mcp.tool": "echo",
+    });
+    child.end();
+    root.end();
     await tracing.shutdown();
   });
 });
