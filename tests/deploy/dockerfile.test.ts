@@ -15,6 +15,7 @@ import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rm
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { NODE_OPTIONS } from "../../infra/bundling";
 import { bundleOne } from "../../scripts/build";
 import { freePort } from "../../scripts/lib/processes";
 import { ensureHadolint } from "../../scripts/lib/tools";
@@ -120,7 +121,7 @@ describe("packages/runner/Dockerfile", () => {
     expect(entrypoint).toContain("--inh-caps=-all");
     expect(entrypoint).toContain(`--bounding-set=-all,${KEPT.map((cap) => `+${cap}`).join(",")}`);
     expect(last("HEALTHCHECK")?.args).toMatch(/\bCMD \[.*\/healthz/);
-    expect(execForm(last("CMD")?.args ?? "")).toEqual(["node", "runner/index.mjs"]);
+    expect(execForm(last("CMD")?.args ?? "")).toEqual(["node", NODE_OPTIONS, "runner/index.mjs"]);
     expect(all("EXPOSE").map((i) => i.args)).toContain(/\bPORT=(\d+)/.exec(last("ENV")?.args ?? "")?.[1]);
   });
 

@@ -4,11 +4,16 @@
  * flags, and Approve / Reject (Reject asks first).
  */
 import { request, seg } from "./api";
-import { ConfirmButton, Notice, Problem, useAction, usePolled, when } from "./components";
+import { ConfirmButton, Problem, useAction, usePolled, when } from "./components";
 import type { PendingChange } from "./types";
 import { valueText, visiblePieces } from "./visible-text";
 
-export function PendingChanges(props: { path: string; count: number; onDecided: () => void }) {
+/** `onDecided` gets the sentence saying what was decided, for the page to show (this list may go with it). */
+export function PendingChanges(props: {
+  path: string;
+  count: number;
+  onDecided: (sentence: string) => void;
+}) {
   const changes = usePolled(
     () => request<{ changes: PendingChange[] }>("GET", `${props.path}/changes`).then((body) => body.changes),
     0,
@@ -19,10 +24,12 @@ export function PendingChanges(props: { path: string; count: number; onDecided: 
     action.run(async () => {
       await request("POST", `${props.path}/changes/${seg(change.id)}/${decision}`);
       changes.reload();
-      props.onDecided();
-      return decision === "approve"
-        ? `Approved the change to ${change.tool}: clients now see the new definition.`
-        : `Rejected the change to ${change.tool}: clients keep the pinned definition.`;
+      props.onDecided(
+        decision === "approve"
+          ? `Approved the change to ${change.tool}: clients now see the new definition.`
+          : `Rejected the change to ${change.tool}: clients keep the pinned definition.`,
+      );
+      return "";
     });
 
   return (
@@ -34,7 +41,6 @@ export function PendingChanges(props: { path: string; count: number; onDecided: 
         The upstream changed these tools after they were pinned. Clients keep the pinned definitions (a new
         tool stays hidden) until a change is approved.
       </p>
-      <Notice text={action.notice} />
       <Problem error={action.error ?? changes.error} />
       {changes.data?.map((change) => (
         <article

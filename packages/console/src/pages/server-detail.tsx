@@ -7,7 +7,17 @@ import { assertNever } from "@mcpgw/core/exhaustive";
 import { useState } from "preact/hooks";
 import { request, seg } from "../api";
 import { CallStats } from "../call-stats";
-import { ConfirmButton, ms, Problem, StateBadge, useAction, usePolled, useSubmit, when } from "../components";
+import {
+  ConfirmButton,
+  ms,
+  Notice,
+  Problem,
+  StateBadge,
+  useAction,
+  usePolled,
+  useSubmit,
+  when,
+} from "../components";
 import { LatencyChart } from "../latency-chart";
 import { PendingChanges } from "../pending-changes";
 import { PINNING_LABELS, pendingOf, pinningOf } from "../pinning";
@@ -80,6 +90,7 @@ export function ServerDetailPage({ id }: { id: string }) {
         </div>
       </div>
       <Problem error={action.error ?? server.error} />
+      <Notice text={action.notice} />
       {s.status.authorization === "required" ? (
         <Authorize
           path={path}
@@ -88,7 +99,15 @@ export function ServerDetailPage({ id }: { id: string }) {
         />
       ) : null}
       {pendingOf(s) > 0 ? (
-        <PendingChanges path={path} count={pendingOf(s)} onDecided={server.reload} />
+        <PendingChanges
+          path={path}
+          count={pendingOf(s)}
+          onDecided={(sentence) => {
+            // Said by the page: deciding the last change removes the list, and a notice inside with it.
+            action.setNotice(sentence);
+            server.reload();
+          }}
+        />
       ) : null}
       <div class="cards">
         <div class="card">
