@@ -2,17 +2,27 @@ import { beginSpan, currentTraceId, remoteContext, SpanKind, traceFields, withTr
 import { recordToolCall, startMetrics, startTracing } from "@mcpgw/telemetry";
 
 const mode = process.argv[2] ?? "on";
-const env = mode === "on" ? { OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9", OTEL_METRIC_EXPORT_INTERVAL: "600000" } : { OTEL_SDK_DISABLED: "true" };
+const env =
+  mode === "on"
+    ? { OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9", OTEL_METRIC_EXPORT_INTERVAL: "600000" }
+    : { OTEL_SDK_DISABLED: "true" };
 startTracing({ service: "gateway", env });
 await startMetrics({ service: "gateway", env });
 const parts = process.argv[3] ?? "spans,inject,metrics,traceid";
 async function one(i: number) {
-  const request = beginSpan("POST", { kind: SpanKind.SERVER, parent: remoteContext({}), attributes: { "http.request.method": "POST" } });
+  const request = beginSpan("POST", {
+    kind: SpanKind.SERVER,
+    parent: remoteContext({}),
+    attributes: { "http.request.method": "POST" },
+  });
   await request.run(async () => {
     const call = beginSpan("tools/call bench__echo", { attributes: { a: "x" } });
     await call.run(async () => {
       if (parts.includes("traceid")) currentTraceId();
-      if (parts.includes("inject")) { traceFields(); withTraceMeta({ name: "echo", arguments: { text: "hi" } }); }
+      if (parts.includes("inject")) {
+        traceFields();
+        withTraceMeta({ name: "echo", arguments: { text: "hi" } });
+      }
       await Promise.resolve();
     });
     call.end();

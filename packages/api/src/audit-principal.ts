@@ -6,9 +6,7 @@ export function auditPrincipal(principal: Principal | undefined): AuditPrincipal
   if (!principal || principal.kind === "admin")
     return principal?.sub ? { kind: "admin", sub: principal.sub } : { kind: "admin" };
   if (principal.kind === "user") return { kind: "user", sub: principal.sub };
-  return {
-    kind: "key",
-    keyId: principal.keyId,
-    ...(principal.keyName ? { keyName: principal.keyName } : {}),
-  };
+  return principal.keyName
+    ? { kind: "key", keyId: principal.keyId, keyName: principal.keyName }
+    : { kind: "key", keyId: principal.keyId };
 }

@@ -34,7 +34,7 @@ export class LabelCap {
     private readonly maxInner = MAX_TOOLS_PER_SERVER,
   ) {}
 
-  /** The labels for (`server`, `tool`) under the caps. */
+  /** The labels for (`server`, `tool`) under the caps: a new object each time (the caller may add to it). */
   labels(server: string, tool?: string): { server: string; tool?: string } {
     let tools = this.seen.get(server);
     if (!tools) {
@@ -149,7 +149,8 @@ function makeInstruments(meter: Meter): Instruments {
 /** Counts a finished tool call and its durations (the gateway-added part is the whole less the upstream's). */
 export function recordToolCall(server: string, tool: string, outcome: string, times: CallTimes): void {
   const { calls, callDuration, upstreamDuration, gatewayDuration } = current();
-  const labels: Attributes = { ...cap.labels(server, tool), outcome };
+  const labels: Attributes = cap.labels(server, tool);
+  labels.outcome = outcome;
   calls.add(1, labels);
   callDuration.record(times.totalMs, labels);
   upstreamDuration.record(times.upstreamMs, labels);
@@ -159,7 +160,8 @@ export function recordToolCall(server: string, tool: string, outcome: string, ti
 /** Counts a worker probe of `server` (its name) and its duration; `result` is `ok` or the failure's reason. */
 export function recordProbe(server: string, result: string, durationMs: number): void {
   const { probes, probeDuration } = current();
-  const labels: Attributes = { ...cap.labels(server), result };
+  const labels: Attributes = cap.labels(server);
+  labels.result = result;
   probes.add(1, labels);
   probeDuration.record(durationMs, labels);
 }

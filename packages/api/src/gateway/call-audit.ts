@@ -127,33 +127,28 @@ function callEvent(
   },
 ): AuditEvent {
   const now = Date.now();
-  // Every name may be the caller's (an unknown tool, a path's server or set): each is clipped.
-  const [source, toolset, serverId, serverName, tool] = [
-    note.source,
-    note.toolset,
-    note.serverId,
-    note.serverName,
-    note.tool,
-  ].map((name) => (name === undefined ? undefined : clip(name)));
-  const { plane } = note;
-  return {
+  // Fields set one by one on one object: this runs on every call, and each `...(x ? { x } : {})` was
+  // an object more to collect.
+  const event: AuditEvent = {
     id: auditEventId(now),
     at: new Date(now).toISOString(),
     type: "call",
     principal: auditPrincipal(principal),
-    ...(source ? { source } : {}),
-    plane,
-    ...(serverId ? { serverId } : {}),
-    ...(serverName ? { serverName } : {}),
-    ...(tool ? { tool } : {}),
-    ...(toolset ? { toolset } : {}),
+    plane: note.plane,
     outcome: end.outcome,
     durationMs: end.durationMs,
-    ...(args ? { requestBytes: argumentBytes(args) } : {}),
-    ...(end.responseBytes === undefined ? {} : { responseBytes: end.responseBytes }),
-    ...(args ? { argumentKeys: Object.keys(args).slice(0, MAX_ARGUMENT_KEYS).map(clip) } : {}),
-    ...(end.traceId ? { traceId: end.traceId } : {}),
   };
+  // Every name may be the caller's (an unknown tool, a path's server or set): each is clipped.
+  if (note.source) event.source = clip(note.source);
+  if (note.serverId) event.serverId = clip(note.serverId);
+  if (note.serverName) event.serverName = clip(note.serverName);
+  if (note.tool) event.tool = clip(note.tool);
+  if (note.toolset) event.toolset = clip(note.toolset);
+  if (args) event.requestBytes = argumentBytes(args);
+  if (end.responseBytes !== undefined) event.responseBytes = end.responseBytes;
+  if (args) event.argumentKeys = Object.keys(args).slice(0, MAX_ARGUMENT_KEYS).map(clip);
+  if (end.traceId) event.traceId = end.traceId;
+  return event;
 }
 
 function resultOutcome(answer: object): string {
