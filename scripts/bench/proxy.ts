@@ -23,8 +23,11 @@
  * printed beside the others, since the audit trail's writes are work it does for the observed gateway
  * and not for the dark one.
  */
+import { randomUUID } from "node:crypto";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { createAwsClients, createStore, ensureResources, loadAwsConfig } from "@mcpgw/aws";
+import { type AuditEvent, auditEventId } from "@mcpgw/core";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { measure, printTable, startDevGateway, stopper, until } from "../lib/bench";
@@ -39,6 +42,8 @@ const TOKEN = "bench-admin-token";
 const TARGET = { addedP50Ms: 0.7, c16Ratio: 0.7 };
 /** Issue 28: with auditing and tracing on, p50 and c16 throughput within 5 % of off. */
 const OBSERVED_TARGET = 0.05;
+/** Events written to calibrate {@link auditWriteCost}. */
+const CALIBRATION_EVENTS = 3_000;
 
 const ALL_PATHS = ["direct", "rest", "mcp", "rest_off", "mcp_off"] as const;
 type PathName = (typeof ALL_PATHS)[number];
@@ -216,7 +221,7 @@ try {
       }
     }
   }
-  report(hopP50, phases, otlp);
+  report(hopP50, phases, otlp, await auditWriteCost(emulator.pid));
 } finally {
   await stopAll();
 }
@@ -247,11 +252,59 @@ function cpuNow(pids: {
   };
 }
 
+/**
+ * What writing one audit event costs, measured against this run's emulator after the paths ran: the
+ * emulator's CPU and the writer's (this process's, with the gateway's store and batches of 100), per
+ * event. Undefined when the emulator is not this run's own (AWS_ENDPOINT_URL was set).
+ */
+async function auditWriteCost(
+  emulatorPid: number | undefined,
+): Promise<{ emulatorMs: number; writerMs: number } | undefined> {
+  if (emulatorPid === undefined) return undefined;
+  const config = { ...loadAwsConfig(), tableName: `bench-audit-${randomUUID().slice(0, 8)}` };
+  await ensureResources(createAwsClients(config), config);
+  const store = createStore(config);
+  const now = Date.now();
+  const event = (i: number): AuditEvent => ({
+    id: auditEventId(now - 1_000 + (i % 1_000)),
+    at: new Date(now).toISOString(),
+    type: "call",
+    principal: { kind: "admin" },
+    plane: "rest",
+    serverId: "00000000-0000-4000-8000-000000000000",
+    serverName: "bench",
+    tool: "echo",
+    outcome: "ok",
+    durationMs: 1.2,
+    requestBytes: 16,
+    responseBytes: 40,
+    argumentKeys: ["text"],
+    traceId: "0af7651916cd43dd8448eb211c80319c",
+  });
+  const write = async (from: number, to: number) => {
+    for (let start = from; start < to; start += 100)
+      await store.audit.append(
+        Array.from({ length: Math.min(100, to - start) }, (_, i) => event(start + i)),
+        { retentionDays: 1 },
+      );
+  };
+  await write(0, 200); // warm: connections, the table's first writes
+  const emulatorBefore = cpuTimeMs(emulatorPid);
+  const ownBefore = process.cpuUsage();
+  await write(200, 200 + CALIBRATION_EVENTS);
+  const own = process.cpuUsage(ownBefore);
+  return {
+    emulatorMs: (cpuTimeMs(emulatorPid) - emulatorBefore) / CALIBRATION_EVENTS,
+    writerMs: (own.user + own.system) / 1000 / CALIBRATION_EVENTS,
+  };
+}
+
 /** The table, the target lines and the machine-readable `BENCH_PROXY` line. */
 function report(
   hopP50: number,
   phases: Record<PathName, Record<PhaseName, Phase>>,
   otlp: { requests: number; bytes: number },
+  auditCost: { emulatorMs: number; writerMs: number } | undefined,
 ): void {
   const throughput = (path: PathName) => phases[path].c16.latencies.length / (phases[path].c16.wallMs / 1000);
   const directP50 = percentile(phases.direct.seq.latencies, 50);
@@ -336,6 +389,14 @@ function report(
     );
   }
   // The cost of seeing everything: each observed path against the same path with it off.
+  // On these two cores the emulator is a process beside the others, and writing each call's audit event
+  // costs it CPU that AWS's DynamoDB spends elsewhere. At concurrency 16 the cores are saturated, so the
+  // throughput follows the CPU per call of all the processes: the ratio without the emulator's share is
+  // the measured one scaled by (CPU per call on) / (CPU per call on − the emulator's per event).
+  const c16CpuPerCall = (path: PathName) => {
+    const { gateway, upstream, client } = figures[path].cpuMsPerCall.c16;
+    return gateway + upstream + client;
+  };
   // Judged on the median of the rounds' paired ratios (each round's on and off batches ran back to
   // back): a burst of the machine's noise moves one round, not the verdict. The pooled ratios beside it.
   const observability: Record<
@@ -343,6 +404,7 @@ function report(
     {
       p50Ratio: number;
       c16Ratio: number;
+      c16RatioWithoutEmulatorAudit?: number;
       pooledP50Ratio: number;
       pooledC16Ratio: number;
       addedP50DeltaMs: number;
@@ -358,9 +420,13 @@ function report(
       );
     const p50Ratio = paired("seq", "p50Ms");
     const c16Ratio = paired("c16", "callsPerSec");
+    const onCpu = c16CpuPerCall(on) + (auditCost?.emulatorMs ?? 0);
     observability[on] = {
       p50Ratio,
       c16Ratio,
+      ...(auditCost
+        ? { c16RatioWithoutEmulatorAudit: (c16Ratio * onCpu) / (onCpu - auditCost.emulatorMs) }
+        : {}),
       pooledP50Ratio: figures[on].seq.p50Ms / figures[off].seq.p50Ms,
       pooledC16Ratio: figures[on].c16.callsPerSec / figures[off].c16.callsPerSec,
       addedP50DeltaMs: figures[on].addedP50Ms - figures[off].addedP50Ms,
@@ -374,9 +440,13 @@ function report(
     );
     for (const [path, o] of Object.entries(observability)) {
       console.log(
-        `  ${LABELS[path as PathName].padEnd(12)}  p50 on/off ${o.p50Ratio.toFixed(3)} (pooled ${o.pooledP50Ratio.toFixed(3)}, added p50 ${o.addedP50DeltaMs >= 0 ? "+" : ""}${ms(o.addedP50DeltaMs)} ms); c16 throughput on/off ${o.c16Ratio.toFixed(3)} (pooled ${o.pooledC16Ratio.toFixed(3)}): ${o.met ? "met" : "MISSED"}`,
+        `  ${LABELS[path as PathName].padEnd(12)}  p50 on/off ${o.p50Ratio.toFixed(3)} (pooled ${o.pooledP50Ratio.toFixed(3)}, added p50 ${o.addedP50DeltaMs >= 0 ? "+" : ""}${ms(o.addedP50DeltaMs)} ms); c16 throughput on/off ${o.c16Ratio.toFixed(3)} (pooled ${o.pooledC16Ratio.toFixed(3)}${o.c16RatioWithoutEmulatorAudit === undefined ? "" : `; ${o.c16RatioWithoutEmulatorAudit.toFixed(3)} without the emulator's audit CPU`}): ${o.met ? "met" : "MISSED"}`,
       );
     }
+    if (auditCost)
+      console.log(
+        `  one audit event's write (${CALIBRATION_EVENTS} written after the paths ran, batches of 100): the emulator ${ms(auditCost.emulatorMs)} ms CPU, its writer ${ms(auditCost.writerMs)} ms CPU (moto answers Connection: close, so every request of 25 opens a connection)`,
+      );
   }
   const rounded = JSON.parse(JSON.stringify(figures), (_key, value) =>
     typeof value === "number" && !Number.isInteger(value) ? Number(value.toFixed(3)) : value,
@@ -392,6 +462,7 @@ function report(
       met: targets,
       observability,
       otlp,
+      ...(auditCost ? { auditWriteCpuMs: auditCost } : {}),
     })}`,
   );
 }
