@@ -79,9 +79,12 @@ export const NODE_FLAGS = "--experimental-async-context-frame";
  */
 export function node22Env(env = process.env) {
   const options = env.NODE_OPTIONS ?? "";
-  const flagged = options.split(/\s+/).includes(NODE_FLAGS)
-    ? env
-    : { ...env, NODE_OPTIONS: `${options} ${NODE_FLAGS}`.trim() };
+  // Node 24 and later have async context frames by default (and may not take the experimental name).
+  const needsFlag = Number(process.versions.node.split(".")[0]) < 24;
+  const flagged =
+    !needsFlag || options.split(/\s+/).includes(NODE_FLAGS)
+      ? env
+      : { ...env, NODE_OPTIONS: `${options} ${NODE_FLAGS}`.trim() };
   if (onNode22()) return flagged;
   return { ...flagged, PATH: `${dirname(ensureNode22())}${delimiter}${env.PATH ?? ""}` };
 }

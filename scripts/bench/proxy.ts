@@ -66,7 +66,11 @@ const OBSERVED_ENV = Object.fromEntries(
   (process.env.BENCH_OBSERVED_ENV ?? "")
     .split(/\s+/)
     .filter(Boolean)
-    .map((setting) => [setting.slice(0, setting.indexOf("=")), setting.slice(setting.indexOf("=") + 1)]),
+    .map((setting) => {
+      const at = setting.indexOf("=");
+      if (at < 1) throw new Error(`BENCH_OBSERVED_ENV: "${setting}" is not NAME=value`);
+      return [setting.slice(0, at), setting.slice(at + 1)];
+    }),
 );
 /** The environment of the gateway that sees nothing. */
 const DARK_ENV = { AUDIT_SINK: "off", OTEL_SDK_DISABLED: "true" };
@@ -221,7 +225,9 @@ try {
       }
     }
   }
-  report(hopP50, phases, otlp, await auditWriteCost(emulator.pid));
+  // The calibration only where the observed gateway writes its audit events to the emulator's table.
+  const auditsToTable = (OBSERVED_ENV.AUDIT_SINK ?? "table") === "table";
+  report(hopP50, phases, otlp, auditsToTable ? await auditWriteCost(emulator.pid) : undefined);
 } finally {
   await stopAll();
 }
@@ -392,7 +398,8 @@ function report(
   // On these two cores the emulator is a process beside the others, and writing each call's audit event
   // costs it CPU that AWS's DynamoDB spends elsewhere. At concurrency 16 the cores are saturated, so the
   // throughput follows the CPU per call of all the processes: the ratio without the emulator's share is
-  // the measured one scaled by (CPU per call on) / (CPU per call on − the emulator's per event).
+  // at most the measured one scaled by (CPU per call on) / (CPU per call on − the emulator's per event)
+  // (an upper bound: the writes land partly in other batches' time, and the cores may not be saturated).
   const c16CpuPerCall = (path: PathName) => {
     const { gateway, upstream, client } = figures[path].cpuMsPerCall.c16;
     return gateway + upstream + client;
@@ -440,7 +447,7 @@ function report(
     );
     for (const [path, o] of Object.entries(observability)) {
       console.log(
-        `  ${LABELS[path as PathName].padEnd(12)}  p50 on/off ${o.p50Ratio.toFixed(3)} (pooled ${o.pooledP50Ratio.toFixed(3)}, added p50 ${o.addedP50DeltaMs >= 0 ? "+" : ""}${ms(o.addedP50DeltaMs)} ms); c16 throughput on/off ${o.c16Ratio.toFixed(3)} (pooled ${o.pooledC16Ratio.toFixed(3)}${o.c16RatioWithoutEmulatorAudit === undefined ? "" : `; ${o.c16RatioWithoutEmulatorAudit.toFixed(3)} without the emulator's audit CPU`}): ${o.met ? "met" : "MISSED"}`,
+        `  ${LABELS[path as PathName].padEnd(12)}  p50 on/off ${o.p50Ratio.toFixed(3)} (pooled ${o.pooledP50Ratio.toFixed(3)}, added p50 ${o.addedP50DeltaMs >= 0 ? "+" : ""}${ms(o.addedP50DeltaMs)} ms); c16 throughput on/off ${o.c16Ratio.toFixed(3)} (pooled ${o.pooledC16Ratio.toFixed(3)}${o.c16RatioWithoutEmulatorAudit === undefined ? "" : `; ${o.c16RatioWithoutEmulatorAudit.toFixed(3)} at most without the emulator's audit CPU`}): ${o.met ? "met" : "MISSED"}`,
       );
     }
     if (auditCost)

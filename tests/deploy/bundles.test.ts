@@ -22,6 +22,7 @@ import { basename, join, resolve } from "node:path";
 import { ReceiveMessageCommand } from "@aws-sdk/client-sqs";
 import { type AwsConfig, createStore } from "@mcpgw/aws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { NODE_OPTIONS } from "../../infra/bundling";
 import { type Bundle, type BundleFile, bundleAll } from "../../scripts/build";
 import { createTestConfig, emulatorEnv } from "../support/aws";
 import { startOtlpReceiver } from "../support/otlp-receiver";
@@ -165,6 +166,7 @@ function launch(
       SST_KEY: key,
       SST_KEY_FILE: "resource.enc",
       ALLOW_PRIVATE_UPSTREAMS: "false",
+      NODE_OPTIONS,
       ...env,
     },
     /** The invocation's result, once the process exited with `status` (its stderr for the message). */

@@ -12,6 +12,7 @@ import {
   type Span,
   SpanKind,
   SpanStatusCode,
+  TraceFlags,
   trace,
 } from "@opentelemetry/api";
 
@@ -93,9 +94,10 @@ export function beginSpan(
 ): ActiveSpan {
   const parent = options.parent ?? context.active();
   const within = trace.getSpan(parent);
-  // A local span that does not record has no recording child under any sampler here (each is parent-
+  // A local span of an unsampled trace has no sampled child under any sampler here (each is parent-
   // based, or decides by the trace id the child shares): the child is the parent itself, no new span.
-  if (within && !within.isRecording() && !within.spanContext().isRemote) return unrecorded(within, parent);
+  // The sampled flag, not isRecording(): a sampled span that has ended does not record either.
+  if (within && !sampled(within) && !within.spanContext().isRemote) return unrecorded(within, parent);
   const span = tracer().startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL }, parent);
   if (options.attributes && span.isRecording()) span.setAttributes(options.attributes);
   const active = trace.setSpan(parent, span);
@@ -112,6 +114,10 @@ export function beginSpan(
       span.end();
     },
   };
+}
+
+function sampled(span: Span): boolean {
+  return (span.spanContext().traceFlags & TraceFlags.SAMPLED) !== 0;
 }
 
 /** The span of an unsampled call, standing for its children too: running in it enters its context. */

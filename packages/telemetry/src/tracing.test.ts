@@ -1,7 +1,9 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { beginSpan, remoteContext } from "@mcpgw/core";
 import { propagation, trace } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { batchOptions, exportsTraces, samplerFromEnv, sdkDisabled, startTracing, tracesUrl } from "./tracing";
 
 const PARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
@@ -116,9 +118,15 @@ describe("with nothing to export", () => {
 });
 
 describe("beginSpan under a span that does not record", () => {
-  // An endpoint is set so the sampler applies; nothing is flushed, so nothing is sent to it.
+  // An endpoint is set so the sampler applies: a sink that takes what shutdown exports.
+  const sink = createServer((request, response) => {
+    request.resume();
+    request.on("end", () => response.writeHead(200, { "content-type": "application/json" }).end("{}"));
+  });
+  beforeAll(() => new Promise<void>((resolve) => sink.listen(0, "127.0.0.1", resolve)));
+  afterAll(() => new Promise<void>((resolve) => sink.close(() => resolve())));
   const exporting = (sampler: string) => ({
-    OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9",
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(sink.address() as AddressInfo).port}`,
     OTEL_TRACES_SAMPLER: sampler,
   });
 
@@ -151,6 +159,18 @@ describe("beginSpan under a span that does not record", () => {
     });
     child.end();
     root.end();
+    await tracing.shutdown();
+  });
+
+  it("begins a recorded span under a sampled one that has ended (no longer recording)", async () => {
+    const tracing = startTracing({ service: "gateway", env: exporting("always_on") });
+    const root = beginSpan("request");
+    root.end();
+    expect(root.span.isRecording()).toBe(false);
+    const late = root.run(() => beginSpan("tools/call"));
+    expect(late.span).not.toBe(root.span);
+    expect(late.span.isRecording()).toBe(true);
+    late.end();
     await tracing.shutdown();
   });
 });

@@ -104,7 +104,7 @@ export function ServerDetailPage({ id }: { id: string }) {
           count={pendingOf(s)}
           onDecided={(sentence) => {
             // Said by the page: deciding the last change removes the list, and a notice inside with it.
-            action.setNotice(sentence);
+            void action.run(async () => sentence);
             server.reload();
           }}
         />
