@@ -1,6 +1,17 @@
 import { type AuditEvent, auditEventId } from "@mcpgw/core";
 import { describe, expect, it } from "vitest";
-import { AUDIT_READ_BUDGET, auditItem, auditWalk, idTime, lowestIdAt, walkAudit } from "./audit";
+import {
+  AUDIT_PACK,
+  AUDIT_READ_BUDGET,
+  type AuditPack,
+  auditPackItem,
+  auditPacks,
+  auditWalk,
+  idTime,
+  lowestIdAt,
+  storedEvents,
+  walkAudit,
+} from "./audit";
 
 const event = (at: number, fields: Partial<AuditEvent> = {}): AuditEvent => ({
   id: auditEventId(at),
@@ -13,21 +24,43 @@ const event = (at: number, fields: Partial<AuditEvent> = {}): AuditEvent => ({
   ...fields,
 });
 
-/** A read over `events` as a day partition holds them, counting requests. */
+/** A read over `events` as a day partition holds them (one event an item), counting requests. */
 function reader(events: AuditEvent[]) {
-  const sorted = [...events].sort((a, b) => (a.id < b.id ? 1 : -1));
+  return packReader(
+    events.map((e) => ({ day: e.at.slice(0, 10), serverId: undefined, sk: e.id, json: JSON.stringify([e]) })),
+  );
+}
+
+/** A read over `packs` as a day partition holds them, counting requests. */
+function packReader(packs: AuditPack[]) {
+  const sorted = [...packs].sort((a, b) => (a.sk < b.sk ? 1 : -1));
   const calls = { requests: 0 };
   const read = async (day: string, range: { lower: string; upper: string }, limit: number) => {
     calls.requests++;
-    const inRange = sorted.filter(
-      (e) => e.id >= range.lower && e.id <= range.upper && e.at.slice(0, 10) === day,
-    );
+    const inRange = sorted.filter((p) => p.sk >= range.lower && p.sk <= range.upper && p.day === day);
     return {
-      items: inRange.slice(0, limit).map((e) => ({ id: e.id, event: e, bytes: JSON.stringify(e).length })),
+      items: inRange.slice(0, limit).map((p) => ({ id: p.sk, ...storedEvents({ events: p.json }) })),
       more: inRange.length > limit,
     };
   };
   return { read, calls };
+}
+
+/** Every page of a walk, followed by its cursors. */
+async function allPages(
+  filter: Parameters<typeof walkAudit>[0],
+  limit: number,
+  read: Parameters<typeof walkAudit>[2],
+): Promise<AuditEvent[]> {
+  const seen: AuditEvent[] = [];
+  let cursor: string | undefined;
+  for (let pages = 0; pages < 10_000; pages++) {
+    const page = await walkAudit(filter, { limit, ...(cursor === undefined ? {} : { cursor }) }, read);
+    seen.push(...page.events);
+    if (page.cursor === null) return seen;
+    cursor = page.cursor;
+  }
+  throw new Error("the walk did not end");
 }
 
 describe("the audit walk", () => {
@@ -89,22 +122,132 @@ describe("the audit walk", () => {
     const { read } = reader(events);
     const damaged = async (...args: Parameters<typeof read>) => {
       const got = await read(...args);
-      return { ...got, items: got.items.map((item, i) => (i === 0 ? { ...item, event: undefined } : item)) };
+      return { ...got, items: got.items.map((item, i) => (i === 0 ? { ...item, events: [] } : item)) };
     };
     const page = await walkAudit({ since: start, until: start + 10 }, { limit: 1 }, damaged);
     expect(page).toEqual({ events: [events[1]], cursor: events[1]?.id });
   });
 
-  it("an item expires the retention after its event ended, and is indexed by server only when it has one", () => {
+  it("an item expires the retention after its newest event ended, and is indexed by server only when it has one", () => {
     const at = Date.UTC(2026, 4, 5, 6, 7, 8);
-    const onServer = auditItem(event(at, { serverId: "s1" }), 30);
+    const [onServer] = auditPacks([event(at - 5, { serverId: "s1" }), event(at, { serverId: "s1" })]).map(
+      (pack) => auditPackItem(pack, 30),
+    );
     expect(onServer).toMatchObject({
       pk: "AUDIT#2026-05-05",
       kind: "AUDIT#s1#2026-05-05",
       expiresAt: at / 1000 + 30 * 86_400,
     });
-    expect(onServer.sk).toBe(onServer.kindSort);
-    expect(idTime(String(onServer.sk))).toBe(at);
-    expect(auditItem(event(at), 1)).not.toHaveProperty("kind");
+    expect(onServer?.sk).toBe(onServer?.kindSort);
+    expect(idTime(String(onServer?.sk))).toBe(at);
+    expect(auditPackItem(auditPacks([event(at)])[0]!, 1)).not.toHaveProperty("kind");
+  });
+});
+
+describe("audit packs", () => {
+  it("hold one day's events of one server, newest first, within the pack's bounds", () => {
+    const start = Date.UTC(2026, 0, 1, 23, 59, 59, 0);
+    const events = [
+      event(start, { serverId: "a" }),
+      event(start + 1, { serverId: "b" }),
+      event(start + 2, { serverId: "a" }),
+      event(start + 1_500, { serverId: "a" }), // the next day
+      event(start + 2, {}),
+    ];
+    const packs = auditPacks(events);
+    const contents = packs.map((pack) => ({
+      day: pack.day,
+      server: pack.serverId,
+      ids: storedEvents({ events: pack.json }).events.map((e) => e.id),
+    }));
+    expect(contents).toEqual(
+      expect.arrayContaining([
+        { day: "2026-01-01", server: "a", ids: [events[2]?.id, events[0]?.id] },
+        { day: "2026-01-01", server: "b", ids: [events[1]?.id] },
+        { day: "2026-01-02", server: "a", ids: [events[3]?.id] },
+        { day: "2026-01-01", server: undefined, ids: [events[4]?.id] },
+      ]),
+    );
+    expect(packs).toHaveLength(4);
+    // The same events make the same packs (a retried write overwrites the first try's).
+    const bySk = (all: AuditPack[]) => [...all].sort((a, b) => (a.sk < b.sk ? -1 : 1));
+    expect(bySk(auditPacks([...events].reverse()))).toEqual(bySk(packs));
+  });
+
+  it("are cut at their count, their size and their span", () => {
+    const start = Date.UTC(2026, 0, 1);
+    const many = Array.from({ length: AUDIT_PACK.events + 1 }, (_, i) => event(start + i));
+    expect(auditPacks(many).map((p) => storedEvents({ events: p.json }).events.length)).toEqual([100, 1]);
+    const big = Array.from({ length: 8 }, (_, i) => event(start + i, { argumentKeys: ["x".repeat(10_000)] }));
+    for (const pack of auditPacks(big)) expect(pack.json.length).toBeLessThanOrEqual(AUDIT_PACK.chars);
+    expect(auditPacks(big).length).toBeGreaterThan(1);
+    const apart = [event(start), event(start + AUDIT_PACK.spanMs + 1)];
+    expect(auditPacks(apart)).toHaveLength(2);
+  });
+
+  it("overlapping in time (processes, servers), read page by page: every event once, newest first", async () => {
+    const start = Date.UTC(2026, 0, 1, 23, 59, 50);
+    // Three writers' events over 20 s (across midnight), each writer's flushed in packs of random size.
+    let seed = 7;
+    const random = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const all: AuditEvent[] = [];
+    const packs: AuditPack[] = [];
+    for (let writer = 0; writer < 3; writer++) {
+      const mine = Array.from({ length: 400 }, () =>
+        event(start + Math.floor(random() * 20_000), {
+          serverId: `s${writer}`,
+          outcome: random() < 0.2 ? "tool_error" : "ok",
+        }),
+      ).sort((a, b) => (a.id < b.id ? -1 : 1));
+      all.push(...mine);
+      for (let i = 0; i < mine.length; ) {
+        const size = 1 + Math.floor(random() * 30);
+        packs.push(...auditPacks(mine.slice(i, i + size)));
+        i += size;
+      }
+    }
+    const newestFirst = [...all].sort((a, b) => (a.id < b.id ? 1 : -1));
+    const { read } = packReader(packs);
+    const filter = { since: start, until: start + 20_000 };
+    for (const limit of [1, 7, 50, 1_000])
+      expect((await allPages(filter, limit, read)).map((e) => e.id)).toEqual(newestFirst.map((e) => e.id));
+    const errors = newestFirst.filter((e) => e.outcome === "tool_error").map((e) => e.id);
+    expect((await allPages({ ...filter, outcome: "tool_error" }, 5, read)).map((e) => e.id)).toEqual(errors);
+    // A time range inside the packs' spans: only its events.
+    const inside = { since: start + 5_000, until: start + 6_000 };
+    expect((await allPages(inside, 3, read)).map((e) => e.id)).toEqual(
+      newestFirst
+        .filter((e) => idTime(e.id) >= inside.since && idTime(e.id) <= inside.until)
+        .map((e) => e.id),
+    );
+  });
+
+  it("more one-event items within a pack's span than a page's item budget: paging still gets through", async () => {
+    const start = Date.UTC(2026, 0, 1);
+    // Lambda's way: every event an item of its own, 3,000 of them in 1.5 s.
+    const events = Array.from({ length: 3_000 }, (_, i) => event(start + Math.floor(i / 2)));
+    const { read } = packReader(events.flatMap((e) => auditPacks([e])));
+    const seen = await allPages({ since: start, until: start + 2_000 }, 1_000, read);
+    expect(seen.map((e) => e.id)).toEqual([...events].reverse().map((e) => e.id));
+  });
+
+  it("an event written twice (a batch split after a failure) is read once", async () => {
+    const start = Date.UTC(2026, 0, 1);
+    const events = [event(start), event(start + 1), event(start + 2)];
+    // The pack of three was written, then each event alone; the newest one's item replaced the pack.
+    const packs = [...auditPacks(events), ...events.slice(0, 2).flatMap((e) => auditPacks([e]))];
+    const { read } = packReader(packs);
+    const seen = await allPages({ since: start, until: start + 10 }, 1, read);
+    expect(seen.map((e) => e.id)).toEqual([events[2]?.id, events[1]?.id, events[0]?.id]);
+  });
+
+  it("an item of one event, as written before packs, is read as a pack of one", () => {
+    const one = event(Date.UTC(2026, 0, 1));
+    expect(storedEvents({ event: JSON.stringify(one) }).events).toEqual([one]);
+    expect(storedEvents({ events: "[not json" }).events).toEqual([]);
+    expect(storedEvents({}).events).toEqual([]);
   });
 });

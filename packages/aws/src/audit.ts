@@ -1,12 +1,15 @@
 /**
  * The audit trail's store: append-only events, read newest first by time range and filters.
  *
- * Keys (within the one table and its byKind index, no index of its own):
- * - every event: `pk = AUDIT#<yyyy-mm-dd>` (the UTC day it ended), `sk = <event id>` (ids sort by
- *   time, see `auditEventId`), so a time range reads only that range of one day's partition per day;
- * - an event on a server also carries `kind = AUDIT#<serverId>#<yyyy-mm-dd>`, `kindSort = <event id>`:
- *   the byKind index (projection ALL) holds it again under a per-server, per-day partition, so
- *   `server=` reads only that server's events (one more index write per event, no extra item).
+ * Items (within the one table and its byKind index, no index of its own): a pack of events of one day
+ * and one server (or none), written together (up to {@link AUDIT_PACK}: 100 events, 64 KiB, 2 s apart):
+ * - `pk = AUDIT#<yyyy-mm-dd>` (the UTC day they ended), `sk = <its newest event's id>` (ids sort by
+ *   time, see `auditEventId`), so a time range reads only that range of one day's partition per day
+ *   (widened by a pack's span, 2 s);
+ * - a pack on a server also carries `kind = AUDIT#<serverId>#<yyyy-mm-dd>`, `kindSort = <sk>`: the
+ *   byKind index (projection ALL) holds it again under a per-server, per-day partition, so `server=`
+ *   reads only that server's events (one more index write per pack, no extra item).
+ * An item written before packs holds one `event` and is read the same way.
  *
  * What a query costs: time bounds narrow the key range (nothing outside it is read); `server` (by id)
  * reads only that server's events; `principal`, `tool`, `outcome` and `server` by a name no server has
@@ -182,33 +185,108 @@ function shorten(value: unknown, depth = 0): unknown {
   );
 }
 
-/** The stored item of an event: its keys, its server index keys, its TTL, and the event (fitted). */
-export function auditItem(original: AuditEvent, retentionDays: number): Record<string, unknown> {
-  const { event, json } = fitAuditEvent(original);
-  const at = idTime(event.id);
-  const day = auditDay(at);
+/**
+ * How events are packed into items: at most this many events, this much JSON, and this much time
+ * between a pack's oldest and newest event. A long-running process writes a second's events of a server
+ * in one item instead of one item (and one index entry) each; a Lambda invocation's one event is a pack.
+ */
+export const AUDIT_PACK = { events: 100, chars: 64 * 1024, spanMs: 2_000 } as const;
+
+/** Events of one day and one server (or none), stored as one item keyed by its newest event's id. */
+export interface AuditPack {
+  day: string;
+  serverId: string | undefined;
+  /** The newest event's id: the item's sort key. */
+  sk: string;
+  /** The fitted events' JSON, newest first. */
+  json: string;
+}
+
+/**
+ * `events` in packs (see {@link AUDIT_PACK}): grouped by the day they ended and their server, each
+ * fitted (see `fitAuditEvent`), in id order. The same events always make the same packs, so a retried
+ * write overwrites what an earlier try wrote.
+ */
+export function auditPacks(events: AuditEvent[]): AuditPack[] {
+  type Member = { id: string; json: string; serverId: string | undefined };
+  const groups = new Map<string, Member[]>();
+  for (const original of events) {
+    const { event, json } = fitAuditEvent(original);
+    const key = `${auditDay(idTime(event.id))}#${event.serverId ?? ""}`;
+    const group = groups.get(key) ?? [];
+    if (group.length === 0) groups.set(key, group);
+    group.push({ id: event.id, json, serverId: event.serverId });
+  }
+  const packs: AuditPack[] = [];
+  const close = (members: Member[]) => {
+    const newest = members.at(-1);
+    if (!newest) return;
+    packs.push({
+      day: auditDay(idTime(newest.id)),
+      serverId: newest.serverId,
+      sk: newest.id,
+      json: `[${members
+        .map((member) => member.json)
+        .reverse()
+        .join(",")}]`,
+    });
+  };
+  for (const group of groups.values()) {
+    group.sort((a, b) => (a.id < b.id ? -1 : 1));
+    let members: Member[] = [];
+    let chars = 2;
+    for (const member of group) {
+      const first = members[0];
+      if (
+        first &&
+        (members.length >= AUDIT_PACK.events ||
+          chars + member.json.length + 1 > AUDIT_PACK.chars ||
+          idTime(member.id) - idTime(first.id) > AUDIT_PACK.spanMs)
+      ) {
+        close(members);
+        members = [];
+        chars = 2;
+      }
+      members.push(member);
+      chars += member.json.length + 1;
+    }
+    close(members);
+  }
+  return packs;
+}
+
+/** The stored item of a pack: its keys, its server index keys, its TTL (from its newest event) and its events. */
+export function auditPackItem(pack: AuditPack, retentionDays: number): Record<string, unknown> {
   return {
-    pk: auditPartition(day),
-    sk: event.id,
-    ...(event.serverId
-      ? { [TABLE_KEYS.kind]: auditServerPartition(event.serverId, day), [TABLE_KEYS.kindSort]: event.id }
+    pk: auditPartition(pack.day),
+    sk: pack.sk,
+    ...(pack.serverId
+      ? { [TABLE_KEYS.kind]: auditServerPartition(pack.serverId, pack.day), [TABLE_KEYS.kindSort]: pack.sk }
       : {}),
-    [TABLE_KEYS.ttl]: Math.floor(at / 1000) + Math.round(retentionDays * 86_400),
-    // One string, not a map: cheap to marshal and to read, and its length is what a read costs.
-    event: json,
+    [TABLE_KEYS.ttl]: Math.floor(idTime(pack.sk) / 1000) + Math.round(retentionDays * 86_400),
+    // One string, not a list of maps: cheap to marshal and to read, and its length is what a read costs.
+    events: pack.json,
   };
 }
 
-/** What one read of a day's range returns: its items newest first (`event` unset when damaged). */
+/** What one read of a day's range returns: its items (packs) newest first, each with its events. */
 export interface AuditRead {
-  items: Array<{ id: string; event: AuditEvent | undefined; bytes: number }>;
+  items: Array<{ id: string; events: AuditEvent[]; bytes: number }>;
   /** More items in the range than were read. */
   more: boolean;
 }
 
+/** The highest sort key of a pack that may hold an event below `upper`: a pack spans at most spanMs. */
+function packUpper(upper: string): string {
+  return highestIdAt(idTime(upper) + AUDIT_PACK.spanMs);
+}
+
 /**
- * Pages through the walk with `read` (a day's items with ids in `[lower, upper]`, newest first, at most
- * `limit`), within {@link AUDIT_READ_BUDGET}: the store's one query loop, for the table and memory alike.
+ * Pages through the walk with `read` (a day's items with sort keys in `[lower, upper]`, newest first,
+ * at most `limit`), within {@link AUDIT_READ_BUDGET}: the store's one query loop, for the table and
+ * memory alike. Packs overlap in time (each process and server writes its own), so their events are
+ * merged: once the pack keyed `s` is read, no pack left holds an event at or above `s`, and those are
+ * given out, newest first (an event written twice, by a retry that split its batch, once).
  */
 export async function walkAudit(
   filter: AuditFilter,
@@ -218,43 +296,71 @@ export async function walkAudit(
   const { lower, upper, days, more: olderDays } = auditWalk(filter, page.cursor);
   const events: AuditEvent[] = [];
   const budget: Record<keyof typeof AUDIT_READ_BUDGET, number> = { ...AUDIT_READ_BUDGET };
-  let position = upper;
+  // Events read and not given out yet: each below `upper`, at or above `lower`.
+  let held: AuditEvent[] = [];
+  // Where the next page starts: every event at or above it is given out or filtered out.
+  let frontier = upper;
+  let last: string | undefined;
+  /** Gives out the held events at or above `floor`, newest first; the page's cursor once it is full. */
+  const release = (floor: string): string | undefined => {
+    const ready = held.filter((event) => event.id >= floor).sort((a, b) => (a.id < b.id ? 1 : -1));
+    held = held.filter((event) => event.id < floor);
+    for (const event of ready) {
+      if (event.id === last) continue;
+      last = event.id;
+      if (!matchesAudit(event, filter)) continue;
+      events.push(event);
+      if (events.length >= page.limit) return event.id;
+    }
+    return undefined;
+  };
   for (const day of days) {
-    for (let more = true; more; ) {
-      if (budget.requests <= 0 || budget.items <= 0 || budget.bytes <= 0) return { events, cursor: position };
+    let position = packUpper(upper);
+    let firstRead = true;
+    for (let more = true; more; firstRead = false) {
+      if (budget.requests <= 0 || budget.items <= 0 || budget.bytes <= 0) return { events, cursor: frontier };
       budget.requests--;
-      // Ids at `position` are read again and skipped (the range's upper end is inclusive): one more.
+      // After the first read, the item at `position` is read again and skipped (the range's upper end
+      // is inclusive): one more.
       const got = await read(day, { lower, upper: position }, Math.min(budget.items, 500) + 1);
       more = got.more;
-      for (const { id, event, bytes } of got.items) {
-        if (id >= position) continue;
-        budget.items--;
-        budget.bytes -= bytes;
-        position = id;
-        if (!event) continue;
-        if (!matchesAudit(event, filter)) continue;
-        events.push(event);
-        if (events.length >= page.limit) return { events, cursor: id };
+      for (const item of got.items) {
+        if (!firstRead && item.id >= position) continue;
+        position = item.id;
+        const inRange = item.events.filter((event) => event.id >= lower && event.id < upper);
+        // A pack above the range read only for its span (the 2 s before a page's cursor, read again)
+        // costs its request, not the page's item and byte budget: the next page always gets further.
+        if (item.id >= upper && inRange.length === 0) continue;
+        budget.items -= Math.max(1, item.events.length);
+        budget.bytes -= item.bytes;
+        held.push(...inRange);
+        const full = release(item.id);
+        if (full !== undefined) return { events, cursor: full };
+        if (item.id < frontier) frontier = item.id;
+        if (budget.items <= 0 || budget.bytes <= 0) return { events, cursor: frontier };
       }
     }
-    // Every id of this day is read: the next starts below its first millisecond.
-    position = lowestIdAt(Date.parse(`${day}T00:00:00Z`));
+    // Every item of this day is read: what is held is given out, and the next day starts below it.
+    const full = release("");
+    if (full !== undefined) return { events, cursor: full };
+    frontier = lowestIdAt(Date.parse(`${day}T00:00:00Z`));
   }
   // The walk's days ended before `since`'s: the next page starts below the last one read.
-  return { events, cursor: olderDays ? position : null };
+  return { events, cursor: olderDays ? frontier : null };
 }
 
 /** The audit trail in the table (see the module's doc for its keys and costs). */
 export function createAuditStore(ddb: DynamoDBDocumentClient, tableName: string): AuditStore {
   return {
     async append(events, { retentionDays }) {
+      const items = auditPacks(events).map((pack) => auditPackItem(pack, retentionDays));
       // The requests go out together: their serializing is one burst of the process's time, not one
       // slice between every other request's, and they take one round trip, not one each.
-      const chunks: AuditEvent[][] = [];
-      for (let start = 0; start < events.length; start += 25) chunks.push(events.slice(start, start + 25));
+      const chunks: Array<typeof items> = [];
+      for (let start = 0; start < items.length; start += 25) chunks.push(items.slice(start, start + 25));
       const results = await Promise.allSettled(
         chunks.map(async (chunk) => {
-          let requests = chunk.map((event) => ({ PutRequest: { Item: auditItem(event, retentionDays) } }));
+          let requests = chunk.map((Item) => ({ PutRequest: { Item } }));
           for (let attempt = 0; requests.length > 0; attempt++) {
             if (attempt > 5) throw new Error("DynamoDB kept audit events unprocessed in a batch write");
             if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(50 * 2 ** attempt, 1_000)));
@@ -293,7 +399,7 @@ export function createAuditStore(ddb: DynamoDBDocumentClient, tableName: string)
         return {
           items: Items.map((item) => ({
             id: String(item[byServer ? TABLE_KEYS.kindSort : TABLE_KEYS.sort]),
-            ...storedEvent(item.event),
+            ...storedEvents(item),
           })),
           more: LastEvaluatedKey !== undefined,
         };
@@ -302,14 +408,21 @@ export function createAuditStore(ddb: DynamoDBDocumentClient, tableName: string)
   };
 }
 
-/** A stored event (its JSON) and its size; a damaged one is no event. */
-export function storedEvent(stored: unknown): { event: AuditEvent | undefined; bytes: number } {
-  if (typeof stored !== "string") return { event: undefined, bytes: 0 };
+/**
+ * The events an item holds (a pack's `events`, or the `event` of an item written before packs) and its
+ * size; a damaged item or event is none.
+ */
+export function storedEvents(item: Record<string, unknown>): { events: AuditEvent[]; bytes: number } {
+  const stored = typeof item.events === "string" ? item.events : item.event;
+  if (typeof stored !== "string") return { events: [], bytes: 0 };
   try {
-    const event = JSON.parse(stored) as AuditEvent;
-    const valid = typeof event === "object" && event !== null && typeof event.id === "string";
-    return { event: valid ? event : undefined, bytes: stored.length };
+    const parsed = JSON.parse(stored) as unknown;
+    const events = (Array.isArray(parsed) ? parsed : [parsed]).filter(
+      (event): event is AuditEvent =>
+        typeof event === "object" && event !== null && typeof (event as AuditEvent).id === "string",
+    );
+    return { events, bytes: stored.length };
   } catch {
-    return { event: undefined, bytes: stored.length };
+    return { events: [], bytes: stored.length };
   }
 }

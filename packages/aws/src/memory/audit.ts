@@ -1,12 +1,11 @@
-import type { AuditEvent } from "@mcpgw/core";
-import { type AuditStore, auditDay, fitAuditEvent, idTime, storedEvent, walkAudit } from "../audit";
+import { type AuditPack, type AuditStore, auditPacks, storedEvents, walkAudit } from "../audit";
 
-/** The audit trail in memory: events as the table keeps them (JSON), read through the same walk and budget. */
+/** The audit trail in memory: packs as the table keeps them, read through the same walk and budget. */
 export function createMemoryAuditStore(): AuditStore {
-  const stored = new Map<string, { event: AuditEvent; json: string }>();
+  const stored = new Map<string, AuditPack>();
   return {
     async append(appended) {
-      for (const event of appended) stored.set(event.id, fitAuditEvent(event));
+      for (const pack of auditPacks(appended)) stored.set(pack.sk, pack);
     },
 
     query(filter, page) {
@@ -14,15 +13,17 @@ export function createMemoryAuditStore(): AuditStore {
       return walkAudit(filter, page, async (day, { lower, upper }, limit) => {
         const inRange = [...stored.values()]
           .filter(
-            ({ event }) =>
-              event.id >= lower &&
-              event.id <= upper &&
-              auditDay(idTime(event.id)) === day &&
-              (serverId === undefined || event.serverId === serverId),
+            (pack) =>
+              pack.sk >= lower &&
+              pack.sk <= upper &&
+              pack.day === day &&
+              (serverId === undefined || pack.serverId === serverId),
           )
-          .sort((a, b) => (a.event.id < b.event.id ? 1 : -1));
+          .sort((a, b) => (a.sk < b.sk ? 1 : -1));
         return {
-          items: inRange.slice(0, limit).map(({ event, json }) => ({ id: event.id, ...storedEvent(json) })),
+          items: inRange
+            .slice(0, limit)
+            .map((pack) => ({ id: pack.sk, ...storedEvents({ events: pack.json }) })),
           more: inRange.length > limit,
         };
       });
