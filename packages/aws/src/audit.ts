@@ -165,11 +165,30 @@ const SHORT_LIST = 64;
  * string clipped and every list cut short, so no event can make an item the table refuses (and a batch
  * with it). Returns its JSON too, as it is written, and whether it was shortened.
  */
-export function fitAuditEvent(event: AuditEvent): { event: AuditEvent; json: string; shortened: boolean } {
+export function fitAuditEvent(event: AuditEvent): AuditFit {
+  const known = fits.get(event);
+  if (known) return known;
   const json = JSON.stringify(event);
-  if (json.length <= AUDIT_EVENT_MAX_CHARS) return { event, json, shortened: false };
+  if (json.length <= AUDIT_EVENT_MAX_CHARS) return remember(event, { event, json, shortened: false });
   const short = shorten(event) as AuditEvent;
-  return { event: short, json: JSON.stringify(short), shortened: true };
+  const fit = remember(event, { event: short, json: JSON.stringify(short), shortened: true });
+  remember(short, { event: short, json: fit.json, shortened: false });
+  return fit;
+}
+
+/** An event as it is stored, its JSON, and whether it had to be shortened. */
+export interface AuditFit {
+  event: AuditEvent;
+  json: string;
+  shortened: boolean;
+}
+
+/** Events already fitted (the writer fits each to count what it shortens, the store packs them): once each (an event is not changed once recorded). */
+const fits = new WeakMap<AuditEvent, AuditFit>();
+
+function remember(event: AuditEvent, fit: AuditFit): AuditFit {
+  fits.set(event, fit);
+  return fit;
 }
 
 /** A value with its strings clipped and its lists cut short, two levels deep (an event's shape). */
