@@ -187,6 +187,9 @@ export class AuditWriter implements AuditLog {
     if (!refusedAsInvalid(lastError) || batch.length === 1) return { failed: batch.length, error: lastError };
     let failed = 0;
     let error: unknown;
+    // Each event again as a pack of one. A pack of the batch that was stored is replaced by its newest
+    // event's own item (the same key), so an older event of it whose own write then fails is lost with
+    // it — and counted among the failed, as every event of a failing write is.
     for (const event of batch) {
       const one = await this.deliver([event]);
       failed += one.failed;

@@ -234,6 +234,31 @@ describe("audit packs", () => {
     expect(seen.map((e) => e.id)).toEqual([...events].reverse().map((e) => e.id));
   });
 
+  it("packs reaching over a page's top from above, more than a page's budget: paging still gets through", async () => {
+    const until = Date.UTC(2026, 0, 1, 12);
+    // 25 servers, each a pack of 100 events over the 2 s around `until`, and older events one an item.
+    const packs: AuditPack[] = [];
+    const all: AuditEvent[] = [];
+    for (let server = 0; server < 25; server++) {
+      const mine = Array.from({ length: 100 }, (_, i) =>
+        event(until - 990 + i * 20, { serverId: `s${server}` }),
+      );
+      all.push(...mine);
+      packs.push(...auditPacks(mine));
+    }
+    const older = Array.from({ length: 300 }, (_, i) => event(until - 60_000 + i));
+    all.push(...older);
+    packs.push(...older.flatMap((e) => auditPacks([e])));
+    const { read } = packReader(packs);
+    const filter = { since: until - 60_000, until };
+    const expected = all
+      .filter((e) => idTime(e.id) <= until)
+      .sort((a, b) => (a.id < b.id ? 1 : -1))
+      .map((e) => e.id);
+    for (const limit of [100, 1_000])
+      expect((await allPages(filter, limit, read)).map((e) => e.id)).toEqual(expected);
+  });
+
   it("an event written twice (a batch split after a failure) is read once", async () => {
     const start = Date.UTC(2026, 0, 1);
     const events = [event(start), event(start + 1), event(start + 2)];

@@ -337,7 +337,10 @@ export async function walkAudit(
     let position = packUpper(upper);
     let firstRead = true;
     for (let more = true; more; firstRead = false) {
-      if (budget.requests <= 0 || budget.items <= 0 || budget.bytes <= 0) return { events, cursor: frontier };
+      // A page ends on its budget only once it got below `upper`: the packs above it (read again for
+      // their span) cannot use the budget up and hand back the cursor the page was given.
+      if (frontier < upper && (budget.requests <= 0 || budget.items <= 0 || budget.bytes <= 0))
+        return { events, cursor: frontier };
       budget.requests--;
       // After the first read, the item at `position` is read again and skipped (the range's upper end
       // is inclusive): one more.
@@ -348,15 +351,15 @@ export async function walkAudit(
         position = item.id;
         const inRange = item.events.filter((event) => event.id >= lower && event.id < upper);
         // A pack above the range read only for its span (the 2 s before a page's cursor, read again)
-        // costs its request, not the page's item and byte budget: the next page always gets further.
+        // costs its request, not the page's item and byte budget; one reaching into it, its events there.
         if (item.id >= upper && inRange.length === 0) continue;
-        budget.items -= Math.max(1, item.events.length);
-        budget.bytes -= item.bytes;
+        budget.items -= item.id >= upper ? inRange.length : Math.max(1, item.events.length);
+        if (item.id < upper) budget.bytes -= item.bytes;
         held.push(...inRange);
         const full = release(item.id);
         if (full !== undefined) return { events, cursor: full };
         if (item.id < frontier) frontier = item.id;
-        if (budget.items <= 0 || budget.bytes <= 0) return { events, cursor: frontier };
+        if (frontier < upper && (budget.items <= 0 || budget.bytes <= 0)) return { events, cursor: frontier };
       }
     }
     // Every item of this day is read: what is held is given out, and the next day starts below it.
