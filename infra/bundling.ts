@@ -9,7 +9,7 @@ export const nodejs = { plugins: "./scripts/esbuild-plugins.mjs", splitting: tru
 /**
  * Node flags for every deployed process. AsyncLocalStorage (OpenTelemetry's context manager) on Node 22
  * runs a promise hook on every promise the process makes; `--experimental-async-context-frame` (Node
- * 24's default) carries the context with the promise instead, which halves what tracing costs a call
+ * 24's default) carries the context with the promise instead, which takes that cost off every call
  * (`npm run bench -- proxy`). Lambda reads NODE_OPTIONS; the runner's image passes the flag to `node`.
  */
 export const NODE_OPTIONS = "--experimental-async-context-frame";

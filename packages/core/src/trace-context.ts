@@ -116,6 +116,7 @@ export function beginSpan(
   };
 }
 
+/** Whether `span`'s trace is sampled (recorded), ended or not. */
 function sampled(span: Span): boolean {
   return (span.spanContext().traceFlags & TraceFlags.SAMPLED) !== 0;
 }
