@@ -11,6 +11,7 @@
  *
  *   BENCH_ROUNDS  rounds (default 10); each path runs one batch per round and phase, in rotating order
  *   BENCH_CALLS   calls per batch (default 200)
+ *   BENCH_WARMUP_S  seconds of untimed calls on every path first (default 20)
  *   BENCH_NODE_ARGS  node flags for the gateway processes, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`
  *   BENCH_PATHS   the gateway paths to measure besides direct, comma-separated (default
  *                 `rest,mcp,rest_off,mcp_off`): one alone makes a profile of that path
@@ -35,6 +36,7 @@ import { startEmulator } from "../lib/emulator";
 import { cpuTimeMs, percentile, startTsProcess } from "../lib/processes";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
+const WARMUP_MS = 1000 * Number(process.env.BENCH_WARMUP_S ?? 20);
 const CALLS_PER_ROUND = Number(process.env.BENCH_CALLS ?? 200);
 const CONCURRENCY = 16;
 const TOKEN = "bench-admin-token";
@@ -191,17 +193,18 @@ try {
   const upstreamPid = upstream.child.pid!;
   const gatewayUrl = observed.url;
 
-  // The floor any HTTP front adds: one loopback round trip to the gateway that does nothing.
-  const hop = async () => void (await (await fetch(`${gatewayUrl}/healthz`)).arrayBuffer());
-  await measure(hop, 200, 1);
-  const hopP50 = percentile(await measure(hop, 1000, 1), 50);
-
-  // The observed gateway loads its span exporter at its first export (a module `npm run dev` compiles
-  // then, which a deployed bundle does not): calls until it has exported once, before anything is
-  // timed — as many on every path, so that no gateway is warmer than the other.
-  for (const started = Date.now(); otlp.requests === 0 && Date.now() - started < 20_000; )
+  // Warm-up, as many calls on every path so that no gateway is warmer than the other: for WARMUP_MS
+  // (a dev gateway's code reaches its steady speed only after some thousand calls: timed earlier, one
+  // gateway's CPU per call read 50 % higher after 5 s of warm-up than after 20 s), and until the observed
+  // gateway has exported once (it loads its span exporter then, a module `npm run dev` compiles at that
+  // point and a deployed bundle does not).
+  const warming = Date.now();
+  while (
+    Date.now() - warming < WARMUP_MS ||
+    (otlp.requests === 0 && Date.now() - warming < WARMUP_MS + 20_000)
+  )
     for (const path of PATHS) await measure(calls[path], 50, 1);
-  if (otlp.requests === 0) console.error("the observed gateway exported nothing in 20 s: timing it cold");
+  if (otlp.requests === 0) console.error("the observed gateway exported nothing: timing it cold");
 
   const phases = {} as Record<PathName, Record<PhaseName, Phase>>;
   for (const path of PATHS) {
@@ -211,13 +214,7 @@ try {
     const concurrency = phase === "seq" ? 1 : CONCURRENCY;
     for (const path of PATHS) await measure(calls[path], 50, concurrency); // warm every path
     for (let round = 0; round < ROUNDS; round++) {
-      // Rotating order: no path always runs first (or right after another's burst) on a noisy machine;
-      // each observed path and its dark twin run back to back, which of them first alternating.
-      const units = [["direct"], ...PAIRS.map((pair) => (round % 2 === 0 ? [...pair] : [...pair].reverse()))]
-        .map((unit) => unit.filter((path): path is PathName => PATHS.includes(path as PathName)))
-        .filter((unit) => unit.length > 0);
-      const order = units.flatMap((_, i) => units[(i + round) % units.length]!);
-      for (const path of order) {
+      for (const path of roundOrder(round)) {
         const into = phases[path][phase];
         const pids = { gateway: gatewayPid[path], upstream: upstreamPid, emulator: emulator.pid };
         const before = cpuNow(pids);
@@ -232,6 +229,14 @@ try {
       }
     }
   }
+  // The floor any HTTP front adds: one loopback round trip to the gateway that does nothing. Measured
+  // last: a gateway that served a burst of these first spent ~0.1 ms more CPU per call at c16 for the
+  // rest of the run (an A/A run read it as a 10 % throughput gap between two identical gateways).
+  // Both gateways serve as many, so that their processes' profiles (BENCH_NODE_ARGS) compare.
+  const hopTo = (url: string) => async () => void (await (await fetch(`${url}/healthz`)).arrayBuffer());
+  for (const url of [gatewayUrl, dark.url]) await measure(hopTo(url), 200, 1);
+  const hopP50 = percentile(await measure(hopTo(gatewayUrl), 1000, 1), 50);
+  await measure(hopTo(dark.url), 1000, 1);
   // The calibration only where the observed gateway writes its audit events to the emulator's table.
   const auditsToTable = (OBSERVED_ENV.AUDIT_SINK ?? "table") === "table";
   report(hopP50, phases, otlp, auditsToTable ? await auditWriteCost(emulator.pid) : undefined);
@@ -310,6 +315,20 @@ async function auditWriteCost(
     emulatorMs: (cpuTimeMs(emulatorPid) - emulatorBefore) / CALIBRATION_EVENTS,
     writerMs: (own.user + own.system) / 1000 / CALIBRATION_EVENTS,
   };
+}
+
+/**
+ * The paths of `round`, in order: direct first, then each observed path and its dark twin back to back,
+ * the pairs rotating and which twin goes first alternating. No path runs twice in a row, and each twin
+ * follows the same paths as often as the other: a path right after itself runs warmer (its process's
+ * caches hot), which once read as a 10 % throughput gap between two identical gateways.
+ */
+function roundOrder(round: number): PathName[] {
+  const pairs = PAIRS.map((pair) => pair.filter((path) => PATHS.includes(path)))
+    .filter((pair) => pair.length > 0)
+    .map((pair) => (round % 2 === 0 ? pair : [...pair].reverse()));
+  const turn = Math.floor(round / 2) % Math.max(1, pairs.length);
+  return ["direct", ...[...pairs.slice(turn), ...pairs.slice(0, turn)].flat()];
 }
 
 /** The table, the target lines and the machine-readable `BENCH_PROXY` line. */

@@ -26,6 +26,12 @@ describe("where metrics go", () => {
     expect(metricsExport({ OTEL_SDK_DISABLED: "TRUE", OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318" })).toBe(
       "off",
     );
+    expect(
+      metricsExport({ OTEL_METRICS_EXPORTER: " None ", OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318" }),
+    ).toBe("off");
+    expect(
+      metricsExport({ OTEL_TRACES_EXPORTER: "none", OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318" }),
+    ).toBe("otlp");
   });
 
   it("reads the export interval and the service name from the standard variables", () => {

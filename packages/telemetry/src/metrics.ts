@@ -19,7 +19,7 @@ import {
 import { EmfExporter } from "./emf";
 import { registerInstruments } from "./instruments";
 import type { LocalReader } from "./prometheus";
-import { sdkDisabled, type TelemetryService } from "./tracing";
+import { exporterNone, sdkDisabled, type TelemetryService } from "./tracing";
 
 /** Where a process's metrics go (`off`: OTEL_SDK_DISABLED=true, no provider at all). */
 export type MetricsExport = "otlp" | "emf" | "local" | "off";
@@ -53,7 +53,7 @@ export function serviceName(service: TelemetryService, env: NodeJS.ProcessEnv = 
 
 /** Where metrics go under `env` (see the module's doc). */
 export function metricsExport(env: NodeJS.ProcessEnv = process.env): MetricsExport {
-  if (sdkDisabled(env)) return "off";
+  if (sdkDisabled(env) || exporterNone(env.OTEL_METRICS_EXPORTER)) return "off";
   if (env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT?.trim())
     return "otlp";
   const onAws =

@@ -4,7 +4,15 @@ import { beginSpan, remoteContext } from "@mcpgw/core";
 import { propagation, trace } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { batchOptions, exportsTraces, samplerFromEnv, sdkDisabled, startTracing, tracesUrl } from "./tracing";
+import {
+  batchOptions,
+  exporterNone,
+  exportsTraces,
+  samplerFromEnv,
+  sdkDisabled,
+  startTracing,
+  tracesUrl,
+} from "./tracing";
 
 const PARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
 
@@ -95,6 +103,23 @@ describe("OTEL_SDK_DISABLED", () => {
     expect(sdkDisabled({ OTEL_SDK_DISABLED: "false" })).toBe(false);
     expect(sdkDisabled({})).toBe(false);
     const tracing = startTracing({ service: "gateway", env: { OTEL_SDK_DISABLED: "true" } });
+    const span = trace.getTracer("t").startSpan("s");
+    expect(span.isRecording()).toBe(false);
+    expect(span.spanContext().traceId).toBe("00000000000000000000000000000000");
+    span.end();
+    await tracing.shutdown();
+  });
+});
+
+describe("OTEL_TRACES_EXPORTER=none", () => {
+  it("turns tracing alone off: no provider, spans are no-ops with no trace id", async () => {
+    expect(exporterNone(" NONE ")).toBe(true);
+    expect(exporterNone("otlp")).toBe(false);
+    expect(exporterNone(undefined)).toBe(false);
+    const tracing = startTracing({
+      service: "gateway",
+      env: { OTEL_TRACES_EXPORTER: "none", OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9" },
+    });
     const span = trace.getTracer("t").startSpan("s");
     expect(span.isRecording()).toBe(false);
     expect(span.spanContext().traceId).toBe("00000000000000000000000000000000");

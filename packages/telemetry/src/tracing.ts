@@ -44,6 +44,11 @@ export function sdkDisabled(env: Env): boolean {
   return env.OTEL_SDK_DISABLED?.trim().toLowerCase() === "true";
 }
 
+/** An OTEL_{TRACES,METRICS}_EXPORTER value of `none` (the OTel standard way to turn one signal off). */
+export function exporterNone(value: string | undefined): boolean {
+  return value?.trim().toLowerCase() === "none";
+}
+
 /**
  * Registers tracing for this process (once: later calls return the first's; nothing under
  * OTEL_SDK_DISABLED=true). Sampler from
@@ -54,7 +59,7 @@ export function sdkDisabled(env: Env): boolean {
 export function startTracing(options: { service: TelemetryService; env?: Env }): Tracing {
   if (started) return started;
   const env = options.env ?? process.env;
-  if (sdkDisabled(env)) return DISABLED;
+  if (sdkDisabled(env) || exporterNone(env.OTEL_TRACES_EXPORTER)) return DISABLED;
   const contextManager = new AsyncLocalStorageContextManager().enable();
   context.setGlobalContextManager(contextManager);
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
