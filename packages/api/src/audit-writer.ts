@@ -3,7 +3,7 @@
  * (unref'd) writes the buffer in batches off the request path, to the table or as log lines.
  */
 import { type CheckState, checkStateOf, fitAuditEvent, type Store } from "@mcpgw/aws";
-import { type AuditEvent, type AuditLog, errorFields, type Logger } from "@mcpgw/core";
+import { type AuditEvent, type AuditLog, errorFields, type Logger, runAfterAnswer } from "@mcpgw/core";
 
 /** How long the end of a Lambda invocation waits for its audit events to be written. */
 export const AUDIT_INVOCATION_FLUSH_MS = 300;
@@ -112,6 +112,7 @@ export class AuditWriter implements AuditLog {
    * `deadline` (epoch ms), the batches not begun by then are buffered again.
    */
   flush(deadline?: number): Promise<void> {
+    runAfterAnswer(); // the events of answers already written, not yet recorded
     const due = this.buffer;
     this.buffer = [];
     if (this.droppedSinceFlush > 0) {

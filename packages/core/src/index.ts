@@ -1,3 +1,4 @@
+export * from "./after-answer";
 export * from "./audit";
 export * from "./audit-stats";
 export * from "./backoff";

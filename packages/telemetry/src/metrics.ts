@@ -8,6 +8,7 @@
  * ({@link prometheusReader}: Prometheus text for `GET /metrics`), or none. OTEL_SDK_DISABLED=true: none
  * of it.
  */
+import { runAfterAnswer } from "@mcpgw/core";
 import { metrics } from "@opentelemetry/api";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import {
@@ -83,6 +84,7 @@ export function startMetrics(options: {
 
 /** The started metrics' {@link Metrics.flushIfDue}, or nothing when none were started. */
 export async function flushMetricsIfDue(): Promise<void> {
+  runAfterAnswer(); // the calls answered but not yet recorded
   await (await started)?.flushIfDue();
 }
 
@@ -125,13 +127,22 @@ export async function createMetrics(
   let lastFlush = Date.now();
   return {
     export: mode,
-    ...(text ? { text } : {}),
+    // A scrape counts every call answered before it (recording waits for the answer to be written).
+    ...(text ? { text: afterRecording(text) } : {}),
     async flushIfDue() {
       const now = Date.now();
       if (mode === "local" || !reader || (mode === "otlp" && now - lastFlush < intervalMs)) return;
       lastFlush = now;
       await reader.forceFlush({ timeoutMillis: FLUSH_TIMEOUT_MS }).catch(() => {});
     },
-    shutdown: () => provider.shutdown(),
+    shutdown: afterRecording(() => provider.shutdown()),
+  };
+}
+
+/** `read`, once every call answered so far is recorded (recording waits for an answer to be written). */
+function afterRecording<T>(read: () => T): () => T {
+  return () => {
+    runAfterAnswer();
+    return read();
   };
 }

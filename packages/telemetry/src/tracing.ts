@@ -20,6 +20,7 @@ import {
   TraceIdRatioBasedSampler,
   TracerProvider,
 } from "@opentelemetry/sdk-trace";
+import { CryptoIdGenerator } from "./ids";
 
 /** Which process traces: its `service.name` is `mcpgw-<service>` unless OTEL_SERVICE_NAME names one. */
 export type TelemetryService = "gateway" | "admin" | "worker" | "runner";
@@ -66,6 +67,7 @@ export function startTracing(options: { service: TelemetryService; env?: Env }):
   const pending = new PendingSpans();
   const exporting = exportsTraces(env);
   const provider = new TracerProvider({
+    idGenerator: new CryptoIdGenerator(),
     resource: resourceFromAttributes({ "service.name": env.OTEL_SERVICE_NAME || `mcpgw-${options.service}` }),
     // Nothing is exported: nothing is recorded (trace ids still pass on, with the sampled flag off).
     sampler: exporting ? samplerFromEnv(env) : new AlwaysOffSampler(),

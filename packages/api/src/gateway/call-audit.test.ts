@@ -1,4 +1,4 @@
-import { AppError, type AuditEvent } from "@mcpgw/core";
+import { AppError, type AuditEvent, runAfterAnswer } from "@mcpgw/core";
 import { describe, expect, it } from "vitest";
 import { auditPrincipal } from "../audit-principal";
 import { audited, callNote, errorOutcome, resultBytes } from "./call-audit";
@@ -20,6 +20,7 @@ describe("a call's audit event", () => {
     const long = "n".repeat(1024 * 1024);
     const note = { plane: "mcp_set" as const, source: long, toolset: long, serverName: long, tool: long };
     await audited(deps, note, undefined, { [long]: 1 }, async () => ({ content: [] }));
+    runAfterAnswer(); // recorded once the answer is written
     const [recorded] = events;
     for (const name of [recorded?.tool, recorded?.serverName, recorded?.toolset, recorded?.source])
       expect(name).toHaveLength(128);
@@ -71,6 +72,8 @@ describe("a call's audit event", () => {
         throw new AppError("upstream.timeout", "late");
       }),
     ).rejects.toThrow("late");
+    expect(events).toEqual([]); // not before the answer is written
+    runAfterAnswer();
     expect(events.map((e) => [e.outcome, e.argumentKeys, e.source, e.tool])).toEqual([
       ["ok", ["path", "depth"], "10.0.0.1", "read"],
       ["tool_error", ["path", "depth"], "10.0.0.1", "read"],

@@ -7,6 +7,7 @@ import {
   AppError,
   type AuditEvent,
   type AuditPlane,
+  afterAnswer,
   auditEventId,
   currentTraceId,
   parseQualifiedName,
@@ -91,14 +92,15 @@ export async function audited<T extends object>(
     outcome = errorOutcome(error);
     throw error;
   } finally {
-    audit.record(
-      callEvent(note, principal, args, {
-        outcome,
-        durationMs: Math.round((performance.now() - started) * 10) / 10,
-        responseBytes,
-        traceId,
-      }),
-    );
+    const end = {
+      at: Date.now(),
+      outcome,
+      durationMs: Math.round((performance.now() - started) * 10) / 10,
+      responseBytes,
+      traceId,
+    };
+    // Built and recorded once the answer is written: measuring the arguments is no part of the call.
+    afterAnswer(() => audit.record(callEvent(note, principal, args, end)));
   }
 }
 
@@ -111,7 +113,12 @@ export function auditRefused(
   code: string,
 ): void {
   deps.audit?.record(
-    callEvent(note, principal, args, { outcome: code, durationMs: 0, traceId: currentTraceId() }),
+    callEvent(note, principal, args, {
+      at: Date.now(),
+      outcome: code,
+      durationMs: 0,
+      traceId: currentTraceId(),
+    }),
   );
 }
 
@@ -120,13 +127,15 @@ function callEvent(
   principal: Principal | undefined,
   args: Record<string, unknown> | undefined,
   end: {
+    /** When the call ended (epoch ms). */
+    at: number;
     outcome: string;
     durationMs: number;
     responseBytes?: number | undefined;
     traceId: string | undefined;
   },
 ): AuditEvent {
-  const now = Date.now();
+  const now = end.at;
   // Fields set one by one on one object: this runs on every call, and each `...(x ? { x } : {})` was
   // an object more to collect.
   const event: AuditEvent = {

@@ -1,4 +1,4 @@
-import { AppError, beginSpan, isPerUser } from "@mcpgw/core";
+import { AppError, afterAnswer, beginSpan, isPerUser } from "@mcpgw/core";
 import { recordToolCall } from "@mcpgw/telemetry";
 import {
   type CallContext,
@@ -125,7 +125,8 @@ export async function callGatewayTool(
     const durationMs = Math.round((performance.now() - started) * 10) / 10;
     // A call that got a result (a tool error or a request for input too) did not fail.
     deps.callLatency?.record(server.id, durationMs, ANSWERED.has(outcome));
-    recordToolCall(server.name, tool.name, outcome, { totalMs: durationMs, upstreamMs });
+    const times = { totalMs: durationMs, upstreamMs };
+    afterAnswer(() => recordToolCall(server.name, tool.name, outcome, times));
     logger.info("tool call finished", { outcome, durationMs });
   }
 }

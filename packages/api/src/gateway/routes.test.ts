@@ -1,4 +1,4 @@
-import { AppError, type AuditEvent } from "@mcpgw/core";
+import { AppError, type AuditEvent, runAfterAnswer } from "@mcpgw/core";
 import { describe, expect, it } from "vitest";
 import { audited, callNote } from "./call-audit";
 import { restResult } from "./routes";
@@ -17,6 +17,7 @@ describe("a REST tool call's answer", () => {
       "tool.input_required",
       { inputRequests: ["name"] },
     ]);
+    runAfterAnswer();
     expect(events.map((event) => event.outcome)).toEqual(["tool.input_required"]);
 
     const result = { content: [], isError: false };
