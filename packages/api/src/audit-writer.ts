@@ -129,6 +129,7 @@ export class AuditWriter implements AuditLog {
 
   /** Stops the timer and writes what is left (the process or invocation is ending). */
   async close(): Promise<void> {
+    runAfterAnswer(); // first: recording them would start the timer again
     this.stopTimer();
     await this.flush();
   }

@@ -4,6 +4,7 @@
  * by {@link runAfterAnswer}: before a Lambda invocation ends, before an audit flush or a metrics read.
  */
 import { createLogger } from "./log";
+import { outsideTraces } from "./trace-context";
 
 const logger = createLogger();
 const queue: Array<() => void> = [];
@@ -22,13 +23,18 @@ export function afterAnswer(work: () => void): void {
 export function runAfterAnswer(): void {
   if (scheduled) clearImmediate(scheduled);
   scheduled = undefined;
-  for (const work of queue.splice(0)) {
-    try {
-      work();
-    } catch (error) {
-      logger.error("work after an answer failed", {
-        error: error instanceof Error ? error.name : typeof error,
-      });
+  const due = queue.splice(0);
+  if (due.length === 0) return;
+  // In no call's trace: the turn's first call scheduled it, and a flush may run it from anywhere.
+  outsideTraces(() => {
+    for (const work of due) {
+      try {
+        work();
+      } catch (error) {
+        logger.error("work after an answer failed", {
+          error: error instanceof Error ? error.name : typeof error,
+        });
+      }
     }
-  }
+  });
 }

@@ -60,7 +60,7 @@ export function exporterNone(value: string | undefined): boolean {
 export function startTracing(options: { service: TelemetryService; env?: Env }): Tracing {
   if (started) return started;
   const env = options.env ?? process.env;
-  if (sdkDisabled(env) || exporterNone(env.OTEL_TRACES_EXPORTER)) return DISABLED;
+  if (sdkDisabled(env)) return DISABLED;
   const contextManager = new AsyncLocalStorageContextManager().enable();
   context.setGlobalContextManager(contextManager);
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
@@ -114,8 +114,12 @@ export function tracesUrl(env: Env): string | undefined {
   return base ? `${base.replace(/\/+$/, "")}/v1/traces` : undefined;
 }
 
-/** Whether spans go anywhere: an OTLP endpoint for traces (or for every signal) is set. */
+/**
+ * Whether spans go anywhere: an OTLP endpoint for traces (or for every signal) is set, and
+ * OTEL_TRACES_EXPORTER is not `none`.
+ */
 export function exportsTraces(env: Env): boolean {
+  if (exporterNone(env.OTEL_TRACES_EXPORTER)) return false;
   return Boolean(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT);
 }
 
