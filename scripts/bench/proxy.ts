@@ -310,10 +310,10 @@ async function auditWriteCost(
         { retentionDays: 1 },
       );
   };
-  await write(0, 3_000); // warm: connections, the table's first writes, the writer's code compiled
+  await write(0, CALIBRATION_EVENTS); // warm: connections, the table's first writes, the writer's code compiled
   const emulatorBefore = cpuTimeMs(emulatorPid);
   const ownBefore = process.cpuUsage();
-  await write(3_000, 3_000 + CALIBRATION_EVENTS);
+  await write(CALIBRATION_EVENTS, 2 * CALIBRATION_EVENTS);
   const own = process.cpuUsage(ownBefore);
   return {
     emulatorMs: (cpuTimeMs(emulatorPid) - emulatorBefore) / CALIBRATION_EVENTS,

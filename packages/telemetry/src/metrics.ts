@@ -84,7 +84,6 @@ export function startMetrics(options: {
 
 /** The started metrics' {@link Metrics.flushIfDue}, or nothing when none were started. */
 export async function flushMetricsIfDue(): Promise<void> {
-  runAfterAnswer(); // the calls answered but not yet recorded
   await (await started)?.flushIfDue();
 }
 
@@ -127,14 +126,15 @@ export async function createMetrics(
   let lastFlush = Date.now();
   return {
     export: mode,
-    // A scrape counts every call answered before it (recording waits for the answer to be written).
+    // Each read (a scrape, a flush, the shutdown) counts every call answered before it: recording
+    // waits for the answer to be written.
     ...(text ? { text: afterRecording(text) } : {}),
-    async flushIfDue() {
+    flushIfDue: afterRecording(async () => {
       const now = Date.now();
       if (mode === "local" || !reader || (mode === "otlp" && now - lastFlush < intervalMs)) return;
       lastFlush = now;
       await reader.forceFlush({ timeoutMillis: FLUSH_TIMEOUT_MS }).catch(() => {});
-    },
+    }),
     shutdown: afterRecording(() => provider.shutdown()),
   };
 }
