@@ -4,6 +4,7 @@ import { createChatToggles } from "./chats";
 import { type AwsClients, createAwsClients } from "./clients";
 import { type AwsConfig, loadAwsConfig } from "./config";
 import { createConsoleSessionStore } from "./console-sessions";
+import { createRunnerFleet } from "./fleet";
 import { createJobQueue, type SqsJobQueue } from "./jobs";
 import { createApiKeyStore } from "./keys";
 import { createLatencyHistory } from "./latency";
@@ -60,6 +61,7 @@ export function createStore(
     upstreamCredentials: createUpstreamCredentialStore(clients.ddb, config.tableName, sealer),
     jobs,
     rateBudget: createRateBudget(clients.ddb, config.tableName),
+    fleet: createRunnerFleet(clients.ddb, config.tableName),
     outages: createOutageLog(config, options.outageLogIntervalMs),
     audit: createAuditStore(clients.ddb, config.tableName),
     resources: { check: (timeoutMs) => checkResources({ clients, config, jobs }, timeoutMs) },

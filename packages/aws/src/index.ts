@@ -10,6 +10,7 @@ export * from "./console-sessions";
 export * from "./dynamo";
 export * from "./endpoint-check";
 export * from "./env-reader";
+export * from "./fleet";
 export * from "./jobs";
 export * from "./keys";
 export * from "./latency";

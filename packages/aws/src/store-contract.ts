@@ -975,6 +975,70 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.rateBudget.lease(unique("other"), 1_000, 4, 10)).toBe(4);
     });
 
+    it("registers runners by heartbeat; a lease is held by one live runner and taken over once its holder lapsed", async () => {
+      const store = await open();
+      const now = Date.now();
+      const runner = (id: string, aliveUntil = now + 15_000, draining = false) => ({
+        id,
+        url: `http://127.0.0.1:1/${id}`,
+        capacity: 10,
+        free: 10,
+        version: "test",
+        aliveUntil,
+        draining,
+      });
+      const [a, b, gone] = [unique("runner-a"), unique("runner-b"), unique("runner-gone")];
+      await store.fleet.announce(runner(a));
+      await store.fleet.announce(runner(b));
+      const key = unique("server");
+
+      expect((await store.fleet.runners()).filter((r) => [a, b].includes(r.id))).toHaveLength(2);
+      expect(await store.fleet.claim(key, gone, now)).toEqual({ notAlive: true }); // not registered
+      expect(await store.fleet.claim(key, a, now)).toEqual({ lease: { key, owner: a, version: 1 } });
+      expect(await store.fleet.claim(key, a, now)).toEqual({ lease: { key, owner: a, version: 1 } });
+      expect(await store.fleet.claim(key, b, now)).toMatchObject({ holder: { id: a } });
+      expect(await store.fleet.lease(key)).toEqual({ key, owner: a, version: 1 });
+      expect(await store.fleet.leasesOf(a)).toEqual([{ key, owner: a, version: 1 }]);
+
+      // a's registration lapses (its heartbeat stopped): b takes the lease over, once.
+      await store.fleet.announce(runner(a, now - 1));
+      expect(await store.fleet.claim(key, b, now)).toEqual({ lease: { key, owner: b, version: 2 } });
+      expect(await store.fleet.leasesOf(a)).toEqual([]);
+      expect(await store.fleet.release(key, a)).toBe(false);
+      expect(await store.fleet.release(key, b)).toBe(true);
+      expect(await store.fleet.lease(key)).toBeUndefined();
+
+      // A draining runner takes nothing; a withdrawn one is gone from the registry.
+      await store.fleet.announce(runner(a, now + 15_000, true));
+      expect(await store.fleet.claim(key, a, now)).toEqual({ notAlive: true });
+      await store.fleet.withdraw(a);
+      expect((await store.fleet.runners()).map((r) => r.id)).not.toContain(a);
+    });
+
+    it("gives a contested lease to exactly one of the live runners claiming it at once", async () => {
+      const store = await open();
+      const now = Date.now();
+      const ids = [unique("runner-1"), unique("runner-2"), unique("runner-3")];
+      for (const id of ids)
+        await store.fleet.announce({
+          id,
+          url: `http://127.0.0.1:1/${id}`,
+          capacity: 5,
+          free: 5,
+          version: "test",
+          aliveUntil: now + 15_000,
+          draining: false,
+        });
+      const key = unique("server");
+
+      const outcomes = await Promise.all(ids.map((id) => store.fleet.claim(key, id, now)));
+
+      const won = outcomes.flatMap((outcome) => ("lease" in outcome ? [outcome.lease.owner] : []));
+      expect(won).toHaveLength(1);
+      for (const outcome of outcomes) if ("holder" in outcome) expect(outcome.holder.id).toBe(won[0]);
+      expect((await store.fleet.lease(key))?.owner).toBe(won[0]);
+    });
+
     it("gives a thread to whoever starts it; another key finds none, the admin may join", async () => {
       const store = await open();
       const thread = unique("thread");

@@ -2,6 +2,7 @@ import type { AuditStore } from "./audit";
 import type { ChangeFeed } from "./changes";
 import type { ChatToggles } from "./chats";
 import type { ConsoleSessionStore } from "./console-sessions";
+import type { RunnerFleet } from "./fleet";
 import type { JobQueue } from "./jobs";
 import type { ApiKeyStore } from "./keys";
 import type { LatencyHistory } from "./latency";
@@ -48,6 +49,8 @@ export interface Store {
   jobs: JobQueue;
   /** Callers' call budgets per minute, shared by every gateway instance. */
   rateBudget: RateBudget;
+  /** The stdio runners' registrations and the leases naming each instance's one owner. */
+  fleet: RunnerFleet;
   /** Missing resources, logged once per interval by all who use the store. */
   outages: OutageLog;
   /** The audit trail: every tool call and admin change, append-only, expiring by TTL. */

@@ -18,6 +18,7 @@ export * from "./mcp-json";
 export * from "./names";
 export * from "./patterns";
 export * from "./pinning";
+export * from "./placement";
 export * from "./problem";
 export * from "./profile";
 export * from "./secret-file";

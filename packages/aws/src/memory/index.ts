@@ -10,6 +10,7 @@ import { createMemoryAuditStore } from "./audit";
 import { createMemoryChangeFeed } from "./changes";
 import { createMemoryChatToggles } from "./chats";
 import { createMemoryConsoleSessionStore } from "./console-sessions";
+import { createMemoryRunnerFleet } from "./fleet";
 import { createMemoryJobQueue, type MemoryJobQueue } from "./jobs";
 import { createMemoryApiKeyStore } from "./keys";
 import { createMemoryLatencyHistory } from "./latency";
@@ -24,6 +25,7 @@ import { createMemoryThreadRegistry } from "./threads";
 import { createMemoryToolsetStore } from "./toolsets";
 import { createMemoryUpstreamCredentialStore } from "./upstream-credentials";
 
+export { createMemoryRunnerFleet } from "./fleet";
 export { createMemoryJobQueue, type MemoryJobQueue, type QueuedJob } from "./jobs";
 export { createMemorySealer } from "./sealer";
 
@@ -54,6 +56,7 @@ export function createMemoryStore(options: { jobs?: MemoryJobQueue } = {}): Memo
     upstreamCredentials: createMemoryUpstreamCredentialStore(tables, sealer),
     jobs: options.jobs ?? createMemoryJobQueue(),
     rateBudget: createMemoryRateBudget(),
+    fleet: createMemoryRunnerFleet(),
     outages: createOutageLog({
       tableName: "memory",
       queueName: "memory-jobs",

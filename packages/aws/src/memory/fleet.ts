@@ -1,0 +1,41 @@
+import { type InstanceLease, isAlive, type RunnerFleet, type RunnerRegistration } from "../fleet";
+
+/** The fleet in memory: the table's conditions, checked in one step (one process, no interleaving). */
+export function createMemoryRunnerFleet(): RunnerFleet {
+  const runners = new Map<string, RunnerRegistration>();
+  const leases = new Map<string, InstanceLease>();
+  return {
+    async announce(runner) {
+      runners.set(runner.id, { ...runner });
+    },
+    async withdraw(runnerId) {
+      runners.delete(runnerId);
+    },
+    async runners() {
+      return [...runners.values()].map((runner) => ({ ...runner }));
+    },
+    async lease(key) {
+      const lease = leases.get(key);
+      return lease && { ...lease };
+    },
+    async claim(key, runnerId, now) {
+      const me = runners.get(runnerId);
+      if (!isAlive(me, now) || me?.draining) return { notAlive: true };
+      const held = leases.get(key);
+      if (held?.owner === runnerId) return { lease: { ...held } };
+      const holder = held && runners.get(held.owner);
+      if (holder && isAlive(holder, now)) return { holder: { ...holder } };
+      const lease = { key, owner: runnerId, version: (held?.version ?? 0) + 1 };
+      leases.set(key, lease);
+      return { lease: { ...lease } };
+    },
+    async release(key, runnerId) {
+      if (leases.get(key)?.owner !== runnerId) return false;
+      leases.delete(key);
+      return true;
+    },
+    async leasesOf(runnerId) {
+      return [...leases.values()].filter((lease) => lease.owner === runnerId).map((lease) => ({ ...lease }));
+    },
+  };
+}
