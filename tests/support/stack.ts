@@ -21,7 +21,7 @@ import {
 } from "@mcpgw/aws";
 import { createLogger, defaultWorktreeBase } from "@mcpgw/core";
 import { type RunnerOptions, startRunner } from "@mcpgw/runner";
-import { createGuardedFetch, type RunnerEndpoint } from "@mcpgw/upstream";
+import { createGuardedFetch, type RunnerRoute } from "@mcpgw/upstream";
 import { runSweep, type SweepOptions, startPoller, type WorkerDeps } from "@mcpgw/worker";
 import { CONSOLE_DIST } from "../../scripts/lib/console";
 import { TEST_ADMIN_TOKEN } from "./app";
@@ -45,8 +45,11 @@ export interface StackOptions {
   worktreeBase?: string;
   /** Starts the stdio runner with the stack's store and logger, wired into the API and the worker. */
   runner?: boolean | Partial<RunnerOptions>;
-  /** A stdio runner running elsewhere (its own process, say) for the API and the worker, instead of `runner`. */
-  runnerAt?: RunnerEndpoint;
+  /**
+   * A stdio runner running elsewhere (its own process, say) for the API and the worker, instead of
+   * `runner` — or a fleet's directory (its runners' own processes).
+   */
+  runnerAt?: RunnerRoute;
   /** The upstream fetch of the worker and the data plane (default: the outbound guard). */
   fetch?: typeof fetch;
   /** Serves the admin console (built by the global setup) at `/`. */

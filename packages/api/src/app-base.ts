@@ -8,7 +8,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import type { CallerLimitSettings, ConsoleAdminSettings, Store } from "@mcpgw/aws";
 import type { AuditLog, Logger, Pinning } from "@mcpgw/core";
 import { PROMETHEUS_CONTENT_TYPE, traceRequests } from "@mcpgw/telemetry";
-import type { RunnerEndpoint } from "@mcpgw/upstream";
+import type { RunnerRoute } from "@mcpgw/upstream";
 import { requestId } from "hono/request-id";
 import { auditHealthOf } from "./audit-writer";
 import { authenticate, KeyIndex, TOKEN_FAILURES } from "./auth";
@@ -36,7 +36,7 @@ export interface AppDeps {
   /** The pinning of servers that set none (PINNING_DEFAULT; default `approve`). */
   pinningDefault?: Pinning | undefined;
   /** How to reach the stdio runner, when there is one. */
-  runner?: RunnerEndpoint | undefined;
+  runner?: RunnerRoute | undefined;
   /** When set, thread worktree roots must be this absolute path or under it (WORKTREE_BASE). */
   worktreeBase?: string | undefined;
   /** Origin/Host checks of the MCP endpoints (DNS-rebinding protection). */

@@ -1,7 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { bounded, CHECK_STATES, type CheckState, type Dependency, type Store } from "@mcpgw/aws";
 import { AppError, type Logger } from "@mcpgw/core";
-import type { RunnerEndpoint } from "@mcpgw/upstream";
+import { everyRunner, type RunnerEndpoint, type RunnerRoute } from "@mcpgw/upstream";
 import type { AuditHealth } from "./audit-writer";
 import type { AppEnv } from "./env";
 import { json } from "./openapi-helpers";
@@ -14,7 +14,7 @@ export const READINESS_CACHE_MS = 1_500;
 /** What `/readyz` checks: the AWS resources always; the stdio runner when `runner` is set (`npm run dev`). */
 export interface ReadinessOptions {
   /** Check this runner's `GET /healthz` too. */
-  runner?: RunnerEndpoint | undefined;
+  runner?: RunnerRoute | undefined;
   /** How long an answer is reused (default {@link READINESS_CACHE_MS}). */
   cacheMs?: number;
   /** How long each check may take (default 2 s). */
@@ -100,7 +100,7 @@ export class Readiness {
     const { runner, timeoutMs } = this.options;
     const [resources, runnerState] = await Promise.all([
       this.store.resources.check(timeoutMs),
-      runner ? checkRunner(runner, timeoutMs) : undefined,
+      runner ? checkRunners(runner, timeoutMs) : undefined,
     ]);
     const logger = this.logger.child({ source: "readiness" });
     for (const [dependency, state] of Object.entries(resources) as Array<[Dependency, CheckState]>) {
@@ -118,7 +118,19 @@ export class Readiness {
   }
 }
 
-/** The stdio runner's `GET /healthz` (no token needed), bounded like the other checks. */
+/**
+ * The stdio runner's `GET /healthz` (no token needed), bounded like the other checks; in a fleet, ok
+ * while any live runner answers (`missing` when none is registered and alive).
+ */
+function checkRunners(route: RunnerRoute, timeoutMs = 2_000): Promise<CheckState> {
+  return bounded(timeoutMs, async () => {
+    const runners = await everyRunner(route);
+    if (runners.length === 0) return "missing";
+    const states = await Promise.all(runners.map((runner) => checkRunner(runner, timeoutMs)));
+    return states.find((state) => state === "ok") ?? states[0] ?? "error";
+  });
+}
+
 function checkRunner(runner: RunnerEndpoint, timeoutMs = 2_000): Promise<CheckState> {
   return bounded(timeoutMs, async (signal) => {
     const response = await fetch(`${runner.url.replace(/\/$/, "")}/healthz`, { signal });

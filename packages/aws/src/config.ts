@@ -157,8 +157,11 @@ export interface AppSettings {
   allowPrivateUpstreams: boolean;
   /** Seconds between health sweeps. */
   sweepIntervalSeconds: number;
-  /** The stdio runner's URL and shared token, when there is a runner. */
-  runner: { url: string; token: string } | undefined;
+  /**
+   * The stdio runner's URL and shared token, when there is one runner (RUNNER_URL); with RUNNER_FLEET,
+   * a fleet of runners that register in the table (each instance at the runner holding its lease).
+   */
+  runner: { url: string; token: string } | { fleet: true; token: string } | undefined;
   /** Browser origins allowed on the MCP endpoints besides loopback ones. */
   mcpAllowedOrigins: string[];
   /** The lowest log level written (debug, info, warn, error). */
@@ -340,9 +343,13 @@ function isLoopbackHost(host: string): boolean {
 }
 
 function runnerEndpoint(env: Env, read: EnvReader): AppSettings["runner"] {
-  const url = sstResource(env, "Runner")?.url ?? read.url("RUNNER_URL");
+  const fleet = read.boolean("RUNNER_FLEET", false);
+  const url = fleet ? undefined : (sstResource(env, "Runner")?.url ?? read.url("RUNNER_URL"));
   const token = sstResource(env, "RunnerToken")?.value ?? read.string("RUNNER_TOKEN");
-  return url && token ? { url, token } : undefined;
+  if (fleet && !token) read.fail("RUNNER_FLEET", "needs RUNNER_TOKEN (the fleet's runner token)", "true", 0);
+  if (!token) return undefined;
+  if (fleet) return { fleet: true, token };
+  return url ? { url, token } : undefined;
 }
 
 /** The stdio runner's own settings (its container env, or `npm run dev`). */
@@ -375,6 +382,12 @@ export interface RunnerSettings {
   childLimits: ResolvedLimits;
   /** How often children of servers that no longer exist are looked for: the sweep's interval (SWEEP_INTERVAL_SECONDS). */
   goneCheckMs: number;
+  /**
+   * RUNNER_FLEET: this runner joins the fleet in the table (registers, serves only instances it holds
+   * the lease of); its face is reached at RUNNER_ADVERTISE_URL (default: the URL it listens on), and
+   * a registration lives RUNNER_LEASE_SECONDS (default 15) without a heartbeat.
+   */
+  fleet: { advertiseUrl: string | undefined; leaseMs: number } | undefined;
 }
 
 /** The MCP SDK's bound on one stdio message (its `STDIO_DEFAULT_MAX_BUFFER_SIZE`): 10 MiB. */
@@ -393,7 +406,7 @@ function worktreeBaseOf(read: EnvReader): string {
  * Runner settings from env (PORT, HOST, RUNNER_CACHE_DIR, RUNNER_IDLE_SECONDS, RUNNER_MAX_CHILDREN,
  * RUNNER_TEMP_DIR, RUNNER_UID_BASE, RUNNER_UID_COUNT, RUNNER_UID_SLICE, WORKTREE_BASE,
  * MAX_UPSTREAM_MESSAGE_BYTES, RUNNER_CHILD_REPLY_BUDGET_MIB, CHILD_CPU_SECONDS, CHILD_MEMORY_MIB,
- * CHILD_MAX_PROCESSES).
+ * CHILD_MAX_PROCESSES, RUNNER_FLEET, RUNNER_ADVERTISE_URL, RUNNER_LEASE_SECONDS).
  */
 export function loadRunnerSettings(env: Env = process.env): RunnerSettings {
   const read = new EnvReader(env);
@@ -422,6 +435,12 @@ export function loadRunnerSettings(env: Env = process.env): RunnerSettings {
       processes: read.integer("CHILD_MAX_PROCESSES", DEFAULT_CHILD_LIMITS.processes, { max: 65_536 }),
     },
     goneCheckMs: read.integer("SWEEP_INTERVAL_SECONDS", 60, { min: 1, max: 3_600 }) * 1_000,
+    fleet: read.boolean("RUNNER_FLEET", false)
+      ? {
+          advertiseUrl: read.url("RUNNER_ADVERTISE_URL"),
+          leaseMs: read.integer("RUNNER_LEASE_SECONDS", 15, { min: 1, max: 600 }) * 1_000,
+        }
+      : undefined,
   };
   read.check();
   return settings;

@@ -71,6 +71,8 @@ export const ERROR_CODES = {
   "upstream.error": [502, "Upstream answered with an error", INTERNAL_ERROR],
   "upstream.response_too_large": [502, "Upstream response too large", INTERNAL_ERROR],
   "upstream.authorization_required": [403, "Authorize at the upstream first", INVALID_REQUEST],
+  "upstream.runner_lost": [503, "The stdio runner serving the call was lost; retry", INTERNAL_ERROR],
+  "runner.not_owner": [421, "Another runner serves this instance", INTERNAL_ERROR],
   "store.unavailable": [503, "Store unavailable", INTERNAL_ERROR],
   "service.not_ready": [503, "Not ready", INTERNAL_ERROR],
   internal: [500, "Internal error", INTERNAL_ERROR],

@@ -27,6 +27,11 @@ export interface RunnerHttpOptions {
   faces?: Faces;
   /** Prometheus text for `GET /metrics` (no token: given only when the face listens on loopback). */
   metricsText?: () => Promise<string>;
+  /**
+   * In a fleet: whether this runner's registration is current (its heartbeat reached the table). Not,
+   * and `GET /healthz` answers 503: it holds no lease it can count on, and the task is replaced.
+   */
+  registered?: () => boolean;
 }
 
 type RunnerEnv = { Bindings: HttpBindings };
@@ -53,7 +58,10 @@ export function createRunnerApp(options: RunnerHttpOptions): Hono<RunnerEnv> {
   });
   app.notFound((c) => problemResponse(new AppError("request.not_found", "no such route"), c.req.path));
 
-  app.get("/healthz", (c) => c.json({ ok: true, children: instances.size }));
+  app.get("/healthz", (c) => {
+    const registered = options.registered?.() ?? true;
+    return c.json({ ok: registered, children: instances.size }, registered ? 200 : 503);
+  });
   const { metricsText } = options;
   if (metricsText)
     app.get("/metrics", async (c) =>

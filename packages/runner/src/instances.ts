@@ -13,6 +13,7 @@ import {
   limitFromExit,
   limitMessage,
   type PlainStdioServer,
+  placementKey,
   planSpawn,
   type ResolvedLimits,
   renderSecretFile,
@@ -35,6 +36,7 @@ import { CHILD_SESSION_CAPABILITIES, ChildBridge } from "./bridge";
 import { ChildTransport, killGroupNow } from "./child-transport";
 import type { ChildIdentity, Isolation } from "./isolation";
 import { LimitWatch } from "./limits";
+import type { InstanceOwnership } from "./membership";
 import { ProbeRelay } from "./probe-relay";
 import { launchedAgo } from "./proc";
 import { DEFAULT_CHILD_REPLY_BUDGET_BYTES, ReplyBudget } from "./reply-budget";
@@ -121,6 +123,11 @@ export interface InstanceManagerOptions {
    * children of those that do not (default {@link DEFAULT_GONE_CHECK_MS}: one sweep interval).
    */
   goneCheckMs?: number;
+  /**
+   * In a fleet: the leases its instances are served under (each instance's placement key — its server,
+   * or its server and thread — held by one runner at a time). None for a runner on its own.
+   */
+  ownership?: InstanceOwnership;
 }
 
 /** A spawn under way: how many requests wait for it, and how to abandon it. */
@@ -275,6 +282,8 @@ export class InstanceManager {
         `Server '${server.name}' is project-scoped; it has no thread instances.`,
       );
     }
+    // In a fleet, only the holder of the instance's lease serves it (another live holder: a redirect).
+    await this.options.ownership?.own(placementKey(serverId, threadId));
     const caller = !threadId && isPerCaller(server) ? (options.caller ?? PROBE_CALLER) : undefined;
     const key = instanceKey(serverId, threadId, caller);
     const older = this.servingChild(key, serving, options.generation);
@@ -314,6 +323,7 @@ export class InstanceManager {
       (instance) => this.spawned.set(starting, instance),
       () => {
         if (this.instances.get(key) === starting) this.instances.delete(key);
+        this.releaseUnused(placementKey(serverId, threadId));
       },
     );
     return this.wait(starting, signal);
@@ -444,6 +454,36 @@ export class InstanceManager {
     await Promise.all([...this.children].map((instance) => this.stop(instance, "shutdown")));
   }
 
+  /**
+   * A fleet runner's drain, before its shutdown: each placement with no call in flight and no start
+   * under way has its children stopped (and so its lease given back: its callers go to another runner
+   * from then on); the others as their calls end, until `deadline` (epoch ms). Resolves once none is
+   * left, or at the deadline.
+   */
+  async handBack(deadline: number): Promise<void> {
+    for (;;) {
+      const placements = new Map<string, { keys: Set<string>; busy: boolean }>();
+      for (const [key, pending] of this.instances) {
+        const placement = placementOfInstance(key);
+        const entry = placements.get(placement) ?? { keys: new Set<string>(), busy: false };
+        placements.set(placement, entry);
+        entry.keys.add(key);
+        const instance = this.spawned.get(pending);
+        if (!instance || !isIdle(instance)) entry.busy = true;
+      }
+      for (const child of this.draining) {
+        const entry = placements.get(placementKey(child.serverId, child.threadId));
+        if (entry && !isIdle(child)) entry.busy = true;
+      }
+      if (placements.size === 0 || Date.now() >= deadline) return;
+      const idle = [...placements.values()]
+        .filter((entry) => !entry.busy)
+        .flatMap((entry) => [...entry.keys]);
+      await this.stopKeys(idle, "handed back: the runner is draining");
+      if (idle.length === 0) await delay(100);
+    }
+  }
+
   /** SIGKILLs every child's process group now, synchronously (a stop past its deadline). */
   killAll(): void {
     this.closing = true;
@@ -453,6 +493,11 @@ export class InstanceManager {
   /** Number of live children. */
   get size(): number {
     return this.instances.size;
+  }
+
+  /** Children running or starting: what counts against `maxChildren`. */
+  get childCount(): number {
+    return this.live.size + this.spawning;
   }
 
   /**
@@ -498,6 +543,32 @@ export class InstanceManager {
   private forget(instance: Instance): void {
     const current = this.instances.get(instance.key);
     if (current && this.spawned.get(current) === instance) this.instances.delete(instance.key);
+  }
+
+  /** In a fleet: gives the lease of `placement` back once no child of it runs or starts here. */
+  private releaseUnused(placement: string): void {
+    const { ownership } = this.options;
+    if (!ownership) return;
+    const inUse =
+      [...this.instances.keys()].some((key) => placementOfInstance(key) === placement) ||
+      [...this.children].some((child) => placementKey(child.serverId, child.threadId) === placement);
+    if (!inUse) ownership.release(placement);
+  }
+
+  /**
+   * Ends every child of `placement` at once (its lease moved to another runner): SIGKILL to their
+   * groups, so no instance has children on two runners.
+   */
+  dropPlacement(placement: string): void {
+    this.callOffStarts(
+      [...this.instances.keys()].filter((key) => placementOfInstance(key) === placement),
+      "another runner serves this instance now",
+    );
+    for (const child of this.children) {
+      if (placementKey(child.serverId, child.threadId) !== placement) continue;
+      this.stopping.add(child);
+      killGroupNow(child.transport);
+    }
   }
 
   private countRestart(key: string): void {
@@ -822,6 +893,7 @@ export class InstanceManager {
     this.children.delete(instance);
     const wasRunning = this.live.delete(instance);
     this.forget(instance);
+    this.releaseUnused(placementKey(instance.serverId, instance.threadId));
     await rm(instance.home, { recursive: true, force: true });
     if (instance.worktree) await this.options.worktrees.close(instance.worktree);
     await this.options.isolation.release(instance.identity);
@@ -1005,6 +1077,11 @@ export const PROBE_CALLER = "probe";
 function instanceKey(serverId: string, threadId: string | undefined, caller: string | undefined): string {
   if (threadId) return `${serverId}#${threadId}`;
   return caller ? `${serverId}@${caller}` : serverId;
+}
+
+/** The placement key of an instance key (a server id holds neither `#` nor `@`). */
+function placementOfInstance(key: string): string {
+  return key.includes("#") ? key : (key.split("@")[0] ?? key);
 }
 
 /** How `acquire` and `use` are asked. */

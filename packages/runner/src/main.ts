@@ -27,9 +27,14 @@ const runner = await startRunner({
   logger,
   token,
   ...definedOnly(settings),
+  ...(settings.fleet ? { fleet: { ...settings.fleet, advertiseUrl: await advertisedUrl() } } : {}),
   ...(metrics.text ? { metricsText: metrics.text } : {}),
 });
-logger.info("runner listening", { url: runner.url, isolated: runner.isolated });
+logger.info("runner listening", {
+  url: runner.url,
+  isolated: runner.isolated,
+  ...(runner.membership ? { runner: runner.membership.id } : {}),
+});
 
 /** A graceful stop's bound (ECS waits 30 s before SIGKILL): past it, every child is killed and we exit. */
 const STOP_DEADLINE_MS = 10_000;
@@ -45,6 +50,22 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
       .then(() => Promise.all([tracing.shutdown(), metrics.shutdown()]))
       .finally(() => process.exit(0));
   });
+}
+
+/**
+ * Where the rest of the fleet reaches this runner: RUNNER_ADVERTISE_URL, else — on ECS — the task's
+ * private address (its container metadata, ECS_CONTAINER_METADATA_URI_V4) and PORT; else the address it
+ * listens on.
+ */
+async function advertisedUrl(): Promise<string | undefined> {
+  if (settings.fleet?.advertiseUrl) return settings.fleet.advertiseUrl;
+  const metadata = process.env.ECS_CONTAINER_METADATA_URI_V4;
+  if (!metadata) return undefined;
+  const response = await fetch(metadata, { signal: AbortSignal.timeout(5_000) });
+  const container = (await response.json()) as { Networks?: Array<{ IPv4Addresses?: string[] }> };
+  const address = container.Networks?.[0]?.IPv4Addresses?.[0];
+  if (!address) throw new Error("the task's container metadata names no IPv4 address");
+  return `http://${address}:${settings.port}`;
 }
 
 function definedOnly<T extends object>(value: T): { [K in keyof T]: Exclude<T[K], undefined> } {

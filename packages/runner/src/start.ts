@@ -1,8 +1,9 @@
+import { randomUUID } from "node:crypto";
 import { rm } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import type { Store } from "@mcpgw/aws";
-import { defaultWorktreeBase, type Logger } from "@mcpgw/core";
+import { defaultWorktreeBase, errorFields, type Logger } from "@mcpgw/core";
 import { observeRunnerChildren } from "@mcpgw/telemetry";
 import { limitWrapper, parentDeathWrapper } from "./child-transport";
 import { Faces } from "./face";
@@ -10,6 +11,7 @@ import { createRunnerServer } from "./http";
 import { InstanceManager, type InstanceManagerOptions } from "./instances";
 import { createIsolation, DEFAULT_UID_BASE, DEFAULT_UID_COUNT, type Isolation } from "./isolation";
 import { limitGaps } from "./limits";
+import { Membership } from "./membership";
 import { createRunnerDir, deadRunnerDirs } from "./runner-dir";
 import { ThreadWorktrees } from "./thread-worktrees";
 import { claimUidSlice, DEFAULT_UID_SLICE, recordedUidSlices, sliceLabel, type UidSlice } from "./uid-slice";
@@ -40,6 +42,11 @@ export interface RunnerOptions
   metricsText?: () => Promise<string>;
   /** Thread worktrees must lie strictly under this path (WORKTREE_BASE; default: `mcpgw-worktrees` under `tempBase`). */
   worktreeBase?: string;
+  /**
+   * Join the fleet in the table (RUNNER_FLEET): register with a heartbeat and serve only the instances
+   * whose lease it holds. `advertiseUrl`: where others reach its face (default: the URL it listens on).
+   */
+  fleet?: { id?: string; advertiseUrl?: string | undefined; leaseMs?: number; version?: string };
 }
 
 /** The default of `stopDeadlineMs`: inside a 10 s stop of the whole process, with time to spare. */
@@ -55,6 +62,8 @@ export interface Runner {
   dir: string;
   /** Whether children run under uids of their own. */
   isolated: boolean;
+  /** Its registration and leases, when it is one of a fleet. */
+  membership: Membership | undefined;
   /**
    * Stops serving, abandons starts under way and ends every child (SIGTERM, SIGKILL 2 s later; all
    * of them SIGKILLed at `stopDeadlineMs`), then removes the runner's directory. Idempotent.
@@ -109,8 +118,24 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     );
     if (closed.length > 0) options.logger.warn("closed worktrees a dead runner left open", { closed });
   }
-  const instances = new InstanceManager({
+  let url = "";
+  const { fleet } = options;
+  const membership = fleet
+    ? new Membership({
+        fleet: options.store.fleet,
+        logger: options.logger,
+        id: fleet.id ?? randomUUID(),
+        url: () => fleet.advertiseUrl ?? url,
+        capacity: maxChildren,
+        children: () => instances.childCount,
+        version: fleet.version ?? "dev",
+        ...(fleet.leaseMs ? { leaseMs: fleet.leaseMs } : {}),
+        onLost: (key) => instances.dropPlacement(key),
+      })
+    : undefined;
+  const instances: InstanceManager = new InstanceManager({
     ...options,
+    ...(membership ? { ownership: membership } : {}),
     maxChildren,
     runnerDir: dir,
     isolation,
@@ -126,22 +151,34 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     logger: options.logger,
     token: options.token,
     ...(options.metricsText && isLoopback(host) ? { metricsText: options.metricsText } : {}),
+    ...(membership ? { registered: () => membership.registered } : {}),
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 0, host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
+  url = `http://${host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host}:${port}`;
+  await membership?.join();
   const deadlineMs = options.stopDeadlineMs ?? DEFAULT_STOP_DEADLINE_MS;
   let stopped: Promise<void> | undefined;
   return {
-    url: `http://${host}:${port}`,
+    url,
     token: options.token,
     instances,
     dir,
     isolated: isolation.isolated,
+    membership,
     stop() {
       stopped ??= (async () => {
+        if (membership) {
+          // New instances go elsewhere from now; the face still serves those it holds while their calls
+          // end, and gives each back (its lease released) once its children are idle and stopped.
+          await membership.drain().catch((error) => {
+            options.logger.warn("could not mark this runner draining", errorFields(error));
+          });
+          await instances.handBack(Date.now() + deadlineMs);
+        }
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         let timer: NodeJS.Timeout | undefined;
         const late = new Promise<"late">((resolve) => {
@@ -157,6 +194,9 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
         await faces.close();
         server.closeAllConnections();
         await closed;
+        await membership?.leave().catch((error) => {
+          options.logger.warn("could not leave the fleet", errorFields(error));
+        });
         await rm(dir, { recursive: true, force: true });
         await slice?.release();
       })();

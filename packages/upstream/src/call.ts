@@ -492,8 +492,13 @@ function toCallFailure(error: unknown, options: CallOptions): CallFailure {
     return new CallFailure("unreachable", "upstream connection closed", { cause: error });
   if (error instanceof ProtocolError) return new CallFailure("rpc", error.message, { cause: error });
   const message = error instanceof Error ? error.message : String(error);
-  if (transportHttpStatus(error) === 404) {
+  const status = transportHttpStatus(error);
+  if (status === 404) {
     return new CallFailure("session_expired", "the upstream no longer knows this session", { cause: error });
+  }
+  // A runner of the fleet that no longer holds the instance (it was handed back): open it where it is now.
+  if (status === 421) {
+    return new CallFailure("session_expired", "another runner serves this instance now", { cause: error });
   }
   return new CallFailure("unreachable", message, { cause: error });
 }

@@ -13,6 +13,7 @@ export * from "./pool";
 export * from "./probe";
 export * from "./reach";
 export * from "./runner-client";
+export * from "./runner-fleet";
 export * from "./session";
 export * from "./session-logs";
 export * from "./target";

@@ -130,12 +130,14 @@ export class SessionPool {
     };
     entry.opening = open().then(
       (session) => {
+        // Only this entry: a session that replaced it under the same key is not this one's to end (a
+        // closed session's late errors — its last requests failing — must not break its successor).
         session.client.onerror = (error) => {
-          if (DISCONNECT.test(String(error?.message ?? error))) this.evict(serverId, key, error);
+          if (DISCONNECT.test(String(error?.message ?? error))) this.evictEntry(serverId, entry, error);
         };
-        session.client.onclose = () => this.evict(serverId, key, new Error("upstream session closed"));
+        session.client.onclose = () => this.evictEntry(serverId, entry, new Error("upstream session closed"));
         const claimFailure = () => {
-          this.evict(serverId, key);
+          this.evictEntry(serverId, entry);
           if (entry.failureClaimed) return false;
           entry.failureClaimed = true;
           return true;
@@ -161,6 +163,13 @@ export class SessionPool {
     this.entries.delete(serverId);
     close(entry, reason);
     return true;
+  }
+
+  /** Drops `entry` when it is still the server's session (a newer one is left alone). */
+  private evictEntry(serverId: string, entry: Entry, reason?: unknown): void {
+    if (this.entries.get(serverId) !== entry) return;
+    this.entries.delete(serverId);
+    close(entry, reason);
   }
 
   /** Number of live sessions (for tests and metrics). */

@@ -1,4 +1,5 @@
-import { AppError, type ErrorCode, traceFields } from "@mcpgw/core";
+import { AppError, type ErrorCode, placementKey, traceFields } from "@mcpgw/core";
+import { everyRunner, RunnerDirectory, type RunnerRoute, runnerFor } from "./runner-fleet";
 import type { RunnerEndpoint } from "./target";
 
 /** Thread lifecycle calls to the stdio runner (its MCP faces are reached through `targetOf`). */
@@ -26,10 +27,19 @@ const PASSED_ON: ReadonlySet<string> = new Set<ErrorCode>([
   "request.invalid",
 ]);
 
-/** A client of the runner's control routes, authenticated with the runner token. */
-export function createRunnerClient(runner: RunnerEndpoint, fetchImpl: typeof fetch = fetch): RunnerClient {
-  const base = runner.url.replace(/\/$/, "");
-  async function request(method: string, path: string): Promise<Record<string, unknown>> {
+/**
+ * A client of the runner's control routes, authenticated with the runner token. In a fleet, a thread's
+ * instance starts at the runner that owns it (asked again once if it moved meanwhile), and a stop goes
+ * to every live runner (one that cannot be reached any more has no children left to stop).
+ */
+export function createRunnerClient(route: RunnerRoute, fetchImpl: typeof fetch = fetch): RunnerClient {
+  const fleet = route instanceof RunnerDirectory;
+  async function request(
+    runner: RunnerEndpoint,
+    method: string,
+    path: string,
+  ): Promise<Record<string, unknown>> {
+    const base = runner.url.replace(/\/$/, "");
     let response: Response;
     try {
       response = await fetchImpl(`${base}${path}`, {
@@ -41,6 +51,7 @@ export function createRunnerClient(runner: RunnerEndpoint, fetchImpl: typeof fet
       throw new AppError("upstream.unreachable", "The stdio runner could not be reached.", {}, { cause });
     }
     const body = (await response.json().catch(() => ({}))) as Record<string, unknown>;
+    if (response.status === 421) throw new MovedError();
     if (!response.ok) {
       const detail = typeof body.detail === "string" ? body.detail : `runner answered ${response.status}`;
       if (response.status === 400 && typeof body.code === "string" && PASSED_ON.has(body.code))
@@ -49,23 +60,50 @@ export function createRunnerClient(runner: RunnerEndpoint, fetchImpl: typeof fet
     }
     return body;
   }
+  /** `path` at the runner that owns `key`: asked again once when it answers that another does. */
+  async function atOwner(key: string, method: string, path: string) {
+    for (let attempt = 0; ; attempt++) {
+      const runner = await runnerFor(route, key);
+      if (!runner) throw new AppError("server.unavailable", "No stdio runner of the fleet is alive.");
+      try {
+        return await request(runner, method, path);
+      } catch (error) {
+        if (!(error instanceof MovedError) || attempt > 0) throw error;
+      }
+    }
+  }
+  /** `path` at every runner: the sum of what each stopped. */
+  async function atEvery(method: string, path: string): Promise<number> {
+    const stopped = await Promise.all(
+      (await everyRunner(route)).map((runner) =>
+        request(runner, method, path).catch((error): Record<string, unknown> => {
+          if (fleet && error instanceof AppError && error.code === "upstream.unreachable") return {};
+          throw error;
+        }),
+      ),
+    );
+    return stopped.reduce((sum, body) => sum + Number(body.stopped ?? 0), 0);
+  }
   return {
     async startThreadInstance(threadId, serverId) {
-      const body = await request(
-        "POST",
-        `/threads/${encodeURIComponent(threadId)}/servers/${encodeURIComponent(serverId)}`,
-      );
+      const path = `/threads/${encodeURIComponent(threadId)}/servers/${encodeURIComponent(serverId)}`;
+      const body = await atOwner(placementKey(serverId, threadId), "POST", path);
       return { pid: typeof body.pid === "number" ? body.pid : null };
     },
-    async stopThread(threadId) {
-      const body = await request("DELETE", `/threads/${encodeURIComponent(threadId)}`);
-      return Number(body.stopped ?? 0);
+    stopThread(threadId) {
+      return atEvery("DELETE", `/threads/${encodeURIComponent(threadId)}`);
     },
-    async stopServer(serverId, belowGeneration, options) {
+    stopServer(serverId, belowGeneration, options) {
       const drain = belowGeneration !== undefined && options?.drain ? "&drain=1" : "";
       const query = belowGeneration === undefined ? "" : `?below=${belowGeneration}${drain}`;
-      const body = await request("DELETE", `/servers/${encodeURIComponent(serverId)}${query}`);
-      return Number(body.stopped ?? 0);
+      return atEvery("DELETE", `/servers/${encodeURIComponent(serverId)}${query}`);
     },
   };
+}
+
+/** A runner answered that another runner owns the instance (421 `runner.not_owner`). */
+class MovedError extends AppError {
+  constructor() {
+    super("runner.not_owner", "Another runner serves this instance.");
+  }
 }

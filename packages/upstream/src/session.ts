@@ -258,10 +258,18 @@ async function closeSession(client: Client, transport: Transport): Promise<void>
   await client.close().catch(() => undefined);
 }
 
-/** A 4xx other than 401/403 on the first POST: the server does not speak streamable HTTP. */
+/** A 4xx other than 401/403/421 on the first POST: the server does not speak streamable HTTP. */
 function isLegacyOnlyRefusal(error: unknown): boolean {
   const status = transportHttpStatus(error);
-  return status !== undefined && status >= 400 && status < 500 && status !== 401 && status !== 403;
+  // 421: a runner of the fleet that does not hold the instance (asked at the wrong one; look it up again).
+  return (
+    status !== undefined &&
+    status >= 400 &&
+    status < 500 &&
+    status !== 401 &&
+    status !== 403 &&
+    status !== 421
+  );
 }
 
 /**

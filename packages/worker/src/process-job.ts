@@ -32,7 +32,8 @@ import {
   type ProbeResult,
   probeFailure,
   probeServer,
-  type RunnerEndpoint,
+  type RunnerRoute,
+  runnerLoss,
   type TargetSource,
   unreadableVerdict,
 } from "@mcpgw/upstream";
@@ -44,7 +45,7 @@ export interface WorkerDeps extends AttemptDeps {
   store: Store;
   logger: Logger;
   /** Where stdio servers are reached (their runner); none → a stdio server's probe fails. */
-  runner?: RunnerEndpoint | undefined;
+  runner?: RunnerRoute | undefined;
   /** The first retry's delay (default 15 s); repeated failures back off from it. */
   retryDelaySeconds?: number;
   /** The longest retry delay, and a deterministic failure's (default 5 min). */
@@ -216,8 +217,18 @@ async function recordResult(
     ...(deps.retryDelaySeconds === undefined ? {} : { retryDelaySeconds: deps.retryDelaySeconds }),
     ...(deps.maxRetryDelaySeconds === undefined ? {} : { maxRetryDelaySeconds: deps.maxRetryDelaySeconds }),
   };
-  const recordFailed = async (failure: Failure) => {
-    const written = await recordFailure(store, plain.id, job.generation, failure, failOptions);
+  const recordFailed = async (failed: Failure) => {
+    // A stdio server whose runner of the fleet was lost: said so, and retried once it has lapsed.
+    const lost = runnerLoss(deps.runner, plain.transport, { ...failed, retryable: true, scope: "server" });
+    const failure = lost ? { ...failed, error: lost.verdict.error } : failed;
+    const options = lost
+      ? {
+          ...failOptions,
+          retryDelaySeconds: lost.retryDelaySeconds,
+          maxRetryDelaySeconds: lost.retryDelaySeconds,
+        }
+      : failOptions;
+    const written = await recordFailure(store, plain.id, job.generation, failure, options);
     if (!written) {
       logger.info("attempt result dropped", { why: "superseded or already recorded" });
       return "dropped" as const;

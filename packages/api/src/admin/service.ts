@@ -30,7 +30,7 @@ import {
   UNREADABLE_SECRETS,
   upstreamAuthKey,
 } from "@mcpgw/core";
-import { checkUrl, createRunnerClient, type RunnerEndpoint } from "@mcpgw/upstream";
+import { checkUrl, createRunnerClient, type RunnerRoute } from "@mcpgw/upstream";
 import { type LatencyPointView, type ServerView, toServerView } from "../views";
 import type { ChangeNote } from "./change-audit";
 
@@ -41,7 +41,7 @@ export interface AdminDeps {
   /** Whether upstreams on loopback/private addresses are allowed (on for local runs). */
   allowPrivateUpstreams: boolean;
   /** The stdio runner, told to stop the children of servers that change. */
-  runner?: RunnerEndpoint | undefined;
+  runner?: RunnerRoute | undefined;
   /** The admin function's public URL (PUBLIC_ADMIN_URL): upstream OAuth's redirect URI is under it. */
   publicAdminUrl?: string | undefined;
   /** The upstream fetch (default: the outbound guard), for upstream OAuth discovery and tokens. */

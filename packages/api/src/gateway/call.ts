@@ -8,6 +8,7 @@ import {
   forwardRequest,
   type InputRequired,
   type InputRound,
+  RunnerDirectory,
   type ToolCallResult,
 } from "@mcpgw/upstream";
 import type { Principal } from "../env";
@@ -183,7 +184,7 @@ export async function forwardToServer(
  * that the upstream could not be reached. One read, on the failure path only.
  */
 async function callFailureOf(
-  deps: Pick<GatewayDeps, "store">,
+  deps: Pick<GatewayDeps, "store" | "runner">,
   error: CallFailure,
   server: DirectoryEntry["server"],
 ): Promise<AppError> {
@@ -195,6 +196,20 @@ async function callFailureOf(
         state: "disabled",
       });
     }
+  }
+  // In a fleet, a stdio call whose runner could not be reached (it died under the call, or before it):
+  // retryable — the instance starts on another runner once the lost one's registration lapses.
+  if (
+    server.transport === "stdio" &&
+    error.kind === "unreachable" &&
+    deps.runner instanceof RunnerDirectory
+  ) {
+    return new AppError(
+      "upstream.runner_lost",
+      `Server '${server.name}': the stdio runner serving it was lost; retry the call.`,
+      { retryable: true },
+      { cause: error },
+    );
   }
   return toAppError(error, server.name);
 }

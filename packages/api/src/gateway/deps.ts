@@ -1,6 +1,6 @@
 import type { Store } from "@mcpgw/aws";
 import type { AuditLog, Logger, Pinning } from "@mcpgw/core";
-import type { OpenOptions, RunnerEndpoint, SessionLogListener, SessionPool } from "@mcpgw/upstream";
+import type { OpenOptions, RunnerRoute, SessionLogListener, SessionPool } from "@mcpgw/upstream";
 import type { CallLatency } from "./call-latency";
 import type { Directory, DirectoryEntry } from "./directory";
 
@@ -12,7 +12,7 @@ export interface GatewayDeps {
   pool: SessionPool;
   /** The outbound-guarded fetch upstream sessions use. */
   fetch: typeof fetch;
-  runner?: RunnerEndpoint | undefined;
+  runner?: RunnerRoute | undefined;
   /** How often an in-flight call logs a heartbeat. */
   heartbeatMs?: number;
   /** The largest message an upstream may send (MAX_UPSTREAM_MESSAGE_BYTES). */

@@ -15,8 +15,12 @@ import {
   type PooledSession,
   type ReachPurpose,
   type ReachServer,
+  RunnerDirectory,
   reach,
+  refusalStatus,
+  runnerLoss,
   scrubSecrets,
+  serverVerdict,
   threadKeySuffix,
   transportHttpStatus,
   type UpstreamSession,
@@ -63,6 +67,8 @@ const LIVENESS_PING_MS = 2_000;
 
 /** The header values each pooled session was opened with, so warm-path failures are scrubbed too. */
 const sessionSecrets = new WeakMap<object, string[]>();
+/** The URL each pooled session was opened at (a fleet's runner that refuses it is dropped from placement). */
+const sessionUrls = new WeakMap<object, string>();
 
 /**
  * Runs `op` on the server's warm upstream session (opening it when cold: one config read with KMS,
@@ -159,12 +165,19 @@ async function sessionOf<T>(
       : markServerFailed;
   /** A server's verdict on its status (for a cold open), and the failure this caller gets. */
   const failServer = async (verdict: Verdict, cause?: unknown) => {
-    await markFailed(deps, entry, verdict);
-    return openFailure(verdict, cause);
+    const lost = runnerLoss(deps.runner, server.transport, verdict);
+    await markFailed(deps, entry, lost?.verdict ?? verdict, lost);
+    return openFailure(lost?.verdict ?? verdict, cause);
   };
 
   // Only a cold call gets here: one config read (with KMS), one initialize. Concurrent cold calls share it.
-  async function open() {
+  // In a fleet, a runner that answers that another one holds the instance (421: it moved between the
+  // lookup and the open), or that refuses the connection (it stopped; the directory drops it), is
+  // followed by one more open, which looks the owner up again.
+  const fleet =
+    server.transport === "stdio" && deps.runner instanceof RunnerDirectory ? deps.runner : undefined;
+  const open = () => openAt(true);
+  async function openAt(followMove: boolean): Promise<UpstreamSession> {
     const record = await reachable(deps, entry).catch(async (error: unknown) => {
       if (!(error instanceof SealError)) throw error;
       throw await failServer(unreadableVerdict(), error);
@@ -202,8 +215,18 @@ async function sessionOf<T>(
         }),
       );
       sessionSecrets.set(session, secrets);
+      sessionUrls.set(session, reached.target.url);
       return session;
     } catch (error) {
+      const moved = fleet !== undefined && (refusalStatus(error) === 421 || connectionRefused(error));
+      if (moved && connectionRefused(error)) fleet.markDown(reached.target.url);
+      if (moved && followMove) return openAt(false);
+      // Still not where the instance is: its runner was lost, and its lease not yet free.
+      if (moved)
+        throw await failServer(
+          serverVerdict("unreachable", scrubSecrets(describeFailure(error), secrets)),
+          error,
+        );
       const verdict = openFailureVerdict(error, {
         mode: credentialMode(record),
         subject,
@@ -226,6 +249,16 @@ async function sessionOf<T>(
         caught.cause instanceof ProtocolError ? withScrubbedData(caught.cause, sent) : caught.cause;
       const error = new CallFailure(caught.kind, scrubSecrets(caught.message, sent), { cause });
       if (error.kind === "session_expired") pooled.claimFailure();
+      // A runner of the fleet that refused the connection never got the call (it stopped, or moved on):
+      // like an expired session, the call is made again once on a session opened where the instance is now.
+      // (When the refusal broke the session first, the call failed on its `broken` signal: its reason says.)
+      const refused =
+        connectionRefused(error) || (pooled.broken.aborted && connectionRefused(pooled.broken.reason));
+      if (fleet && refused) {
+        fleet.markDown(sessionUrls.get(pooled.session) ?? "");
+        pooled.claimFailure();
+        throw new CallFailure("session_expired", "the runner serving this session has stopped", { cause });
+      }
       const verdict = callFailureVerdict(error, { subject });
       // A caller's own token refused mid-session: nothing of the server.
       if (verdict.scope === "caller") {
@@ -233,7 +266,8 @@ async function sessionOf<T>(
         throw ownFailure(verdict, caught.cause);
       }
       if (await isTransportLoss(error, pooled)) {
-        if (pooled.claimFailure()) await markFailed(deps, entry, verdict);
+        const lost = runnerLoss(deps.runner, server.transport, verdict);
+        if (pooled.claimFailure()) await markFailed(deps, entry, lost?.verdict ?? verdict, lost);
         throw error;
       }
       throw answeredFailure(error);
@@ -324,6 +358,15 @@ async function isTransportLoss(error: CallFailure, pooled: PooledSession): Promi
   return !(await alive(pooled.session));
 }
 
+/** Whether the connection for `error`'s request was refused (nothing was sent). */
+function connectionRefused(error: unknown): boolean {
+  for (let link = error, depth = 0; link && depth < 8; depth++) {
+    if ((link as { code?: unknown }).code === "ECONNREFUSED") return true;
+    link = (link as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
 /**
  * A call failure of a server that still answers: an HTTP refusal of this one call is the server's
  * answer (502 upstream.error), not unreachability.
@@ -349,18 +392,27 @@ async function alive(session: UpstreamSession): Promise<boolean> {
 }
 
 /** Marks the server failed under its current generation, as the verdict says, and schedules the 15 s retry. */
-async function markServerFailed(deps: GatewayDeps, entry: DirectoryEntry, verdict: Verdict): Promise<void> {
+async function markServerFailed(
+  deps: GatewayDeps,
+  entry: DirectoryEntry,
+  verdict: Verdict,
+  retry?: { retryDelaySeconds: number },
+): Promise<void> {
   const generation = entry.status?.generation;
   if (generation === undefined) return;
   const { reason, error } = verdict;
   try {
     const at = new Date().toISOString();
-    const written = await recordFailure(deps.store, entry.server.id, generation, {
-      at,
-      reason,
-      error,
-      ...credentialOutcome(verdict),
-    });
+    const written = await recordFailure(
+      deps.store,
+      entry.server.id,
+      generation,
+      { at, reason, error, ...credentialOutcome(verdict) },
+      // A lost runner's servers are retried once it has lapsed, however often they failed meanwhile.
+      retry
+        ? { retryDelaySeconds: retry.retryDelaySeconds, maxRetryDelaySeconds: retry.retryDelaySeconds }
+        : {},
+    );
     deps.directory.invalidate();
     deps.logger.warn("server marked failed by a call", { server: entry.server.name, reason, written });
   } catch (failure) {

@@ -1,5 +1,6 @@
 import { createKmsTokenSigner, createStore, loadAppSettings } from "@mcpgw/aws";
 import { createLogger } from "@mcpgw/core";
+import { runnerRoute } from "@mcpgw/upstream";
 import type { AppDeps } from "../app-base";
 import { type AuditWriter, createAuditWriter } from "../audit-writer";
 import { OidcClient } from "../oidc/provider";
@@ -21,7 +22,7 @@ export function depsFromEnvironment(): AppDeps & { audit: AuditWriter | undefine
     adminToken: settings.adminToken,
     allowPrivateUpstreams: settings.allowPrivateUpstreams,
     pinningDefault: settings.pinningDefault,
-    runner: settings.runner,
+    runner: runnerRoute(settings.runner, store.fleet),
     worktreeBase: settings.worktreeBase,
     mcp: { allowedOrigins: settings.mcpAllowedOrigins },
     maxUpstreamMessageBytes: settings.maxUpstreamMessageBytes,

@@ -4,13 +4,20 @@
  * the credential (none, the shared one, the caller's own, or the machine client's), renews it when due
  * or refused — under the refresh lease — and answers either a ready target or a {@link Verdict}.
  */
-import { assertNever, type Logger, SHARED_SUBJECT, type UpstreamClientCredentials } from "@mcpgw/core";
+import {
+  assertNever,
+  type Logger,
+  placementKey,
+  SHARED_SUBJECT,
+  type UpstreamClientCredentials,
+} from "@mcpgw/core";
 import { describeFailure, scrubSecrets } from "../classify-failure";
 import { needsNewGrant, requestClientCredentialsToken } from "../client-credentials";
 import { refreshHeldCredential } from "../credential-refresh";
 import { credentialSecrets, type HeldCredential, needsRefresh, withBearer } from "../oauth-client";
+import { type RunnerRoute, runnerFor } from "../runner-fleet";
 import type { UpstreamTarget } from "../session";
-import { type RunnerEndpoint, type TargetSource, targetOf } from "../target";
+import { type TargetSource, targetOf } from "../target";
 import { type CredentialPort, readCredential } from "./credential-port";
 import {
   type CredentialMode,
@@ -27,7 +34,8 @@ export interface ReachDeps {
   /** The outbound-guarded fetch (token requests go through it too). */
   fetch: typeof fetch;
   logger: Logger;
-  runner?: RunnerEndpoint | undefined;
+  /** The stdio runner, or the fleet's directory (the instance's owner is looked up here). */
+  runner?: RunnerRoute | undefined;
 }
 
 /** The server to reach: what its target is made of, and its name (for messages). */
@@ -74,7 +82,11 @@ export function isVerdict<T extends object>(outcome: T | Verdict): outcome is Ve
 /** Reaches `request.server` as its caller (see {@link ReachRequest}): a ready target, or why not. */
 export async function reach(deps: ReachDeps, request: ReachRequest): Promise<Reached | Verdict> {
   const { server } = request;
-  const target = targetOf(server, deps.runner, request.thread, request.caller);
+  const runner =
+    server.transport === "stdio"
+      ? await runnerFor(deps.runner, placementKey(server.id, request.thread))
+      : undefined;
+  const target = targetOf(server, runner, request.thread, request.caller);
   if (!target) return noRunnerVerdict();
   const plain = (): Reached | Verdict =>
     request.refused

@@ -1,0 +1,105 @@
+import { createMemoryRunnerFleet } from "@mcpgw/aws/memory";
+import { AppError, createLogger } from "@mcpgw/core";
+import { describe, expect, it } from "vitest";
+import { Membership } from "./membership";
+
+const logger = createLogger({ level: "error", sink: () => undefined });
+
+function member(
+  fleet: ReturnType<typeof createMemoryRunnerFleet>,
+  id: string,
+  clock: { now: number },
+  lost: string[] = [],
+) {
+  return new Membership({
+    fleet,
+    logger,
+    id,
+    url: () => `http://127.0.0.1:1/${id}`,
+    capacity: 4,
+    children: () => 1,
+    version: "test",
+    leaseMs: 3_000,
+    onLost: (key) => lost.push(key),
+    now: () => clock.now,
+  });
+}
+
+describe("Membership", () => {
+  it("registers with its room; owns a free instance; a live other holder's instance is a not_owner naming it", async () => {
+    const fleet = createMemoryRunnerFleet();
+    const clock = { now: 1_000_000 };
+    const a = member(fleet, "a", clock);
+    const b = member(fleet, "b", clock);
+    await a.join();
+    await b.join();
+
+    expect(await fleet.runners()).toContainEqual(expect.objectContaining({ id: "a", capacity: 4, free: 3 }));
+    await a.own("s1");
+    await a.own("s1"); // held: no second claim needed
+    expect(a.leases).toEqual(["s1"]);
+    const refusal = await b.own("s1").catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(AppError);
+    expect(refusal).toMatchObject({ code: "runner.not_owner", extra: { owner: { id: "a" } } });
+    await a.leave();
+    await b.leave();
+  });
+
+  it("takes over the instance of a holder whose registration lapsed", async () => {
+    const fleet = createMemoryRunnerFleet();
+    const clock = { now: 1_000_000 };
+    const a = member(fleet, "a", clock);
+    const b = member(fleet, "b", clock);
+    await a.join();
+    await b.join();
+    await a.own("s1");
+
+    clock.now += 3_001; // a stops beating; b's next heartbeat renews b
+    await fleet.announce({
+      ...(await fleet.runners()).find((r) => r.id === "b")!,
+      aliveUntil: clock.now + 3_000,
+    });
+    await b.own("s1");
+
+    expect((await fleet.lease("s1"))?.owner).toBe("b");
+    await a.leave();
+    await b.leave();
+  });
+
+  it("after a lapse of its own, gives up (ends) the instances another runner took meanwhile", async () => {
+    const fleet = createMemoryRunnerFleet();
+    const clock = { now: 1_000_000 };
+    const lost: string[] = [];
+    const a = member(fleet, "a", clock, lost);
+    await a.join();
+    await a.own("s1");
+    await a.own("s2");
+    clock.now += 10_000; // a was paused: its registration lapsed, and b took s1
+    const b = member(fleet, "b", clock);
+    await b.join();
+    await b.own("s1");
+
+    await a.drain(); // any announce after the lapse checks the leases again
+    expect(lost).toEqual(["s1"]);
+    expect(a.leases).toEqual(["s2"]);
+    await a.leave();
+    await b.leave();
+  });
+
+  it("draining: takes no new instance, keeps serving those it holds; leaving frees them and its registration", async () => {
+    const fleet = createMemoryRunnerFleet();
+    const clock = { now: 1_000_000 };
+    const a = member(fleet, "a", clock);
+    await a.join();
+    await a.own("held");
+
+    await a.drain();
+    await a.own("held");
+    await expect(a.own("new")).rejects.toMatchObject({ code: "runner.not_owner" });
+    a.release("held");
+    await a.leave();
+
+    expect(await fleet.lease("held")).toBeUndefined();
+    expect(await fleet.runners()).toEqual([]);
+  });
+});

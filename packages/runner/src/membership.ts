@@ -1,0 +1,183 @@
+/**
+ * A runner's place in the fleet: its registration, renewed by a heartbeat, and the leases of the
+ * instances it runs. An instance is served only under a lease this runner holds; asked for one that
+ * another live runner holds, it answers `runner.not_owner` naming that runner, and never starts a
+ * second child. A heartbeat that finds its registration had lapsed (the process was paused, the table
+ * out of reach) checks its leases again and gives up the instances whose lease moved on.
+ */
+import { isAlive, type RunnerFleet } from "@mcpgw/aws";
+import { AppError, errorFields, type Logger } from "@mcpgw/core";
+
+/** The default of `leaseMs`: a dead runner's instances move on within 15 s. */
+export const DEFAULT_LEASE_MS = 15_000;
+
+export interface MembershipOptions {
+  fleet: RunnerFleet;
+  logger: Logger;
+  /** This runner's id in the registry (unique per process). */
+  id: string;
+  /** Where others reach this runner's face (known once it listens). */
+  url: () => string;
+  /** The most children it runs. */
+  capacity: number;
+  /** How many children it runs now (starting ones too). */
+  children: () => number;
+  /** Its build, shown in the registry. */
+  version: string;
+  /** How long a registration lives without a heartbeat (RUNNER_LEASE_SECONDS); the heartbeat runs at a third of it. */
+  leaseMs?: number;
+  /** Called for each instance whose lease this runner lost (its children must end). */
+  onLost: (key: string) => void;
+  now?: () => number;
+}
+
+/** What serving an instance needs from the fleet: its lease, held here; given back once it ends. */
+export interface InstanceOwnership {
+  /** Resolves once this runner holds `key`'s lease; else `runner.not_owner` (naming the holder, when live). */
+  own(key: string): Promise<void>;
+  /** Gives `key`'s lease up (its last child ended). */
+  release(key: string): void;
+}
+
+/** A runner's registration and leases (see the module's doc). */
+export class Membership implements InstanceOwnership {
+  private readonly held = new Set<string>();
+  /** Until when the registration last written keeps this runner alive (0: not yet written). */
+  private aliveUntil = 0;
+  private draining = false;
+  private timer: NodeJS.Timeout | undefined;
+  private beating: Promise<void> = Promise.resolve();
+  /** Leases being given back (a stop waits for them before it leaves). */
+  private readonly releasing = new Set<Promise<unknown>>();
+  readonly leaseMs: number;
+  private readonly now: () => number;
+
+  constructor(private readonly options: MembershipOptions) {
+    this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Registers this runner, then renews its registration every third of `leaseMs`. */
+  async join(): Promise<void> {
+    await this.announce();
+    this.timer = setInterval(
+      () => {
+        this.beating = this.beating.then(() => this.heartbeat());
+      },
+      Math.max(100, Math.floor(this.leaseMs / 3)),
+    );
+    this.timer.unref();
+  }
+
+  async own(key: string): Promise<void> {
+    const now = this.now();
+    if (this.held.has(key) && this.aliveUntil > now) return;
+    const outcome = await this.options.fleet.claim(key, this.options.id, now);
+    if ("lease" in outcome) {
+      this.held.add(key);
+      return;
+    }
+    if ("holder" in outcome) {
+      throw new AppError("runner.not_owner", `Another runner (${outcome.holder.id}) serves this instance.`, {
+        owner: { id: outcome.holder.id, url: outcome.holder.url },
+      });
+    }
+    throw new AppError(
+      "runner.not_owner",
+      "This runner takes no instances now (it is stopping, or its registration lapsed).",
+    );
+  }
+
+  release(key: string): void {
+    if (!this.held.delete(key)) return;
+    const released = this.options.fleet.release(key, this.options.id).catch((error) => {
+      this.options.logger.warn("could not give a lease back", { key, ...errorFields(error) });
+    });
+    this.releasing.add(released);
+    void released.finally(() => this.releasing.delete(released));
+  }
+
+  /** Whether its registration is current: written, and not lapsed (a heartbeat reached the table in time). */
+  get registered(): boolean {
+    return this.aliveUntil > this.now();
+  }
+
+  /** This runner's id in the registry. */
+  get id(): string {
+    return this.options.id;
+  }
+
+  /** The placement keys whose lease this runner holds. */
+  get leases(): string[] {
+    return [...this.held];
+  }
+
+  /**
+   * Stops taking instances: the registry shows it draining (placement passes it by, and claims by it
+   * fail), so callers of new instances are sent elsewhere.
+   */
+  async drain(): Promise<void> {
+    this.draining = true;
+    await this.announce();
+  }
+
+  /** Gives every lease back and leaves the registry (its children have ended). */
+  async leave(): Promise<void> {
+    clearInterval(this.timer);
+    await this.beating;
+    await Promise.all(this.releasing);
+    const keys = [...this.held];
+    this.held.clear();
+    await Promise.all(keys.map((key) => this.options.fleet.release(key, this.options.id).catch(() => false)));
+    await this.options.fleet.withdraw(this.options.id);
+  }
+
+  private async announce(): Promise<void> {
+    const now = this.now();
+    const aliveUntil = now + this.leaseMs;
+    await this.options.fleet.announce({
+      id: this.options.id,
+      url: this.options.url(),
+      capacity: this.options.capacity,
+      free: Math.max(0, this.options.capacity - this.options.children()),
+      version: this.options.version,
+      aliveUntil,
+      draining: this.draining,
+    });
+    const lapsed = this.aliveUntil !== 0 && !isAlive({ aliveUntil: this.aliveUntil }, now);
+    this.aliveUntil = aliveUntil;
+    if (lapsed) await this.recheckLeases();
+  }
+
+  private async heartbeat(): Promise<void> {
+    try {
+      await this.announce();
+    } catch (error) {
+      this.options.logger.warn("runner heartbeat failed", errorFields(error));
+      // Not renewed in time: others may soon take these instances, so their children end here first
+      // (a fifth of the lease early, for the clocks of the fleet's hosts).
+      if (this.now() >= this.aliveUntil - this.leaseMs / 5)
+        this.loseAll("its registration could not be renewed");
+    }
+  }
+
+  /** After a lapse: the instances whose lease another runner took meanwhile end here. */
+  private async recheckLeases(): Promise<void> {
+    for (const key of [...this.held]) {
+      const lease = await this.options.fleet.lease(key);
+      if (lease?.owner === this.options.id) continue;
+      this.held.delete(key);
+      this.options.logger.warn("lease lost while this runner's registration had lapsed", { key });
+      this.options.onLost(key);
+    }
+  }
+
+  private loseAll(why: string): void {
+    if (this.held.size === 0) return;
+    this.options.logger.warn("giving up every instance", { why, instances: this.held.size });
+    for (const key of [...this.held]) {
+      this.held.delete(key);
+      this.options.onLost(key);
+    }
+  }
+}

@@ -1,0 +1,118 @@
+import { placeOn } from "@mcpgw/core";
+import { describe, expect, it } from "vitest";
+import { type FleetRunner, RunnerDirectory, runnerFor, runnerLoss } from "./runner-fleet";
+
+const NOW = 1_000_000;
+
+function fleetOf(runners: FleetRunner[], leases: Record<string, string> = {}) {
+  let reads = 0;
+  return {
+    view: {
+      async runners() {
+        reads++;
+        return runners;
+      },
+      async lease(key: string) {
+        const owner = leases[key];
+        return owner ? { owner } : undefined;
+      },
+    },
+    reads: () => reads,
+  };
+}
+
+const runner = (id: string, extra: Partial<FleetRunner> = {}): FleetRunner => ({
+  id,
+  url: `http://127.0.0.1:1000${id.length}/${id}`,
+  free: 10,
+  aliveUntil: NOW + 10_000,
+  draining: false,
+  ...extra,
+});
+
+describe("RunnerDirectory", () => {
+  it("sends an instance to its lease's live holder, else to the runner placement picks", async () => {
+    const runners = [runner("a"), runner("bb"), runner("ccc")];
+    const { view } = fleetOf(runners, { held: "bb" });
+    const directory = new RunnerDirectory(view, "token", { now: () => NOW });
+
+    expect(await directory.endpointFor("held")).toEqual({ url: runners[1]?.url, token: "token" });
+    const placed = placeOn(
+      "free",
+      runners.map((r) => ({ id: r.id, weight: r.free })),
+    );
+    expect((await directory.endpointFor("free"))?.url).toBe(runners.find((r) => r.id === placed)?.url);
+  });
+
+  it("never places on a lapsed or draining runner; a lapsed holder's instance goes elsewhere", async () => {
+    const { view } = fleetOf(
+      [runner("lapsed", { aliveUntil: NOW - 1 }), runner("draining", { draining: true }), runner("ok")],
+      { held: "lapsed" },
+    );
+    const directory = new RunnerDirectory(view, "token", { now: () => NOW });
+
+    for (const key of ["held", "a", "b", "c", "d"])
+      expect((await directory.endpointFor(key))?.url).toMatch(/\/ok$/);
+    expect((await directory.everyEndpoint()).map((e) => e.url)).toEqual([
+      expect.stringMatching(/\/draining$/),
+      expect.stringMatching(/\/ok$/),
+    ]);
+  });
+
+  it("reads the registry at most once per refresh interval", async () => {
+    const clock = { now: NOW };
+    const fleet = fleetOf([runner("a")]);
+    const directory = new RunnerDirectory(fleet.view, "token", { refreshMs: 1_000, now: () => clock.now });
+    await directory.endpointFor("x");
+    await directory.endpointFor("y");
+    expect(fleet.reads()).toBe(1);
+    clock.now += 1_000;
+    await directory.endpointFor("z");
+    expect(fleet.reads()).toBe(2);
+  });
+
+  it("leaves a runner that refused a connection out until it heartbeats again", async () => {
+    const clock = { now: NOW };
+    const runners = [runner("a"), runner("bb")];
+    const directory = new RunnerDirectory(fleetOf(runners).view, "token", {
+      refreshMs: 0,
+      now: () => clock.now,
+    });
+    await directory.live();
+
+    directory.markDown(`${runners[0]?.url}/servers/s/mcp`);
+    expect((await directory.live()).map((r) => r.id)).toEqual(["bb"]);
+    runners[0] = { ...(runners[0] as FleetRunner), aliveUntil: NOW + 20_000 }; // a newer heartbeat
+    expect((await directory.live()).map((r) => r.id)).toEqual(["a", "bb"]);
+  });
+
+  it("when every runner is full, still picks one (it answers its cap); none when no runner is alive", async () => {
+    const full = new RunnerDirectory(fleetOf([runner("a", { free: 0 })]).view, "t", { now: () => NOW });
+    expect(await full.endpointFor("x")).toBeDefined();
+    const empty = new RunnerDirectory(fleetOf([]).view, "t", { now: () => NOW });
+    expect(await empty.endpointFor("x")).toBeUndefined();
+    expect(await runnerFor(empty, "x")).toBeUndefined();
+  });
+});
+
+describe("runnerLoss", () => {
+  const verdict = { reason: "unreachable", error: "fetch failed", retryable: true, scope: "server" } as const;
+
+  it("names a fleet stdio server's unreachability as its runner lost, retried once the runner lapsed", async () => {
+    const directory = new RunnerDirectory(fleetOf([runner("a", { aliveUntil: NOW + 2_500 })]).view, "t", {
+      now: () => NOW,
+    });
+    await directory.live();
+    expect(runnerLoss(directory, "stdio", verdict)).toEqual({
+      verdict: { ...verdict, error: "the stdio runner serving it was lost: fetch failed" },
+      retryDelaySeconds: 4,
+    });
+  });
+
+  it("is nothing for an HTTP server, a single runner, or another failure", () => {
+    const directory = new RunnerDirectory(fleetOf([]).view, "t");
+    expect(runnerLoss(directory, "http", verdict)).toBeUndefined();
+    expect(runnerLoss({ url: "http://r", token: "t" }, "stdio", verdict)).toBeUndefined();
+    expect(runnerLoss(directory, "stdio", { ...verdict, reason: "not_responding" })).toBeUndefined();
+  });
+});

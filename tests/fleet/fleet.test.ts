@@ -1,0 +1,205 @@
+/**
+ * A fleet of three stdio runners, each its own process registered in the table (as `RUNNERS=3 npm run
+ * dev` starts them), behind one gateway and worker that reach each instance at the runner holding its
+ * lease: instances spread over the fleet, one child each across it; a runner killed hard under load
+ * has its servers served by the others once its registration lapses, while the other runners' calls
+ * see no error; a runner stopped gracefully hands its instances back.
+ */
+import { randomUUID } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
+import { createStore, type Store } from "@mcpgw/aws";
+import { RunnerDirectory } from "@mcpgw/upstream";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type FleetProcess, startFleet, startFleetProcess } from "../../scripts/lib/runner-fleet";
+import { isAlive, TINY_STDIO, testUidBase } from "../runner/helpers";
+import { createTestConfig } from "../support/aws";
+import { devEnv } from "../support/dev-process";
+import { createServer, reaches } from "../support/servers";
+import { type Stack, startStack, waitFor } from "../support/stack";
+
+const SERVERS = 60;
+/** Each runner's registration lives this long without a heartbeat (RUNNER_LEASE_SECONDS). */
+const LEASE_SECONDS = 3;
+
+/** Live processes whose command line has an argument starting with `prefix`, by that argument. */
+function childrenByMarker(prefix: string): Map<string, number[]> {
+  const found = new Map<string, number[]>();
+  for (const entry of readdirSync("/proc")) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid)) continue;
+    let args: string[];
+    try {
+      args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+    } catch {
+      continue;
+    }
+    const marker = args.find((arg) => arg.startsWith(prefix));
+    if (!marker || !isAlive(pid)) continue;
+    found.set(marker, [...(found.get(marker) ?? []), pid]);
+  }
+  return found;
+}
+
+describe("a fleet of three stdio runners", () => {
+  const tag = `fleet-${randomUUID().slice(0, 8)}-`;
+  const token = `runner-${randomUUID()}`;
+  let env: Record<string, string | undefined>;
+  let runners: FleetProcess[] = [];
+  let store: Store;
+  let stack: Stack;
+  const servers: Array<{ id: string; name: string; marker: string }> = [];
+  /** The most children any one instance had at once, seen by the watcher. */
+  let mostChildren = 0;
+  let watcher: NodeJS.Timeout | undefined;
+
+  const ownerOf = async (id: string) => (await store.fleet.lease(id))?.owner;
+  const ping = (name: string) =>
+    stack.call("POST", `/v1/tools/${encodeURIComponent(`${name}__ping`)}/call`, { arguments: {} });
+
+  beforeAll(async () => {
+    const config = await createTestConfig();
+    const dev = await devEnv(config);
+    const { PORT: _port, ADMIN_TOKEN: _admin, ...aws } = dev.env;
+    env = {
+      ...process.env,
+      ...aws,
+      RUNNER_TOKEN: token,
+      RUNNER_LEASE_SECONDS: String(LEASE_SECONDS),
+      RUNNER_MAX_CHILDREN: String(SERVERS),
+      RUNNER_UID_BASE: String(testUidBase()),
+      RUNNER_UID_COUNT: "400",
+      RUNNER_UID_SLICE: String(SERVERS),
+    };
+    runners = await startFleet(3, { env });
+    store = createStore(config);
+    stack = await startStack({
+      aws: config,
+      runnerAt: new RunnerDirectory(store.fleet, token, { refreshMs: 250 }),
+      retryDelaySeconds: 1,
+      maxRetryDelaySeconds: 2,
+    });
+    watcher = setInterval(() => {
+      for (const pids of childrenByMarker(tag).values()) mostChildren = Math.max(mostChildren, pids.length);
+    }, 100);
+  }, 120_000);
+
+  afterAll(async () => {
+    clearInterval(watcher);
+    await stack?.stop();
+    await Promise.all(runners.map((runner) => runner.kill()));
+  }, 60_000);
+
+  it("spreads 60 stdio servers over all three runners, one child each, no runner holding more than half", async () => {
+    for (let i = 0; i < SERVERS; i++) {
+      const name = `${tag}${i}`;
+      const marker = `${tag}${i}`;
+      const id = await createServer(stack, { name, command: process.execPath, args: [TINY_STDIO, marker] });
+      servers.push({ id, name, marker });
+    }
+    await Promise.all(servers.map(({ id }) => reaches(stack, id, "connected", 60_000)));
+
+    const owners = await Promise.all(servers.map(({ id }) => ownerOf(id)));
+    const held = new Map<string, number>();
+    for (const owner of owners) held.set(String(owner), (held.get(String(owner)) ?? 0) + 1);
+    expect([...held.keys()].sort()).toEqual(runners.map((runner) => runner.id).sort());
+    for (const count of held.values()) expect(count).toBeLessThanOrEqual(SERVERS / 2);
+    const children = childrenByMarker(tag);
+    expect(children.size).toBe(SERVERS);
+    for (const pids of children.values()) expect(pids).toHaveLength(1);
+    // Each child is its owner's: the runner that holds the lease lists the instance, no other does.
+    const listed = await Promise.all(
+      runners.map(async (runner) => {
+        const response = await fetch(`${runner.url}/servers`, {
+          headers: { authorization: `Bearer ${token}` },
+        });
+        const body = (await response.json()) as { instances: Array<{ serverId: string }> };
+        return body.instances.map((instance) => [instance.serverId, runner.id] as const);
+      }),
+    );
+    const listedBy = new Map(listed.flat());
+    expect(listedBy.size).toBe(SERVERS);
+    for (const [i, { id }] of servers.entries()) expect(listedBy.get(id)).toBe(owners[i]);
+    console.log(`[fleet] ${SERVERS} servers over 3 runners: ${[...held.values()].join(", ")}`);
+  }, 120_000);
+
+  it("a runner killed under load: its servers serve again within 20 s, the others' calls never fail", async () => {
+    const [victim] = runners as [FleetProcess];
+    const owners = await Promise.all(
+      servers.map(async (server) => ({ server, owner: await ownerOf(server.id) })),
+    );
+    const lost = owners.filter(({ owner }) => owner === victim.id).map(({ server }) => server);
+    const kept = owners.filter(({ owner }) => owner !== victim.id).map(({ server }) => server);
+    expect(lost.length).toBeGreaterThan(0);
+
+    // Steady load on the other runners' servers until every lost server answers again.
+    let loading = true;
+    const failures: unknown[] = [];
+    let served = 0;
+    const load = (async () => {
+      for (let round = 0; loading; round++) {
+        const { name } = kept[round % kept.length] as (typeof kept)[number];
+        const response = await ping(name);
+        if (response.status === 200) served++;
+        else failures.push(response.body);
+      }
+    })();
+
+    /** What calls of the lost servers got before they were served again. */
+    const gapCodes = new Set<string>();
+    const killedAt = Date.now();
+    await victim.kill();
+    const recovered = await Promise.all(
+      lost.map(async ({ name }) => {
+        await waitFor(
+          () => ping(name),
+          (response) => {
+            if (response.status !== 200) gapCodes.add(response.body?.code);
+            return response.status === 200;
+          },
+          { timeoutMs: 20_000, intervalMs: 200 },
+        );
+        return Date.now() - killedAt;
+      }),
+    );
+    loading = false;
+    await load;
+
+    expect(failures).toEqual([]);
+    expect(served).toBeGreaterThan(0);
+    // Until then: the runner was lost (retryable), or the server is marked failed until its retry.
+    expect(gapCodes).toContain("upstream.runner_lost");
+    for (const code of gapCodes) expect(["upstream.runner_lost", "server.unavailable"]).toContain(code);
+    expect(Math.max(...recovered)).toBeLessThan(20_000);
+    expect(mostChildren).toBe(1);
+    // The lost servers are the survivors' now, with one child each; the dead runner's children are gone.
+    for (const { id } of lost) expect([runners[1]?.id, runners[2]?.id]).toContain(await ownerOf(id));
+    const children = childrenByMarker(tag);
+    for (const { marker } of servers) expect(children.get(marker)).toHaveLength(1);
+    // Their statuses show the blip and recover without anyone.
+    await Promise.all(lost.map(({ id }) => reaches(stack, id, "connected", 20_000)));
+    console.log(
+      `[fleet] SIGKILL: ${lost.length} servers served again within ${Math.max(...recovered)} ms; ${served} calls on the others, none failed`,
+    );
+  }, 90_000);
+
+  it("a runner stopped with SIGTERM hands its instances back, failing no call, and a new runner takes a share", async () => {
+    const leaving = runners[1] as FleetProcess;
+    const theirs = [];
+    for (const server of servers) if ((await ownerOf(server.id)) === leaving.id) theirs.push(server);
+    expect(theirs.length).toBeGreaterThan(0);
+
+    await leaving.stop();
+    expect(await store.fleet.leasesOf(leaving.id)).toEqual([]);
+    expect((await store.fleet.runners()).map((runner) => runner.id)).not.toContain(leaving.id);
+    // Its instances start on the runner left (its registration is gone at once: no lapse to wait for).
+    for (const { name } of theirs) expect((await ping(name)).status).toBe(200);
+
+    // A new runner joins: new instances may go to it; nothing already placed moves.
+    const before = await Promise.all(servers.map(({ id }) => ownerOf(id)));
+    const joined = await startFleetProcess({ env });
+    runners.push(joined);
+    const after = await Promise.all(servers.map(({ id }) => ownerOf(id)));
+    expect(after).toEqual(before);
+    expect(mostChildren).toBe(1);
+  }, 90_000);
+});
