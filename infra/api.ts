@@ -8,7 +8,7 @@ import { consoleAdminEnvironment, oidcLink } from "./auth";
 import { NODE_OPTIONS, nodejs } from "./bundling";
 import { consoleDist } from "./console";
 import { inspectJobQueue, jobsLink } from "./queue";
-import { runnerLink, vpc } from "./runner";
+import { fleetEnvironment, runnerLink, vpc } from "./runner";
 import { concurrencyOf, stageSettings } from "./stages";
 import {
   adminToken,
@@ -33,6 +33,8 @@ const tokenAuthMethod = typeof settings.signIn === "object" ? settings.signIn.to
 const environment = () => ({
   NODE_OPTIONS,
   ALLOW_PRIVATE_UPSTREAMS: "false",
+  // Each stdio instance at the runner of the fleet holding its lease (looked up in the table).
+  ...fleetEnvironment(),
   ...(settings.worktreeBase ? { WORKTREE_BASE: settings.worktreeBase } : {}),
   // Your own OpenID provider's client may be registered for client_secret_post (infra/auth.ts).
   ...(tokenAuthMethod ? { OIDC_TOKEN_AUTH_METHOD: tokenAuthMethod } : {}),

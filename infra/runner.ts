@@ -1,7 +1,11 @@
 /**
- * The stdio runner: a Fargate service built from packages/runner/Dockerfile, in a private VPC, reached
- * by the functions through Cloud Map (`http://<service>.<namespace>:8788`) — never from the internet.
- * `sst dev` runs it as a local process instead (`dev.command`).
+ * The stdio runners: a fleet of Fargate tasks built from packages/runner/Dockerfile, in a private VPC —
+ * never reached from the internet. Each task registers itself in the table (its private address, its
+ * room) with a heartbeat, and serves the instances whose lease it holds; the functions look the owner
+ * up there (RUNNER_FLEET). A task that dies has its instances started on the others once its
+ * registration lapses (RUNNER_LEASE_SECONDS, 15 s); one stopped (a deploy, a scale-in) drains: it hands
+ * its idle instances back and lets calls in flight end first. `sst dev` runs one local process instead
+ * (`dev.command`), reached at its URL (the Runner link).
  *
  * The container starts as root only to run each child under a uid of its own (the image's ENTRYPOINT
  * keeps six capabilities and sets no_new_privs). The runner reads its token and its AWS credentials
@@ -10,7 +14,7 @@
  * role's credentials.
  */
 import { jobsLink } from "./queue";
-import { isProduction, stageSettings } from "./stages";
+import { isProduction, runnerScaling, stageSettings } from "./stages";
 import { key, openStdioSecretsOnly, runnerToken, tableLink } from "./storage";
 
 /** The runner's port (the Dockerfile's PORT / EXPOSE). */
@@ -35,18 +39,21 @@ const runnerTokenParameter = new aws.ssm.Parameter("RunnerTokenParameter", {
   value: runnerToken.value,
 });
 
-const { worktreeBase } = stageSettings($app.stage);
+const settings = stageSettings($app.stage);
+const { worktreeBase } = settings;
+
+/** Deployed, the runners are a fleet (the functions set this too); under `sst dev`, one local process. */
+export const fleetEnvironment = (): Record<string, string> => ($dev ? {} : { RUNNER_FLEET: "true" });
 
 export const runner = new sst.aws.Service("StdioRunner", {
   cluster,
   image: { context: ".", dockerfile: "packages/runner/Dockerfile" },
   cpu: "0.5 vCPU",
   memory: "1 GB",
-  // One task: it owns the children and the thread-scoped instances in memory.
-  scaling: { min: 1, max: 1 },
-  // So a deploy stops the old task before it starts the new one: never two runners in service discovery
-  // at once (ECS's default, 100 %/200 %, overlaps them). The cost: no runner for the minute a deploy takes.
-  transform: { service: { deploymentMinimumHealthyPercent: 0, deploymentMaximumPercent: 100 } },
+  // A fleet: scaled out on CPU or memory (children are processes of the task), in by draining tasks.
+  // A deploy rolls (ECS's 100 %/200 %): a new task registers before an old one drains and stops.
+  scaling: { ...runnerScaling(settings), cpuUtilization: 60, memoryUtilization: 70 },
+  // ECS waits 30 s (Fargate's default stop timeout) after SIGTERM: the task drains and stops within 10 s.
   // Table to read server configs and record deaths; the job queue for retries. No Key link (its
   // Decrypt is unconditional): the runner may open only stdio env and secret-store values.
   link: [tableLink, jobsLink],
@@ -56,6 +63,8 @@ export const runner = new sst.aws.Service("StdioRunner", {
     PORT: String(RUNNER_PORT),
     HOST: $dev ? "127.0.0.1" : "0.0.0.0",
     ...($dev ? { RUNNER_TOKEN: runnerToken.value } : {}),
+    // Registers in the table at its private address (from the task's metadata), with a heartbeat.
+    ...fleetEnvironment(),
     // The same base as the API's (the stage's worktreeBase): unset, both default to /tmp/mcpgw-worktrees.
     ...(worktreeBase ? { WORKTREE_BASE: worktreeBase } : {}),
   },

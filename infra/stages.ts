@@ -48,6 +48,11 @@ export interface StageSettings {
    * (the table's TTL, default 30).
    */
   audit?: { sink?: "table" | "log" | "off"; retentionDays?: number };
+  /**
+   * The stdio runners: a fleet of `min` to `max` tasks (default 2 to 6), scaled on CPU and memory; each
+   * instance at the task holding its lease (RUNNER_FLEET), a dead task's instances started on the others.
+   */
+  runners?: { min?: number; max?: number };
 }
 
 /**
@@ -99,6 +104,17 @@ export function callbackUrls(stage: string, settings: StageSettings): string[] {
     ...on(settings.publicAdminUrl, CALLBACK_PATHS.admin),
     ...(isProduction(stage) ? [] : on(DEV_ORIGIN, [...CALLBACK_PATHS.gateway, ...CALLBACK_PATHS.admin])),
   ];
+}
+
+/** The runner fleet's bounds (see {@link StageSettings.runners}), checked: 1 ≤ min ≤ max ≤ 100. */
+export function runnerScaling(settings: StageSettings): { min: number; max: number } {
+  const min = settings.runners?.min ?? 2;
+  const max = settings.runners?.max ?? Math.max(6, min);
+  if (!Number.isInteger(min) || !Number.isInteger(max) || min < 1 || max < min || max > 100)
+    throw new Error(
+      `runners in infra/stages.ts must have whole numbers 1 ≤ min ≤ max ≤ 100 (got ${min}, ${max}).`,
+    );
+  return { min, max };
 }
 
 /** One function's SST `concurrency` option: reserved when the stage sets it, else none (spread it in). */

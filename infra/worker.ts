@@ -5,7 +5,7 @@
 
 import { NODE_OPTIONS, nodejs } from "./bundling";
 import { inspectJobQueue, jobQueue, jobsLink } from "./queue";
-import { runnerLink, vpc } from "./runner";
+import { fleetEnvironment, runnerLink, vpc } from "./runner";
 import { concurrencyOf, stageSettings } from "./stages";
 import { keyLink, runnerToken, sealRefreshedTokens, tableLink } from "./storage";
 
@@ -26,7 +26,7 @@ export const worker = jobQueue.subscribe(
     permissions: [sealRefreshedTokens],
     vpc,
     ...concurrencyOf(stageSettings($app.stage), "worker"),
-    environment: { NODE_OPTIONS, ALLOW_PRIVATE_UPSTREAMS: "false" },
+    environment: { NODE_OPTIONS, ALLOW_PRIVATE_UPSTREAMS: "false", ...fleetEnvironment() },
   },
   { batch: { size: 10, partialResponses: true } },
 );

@@ -8,6 +8,8 @@
  * process alone holds (in memory, after it leaves process.env): stdio children cannot use it.
  * That emulator keeps its data (servers, secrets, keys, the KMS keys that seal them) in DEV_DATA_DIR
  * (default `.dev-data/`) across restarts; `npm run dev -- --ephemeral` starts one that keeps nothing.
+ * `RUNNERS=3 npm run dev` starts a fleet of three stdio runners instead of the one in this process:
+ * each its own node process, registered in the table, each instance at the runner holding its lease.
  */
 import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
@@ -25,11 +27,13 @@ import {
   removeCredentialsFromEnv,
 } from "@mcpgw/aws";
 import { createLogger, errorFields } from "@mcpgw/core";
-import { startRunner } from "@mcpgw/runner";
+import { type Runner, startRunner } from "@mcpgw/runner";
 import { prometheusReader, startMetrics, startTracing } from "@mcpgw/telemetry";
+import { RunnerDirectory, type RunnerRoute } from "@mcpgw/upstream";
 import { startPoller, startSweeper, workerDepsFromEnv } from "@mcpgw/worker";
 import { ensureConsoleBuilt } from "./lib/console";
 import { startEmulator } from "./lib/emulator";
+import { type FleetProcess, startFleet } from "./lib/runner-fleet";
 import { assertAwsEndpointsAnswer, holdPort, portError, StartupError } from "./lib/startup-checks";
 
 const log = (line: string) => process.stderr.write(`[dev] ${line}\n`);
@@ -38,7 +42,7 @@ process.env.ALLOW_PRIVATE_UPSTREAMS ??= "true";
 const generatedToken = !process.env.ADMIN_TOKEN;
 process.env.ADMIN_TOKEN ||= randomBytes(24).toString("base64url");
 process.env.RUNNER_TOKEN ||= randomBytes(24).toString("base64url");
-const { port, dataDir, settings, runnerToken, runnerSettings } = readSettings();
+const { port, dataDir, settings, runnerToken, runnerSettings, runners } = readSettings();
 const ephemeral = process.argv.includes("--ephemeral");
 const adminToken = process.env.ADMIN_TOKEN;
 // Spans of the whole stack (API, worker, runner: one process), exported when OTEL_EXPORTER_OTLP_ENDPOINT is set.
@@ -58,16 +62,13 @@ const logger = createLogger({ level: settings.logLevel });
 // OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set, else Prometheus text at GET /metrics on the API port.
 const metrics = await startMetrics({ service: "gateway", local: prometheusReader });
 const worker = workerDepsFromEnv({ store, logger });
+// A fleet's runner processes get what they read (the emulator's endpoint, key and resource names, the
+// runner token), taken before the credentials leave this process's environment; not the admin's secrets.
+const { ADMIN_TOKEN: _admin, OIDC_CLIENT_SECRET: _oidc, ...fleetEnv } = process.env;
 // Every setting is read: the tokens and AWS credentials leave the environment (the runner's children
 // get an allow-listed env anyway; nothing read later may find them either).
 removeCredentialsFromEnv();
-const runner = await startRunner({
-  store,
-  logger,
-  token: runnerToken,
-  ...definedOnly({ ...runnerSettings, port: undefined, host: undefined }),
-});
-const runnerEndpoint = { url: runner.url, token: runner.token };
+const { runner, fleet, runnerEndpoint } = await startRunners();
 // The gateway's call latencies go to the history once per 10 s slot; what is left goes out on stop.
 const callLatency = new CallLatency(store, logger);
 // Every tool call and admin change is an audit event, written in batches (AUDIT_SINK, AUDIT_RETENTION_DAYS).
@@ -148,14 +149,20 @@ async function shutdown() {
   stopping = true;
   setTimeout(() => {
     log(`stop took over ${STOP_DEADLINE_MS / 1_000} s: killing every child and exiting`);
-    runner.instances.killAll();
+    runner?.instances.killAll();
+    for (const process of fleet) process.child.kill("SIGKILL");
     process.exit(1);
   }, STOP_DEADLINE_MS).unref();
   sweeper.stop();
   stopRecreating();
   // The runner stops alongside the API and the poller: a start under way is abandoned at once, so a
   // probe waiting on it ends now instead of holding the poller (and the runner) for its deadline.
-  await Promise.all([api.close(), poller.stop(), runner.stop()]);
+  await Promise.all([
+    api.close(),
+    poller.stop(),
+    runner?.stop(),
+    ...fleet.map((process) => process.stop(STOP_DEADLINE_MS - 1_000)),
+  ]);
   await callLatency.close();
   await audit?.close();
   await Promise.all([tracing.shutdown(), metrics.shutdown()]);
@@ -173,6 +180,32 @@ function stopWith(error: unknown): never {
   process.exit(1);
 }
 
+/**
+ * The stdio runner in this process, or (RUNNERS > 1) a fleet of runner processes registered in the
+ * table, reached through its directory.
+ */
+async function startRunners(): Promise<{
+  runner: Runner | undefined;
+  fleet: FleetProcess[];
+  runnerEndpoint: RunnerRoute;
+}> {
+  if (runners > 1) {
+    const fleet = await startFleet(runners, {
+      env: fleetEnv,
+      onLine: (line) => process.stdout.write(`${line}\n`),
+    });
+    log(`${runners} stdio runners (processes ${fleet.map((process) => process.pid).join(", ")})`);
+    return { runner: undefined, fleet, runnerEndpoint: new RunnerDirectory(store.fleet, runnerToken) };
+  }
+  const runner = await startRunner({
+    store,
+    logger,
+    token: runnerToken,
+    ...definedOnly({ ...runnerSettings, port: undefined, host: undefined, fleet: undefined }),
+  });
+  return { runner, fleet: [], runnerEndpoint: { url: runner.url, token: runner.token } };
+}
+
 /** The entries of `value` that are set. */
 function definedOnly<T extends object>(value: T): { [K in keyof T]: Exclude<T[K], undefined> } {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as never;
@@ -184,9 +217,11 @@ function readSettings() {
     const read = new EnvReader(process.env);
     const port = read.integer("PORT", 8787, { max: 65_535 });
     const dataDir = read.absolutePath("DEV_DATA_DIR") ?? resolve(import.meta.dirname, "../.dev-data");
+    // How many stdio runners: one in this process, or a fleet of runner processes.
+    const runners = read.integer("RUNNERS", 1, { min: 1, max: 16 });
     read.check();
     const { token: runnerToken = "", ...runnerSettings } = loadRunnerSettings();
-    return { port, dataDir, settings: loadAppSettings(), runnerToken, runnerSettings };
+    return { port, dataDir, settings: loadAppSettings(), runnerToken, runnerSettings, runners };
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     log(error.message);

@@ -234,12 +234,14 @@ describe("sst.config.ts run()", () => {
     expect(admin.environment).toEqual({
       NODE_OPTIONS,
       ALLOW_PRIVATE_UPSTREAMS: "false",
+      RUNNER_FLEET: "true",
       GATEWAY_URL: "Gateway.url",
       CONSOLE_ADMIN_GROUP: "gateway-admins",
     });
     expect(find("Function", "Gateway").environment).toEqual({
       NODE_OPTIONS,
       ALLOW_PRIVATE_UPSTREAMS: "false",
+      RUNNER_FLEET: "true",
     });
     expect(admin.copyFiles).toEqual([{ from: "packages/console/dist", to: "console" }]);
     // infra/console.ts built it while the config ran.
@@ -490,13 +492,24 @@ describe("production (the stage `production`, named alike by the infra and the d
     expect(Object.keys(outputs ?? {})).toEqual(["admin", "gateway", "mcp", "table"]);
   });
 
-  it("runs the single runner task so that a deploy never has two serving (0 % / 100 %), in every stage", () => {
+  it("runs the stdio runners as a fleet (2 to 6 tasks by default, scaled on CPU and memory) that the functions and each task know as one", async () => {
     const runner = find("Service", "StdioRunner");
-    expect(runner.scaling).toEqual({ min: 1, max: 1 });
-    expect(runner.transform.service).toMatchObject({
-      deploymentMinimumHealthyPercent: 0,
-      deploymentMaximumPercent: 100,
-    });
+    expect(runner.scaling).toEqual({ min: 2, max: 6, cpuUtilization: 60, memoryUtilization: 70 });
+    // A deploy rolls with ECS's defaults: new tasks register before old ones drain.
+    expect(runner.transform?.service).toBeUndefined();
+    expect(runner.environment.RUNNER_FLEET).toBe("true");
+    for (const fn of [
+      find("Function", "Admin"),
+      find("Function", "Gateway"),
+      find("QueueSubscriber", "JobQueue").function,
+    ])
+      expect(fn.environment.RUNNER_FLEET).toBe("true");
+    // The health check is the face's /healthz, which answers 503 once the task's registration lapsed.
+    expect(runner.health.command.join(" ")).toContain("/healthz");
+    const { built } = await evaluate("staging", { runners: { min: 3, max: 12 } });
+    expect(pick(built, "Service", "StdioRunner").scaling).toMatchObject({ min: 3, max: 12 });
+    const { error } = await evaluate("staging", { runners: { min: 4, max: 2 } });
+    expect(String(error)).toMatch(/runners in infra\/stages\.ts must have whole numbers 1 ≤ min ≤ max/);
     expect(find("Dynamo", "GatewayTable").transform.table.pointInTimeRecovery).toEqual({ enabled: true });
   });
 
