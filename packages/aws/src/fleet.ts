@@ -42,8 +42,14 @@ export interface InstanceLease {
   version: number;
 }
 
-/** What a claim got: the lease, the live runner holding it, or nothing (the claimer is not alive). */
-export type ClaimOutcome = { lease: InstanceLease } | { holder: RunnerRegistration } | { notAlive: true };
+/**
+ * What a claim got: the lease (`taken`: written now; else the claimer held it already), the live runner
+ * holding it, or nothing (the claimer is not alive, or draining).
+ */
+export type ClaimOutcome =
+  | { lease: InstanceLease; taken: boolean }
+  | { holder: RunnerRegistration }
+  | { notAlive: true };
 
 /** The runners' registry and the instances' leases. */
 export interface RunnerFleet {
@@ -60,8 +66,11 @@ export interface RunnerFleet {
    * registration has lapsed by `now` — provided `runnerId`'s own is alive and not draining.
    */
   claim(key: string, runnerId: string, now: number): Promise<ClaimOutcome>;
-  /** Gives `key` up when `runnerId` holds it: true when it did. */
-  release(key: string, runnerId: string): Promise<boolean>;
+  /**
+   * Gives `key` up when `runnerId` holds it (at `version`, when given: a lease taken again since is
+   * not this release's): true when it did.
+   */
+  release(key: string, runnerId: string, version?: number): Promise<boolean>;
   /** The leases `runnerId` holds. */
   leasesOf(runnerId: string): Promise<InstanceLease[]>;
 }
@@ -149,7 +158,11 @@ export function createRunnerFleet(ddb: DynamoDBDocumentClient, tableName: string
       for (let attempt = 0; attempt < CLAIM_TRIES; attempt++) {
         const item = await get(leaseKey(key));
         const held = item ? leaseOf(item) : undefined;
-        if (held?.owner === runnerId) return { lease: held };
+        if (held?.owner === runnerId) {
+          // Its own lease, but only while its registration is alive: a lapsed one may be taken over.
+          const me = await get(runnerKey(runnerId));
+          return me && isAlive(registrationOf(me), now) ? { lease: held, taken: false } : { notAlive: true };
+        }
         if (held) {
           const holder = await get(runnerKey(held.owner));
           if (holder && isAlive(registrationOf(holder), now)) return { holder: registrationOf(holder) };
@@ -176,26 +189,35 @@ export function createRunnerFleet(ddb: DynamoDBDocumentClient, tableName: string
         ];
         try {
           await ddb.send(new TransactWriteCommand({ TransactItems: items }));
-          return { lease };
+          return { lease, taken: true };
         } catch (error) {
           const failed = failedConditions(error);
-          if (failed.length === 0) throw error;
           if (failed.includes(0)) return { notAlive: true };
+          // Another transaction on one of these items at the same time (DynamoDB cancels both): again.
+          if (failed.length === 0 && !transactionConflict(error)) throw error;
+          if (failed.length === 0) await new Promise((r) => setTimeout(r, 20 + Math.random() * 80));
           // The holder came back, or another claimer was first: read again.
         }
       }
       throw new Error(`the lease of ${key} kept changing hands while it was claimed`);
     },
 
-    release(key, runnerId) {
+    release(key, runnerId, version) {
       return conditionalWrite(() =>
         ddb.send(
           new DeleteCommand({
             TableName: tableName,
             Key: leaseKey(key),
-            ConditionExpression: "#owner = :owner",
-            ExpressionAttributeNames: { "#owner": "owner" },
-            ExpressionAttributeValues: { ":owner": runnerId },
+            ConditionExpression:
+              version === undefined ? "#owner = :owner" : "#owner = :owner AND #version = :version",
+            ExpressionAttributeNames: {
+              "#owner": "owner",
+              ...(version === undefined ? {} : { "#version": "version" }),
+            },
+            ExpressionAttributeValues: {
+              ":owner": runnerId,
+              ...(version === undefined ? {} : { ":version": version }),
+            },
           }),
         ),
       );
@@ -205,6 +227,15 @@ export function createRunnerFleet(ddb: DynamoDBDocumentClient, tableName: string
       return (await queryKind(ddb, tableName, ownerKind(runnerId))).map(leaseOf);
     },
   };
+}
+
+/** A transaction DynamoDB cancelled for another one on the same items (not a condition that failed). */
+function transactionConflict(error: unknown): boolean {
+  const reasons = (error as { CancellationReasons?: Array<{ Code?: string }> }).CancellationReasons ?? [];
+  return (
+    (error as { name?: unknown }).name === "TransactionConflictException" ||
+    reasons.some((reason) => reason.Code === "TransactionConflict")
+  );
 }
 
 function registrationOf(item: Record<string, unknown>): RunnerRegistration {

@@ -994,15 +994,24 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
 
       expect((await store.fleet.runners()).filter((r) => [a, b].includes(r.id))).toHaveLength(2);
       expect(await store.fleet.claim(key, gone, now)).toEqual({ notAlive: true }); // not registered
-      expect(await store.fleet.claim(key, a, now)).toEqual({ lease: { key, owner: a, version: 1 } });
-      expect(await store.fleet.claim(key, a, now)).toEqual({ lease: { key, owner: a, version: 1 } });
+      expect(await store.fleet.claim(key, a, now)).toEqual({
+        lease: { key, owner: a, version: 1 },
+        taken: true,
+      });
+      expect(await store.fleet.claim(key, a, now)).toEqual({
+        lease: { key, owner: a, version: 1 },
+        taken: false,
+      });
       expect(await store.fleet.claim(key, b, now)).toMatchObject({ holder: { id: a } });
       expect(await store.fleet.lease(key)).toEqual({ key, owner: a, version: 1 });
       expect(await store.fleet.leasesOf(a)).toEqual([{ key, owner: a, version: 1 }]);
 
       // a's registration lapses (its heartbeat stopped): b takes the lease over, once.
       await store.fleet.announce(runner(a, now - 1));
-      expect(await store.fleet.claim(key, b, now)).toEqual({ lease: { key, owner: b, version: 2 } });
+      expect(await store.fleet.claim(key, b, now)).toEqual({
+        lease: { key, owner: b, version: 2 },
+        taken: true,
+      });
       expect(await store.fleet.leasesOf(a)).toEqual([]);
       expect(await store.fleet.release(key, a)).toBe(false);
       expect(await store.fleet.release(key, b)).toBe(true);

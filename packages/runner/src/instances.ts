@@ -182,6 +182,8 @@ export class InstanceManager {
   private readonly instances = new Map<string, Promise<Instance>>();
   /** What each spawn promise in `instances` resolved to (read synchronously: never await a spawn here). */
   private readonly spawned = new WeakMap<Promise<Instance>, Instance>();
+  /** Acquires under way, by placement key (its lease is not given back meanwhile). */
+  private readonly acquiring = new Map<string, number>();
   /** Spawns under way, by their promise (the values of `instances` while they start). */
   private readonly starts = new Map<Promise<Instance>, Starting>();
   /** Every child not yet exited, started or starting (what a hard stop must kill). */
@@ -283,7 +285,30 @@ export class InstanceManager {
       );
     }
     // In a fleet, only the holder of the instance's lease serves it (another live holder: a redirect).
-    await this.options.ownership?.own(placementKey(serverId, threadId));
+    // Until this acquire ends, a child of its placement that exits meanwhile does not give the lease back.
+    const placement = placementKey(serverId, threadId);
+    this.acquiring.set(placement, (this.acquiring.get(placement) ?? 0) + 1);
+    try {
+      await this.options.ownership?.own(placement);
+      return await this.acquireOwned(serverId, threadId, server, generation, serving, options);
+    } finally {
+      const left = (this.acquiring.get(placement) ?? 1) - 1;
+      if (left > 0) this.acquiring.set(placement, left);
+      else this.acquiring.delete(placement);
+      this.releaseUnused(placement);
+    }
+  }
+
+  /** The rest of {@link acquire}, under the instance's lease. */
+  private async acquireOwned(
+    serverId: string,
+    threadId: string | undefined,
+    server: PlainStdioServer,
+    generation: number,
+    serving: number | undefined,
+    options: AcquireOptions,
+  ): Promise<Instance> {
+    const { signal } = options;
     const caller = !threadId && isPerCaller(server) ? (options.caller ?? PROBE_CALLER) : undefined;
     const key = instanceKey(serverId, threadId, caller);
     const older = this.servingChild(key, serving, options.generation);
@@ -550,6 +575,7 @@ export class InstanceManager {
     const { ownership } = this.options;
     if (!ownership) return;
     const inUse =
+      this.acquiring.has(placement) ||
       [...this.instances.keys()].some((key) => placementOfInstance(key) === placement) ||
       [...this.children].some((child) => placementKey(child.serverId, child.threadId) === placement);
     if (!inUse) ownership.release(placement);

@@ -49,21 +49,50 @@ describe("Membership", () => {
     const fleet = createMemoryRunnerFleet();
     const clock = { now: 1_000_000 };
     const a = member(fleet, "a", clock);
-    const b = member(fleet, "b", clock);
     await a.join();
-    await b.join();
     await a.own("s1");
 
-    clock.now += 3_001; // a stops beating; b's next heartbeat renews b
-    await fleet.announce({
-      ...(await fleet.runners()).find((r) => r.id === "b")!,
-      aliveUntil: clock.now + 3_000,
-    });
+    clock.now += 3_001; // a stopped beating; b joins now
+    const b = member(fleet, "b", clock);
+    await b.join();
     await b.own("s1");
 
-    expect((await fleet.lease("s1"))?.owner).toBe("b");
+    expect(await fleet.lease("s1")).toMatchObject({ owner: "b", version: 2 });
+    await expect(a.own("s1")).rejects.toMatchObject({ code: "runner.not_owner" }); // a's own lapsed too
     await a.leave();
     await b.leave();
+  });
+
+  it("a re-claim waits for its key's release under way: the lease it gets is not deleted after it", async () => {
+    const fleet = createMemoryRunnerFleet();
+    const slowFleet = {
+      ...fleet,
+      release: async (key: string, runnerId: string, version?: number) => {
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        return fleet.release(key, runnerId, version);
+      },
+    };
+    const clock = { now: 1_000_000 };
+    const a = new Membership({
+      fleet: slowFleet,
+      logger,
+      id: "a",
+      url: () => "http://127.0.0.1:1/a",
+      capacity: 4,
+      children: () => 0,
+      version: "test",
+      leaseMs: 3_000,
+      onLost: () => undefined,
+      now: () => clock.now,
+    });
+    await a.join();
+    await a.own("s1");
+
+    a.release("s1");
+    await a.own("s1");
+
+    expect(await fleet.lease("s1")).toMatchObject({ owner: "a" });
+    await a.leave();
   });
 
   it("after a lapse of its own, gives up (ends) the instances another runner took meanwhile", async () => {

@@ -7,6 +7,7 @@
  */
 import { isAlive, type RunnerFleet } from "@mcpgw/aws";
 import { AppError, errorFields, type Logger } from "@mcpgw/core";
+import { recordFleetWrite } from "@mcpgw/telemetry";
 
 /** The default of `leaseMs`: a dead runner's instances move on within 15 s. */
 export const DEFAULT_LEASE_MS = 15_000;
@@ -41,14 +42,17 @@ export interface InstanceOwnership {
 
 /** A runner's registration and leases (see the module's doc). */
 export class Membership implements InstanceOwnership {
-  private readonly held = new Set<string>();
+  /** The leases it holds: placement key → the lease's version. */
+  private readonly held = new Map<string, number>();
   /** Until when the registration last written keeps this runner alive (0: not yet written). */
   private aliveUntil = 0;
   private draining = false;
   private timer: NodeJS.Timeout | undefined;
   private beating: Promise<void> = Promise.resolve();
-  /** Leases being given back (a stop waits for them before it leaves). */
-  private readonly releasing = new Set<Promise<unknown>>();
+  /** Leases being given back, by key (a claim of that key waits for it; a stop waits for them all). */
+  private readonly releasing = new Map<string, Promise<unknown>>();
+  /** Ends every instance a fifth of the lease before the registration would lapse unrenewed. */
+  private fence: NodeJS.Timeout | undefined;
   readonly leaseMs: number;
   private readonly now: () => number;
 
@@ -70,11 +74,17 @@ export class Membership implements InstanceOwnership {
   }
 
   async own(key: string): Promise<void> {
+    if (this.held.has(key) && this.registered) return;
+    // A release of this key under way ends first: else it could delete the lease claimed again here.
+    await this.releasing.get(key);
     const now = this.now();
-    if (this.held.has(key) && this.aliveUntil > now) return;
+    if (!this.registered) {
+      throw new AppError("runner.not_owner", "This runner's registration lapsed: it takes no instances now.");
+    }
     const outcome = await this.options.fleet.claim(key, this.options.id, now);
     if ("lease" in outcome) {
-      this.held.add(key);
+      if (outcome.taken) recordFleetWrite("claim");
+      this.held.set(key, outcome.lease.version);
       return;
     }
     if ("holder" in outcome) {
@@ -89,12 +99,17 @@ export class Membership implements InstanceOwnership {
   }
 
   release(key: string): void {
-    if (!this.held.delete(key)) return;
-    const released = this.options.fleet.release(key, this.options.id).catch((error) => {
+    const version = this.held.get(key);
+    if (version === undefined) return;
+    this.held.delete(key);
+    recordFleetWrite("release");
+    const released = this.options.fleet.release(key, this.options.id, version).catch((error) => {
       this.options.logger.warn("could not give a lease back", { key, ...errorFields(error) });
     });
-    this.releasing.add(released);
-    void released.finally(() => this.releasing.delete(released));
+    this.releasing.set(key, released);
+    void released.finally(() => {
+      if (this.releasing.get(key) === released) this.releasing.delete(key);
+    });
   }
 
   /** Whether its registration is current: written, and not lapsed (a heartbeat reached the table in time). */
@@ -109,7 +124,7 @@ export class Membership implements InstanceOwnership {
 
   /** The placement keys whose lease this runner holds. */
   get leases(): string[] {
-    return [...this.held];
+    return [...this.held.keys()];
   }
 
   /**
@@ -124,17 +139,23 @@ export class Membership implements InstanceOwnership {
   /** Gives every lease back and leaves the registry (its children have ended). */
   async leave(): Promise<void> {
     clearInterval(this.timer);
+    clearTimeout(this.fence);
     await this.beating;
-    await Promise.all(this.releasing);
-    const keys = [...this.held];
+    await Promise.all(this.releasing.values());
+    const held = [...this.held];
     this.held.clear();
-    await Promise.all(keys.map((key) => this.options.fleet.release(key, this.options.id).catch(() => false)));
+    await Promise.all(
+      held.map(([key, version]) =>
+        this.options.fleet.release(key, this.options.id, version).catch(() => false),
+      ),
+    );
     await this.options.fleet.withdraw(this.options.id);
   }
 
   private async announce(): Promise<void> {
     const now = this.now();
     const aliveUntil = now + this.leaseMs;
+    recordFleetWrite("heartbeat");
     await this.options.fleet.announce({
       id: this.options.id,
       url: this.options.url(),
@@ -145,25 +166,38 @@ export class Membership implements InstanceOwnership {
       draining: this.draining,
     });
     const lapsed = this.aliveUntil !== 0 && !isAlive({ aliveUntil: this.aliveUntil }, now);
-    this.aliveUntil = aliveUntil;
+    // After a lapse, the leases are checked before the fast path trusts them again.
     if (lapsed) await this.recheckLeases();
+    this.aliveUntil = aliveUntil;
+    this.armFence(aliveUntil);
+  }
+
+  /**
+   * Unrenewed by a fifth of the lease before `aliveUntil` (a heartbeat failing or hanging), this runner
+   * gives up every instance: others may take them once it lapses, and two children must never serve one.
+   */
+  private armFence(aliveUntil: number): void {
+    clearTimeout(this.fence);
+    const margin = this.leaseMs / 5;
+    this.fence = setTimeout(
+      () => this.loseAll("its registration was not renewed in time"),
+      Math.max(0, aliveUntil - margin - this.now()),
+    );
+    this.fence.unref();
   }
 
   private async heartbeat(): Promise<void> {
     try {
       await this.announce();
     } catch (error) {
+      // The fence ends every instance if no heartbeat gets through in time.
       this.options.logger.warn("runner heartbeat failed", errorFields(error));
-      // Not renewed in time: others may soon take these instances, so their children end here first
-      // (a fifth of the lease early, for the clocks of the fleet's hosts).
-      if (this.now() >= this.aliveUntil - this.leaseMs / 5)
-        this.loseAll("its registration could not be renewed");
     }
   }
 
   /** After a lapse: the instances whose lease another runner took meanwhile end here. */
   private async recheckLeases(): Promise<void> {
-    for (const key of [...this.held]) {
+    for (const key of [...this.held.keys()]) {
       const lease = await this.options.fleet.lease(key);
       if (lease?.owner === this.options.id) continue;
       this.held.delete(key);
@@ -175,7 +209,7 @@ export class Membership implements InstanceOwnership {
   private loseAll(why: string): void {
     if (this.held.size === 0) return;
     this.options.logger.warn("giving up every instance", { why, instances: this.held.size });
-    for (const key of [...this.held]) {
+    for (const key of [...this.held.keys()]) {
       this.held.delete(key);
       this.options.onLost(key);
     }

@@ -171,18 +171,20 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     membership,
     stop() {
       stopped ??= (async () => {
+        // One deadline for the whole stop: in a fleet, half of it for calls in flight to end.
+        const deadline = Date.now() + deadlineMs;
         if (membership) {
           // New instances go elsewhere from now; the face still serves those it holds while their calls
           // end, and gives each back (its lease released) once its children are idle and stopped.
           await membership.drain().catch((error) => {
             options.logger.warn("could not mark this runner draining", errorFields(error));
           });
-          await instances.handBack(Date.now() + deadlineMs);
+          await instances.handBack(Date.now() + deadlineMs / 2);
         }
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         let timer: NodeJS.Timeout | undefined;
         const late = new Promise<"late">((resolve) => {
-          timer = setTimeout(() => resolve("late"), deadlineMs);
+          timer = setTimeout(() => resolve("late"), Math.max(0, deadline - Date.now()));
         });
         const outcome = await Promise.race([instances.shutdown(), late]);
         clearTimeout(timer);

@@ -75,6 +75,7 @@ interface Instruments {
   probeDuration: Histogram;
   jobAge: Histogram;
   rateLimited: Counter;
+  fleetWrites: Counter;
 }
 
 let madeFor: MeterProvider | undefined;
@@ -143,6 +144,9 @@ function makeInstruments(meter: Meter): Instruments {
     rateLimited: meter.createCounter("mcpgw_rate_limited_total", {
       description: "Requests the gateway refused on a limit, by limit",
     }),
+    fleetWrites: meter.createCounter("mcpgw_runner_fleet_writes_total", {
+      description: "A fleet runner's writes to the table: heartbeats, lease claims and releases",
+    }),
   };
 }
 
@@ -174,6 +178,11 @@ export function recordJobAge(type: string, ageMs: number): void {
 /** Counts a request refused on `limit` (the refusal's limit name: `rate`, `concurrency`, `failed_tokens`, …). */
 export function recordRateLimited(limit: string): void {
   current().rateLimited.add(1, { limit });
+}
+
+/** Counts a fleet runner's write to the table: `heartbeat`, `claim` (a lease taken) or `release`. */
+export function recordFleetWrite(write: "heartbeat" | "claim" | "release"): void {
+  current().fleetWrites.add(1, { write });
 }
 
 /** Reports the session count of `pool` (held weakly: a pool let go stops counting) as `mcpgw_warm_sessions`. */

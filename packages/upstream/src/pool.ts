@@ -133,7 +133,11 @@ export class SessionPool {
         // Only this entry: a session that replaced it under the same key is not this one's to end (a
         // closed session's late errors — its last requests failing — must not break its successor).
         session.client.onerror = (error) => {
-          if (DISCONNECT.test(String(error?.message ?? error))) this.evictEntry(serverId, entry, error);
+          if (!DISCONNECT.test(String(error?.message ?? error))) return;
+          // A refused connection (the server stopped accepting): no new call uses this session, but the
+          // calls in flight on connections it already has may still be answered; it ends after them.
+          if (connectionRefused(error)) this.retireEntry(serverId, entry);
+          else this.evictEntry(serverId, entry, error);
         };
         session.client.onclose = () => this.evictEntry(serverId, entry, new Error("upstream session closed"));
         const claimFailure = () => {
@@ -163,6 +167,14 @@ export class SessionPool {
     this.entries.delete(serverId);
     close(entry, reason);
     return true;
+  }
+
+  /** Takes `entry` out of use when it is still the server's session; it closes once its calls end. */
+  private retireEntry(serverId: string, entry: Entry): void {
+    if (this.entries.get(serverId) !== entry) return;
+    this.entries.delete(serverId);
+    entry.retired = true;
+    if (entry.busy === 0) close(entry);
   }
 
   /** Drops `entry` when it is still the server's session (a newer one is left alone). */
@@ -195,4 +207,14 @@ export class SessionPool {
 function close(entry: Entry, reason: unknown = new Error("upstream session evicted")): void {
   entry.controller.abort(reason);
   entry.opening.then(({ session }) => session.close()).catch(() => undefined);
+}
+
+/** Whether `error`'s request found no connection (refused: nothing of it was sent). */
+export function connectionRefused(error: unknown): boolean {
+  let link = error;
+  for (let depth = 0; link && depth < 8; depth++) {
+    if ((link as { code?: unknown }).code === "ECONNREFUSED") return true;
+    link = (link as { cause?: unknown }).cause;
+  }
+  return false;
 }

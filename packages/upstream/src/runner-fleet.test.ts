@@ -109,6 +109,15 @@ describe("runnerLoss", () => {
     });
   });
 
+  it("waits for the runner that refused a connection to lapse, not for every runner", async () => {
+    const runners = [runner("a", { aliveUntil: NOW + 1_200 }), runner("bb", { aliveUntil: NOW + 14_000 })];
+    const directory = new RunnerDirectory(fleetOf(runners).view, "t", { now: () => NOW });
+    await directory.live();
+    expect(directory.failoverSeconds()).toBe(15);
+    directory.markDown(`${runners[0]?.url}/servers/s/mcp`);
+    expect(directory.failoverSeconds()).toBe(3);
+  });
+
   it("is nothing for an HTTP server, a single runner, or another failure", () => {
     const directory = new RunnerDirectory(fleetOf([]).view, "t");
     expect(runnerLoss(directory, "http", verdict)).toBeUndefined();

@@ -92,7 +92,8 @@ export class RunnerDirectory {
    * connection was refused: it stopped, though the registry read may still show it).
    */
   markDown(url: string): void {
-    const runner = this.last?.find((candidate) => url.startsWith(candidate.url));
+    const origin = originOf(url);
+    const runner = this.last?.find((candidate) => originOf(candidate.url) === origin);
     if (runner) this.down.set(runner.id, runner.aliveUntil);
   }
 
@@ -102,7 +103,10 @@ export class RunnerDirectory {
    * retry of theirs, however often they failed meanwhile).
    */
   failoverSeconds(): number {
-    const runners = this.last ?? [];
+    // The runners that refused a connection are the lost ones, when known; else any might be.
+    const known = this.last ?? [];
+    const lost = known.filter((runner) => this.down.has(runner.id));
+    const runners = lost.length > 0 ? lost : known;
     const latest = Math.max(0, ...runners.map((runner) => runner.aliveUntil - this.now()));
     return Math.ceil(latest / 1_000) + 1;
   }
@@ -115,6 +119,11 @@ export class RunnerDirectory {
   private endpoint(runner: FleetRunner): RunnerEndpoint {
     return { url: runner.url, token: this.token };
   }
+}
+
+/** A URL's origin (scheme, host and port); undefined when it is no URL. */
+function originOf(url: string): string | undefined {
+  return URL.canParse(url) ? new URL(url).origin : undefined;
 }
 
 /** How stdio servers are reached: one runner at a fixed URL, or a fleet's directory. */

@@ -4,6 +4,7 @@ import {
   CallFailure,
   type CallOptions,
   callFailureVerdict,
+  connectionRefused,
   credentialMode,
   credentialOutcome,
   describeFailure,
@@ -251,9 +252,8 @@ async function sessionOf<T>(
       if (error.kind === "session_expired") pooled.claimFailure();
       // A runner of the fleet that refused the connection never got the call (it stopped, or moved on):
       // like an expired session, the call is made again once on a session opened where the instance is now.
-      // (When the refusal broke the session first, the call failed on its `broken` signal: its reason says.)
-      const refused =
-        connectionRefused(error) || (pooled.broken.aborted && connectionRefused(pooled.broken.reason));
+      // Only this call's own request counts: a call aborted with the session was perhaps sent.
+      const refused = !pooled.broken.aborted && connectionRefused(error);
       if (fleet && refused) {
         fleet.markDown(sessionUrls.get(pooled.session) ?? "");
         pooled.claimFailure();
@@ -356,15 +356,6 @@ async function isTransportLoss(error: CallFailure, pooled: PooledSession): Promi
   if (error.kind !== "unreachable" && error.kind !== "timeout") return false;
   if (pooled.broken.aborted) return true;
   return !(await alive(pooled.session));
-}
-
-/** Whether the connection for `error`'s request was refused (nothing was sent). */
-function connectionRefused(error: unknown): boolean {
-  for (let link = error, depth = 0; link && depth < 8; depth++) {
-    if ((link as { code?: unknown }).code === "ECONNREFUSED") return true;
-    link = (link as { cause?: unknown }).cause;
-  }
-  return false;
 }
 
 /**

@@ -20,17 +20,19 @@ export function createMemoryRunnerFleet(): RunnerFleet {
     },
     async claim(key, runnerId, now) {
       const me = runners.get(runnerId);
-      if (!isAlive(me, now) || me?.draining) return { notAlive: true };
       const held = leases.get(key);
-      if (held?.owner === runnerId) return { lease: { ...held } };
+      if (held?.owner === runnerId)
+        return isAlive(me, now) ? { lease: { ...held }, taken: false } : { notAlive: true };
+      if (!isAlive(me, now) || me?.draining) return { notAlive: true };
       const holder = held && runners.get(held.owner);
       if (holder && isAlive(holder, now)) return { holder: { ...holder } };
       const lease = { key, owner: runnerId, version: (held?.version ?? 0) + 1 };
       leases.set(key, lease);
-      return { lease: { ...lease } };
+      return { lease: { ...lease }, taken: true };
     },
-    async release(key, runnerId) {
-      if (leases.get(key)?.owner !== runnerId) return false;
+    async release(key, runnerId, version) {
+      const lease = leases.get(key);
+      if (lease?.owner !== runnerId || (version !== undefined && lease.version !== version)) return false;
       leases.delete(key);
       return true;
     },
