@@ -11,6 +11,9 @@
  *   catalogue  search mode: upfront tokens of tools/list in full vs search mode at 50/500/5,000 tools,
  *              search_tools' top-5 hit rate over the 50 recorded tasks, the added p50 of call_tool
  *              and of a call through a tool set
+ *   fleet      the runner fleet: a warm stdio call's added p50 through 3 runners vs one, table writes
+ *              per minute per 100 instances at steady state, time to serve again 20/100/300 instances
+ *              of a runner killed with SIGKILL
  */
 const benches: Record<string, () => Promise<unknown>> = {
   lifecycle: () => import("./bench/lifecycle"),
@@ -19,6 +22,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   scale: () => import("./bench/scale"),
   bundles: () => import("./bench/bundles"),
   catalogue: () => import("./bench/catalogue"),
+  fleet: () => import("./bench/fleet"),
 };
 
 const name = process.argv[2];

@@ -9,11 +9,11 @@ import { createInterface } from "node:readline";
 import { ROOT } from "./processes";
 
 const ENTRY = resolve(ROOT, "packages/runner/src/main.ts");
-const READY = /"msg":"runner listening".*"url":"([^"]+)".*"runner":"([^"]+)"/;
+const READY = /"msg":"runner listening".*"url":"([^"]+)"(?:.*"runner":"([^"]+)")?/;
 
 /** One runner process of a local fleet. */
 export interface FleetProcess {
-  /** Its id in the registry. */
+  /** Its id in the registry (`single` for a runner on its own). */
   id: string;
   url: string;
   pid: number;
@@ -34,13 +34,21 @@ export interface FleetProcessOptions {
   onLine?: (line: string) => void;
   /** The longest wait for its ready line (default 60 s). */
   timeoutMs?: number;
+  /** False: a runner on its own (no RUNNER_FLEET), reached at its URL (default true). */
+  fleet?: boolean;
 }
 
 /** Starts one runner process of the fleet and waits (bounded) until it listens and has registered. */
 export async function startFleetProcess(options: FleetProcessOptions): Promise<FleetProcess> {
+  const { RUNNER_FLEET: _fleet, ...env } = options.env;
   const child = spawn(process.execPath, ["--import", "tsx", ENTRY], {
     cwd: ROOT,
-    env: { ...options.env, RUNNER_FLEET: "true", HOST: "127.0.0.1", PORT: "0" },
+    env: {
+      ...env,
+      ...(options.fleet === false ? {} : { RUNNER_FLEET: "true" }),
+      HOST: "127.0.0.1",
+      PORT: "0",
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const exited = new Promise<void>((done) => child.once("exit", () => done()));
@@ -57,7 +65,7 @@ export async function startFleetProcess(options: FleetProcessOptions): Promise<F
         const found = READY.exec(line);
         if (found) {
           clearTimeout(timer);
-          done([found[1] as string, found[2] as string]);
+          done([found[1] as string, found[2] ?? "single"]);
         }
       });
   });

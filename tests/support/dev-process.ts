@@ -163,6 +163,50 @@ export function spawnNpmDev(args: string[], env: Record<string, string>): ChildP
   });
 }
 
+/** `npm run dev` started by {@link startNpmDev}: its URL once ready, what it wrote to stderr, its exit. */
+export interface NpmDev {
+  dev: ChildProcess;
+  url: string;
+  /** stderr so far (the `[dev]` lines). */
+  output(): string;
+  exited: Promise<ExitStatus>;
+}
+
+/** {@link spawnNpmDev}, then waits (at most `timeoutMs`) for its `MCP Gateway ready at <url>` line. */
+export async function startNpmDev(
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+): Promise<NpmDev> {
+  const dev = spawnNpmDev(args, env);
+  const exited = new Promise<ExitStatus>((done) =>
+    dev.once("exit", (code, signal) => done({ code, signal })),
+  );
+  let output = "";
+  dev.stderr?.on("data", (chunk: Buffer) => {
+    output += chunk.toString("utf8");
+  });
+  try {
+    const url = await new Promise<string>((done, fail) => {
+      const timer = setTimeout(
+        () => fail(new Error(`not ready in ${timeoutMs / 1000} s:\n${output}`)),
+        timeoutMs,
+      );
+      createInterface({ input: dev.stdout! }).on("line", (line) => {
+        const ready = /MCP Gateway ready at (\S+)/.exec(line);
+        if (ready?.[1]) {
+          clearTimeout(timer);
+          done(ready[1]);
+        }
+      });
+    });
+    return { dev, url, output: () => output, exited };
+  } catch (error) {
+    signalGroup(dev, "SIGKILL");
+    throw error;
+  }
+}
+
 /** Sends `signal` to `child`'s whole process group (it was spawned detached); gone already is fine. */
 export function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   try {

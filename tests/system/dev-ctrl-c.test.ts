@@ -5,11 +5,10 @@
  * would cut the shutdown short, leaving the children running).
  */
 import { randomBytes } from "node:crypto";
-import { createInterface } from "node:readline";
 import { describe, expect, it } from "vitest";
 import { isAlive, TINY_STDIO, withMarker } from "../runner/helpers";
 import { createTestConfig } from "../support/aws";
-import { devEnv, type ExitStatus, signalGroup, spawnNpmDev } from "../support/dev-process";
+import { devEnv, signalGroup, startNpmDev } from "../support/dev-process";
 import { uniqueName } from "../support/servers";
 import { waitFor } from "../support/stack";
 
@@ -17,25 +16,8 @@ describe("Ctrl-C on npm run dev", () => {
   it("stops the stack cleanly: exit 0, its stdio child gone", async () => {
     // Prepare: the stack as a newcomer starts it, with one stdio child running
     const { adminToken, env } = await devEnv(await createTestConfig());
-    const dev = spawnNpmDev(["--ephemeral"], env);
-    const exited = new Promise<ExitStatus>((done) =>
-      dev.once("exit", (code, signal) => done({ code, signal })),
-    );
-    let output = "";
-    dev.stderr?.on("data", (chunk: Buffer) => {
-      output += chunk.toString("utf8");
-    });
+    const { dev, url, output, exited } = await startNpmDev(["--ephemeral"], env, 60_000);
     try {
-      const url = await new Promise<string>((done, fail) => {
-        const timer = setTimeout(() => fail(new Error(`not ready in 60 s:\n${output}`)), 60_000);
-        createInterface({ input: dev.stdout! }).on("line", (line) => {
-          const ready = /MCP Gateway ready at (\S+)/.exec(line);
-          if (ready?.[1]) {
-            clearTimeout(timer);
-            done(ready[1]);
-          }
-        });
-      });
       const mark = `86396.${randomBytes(3).readUIntBE(0, 3)}`;
       const created = await fetch(`${url}/v1/servers`, {
         method: "POST",
@@ -62,7 +44,7 @@ describe("Ctrl-C on npm run dev", () => {
 
       // Assess (npm itself ends by the SIGINT it was sent, as it always does: the stack's own line tells)
       expect(status).not.toBe("hung");
-      expect(output).toMatch(/^\[dev\] stopped$/m);
+      expect(output()).toMatch(/^\[dev\] stopped$/m);
       await waitFor(
         async () => children.filter(isAlive),
         (alive) => alive.length === 0,
