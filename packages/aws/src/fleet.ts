@@ -88,7 +88,7 @@ const leaseKey = (key: string) => ({ pk: `LEASE#${key}`, sk: "LEASE" });
 const ownerKind = (owner: string) => `LEASES#${owner}`;
 
 /** Tries of a claim that lost a race (another claimer wrote between its read and its write). */
-const CLAIM_TRIES = 4;
+const CLAIM_TRIES = 8;
 
 /** The fleet in the table (see the module's doc for its items). */
 export function createRunnerFleet(ddb: DynamoDBDocumentClient, tableName: string): RunnerFleet {
@@ -167,7 +167,8 @@ export function createRunnerFleet(ddb: DynamoDBDocumentClient, tableName: string
           const holder = await get(runnerKey(held.owner));
           if (holder && isAlive(registrationOf(holder), now)) return { holder: registrationOf(holder) };
         }
-        const lease = { key, owner: runnerId, version: (held?.version ?? 0) + 1 };
+        // Never a version a deleted lease had: a late release of that one cannot remove this one.
+        const lease = { key, owner: runnerId, version: Math.max((held?.version ?? 0) + 1, now) };
         const items = [
           aliveAndTaking(runnerId, now),
           ...(held ? [lapsed(held.owner, now)] : []),
@@ -195,7 +196,8 @@ export function createRunnerFleet(ddb: DynamoDBDocumentClient, tableName: string
           if (failed.includes(0)) return { notAlive: true };
           // Another transaction on one of these items at the same time (DynamoDB cancels both): again.
           if (failed.length === 0 && !transactionConflict(error)) throw error;
-          if (failed.length === 0) await new Promise((r) => setTimeout(r, 20 + Math.random() * 80));
+          if (failed.length === 0)
+            await new Promise((r) => setTimeout(r, (20 + Math.random() * 30) * 2 ** Math.min(attempt, 5)));
           // The holder came back, or another claimer was first: read again.
         }
       }

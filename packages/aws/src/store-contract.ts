@@ -994,24 +994,24 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
 
       expect((await store.fleet.runners()).filter((r) => [a, b].includes(r.id))).toHaveLength(2);
       expect(await store.fleet.claim(key, gone, now)).toEqual({ notAlive: true }); // not registered
+      const first = await store.fleet.claim(key, a, now);
+      expect(first).toEqual({ lease: { key, owner: a, version: expect.any(Number) }, taken: true });
+      const v1 = "lease" in first ? first.lease.version : 0;
       expect(await store.fleet.claim(key, a, now)).toEqual({
-        lease: { key, owner: a, version: 1 },
-        taken: true,
-      });
-      expect(await store.fleet.claim(key, a, now)).toEqual({
-        lease: { key, owner: a, version: 1 },
+        lease: { key, owner: a, version: v1 },
         taken: false,
       });
       expect(await store.fleet.claim(key, b, now)).toMatchObject({ holder: { id: a } });
-      expect(await store.fleet.lease(key)).toEqual({ key, owner: a, version: 1 });
-      expect(await store.fleet.leasesOf(a)).toEqual([{ key, owner: a, version: 1 }]);
+      expect(await store.fleet.lease(key)).toEqual({ key, owner: a, version: v1 });
+      expect(await store.fleet.leasesOf(a)).toEqual([{ key, owner: a, version: v1 }]);
 
-      // a's registration lapses (its heartbeat stopped): b takes the lease over, once.
+      // a's registration lapses (its heartbeat stopped): b takes the lease over, once, at a newer version.
       await store.fleet.announce(runner(a, now - 1));
-      expect(await store.fleet.claim(key, b, now)).toEqual({
-        lease: { key, owner: b, version: 2 },
-        taken: true,
-      });
+      const taken = await store.fleet.claim(key, b, now);
+      expect(taken).toMatchObject({ lease: { key, owner: b }, taken: true });
+      expect("lease" in taken && taken.lease.version > v1).toBe(true);
+      // A release at the old version takes nothing of the new lease.
+      expect(await store.fleet.release(key, b, v1)).toBe(false);
       expect(await store.fleet.leasesOf(a)).toEqual([]);
       expect(await store.fleet.release(key, a)).toBe(false);
       expect(await store.fleet.release(key, b)).toBe(true);

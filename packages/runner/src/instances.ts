@@ -342,6 +342,9 @@ export class InstanceManager {
     if (current && current !== existing) return this.wait(current, signal);
     this.refuseWhenClosing();
     signal?.throwIfAborted();
+    // The lease may have been lost while this waited (a lapse's fence): no child without it.
+    if (this.options.ownership && !this.options.ownership.holds(placementKey(serverId, threadId)))
+      throw new AppError("runner.not_owner", "This runner no longer holds the instance's lease.");
     const starting = this.spawn(key, serverId, threadId, caller, generation);
     this.instances.set(key, starting);
     starting.then(

@@ -38,6 +38,8 @@ export interface InstanceOwnership {
   own(key: string): Promise<void>;
   /** Gives `key`'s lease up (its last child ended). */
   release(key: string): void;
+  /** Whether it still holds `key`'s lease (it may be lost between `own` and a spawn). */
+  holds(key: string): boolean;
 }
 
 /** A runner's registration and leases (see the module's doc). */
@@ -114,7 +116,13 @@ export class Membership implements InstanceOwnership {
 
   /** Whether its registration is current: written, and not lapsed (a heartbeat reached the table in time). */
   get registered(): boolean {
-    return this.aliveUntil > this.now();
+    // Short of the fence's margin: once it fired, nothing is served or claimed until a heartbeat lands.
+    return this.aliveUntil - this.leaseMs / 5 > this.now();
+  }
+
+  /** Whether it holds `key`'s lease now (checked again right before a child is spawned for it). */
+  holds(key: string): boolean {
+    return this.held.has(key) && this.registered;
   }
 
   /** This runner's id in the registry. */
@@ -139,8 +147,8 @@ export class Membership implements InstanceOwnership {
   /** Gives every lease back and leaves the registry (its children have ended). */
   async leave(): Promise<void> {
     clearInterval(this.timer);
-    clearTimeout(this.fence);
     await this.beating;
+    clearTimeout(this.fence);
     await Promise.all(this.releasing.values());
     const held = [...this.held];
     this.held.clear();
@@ -155,8 +163,7 @@ export class Membership implements InstanceOwnership {
   private async announce(): Promise<void> {
     const now = this.now();
     const aliveUntil = now + this.leaseMs;
-    recordFleetWrite("heartbeat");
-    await this.options.fleet.announce({
+    const registration = {
       id: this.options.id,
       url: this.options.url(),
       capacity: this.options.capacity,
@@ -164,7 +171,18 @@ export class Membership implements InstanceOwnership {
       version: this.options.version,
       aliveUntil,
       draining: this.draining,
-    });
+    };
+    // A heartbeat may meet a claim's transaction on the same item (DynamoDB cancels one): tried again.
+    for (let attempt = 0; ; attempt++) {
+      recordFleetWrite("heartbeat");
+      try {
+        await this.options.fleet.announce(registration);
+        break;
+      } catch (error) {
+        if (attempt >= 2) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
+      }
+    }
     const lapsed = this.aliveUntil !== 0 && !isAlive({ aliveUntil: this.aliveUntil }, now);
     // After a lapse, the leases are checked before the fast path trusts them again.
     if (lapsed) await this.recheckLeases();

@@ -134,12 +134,17 @@ export class SessionPool {
         // closed session's late errors — its last requests failing — must not break its successor).
         session.client.onerror = (error) => {
           if (!DISCONNECT.test(String(error?.message ?? error))) return;
+          // Retired, it is no longer the server's session, but the calls still on it must not wait on it.
+          if (entry.retired) return closeOnce(entry, error);
           // A refused connection (the server stopped accepting): no new call uses this session, but the
           // calls in flight on connections it already has may still be answered; it ends after them.
           if (connectionRefused(error)) this.retireEntry(serverId, entry);
           else this.evictEntry(serverId, entry, error);
         };
-        session.client.onclose = () => this.evictEntry(serverId, entry, new Error("upstream session closed"));
+        session.client.onclose = () => {
+          if (entry.retired) closeOnce(entry, new Error("upstream session closed"));
+          else this.evictEntry(serverId, entry, new Error("upstream session closed"));
+        };
         const claimFailure = () => {
           this.evictEntry(serverId, entry);
           if (entry.failureClaimed) return false;
@@ -207,6 +212,11 @@ export class SessionPool {
 function close(entry: Entry, reason: unknown = new Error("upstream session evicted")): void {
   entry.controller.abort(reason);
   entry.opening.then(({ session }) => session.close()).catch(() => undefined);
+}
+
+/** {@link close}, unless the entry was closed already (its session's close reports back). */
+function closeOnce(entry: Entry, reason: unknown): void {
+  if (!entry.controller.signal.aborted) close(entry, reason);
 }
 
 /** Whether `error`'s request found no connection (refused: nothing of it was sent). */

@@ -105,9 +105,13 @@ export class RunnerDirectory {
   failoverSeconds(): number {
     // The runners that refused a connection are the lost ones, when known; else any might be.
     const known = this.last ?? [];
-    const lost = known.filter((runner) => this.down.has(runner.id));
+    const now = this.now();
+    // Down since the registration read now (not one it has renewed since), and not yet lapsed.
+    const lost = known.filter(
+      (runner) => this.down.get(runner.id) === runner.aliveUntil && runner.aliveUntil > now,
+    );
     const runners = lost.length > 0 ? lost : known;
-    const latest = Math.max(0, ...runners.map((runner) => runner.aliveUntil - this.now()));
+    const latest = Math.max(0, ...runners.map((runner) => runner.aliveUntil - now));
     return Math.ceil(latest / 1_000) + 1;
   }
 

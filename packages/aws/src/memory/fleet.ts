@@ -26,7 +26,7 @@ export function createMemoryRunnerFleet(): RunnerFleet {
       if (!isAlive(me, now) || me?.draining) return { notAlive: true };
       const holder = held && runners.get(held.owner);
       if (holder && isAlive(holder, now)) return { holder: { ...holder } };
-      const lease = { key, owner: runnerId, version: (held?.version ?? 0) + 1 };
+      const lease = { key, owner: runnerId, version: Math.max((held?.version ?? 0) + 1, now) };
       leases.set(key, lease);
       return { lease: { ...lease }, taken: true };
     },
