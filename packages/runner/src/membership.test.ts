@@ -1,3 +1,4 @@
+import type { RunnerFleet } from "@mcpgw/aws";
 import { createMemoryRunnerFleet } from "@mcpgw/aws/memory";
 import { AppError, createLogger } from "@mcpgw/core";
 import { describe, expect, it } from "vitest";
@@ -5,12 +6,7 @@ import { Membership } from "./membership";
 
 const logger = createLogger({ level: "error", sink: () => undefined });
 
-function member(
-  fleet: ReturnType<typeof createMemoryRunnerFleet>,
-  id: string,
-  clock: { now: number },
-  lost: string[] = [],
-) {
+function member(fleet: RunnerFleet, id: string, clock: { now: number }, lost: string[] = []) {
   return new Membership({
     fleet,
     logger,
@@ -73,18 +69,7 @@ describe("Membership", () => {
       },
     };
     const clock = { now: 1_000_000 };
-    const a = new Membership({
-      fleet: slowFleet,
-      logger,
-      id: "a",
-      url: () => "http://127.0.0.1:1/a",
-      capacity: 4,
-      children: () => 0,
-      version: "test",
-      leaseMs: 3_000,
-      onLost: () => undefined,
-      now: () => clock.now,
-    });
+    const a = member(slowFleet, "a", clock);
     await a.join();
     await a.own("s1");
 

@@ -109,6 +109,11 @@ function responseBody(link: ErrorLink): string | undefined {
   return text.trim().replace(/\s+/g, " ").slice(0, MAX_BODY_CHARS);
 }
 
+/** Whether `error`'s request found no connection (refused: nothing of it was sent). */
+export function connectionRefused(error: unknown): boolean {
+  return causeChain(error).some((link) => link.code === "ECONNREFUSED");
+}
+
 function causeChain(error: unknown): ErrorLink[] {
   const chain: ErrorLink[] = [];
   let current: unknown = error;

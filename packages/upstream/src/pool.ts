@@ -1,3 +1,4 @@
+import { connectionRefused } from "./classify-failure";
 import type { UpstreamSession } from "./session";
 
 /** A pooled session plus a signal that fires when the session breaks (so callers stop waiting). */
@@ -217,14 +218,4 @@ function close(entry: Entry, reason: unknown = new Error("upstream session evict
 /** {@link close}, unless the entry was closed already (its session's close reports back). */
 function closeOnce(entry: Entry, reason: unknown): void {
   if (!entry.controller.signal.aborted) close(entry, reason);
-}
-
-/** Whether `error`'s request found no connection (refused: nothing of it was sent). */
-export function connectionRefused(error: unknown): boolean {
-  let link = error;
-  for (let depth = 0; link && depth < 8; depth++) {
-    if ((link as { code?: unknown }).code === "ECONNREFUSED") return true;
-    link = (link as { cause?: unknown }).cause;
-  }
-  return false;
 }

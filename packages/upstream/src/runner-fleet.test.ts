@@ -105,7 +105,7 @@ describe("runnerLoss", () => {
     await directory.live();
     expect(runnerLoss(directory, "stdio", verdict)).toEqual({
       verdict: { ...verdict, error: "the stdio runner serving it was lost: fetch failed" },
-      retryDelaySeconds: 4,
+      retry: { retryDelaySeconds: 4, maxRetryDelaySeconds: 4 },
     });
   });
 

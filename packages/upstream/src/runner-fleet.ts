@@ -135,19 +135,21 @@ export type RunnerRoute = RunnerEndpoint | RunnerDirectory;
 
 /**
  * A stdio server of a fleet that could not be reached has lost its runner (it died, or is being
- * replaced): the verdict says so, and its retry comes once that runner has lapsed and its instance can
- * start on another. Undefined for any other failure.
+ * replaced): the verdict says so, and its retry (`recordFailure`'s options) comes once that runner has
+ * lapsed and its instance can start on another — however often it failed meanwhile. Undefined for any
+ * other failure.
  */
 export function runnerLoss(
   route: RunnerRoute | undefined,
   transport: "http" | "stdio",
   verdict: Verdict,
-): { verdict: Verdict; retryDelaySeconds: number } | undefined {
+): { verdict: Verdict; retry: { retryDelaySeconds: number; maxRetryDelaySeconds: number } } | undefined {
   if (transport !== "stdio" || !(route instanceof RunnerDirectory) || verdict.reason !== "unreachable")
     return undefined;
+  const seconds = route.failoverSeconds();
   return {
     verdict: { ...verdict, error: `the stdio runner serving it was lost: ${verdict.error}` },
-    retryDelaySeconds: route.failoverSeconds(),
+    retry: { retryDelaySeconds: seconds, maxRetryDelaySeconds: seconds },
   };
 }
 

@@ -221,13 +221,7 @@ async function recordResult(
     // A stdio server whose runner of the fleet was lost: said so, and retried once it has lapsed.
     const lost = runnerLoss(deps.runner, plain.transport, { ...failed, retryable: true, scope: "server" });
     const failure = lost ? { ...failed, error: lost.verdict.error } : failed;
-    const options = lost
-      ? {
-          ...failOptions,
-          retryDelaySeconds: lost.retryDelaySeconds,
-          maxRetryDelaySeconds: lost.retryDelaySeconds,
-        }
-      : failOptions;
+    const options = lost ? { ...failOptions, ...lost.retry } : failOptions;
     const written = await recordFailure(store, plain.id, job.generation, failure, options);
     if (!written) {
       logger.info("attempt result dropped", { why: "superseded or already recorded" });

@@ -1,4 +1,4 @@
-import { recordFailure, SealError } from "@mcpgw/aws";
+import { type RecordFailureOptions, recordFailure, SealError } from "@mcpgw/aws";
 import { AppError, assertNever, errorFields, outsideTraces, servingOlder } from "@mcpgw/core";
 import {
   CallFailure,
@@ -66,10 +66,11 @@ class OwnAuthorizationRequired extends Error {}
 
 const LIVENESS_PING_MS = 2_000;
 
-/** The header values each pooled session was opened with, so warm-path failures are scrubbed too. */
-const sessionSecrets = new WeakMap<object, string[]>();
-/** The URL each pooled session was opened at (a fleet's runner that refuses it is dropped from placement). */
-const sessionUrls = new WeakMap<object, string>();
+/**
+ * What each pooled session was opened with: its header values, so warm-path failures are scrubbed too,
+ * and its URL (a fleet's runner that refuses it is dropped from placement).
+ */
+const sessionsOpened = new WeakMap<object, { secrets: string[]; url: string }>();
 
 /**
  * Runs `op` on the server's warm upstream session (opening it when cold: one config read with KMS,
@@ -167,7 +168,7 @@ async function sessionOf<T>(
   /** A server's verdict on its status (for a cold open), and the failure this caller gets. */
   const failServer = async (verdict: Verdict, cause?: unknown) => {
     const lost = runnerLoss(deps.runner, server.transport, verdict);
-    await markFailed(deps, entry, lost?.verdict ?? verdict, lost);
+    await markFailed(deps, entry, lost?.verdict ?? verdict, lost?.retry);
     return openFailure(lost?.verdict ?? verdict, cause);
   };
 
@@ -215,8 +216,7 @@ async function sessionOf<T>(
           ...(era ? { prior: { kind: era } } : {}),
         }),
       );
-      sessionSecrets.set(session, secrets);
-      sessionUrls.set(session, reached.target.url);
+      sessionsOpened.set(session, { secrets, url: reached.target.url });
       return session;
     } catch (error) {
       const moved = fleet !== undefined && (refusalStatus(error) === 421 || connectionRefused(error));
@@ -245,7 +245,8 @@ async function sessionOf<T>(
     } catch (caught) {
       if (!(caught instanceof CallFailure)) throw caught;
       // Upstream error text (an error body, an RPC message and its data) may quote the credentials it was sent.
-      const sent = sessionSecrets.get(pooled.session) ?? secrets;
+      const opened = sessionsOpened.get(pooled.session);
+      const sent = opened?.secrets ?? secrets;
       const cause =
         caught.cause instanceof ProtocolError ? withScrubbedData(caught.cause, sent) : caught.cause;
       const error = new CallFailure(caught.kind, scrubSecrets(caught.message, sent), { cause });
@@ -255,7 +256,7 @@ async function sessionOf<T>(
       // Only this call's own request counts: a call aborted with the session was perhaps sent.
       const refused = !pooled.broken.aborted && connectionRefused(error);
       if (fleet && refused) {
-        fleet.markDown(sessionUrls.get(pooled.session) ?? "");
+        fleet.markDown(opened?.url ?? "");
         pooled.claimFailure();
         throw new CallFailure("session_expired", "the runner serving this session has stopped", { cause });
       }
@@ -267,7 +268,7 @@ async function sessionOf<T>(
       }
       if (await isTransportLoss(error, pooled)) {
         const lost = runnerLoss(deps.runner, server.transport, verdict);
-        if (pooled.claimFailure()) await markFailed(deps, entry, lost?.verdict ?? verdict, lost);
+        if (pooled.claimFailure()) await markFailed(deps, entry, lost?.verdict ?? verdict, lost?.retry);
         throw error;
       }
       throw answeredFailure(error);
@@ -387,7 +388,8 @@ async function markServerFailed(
   deps: GatewayDeps,
   entry: DirectoryEntry,
   verdict: Verdict,
-  retry?: { retryDelaySeconds: number },
+  /** When it comes (a lost runner's servers: once it has lapsed); else the usual backoff. */
+  retry?: RecordFailureOptions,
 ): Promise<void> {
   const generation = entry.status?.generation;
   if (generation === undefined) return;
@@ -399,10 +401,7 @@ async function markServerFailed(
       entry.server.id,
       generation,
       { at, reason, error, ...credentialOutcome(verdict) },
-      // A lost runner's servers are retried once it has lapsed, however often they failed meanwhile.
-      retry
-        ? { retryDelaySeconds: retry.retryDelaySeconds, maxRetryDelaySeconds: retry.retryDelaySeconds }
-        : {},
+      retry,
     );
     deps.directory.invalidate();
     deps.logger.warn("server marked failed by a call", { server: entry.server.name, reason, written });
