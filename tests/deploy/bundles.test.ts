@@ -313,6 +313,7 @@ describe("Lambda bundles (esbuild, ESM, minified) against the emulator", () => {
       reconnects: 0,
       repaired: 0,
       placed: 0,
+      reapedLeases: expect.any(Number),
     });
   });
 

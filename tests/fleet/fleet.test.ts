@@ -6,7 +6,9 @@
  * see no error; a runner stopped gracefully hands its instances back.
  */
 import { randomUUID } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createStore, type Store } from "@mcpgw/aws";
 import { RunnerDirectory } from "@mcpgw/upstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -43,6 +45,13 @@ function childrenByMarker(prefix: string): Map<string, number[]> {
 describe("a fleet of three stdio runners", () => {
   const tag = `fleet-${randomUUID().slice(0, 8)}-`;
   const token = `runner-${randomUUID()}`;
+  /** A secret every server references: each child gets it in a secret file of its own. */
+  const secret = `fleet-${randomUUID().slice(0, 8)}`;
+  /** The fleet's RUNNER_TEMP_DIR: each runner's directory (its children's HOMEs, secret files) is in it. */
+  const tempBase = mkdtempSync(join(tmpdir(), "mcpgw-fleet-"));
+  /** The runner directories under it belonging to the runner process `pid`. */
+  const dirsOf = (pid: number) =>
+    readdirSync(tempBase).filter((name) => name.startsWith(`mcpgw-runner-${pid}-`));
   let env: Record<string, string | undefined>;
   let runners: FleetProcess[] = [];
   let store: Store;
@@ -69,6 +78,7 @@ describe("a fleet of three stdio runners", () => {
       RUNNER_UID_BASE: String(testUidBase()),
       RUNNER_UID_COUNT: "400",
       RUNNER_UID_SLICE: String(SERVERS),
+      RUNNER_TEMP_DIR: tempBase,
     };
     runners = await startFleet(3, { env });
     store = createStore(config);
@@ -87,13 +97,23 @@ describe("a fleet of three stdio runners", () => {
     clearInterval(watcher);
     await stack?.stop();
     await Promise.all(runners.map((runner) => runner.kill()));
+    rmSync(tempBase, { recursive: true, force: true });
   }, 60_000);
 
   it("spreads 60 stdio servers over all three runners, one child each, no runner holding more than half", async () => {
+    const stored = await stack.call("PUT", `/v1/secrets/${secret}`, {
+      values: { TOKEN: `sentinel-${randomUUID()}` },
+    });
+    expect(stored.status).toBe(200);
     for (let i = 0; i < SERVERS; i++) {
       const name = `${tag}${i}`;
       const marker = `${tag}${i}`;
-      const id = await createServer(stack, { name, command: process.execPath, args: [TINY_STDIO, marker] });
+      const id = await createServer(stack, {
+        name,
+        command: process.execPath,
+        args: [TINY_STDIO, marker],
+        secretRef: secret,
+      });
       servers.push({ id, name, marker });
     }
     await Promise.all(servers.map(({ id }) => reaches(stack, id, "connected", 60_000)));
@@ -122,8 +142,16 @@ describe("a fleet of three stdio runners", () => {
     console.log(`[fleet] ${SERVERS} servers over 3 runners: ${[...held.values()].join(", ")}`);
   }, 120_000);
 
-  it("a runner killed under load: its servers serve again within 20 s, the others' calls never fail", async () => {
+  it("a runner killed under load: its servers serve again within 20 s, the others' calls never fail, and what it left is swept", async () => {
     const [victim] = runners as [FleetProcess];
+    // Its directory holds a secret file per child (the sealed env, in the clear for the child to read).
+    const [victimDir] = dirsOf(victim.pid);
+    expect(victimDir).toBeDefined();
+    const secretFiles = (dir: string): string[] =>
+      readdirSync(join(tempBase, dir), { recursive: true, encoding: "utf8" }).filter((path) =>
+        /secret-[^/]*$/.test(path),
+      );
+    expect(secretFiles(victimDir as string).length).toBeGreaterThan(0);
     const owners = await Promise.all(
       servers.map(async (server) => ({ server, owner: await ownerOf(server.id) })),
     );
@@ -177,6 +205,13 @@ describe("a fleet of three stdio runners", () => {
     for (const { marker } of servers) expect(children.get(marker)).toHaveLength(1);
     // Their statuses show the blip and recover without anyone.
     await Promise.all(lost.map(({ id }) => reaches(stack, id, "connected", 20_000)));
+    // The successors swept what it left: its directory, with every secret file in it.
+    await waitFor(
+      async () => dirsOf(victim.pid),
+      (left) => left.length === 0,
+      { timeoutMs: 10_000, intervalMs: 100 },
+    );
+    for (const runner of runners.slice(1)) expect(dirsOf(runner.pid)).toHaveLength(1);
     console.log(
       `[fleet] SIGKILL: ${lost.length} servers served again within ${Math.max(...recovered)} ms; ${served} calls on the others, none failed`,
     );

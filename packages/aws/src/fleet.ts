@@ -43,11 +43,12 @@ export interface InstanceLease {
 }
 
 /**
- * What a claim got: the lease (`taken`: written now; else the claimer held it already), the live runner
- * holding it, or nothing (the claimer is not alive, or draining).
+ * What a claim got: the lease (`taken`: written now; else the claimer held it already; `from`: the
+ * lapsed runner it was taken over from), the live runner holding it, or nothing (the claimer is not
+ * alive, or draining).
  */
 export type ClaimOutcome =
-  | { lease: InstanceLease; taken: boolean }
+  | { lease: InstanceLease; taken: boolean; from?: string }
   | { holder: RunnerRegistration }
   | { notAlive: true };
 
@@ -73,6 +74,11 @@ export interface RunnerFleet {
   release(key: string, runnerId: string, version?: number): Promise<boolean>;
   /** The leases `runnerId` holds. */
   leasesOf(runnerId: string): Promise<InstanceLease[]>;
+  /**
+   * Deletes the leases of runners whose registration has lapsed by `now` (each only while its owner is
+   * still lapsed, at the version read), so a crashed runner's leases do not outlive it. Returns how many.
+   */
+  reap(now: number): Promise<number>;
 }
 
 /** Whether `runner` counts as alive at `now`. */
@@ -121,7 +127,7 @@ export function createRunnerFleet(ddb: DynamoDBDocumentClient, tableName: string
     version,
   });
 
-  return {
+  const fleet: RunnerFleet = {
     async announce(runner) {
       await ddb.send(
         new PutCommand({
@@ -190,7 +196,7 @@ export function createRunnerFleet(ddb: DynamoDBDocumentClient, tableName: string
         ];
         try {
           await ddb.send(new TransactWriteCommand({ TransactItems: items }));
-          return { lease, taken: true };
+          return { lease, taken: true, ...(held ? { from: held.owner } : {}) };
         } catch (error) {
           const failed = failedConditions(error);
           if (failed.includes(0)) return { notAlive: true };
@@ -228,7 +234,36 @@ export function createRunnerFleet(ddb: DynamoDBDocumentClient, tableName: string
     async leasesOf(runnerId) {
       return (await queryKind(ddb, tableName, ownerKind(runnerId))).map(leaseOf);
     },
+
+    async reap(now) {
+      let reaped = 0;
+      for (const runner of await fleet.runners()) {
+        if (isAlive(runner, now)) continue;
+        for (const held of await fleet.leasesOf(runner.id)) {
+          const deleteIfUnchanged = {
+            Delete: {
+              TableName: tableName,
+              Key: leaseKey(held.key),
+              ConditionExpression: "#owner = :owner AND #version = :version",
+              ExpressionAttributeNames: { "#owner": "owner", "#version": "version" },
+              ExpressionAttributeValues: { ":owner": held.owner, ":version": held.version },
+            },
+          };
+          try {
+            await ddb.send(
+              new TransactWriteCommand({ TransactItems: [lapsed(held.owner, now), deleteIfUnchanged] }),
+            );
+            reaped++;
+          } catch (error) {
+            // Its owner came back, or the lease moved on meanwhile (or another reaper raced): leave it.
+            if (failedConditions(error).length === 0 && !transactionConflict(error)) throw error;
+          }
+        }
+      }
+      return reaped;
+    },
   };
+  return fleet;
 }
 
 /** A transaction DynamoDB cancelled for another one on the same items (not a condition that failed). */

@@ -1008,7 +1008,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       // a's registration lapses (its heartbeat stopped): b takes the lease over, once, at a newer version.
       await store.fleet.announce(runner(a, now - 1));
       const taken = await store.fleet.claim(key, b, now);
-      expect(taken).toMatchObject({ lease: { key, owner: b }, taken: true });
+      expect(taken).toMatchObject({ lease: { key, owner: b }, taken: true, from: a });
       expect("lease" in taken && taken.lease.version > v1).toBe(true);
       // A release at the old version takes nothing of the new lease.
       expect(await store.fleet.release(key, b, v1)).toBe(false);
@@ -1022,6 +1022,36 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.fleet.claim(key, a, now)).toEqual({ notAlive: true });
       await store.fleet.withdraw(a);
       expect((await store.fleet.runners()).map((r) => r.id)).not.toContain(a);
+    });
+
+    it("reaps the leases of lapsed runners only: a live runner's stay, a lapsed one's go", async () => {
+      const store = await open();
+      const now = Date.now();
+      const runner = (id: string, aliveUntil: number) => ({
+        id,
+        url: `http://127.0.0.1:1/${id}`,
+        capacity: 10,
+        free: 10,
+        version: "test",
+        aliveUntil,
+        draining: false,
+      });
+      const [live, dead] = [unique("runner-live"), unique("runner-dead")];
+      const [kept, lost] = [unique("server"), unique("server")];
+      await store.fleet.announce(runner(live, now + 15_000));
+      await store.fleet.announce(runner(dead, now + 15_000));
+      await store.fleet.claim(kept, live, now);
+      await store.fleet.claim(lost, dead, now);
+      expect(await store.fleet.reap(now)).toBe(0);
+      expect(await store.fleet.leasesOf(dead)).toHaveLength(1);
+
+      await store.fleet.announce(runner(dead, now - 1)); // its heartbeat stopped
+      expect(await store.fleet.reap(now)).toBeGreaterThanOrEqual(1);
+      expect(await store.fleet.leasesOf(dead)).toEqual([]);
+      expect(await store.fleet.lease(lost)).toBeUndefined();
+      expect(await store.fleet.lease(kept)).toMatchObject({ owner: live });
+      // What was reaped is anyone's to claim.
+      expect(await store.fleet.claim(lost, live, now)).toMatchObject({ lease: { owner: live }, taken: true });
     });
 
     it("gives a contested lease to exactly one of the live runners claiming it at once", async () => {

@@ -29,6 +29,8 @@ export interface MembershipOptions {
   leaseMs?: number;
   /** Called for each instance whose lease this runner lost (its children must end). */
   onLost: (key: string) => void;
+  /** Called when this runner took a lease over from `from`, a runner whose registration lapsed (it died). */
+  onTakeover?: (from: string) => void;
   now?: () => number;
 }
 
@@ -87,6 +89,7 @@ export class Membership implements InstanceOwnership {
     if ("lease" in outcome) {
       if (outcome.taken) recordFleetWrite("claim");
       this.held.set(key, outcome.lease.version);
+      if (outcome.from !== undefined) this.options.onTakeover?.(outcome.from);
       return;
     }
     if ("holder" in outcome) {

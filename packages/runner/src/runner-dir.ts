@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { chmod, lstat, mkdtemp, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { parseProcStat } from "./proc";
+import { recordedUidSlices } from "./uid-slice";
 
 const PREFIX = "mcpgw-runner-";
 
@@ -30,6 +31,26 @@ export async function wipeDeadRunnerDirs(base: string, listed?: string[]): Promi
   const dead = listed ?? (await deadRunnerDirs(base));
   for (const path of dead) await rm(path, { recursive: true, force: true });
   return dead;
+}
+
+/**
+ * What dead runners on this host left, swept by a live one (one that took over a dead runner's leases):
+ * each dead runner's directory, once `sweepSlice` swept the uid slice its name records (its children,
+ * their temp files; false: a live runner holds that slice now, and swept it when it claimed it — the
+ * directory too). Returns the directories removed.
+ */
+export async function sweepDeadRunnerDirs(
+  base: string,
+  sweepSlice: (first: number) => Promise<boolean>,
+): Promise<string[]> {
+  const removed: string[] = [];
+  for (const path of await deadRunnerDirs(base)) {
+    const [first] = recordedUidSlices([path]);
+    if (first !== undefined && !(await sweepSlice(first))) continue;
+    await rm(path, { recursive: true, force: true });
+    removed.push(path);
+  }
+  return removed;
 }
 
 /** The `mcpgw-runner-<pid>-<start>-…` dirs under `base`, ours, whose process is gone (or is another one). */

@@ -12,9 +12,16 @@ import { InstanceManager, type InstanceManagerOptions } from "./instances";
 import { createIsolation, DEFAULT_UID_BASE, DEFAULT_UID_COUNT, type Isolation } from "./isolation";
 import { limitGaps } from "./limits";
 import { Membership } from "./membership";
-import { createRunnerDir, deadRunnerDirs } from "./runner-dir";
+import { createRunnerDir, deadRunnerDirs, sweepDeadRunnerDirs } from "./runner-dir";
 import { ThreadWorktrees } from "./thread-worktrees";
-import { claimUidSlice, DEFAULT_UID_SLICE, recordedUidSlices, sliceLabel, type UidSlice } from "./uid-slice";
+import {
+  claimUidSlice,
+  DEFAULT_UID_SLICE,
+  recordedUidSlices,
+  sliceLabel,
+  sweepFreeSlice,
+  type UidSlice,
+} from "./uid-slice";
 
 export interface RunnerOptions
   extends Partial<
@@ -131,8 +138,28 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
         version: fleet.version ?? "dev",
         ...(fleet.leaseMs ? { leaseMs: fleet.leaseMs } : {}),
         onLost: (key) => instances.dropPlacement(key),
+        // A runner that died on this host (a local fleet) left its directory and secret files behind.
+        onTakeover: () => sweepDead(),
       })
     : undefined;
+  const sweepDead = coalesced(async () => {
+    const sweepSlice = (first: number) =>
+      slice
+        ? sweepFreeSlice(first, slice.count, () =>
+            createIsolation({
+              logger: options.logger,
+              uidBase: first,
+              uidCount: slice.count,
+              cacheRoot: options.cacheDir,
+            }).sweep(),
+          )
+        : Promise.resolve(true);
+    const removed = await sweepDeadRunnerDirs(tempBase, sweepSlice).catch((error) => {
+      options.logger.warn("could not sweep what a dead runner left", errorFields(error));
+      return [];
+    });
+    if (removed.length > 0) options.logger.info("swept what dead runners left", { removed });
+  });
   const instances: InstanceManager = new InstanceManager({
     ...options,
     ...(membership ? { ownership: membership } : {}),
@@ -229,6 +256,26 @@ async function claimSlice(
     uidLast: slice.base + slice.count - 1,
   });
   return slice;
+}
+
+/**
+ * `run`, never twice at once: a call while it runs makes it run once more after (not once per call).
+ */
+function coalesced(run: () => Promise<void>): () => void {
+  let running = false;
+  let again = false;
+  const loop = async () => {
+    running = true;
+    do {
+      again = false;
+      await run();
+    } while (again);
+    running = false;
+  };
+  return () => {
+    if (running) again = true;
+    else void loop();
+  };
 }
 
 /** Whether `host` is a loopback address (only there is the face's `GET /metrics` served). */

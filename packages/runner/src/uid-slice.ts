@@ -77,6 +77,27 @@ export function recordedUidSlices(runnerDirs: string[]): number[] {
     .map(Number);
 }
 
+/**
+ * Runs `sweep` holding the slice `[first, first + size)` — only when no live runner holds it (or any uid
+ * of it) — so a dead runner's slice is swept by a live one without touching a slice just claimed again.
+ * Returns whether it swept.
+ */
+export async function sweepFreeSlice(
+  first: number,
+  size: number,
+  sweep: () => Promise<void>,
+): Promise<boolean> {
+  const held = await lease(first, size);
+  if (!held) return false;
+  try {
+    if (await overlapped(first, size)) return false;
+    await sweep();
+    return true;
+  } finally {
+    await close(held);
+  }
+}
+
 /** Binds the slice's name; undefined when another process holds it. */
 function lease(first: number, size: number): Promise<Server | undefined> {
   return new Promise((resolve, reject) => {

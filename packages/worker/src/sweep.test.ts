@@ -136,4 +136,32 @@ describe("runSweep", () => {
 
     expect(lost).toMatchObject({ probes: 1 });
   });
+
+  it("deletes the leases of a stdio runner that died, and no live runner's", async () => {
+    // Prepare
+    const { store } = await servers(0, 0);
+    const now = Date.now();
+    const registration = (id: string, aliveUntil: number) => ({
+      id,
+      url: `http://127.0.0.1:1/${id}`,
+      capacity: 4,
+      free: 4,
+      version: "test",
+      aliveUntil,
+      draining: false,
+    });
+    await store.fleet.announce(registration("live", now + 15_000));
+    await store.fleet.announce(registration("crashed", now + 15_000));
+    await store.fleet.claim("kept", "live", now);
+    await store.fleet.claim("left", "crashed", now);
+    await store.fleet.announce(registration("crashed", now - 1));
+
+    // Act
+    const result = await runSweep({ store, logger }, { now });
+
+    // Assess
+    expect(result.reapedLeases).toBe(1);
+    expect(await store.fleet.leasesOf("crashed")).toEqual([]);
+    expect(await store.fleet.lease("kept")).toMatchObject({ owner: "live" });
+  });
 });

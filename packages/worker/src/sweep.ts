@@ -44,6 +44,8 @@ export interface SweepResult {
   repaired: number;
   /** Statuses stored as before list pages, moved beside their configs. */
   placed: number;
+  /** Instance leases of stdio runners whose registration lapsed (a crash), deleted. */
+  reapedLeases: number;
 }
 
 export interface SweepOptions {
@@ -65,7 +67,8 @@ export interface SweepOptions {
  * disabled) is superseded to match, a generation whose connect job never started gets it again, a
  * status stored as before list pages is placed beside its config, a status missing or unreadable is
  * rewritten (a fresh generation) and connected again. One index query (a page per 1 MB),
- * whatever the count; probes and checks are spread over the interval; the workers do the probing.
+ * whatever the count; probes and checks are spread over the interval; the workers do the probing. It
+ * also deletes the leases of stdio runners that died (see {@link reapLeases}).
  */
 export async function runSweep(
   deps: { store: Store; logger: Logger },
@@ -74,9 +77,13 @@ export async function runSweep(
   const { store, logger } = deps;
   const now = options.now ?? Date.now();
   const spreadSeconds = options.spreadSeconds ?? DEFAULT_SWEEP_SPREAD_SECONDS;
-  const [servers] = await Promise.all([store.servers.listAll(), readQueueDepth(deps)]);
+  const [servers, reapedLeases] = await Promise.all([
+    store.servers.listAll(),
+    reapLeases(deps, now),
+    readQueueDepth(deps),
+  ]);
   const jobs: Job[] = [];
-  const result: SweepResult = { probes: 0, checks: 0, reconnects: 0, repaired: 0, placed: 0 };
+  const result: SweepResult = { probes: 0, checks: 0, reconnects: 0, repaired: 0, placed: 0, reapedLeases };
   for (const { server, status, statusApart } of servers) {
     if (statusApart) result.placed += Number(await placeStatus(deps, server.id, server.name));
     if (!status) {
@@ -122,6 +129,20 @@ export async function runSweep(
   );
   logger.info("sweep enqueued probes", { servers: servers.length, ...result });
   return result;
+}
+
+/**
+ * Deletes the leases a crashed stdio runner left (its registration lapsed): a survivor takes each over
+ * on next use anyway, but one whose instance is never used again would stay. A failure is logged and
+ * leaves them to the next sweep.
+ */
+async function reapLeases({ store, logger }: { store: Store; logger: Logger }, now: number): Promise<number> {
+  try {
+    return await store.fleet.reap(now);
+  } catch (error) {
+    logger.warn("sweep could not reap lapsed runners' leases", errorFields(error));
+    return 0;
+  }
 }
 
 /**

@@ -28,7 +28,7 @@ export function createMemoryRunnerFleet(): RunnerFleet {
       if (holder && isAlive(holder, now)) return { holder: { ...holder } };
       const lease = { key, owner: runnerId, version: Math.max((held?.version ?? 0) + 1, now) };
       leases.set(key, lease);
-      return { lease: { ...lease }, taken: true };
+      return { lease: { ...lease }, taken: true, ...(held ? { from: held.owner } : {}) };
     },
     async release(key, runnerId, version) {
       const lease = leases.get(key);
@@ -38,6 +38,17 @@ export function createMemoryRunnerFleet(): RunnerFleet {
     },
     async leasesOf(runnerId) {
       return [...leases.values()].filter((lease) => lease.owner === runnerId).map((lease) => ({ ...lease }));
+    },
+    async reap(now) {
+      let reaped = 0;
+      for (const [key, lease] of leases) {
+        const owner = runners.get(lease.owner);
+        if (owner && !isAlive(owner, now)) {
+          leases.delete(key);
+          reaped++;
+        }
+      }
+      return reaped;
     },
   };
 }
