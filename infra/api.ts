@@ -9,7 +9,7 @@ import { NODE_OPTIONS, nodejs } from "./bundling";
 import { consoleDist } from "./console";
 import { inspectJobQueue, jobsLink } from "./queue";
 import { fleetEnvironment, runnerLink, vpc } from "./runner";
-import { concurrencyOf, stageSettings } from "./stages";
+import { concurrencyOf, metricsNamespace, stageSettings } from "./stages";
 import {
   adminToken,
   describeKey,
@@ -41,6 +41,7 @@ const environment = () => ({
   // Where audit events go and how long the table keeps them (unset: the table, 30 days).
   ...(settings.audit?.sink ? { AUDIT_SINK: settings.audit.sink } : {}),
   ...(settings.audit?.retentionDays ? { AUDIT_RETENTION_DAYS: String(settings.audit.retentionDays) } : {}),
+  METRICS_NAMESPACE: metricsNamespace($app.stage),
 });
 
 /**

@@ -14,7 +14,7 @@
  * role's credentials.
  */
 import { jobsLink } from "./queue";
-import { isProduction, runnerScaling, stageSettings } from "./stages";
+import { isProduction, metricsNamespace, runnerScaling, stageSettings } from "./stages";
 import { key, openStdioSecretsOnly, runnerToken, tableLink } from "./storage";
 
 /** The runner's port (the Dockerfile's PORT / EXPOSE). */
@@ -41,6 +41,7 @@ const runnerTokenParameter = new aws.ssm.Parameter("RunnerTokenParameter", {
 
 const settings = stageSettings($app.stage);
 const { worktreeBase } = settings;
+const scaling = runnerScaling(settings);
 
 /** Deployed, the runners are a fleet (the functions set this too); under `sst dev`, one local process. */
 export const fleetEnvironment = (): Record<string, string> => ($dev ? {} : { RUNNER_FLEET: "true" });
@@ -50,10 +51,12 @@ export const runner = new sst.aws.Service("StdioRunner", {
   image: { context: ".", dockerfile: "packages/runner/Dockerfile" },
   cpu: "0.5 vCPU",
   memory: "1 GB",
-  // A fleet: scaled out on CPU or memory (children are processes of the task), in by draining tasks.
-  // A deploy rolls (ECS's 100 %/200 %): a new task registers before an old one drains and stops.
-  scaling: { ...runnerScaling(settings), cpuUtilization: 60, memoryUtilization: 70 },
-  // ECS waits 30 s (Fargate's default stop timeout) after SIGTERM: the task drains and stops within 10 s.
+  // A fleet: scaled out on CPU or memory (children are processes of the task) and on children per task
+  // (below), in by draining tasks. A deploy rolls (ECS's 100 %/200 %): a new task registers before an
+  // old one drains and stops.
+  scaling: { min: scaling.min, max: scaling.max, cpuUtilization: 60, memoryUtilization: 70 },
+  // ECS waits 30 s (Fargate's default stop timeout) after SIGTERM: the task drains (RUNNER_DRAIN_SECONDS,
+  // 10 s) and its children end within 10 s more.
   // Table to read server configs and record deaths; the job queue for retries. No Key link (its
   // Decrypt is unconditional): the runner may open only stdio env and secret-store values.
   link: [tableLink, jobsLink],
@@ -65,6 +68,7 @@ export const runner = new sst.aws.Service("StdioRunner", {
     ...($dev ? { RUNNER_TOKEN: runnerToken.value } : {}),
     // Registers in the table at its private address (from the task's metadata), with a heartbeat.
     ...fleetEnvironment(),
+    METRICS_NAMESPACE: metricsNamespace($app.stage),
     // The same base as the API's (the stage's worktreeBase): unset, both default to /tmp/mcpgw-worktrees.
     ...(worktreeBase ? { WORKTREE_BASE: worktreeBase } : {}),
   },
@@ -84,6 +88,30 @@ export const runner = new sst.aws.Service("StdioRunner", {
   serviceRegistry: { port: RUNNER_PORT },
   dev: { command: "npx tsx packages/runner/src/main.ts" },
 });
+
+/**
+ * The third scaling signal: each task's children (`mcpgw_runner_task_children`, in its EMF lines), whose
+ * average over the fleet is held near `childrenPerTask` — a task's own cap refuses more, and placement
+ * then moves to a task with room, so the fleet grows before every task is full.
+ */
+if (!$dev) {
+  const target = runner.nodes.autoScalingTarget;
+  new aws.appautoscaling.Policy("StdioRunnerChildrenPolicy", {
+    serviceNamespace: target.serviceNamespace,
+    scalableDimension: target.scalableDimension,
+    resourceId: target.resourceId,
+    policyType: "TargetTrackingScaling",
+    targetTrackingScalingPolicyConfiguration: {
+      customizedMetricSpecification: {
+        namespace: metricsNamespace($app.stage),
+        metricName: "mcpgw_runner_task_children",
+        dimensions: [{ name: "service", value: "runner" }],
+        statistic: "Average",
+      },
+      targetValue: scaling.childrenPerTask,
+    },
+  });
+}
 
 /** `Resource.Runner.url`: the private URL (Cloud Map) deployed; the local process under `sst dev`. */
 export const runnerLink = new sst.Linkable("Runner", {

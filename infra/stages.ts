@@ -49,10 +49,11 @@ export interface StageSettings {
    */
   audit?: { sink?: "table" | "log" | "off"; retentionDays?: number };
   /**
-   * The stdio runners: a fleet of `min` to `max` tasks (default 2 to 6), scaled on CPU and memory; each
-   * instance at the task holding its lease (RUNNER_FLEET), a dead task's instances started on the others.
+   * The stdio runners: a fleet of `min` to `max` tasks (default 2 to 6), scaled on CPU, memory and
+   * children per task (`childrenPerTask`, default 35: 70 % of a task's 50); each instance at the task
+   * holding its lease (RUNNER_FLEET), a dead task's instances started on the others.
    */
-  runners?: { min?: number; max?: number };
+  runners?: { min?: number; max?: number; childrenPerTask?: number };
 }
 
 /**
@@ -106,16 +107,37 @@ export function callbackUrls(stage: string, settings: StageSettings): string[] {
   ];
 }
 
-/** The runner fleet's bounds (see {@link StageSettings.runners}), checked: 1 ≤ min ≤ max ≤ 100. */
-export function runnerScaling(settings: StageSettings): { min: number; max: number } {
+/** The most children one runner task runs (RUNNER_MAX_CHILDREN's default). */
+export const RUNNER_TASK_CHILDREN = 50;
+
+/**
+ * The runner fleet's bounds and its target of children per task (see {@link StageSettings.runners}),
+ * checked: 1 ≤ min ≤ max ≤ 100, 1 ≤ childrenPerTask ≤ a task's most.
+ */
+export function runnerScaling(settings: StageSettings): {
+  min: number;
+  max: number;
+  childrenPerTask: number;
+} {
   const min = settings.runners?.min ?? 2;
   const max = settings.runners?.max ?? Math.max(6, min);
+  const childrenPerTask = settings.runners?.childrenPerTask ?? Math.round(RUNNER_TASK_CHILDREN * 0.7);
   if (!Number.isInteger(min) || !Number.isInteger(max) || min < 1 || max < min || max > 100)
     throw new Error(
       `runners in infra/stages.ts must have whole numbers 1 ≤ min ≤ max ≤ 100 (got ${min}, ${max}).`,
     );
-  return { min, max };
+  if (!Number.isInteger(childrenPerTask) || childrenPerTask < 1 || childrenPerTask > RUNNER_TASK_CHILDREN)
+    throw new Error(
+      `runners.childrenPerTask in infra/stages.ts must be a whole number from 1 to ${RUNNER_TASK_CHILDREN} (got ${childrenPerTask}).`,
+    );
+  return { min, max, childrenPerTask };
 }
+
+/**
+ * The CloudWatch namespace of this stage's metrics (METRICS_NAMESPACE of every function and the runner):
+ * the stages of one account never mix, and the runners' scaling reads only its own.
+ */
+export const metricsNamespace = (stage: string): string => `MCPGateway/${stage}`;
 
 /** One function's SST `concurrency` option: reserved when the stage sets it, else none (spread it in). */
 export function concurrencyOf(

@@ -6,7 +6,7 @@
 import { NODE_OPTIONS, nodejs } from "./bundling";
 import { inspectJobQueue, jobQueue, jobsLink } from "./queue";
 import { fleetEnvironment, runnerLink, vpc } from "./runner";
-import { concurrencyOf, stageSettings } from "./stages";
+import { concurrencyOf, metricsNamespace, stageSettings } from "./stages";
 import { keyLink, runnerToken, sealRefreshedTokens, tableLink } from "./storage";
 
 /**
@@ -26,7 +26,12 @@ export const worker = jobQueue.subscribe(
     permissions: [sealRefreshedTokens],
     vpc,
     ...concurrencyOf(stageSettings($app.stage), "worker"),
-    environment: { NODE_OPTIONS, ALLOW_PRIVATE_UPSTREAMS: "false", ...fleetEnvironment() },
+    environment: {
+      NODE_OPTIONS,
+      ALLOW_PRIVATE_UPSTREAMS: "false",
+      METRICS_NAMESPACE: metricsNamespace($app.stage),
+      ...fleetEnvironment(),
+    },
   },
   { batch: { size: 10, partialResponses: true } },
 );
@@ -46,6 +51,6 @@ export const sweep = new sst.aws.Cron("HealthSweep", {
     timeout: "30 seconds",
     link: [tableLink, jobsLink],
     permissions: [inspectJobQueue],
-    environment: { NODE_OPTIONS },
+    environment: { NODE_OPTIONS, METRICS_NAMESPACE: metricsNamespace($app.stage) },
   },
 });

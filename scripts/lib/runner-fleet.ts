@@ -18,7 +18,7 @@ export interface FleetProcess {
   url: string;
   pid: number;
   child: ChildProcess;
-  /** SIGTERM, then waits for it to exit (SIGKILL after `graceMs`, default 15 s). */
+  /** SIGTERM, then waits for it to exit (SIGKILL after `graceMs`, default 30 s: ECS's stop timeout). */
   stop(graceMs?: number): Promise<void>;
   /** SIGKILL, at once: a crash (its children die with it through their parent-death signal). */
   kill(): Promise<void>;
@@ -82,7 +82,7 @@ export async function startFleetProcess(options: FleetProcessOptions): Promise<F
     url,
     pid: child.pid as number,
     child,
-    stop: (graceMs = 15_000) => stopped("SIGTERM", graceMs),
+    stop: (graceMs = 30_000) => stopped("SIGTERM", graceMs),
     kill: () => stopped("SIGKILL", 0),
   };
 }

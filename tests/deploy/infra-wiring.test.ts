@@ -8,6 +8,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { MAX_RECEIVE_COUNT, TABLE_KEYS, VISIBILITY_TIMEOUT_SECONDS } from "@mcpgw/aws";
+import { emfNamespace } from "@mcpgw/telemetry";
 import { MAX_CALL_MS } from "@mcpgw/upstream";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { NODE_OPTIONS } from "../../infra/bundling";
@@ -74,7 +75,15 @@ function installGlobals() {
         Cron: component("Cron", []),
         Vpc: component("Vpc", ["id"]),
         Cluster: component("Cluster", []),
-        Service: component("Service", ["service", "url"]),
+        Service: component("Service", ["service", "url"], (name) => ({
+          nodes: {
+            autoScalingTarget: {
+              serviceNamespace: "ecs",
+              scalableDimension: "ecs:service:DesiredCount",
+              resourceId: `${name}.resourceId`,
+            },
+          },
+        })),
       },
     },
     aws: {
@@ -87,6 +96,7 @@ function installGlobals() {
       },
       kms: { Key: component("KmsKey", ["keyId", "arn"]), Alias: component("KmsAlias", ["name"]) },
       ssm: { Parameter: component("SsmParameter", ["arn", "name"]) },
+      appautoscaling: { Policy: component("ScalingPolicy", []) },
     },
   };
   Object.assign(globalThis, globals);
@@ -235,6 +245,7 @@ describe("sst.config.ts run()", () => {
       NODE_OPTIONS,
       ALLOW_PRIVATE_UPSTREAMS: "false",
       RUNNER_FLEET: "true",
+      METRICS_NAMESPACE: "MCPGateway/test",
       GATEWAY_URL: "Gateway.url",
       CONSOLE_ADMIN_GROUP: "gateway-admins",
     });
@@ -242,6 +253,7 @@ describe("sst.config.ts run()", () => {
       NODE_OPTIONS,
       ALLOW_PRIVATE_UPSTREAMS: "false",
       RUNNER_FLEET: "true",
+      METRICS_NAMESPACE: "MCPGateway/test",
     });
     expect(admin.copyFiles).toEqual([{ from: "packages/console/dist", to: "console" }]);
     // infra/console.ts built it while the config ran.
@@ -492,9 +504,37 @@ describe("production (the stage `production`, named alike by the infra and the d
     expect(Object.keys(outputs ?? {})).toEqual(["admin", "gateway", "mcp", "table"]);
   });
 
-  it("runs the stdio runners as a fleet (2 to 6 tasks by default, scaled on CPU and memory) that the functions and each task know as one", async () => {
+  it("runs the stdio runners as a fleet (2 to 6 tasks by default, scaled on CPU, memory and children per task) that the functions and each task know as one", async () => {
     const runner = find("Service", "StdioRunner");
     expect(runner.scaling).toEqual({ min: 2, max: 6, cpuUtilization: 60, memoryUtilization: 70 });
+    // And on children per task: the gauge each task writes, in this stage's own namespace, held at 35.
+    const policy = find("ScalingPolicy", "StdioRunnerChildrenPolicy");
+    expect(policy).toMatchObject({
+      resourceId: "StdioRunner.resourceId",
+      scalableDimension: "ecs:service:DesiredCount",
+      policyType: "TargetTrackingScaling",
+      targetTrackingScalingPolicyConfiguration: {
+        targetValue: 35,
+        customizedMetricSpecification: {
+          metricName: "mcpgw_runner_task_children",
+          namespace: "MCPGateway/test",
+          dimensions: [{ name: "service", value: "runner" }],
+          statistic: "Average",
+        },
+      },
+    });
+    expect(readFileSync(join(ROOT, "packages/telemetry/src/instruments.ts"), "utf8")).toContain(
+      '"mcpgw_runner_task_children"',
+    );
+    // Every process writes its metrics where the policy reads them (and the stage's dashboards look).
+    for (const fn of [
+      runner,
+      find("Function", "Admin"),
+      find("Function", "Gateway"),
+      find("QueueSubscriber", "JobQueue").function,
+      find("Cron", "HealthSweep").function,
+    ])
+      expect(emfNamespace(fn.environment)).toBe("MCPGateway/test");
     // A deploy rolls with ECS's defaults: new tasks register before old ones drain.
     expect(runner.transform?.service).toBeUndefined();
     expect(runner.environment.RUNNER_FLEET).toBe("true");
@@ -510,6 +550,13 @@ describe("production (the stage `production`, named alike by the infra and the d
     expect(pick(built, "Service", "StdioRunner").scaling).toMatchObject({ min: 3, max: 12 });
     const { error } = await evaluate("staging", { runners: { min: 4, max: 2 } });
     expect(String(error)).toMatch(/runners in infra\/stages\.ts must have whole numbers 1 ≤ min ≤ max/);
+    const fewer = await evaluate("staging", { runners: { childrenPerTask: 20 } });
+    expect(
+      pick(fewer.built, "ScalingPolicy", "StdioRunnerChildrenPolicy").targetTrackingScalingPolicyConfiguration
+        .targetValue,
+    ).toBe(20);
+    const tooMany = await evaluate("staging", { runners: { childrenPerTask: 80 } });
+    expect(String(tooMany.error)).toMatch(/runners\.childrenPerTask .* from 1 to 50/);
     expect(find("Dynamo", "GatewayTable").transform.table.pointInTimeRecovery).toEqual({ enabled: true });
   });
 

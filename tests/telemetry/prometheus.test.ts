@@ -102,6 +102,8 @@ describe("GET /metrics on npm run dev (Prometheus text)", () => {
     expect(Number(families.get("mcpgw_warm_sessions")?.metrics[0]?.value)).toBe(2);
     const children = families.get("mcpgw_runner_children")?.metrics ?? [];
     expect(children.reduce((sum, metric) => sum + Number(metric.value), 0)).toBe(1);
+    // Their sum, what the runner service scales on.
+    expect(Number(families.get("mcpgw_runner_task_children")?.metrics[0]?.value)).toBe(1);
     const probes = families.get("mcpgw_probe_total")?.metrics ?? [];
     expect(probes.map((metric) => metric.labels)).toEqual(
       expect.arrayContaining([

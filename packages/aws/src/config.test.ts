@@ -98,6 +98,29 @@ describe("message bounds", () => {
     expect(loadRunnerSettings({ MAX_UPSTREAM_MESSAGE_BYTES: "65536" }).maxMessageBytes).toBe(65_536);
   });
 
+  it("a fleet runner reads its lease, memory bound and drain (15 s, 85 %, 10 s unset); bad values name their variable", () => {
+    expect(loadRunnerSettings({}).fleet).toBeUndefined();
+    expect(loadRunnerSettings({ RUNNER_FLEET: "true" }).fleet).toEqual({
+      advertiseUrl: undefined,
+      leaseMs: 15_000,
+      memoryHigh: 0.85,
+      drainMs: 10_000,
+    });
+    expect(
+      loadRunnerSettings({
+        RUNNER_FLEET: "true",
+        RUNNER_MEMORY_HIGH_PERCENT: "70",
+        RUNNER_DRAIN_SECONDS: "0",
+      }).fleet,
+    ).toMatchObject({ memoryHigh: 0.7, drainMs: 0 });
+    expect(() => loadRunnerSettings({ RUNNER_FLEET: "true", RUNNER_MEMORY_HIGH_PERCENT: "120" })).toThrow(
+      /RUNNER_MEMORY_HIGH_PERCENT/,
+    );
+    expect(() => loadRunnerSettings({ RUNNER_FLEET: "true", RUNNER_DRAIN_SECONDS: "25" })).toThrow(
+      /RUNNER_DRAIN_SECONDS/,
+    );
+  });
+
   it("the runner holds at most RUNNER_CHILD_REPLY_BUDGET_MIB of one child's unsent replies (64 MiB unset)", () => {
     expect(loadRunnerSettings({}).childReplyBudgetBytes).toBe(64 * 1024 * 1024);
     expect(loadRunnerSettings({ RUNNER_CHILD_REPLY_BUDGET_MIB: "8" }).childReplyBudgetBytes).toBe(

@@ -384,10 +384,14 @@ export interface RunnerSettings {
   goneCheckMs: number;
   /**
    * RUNNER_FLEET: this runner joins the fleet in the table (registers, serves only instances it holds
-   * the lease of); its face is reached at RUNNER_ADVERTISE_URL (default: the URL it listens on), and
-   * a registration lives RUNNER_LEASE_SECONDS (default 15) without a heartbeat.
+   * the lease of); its face is reached at RUNNER_ADVERTISE_URL (default: the URL it listens on), a
+   * registration lives RUNNER_LEASE_SECONDS (default 15) without a heartbeat, it takes no new instance
+   * while its task's memory is at RUNNER_MEMORY_HIGH_PERCENT (default 85) of its limit, and on SIGTERM
+   * it lets calls in flight end for up to RUNNER_DRAIN_SECONDS (default 10).
    */
-  fleet: { advertiseUrl: string | undefined; leaseMs: number } | undefined;
+  fleet:
+    | { advertiseUrl: string | undefined; leaseMs: number; memoryHigh: number; drainMs: number }
+    | undefined;
 }
 
 /** The MCP SDK's bound on one stdio message (its `STDIO_DEFAULT_MAX_BUFFER_SIZE`): 10 MiB. */
@@ -406,7 +410,8 @@ function worktreeBaseOf(read: EnvReader): string {
  * Runner settings from env (PORT, HOST, RUNNER_CACHE_DIR, RUNNER_IDLE_SECONDS, RUNNER_MAX_CHILDREN,
  * RUNNER_TEMP_DIR, RUNNER_UID_BASE, RUNNER_UID_COUNT, RUNNER_UID_SLICE, WORKTREE_BASE,
  * MAX_UPSTREAM_MESSAGE_BYTES, RUNNER_CHILD_REPLY_BUDGET_MIB, CHILD_CPU_SECONDS, CHILD_MEMORY_MIB,
- * CHILD_MAX_PROCESSES, RUNNER_FLEET, RUNNER_ADVERTISE_URL, RUNNER_LEASE_SECONDS).
+ * CHILD_MAX_PROCESSES, RUNNER_FLEET, RUNNER_ADVERTISE_URL, RUNNER_LEASE_SECONDS,
+ * RUNNER_MEMORY_HIGH_PERCENT, RUNNER_DRAIN_SECONDS).
  */
 export function loadRunnerSettings(env: Env = process.env): RunnerSettings {
   const read = new EnvReader(env);
@@ -439,6 +444,8 @@ export function loadRunnerSettings(env: Env = process.env): RunnerSettings {
       ? {
           advertiseUrl: read.url("RUNNER_ADVERTISE_URL"),
           leaseMs: read.integer("RUNNER_LEASE_SECONDS", 15, { min: 1, max: 600 }) * 1_000,
+          memoryHigh: read.integer("RUNNER_MEMORY_HIGH_PERCENT", 85, { min: 1, max: 100 }) / 100,
+          drainMs: read.integer("RUNNER_DRAIN_SECONDS", 10, { max: 20 }) * 1_000,
         }
       : undefined,
   };

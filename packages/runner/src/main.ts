@@ -36,8 +36,11 @@ logger.info("runner listening", {
   ...(runner.membership ? { runner: runner.membership.id } : {}),
 });
 
-/** A graceful stop's bound (ECS waits 30 s before SIGKILL): past it, every child is killed and we exit. */
-const STOP_DEADLINE_MS = 10_000;
+/**
+ * A graceful stop's bound (ECS waits 30 s before SIGKILL): a fleet runner's drain, then 10 s to end its
+ * children; past it, every child is killed and we exit.
+ */
+const STOP_DEADLINE_MS = (settings.fleet?.drainMs ?? 0) + 10_000;
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, () => {
     setTimeout(() => {

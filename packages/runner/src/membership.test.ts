@@ -6,14 +6,20 @@ import { Membership } from "./membership";
 
 const logger = createLogger({ level: "error", sink: () => undefined });
 
-function member(fleet: RunnerFleet, id: string, clock: { now: number }, lost: string[] = []) {
+function member(
+  fleet: RunnerFleet,
+  id: string,
+  clock: { now: number },
+  lost: string[] = [],
+  free: () => number = () => 3,
+) {
   return new Membership({
     fleet,
     logger,
     id,
     url: () => `http://127.0.0.1:1/${id}`,
     capacity: 4,
-    children: () => 1,
+    free,
     version: "test",
     leaseMs: 3_000,
     onLost: (key) => lost.push(key),
@@ -37,6 +43,32 @@ describe("Membership", () => {
     const refusal = await b.own("s1").catch((error: unknown) => error);
     expect(refusal).toBeInstanceOf(AppError);
     expect(refusal).toMatchObject({ code: "runner.not_owner", extra: { owner: { id: "a" } } });
+    await a.leave();
+    await b.leave();
+  });
+
+  it("full, it refuses a new instance while another runner has room, and says so in the registry first", async () => {
+    const fleet = createMemoryRunnerFleet();
+    const clock = { now: 1_000_000 };
+    let room = 1;
+    const a = member(fleet, "a", clock, [], () => room);
+    await a.join();
+    await a.own("held");
+
+    room = 0; // its children (or its memory) reached the limit
+    const full = a.own("new").catch((error: unknown) => error);
+    // Alone in the fleet it still takes it: its own cap (making room, or refusing) decides.
+    expect(await full).toBeUndefined();
+    const b = member(fleet, "b", clock);
+    await b.join();
+    clock.now += 1_000; // its last look at the registry is a second old: it looks again
+    const refusal = await a.own("newer").catch((error: unknown) => error);
+    expect(refusal).toMatchObject({ code: "runner.not_owner", message: expect.stringMatching(/full/) });
+    expect(refusal).not.toHaveProperty("extra.owner");
+    expect(await fleet.lease("newer")).toBeUndefined();
+    expect((await fleet.runners()).find((runner) => runner.id === "a")).toMatchObject({ free: 0 });
+    await a.own("held"); // what it holds it still serves
+    await b.own("newer");
     await a.leave();
     await b.leave();
   });

@@ -2,10 +2,11 @@
  * A runner's place in the fleet: its registration, renewed by a heartbeat, and the leases of the
  * instances it runs. An instance is served only under a lease this runner holds; asked for one that
  * another live runner holds, it answers `runner.not_owner` naming that runner, and never starts a
- * second child. A heartbeat that finds its registration had lapsed (the process was paused, the table
+ * second child. Full (by children or memory) while another runner has room, it takes no new instance:
+ * it says so in the registry and answers `runner.not_owner`, so the caller places it elsewhere. A heartbeat that finds its registration had lapsed (the process was paused, the table
  * out of reach) checks its leases again and gives up the instances whose lease moved on.
  */
-import { isAlive, type RunnerFleet } from "@mcpgw/aws";
+import { isAlive, type RunnerFleet, type RunnerRegistration } from "@mcpgw/aws";
 import { AppError, errorFields, type Logger } from "@mcpgw/core";
 import { recordFleetWrite } from "@mcpgw/telemetry";
 
@@ -21,8 +22,8 @@ export interface MembershipOptions {
   url: () => string;
   /** The most children it runs. */
   capacity: number;
-  /** How many children it runs now (starting ones too). */
-  children: () => number;
+  /** How many more children it takes now: 0 when it is full (by its children, or by its memory). */
+  free: () => number;
   /** Its build, shown in the registry. */
   version: string;
   /** How long a registration lives without a heartbeat (RUNNER_LEASE_SECONDS); the heartbeat runs at a third of it. */
@@ -57,6 +58,10 @@ export class Membership implements InstanceOwnership {
   private readonly releasing = new Map<string, Promise<unknown>>();
   /** Ends every instance a fifth of the lease before the registration would lapse unrenewed. */
   private fence: NodeJS.Timeout | undefined;
+  /** The room its last registration written showed (a full runner refusing says so once, not per refusal). */
+  private announcedFree: number | undefined;
+  /** The last read of the registry, when a full runner looked for room elsewhere. */
+  private fleetRead: { at: number; runners: Promise<RunnerRegistration[]> } | undefined;
   readonly leaseMs: number;
   private readonly now: () => number;
 
@@ -81,10 +86,18 @@ export class Membership implements InstanceOwnership {
     if (this.held.has(key) && this.registered) return;
     // A release of this key under way ends first: else it could delete the lease claimed again here.
     await this.releasing.get(key);
-    const now = this.now();
     if (!this.registered) {
       throw new AppError("runner.not_owner", "This runner's registration lapsed: it takes no instances now.");
     }
+    if (this.options.free() <= 0 && (await this.roomElsewhere())) {
+      // The registry shows it full before the refusal, so the caller's next lookup places it elsewhere.
+      if (this.announcedFree !== 0) {
+        this.beating = this.beating.then(() => this.heartbeat());
+        await this.beating;
+      }
+      throw new AppError("runner.not_owner", "This runner is full: another runner of the fleet has room.");
+    }
+    const now = this.now();
     const outcome = await this.options.fleet.claim(key, this.options.id, now);
     if ("lease" in outcome) {
       if (outcome.taken) recordFleetWrite("claim");
@@ -115,6 +128,24 @@ export class Membership implements InstanceOwnership {
     void released.finally(() => {
       if (this.releasing.get(key) === released) this.releasing.delete(key);
     });
+  }
+
+  /** Whether another live runner, not draining, takes more children now. */
+  private async roomElsewhere(): Promise<boolean> {
+    const now = this.now();
+    // One registry read a second at most, however many instances are refused meanwhile.
+    if (!this.fleetRead || now - this.fleetRead.at >= 1_000) {
+      const runners = this.options.fleet.runners();
+      this.fleetRead = { at: now, runners };
+      runners.catch(() => {
+        if (this.fleetRead?.runners === runners) this.fleetRead = undefined;
+      });
+    }
+    const runners = await this.fleetRead.runners;
+    return runners.some(
+      (runner) =>
+        runner.id !== this.options.id && isAlive(runner, now) && !runner.draining && runner.free > 0,
+    );
   }
 
   /** Whether its registration is current: written, and not lapsed (a heartbeat reached the table in time). */
@@ -170,7 +201,7 @@ export class Membership implements InstanceOwnership {
       id: this.options.id,
       url: this.options.url(),
       capacity: this.options.capacity,
-      free: Math.max(0, this.options.capacity - this.options.children()),
+      free: Math.max(0, this.options.free()),
       version: this.options.version,
       aliveUntil,
       draining: this.draining,
@@ -180,6 +211,7 @@ export class Membership implements InstanceOwnership {
       recordFleetWrite("heartbeat");
       try {
         await this.options.fleet.announce(registration);
+        this.announcedFree = registration.free;
         break;
       } catch (error) {
         if (attempt >= 2) throw error;

@@ -12,6 +12,7 @@ import { InstanceManager, type InstanceManagerOptions } from "./instances";
 import { createIsolation, DEFAULT_UID_BASE, DEFAULT_UID_COUNT, type Isolation } from "./isolation";
 import { limitGaps } from "./limits";
 import { Membership } from "./membership";
+import { memoryUse } from "./memory-use";
 import { createRunnerDir, deadRunnerDirs, sweepDeadRunnerDirs } from "./runner-dir";
 import { ThreadWorktrees } from "./thread-worktrees";
 import {
@@ -51,10 +52,24 @@ export interface RunnerOptions
   worktreeBase?: string;
   /**
    * Join the fleet in the table (RUNNER_FLEET): register with a heartbeat and serve only the instances
-   * whose lease it holds. `advertiseUrl`: where others reach its face (default: the URL it listens on).
+   * whose lease it holds. `advertiseUrl`: where others reach its face (default: the URL it listens on);
+   * `memoryHigh`: the fraction of the task's memory limit from which it takes no new instance while
+   * another runner has room (default 0.85; `memoryUse` reads the fraction in use, default its cgroup's);
+   * `drainMs`: how long a stop lets calls in flight end before it ends their children (default 10 s).
    */
-  fleet?: { id?: string; advertiseUrl?: string | undefined; leaseMs?: number; version?: string };
+  fleet?: {
+    id?: string;
+    advertiseUrl?: string | undefined;
+    leaseMs?: number;
+    version?: string;
+    memoryHigh?: number;
+    memoryUse?: () => number | undefined;
+    drainMs?: number;
+  };
 }
+
+/** The default of the fleet's `drainMs` (RUNNER_DRAIN_SECONDS). */
+export const DEFAULT_DRAIN_MS = 10_000;
 
 /** The default of `stopDeadlineMs`: inside a 10 s stop of the whole process, with time to spare. */
 export const DEFAULT_STOP_DEADLINE_MS = 8_000;
@@ -72,8 +87,9 @@ export interface Runner {
   /** Its registration and leases, when it is one of a fleet. */
   membership: Membership | undefined;
   /**
-   * Stops serving, abandons starts under way and ends every child (SIGTERM, SIGKILL 2 s later; all
-   * of them SIGKILLed at `stopDeadlineMs`), then removes the runner's directory. Idempotent.
+   * Stops serving (in a fleet: after a drain of up to `drainMs`), abandons starts under way and ends
+   * every child (SIGTERM, SIGKILL 2 s later; all of them SIGKILLed at `stopDeadlineMs`), then removes
+   * the runner's directory. Idempotent.
    */
   stop(): Promise<void>;
 }
@@ -134,7 +150,12 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
         id: fleet.id ?? randomUUID(),
         url: () => fleet.advertiseUrl ?? url,
         capacity: maxChildren,
-        children: () => instances.childCount,
+        free: () => {
+          const used = (fleet.memoryUse ?? memoryUse)();
+          return used !== undefined && used >= (fleet.memoryHigh ?? 0.85)
+            ? 0
+            : maxChildren - instances.childCount;
+        },
         version: fleet.version ?? "dev",
         ...(fleet.leaseMs ? { leaseMs: fleet.leaseMs } : {}),
         onLost: (key) => instances.dropPlacement(key),
@@ -198,16 +219,17 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     membership,
     stop() {
       stopped ??= (async () => {
-        // One deadline for the whole stop: in a fleet, half of it for calls in flight to end.
-        const deadline = Date.now() + deadlineMs;
         if (membership) {
           // New instances go elsewhere from now; the face still serves those it holds while their calls
-          // end, and gives each back (its lease released) once its children are idle and stopped.
+          // end (for up to `drainMs`), and gives each back (its lease released) once its children are
+          // idle and stopped.
           await membership.drain().catch((error) => {
             options.logger.warn("could not mark this runner draining", errorFields(error));
           });
-          await instances.handBack(Date.now() + deadlineMs / 2);
+          await instances.handBack(Date.now() + (fleet?.drainMs ?? DEFAULT_DRAIN_MS));
         }
+        // Then every child left ends within the stop's deadline.
+        const deadline = Date.now() + deadlineMs;
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         let timer: NodeJS.Timeout | undefined;
         const late = new Promise<"late">((resolve) => {

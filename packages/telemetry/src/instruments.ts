@@ -122,6 +122,17 @@ function makeInstruments(meter: Meter): Instruments {
       for (const [state, count] of Object.entries(byState)) result.observe(count, { state });
     });
   meter
+    .createObservableGauge("mcpgw_runner_task_children", {
+      description: "The runner task's stdio children, every state: the runner service scales on its average",
+    })
+    .addCallback((result) => {
+      if (gaugeSources.runnerChildren.size === 0) return;
+      let children = 0;
+      for (const read of gaugeSources.runnerChildren)
+        for (const count of Object.values(read())) children += count;
+      result.observe(children);
+    });
+  meter
     .createObservableGauge("mcpgw_queue_depth", {
       description: "Jobs waiting in the worker's queue (ApproximateNumberOfMessages, read once per sweep)",
     })
@@ -190,7 +201,10 @@ export function observeWarmSessions(pool: { readonly size: number }): void {
   gaugeSources.pools.add(new WeakRef(pool));
 }
 
-/** Reports `read()` (children by state) as `mcpgw_runner_children{state}` until the returned function is called. */
+/**
+ * Reports `read()` (children by state) as `mcpgw_runner_children{state}`, and their sum as
+ * `mcpgw_runner_task_children`, until the returned function is called.
+ */
 export function observeRunnerChildren(read: () => Record<string, number>): () => void {
   gaugeSources.runnerChildren.add(read);
   return () => gaugeSources.runnerChildren.delete(read);

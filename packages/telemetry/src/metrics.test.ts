@@ -4,6 +4,7 @@ import { recordToolCall } from "./instruments";
 import {
   createMetrics,
   DEFAULT_EXPORT_INTERVAL_MS,
+  emfNamespace,
   exportIntervalMs,
   metricsExport,
   serviceName,
@@ -40,6 +41,14 @@ describe("where metrics go", () => {
     expect(exportIntervalMs({ OTEL_METRIC_EXPORT_INTERVAL: "10" })).toBe(DEFAULT_EXPORT_INTERVAL_MS);
     expect(serviceName("worker", {})).toBe("mcpgw-worker");
     expect(serviceName("worker", { OTEL_SERVICE_NAME: "probes" })).toBe("probes");
+  });
+
+  it("writes EMF under METRICS_NAMESPACE (a stage's own), else MCPGateway; a name CloudWatch refuses is not used", () => {
+    expect(emfNamespace({})).toBe("MCPGateway");
+    expect(emfNamespace({ METRICS_NAMESPACE: "MCPGateway/prod" })).toBe("MCPGateway/prod");
+    expect(emfNamespace({ METRICS_NAMESPACE: "AWS/ECS" })).toBe("MCPGateway");
+    expect(emfNamespace({ METRICS_NAMESPACE: "bad\nname" })).toBe("MCPGateway");
+    expect(emfNamespace({ METRICS_NAMESPACE: "x".repeat(256) })).toBe("MCPGateway");
   });
 });
 

@@ -17,7 +17,7 @@ import {
   PeriodicExportingMetricReader,
   type PushMetricExporter,
 } from "@opentelemetry/sdk-metrics";
-import { EmfExporter } from "./emf";
+import { EMF_NAMESPACE, EmfExporter } from "./emf";
 import { registerInstruments } from "./instruments";
 import type { LocalReader } from "./prometheus";
 import { exporterNone, sdkDisabled, type TelemetryService } from "./tracing";
@@ -69,6 +69,15 @@ export function exportIntervalMs(env: NodeJS.ProcessEnv = process.env): number {
 }
 
 /**
+ * The CloudWatch namespace of the EMF lines: METRICS_NAMESPACE (deployed: `MCPGateway/<stage>`, so the
+ * stages of one account never mix), else `MCPGateway`. A name CloudWatch refuses falls back to that too.
+ */
+export function emfNamespace(env: NodeJS.ProcessEnv = process.env): string {
+  const value = env.METRICS_NAMESPACE?.trim() ?? "";
+  return /^[A-Za-z0-9.\-_/#: ]{1,255}$/.test(value) && !value.startsWith("AWS/") ? value : EMF_NAMESPACE;
+}
+
+/**
  * Sets the process's global meter provider (resource `service.name`) with the reader `env` calls for,
  * and makes the instruments. Once per process: later calls get the first one's metrics.
  */
@@ -113,7 +122,7 @@ export async function createMetrics(
     const { OTLPMetricExporter } = await import("@opentelemetry/exporter-metrics-otlp-http");
     reader = periodic(new OTLPMetricExporter());
   } else if (mode === "emf") {
-    reader = periodic(new EmfExporter({ service }));
+    reader = periodic(new EmfExporter({ service, namespace: emfNamespace(env) }));
   } else if (local) {
     ({ reader, text } = local());
   }

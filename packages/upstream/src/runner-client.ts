@@ -69,6 +69,7 @@ export function createRunnerClient(route: RunnerRoute, fetchImpl: typeof fetch =
         return await request(runner, method, path);
       } catch (error) {
         if (!(error instanceof MovedError) || attempt > 0) throw error;
+        if (route instanceof RunnerDirectory) route.refresh();
       }
     }
   }

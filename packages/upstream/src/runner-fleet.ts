@@ -88,6 +88,14 @@ export class RunnerDirectory {
   }
 
   /**
+   * Reads the registry again on the next lookup: a runner answered that it does not take the instance
+   * (another holds it now, or it is full and said so in the registry).
+   */
+  refresh(): void {
+    this.cached = undefined;
+  }
+
+  /**
    * Leaves the runner whose face `url` is under out of placement here until it heartbeats again (its
    * connection was refused: it stopped, though the registry read may still show it).
    */

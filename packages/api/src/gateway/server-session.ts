@@ -173,9 +173,9 @@ async function sessionOf<T>(
   };
 
   // Only a cold call gets here: one config read (with KMS), one initialize. Concurrent cold calls share it.
-  // In a fleet, a runner that answers that another one holds the instance (421: it moved between the
-  // lookup and the open), or that refuses the connection (it stopped; the directory drops it), is
-  // followed by one more open, which looks the owner up again.
+  // In a fleet, a runner that answers that it does not take the instance (421: another holds it now, or
+  // it is full; the registry is read again), or that refuses the connection (it stopped; the directory
+  // drops it), is followed by one more open, which looks the owner up again.
   const fleet =
     server.transport === "stdio" && deps.runner instanceof RunnerDirectory ? deps.runner : undefined;
   const open = () => openAt(true);
@@ -221,6 +221,7 @@ async function sessionOf<T>(
     } catch (error) {
       const moved = fleet !== undefined && (refusalStatus(error) === 421 || connectionRefused(error));
       if (moved && connectionRefused(error)) fleet.markDown(reached.target.url);
+      else if (moved) fleet.refresh();
       if (moved && followMove) return openAt(false);
       // Still not where the instance is: its runner was lost, and its lease not yet free.
       if (moved)

@@ -16,7 +16,7 @@ describe("memory store: what only it shows", () => {
     );
 
     const importers = sources.filter((path) =>
-      /from "(@mcpgw\/aws\/memory|@mcpgw\/upstream\/linked-upstream|\.\/memory)/.test(
+      /from "(@mcpgw\/aws\/memory|@mcpgw\/upstream\/linked-upstream|\.\/memory)(\/[^"]*)?"/.test(
         readFileSync(join(packages, path), "utf8"),
       ),
     );
