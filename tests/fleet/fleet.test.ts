@@ -217,19 +217,58 @@ describe("a fleet of three stdio runners", () => {
     );
   }, 90_000);
 
-  it("a runner stopped with SIGTERM hands its instances back, failing no call, and a new runner takes a share", async () => {
+  it("a runner stopped with SIGTERM under load: calls in flight on it finish, no call fails, its instances are handed back", async () => {
     const leaving = runners[1] as FleetProcess;
     const theirs = [];
     for (const server of servers) if ((await ownerOf(server.id)) === leaving.id) theirs.push(server);
     expect(theirs.length).toBeGreaterThan(0);
 
+    // Steady load on every server (the leaving runner's too), and slow calls in flight on its servers.
+    let loading = true;
+    const failures: unknown[] = [];
+    let served = 0;
+    const load = (async () => {
+      for (let round = 0; loading; round++) {
+        const { name } = servers[round % servers.length] as (typeof servers)[number];
+        const response = await ping(name);
+        if (response.status === 200) served++;
+        else failures.push({ name, body: response.body });
+      }
+    })();
+    const slow = theirs
+      .slice(0, 5)
+      .map(({ name }) =>
+        stack.call("POST", `/v1/tools/${encodeURIComponent(`${name}__slow`)}/call`, {
+          arguments: { ms: 2_000 },
+        }),
+      );
+    await new Promise((resolve) => setTimeout(resolve, 500)); // they reached the runner
+
+    const stoppedAt = Date.now();
     await leaving.stop();
+    const stopMs = Date.now() - stoppedAt;
+    // Every slow call ended with its answer: the drain let them finish (within RUNNER_DRAIN_SECONDS).
+    for (const response of await Promise.all(slow)) {
+      expect(response.status).toBe(200);
+      expect(JSON.stringify(response.body)).toContain("slow done");
+    }
+    expect(stopMs).toBeGreaterThanOrEqual(1_000);
+    // The load goes on a while once it left: its servers open where they are placed now.
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    loading = false;
+    await load;
+    expect(failures).toEqual([]);
+    expect(served).toBeGreaterThan(0);
     expect(await store.fleet.leasesOf(leaving.id)).toEqual([]);
     expect((await store.fleet.runners()).map((runner) => runner.id)).not.toContain(leaving.id);
-    // Its instances start on the runner left (its registration is gone at once: no lapse to wait for).
     for (const { name } of theirs) expect((await ping(name)).status).toBe(200);
+    expect(mostChildren).toBe(1);
+    console.log(
+      `[fleet] SIGTERM: stopped in ${stopMs} ms with ${slow.length} slow calls in flight; ${served} calls under load, none failed`,
+    );
+  }, 90_000);
 
-    // A new runner joins: new instances may go to it; nothing already placed moves.
+  it("a fourth runner joining moves nothing already placed", async () => {
     const before = await Promise.all(servers.map(({ id }) => ownerOf(id)));
     const joined = await startFleetProcess({ env });
     runners.push(joined);
