@@ -1,7 +1,8 @@
 /**
  * Each runner of a fleet enforces its own capacity: a full runner takes no new instance while another
- * has room — it says so in the registry and answers 421, starting nothing and evicting nothing — so the
- * instance is placed on a runner with room.
+ * has room — it says so in the registry and answers 421, starting nothing and evicting nothing — and the
+ * caller, its view of the fleet stale, reads the registry again and places the instance on a runner
+ * with room.
  */
 import { randomUUID } from "node:crypto";
 import { createStore, type Store } from "@mcpgw/aws";
@@ -21,6 +22,7 @@ describe("a full runner of a fleet", () => {
   const runners: FleetProcess[] = [];
   let store: Store;
   let stack: Stack;
+  let directory: RunnerDirectory;
 
   /** The instances a runner lists: server id → its child's pid. */
   const listed = async (runner: FleetProcess) => {
@@ -38,7 +40,7 @@ describe("a full runner of a fleet", () => {
       ...process.env,
       ...aws,
       RUNNER_TOKEN: token,
-      RUNNER_LEASE_SECONDS: "3",
+      RUNNER_LEASE_SECONDS: "10",
       RUNNER_UID_BASE: String(testUidBase()),
       RUNNER_UID_COUNT: "400",
       RUNNER_UID_SLICE: "20",
@@ -46,10 +48,11 @@ describe("a full runner of a fleet", () => {
     store = createStore(config);
     // One runner of two children, alone at first.
     runners.push(await startFleetProcess({ env: { ...env, RUNNER_MAX_CHILDREN: "2" } }));
-    stack = await startStack({
-      aws: config,
-      runnerAt: new RunnerDirectory(store.fleet, token, { refreshMs: 250 }),
-    });
+    // The gateway and worker read the registry every 8 s here: read just before the second runner joins,
+    // their view of the fleet is stale when it has, so they ask the full one first and must follow its
+    // refusal.
+    directory = new RunnerDirectory(store.fleet, token, { refreshMs: 8_000 });
+    stack = await startStack({ aws: config, runnerAt: directory });
   }, 120_000);
 
   afterAll(async () => {
@@ -64,12 +67,14 @@ describe("a full runner of a fleet", () => {
     const before = await listed(small);
     expect([...before.keys()].sort()).toEqual([...held].sort());
 
+    directory.refresh();
+    expect((await directory.live()).map((runner) => runner.id)).toEqual([small.id]);
     const roomy = await startFleetProcess({ env: { ...env, RUNNER_MAX_CHILDREN: "20" } });
     runners.push(roomy);
     const name = `${tag}c`;
     const id = await create(name);
-    // Asked for the new instance anyway (a caller whose view of the registry is stale), the full runner
-    // refuses it: it starts nothing, evicts nothing, takes no lease, and shows no room in the registry.
+    // Asked for the new instance (the worker's probe, on its stale view, and here directly), the full
+    // runner refuses it: it starts nothing, evicts nothing, takes no lease, and shows no room.
     const asked = await fetch(`${small.url}/servers/${id}/mcp`, {
       method: "POST",
       headers: {
@@ -90,10 +95,13 @@ describe("a full runner of a fleet", () => {
       detail: expect.stringMatching(/full/),
     });
     expect(await listed(small)).toEqual(before);
+    expect((await store.fleet.lease(id))?.owner).not.toBe(small.id);
     expect((await store.fleet.runners()).find((runner) => runner.id === small.id)).toMatchObject({ free: 0 });
 
-    // Through the gateway, the instance lands on the runner with room.
-    await reaches(stack, id, "connected", 30_000);
+    // The probe that followed the refusal connected it on the runner with room at once (not a retry
+    // later: it never failed), and calls go there.
+    await reaches(stack, id, "connected", 6_000);
+    expect((await store.statuses.get(id))?.lastError).toBeNull();
     const call = await stack.call("POST", `/v1/tools/${encodeURIComponent(`${name}__ping`)}/call`, {
       arguments: {},
     });

@@ -174,6 +174,21 @@ describe("a fleet of three stdio runners", () => {
 
     /** What calls of the lost servers got before they were served again. */
     const gapCodes = new Set<string>();
+    // The statuses a few of its servers show meanwhile: state, and lastError when there is one.
+    const watched = lost.slice(0, 3);
+    const seen = new Map<string, string[]>(watched.map(({ id }) => [id, []]));
+    let watching = true;
+    const watch = (async () => {
+      while (watching) {
+        for (const { id } of watched) {
+          const status = await store.statuses.get(id);
+          const shown = `${status?.state}: ${status?.lastError ?? ""}`;
+          const states = seen.get(id) as string[];
+          if (states.at(-1) !== shown) states.push(shown);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    })();
     const killedAt = Date.now();
     await victim.kill();
     const recovered = await Promise.all(
@@ -203,8 +218,21 @@ describe("a fleet of three stdio runners", () => {
     for (const { id } of lost) expect([runners[1]?.id, runners[2]?.id]).toContain(await ownerOf(id));
     const children = childrenByMarker(tag);
     for (const { marker } of servers) expect(children.get(marker)).toHaveLength(1);
-    // Their statuses show the blip and recover without anyone.
+    // Their statuses show the blip and recover without anyone: connecting (moving to another runner),
+    // lastError saying the runner was lost — never failed — then connected.
     await Promise.all(lost.map(({ id }) => reaches(stack, id, "connected", 20_000)));
+    watching = false;
+    await watch;
+    for (const [id, states] of seen) {
+      expect(states, id).toContainEqual(
+        expect.stringMatching(/^connecting: the stdio runner serving it was lost/),
+      );
+      expect(
+        states.filter((state) => state.startsWith("failed")),
+        id,
+      ).toEqual([]);
+      expect(states.at(-1), id).toMatch(/^connected/);
+    }
     // The successors swept what it left: its directory, with every secret file in it.
     await waitFor(
       async () => dirsOf(victim.pid),
@@ -235,13 +263,11 @@ describe("a fleet of three stdio runners", () => {
         else failures.push({ name, body: response.body });
       }
     })();
-    const slow = theirs
-      .slice(0, 5)
-      .map(({ name }) =>
-        stack.call("POST", `/v1/tools/${encodeURIComponent(`${name}__slow`)}/call`, {
-          arguments: { ms: 2_000 },
-        }),
-      );
+    const slow = theirs.slice(0, 5).map(({ name }) =>
+      stack.call("POST", `/v1/tools/${encodeURIComponent(`${name}__slow`)}/call`, {
+        arguments: { ms: 2_000 },
+      }),
+    );
     await new Promise((resolve) => setTimeout(resolve, 500)); // they reached the runner
 
     const stoppedAt = Date.now();

@@ -445,7 +445,7 @@ export function loadRunnerSettings(env: Env = process.env): RunnerSettings {
           advertiseUrl: read.url("RUNNER_ADVERTISE_URL"),
           leaseMs: read.integer("RUNNER_LEASE_SECONDS", 15, { min: 1, max: 600 }) * 1_000,
           memoryHigh: read.integer("RUNNER_MEMORY_HIGH_PERCENT", 85, { min: 1, max: 100 }) / 100,
-          drainMs: read.integer("RUNNER_DRAIN_SECONDS", 10, { max: 20 }) * 1_000,
+          drainMs: read.integer("RUNNER_DRAIN_SECONDS", 10, { max: 15 }) * 1_000,
         }
       : undefined,
   };

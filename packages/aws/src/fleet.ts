@@ -43,12 +43,11 @@ export interface InstanceLease {
 }
 
 /**
- * What a claim got: the lease (`taken`: written now; else the claimer held it already; `from`: the
- * lapsed runner it was taken over from), the live runner holding it, or nothing (the claimer is not
- * alive, or draining).
+ * What a claim got: the lease (`taken`: written now; else the claimer held it already), the live runner
+ * holding it, or nothing (the claimer is not alive, or draining).
  */
 export type ClaimOutcome =
-  | { lease: InstanceLease; taken: boolean; from?: string }
+  | { lease: InstanceLease; taken: boolean }
   | { holder: RunnerRegistration }
   | { notAlive: true };
 
@@ -196,7 +195,7 @@ export function createRunnerFleet(ddb: DynamoDBDocumentClient, tableName: string
         ];
         try {
           await ddb.send(new TransactWriteCommand({ TransactItems: items }));
-          return { lease, taken: true, ...(held ? { from: held.owner } : {}) };
+          return { lease, taken: true };
         } catch (error) {
           const failed = failedConditions(error);
           if (failed.includes(0)) return { notAlive: true };

@@ -15,6 +15,8 @@ export interface Failure extends CredentialOutcome {
   error: string;
   /** Trying again with nothing changed cannot help (e.g. a catalogue too large): the retry waits the cap. */
   deterministic?: boolean;
+  /** Its stdio runner was lost: recorded as `connecting` (it moves to another runner), `lastError` saying so. */
+  moving?: boolean;
 }
 
 /** How a recorded failure is written and its retry spaced. */

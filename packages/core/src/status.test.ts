@@ -124,6 +124,34 @@ describe("statusAfterAttempt", () => {
     expect(ServerStatus.safeParse(status).success).toBe(true);
   });
 
+  it("records a server whose stdio runner was lost as connecting (it moves), the loss in lastError", () => {
+    // Prepare
+    const connected = statusAfterAttempt(initialStatus(true), success(T1, 85, 7));
+
+    // Act
+    const status = statusAfterAttempt(connected, {
+      ok: false,
+      at: T2,
+      reason: "unreachable",
+      error: "the stdio runner serving it was lost",
+      moving: true,
+    });
+
+    // Assess
+    expect(status).toStrictEqual({
+      state: "connecting",
+      reason: null,
+      error: null,
+      toolCount: 0,
+      lastConnectionAttemptAt: T2,
+      lastSuccessfulConnectionAt: T1,
+      lastConnectionFailureAt: T2,
+      lastConnectionLatencyMs: 85,
+      lastError: "the stdio runner serving it was lost",
+    });
+    expect(ServerStatus.safeParse(status).success).toBe(true);
+  });
+
   it("keeps the last success and its latency through a later failure", () => {
     // Prepare
     const connected = statusAfterAttempt(initialStatus(true), success(T1, 85, 7));

@@ -139,7 +139,14 @@ export function initialStatus(enabled: boolean): ServerStatus {
 /** The outcome of one connection attempt, as a worker reports it. */
 export type AttemptOutcome = (
   | { ok: true; at: string; latencyMs: number; toolCount: number }
-  | { ok: false; at: string; reason: FailureReason; error: string }
+  | {
+      ok: false;
+      at: string;
+      reason: FailureReason;
+      error: string;
+      /** Its stdio runner of the fleet was lost: the server is moving to another, not failing. */
+      moving?: boolean;
+    }
 ) &
   CredentialOutcome;
 
@@ -155,7 +162,8 @@ function credentialChanges(outcome: CredentialOutcome): Partial<ServerStatus> {
 
 /**
  * The fields one attempt sets; every other diagnostic keeps its earlier value. A success sets the
- * protocol revision of the `profile` its session reported (when it reported one).
+ * protocol revision of the `profile` its session reported (when it reported one); a failure makes the
+ * server `failed`, unless it is `moving` (its runner was lost): then it is `connecting` again.
  */
 export function attemptChanges(outcome: AttemptOutcome, profile?: ServerProfile): Partial<ServerStatus> {
   if (outcome.ok) {
@@ -171,10 +179,11 @@ export function attemptChanges(outcome: AttemptOutcome, profile?: ServerProfile)
       ...credentialChanges(outcome),
     };
   }
+  // A server whose runner was lost is `connecting` (to the runner it moves to); `lastError` says why.
   return {
-    state: "failed",
-    reason: outcome.reason,
-    error: outcome.error,
+    ...(outcome.moving
+      ? { state: "connecting" as const, reason: null, error: null }
+      : { state: "failed" as const, reason: outcome.reason, error: outcome.error }),
     toolCount: 0,
     lastConnectionAttemptAt: outcome.at,
     lastConnectionFailureAt: outcome.at,

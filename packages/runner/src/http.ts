@@ -105,6 +105,7 @@ export function createRunnerApp(options: RunnerHttpOptions): Hono<RunnerEnv> {
     const instance = await instances.acquire(serverId, threadId, {
       fresh: connecting,
       signal: request.signal,
+      followed: c.req.query("placement") === "followed",
       caller,
       ...(Number.isSafeInteger(generation) ? { generation } : {}),
     });
@@ -139,6 +140,7 @@ export function createRunnerApp(options: RunnerHttpOptions): Hono<RunnerEnv> {
     const instance = await instances.acquire(c.req.param("id"), c.req.param("thread"), {
       fresh: true,
       signal: c.req.raw.signal,
+      followed: c.req.query("placement") === "followed",
     });
     return c.json({ serverId: instance.serverId, threadId: instance.threadId, pid: instance.transport.pid });
   });

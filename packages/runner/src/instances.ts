@@ -289,7 +289,7 @@ export class InstanceManager {
     const placement = placementKey(serverId, threadId);
     this.acquiring.set(placement, (this.acquiring.get(placement) ?? 0) + 1);
     try {
-      await this.options.ownership?.own(placement);
+      await this.options.ownership?.own(placement, { followed: options.followed === true });
       return await this.acquireOwned(serverId, threadId, server, generation, serving, options);
     } finally {
       const left = (this.acquiring.get(placement) ?? 1) - 1;
@@ -1126,6 +1126,12 @@ export interface AcquireOptions {
    * the child it already has (kept aside while the newer one starts); any other means the current one.
    */
   generation?: number;
+  /**
+   * The caller asks again after another runner refused the instance (it was full): this runner, in its
+   * turn, takes it even when full (it makes room, or answers its cap) — a request is refused for
+   * fullness once at most.
+   */
+  followed?: boolean;
 }
 
 /** Nothing of the child is in use: no request served, no call in flight or waiting for input. */

@@ -27,7 +27,15 @@ const runner = await startRunner({
   logger,
   token,
   ...definedOnly(settings),
-  ...(settings.fleet ? { fleet: { ...settings.fleet, advertiseUrl: await advertisedUrl() } } : {}),
+  ...(settings.fleet
+    ? {
+        fleet: {
+          ...settings.fleet,
+          advertiseUrl: await advertisedUrl(),
+          memoryLimitBytes: await taskMemoryLimit(),
+        },
+      }
+    : {}),
   ...(metrics.text ? { metricsText: metrics.text } : {}),
 });
 logger.info("runner listening", {
@@ -69,6 +77,24 @@ async function advertisedUrl(): Promise<string | undefined> {
   const address = container.Networks?.[0]?.IPv4Addresses?.[0];
   if (!address) throw new Error("the task's container metadata names no IPv4 address");
   return `http://${address}:${settings.port}`;
+}
+
+/**
+ * The task's memory limit on ECS (its task metadata's `Limits.Memory`, MiB): a Fargate container's own
+ * cgroup has none when only the task sets one. Undefined elsewhere, or unread.
+ */
+async function taskMemoryLimit(): Promise<number | undefined> {
+  const metadata = process.env.ECS_CONTAINER_METADATA_URI_V4;
+  if (!metadata) return undefined;
+  try {
+    const response = await fetch(`${metadata}/task`, { signal: AbortSignal.timeout(5_000) });
+    const task = (await response.json()) as { Limits?: { Memory?: number } };
+    const mib = Number(task.Limits?.Memory);
+    return mib > 0 ? mib * 1024 * 1024 : undefined;
+  } catch (error) {
+    logger.warn("could not read the task's memory limit", errorFields(error));
+    return undefined;
+  }
 }
 
 function definedOnly<T extends object>(value: T): { [K in keyof T]: Exclude<T[K], undefined> } {

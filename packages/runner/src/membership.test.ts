@@ -73,6 +73,39 @@ describe("Membership", () => {
     await b.leave();
   });
 
+  it("full, it still takes a followed request, and serves a lease it holds in the table but lost track of", async () => {
+    const base = createMemoryRunnerFleet();
+    let announces = 0;
+    const fleet: RunnerFleet = {
+      ...base,
+      announce: (runner) => {
+        announces++;
+        return base.announce(runner);
+      },
+    };
+    const clock = { now: 1_000_000 };
+    let room = 1;
+    const a = member(fleet, "a", clock, [], () => room);
+    const b = member(fleet, "b", clock);
+    await a.join();
+    await b.join();
+    await a.own("mine");
+    a.release("mine"); // given back here, but suppose the delete never landed: the table still says a
+    await fleet.claim("mine", "a", clock.now);
+    room = 0;
+
+    await a.own("mine"); // its own lease in the table: served, not refused
+    await a.own("asked-again", { followed: true }); // the caller was refused elsewhere already
+    const before = announces;
+    const refusals = await Promise.all(
+      ["n1", "n2", "n3", "n4"].map((key) => a.own(key).catch((error: unknown) => error)),
+    );
+    for (const refusal of refusals) expect(refusal).toMatchObject({ code: "runner.not_owner" });
+    expect(announces - before).toBe(1); // shown full once, not once per refusal
+    await a.leave();
+    await b.leave();
+  });
+
   it("takes over the instance of a holder whose registration lapsed", async () => {
     const fleet = createMemoryRunnerFleet();
     const clock = { now: 1_000_000 };

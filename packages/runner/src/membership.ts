@@ -30,15 +30,16 @@ export interface MembershipOptions {
   leaseMs?: number;
   /** Called for each instance whose lease this runner lost (its children must end). */
   onLost: (key: string) => void;
-  /** Called when this runner took a lease over from `from`, a runner whose registration lapsed (it died). */
-  onTakeover?: (from: string) => void;
   now?: () => number;
 }
 
 /** What serving an instance needs from the fleet: its lease, held here; given back once it ends. */
 export interface InstanceOwnership {
-  /** Resolves once this runner holds `key`'s lease; else `runner.not_owner` (naming the holder, when live). */
-  own(key: string): Promise<void>;
+  /**
+   * Resolves once this runner holds `key`'s lease; else `runner.not_owner` (naming the holder, when
+   * live; or saying it is full, unless the caller was `followed` here after another runner refused).
+   */
+  own(key: string, options?: { followed?: boolean }): Promise<void>;
   /** Gives `key`'s lease up (its last child ended). */
   release(key: string): void;
   /** Whether it still holds `key`'s lease (it may be lost between `own` and a spawn). */
@@ -60,6 +61,8 @@ export class Membership implements InstanceOwnership {
   private fence: NodeJS.Timeout | undefined;
   /** The room its last registration written showed (a full runner refusing says so once, not per refusal). */
   private announcedFree: number | undefined;
+  /** The heartbeat under way that shows this runner full (one, however many are refused meanwhile). */
+  private announcingFull: Promise<void> | undefined;
   /** The last read of the registry, when a full runner looked for room elsewhere. */
   private fleetRead: { at: number; runners: Promise<RunnerRegistration[]> } | undefined;
   readonly leaseMs: number;
@@ -82,19 +85,14 @@ export class Membership implements InstanceOwnership {
     this.timer.unref();
   }
 
-  async own(key: string): Promise<void> {
+  async own(key: string, { followed = false }: { followed?: boolean } = {}): Promise<void> {
     if (this.held.has(key) && this.registered) return;
     // A release of this key under way ends first: else it could delete the lease claimed again here.
     await this.releasing.get(key);
     if (!this.registered) {
       throw new AppError("runner.not_owner", "This runner's registration lapsed: it takes no instances now.");
     }
-    if (this.options.free() <= 0 && (await this.roomElsewhere())) {
-      // The registry shows it full before the refusal, so the caller's next lookup places it elsewhere.
-      if (this.announcedFree !== 0) {
-        this.beating = this.beating.then(() => this.heartbeat());
-        await this.beating;
-      }
+    if (!followed && (await this.fullForNew(key))) {
       throw new AppError("runner.not_owner", "This runner is full: another runner of the fleet has room.");
     }
     const now = this.now();
@@ -102,7 +100,6 @@ export class Membership implements InstanceOwnership {
     if ("lease" in outcome) {
       if (outcome.taken) recordFleetWrite("claim");
       this.held.set(key, outcome.lease.version);
-      if (outcome.from !== undefined) this.options.onTakeover?.(outcome.from);
       return;
     }
     if ("holder" in outcome) {
@@ -128,6 +125,27 @@ export class Membership implements InstanceOwnership {
     void released.finally(() => {
       if (this.releasing.get(key) === released) this.releasing.delete(key);
     });
+  }
+
+  /**
+   * Whether to refuse `key` for fullness: this runner has no room, another live one has, the lease is
+   * not this runner's already (one it lost track of — a fence, a failed release — it serves on), and the
+   * registry shows it full (written once, however many are refused meanwhile; unwritten, it refuses
+   * nothing, as the caller would be sent straight back).
+   */
+  private async fullForNew(key: string): Promise<boolean> {
+    if (this.options.free() > 0 || !(await this.roomElsewhere())) return false;
+    if ((await this.options.fleet.lease(key))?.owner === this.options.id) return false;
+    if (this.announcedFree !== 0) {
+      if (!this.announcingFull) {
+        this.beating = this.beating.then(() => this.heartbeat());
+        this.announcingFull = this.beating.finally(() => {
+          this.announcingFull = undefined;
+        });
+      }
+      await this.announcingFull;
+    }
+    return this.announcedFree === 0;
   }
 
   /** Whether another live runner, not draining, takes more children now. */
@@ -186,12 +204,18 @@ export class Membership implements InstanceOwnership {
     await Promise.all(this.releasing.values());
     const held = [...this.held];
     this.held.clear();
-    await Promise.all(
+    const released = await Promise.all(
       held.map(([key, version]) =>
-        this.options.fleet.release(key, this.options.id, version).catch(() => false),
+        this.options.fleet.release(key, this.options.id, version).then(
+          () => true,
+          () => false,
+        ),
       ),
     );
-    await this.options.fleet.withdraw(this.options.id);
+    // A lease not given back stays this runner's until its registration lapses (then any runner may
+    // take it, and the sweep reaps it): withdrawn now, nothing would ever reap it.
+    if (released.every(Boolean)) await this.options.fleet.withdraw(this.options.id);
+    else this.options.logger.warn("left the fleet with leases not given back: they pass on once it lapses");
   }
 
   private async announce(): Promise<void> {

@@ -41,6 +41,16 @@ describe("memoryUse", () => {
     expect(memoryUse(dir)).toBeCloseTo(0.7);
   });
 
+  it("takes the task's limit when the container's cgroup has none of its own (Fargate)", () => {
+    const dir = cgroup({
+      "memory.current": String(512 * MIB),
+      "memory.max": "max",
+      "memory.stat": "inactive_file 0",
+    });
+    expect(memoryUse(dir, 1024 * MIB)).toBeCloseTo(0.5);
+    expect(memoryUse(cgroup({}), 1024 * MIB)).toBeUndefined();
+  });
+
   it("has no answer without a limit (v2 `max`, v1's near-2^63) or without a cgroup", () => {
     expect(memoryUse(cgroup({ "memory.current": "1000", "memory.max": "max" }))).toBeUndefined();
     expect(

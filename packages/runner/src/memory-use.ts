@@ -10,13 +10,17 @@ import { join } from "node:path";
 /** A v1 limit this large is none (the kernel's "unlimited" is a page-rounded 2^63). */
 const NO_LIMIT = 2 ** 60;
 
-/** The fraction (0–1) of the cgroup's memory limit in use; undefined without a limit or a cgroup to read. */
-export function memoryUse(root = "/sys/fs/cgroup"): number | undefined {
-  const v2 = readUse(root, "memory.current", "memory.max", "inactive_file");
-  return (
-    v2 ??
-    readUse(join(root, "memory"), "memory.usage_in_bytes", "memory.limit_in_bytes", "total_inactive_file")
-  );
+/**
+ * The fraction (0–1) of the memory limit in use: the cgroup's own limit, else `fallbackLimit` (bytes: a
+ * Fargate task's, whose container cgroup has no limit of its own); undefined without a limit or a cgroup.
+ */
+export function memoryUse(root = "/sys/fs/cgroup", fallbackLimit?: number): number | undefined {
+  const read =
+    readUse(root, "memory.current", "memory.max", "inactive_file") ??
+    readUse(join(root, "memory"), "memory.usage_in_bytes", "memory.limit_in_bytes", "total_inactive_file");
+  if (!read) return undefined;
+  const limit = read.limit ?? fallbackLimit;
+  return limit !== undefined && limit > 0 ? read.workingSet / limit : undefined;
 }
 
 function readUse(
@@ -24,18 +28,20 @@ function readUse(
   usageFile: string,
   limitFile: string,
   inactiveField: string,
-): number | undefined {
-  const usage = Number(read(join(dir, usageFile)));
-  const limitText = read(join(dir, limitFile));
-  if (!Number.isFinite(usage) || limitText === undefined || limitText === "max") return undefined;
-  const limit = Number(limitText);
-  if (!(limit > 0) || limit >= NO_LIMIT) return undefined;
-  const stat = read(join(dir, "memory.stat")) ?? "";
+): { workingSet: number; limit: number | undefined } | undefined {
+  const usage = Number(readText(join(dir, usageFile)));
+  const limitText = readText(join(dir, limitFile));
+  if (!Number.isFinite(usage) || limitText === undefined) return undefined;
+  const limit = Number(limitText); // NaN for v2's "max"
+  const stat = readText(join(dir, "memory.stat")) ?? "";
   const inactive = Number(new RegExp(`^${inactiveField} (\\d+)$`, "m").exec(stat)?.[1] ?? 0);
-  return Math.max(0, usage - inactive) / limit;
+  return {
+    workingSet: Math.max(0, usage - inactive),
+    limit: limit > 0 && limit < NO_LIMIT ? limit : undefined,
+  };
 }
 
-function read(path: string): string | undefined {
+function readText(path: string): string | undefined {
   try {
     return readFileSync(path, "utf8").trim();
   } catch {

@@ -34,7 +34,7 @@ export async function wipeDeadRunnerDirs(base: string, listed?: string[]): Promi
 }
 
 /**
- * What dead runners on this host left, swept by a live one (one that took over a dead runner's leases):
+ * What dead runners on this host left, swept by a live one (each runner of a fleet, every lease period):
  * each dead runner's directory, once `sweepSlice` swept the uid slice its name records (its children,
  * their temp files; false: a live runner holds that slice now, and swept it when it claimed it — the
  * directory too). Returns the directories removed.

@@ -54,7 +54,8 @@ export interface RunnerOptions
    * Join the fleet in the table (RUNNER_FLEET): register with a heartbeat and serve only the instances
    * whose lease it holds. `advertiseUrl`: where others reach its face (default: the URL it listens on);
    * `memoryHigh`: the fraction of the task's memory limit from which it takes no new instance while
-   * another runner has room (default 0.85; `memoryUse` reads the fraction in use, default its cgroup's);
+   * another runner has room (default 0.85; `memoryUse` reads the fraction in use, default its cgroup's,
+   * over `memoryLimitBytes` when the cgroup has no limit of its own: a Fargate task's);
    * `drainMs`: how long a stop lets calls in flight end before it ends their children (default 10 s).
    */
   fleet?: {
@@ -64,6 +65,7 @@ export interface RunnerOptions
     version?: string;
     memoryHigh?: number;
     memoryUse?: () => number | undefined;
+    memoryLimitBytes?: number | undefined;
     drainMs?: number;
   };
 }
@@ -143,6 +145,9 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
   }
   let url = "";
   const { fleet } = options;
+  const readMemoryUse = fleet?.memoryUse ?? (() => memoryUse(undefined, fleet?.memoryLimitBytes));
+  if (fleet && readMemoryUse() === undefined)
+    options.logger.info("no memory limit known here: this runner refuses no instance for its memory");
   const membership = fleet
     ? new Membership({
         fleet: options.store.fleet,
@@ -151,7 +156,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
         url: () => fleet.advertiseUrl ?? url,
         capacity: maxChildren,
         free: () => {
-          const used = (fleet.memoryUse ?? memoryUse)();
+          const used = readMemoryUse();
           return used !== undefined && used >= (fleet.memoryHigh ?? 0.85)
             ? 0
             : maxChildren - instances.childCount;
@@ -159,28 +164,13 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
         version: fleet.version ?? "dev",
         ...(fleet.leaseMs ? { leaseMs: fleet.leaseMs } : {}),
         onLost: (key) => instances.dropPlacement(key),
-        // A runner that died on this host (a local fleet) left its directory and secret files behind.
-        onTakeover: () => sweepDead(),
       })
     : undefined;
-  const sweepDead = coalesced(async () => {
-    const sweepSlice = (first: number) =>
-      slice
-        ? sweepFreeSlice(first, slice.count, () =>
-            createIsolation({
-              logger: options.logger,
-              uidBase: first,
-              uidCount: slice.count,
-              cacheRoot: options.cacheDir,
-            }).sweep(),
-          )
-        : Promise.resolve(true);
-    const removed = await sweepDeadRunnerDirs(tempBase, sweepSlice).catch((error) => {
-      options.logger.warn("could not sweep what a dead runner left", errorFields(error));
-      return [];
-    });
-    if (removed.length > 0) options.logger.info("swept what dead runners left", { removed });
-  });
+  // Runners of a fleet that share a host (a local fleet) sweep what a dead one left there once every
+  // lease period, so it is gone soon after its instances moved on (see `sweepDeadRunners`).
+  const stopSweeping = membership
+    ? repeatEvery(membership.leaseMs, () => sweepDeadRunners(tempBase, slice, options))
+    : undefined;
   const instances: InstanceManager = new InstanceManager({
     ...options,
     ...(membership ? { ownership: membership } : {}),
@@ -219,6 +209,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     membership,
     stop() {
       stopped ??= (async () => {
+        const drainUntil = Date.now() + (membership ? (fleet?.drainMs ?? DEFAULT_DRAIN_MS) : 0);
         if (membership) {
           // New instances go elsewhere from now; the face still serves those it holds while their calls
           // end (for up to `drainMs`), and gives each back (its lease released) once its children are
@@ -226,10 +217,11 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
           await membership.drain().catch((error) => {
             options.logger.warn("could not mark this runner draining", errorFields(error));
           });
-          await instances.handBack(Date.now() + (fleet?.drainMs ?? DEFAULT_DRAIN_MS));
+          await instances.handBack(drainUntil);
         }
-        // Then every child left ends within the stop's deadline.
-        const deadline = Date.now() + deadlineMs;
+        // Then every child left ends within the stop's deadline, counted from the drain's end (however
+        // long marking it draining took), so the whole stop keeps to drain + deadline.
+        const deadline = drainUntil + deadlineMs;
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         let timer: NodeJS.Timeout | undefined;
         const late = new Promise<"late">((resolve) => {
@@ -242,6 +234,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
           instances.killAll();
         }
         stopObserving();
+        stopSweeping?.();
         await faces.close();
         server.closeAllConnections();
         await closed;
@@ -281,22 +274,46 @@ async function claimSlice(
 }
 
 /**
- * `run`, never twice at once: a call while it runs makes it run once more after (not once per call).
+ * Wipes what dead runners left on this host: each one's directory (instance HOMEs, secret files) and,
+ * under a uid slice nobody holds now (this runner holds it meanwhile), every process left in it.
  */
-function coalesced(run: () => Promise<void>): () => void {
-  let running = false;
-  let again = false;
-  const loop = async () => {
-    running = true;
-    do {
-      again = false;
-      await run();
-    } while (again);
-    running = false;
+async function sweepDeadRunners(
+  tempBase: string,
+  slice: UidSlice | undefined,
+  options: Pick<RunnerOptions, "logger" | "cacheDir">,
+): Promise<void> {
+  const sweepSlice = (first: number) =>
+    slice
+      ? sweepFreeSlice(first, slice.count, () =>
+          createIsolation({
+            logger: options.logger,
+            uidBase: first,
+            uidCount: slice.count,
+            cacheRoot: options.cacheDir,
+          }).sweep(),
+        )
+      : Promise.resolve(true);
+  try {
+    const removed = await sweepDeadRunnerDirs(tempBase, sweepSlice);
+    if (removed.length > 0) options.logger.info("swept what dead runners left", { removed });
+  } catch (error) {
+    options.logger.warn("could not sweep what a dead runner left", errorFields(error));
+  }
+}
+
+/** Runs `run` every `ms` (each run after the last one ended, never two at once) until the returned stop. */
+function repeatEvery(ms: number, run: () => Promise<void>): () => void {
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const next = () => {
+    if (stopped) return;
+    timer = setTimeout(() => void run().finally(next), ms);
+    timer.unref();
   };
+  next();
   return () => {
-    if (running) again = true;
-    else void loop();
+    stopped = true;
+    clearTimeout(timer);
   };
 }
 

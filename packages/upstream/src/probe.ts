@@ -1,6 +1,7 @@
 import { type AttemptOutcome, type ServerProfile, type ToolInfo, toolDefinitionHash } from "@mcpgw/core";
 import {
   classifyFailure,
+  connectionRefused,
   DeadlineError,
   describeFailure,
   isRefusedAnswer,
@@ -57,10 +58,17 @@ export interface AliveResult {
 /**
  * A probe's outcome plus, on success, the tools it listed and what it learned of the server; on
  * failure, whether it is `deterministic` (trying again with nothing changed cannot help: a message past
- * the limit, a reply the schema refuses).
+ * the limit, a reply the schema refuses), and — a runner of the fleet's face — whether that runner does
+ * not serve the instance (`placement`: `moved`, 421: another holds it or it is full; `down`: it refused
+ * the connection), so the instance is looked up again.
  */
 export type ProbeResult =
-  | (AttemptOutcome & { tools?: ToolInfo[]; profile?: ServerProfile; deterministic?: boolean })
+  | (AttemptOutcome & {
+      tools?: ToolInfo[];
+      profile?: ServerProfile;
+      deterministic?: boolean;
+      placement?: "moved" | "down";
+    })
   | AliveResult;
 
 /**
@@ -132,12 +140,20 @@ export async function probeUpstream(target: UpstreamTarget, options: ProbeOption
     const text = tooLarge
       ? tooLargeText(options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES)
       : describeFailure(cause);
+    const placement = !target.internal
+      ? undefined
+      : refusalStatus(cause) === 421
+        ? ("moved" as const)
+        : connectionRefused(cause)
+          ? ("down" as const)
+          : undefined;
     return {
       ok: false,
       at,
       reason: classifyFailure(cause),
       error: scrubSecrets(text, Object.values(target.headers)),
       ...(tooLarge || isRefusedAnswer(cause) ? { deterministic: true } : {}),
+      ...(placement ? { placement } : {}),
     };
   } finally {
     clearTimeout(timer);

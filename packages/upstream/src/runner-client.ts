@@ -66,7 +66,8 @@ export function createRunnerClient(route: RunnerRoute, fetchImpl: typeof fetch =
       const runner = await runnerFor(route, key);
       if (!runner) throw new AppError("server.unavailable", "No stdio runner of the fleet is alive.");
       try {
-        return await request(runner, method, path);
+        // Asked again: the runner must not refuse it for being full (see `RunnerEndpoint.followed`).
+        return await request(runner, method, attempt > 0 ? `${path}?placement=followed` : path);
       } catch (error) {
         if (!(error instanceof MovedError) || attempt > 0) throw error;
         if (route instanceof RunnerDirectory) route.refresh();

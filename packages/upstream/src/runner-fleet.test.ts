@@ -71,6 +71,15 @@ describe("RunnerDirectory", () => {
     expect(fleet.reads()).toBe(2);
   });
 
+  it("reads the registry again after a refusal; a lookup after one is marked followed", async () => {
+    const fleet = fleetOf([runner("a")]);
+    const directory = new RunnerDirectory(fleet.view, "token", { refreshMs: 60_000, now: () => NOW });
+    expect(await runnerFor(directory, "x")).not.toHaveProperty("followed");
+    directory.refresh();
+    expect(await runnerFor(directory, "x", true)).toMatchObject({ followed: true });
+    expect(fleet.reads()).toBe(2);
+  });
+
   it("leaves a runner that refused a connection out until it heartbeats again", async () => {
     const clock = { now: NOW };
     const runners = [runner("a"), runner("bb")];
@@ -105,6 +114,7 @@ describe("runnerLoss", () => {
     await directory.live();
     expect(runnerLoss(directory, "stdio", verdict)).toEqual({
       verdict: { ...verdict, error: "the stdio runner serving it was lost: fetch failed" },
+      moving: true,
       retry: { retryDelaySeconds: 4, maxRetryDelaySeconds: 4 },
     });
   });

@@ -141,22 +141,30 @@ function originOf(url: string): string | undefined {
 /** How stdio servers are reached: one runner at a fixed URL, or a fleet's directory. */
 export type RunnerRoute = RunnerEndpoint | RunnerDirectory;
 
+/** What {@link runnerLoss} makes of a failure: the verdict to record, as moving, and when to retry. */
+export interface RunnerLoss {
+  verdict: Verdict;
+  moving: true;
+  retry: { retryDelaySeconds: number; maxRetryDelaySeconds: number };
+}
+
 /**
  * A stdio server of a fleet that could not be reached has lost its runner (it died, or is being
- * replaced): the verdict says so, and its retry (`recordFailure`'s options) comes once that runner has
- * lapsed and its instance can start on another — however often it failed meanwhile. Undefined for any
- * other failure.
+ * replaced): the verdict says so, it is recorded as moving (`connecting`, not `failed`), and its retry
+ * (`recordFailure`'s options) comes once that runner has lapsed and its instance can start on another —
+ * however often it failed meanwhile. Undefined for any other failure.
  */
 export function runnerLoss(
   route: RunnerRoute | undefined,
   transport: "http" | "stdio",
   verdict: Verdict,
-): { verdict: Verdict; retry: { retryDelaySeconds: number; maxRetryDelaySeconds: number } } | undefined {
+): RunnerLoss | undefined {
   if (transport !== "stdio" || !(route instanceof RunnerDirectory) || verdict.reason !== "unreachable")
     return undefined;
   const seconds = route.failoverSeconds();
   return {
     verdict: { ...verdict, error: `the stdio runner serving it was lost: ${verdict.error}` },
+    moving: true,
     retry: { retryDelaySeconds: seconds, maxRetryDelaySeconds: seconds },
   };
 }
@@ -170,13 +178,19 @@ export function runnerRoute(
   return "fleet" in setting ? new RunnerDirectory(fleet, setting.token) : setting;
 }
 
-/** The runner to ask for the instance of placement key `key`; undefined without a (live) runner. */
+/**
+ * The runner to ask for the instance of placement key `key` (`followed`: asked again after a runner of
+ * the fleet refused it); undefined without a (live) runner.
+ */
 export async function runnerFor(
   route: RunnerRoute | undefined,
   key: string,
+  followed = false,
 ): Promise<RunnerEndpoint | undefined> {
   if (!route) return undefined;
-  return route instanceof RunnerDirectory ? route.endpointFor(key) : route;
+  if (!(route instanceof RunnerDirectory)) return route;
+  const endpoint = await route.endpointFor(key);
+  return endpoint && followed ? { ...endpoint, followed } : endpoint;
 }
 
 /** Every runner a stop must reach: the one, or each live runner of the fleet. */

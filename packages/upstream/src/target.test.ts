@@ -20,4 +20,13 @@ describe("targetOf", () => {
     expect(probe?.headers).toEqual({ authorization: "Bearer runner-token" });
     expect(targetOf(stdio, runner, undefined, "admin")?.headers).toEqual(probe?.headers);
   });
+
+  it("tells a runner of the fleet it was asked again after another refused, beside the generation", () => {
+    expect(targetOf({ ...stdio, generation: 3 }, { ...runner, followed: true })?.url).toBe(
+      "http://127.0.0.1:9000/servers/srv-1/mcp?generation=3&placement=followed",
+    );
+    expect(targetOf({ ...stdio, generation: 3 }, runner)?.url).toBe(
+      "http://127.0.0.1:9000/servers/srv-1/mcp?generation=3",
+    );
+  });
 });

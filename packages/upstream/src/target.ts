@@ -25,6 +25,8 @@ import type { UpstreamTarget } from "./session";
 export interface RunnerEndpoint {
   url: string;
   token: string;
+  /** Asked after another runner of the fleet refused the instance: this one must not refuse it for being full. */
+  followed?: boolean;
 }
 
 /** Why a server has no target: a stdio server without a runner. */
@@ -50,8 +52,12 @@ export function targetOf(
       const base = `${runner.url.replace(/\/$/, "")}/servers/${encodeURIComponent(server.id)}`;
       const instance = thread ? `${base}/threads/${encodeURIComponent(thread)}` : base;
       const path = caller ? `${instance}/callers/${encodeURIComponent(caller)}/mcp` : `${instance}/mcp`;
+      const query = new URLSearchParams({
+        ...(server.generation === undefined ? {} : { generation: String(server.generation) }),
+        ...(runner.followed ? { placement: "followed" } : {}),
+      }).toString();
       return {
-        url: server.generation === undefined ? path : `${path}?generation=${server.generation}`,
+        url: query ? `${path}?${query}` : path,
         headers: { authorization: `Bearer ${runner.token}` },
         internal: true,
       };

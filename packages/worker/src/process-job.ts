@@ -220,14 +220,17 @@ async function recordResult(
   const recordFailed = async (failed: Failure) => {
     // A stdio server whose runner of the fleet was lost: said so, and retried once it has lapsed.
     const lost = runnerLoss(deps.runner, plain.transport, { ...failed, retryable: true, scope: "server" });
-    const failure = lost ? { ...failed, error: lost.verdict.error } : failed;
+    const failure = lost ? { ...failed, error: lost.verdict.error, moving: true } : failed;
     const options = lost ? { ...failOptions, ...lost.retry } : failOptions;
     const written = await recordFailure(store, plain.id, job.generation, failure, options);
     if (!written) {
       logger.info("attempt result dropped", { why: "superseded or already recorded" });
       return "dropped" as const;
     }
-    logger.warn("server failed", { server: plain.name, reason: failure.reason });
+    logger.warn(lost ? "server's runner lost: it moves" : "server failed", {
+      server: plain.name,
+      reason: failure.reason,
+    });
     return "failed" as const;
   };
   if (!result.ok) return recordFailed(result);

@@ -1,4 +1,4 @@
-import { type RecordFailureOptions, recordFailure, SealError } from "@mcpgw/aws";
+import { recordFailure, SealError } from "@mcpgw/aws";
 import { AppError, assertNever, errorFields, outsideTraces, servingOlder } from "@mcpgw/core";
 import {
   CallFailure,
@@ -17,6 +17,7 @@ import {
   type ReachPurpose,
   type ReachServer,
   RunnerDirectory,
+  type RunnerLoss,
   reach,
   refusalStatus,
   runnerLoss,
@@ -168,7 +169,7 @@ async function sessionOf<T>(
   /** A server's verdict on its status (for a cold open), and the failure this caller gets. */
   const failServer = async (verdict: Verdict, cause?: unknown) => {
     const lost = runnerLoss(deps.runner, server.transport, verdict);
-    await markFailed(deps, entry, lost?.verdict ?? verdict, lost?.retry);
+    await markFailed(deps, entry, lost?.verdict ?? verdict, lost);
     return openFailure(lost?.verdict ?? verdict, cause);
   };
 
@@ -192,7 +193,7 @@ async function sessionOf<T>(
         logger: deps.logger,
         runner: deps.runner,
       },
-      { server: record, purpose, subject, thread, caller: principal },
+      { server: record, purpose, subject, thread, caller: principal, followed: !followMove },
     );
     if (isVerdict(reached)) {
       if (reached.scope === "caller") throw ownFailure(reached);
@@ -269,7 +270,7 @@ async function sessionOf<T>(
       }
       if (await isTransportLoss(error, pooled)) {
         const lost = runnerLoss(deps.runner, server.transport, verdict);
-        if (pooled.claimFailure()) await markFailed(deps, entry, lost?.verdict ?? verdict, lost?.retry);
+        if (pooled.claimFailure()) await markFailed(deps, entry, lost?.verdict ?? verdict, lost);
         throw error;
       }
       throw answeredFailure(error);
@@ -384,13 +385,15 @@ async function alive(session: UpstreamSession): Promise<boolean> {
   }
 }
 
-/** Marks the server failed under its current generation, as the verdict says, and schedules the 15 s retry. */
+/**
+ * Marks the server failed under its current generation, as the verdict says, and schedules the 15 s
+ * retry — or, its runner `lost`, moving (`connecting`), retried once that runner has lapsed.
+ */
 async function markServerFailed(
   deps: GatewayDeps,
   entry: DirectoryEntry,
   verdict: Verdict,
-  /** When it comes (a lost runner's servers: once it has lapsed); else the usual backoff. */
-  retry?: RecordFailureOptions,
+  lost?: RunnerLoss,
 ): Promise<void> {
   const generation = entry.status?.generation;
   if (generation === undefined) return;
@@ -401,11 +404,15 @@ async function markServerFailed(
       deps.store,
       entry.server.id,
       generation,
-      { at, reason, error, ...credentialOutcome(verdict) },
-      retry,
+      { at, reason, error, ...credentialOutcome(verdict), ...(lost ? { moving: true } : {}) },
+      lost?.retry,
     );
     deps.directory.invalidate();
-    deps.logger.warn("server marked failed by a call", { server: entry.server.name, reason, written });
+    deps.logger.warn(lost ? "server's runner lost: it moves" : "server marked failed by a call", {
+      server: entry.server.name,
+      reason,
+      written,
+    });
   } catch (failure) {
     deps.logger.error("could not mark server failed", { server: entry.server.name, ...errorFields(failure) });
   }

@@ -28,7 +28,7 @@ export function createMemoryRunnerFleet(): RunnerFleet {
       if (holder && isAlive(holder, now)) return { holder: { ...holder } };
       const lease = { key, owner: runnerId, version: Math.max((held?.version ?? 0) + 1, now) };
       leases.set(key, lease);
-      return { lease: { ...lease }, taken: true, ...(held ? { from: held.owner } : {}) };
+      return { lease: { ...lease }, taken: true };
     },
     async release(key, runnerId, version) {
       const lease = leases.get(key);

@@ -7,6 +7,7 @@ import { assertNever } from "@mcpgw/core";
 import { refreshHeldCredential } from "../credential-refresh";
 import { expiresWithinMargin, needsRefresh } from "../oauth-client";
 import type { ProbeOptions, ProbeResult } from "../probe";
+import { RunnerDirectory } from "../runner-fleet";
 import type { UpstreamTarget } from "../session";
 import { isVerdict, type ReachDeps, type ReachServer, reach } from "./reach";
 import { authorizeHint, credentialMode, credentialOutcome, serverVerdict, type Verdict } from "./verdict";
@@ -37,10 +38,8 @@ export async function probeServer(
   const at = new Date().toISOString();
   const mode = credentialMode(server);
   switch (mode) {
-    case "none": {
-      const reached = await reach(deps, { server, purpose: "probe" });
-      return isVerdict(reached) ? probeFailure(at, reached) : deps.attempt(reached.target, listToolsIf);
-    }
+    case "none":
+      return probePlain(deps, server, at, listToolsIf);
     case "client_credentials": {
       const outcome = await probeAs(deps, server, undefined, listToolsIf);
       return isVerdict(outcome) ? probeFailure(at, outcome) : outcome;
@@ -54,6 +53,27 @@ export async function probeServer(
     default:
       return assertNever(mode);
   }
+}
+
+/**
+ * A probe without a credential. A runner of the fleet that does not serve the instance (it moved, the
+ * runner is full, or it stopped) sends the probe once more to where the instance is looked up now.
+ */
+async function probePlain(
+  deps: ProbeServerDeps,
+  server: ReachServer,
+  at: string,
+  listToolsIf: ProbeOptions["listToolsIf"],
+): Promise<ProbeResult> {
+  const reached = await reach(deps, { server, purpose: "probe" });
+  if (isVerdict(reached)) return probeFailure(at, reached);
+  const first = await deps.attempt(reached.target, listToolsIf);
+  const placement = first.ok ? undefined : first.placement;
+  if (!placement || !(deps.runner instanceof RunnerDirectory)) return first;
+  if (placement === "down") deps.runner.markDown(reached.target.url);
+  else deps.runner.refresh();
+  const again = await reach(deps, { server, purpose: "probe", followed: true });
+  return isVerdict(again) ? probeFailure(at, again) : deps.attempt(again.target, listToolsIf);
 }
 
 /**

@@ -61,6 +61,8 @@ export interface ReachRequest {
   caller?: string | undefined;
   /** A probe whose credential the upstream refused (with its error): renew it, or the verdict. */
   refused?: (Reached & { error: string }) | undefined;
+  /** A stdio instance asked for again after a runner of the fleet refused it (see `runnerFor`). */
+  followed?: boolean;
 }
 
 /** A server ready to be reached. */
@@ -84,7 +86,7 @@ export async function reach(deps: ReachDeps, request: ReachRequest): Promise<Rea
   const { server } = request;
   const runner =
     server.transport === "stdio"
-      ? await runnerFor(deps.runner, placementKey(server.id, request.thread))
+      ? await runnerFor(deps.runner, placementKey(server.id, request.thread), request.followed)
       : undefined;
   const target = targetOf(server, runner, request.thread, request.caller);
   if (!target) return noRunnerVerdict();
