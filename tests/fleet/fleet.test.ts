@@ -6,11 +6,20 @@
  * see no error; a runner stopped gracefully hands its instances back.
  */
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createStore, type Store } from "@mcpgw/aws";
-import { RunnerDirectory } from "@mcpgw/upstream";
+import { RUNNER_LOST, RunnerDirectory } from "@mcpgw/upstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FleetProcess, startFleet, startFleetProcess } from "../../scripts/lib/runner-fleet";
 import { isAlive, TINY_STDIO, testUidBase } from "../runner/helpers";
@@ -49,6 +58,10 @@ describe("a fleet of three stdio runners", () => {
   const secret = `fleet-${randomUUID().slice(0, 8)}`;
   /** The fleet's RUNNER_TEMP_DIR: each runner's directory (its children's HOMEs, secret files) is in it. */
   const tempBase = mkdtempSync(join(tmpdir(), "mcpgw-fleet-"));
+  // Children (under uids of their own) reach their thread's worktree through it: searchable, not listable.
+  chmodSync(tempBase, 0o711);
+  /** Where thread worktrees lie: storage every runner of this fleet sees (one host's disk). */
+  const worktreeBase = join(tempBase, "mcpgw-worktrees");
   /** The runner directories under it belonging to the runner process `pid`. */
   const dirsOf = (pid: number) =>
     readdirSync(tempBase).filter((name) => name.startsWith(`mcpgw-runner-${pid}-`));
@@ -76,8 +89,8 @@ describe("a fleet of three stdio runners", () => {
       RUNNER_LEASE_SECONDS: String(LEASE_SECONDS),
       RUNNER_MAX_CHILDREN: String(SERVERS),
       RUNNER_UID_BASE: String(testUidBase()),
-      RUNNER_UID_COUNT: "400",
-      RUNNER_UID_SLICE: String(SERVERS),
+      RUNNER_UID_COUNT: "600",
+      RUNNER_UID_SLICE: String(2 * SERVERS),
       RUNNER_TEMP_DIR: tempBase,
     };
     runners = await startFleet(3, { env });
@@ -85,6 +98,8 @@ describe("a fleet of three stdio runners", () => {
     stack = await startStack({
       aws: config,
       runnerAt: new RunnerDirectory(store.fleet, token, { refreshMs: 250 }),
+      // The runners' own default (under their RUNNER_TEMP_DIR), which they share on this host.
+      worktreeBase,
       retryDelaySeconds: 1,
       maxRetryDelaySeconds: 2,
     });
@@ -172,8 +187,9 @@ describe("a fleet of three stdio runners", () => {
       }
     })();
 
-    /** What calls of the lost servers got before they were served again. */
+    /** What calls of the lost servers got before they were served again, and which servers failed one. */
     const gapCodes = new Set<string>();
+    const failedOn = new Set<string>();
     // The statuses a few of its servers show meanwhile: state, and lastError when there is one.
     const watched = lost.slice(0, 3);
     const seen = new Map<string, string[]>(watched.map(({ id }) => [id, []]));
@@ -196,7 +212,10 @@ describe("a fleet of three stdio runners", () => {
         await waitFor(
           () => ping(name),
           (response) => {
-            if (response.status !== 200) gapCodes.add(response.body?.code);
+            if (response.status !== 200) {
+              gapCodes.add(response.body?.code);
+              failedOn.add(name);
+            }
             return response.status === 200;
           },
           { timeoutMs: 20_000, intervalMs: 200 },
@@ -223,14 +242,19 @@ describe("a fleet of three stdio runners", () => {
     await Promise.all(lost.map(({ id }) => reaches(stack, id, "connected", 20_000)));
     watching = false;
     await watch;
+    // Each whose call failed was recorded as moving: its status says the runner was lost (lastError
+    // outlives the recovery), and those watched never showed `failed` on the way.
+    expect(failedOn.size).toBeGreaterThan(0);
+    for (const { id, name } of lost.filter(({ name }) => failedOn.has(name)))
+      expect((await store.statuses.get(id))?.lastError, name).toBe(RUNNER_LOST);
     for (const [id, states] of seen) {
-      expect(states, id).toContainEqual(
-        expect.stringMatching(/^connecting: the stdio runner serving it was lost/),
-      );
       expect(
         states.filter((state) => state.startsWith("failed")),
         id,
       ).toEqual([]);
+      for (const [i, state] of states.entries())
+        if (state.endsWith(RUNNER_LOST) && !states.slice(0, i).some((before) => before.endsWith(RUNNER_LOST)))
+          expect(state, id).toBe(`connecting: ${RUNNER_LOST}`);
       expect(states.at(-1), id).toMatch(/^connected/);
     }
     // The successors swept what it left: its directory, with every secret file in it.
@@ -302,4 +326,44 @@ describe("a fleet of three stdio runners", () => {
     expect(after).toEqual(before);
     expect(mostChildren).toBe(1);
   }, 90_000);
+
+  it("a thread's instance moves with its worktree, on storage the runners share, when its runner dies", async () => {
+    const thread = `thread-${tag}`;
+    const name = `${tag}worktree`;
+    const id = await createServer(stack, {
+      name,
+      command: process.execPath,
+      args: [TINY_STDIO, "{{worktree_root}}"],
+      scope: "thread",
+    });
+    await reaches(stack, id, "connected", 30_000);
+    const worktree = join(worktreeBase, `wt-${tag}`);
+    mkdirSync(worktree, { recursive: true, mode: 0o755 });
+    const started = await stack.call("POST", `/v1/threads/${thread}/servers/${id}`, {
+      worktreeRoot: worktree,
+    });
+    expect(started.status, JSON.stringify(started.body)).toBe(201);
+    const pidOf = async () => {
+      const response = await stack.call("POST", `/v1/tools/${encodeURIComponent(`${name}__pid`)}/call`, {
+        arguments: {},
+        thread,
+      });
+      return response.status === 200 ? Number(JSON.stringify(response.body).match(/"text":"(\d+)"/)?.[1]) : 0;
+    };
+    const first = await pidOf();
+    expect(first).toBeGreaterThan(0);
+    const key = `${id}#${thread}`;
+    const ownerId = await ownerOf(key);
+    const dying = runners.find((runner) => runner.id === ownerId) as FleetProcess;
+    expect(dying).toBeDefined();
+
+    await dying.kill();
+    const moved = await waitFor(pidOf, (pid) => pid > 0 && pid !== first, {
+      timeoutMs: 20_000,
+      intervalMs: 200,
+    });
+    // Another runner serves it now, in the same worktree: the child's working directory is it.
+    expect(await ownerOf(key)).not.toBe(dying.id);
+    expect(readlinkSync(`/proc/${moved}/cwd`)).toBe(realpathSync(worktree));
+  }, 60_000);
 });

@@ -40,7 +40,10 @@ export interface RunnerOptions
   /** The host's child uid range, [uidBase, uidBase + uidCount), which its runners share out. */
   uidBase?: number;
   uidCount?: number;
-  /** Uids of the range this runner holds (its slice; at least `maxChildren`). Default 100. */
+  /**
+   * Uids of the range this runner holds (its slice; at least twice `maxChildren`: each child's uid, and
+   * the group of each thread with children, come from it). Default 100.
+   */
   uidSlice?: number;
   /** Tests may force isolation off (or on); by default it is on exactly when the runner is root. */
   isolation?: Isolation;
@@ -112,7 +115,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     ? { uidBase: slice.base, uidCount: slice.count }
     : {
         uidBase: options.uidBase ?? DEFAULT_UID_BASE,
-        uidCount: Math.max(options.uidCount ?? 0, maxChildren),
+        uidCount: Math.max(options.uidCount ?? 0, uidsFor(maxChildren)),
       };
   const isolation =
     options.isolation ??
@@ -263,7 +266,7 @@ async function claimSlice(
   const slice = await claimUidSlice({
     base: options.uidBase ?? DEFAULT_UID_BASE,
     count,
-    size: Math.max(Math.min(options.uidSlice ?? DEFAULT_UID_SLICE, count), maxChildren),
+    size: Math.max(Math.min(options.uidSlice ?? DEFAULT_UID_SLICE, count), uidsFor(maxChildren)),
     preferred: recordedUidSlices(dead),
   });
   options.logger.info("runner holds its slice of the child uid range", {
@@ -315,6 +318,14 @@ function repeatEvery(ms: number, run: () => Promise<void>): () => void {
     stopped = true;
     clearTimeout(timer);
   };
+}
+
+/**
+ * The uids `maxChildren` children may need at once: one each, and one per thread with children (its
+ * group), so a full runner that makes room for a thread's child always has both.
+ */
+function uidsFor(maxChildren: number): number {
+  return 2 * maxChildren;
 }
 
 /** Whether `host` is a loopback address (only there is the face's `GET /metrics` served). */

@@ -30,7 +30,7 @@ export interface SliceOptions {
   /** The whole range the stacks of this host share (RUNNER_UID_BASE, RUNNER_UID_COUNT). */
   base: number;
   count: number;
-  /** Uids per slice (RUNNER_UID_SLICE, at least the runner's `maxChildren`). */
+  /** Uids per slice (RUNNER_UID_SLICE, at least twice the runner's `maxChildren`: children and thread groups). */
   size: number;
   /** First uids of slices to try first (dead predecessors' slices). */
   preferred?: number[];

@@ -1,6 +1,6 @@
 import { placeOn } from "@mcpgw/core";
 import { describe, expect, it } from "vitest";
-import { type FleetRunner, RunnerDirectory, runnerFor, runnerLoss } from "./runner-fleet";
+import { type FleetRunner, RUNNER_LOST, RunnerDirectory, runnerFor, runnerLoss } from "./runner-fleet";
 
 const NOW = 1_000_000;
 
@@ -113,7 +113,7 @@ describe("runnerLoss", () => {
     });
     await directory.live();
     expect(runnerLoss(directory, "stdio", verdict)).toEqual({
-      verdict: { ...verdict, error: "the stdio runner serving it was lost: fetch failed" },
+      verdict: { ...verdict, error: RUNNER_LOST },
       moving: true,
       retry: { retryDelaySeconds: 4, maxRetryDelaySeconds: 4 },
     });

@@ -141,6 +141,10 @@ function originOf(url: string): string | undefined {
 /** How stdio servers are reached: one runner at a fixed URL, or a fleet's directory. */
 export type RunnerRoute = RunnerEndpoint | RunnerDirectory;
 
+/** What a server whose runner was lost says (its error text would only be the runner's refusal). */
+export const RUNNER_LOST =
+  "the stdio runner serving it was lost; it starts on another runner once that one's registration lapses";
+
 /** What {@link runnerLoss} makes of a failure: the verdict to record, as moving, and when to retry. */
 export interface RunnerLoss {
   verdict: Verdict;
@@ -163,7 +167,7 @@ export function runnerLoss(
     return undefined;
   const seconds = route.failoverSeconds();
   return {
-    verdict: { ...verdict, error: `the stdio runner serving it was lost: ${verdict.error}` },
+    verdict: { ...verdict, error: RUNNER_LOST },
     moving: true,
     retry: { retryDelaySeconds: seconds, maxRetryDelaySeconds: seconds },
   };
