@@ -3,8 +3,9 @@
  * instances it runs. An instance is served only under a lease this runner holds; asked for one that
  * another live runner holds, it answers `runner.not_owner` naming that runner, and never starts a
  * second child. Full (by children or memory) while another runner has room, it takes no new instance:
- * it says so in the registry and answers `runner.not_owner`, so the caller places it elsewhere. A heartbeat that finds its registration had lapsed (the process was paused, the table
- * out of reach) checks its leases again and gives up the instances whose lease moved on.
+ * it says so in the registry and answers `runner.not_owner`, so the caller places it elsewhere. A
+ * heartbeat that finds its registration had lapsed (the process was paused, the table out of reach)
+ * checks its leases again and gives up the instances whose lease moved on.
  */
 import { isAlive, type RunnerFleet, type RunnerRegistration } from "@mcpgw/aws";
 import { AppError, errorFields, type Logger } from "@mcpgw/core";
