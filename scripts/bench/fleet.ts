@@ -194,7 +194,7 @@ async function runners(label: string, count: number) {
 /** The runner processes' environment: the emulator, the config's resources, room for 400 children each. */
 function runnerEnv(config: AwsConfig): Record<string, string | undefined> {
   const base = uidBase + uidOffset;
-  uidOffset += 2_000;
+  uidOffset += 4_000;
   return {
     ...process.env,
     AWS_ENDPOINT_URL: config.endpoint,
@@ -205,8 +205,9 @@ function runnerEnv(config: AwsConfig): Record<string, string | undefined> {
     RUNNER_TOKEN: TOKEN,
     RUNNER_MAX_CHILDREN: "400",
     RUNNER_UID_BASE: String(base),
-    RUNNER_UID_COUNT: "2000",
-    RUNNER_UID_SLICE: "400",
+    // Three runners' slices of twice their children each (a uid per child, a group per thread).
+    RUNNER_UID_COUNT: "4000",
+    RUNNER_UID_SLICE: "800",
     LOG_LEVEL: "warn",
   };
 }

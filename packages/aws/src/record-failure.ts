@@ -45,6 +45,16 @@ export async function recordFailure(
   options: RecordFailureOptions = {},
 ): Promise<boolean> {
   const current = await store.statuses.get(serverId);
+  // Moving is a blip: once the retry that came when the lost runner lapsed fails the same way, the
+  // server has failed (no runner serves it), and backs off as any failure does.
+  if (
+    failure.moving &&
+    current?.state === "connecting" &&
+    current.lastError === failure.error &&
+    typeof current.nextAttemptAt === "string" &&
+    failure.at >= current.nextAttemptAt
+  )
+    failure.moving = false;
   const failureCount = failureCountAfter(current, failure.at);
   const backoff: BackoffOptions = {
     ...(options.retryDelaySeconds === undefined ? {} : { baseSeconds: options.retryDelaySeconds }),

@@ -3,7 +3,7 @@ import { rm } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import type { Store } from "@mcpgw/aws";
-import { defaultWorktreeBase, errorFields, type Logger } from "@mcpgw/core";
+import { AppError, defaultWorktreeBase, errorFields, type Logger } from "@mcpgw/core";
 import { observeRunnerChildren } from "@mcpgw/telemetry";
 import { limitWrapper, parentDeathWrapper } from "./child-transport";
 import { Faces } from "./face";
@@ -263,6 +263,12 @@ async function claimSlice(
 ): Promise<UidSlice | undefined> {
   if (process.getuid?.() !== 0) return undefined;
   const count = options.uidCount ?? DEFAULT_UID_COUNT;
+  // A slice past the range would run children under uids another stack may own.
+  if (uidsFor(maxChildren) > count)
+    throw new AppError(
+      "server.unavailable",
+      `RUNNER_UID_COUNT (${count}) holds fewer uids than this runner's children may need: ${uidsFor(maxChildren)}, twice RUNNER_MAX_CHILDREN (a uid per child, a group per thread). Raise RUNNER_UID_COUNT or lower RUNNER_MAX_CHILDREN.`,
+    );
   const slice = await claimUidSlice({
     base: options.uidBase ?? DEFAULT_UID_BASE,
     count,

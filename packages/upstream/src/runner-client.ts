@@ -1,4 +1,5 @@
 import { AppError, type ErrorCode, placementKey, traceFields } from "@mcpgw/core";
+import { connectionRefused } from "./classify-failure";
 import { everyRunner, RunnerDirectory, type RunnerRoute, runnerFor } from "./runner-fleet";
 import type { RunnerEndpoint } from "./target";
 
@@ -69,8 +70,13 @@ export function createRunnerClient(route: RunnerRoute, fetchImpl: typeof fetch =
         // Asked again: the runner must not refuse it for being full (see `RunnerEndpoint.followed`).
         return await request(runner, method, attempt > 0 ? `${path}?placement=followed` : path);
       } catch (error) {
-        if (!(error instanceof MovedError) || attempt > 0) throw error;
-        if (route instanceof RunnerDirectory) route.refresh();
+        // Not served there (421), or that runner stopped (its connection refused): looked up again, once.
+        const refused =
+          error instanceof AppError && error.code === "upstream.unreachable" && connectionRefused(error);
+        if (!(route instanceof RunnerDirectory) || attempt > 0 || !(error instanceof MovedError || refused))
+          throw error;
+        if (refused) route.markDown(runner.url);
+        else route.refresh();
       }
     }
   }

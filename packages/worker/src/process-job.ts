@@ -217,9 +217,12 @@ async function recordResult(
     ...(deps.retryDelaySeconds === undefined ? {} : { retryDelaySeconds: deps.retryDelaySeconds }),
     ...(deps.maxRetryDelaySeconds === undefined ? {} : { maxRetryDelaySeconds: deps.maxRetryDelaySeconds }),
   };
-  const recordFailed = async (failed: Failure) => {
+  const recordFailed = async (failed: Failure & { placement?: "moved" | "down" }) => {
     // A stdio server whose runner of the fleet was lost: said so, and retried once it has lapsed.
-    const lost = runnerLoss(deps.runner, plain.transport, { ...failed, retryable: true, scope: "server" });
+    // Only a runner that refused (421, or the connection) is lost: a timeout or any other failure is the server's.
+    const lost = failed.placement
+      ? runnerLoss(deps.runner, plain.transport, { ...failed, retryable: true, scope: "server" })
+      : undefined;
     const failure = lost ? { ...failed, error: lost.verdict.error, moving: true } : failed;
     const options = lost ? { ...failOptions, ...lost.retry } : failOptions;
     const written = await recordFailure(store, plain.id, job.generation, failure, options);

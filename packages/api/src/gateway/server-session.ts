@@ -166,9 +166,12 @@ async function sessionOf<T>(
     thread || era || caller.quiet || servingOlder(entry.status) !== undefined
       ? async () => {}
       : markServerFailed;
-  /** A server's verdict on its status (for a cold open), and the failure this caller gets. */
-  const failServer = async (verdict: Verdict, cause?: unknown) => {
-    const lost = runnerLoss(deps.runner, server.transport, verdict);
+  /**
+   * A server's verdict on its status (for a cold open), and the failure this caller gets; `moved`: no
+   * runner of the fleet served it where it was looked up, twice (the runner serving it was lost).
+   */
+  const failServer = async (verdict: Verdict, cause?: unknown, moved = false) => {
+    const lost = moved ? runnerLoss(deps.runner, server.transport, verdict) : undefined;
     await markFailed(deps, entry, lost?.verdict ?? verdict, lost);
     return openFailure(lost?.verdict ?? verdict, cause);
   };
@@ -229,6 +232,7 @@ async function sessionOf<T>(
         throw await failServer(
           serverVerdict("unreachable", scrubSecrets(describeFailure(error), secrets)),
           error,
+          true,
         );
       const verdict = openFailureVerdict(error, {
         mode: credentialMode(record),

@@ -57,7 +57,8 @@ export async function probeServer(
 
 /**
  * A probe without a credential. A runner of the fleet that does not serve the instance (it moved, the
- * runner is full, or it stopped) sends the probe once more to where the instance is looked up now.
+ * runner is full, or it stopped) sends the probe once more to where the instance is looked up now; a
+ * failure there keeps its `placement` (the runner serving it was lost).
  */
 async function probePlain(
   deps: ProbeServerDeps,
@@ -73,7 +74,11 @@ async function probePlain(
   if (placement === "down") deps.runner.markDown(reached.target.url);
   else deps.runner.refresh();
   const again = await reach(deps, { server, purpose: "probe", followed: true });
-  return isVerdict(again) ? probeFailure(at, again) : deps.attempt(again.target, listToolsIf);
+  if (isVerdict(again)) return probeFailure(at, again);
+  const last = await deps.attempt(again.target, listToolsIf);
+  // Still not served where it is now (its lease held by a runner that stopped answering): unreachable,
+  // as the gateway's second refusal is — the runner serving it was lost.
+  return !last.ok && last.placement ? { ...last, reason: "unreachable" } : last;
 }
 
 /**
