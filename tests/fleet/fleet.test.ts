@@ -75,6 +75,27 @@ describe("a fleet of three stdio runners", () => {
   let watcher: NodeJS.Timeout | undefined;
 
   const ownerOf = async (id: string) => (await store.fleet.lease(id))?.owner;
+  /** Pings `among` one after another, round and round, until `stop()`: how many answered, what failed. */
+  const steadyLoad = (among: ReadonlyArray<{ name: string }>) => {
+    let loading = true;
+    const failures: unknown[] = [];
+    let served = 0;
+    const running = (async () => {
+      for (let round = 0; loading; round++) {
+        const { name } = among[round % among.length] as { name: string };
+        const response = await ping(name);
+        if (response.status === 200) served++;
+        else failures.push({ name, body: response.body });
+      }
+    })();
+    return {
+      async stop() {
+        loading = false;
+        await running;
+        return { served, failures };
+      },
+    };
+  };
   const ping = (name: string) =>
     stack.call("POST", `/v1/tools/${encodeURIComponent(`${name}__ping`)}/call`, { arguments: {} });
 
@@ -175,17 +196,7 @@ describe("a fleet of three stdio runners", () => {
     expect(lost.length).toBeGreaterThan(0);
 
     // Steady load on the other runners' servers until every lost server answers again.
-    let loading = true;
-    const failures: unknown[] = [];
-    let served = 0;
-    const load = (async () => {
-      for (let round = 0; loading; round++) {
-        const { name } = kept[round % kept.length] as (typeof kept)[number];
-        const response = await ping(name);
-        if (response.status === 200) served++;
-        else failures.push(response.body);
-      }
-    })();
+    const load = steadyLoad(kept);
 
     /** What calls of the lost servers got before they were served again, and which servers failed one. */
     const gapCodes = new Set<string>();
@@ -223,12 +234,11 @@ describe("a fleet of three stdio runners", () => {
         return Date.now() - killedAt;
       }),
     );
-    loading = false;
-    await load;
+    const { served, failures } = await load.stop();
 
     expect(failures).toEqual([]);
     expect(served).toBeGreaterThan(0);
-    // Until then: the runner was lost (retryable), or the server is marked failed until its retry.
+    // Until then: the runner was lost (retryable), or the server is unavailable while it moves.
     expect(gapCodes).toContain("upstream.runner_lost");
     for (const code of gapCodes) expect(["upstream.runner_lost", "server.unavailable"]).toContain(code);
     expect(Math.max(...recovered)).toBeLessThan(20_000);
@@ -276,17 +286,7 @@ describe("a fleet of three stdio runners", () => {
     expect(theirs.length).toBeGreaterThan(0);
 
     // Steady load on every server (the leaving runner's too), and slow calls in flight on its servers.
-    let loading = true;
-    const failures: unknown[] = [];
-    let served = 0;
-    const load = (async () => {
-      for (let round = 0; loading; round++) {
-        const { name } = servers[round % servers.length] as (typeof servers)[number];
-        const response = await ping(name);
-        if (response.status === 200) served++;
-        else failures.push({ name, body: response.body });
-      }
-    })();
+    const load = steadyLoad(servers);
     const slow = theirs.slice(0, 5).map(({ name }) =>
       stack.call("POST", `/v1/tools/${encodeURIComponent(`${name}__slow`)}/call`, {
         arguments: { ms: 2_000 },
@@ -305,8 +305,7 @@ describe("a fleet of three stdio runners", () => {
     expect(stopMs).toBeGreaterThanOrEqual(1_000);
     // The load goes on a while once it left: its servers open where they are placed now.
     await new Promise((resolve) => setTimeout(resolve, 2_000));
-    loading = false;
-    await load;
+    const { served, failures } = await load.stop();
     expect(failures).toEqual([]);
     expect(served).toBeGreaterThan(0);
     expect(await store.fleet.leasesOf(leaving.id)).toEqual([]);

@@ -978,15 +978,8 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
     it("registers runners by heartbeat; a lease is held by one live runner and taken over once its holder lapsed", async () => {
       const store = await open();
       const now = Date.now();
-      const runner = (id: string, aliveUntil = now + 15_000, draining = false) => ({
-        id,
-        url: `http://127.0.0.1:1/${id}`,
-        capacity: 10,
-        free: 10,
-        version: "test",
-        aliveUntil,
-        draining,
-      });
+      const runner = (id: string, aliveUntil = now + 15_000, draining = false) =>
+        registration(id, { aliveUntil, draining });
       const [a, b, gone] = [unique("runner-a"), unique("runner-b"), unique("runner-gone")];
       await store.fleet.announce(runner(a));
       await store.fleet.announce(runner(b));
@@ -1027,15 +1020,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
     it("reaps the leases of lapsed runners only: a live runner's stay, a lapsed one's go", async () => {
       const store = await open();
       const now = Date.now();
-      const runner = (id: string, aliveUntil: number) => ({
-        id,
-        url: `http://127.0.0.1:1/${id}`,
-        capacity: 10,
-        free: 10,
-        version: "test",
-        aliveUntil,
-        draining: false,
-      });
+      const runner = (id: string, aliveUntil: number) => registration(id, { aliveUntil });
       const [live, dead] = [unique("runner-live"), unique("runner-dead")];
       const [kept, lost] = [unique("server"), unique("server")];
       await store.fleet.announce(runner(live, now + 15_000));
@@ -1058,16 +1043,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       const store = await open();
       const now = Date.now();
       const ids = [unique("runner-1"), unique("runner-2"), unique("runner-3")];
-      for (const id of ids)
-        await store.fleet.announce({
-          id,
-          url: `http://127.0.0.1:1/${id}`,
-          capacity: 5,
-          free: 5,
-          version: "test",
-          aliveUntil: now + 15_000,
-          draining: false,
-        });
+      for (const id of ids) await store.fleet.announce(registration(id, { aliveUntil: now + 15_000 }));
       const key = unique("server");
 
       const outcomes = await Promise.all(ids.map((id) => store.fleet.claim(key, id, now)));
@@ -1465,4 +1441,20 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
 function specOf(record: ServerRecord) {
   const { id: _id, version: _version, createdAt: _created, updatedAt: _updated, ...spec } = record;
   return spec;
+}
+
+/** A runner's registration for the fleet's contract tests: alive until `aliveUntil`, room for 10. */
+function registration(
+  id: string,
+  { aliveUntil, draining = false }: { aliveUntil: number; draining?: boolean },
+) {
+  return {
+    id,
+    url: `http://127.0.0.1:1/${id}`,
+    capacity: 10,
+    free: 10,
+    version: "test",
+    aliveUntil,
+    draining,
+  };
 }
