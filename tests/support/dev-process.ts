@@ -170,6 +170,8 @@ export interface NpmDev {
   /** stderr so far (the `[dev]` lines). */
   output(): string;
   exited: Promise<ExitStatus>;
+  /** Ctrl-C (SIGINT to its process group): how it exited, or `hung` if it did not within `timeoutMs`. */
+  interrupt(timeoutMs: number): Promise<ExitStatus | "hung">;
 }
 
 /** {@link spawnNpmDev}, then waits (at most `timeoutMs`) for its `MCP Gateway ready at <url>` line. */
@@ -200,7 +202,11 @@ export async function startNpmDev(
         }
       });
     });
-    return { dev, url, output: () => output, exited };
+    const interrupt = (ms: number) => {
+      signalGroup(dev, "SIGINT");
+      return Promise.race([exited, new Promise<"hung">((done) => setTimeout(() => done("hung"), ms))]);
+    };
+    return { dev, url, output: () => output, exited, interrupt };
   } catch (error) {
     signalGroup(dev, "SIGKILL");
     throw error;

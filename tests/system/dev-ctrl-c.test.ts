@@ -16,7 +16,7 @@ describe("Ctrl-C on npm run dev", () => {
   it("stops the stack cleanly: exit 0, its stdio child gone", async () => {
     // Prepare: the stack as a newcomer starts it, with one stdio child running
     const { adminToken, env } = await devEnv(await createTestConfig());
-    const { dev, url, output, exited } = await startNpmDev(["--ephemeral"], env, 60_000);
+    const { dev, url, output, interrupt } = await startNpmDev(["--ephemeral"], env, 60_000);
     try {
       const mark = `86396.${randomBytes(3).readUIntBE(0, 3)}`;
       const created = await fetch(`${url}/v1/servers`, {
@@ -36,11 +36,7 @@ describe("Ctrl-C on npm run dev", () => {
       );
 
       // Act: Ctrl-C
-      signalGroup(dev, "SIGINT");
-      const status = await Promise.race([
-        exited,
-        new Promise<"hung">((done) => setTimeout(() => done("hung"), 20_000)),
-      ]);
+      const status = await interrupt(20_000);
 
       // Assess (npm itself ends by the SIGINT it was sent, as it always does: the stack's own line tells)
       expect(status).not.toBe("hung");

@@ -23,7 +23,11 @@ describe("RUNNERS=3 npm run dev", () => {
   it("runs a fleet of three runner processes registered in the table; Ctrl-C stops them and their children", async () => {
     const config = await createTestConfig();
     const { adminToken, env } = await devEnv(config);
-    const { dev, url, output, exited } = await startNpmDev(["--ephemeral"], { ...env, RUNNERS: "3" }, 90_000);
+    const { dev, url, output, interrupt } = await startNpmDev(
+      ["--ephemeral"],
+      { ...env, RUNNERS: "3" },
+      90_000,
+    );
     try {
       const pids = runnerProcesses(output());
       expect(pids).toHaveLength(3);
@@ -57,11 +61,7 @@ describe("RUNNERS=3 npm run dev", () => {
       const children = withMarker(mark);
       expect(children).toHaveLength(1);
 
-      signalGroup(dev, "SIGINT");
-      const status = await Promise.race([
-        exited,
-        new Promise<"hung">((done) => setTimeout(() => done("hung"), 30_000)),
-      ]);
+      const status = await interrupt(30_000);
       expect(status).not.toBe("hung");
       expect(output()).toMatch(/^\[dev\] stopped$/m);
       await waitFor(
