@@ -33,11 +33,11 @@ describe("directory on the change feed (DynamoDB)", () => {
     const servers = await Promise.all(Array.from({ length: 20 }, (_, i) => created(`feed-${i}`)));
     const directory = new Directory(store, logger, 0);
     await directory.snapshot();
-    await directory.snapshot(); // re-reads, once, what changed within the feed's lookback
+    await directory.fresh(0); // re-reads, once, what changed within the feed's lookback
 
     // Act 1: nothing changed.
     let from = sent.length;
-    const unchanged = await directory.snapshot();
+    const unchanged = await directory.fresh(0);
 
     // Assess 1
     expect(names(from)).toEqual(["QueryCommand"]);
@@ -51,7 +51,7 @@ describe("directory on the change feed (DynamoDB)", () => {
       parseServerSpec({ name: "feed-7-renamed", url: "https://feed-7.example/mcp" }),
     );
     from = sent.length;
-    const changed = await directory.snapshot();
+    const changed = await directory.fresh(0);
 
     // Assess 2: the feed, then that server's partition: two queries, no KMS.
     expect(names(from)).toEqual(["QueryCommand", "QueryCommand"]);
@@ -63,7 +63,7 @@ describe("directory on the change feed (DynamoDB)", () => {
     const removed = servers[11];
     if (!removed) throw new Error("not created");
     await store.servers.remove(removed.id);
-    const after = await directory.snapshot();
+    const after = await directory.fresh(0);
 
     // Assess 3
     expect(after.byId.has(removed.id)).toBe(false);

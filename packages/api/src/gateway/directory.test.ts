@@ -62,17 +62,17 @@ describe("Directory refreshes from the change feed", () => {
     const { store, reads } = countingStore();
     await Promise.all(["a", "b", "c"].map((name) => created(store, name)));
     const directory = new Directory(store, logger, 0);
-    const first = await directory.snapshot();
-    await directory.snapshot(); // reads, once, what changed just before the full read
+    const first = await directory.fresh(0);
+    await directory.fresh(0); // reads, once, what changed just before the full read
     reads.since = 0;
     reads.servers.length = 0;
 
     // Act
-    const again = await directory.snapshot();
+    const again = await directory.fresh(0);
 
     // Assess
     expect(reads).toEqual({ since: 1, servers: [] });
-    expect(again.byName).toBe((await directory.snapshot()).byName);
+    expect(again.byName).toBe((await directory.fresh(0)).byName);
     expect([...again.byName.keys()].sort()).toEqual([...first.byName.keys()].sort());
   });
 
@@ -82,8 +82,8 @@ describe("Directory refreshes from the change feed", () => {
     const [a, b] = await Promise.all(["a", "b"].map((name) => created(store, name)));
     if (!a || !b) throw new Error("not created");
     const directory = new Directory(store, logger, 0);
-    await directory.snapshot();
-    const before = await directory.snapshot(); // re-read once: what changed just before the full read
+    await directory.fresh(0);
+    const before = await directory.fresh(0); // re-read once: what changed just before the full read
     await new Promise((resolve) => setTimeout(resolve, 5));
     reads.servers.length = 0;
 
@@ -96,7 +96,7 @@ describe("Directory refreshes from the change feed", () => {
         tools: [...tools, { name: "fetch", inputSchema: { type: "object" } }],
       },
     );
-    const after = await directory.snapshot();
+    const after = await directory.fresh(0);
 
     // Assess
     expect(reads.servers).toContain(a.id);
@@ -111,13 +111,13 @@ describe("Directory refreshes from the change feed", () => {
     const [gone, renamed] = await Promise.all(["gone", "old-name"].map((name) => created(store, name)));
     if (!gone || !renamed) throw new Error("not created");
     const directory = new Directory(store, logger, 0);
-    await directory.snapshot();
+    await directory.fresh(0);
 
     // Act
     await store.servers.remove(gone.id);
     const { id: _id, version: _v, createdAt: _c, updatedAt: _u, ...spec } = renamed;
     await store.servers.update(renamed, parseServerSpec({ ...spec, name: "new-name" }));
-    const after = await directory.snapshot();
+    const after = await directory.fresh(0);
 
     // Assess
     expect(after.byId.has(gone.id)).toBe(false);
@@ -166,7 +166,7 @@ describe("Directory without its change feed", () => {
 
     // Act
     await store.servers.create(parseServerSpec({ name: "after", url: "https://after.example/mcp" }));
-    const snapshot = await directory.snapshot();
+    const snapshot = await directory.fresh(0);
 
     // Assess
     expect([...snapshot.byName.keys()].sort()).toEqual(["after", "before"]);
@@ -204,18 +204,18 @@ describe("Directory after its table was made again", () => {
         parseServerSpec({ name: "old", url: "https://old.example/mcp" }),
       );
       const directory = new Directory(store, logger, 0);
-      expect((await directory.snapshot()).byName.has("old")).toBe(true);
+      expect((await directory.fresh(0)).byName.has("old")).toBe(true);
       const { since } = store.changes;
       store.changes = { ...store.changes, since: async (from) => ({ ...(await since(from)), changes: [] }) };
       await store.servers.remove(old.id);
       const fresh = await store.servers.create(
         parseServerSpec({ name: "new", url: "https://new.example/mcp" }),
       );
-      expect([...(await directory.snapshot()).byName.keys()]).toEqual(["old"]);
+      expect([...(await directory.fresh(0)).byName.keys()]).toEqual(["old"]);
 
       // Act: the table is made again
       table.epoch = epoch;
-      const snapshot = await directory.snapshot();
+      const snapshot = await directory.fresh(0);
 
       // Assess: read whole (the new server is known though the feed named nothing)
       expect([...snapshot.byName.keys()]).toEqual(["new"]);
@@ -228,11 +228,11 @@ describe("Directory after its table was made again", () => {
     const { store, table } = storeWithEpoch();
     table.epoch = undefined;
     const directory = new Directory(store, logger, 0);
-    await directory.snapshot();
+    await directory.fresh(0);
 
     // Act
-    await directory.snapshot();
-    await directory.snapshot();
+    await directory.fresh(0);
+    await directory.fresh(0);
 
     // Assess
     expect(table.ensured).toBe(1);
@@ -283,5 +283,75 @@ describe("Directory.entry, for a call", () => {
     // Assess
     expect(entry?.server.id).toBe(server.id);
     expect(reads).toBe(0);
+  });
+});
+
+describe("Directory with a slow store", () => {
+  /** A view of server `known` (connected, one tool), then a store whose reads never answer. */
+  async function stalled(maxAgeMs: number, missWaitMs = 50) {
+    const store = createMemoryStore();
+    const server = await store.servers.create(
+      parseServerSpec({ name: "known", url: "https://known.example/mcp" }),
+    );
+    await store.statuses.recordAttempt(server.id, 1, ok, { tools });
+    const directory = new Directory(store, logger, maxAgeMs, undefined, missWaitMs);
+    const first = await directory.snapshot();
+    const never = () => new Promise<never>(() => {});
+    store.changes = { ...store.changes, since: never, read: never };
+    store.servers.listAll = never;
+    store.servers.resolvePlain = never;
+    return { directory, first };
+  }
+
+  it("serves a stale view at once, and a known server's entry, while its refresh hangs", async () => {
+    // Prepare
+    const { directory, first } = await stalled(0);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+
+    // Act
+    const started = performance.now();
+    const snapshot = await directory.snapshot();
+    const entry = await directory.entry("known", (known) => known.tools.has("known__search"));
+    const elapsed = performance.now() - started;
+
+    // Assess: the view as it was, without waiting (the miss bound is 50 ms)
+    expect(snapshot).toBe(first);
+    expect(entry).toBe(first.byName.get("known"));
+    expect(elapsed).toBeLessThan(40);
+  });
+
+  it("lets a name the view does not know wait only up to its bound, then answers from the view", async () => {
+    // Prepare
+    const { directory } = await stalled(60_000, 100);
+
+    // Act
+    const started = performance.now();
+    const [entry, fresh] = await Promise.all([directory.entry("unknown", () => true), directory.fresh()]);
+    const elapsed = performance.now() - started;
+
+    // Assess: not found, after about the bound — not the hanging read's forever
+    expect(entry).toBeUndefined();
+    expect(fresh.byName.has("known")).toBe(true);
+    expect(elapsed).toBeGreaterThanOrEqual(95);
+    expect(elapsed).toBeLessThan(1_000);
+  });
+
+  it("does not serve a stale view once a refresh failed: the call sees the store's error", async () => {
+    // Prepare: a view, then a store that refuses every read
+    const store = createMemoryStore();
+    await store.servers.create(parseServerSpec({ name: "known", url: "https://known.example/mcp" }));
+    const directory = new Directory(store, logger, 0);
+    await directory.snapshot();
+    const refused = () => Promise.reject(new Error("connect ECONNREFUSED"));
+    store.changes = { ...store.changes, since: refused };
+    store.servers.listAll = refused;
+
+    // Act: the first call after the failure starts the refresh that fails; the next waits for its own
+    await new Promise((resolve) => setTimeout(resolve, 2));
+    await directory.snapshot();
+    await new Promise((resolve) => setTimeout(resolve, 2));
+
+    // Assess
+    await expect(directory.snapshot()).rejects.toThrow("ECONNREFUSED");
   });
 });

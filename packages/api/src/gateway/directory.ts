@@ -50,19 +50,30 @@ const FULL_READ_MS = 5 * 60_000;
  * MB) cost less than hundreds of reads — 500 creates at once made the first call wait 21.5 s.
  */
 const BULK_CHANGE_MIN = 25;
-/** Servers read one by one for calls (not found in a young view), at most at once (see `entry`). */
+/** Servers read one by one for calls (not found in the view), at most at once (see `entry`). */
 const MAX_DIRECT_READS = 32;
 /** How long one direct read of a server serves the calls to it that follow (see `entry`). */
 const DIRECT_SPACING_MS = 100;
+/**
+ * How long, at most, a call waits for the directory: only a call the view cannot serve (a name it does
+ * not know, a server it shows unusable, a view this process invalidated) waits at all, for a read of
+ * that server or a refresh; past this it is answered from the view as it is.
+ */
+export const MISS_WAIT_MS = 3_000;
 /** How often, at most, the data plane gives a table it finds without an epoch one. */
 const EPOCH_WRITE_GAP_MS = 10_000;
 
 /**
  * The data plane's cached view of servers, statuses and catalogues, served from memory. A refresh
  * reads the change feed (one query) and re-reads only the servers it names — or, when it names many
- * (a bulk change), everything; with nothing changed, that one query is all. Every five minutes a background refresh reads everything instead. Calls
- * do not wait on a refresh while the view is younger than 2 × `maxAgeMs` (it refreshes in the
- * background meanwhile): that bounds how stale edits, disables and new catalogues can be (≤ 2 s).
+ * (a bulk change), everything; with nothing changed, that one query is all. Every five minutes a
+ * background refresh reads everything instead. No call waits on a refresh: a view older than
+ * `maxAgeMs` is served as it is while one refresh at a time runs in the background, so edits, disables
+ * and new catalogues reach calls one refresh after they are written (about `maxAgeMs` on a healthy
+ * store, longer only while the store is slow). Only what the view cannot serve waits, up to
+ * {@link MISS_WAIT_MS}: a server it does not know (read directly), a miss (a refresh started after it).
+ * A store that fails (rather than being slow) is another matter: once a refresh failed, a stale view
+ * is not served — each call waits for its own refresh, which says the store is unavailable.
  * The same feed query names the table's epoch: a table deleted and made again (another epoch, or none
  * where there was one) drops the whole view at once — the next refresh reads everything.
  */
@@ -70,6 +81,8 @@ export class Directory {
   private current: Snapshot | undefined;
   private refreshing: Promise<Snapshot> | undefined;
   private refreshStartedAt = 0;
+  /** True while the last refresh failed: the store is unavailable, and a stale view is not served. */
+  private failing = false;
   private lastForcedAt = 0;
   private invalidatedAt = 0;
   /** Where the next look at the change feed starts, and when everything was last read. */
@@ -95,37 +108,41 @@ export class Directory {
     private readonly logger: Logger,
     readonly maxAgeMs = 1_000,
     private readonly onRefresh?: (snapshot: Snapshot) => void,
+    private readonly missWaitMs = MISS_WAIT_MS,
   ) {}
 
   /**
-   * The snapshot. Younger than `maxAgeMs`: as it is. Up to twice that: as it is, while a refresh runs
-   * in the background (no call waits under steady traffic). Older, or invalidated: refreshed first —
-   * usually one small read.
+   * The snapshot: the view as it is, a refresh started in the background once it is `maxAgeMs` old.
+   * Only the first one (there is no view yet) waits for a read; one this process invalidated waits for
+   * a refresh, up to {@link MISS_WAIT_MS}.
    */
   async snapshot(): Promise<Snapshot> {
     const current = this.current;
-    const age = current ? Date.now() - current.takenAt : Number.POSITIVE_INFINITY;
-    if (current && current.takenAt > this.invalidatedAt) {
-      if (age < this.maxAgeMs) return current;
-      if (age < 2 * this.maxAgeMs) {
-        this.refresh(true).catch((error) => this.reportFailure(error));
-        return current;
-      }
-    }
-    return this.refresh(false);
+    const stale = !current || Date.now() - current.takenAt >= this.maxAgeMs;
+    // A stale view is not served while the store fails: the call's own refresh says it is unavailable.
+    if (!current || (stale && this.failing)) return this.refresh(false);
+    if (current.takenAt <= this.invalidatedAt) return this.bounded(this.refresh(false), current);
+    if (stale) this.refresh(true).catch((error) => this.reportFailure(error));
+    return current;
   }
 
   /**
    * A snapshot taken after this call arrived: for a miss (an unknown or not-yet-connected server),
    * which may just be newer than the cached view — once the admin API shows a server connected, a
    * call that follows finds it. Misses share one refresh at a time, at most one per `spacingMs`, so
-   * a flood of them costs a bounded number of reads.
+   * a flood of them costs a bounded number of reads; none waits longer than {@link MISS_WAIT_MS}
+   * (then the view as it is answers: the miss stays a miss).
    */
   async fresh(spacingMs = 100): Promise<Snapshot> {
-    const arrived = Date.now();
+    const current = this.current;
+    const refreshed = this.refreshedAfter(Date.now(), spacingMs);
+    return current ? this.bounded(refreshed, current) : refreshed;
+  }
+
+  private async refreshedAfter(arrived: number, spacingMs: number): Promise<Snapshot> {
     for (;;) {
-      if (this.current && this.current.takenAt >= arrived) return this.current;
-      if (this.refreshing && this.refreshStartedAt >= arrived) return this.refreshing;
+      if (this.current && this.current.takenAt > arrived) return this.current;
+      if (this.refreshing && this.refreshStartedAt > arrived) return this.refreshing;
       if (this.refreshing) {
         await this.refreshing.catch(() => undefined);
         continue;
@@ -141,25 +158,47 @@ export class Directory {
   }
 
   /**
-   * Server `name`'s entry for a call to it: from the cached view while that is young (as
-   * {@link snapshot} serves it) and `usable` (its tool offered); else read directly — its name claim,
-   * then its partition, consistently — and the view refreshed in the background (the next snapshot
-   * waits for a refresh when the read found the server otherwise than the view). So a call never
-   * waits on a refresh, however many servers changed (500 creates made one read 500 partitions
-   * first), and a server created, enabled or connected a moment ago is found. A name is read at most
-   * once per {@link DIRECT_SPACING_MS} (calls meanwhile share that read), and at most
-   * {@link MAX_DIRECT_READS} at once; past that, a call waits for a refresh.
+   * `pending`, or — when it takes longer than {@link MISS_WAIT_MS} — the newest view there is then
+   * (at least `fallback`); `pending` goes on, and its failure, which no caller sees then, is logged.
+   */
+  private bounded<T>(pending: Promise<T>, fallback: T, newest: () => T = () => fallback): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    let late = false;
+    const bound = new Promise<T>((resolve) => {
+      timer = setTimeout(() => {
+        late = true;
+        resolve(newest());
+      }, this.missWaitMs);
+    });
+    pending.catch((error) => {
+      if (late) this.reportFailure(error);
+    });
+    return Promise.race([pending, bound]).finally(() => clearTimeout(timer));
+  }
+
+  /**
+   * Server `name`'s entry for a call to it: from the view, whatever its age, when it is there and
+   * `usable` (its tool offered) — a stale view refreshes in the background meanwhile. Else (unknown,
+   * unusable, or the view invalidated) read directly — its name claim, then its partition,
+   * consistently — up to {@link MISS_WAIT_MS}, and the view refreshed in the background (the next
+   * snapshot waits for a refresh when the read found the server otherwise than the view). So a call
+   * never waits on a refresh, however many servers changed or however slow the store, and a server
+   * created, enabled or connected a moment ago is found. A name is read at most once per
+   * {@link DIRECT_SPACING_MS} (calls meanwhile share that read), and at most {@link MAX_DIRECT_READS}
+   * at once; past that, a call waits for a refresh (bounded the same way).
    */
   async entry(name: string, usable: (entry: DirectoryEntry) => boolean): Promise<DirectoryEntry | undefined> {
     const current = this.current;
-    const young =
-      current && current.takenAt > this.invalidatedAt && Date.now() - current.takenAt < 2 * this.maxAgeMs;
-    const known = young ? (await this.snapshot()).byName.get(name) : undefined;
-    if (known && usable(known)) return known;
+    const known = current?.byName.get(name);
+    if (current && known && current.takenAt > this.invalidatedAt && usable(known)) {
+      await this.snapshot();
+      return known;
+    }
     if (this.directReads >= MAX_DIRECT_READS) return (await this.fresh()).byName.get(name);
-    const found = await this.readOne(name);
-    const viewed = this.current?.byName.get(name);
-    if (Boolean(found && usable(found)) !== Boolean(viewed && usable(viewed))) this.invalidate();
+    const viewed = () => this.current?.byName.get(name);
+    const found = await this.bounded(this.readOne(name), viewed(), viewed);
+    if (Boolean(found && usable(found)) !== Boolean(viewed() && usable(viewed() as DirectoryEntry)))
+      this.invalidate();
     this.refresh(true).catch((error) => this.reportFailure(error));
     return found;
   }
@@ -221,9 +260,20 @@ export class Directory {
     if (!this.refreshing) {
       this.refreshStartedAt = Date.now();
       const full = !this.current || (background && Date.now() - this.fullReadAt >= FULL_READ_MS);
-      this.refreshing = (full ? this.readAll() : this.readChanges(this.current as Snapshot)).finally(() => {
-        this.refreshing = undefined;
-      });
+      this.refreshing = (full ? this.readAll() : this.readChanges(this.current as Snapshot))
+        .then(
+          (snapshot) => {
+            this.failing = false;
+            return snapshot;
+          },
+          (error: unknown) => {
+            this.failing = true;
+            throw error;
+          },
+        )
+        .finally(() => {
+          this.refreshing = undefined;
+        });
     }
     return this.refreshing;
   }
