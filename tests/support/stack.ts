@@ -197,10 +197,15 @@ export async function startStack(options: StackOptions = {}) {
     /**
      * One health sweep, its jobs sent at once (not spread); resolves to the number of probes and checks
      * it enqueued. `maxListingAgeMs: 0` makes every connected server's job a full probe (tools re-listed).
+     * Runs never overlap: one asked for while another test's runs waits for that one to end.
      */
     sweep: async (options: SweepOptions = {}) => {
-      const result = await runSweep({ store, logger }, { spreadSeconds: 0, ...options });
-      return result.probes + result.checks;
+      for (const started = Date.now(); ; ) {
+        const result = await runSweep({ store, logger }, { spreadSeconds: 0, ...options });
+        if (result.skipped === undefined) return result.probes + result.checks;
+        if (Date.now() - started > 20_000) throw new Error(`the sweep was skipped: ${result.skipped}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
     },
     /** Holds the worker's upstream requests until {@link releaseProbes}: a state kept still to look at. */
     holdProbes() {

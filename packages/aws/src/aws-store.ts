@@ -17,6 +17,7 @@ import { createSecretStore } from "./secrets";
 import { createServerRepository } from "./servers";
 import { createStatusRepository } from "./statuses";
 import type { Store } from "./store";
+import { createSweepRuns } from "./sweep-runs";
 import { createThreadRegistry } from "./threads";
 import { createToolsetStore } from "./toolsets";
 import { createUpstreamCredentialStore } from "./upstream-credentials";
@@ -62,6 +63,7 @@ export function createStore(
     jobs,
     rateBudget: createRateBudget(clients.ddb, config.tableName),
     fleet: createRunnerFleet(clients.ddb, config.tableName),
+    sweeps: createSweepRuns(clients.ddb, config.tableName),
     outages: createOutageLog(config, options.outageLogIntervalMs),
     audit: createAuditStore(clients.ddb, config.tableName),
     resources: { check: (timeoutMs) => checkResources({ clients, config, jobs }, timeoutMs) },

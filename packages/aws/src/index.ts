@@ -26,6 +26,7 @@ export * from "./servers";
 export * from "./statuses";
 export * from "./store";
 export * from "./store-unavailable";
+export * from "./sweep-runs";
 export * from "./table";
 export * from "./threads";
 export * from "./token-signer";

@@ -1039,6 +1039,40 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.fleet.claim(lost, live, now)).toMatchObject({ lease: { owner: live }, taken: true });
     });
 
+    it("begins one sweep run at a time: only over the last run as read, once it no longer holds", async () => {
+      const store = await open();
+      const now = Date.now();
+      const before = await store.sweeps.last();
+      const run = (token: string, startedAt: number) => ({
+        token,
+        startedAt,
+        holdsUntil: startedAt + 60_000,
+        jobs: 0,
+      });
+      const [first, second, third] = [unique("run"), unique("run"), unique("run")];
+      // The first run begins over the last as read (it may hold: the contract's runs start past it).
+      const start = Math.max(now, (before?.holdsUntil ?? 0) + 1);
+      expect(await store.sweeps.begin(run(first, start), before)).toBe(true);
+      expect(await store.sweeps.begin(run(second, start), before)).toBe(false);
+      const last = await store.sweeps.last();
+      expect(last).toMatchObject({ token: first, holdsUntil: start + 60_000, jobs: 0 });
+      // Held while it works; ended, it holds until its last job is due.
+      expect(await store.sweeps.begin(run(second, start + 1_000), last)).toBe(false);
+      await store.sweeps.end(first, start + 2_000, 42);
+      const ended = await store.sweeps.last();
+      expect(ended).toMatchObject({ token: first, holdsUntil: start + 2_000, jobs: 42 });
+      expect(await store.sweeps.begin(run(second, start + 1_999), ended)).toBe(false);
+      // Two schedulers past the hold: one begins.
+      const outcomes = await Promise.all([
+        store.sweeps.begin(run(second, start + 2_000), ended),
+        store.sweeps.begin(run(third, start + 2_000), ended),
+      ]);
+      expect(outcomes.filter(Boolean)).toHaveLength(1);
+      // An end of a run that is not the last changes nothing.
+      await store.sweeps.end(first, start, 0);
+      expect((await store.sweeps.last())?.token).not.toBe(first);
+    });
+
     it("gives a contested lease to exactly one of the live runners claiming it at once", async () => {
       const store = await open();
       const now = Date.now();

@@ -13,6 +13,7 @@ import type { CheckState } from "./readiness";
 import type { SecretStore } from "./secrets";
 import type { ServerRepository } from "./servers";
 import type { StatusRepository } from "./statuses";
+import type { SweepRuns } from "./sweep-runs";
 import type { ThreadRegistry } from "./threads";
 import type { ToolsetStore } from "./toolsets";
 import type { UpstreamCredentialStore } from "./upstream-credentials";
@@ -51,6 +52,8 @@ export interface Store {
   rateBudget: RateBudget;
   /** The stdio runners' registrations and the leases naming each instance's one owner. */
   fleet: RunnerFleet;
+  /** The health sweep's runs: one at a time, never overlapping the last one's jobs. */
+  sweeps: SweepRuns;
   /** Missing resources, logged once per interval by all who use the store. */
   outages: OutageLog;
   /** The audit trail: every tool call and admin change, append-only, expiring by TTL. */

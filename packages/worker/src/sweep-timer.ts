@@ -4,7 +4,7 @@ import { runSweep, sweepSpreadSeconds } from "./sweep";
 
 /**
  * The local stand-in for the scheduled sweep: runs it every `intervalSeconds`, its probes and checks
- * spread over most of that interval (see `sweepSpreadSeconds`). A missing table or
+ * spread over most of that interval (see `sweepSpreadSeconds`); runs never overlap (see `runSweep`). A missing table or
  * queue is logged through the store's outage log (once per its interval, however short this one is).
  */
 export function startSweeper(
@@ -12,13 +12,21 @@ export function startSweeper(
   intervalSeconds: number,
 ): { stop(): void } {
   const logger = deps.logger.child({ source: "sweep" });
+  let running = false;
   const timer = setInterval(() => {
-    runSweep({ store: deps.store, logger }, { spreadSeconds: sweepSpreadSeconds(intervalSeconds) }).then(
-      () => deps.store.outages.recovered(logger, "table"),
-      (error) => {
-        if (!deps.store.outages.report(logger, error)) logger.error("sweep failed", errorFields(error));
-      },
-    );
+    // A run still at work here is not started again (nor, through the table, anywhere else).
+    if (running) return;
+    running = true;
+    runSweep({ store: deps.store, logger }, { spreadSeconds: sweepSpreadSeconds(intervalSeconds) })
+      .then(
+        () => deps.store.outages.recovered(logger, "table"),
+        (error) => {
+          if (!deps.store.outages.report(logger, error)) logger.error("sweep failed", errorFields(error));
+        },
+      )
+      .finally(() => {
+        running = false;
+      });
   }, intervalSeconds * 1_000);
   timer.unref();
   return { stop: () => clearInterval(timer) };

@@ -164,4 +164,77 @@ describe("runSweep", () => {
     expect(await store.fleet.leasesOf("crashed")).toEqual([]);
     expect(await store.fleet.lease("kept")).toMatchObject({ owner: "live" });
   });
+
+  it("begins no run while the last one's jobs are still to come: a second within its spread does nothing", async () => {
+    // Prepare: a run whose checks are due over the next minute
+    const { store } = await servers(5, 5);
+    await runSweep({ store, logger }, { spreadSeconds: 60 });
+
+    // Act
+    const again = await runSweep({ store, logger }, { spreadSeconds: 60 });
+
+    // Assess
+    expect(again).toMatchObject({ skipped: "running", checks: 0, probes: 0 });
+    expect(store.jobs.pending()).toHaveLength(5);
+  });
+
+  it("skips while the last run's jobs wait in the queue, and runs again once the workers took them", async () => {
+    // Prepare: a run whose 30 checks are all due now and none taken yet
+    const { store } = await servers(30, 30);
+    await runSweep({ store, logger }, { spreadSeconds: 0 });
+
+    // Act
+    const behind = await runSweep({ store, logger }, { spreadSeconds: 0 });
+    const taken = [];
+    for (
+      let batch = await store.jobs.receive({ max: 10 });
+      batch.length > 0;
+      batch = await store.jobs.receive({ max: 10 })
+    )
+      taken.push(...batch);
+    await store.jobs.ack(taken.map((job) => job.receipt));
+    const caughtUp = await runSweep({ store, logger }, { spreadSeconds: 0 });
+
+    // Assess
+    expect(behind).toMatchObject({ skipped: "backlog", checks: 0 });
+    expect(taken).toHaveLength(30);
+    expect(caughtUp.skipped).toBeUndefined();
+    expect(caughtUp.checks).toBe(30);
+  });
+
+  it("runs once when two schedulers fire together", async () => {
+    // Prepare
+    const { store } = await servers(4, 4);
+
+    // Act
+    const results = await Promise.all([
+      runSweep({ store, logger }, { spreadSeconds: 60 }),
+      runSweep({ store, logger }, { spreadSeconds: 60 }),
+    ]);
+
+    // Assess
+    expect(results.filter((result) => result.skipped === undefined)).toHaveLength(1);
+    expect(store.jobs.pending()).toHaveLength(4);
+  });
+
+  it("holds no longer than its crash bound when a run never recorded its end", async () => {
+    // Prepare: a run that began and died (its record holds for 50 ms)
+    const { store } = await servers(2, 2);
+    const last = await store.sweeps.last();
+    expect(last).toBeUndefined();
+    await store.sweeps.begin(
+      { token: "died", startedAt: Date.now(), holdsUntil: Date.now() + 50, jobs: 0 },
+      undefined,
+    );
+
+    // Act
+    const held = await runSweep({ store, logger }, { spreadSeconds: 0 });
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    const after = await runSweep({ store, logger }, { spreadSeconds: 0 });
+
+    // Assess
+    expect(held.skipped).toBe("running");
+    expect(after).toMatchObject({ checks: 2 });
+    expect(after.skipped).toBeUndefined();
+  });
 });

@@ -1,4 +1,5 @@
-import type { Store } from "@mcpgw/aws";
+import { randomUUID } from "node:crypto";
+import type { Store, SweepRun } from "@mcpgw/aws";
 import {
   errorFields,
   type Job,
@@ -46,6 +47,11 @@ export interface SweepResult {
   placed: number;
   /** Instance leases of stdio runners whose registration lapsed (a crash), deleted. */
   reapedLeases: number;
+  /**
+   * Why this run did nothing: the last one still holds (it works, or its jobs are not all due yet),
+   * its jobs still wait in the queue (the workers are behind), or another scheduler began one.
+   */
+  skipped?: "running" | "backlog" | "raced";
 }
 
 export interface SweepOptions {
@@ -58,6 +64,21 @@ export interface SweepOptions {
   spreadSeconds?: number;
   /** Connected servers whose tools were listed this long ago get a full probe (default 10 min). */
   maxListingAgeMs?: number;
+  /** How long a run that never ends (its process died) holds, at most (default {@link RUN_HOLD_MS}). */
+  runHoldMs?: number;
+}
+
+/** How long a run holds while it works: past the sweep function's timeout (30 s), whatever befalls it. */
+export const RUN_HOLD_MS = 120_000;
+/**
+ * Jobs waiting in the queue (visible, not taken) past which the last run counts as not done: a tenth
+ * of what it sent, and never fewer than this (retries and connects come and go meanwhile).
+ */
+const BACKLOG_MIN = 10;
+
+/** The backlog past which the last run (having sent `jobs`) counts as still in progress. */
+export function backlogLimit(jobs: number): number {
+  return Math.max(BACKLOG_MIN, Math.ceil(jobs / 10));
 }
 
 /**
@@ -69,6 +90,10 @@ export interface SweepOptions {
  * rewritten (a fresh generation) and connected again. One index query (a page per 1 MB),
  * whatever the count; probes and checks are spread over the interval; the workers do the probing. It
  * also deletes the leases of stdio runners that died (see {@link reapLeases}).
+ *
+ * Runs never overlap, whoever schedules them: a run begins only once the last one's jobs are all due
+ * and the queue no longer holds them (see {@link SweepRuns}); else it does nothing (`skipped`). So a
+ * sweep slower than its interval stretches the interval instead of piling work on the queue.
  */
 export async function runSweep(
   deps: { store: Store; logger: Logger },
@@ -77,13 +102,69 @@ export async function runSweep(
   const { store, logger } = deps;
   const now = options.now ?? Date.now();
   const spreadSeconds = options.spreadSeconds ?? DEFAULT_SWEEP_SPREAD_SECONDS;
-  const [servers, reapedLeases] = await Promise.all([
-    store.servers.listAll(),
-    reapLeases(deps, now),
-    readQueueDepth(deps),
-  ]);
+  const result: SweepResult = {
+    probes: 0,
+    checks: 0,
+    reconnects: 0,
+    repaired: 0,
+    placed: 0,
+    reapedLeases: 0,
+  };
+  // The run's record is kept by the clock (`now` may judge ages at another time).
+  const token = randomUUID();
+  const startedAt = Date.now();
+  const skipped = await begin(deps, {
+    token,
+    startedAt,
+    holdsUntil: startedAt + (options.runHoldMs ?? RUN_HOLD_MS),
+    jobs: 0,
+  });
+  if (skipped) return { ...result, skipped };
+  let sent = 0;
+  try {
+    sent = await sweep(deps, options, now, spreadSeconds, result);
+  } finally {
+    // Held until its last job is due; a run that failed holds no longer (the next one tries again).
+    await store.sweeps
+      .end(token, sent > 0 ? startedAt + spreadSeconds * 1_000 : Date.now(), sent)
+      .catch((error) => logger.warn("sweep could not record its run's end", errorFields(error)));
+  }
+  return result;
+}
+
+/**
+ * Begins run `run` unless the last one holds, its jobs still wait in the queue, or another scheduler
+ * began one meanwhile: why not, or undefined when it began.
+ */
+async function begin(deps: { store: Store; logger: Logger }, run: SweepRun): Promise<SweepResult["skipped"]> {
+  const { store, logger } = deps;
+  const last = await store.sweeps.last();
+  if (last && last.holdsUntil > run.startedAt) {
+    logger.info("sweep skipped: the last run still holds", {
+      holdsUntil: new Date(last.holdsUntil).toISOString(),
+    });
+    return "running";
+  }
+  const backlog = await readQueueDepth(deps);
+  if (last && backlog !== undefined && backlog > backlogLimit(last.jobs)) {
+    logger.warn("sweep skipped: the last run's jobs still wait in the queue", { backlog, sent: last.jobs });
+    return "backlog";
+  }
+  return (await store.sweeps.begin(run, last)) ? undefined : "raced";
+}
+
+/** One run's work (see {@link runSweep}): the jobs it sent. */
+async function sweep(
+  deps: { store: Store; logger: Logger },
+  options: SweepOptions,
+  now: number,
+  spreadSeconds: number,
+  result: SweepResult,
+): Promise<number> {
+  const { store, logger } = deps;
+  const [servers, reapedLeases] = await Promise.all([store.servers.listAll(), reapLeases(deps, now)]);
+  result.reapedLeases = reapedLeases;
   const jobs: Job[] = [];
-  const result: SweepResult = { probes: 0, checks: 0, reconnects: 0, repaired: 0, placed: 0, reapedLeases };
   for (const { server, status, statusApart } of servers) {
     if (statusApart) result.placed += Number(await placeStatus(deps, server.id, server.name));
     if (!status) {
@@ -128,7 +209,7 @@ export async function runSweep(
     job.type === "connect" ? 0 : sweepDelaySeconds(job.serverId, spreadSeconds),
   );
   logger.info("sweep enqueued probes", { servers: servers.length, ...result });
-  return result;
+  return jobs.length;
 }
 
 /**
@@ -147,13 +228,22 @@ async function reapLeases({ store, logger }: { store: Store; logger: Logger }, n
 
 /**
  * Reads the queue's backlog for `mcpgw_queue_depth`: once per sweep, so the gauge reports a cached value
- * (no SQS call per export). A failure is logged at debug and leaves the last value.
+ * (no SQS call per export), and for {@link begin}. A failure is logged at debug and leaves the last value.
  */
-async function readQueueDepth({ store, logger }: { store: Store; logger: Logger }): Promise<void> {
+async function readQueueDepth({
+  store,
+  logger,
+}: {
+  store: Store;
+  logger: Logger;
+}): Promise<number | undefined> {
   try {
-    recordQueueDepth(await store.jobs.depth());
+    const depth = await store.jobs.depth();
+    recordQueueDepth(depth);
+    return depth;
   } catch (error) {
     logger.debug("queue depth not read", errorFields(error));
+    return undefined;
   }
 }
 

@@ -20,6 +20,7 @@ import { createMemorySealer } from "./sealer";
 import { createMemorySecretStore } from "./secrets";
 import { createMemoryServerRepository } from "./servers";
 import { createMemoryStatusRepository } from "./statuses";
+import { createMemorySweepRuns } from "./sweep-runs";
 import { createMemoryTables } from "./tables";
 import { createMemoryThreadRegistry } from "./threads";
 import { createMemoryToolsetStore } from "./toolsets";
@@ -57,6 +58,7 @@ export function createMemoryStore(options: { jobs?: MemoryJobQueue } = {}): Memo
     jobs: options.jobs ?? createMemoryJobQueue(),
     rateBudget: createMemoryRateBudget(),
     fleet: createMemoryRunnerFleet(),
+    sweeps: createMemorySweepRuns(),
     outages: createOutageLog({
       tableName: "memory",
       queueName: "memory-jobs",

@@ -1,0 +1,21 @@
+import type { SweepRun, SweepRuns } from "../sweep-runs";
+
+/** The sweep's runs in memory: the table's conditions, checked in one step. */
+export function createMemorySweepRuns(): SweepRuns {
+  let record: SweepRun | undefined;
+  return {
+    async last() {
+      return record && { ...record };
+    },
+    async begin(run, last) {
+      const free = last
+        ? record?.token === last.token && record.holdsUntil <= run.startedAt
+        : record === undefined;
+      if (free) record = { ...run };
+      return free;
+    },
+    async end(token, holdsUntil, jobs) {
+      if (record?.token === token) record = { ...record, holdsUntil, jobs };
+    },
+  };
+}
