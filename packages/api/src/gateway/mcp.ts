@@ -118,8 +118,9 @@ async function serveMcp(
 /**
  * The directory cannot be read because the store is unavailable: the request's JSON-RPC error with
  * HTTP 503 and `Retry-After` (`data.code` `store.unavailable`), not an SDK handler's 200 or a 500.
- * Cheap: the directory answers from memory while its view is young; a refresh slower than `maxAgeMs`
- * (a bulk change) is not waited for here — the handlers' own reads say whether the store answers.
+ * Cheap: the directory answers from memory; once a refresh failed it serves no stale view, so a store
+ * that is down shows here. A refresh slower than `maxAgeMs` (a bulk change) is not waited for — the
+ * handlers' own reads say whether the store answers.
  */
 async function storeDown(endpoints: McpEndpoints, body: unknown): Promise<Response | undefined> {
   const { directory } = endpoints.services.deps;
