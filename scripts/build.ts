@@ -1,6 +1,6 @@
 /**
- * `npm run build`: bundles each deployable entry the way SST does (esbuild, ESM, Node 22 target,
- * minified, code splitting on — `nodejs.splitting` in infra/bundling.ts) into dist/<name>/: the Lambda
+ * `npm run build`: bundles each deployable entry the way SST does (esbuild, ESM, Node 22 target, ESM
+ * builds of dependencies first, names kept, minified, code splitting on — `nodejs.splitting` in infra/bundling.ts) into dist/<name>/: the Lambda
  * handlers and the stdio runner's start script. Each entry is bundled on its own, as SST bundles each
  * function, so a handler's directory (index.mjs and its chunks) is what deploys.
  */
@@ -74,6 +74,10 @@ export async function bundleOne(name: keyof typeof ENTRIES, outdir = resolve(ROO
     platform: "node",
     target: "node22",
     format: "esm",
+    // As SST's Node runtime bundles a function: ESM builds of dependencies first (the AWS SDK's load
+    // its credential providers lazily; its CommonJS builds load them all at once), names kept.
+    mainFields: ["module", "main"],
+    keepNames: true,
     minify: true,
     sourcemap: false,
     metafile: true,

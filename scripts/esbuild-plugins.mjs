@@ -1,3 +1,6 @@
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { basename, dirname, join, relative, resolve } from "node:path";
+
 /**
  * esbuild plugins shared by `npm run build` and SST's bundling (infra: `nodejs.plugins`).
  * zod re-exports every locale (`z.locales`, ~260 KiB minified); the system only uses English, so the
@@ -35,4 +38,99 @@ const noBrowserUserAgent = {
   },
 };
 
-export default [zodEnglishOnly, noBrowserUserAgent];
+/**
+ * The MCP SDK v2's `@modelcontextprotocol/client` and `@modelcontextprotocol/server` are each published
+ * pre-bundled (rolldown chunks named `<name>-<hash>.mjs`), and some of their chunks are the same code
+ * in both packages: the default JSON Schema validator with ajv and ajv-formats inlined (`ajvProvider-*`,
+ * ~150 KiB minified, which evaluates ajv's three dialects when imported), the schema-dialect helpers
+ * and the bundler's runtime helpers. A bundle of both packages (the gateway, the runner) would hold and
+ * load each of those twice; here a chunk the server imports that is the same as one of the client's
+ * resolves to the client's file, so the bundle holds one copy.
+ * "The same" is checked on the files as installed, so an SDK update never aliases code that differs:
+ * the texts are equal but for the hashes in the names of the chunks they import and the source-map
+ * comment, each chunk they import is the same in turn, and every other import is the same specifier
+ * resolving alike (neither package has a node_modules of its own; none names either package or a
+ * `#` import). Chunks that differ stay as they are: each package's own tree-shaken subset of the SDK's
+ * internal protocol core (`src-*`), neither of which can stand in for the other.
+ */
+const SERVER_DIST = /[\\/]node_modules[\\/]@modelcontextprotocol[\\/]server[\\/]dist(?=[\\/])/;
+/** A rolldown chunk's file name: its name, then a hash of 8 characters. */
+const CHUNK = /^([\w.-]+?)-[\w-]{8}\.mjs$/;
+/** Module specifiers in a chunk's text: `from "…"`, `import "…"`, `import("…")`, `require("…")`. */
+const SPECIFIER = /(\bfrom\s*|\bimport\s*\(?\s*|\brequire\s*\(\s*)(["'])([^"'\n]+)\2/g;
+const RELATIVE = /^\.\.?\//;
+/** Specifiers that resolve differently from each package: the packages themselves, `#` imports. */
+const PACKAGE_OWN = /^(@modelcontextprotocol\/(client|server)(\/|$)|#)/;
+
+const mcpSdkSharedChunks = {
+  name: "mcp-sdk-shared-chunks",
+  setup(build) {
+    const isFile = (path) => statSync(path, { throwIfNoEntry: false })?.isFile() === true;
+    const chunkName = (path) => CHUNK.exec(basename(path))?.[1];
+
+    /** A file's specifiers, and its text with the chunk hashes they name and its source-map comment out. */
+    const texts = new Map();
+    function read(file) {
+      if (!texts.has(file)) {
+        const source = readFileSync(file, "utf8");
+        const normalized = source
+          .replace(/^\/\/# sourceMappingURL=.*$/gm, "")
+          .replace(SPECIFIER, (_, before, quote, specifier) => {
+            const name = RELATIVE.test(specifier) ? chunkName(specifier) : undefined;
+            const unhashed = name ? join(dirname(specifier), `${name}-*.mjs`) : specifier;
+            return `${before}${quote}${unhashed}${quote}`;
+          });
+        texts.set(file, { normalized, specifiers: [...source.matchAll(SPECIFIER)].map((match) => match[3]) });
+      }
+      return texts.get(file);
+    }
+
+    /** Whether files `a` and `b` are the same code importing the same modules (`assumed`: pairs under way). */
+    function same(a, b, assumed) {
+      const pair = `${a}\0${b}`;
+      if (a === b || assumed.has(pair)) return true;
+      assumed.add(pair);
+      const [left, right] = [read(a), read(b)];
+      if (left.normalized !== right.normalized) return false;
+      return left.specifiers.every((specifier, index) => {
+        const other = right.specifiers[index];
+        if (!RELATIVE.test(specifier)) return specifier === other && !PACKAGE_OWN.test(specifier);
+        const [mine, theirs] = [resolve(dirname(a), specifier), resolve(dirname(b), other)];
+        // A path to no file is text, not an import (a doc comment's `import('./types')`).
+        if (!isFile(mine) && !isFile(theirs)) return specifier === other;
+        return isFile(mine) && isFile(theirs) && same(mine, theirs, assumed);
+      });
+    }
+
+    /** The client's chunk that is the same as the server's chunk `file`, if there is one. */
+    const twins = new Map();
+    function twinOf(file) {
+      if (!twins.has(file)) {
+        const dist = SERVER_DIST.exec(file);
+        const name = chunkName(file);
+        let twin;
+        if (dist && name && isFile(file)) {
+          const server = dirname(file.slice(0, dist.index + dist[0].length));
+          const client = join(dirname(server), "client");
+          const dir = join(client, "dist", relative(join(server, "dist"), dirname(file)));
+          const ownModules = [server, client].some((root) => existsSync(join(root, "node_modules")));
+          if (!ownModules && existsSync(dir))
+            twin = readdirSync(dir)
+              .filter((candidate) => chunkName(candidate) === name)
+              .map((candidate) => join(dir, candidate))
+              .find((candidate) => same(file, candidate, new Set()));
+        }
+        twins.set(file, twin);
+      }
+      return twins.get(file);
+    }
+
+    build.onResolve({ filter: /^\.\.?\/.*\.mjs$/ }, (args) => {
+      if (!SERVER_DIST.test(args.importer)) return undefined;
+      const twin = twinOf(resolve(args.resolveDir, args.path));
+      return twin ? { path: twin } : undefined;
+    });
+  },
+};
+
+export default [zodEnglishOnly, noBrowserUserAgent, mcpSdkSharedChunks];

@@ -6,13 +6,11 @@
  * encrypted `resource.enc` beside the bundle, opened with SST_KEY.
  * Budgets: each handler ≤ 300 ms cold import (the fastest of a few fresh processes, so a busy
  * machine's scheduler noise is not counted as import cost), and a size per plane (minified; the bytes a
- * cold start imports: the entry and the chunks it imports statically, not those only `import()` loads): the
- * admin plane ≤ 1.5 MB (no MCP server; the SDK client's OAuth helpers, for upstreams that need OAuth),
- * the worker ≤ 1.5 MB (the SDK's client), the gateway ≤ 1.95 MB (both the SDK v2 client, for
- * upstreams, and its server, for /mcp: ~650 KiB together, each package shipping its own copy of the
- * protocol's schemas; the OAuth authorization server, with its OpenID relying party; and the tenant
- * limits, throttles and the per_user link's sign-in). The next cut is zod's locales (~258 KiB), which
- * the bundle keeps although only English is used.
+ * cold start imports: the entry and the chunks it imports statically, not those only `import()` loads):
+ * the admin plane ≤ 1.4 MB, the gateway ≤ 1.75 MB (the SDK v2 client, for upstreams, and its server,
+ * for /mcp — each package ships its own copy of the protocol core; their identical chunks, ajv's
+ * validator among them, are one copy — the OAuth authorization server, the tenant limits), the
+ * worker ≤ 1.25 MB.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { createCipheriv, randomBytes, randomUUID } from "node:crypto";
@@ -30,22 +28,14 @@ import { urlEvent } from "./support/url-event";
 
 const INVOKE = resolve(import.meta.dirname, "support/invoke-bundle.mjs");
 /**
- * Bytes per handler, read strictly (decimal); measured 1.47, 1.90 and 1.33 MB (issue 23), then 1.50,
- * 1.97 and 1.36 MB with issue 27 (tool sets, pinning, the change routes, search mode's index), then
- * 1.63, 2.10 and 1.48 MB with issue 28's traces and metrics (the OTel trace and metrics SDKs, ~60 KB of
- * it the metrics SDK with its EMF exporter; the OTLP exporters are loaded only when an endpoint is set,
- * but counted here). The admin plane's budget rose to 1.65 MB for them. With code splitting the budget
- * counts the statically imported bytes; static / lazy (only `import()`ed: the OTLP exporters with
- * their transformer, 21.6 KB, and the AWS SDK's event streams and user-agent parser) measured
- * 1.57 / 0.07, 2.04 / 0.07 and 1.41 / 0.07 MB (from 1.63, 2.10 and 1.48 MB in one file; jose imported
- * by module, so the MCP client's lazy `import("jose")` keeps the rest of jose out of the static chunks).
- * With the audit trail (~10 KB gateway, ~12 KB admin) and bowser, the AWS SDK's browser user-agent
- * parser, left out (scripts/esbuild-plugins.mjs): 1.59 / 0.04, 2.05 / 0.04 and 1.41 / 0.04 MB.
+ * Bytes per handler, read strictly (decimal); bundled as SST bundles (ESM builds of dependencies first)
+ * they measured 1.38, 1.71 and 1.19 MB (issue 30; 1.59, 2.05 and 1.41 MB bundled from the CommonJS
+ * builds, which load the AWS SDK's credential providers eagerly, with the SDK's shared chunks twice).
  */
 const SIZE_BUDGET_BYTES: Record<Handler, number> = {
-  admin: 1_650_000,
-  gateway: 2_100_000,
-  worker: 1_500_000,
+  admin: 1_400_000,
+  gateway: 1_750_000,
+  worker: 1_250_000,
 };
 const COLD_IMPORT_BUDGET_MS = 300;
 const IMPORT_SAMPLES = 5;
