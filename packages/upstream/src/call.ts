@@ -22,13 +22,10 @@ import { type CallContext, type Progress, progressOf } from "./call-context";
 import { transportHttpStatus } from "./classify-failure";
 import { Deadline } from "./deadline";
 import { UnreadableAnswerError } from "./json-messages";
-import { isMessageTooLarge } from "./limits";
+import { isMessageTooLarge, MAX_CALL_MS } from "./limits";
 import { capabilitiesForUpstream, splitQuestions } from "./own-answers";
 import type { UpstreamSession } from "./session";
 import { whenAborted } from "./when-aborted";
-
-/** The longest a call may run, however often progress extends it. */
-export const MAX_CALL_MS = 15 * 60_000;
 
 /** A tool call's result as the gateway returns it: the upstream's, whole. */
 export interface ToolCallResult {

@@ -8,6 +8,12 @@ import { describeBytes } from "@mcpgw/core";
 import { BufferedResponse, mediaTypeOf } from "./buffered-response";
 import { rebody } from "./call-context";
 
+/**
+ * The longest a call may run, however often progress extends it. Here, not beside the calls that
+ * use it, so a plane that only needs the bound (the runner) does not bundle the MCP client with it.
+ */
+export const MAX_CALL_MS = 15 * 60_000;
+
 /** The JSON-RPC error code (implementation-defined server range) of a message past the limit. */
 export const MESSAGE_TOO_LARGE_CODE = -32070;
 /** The gateway's own code for it, in the error's `data.code`. */

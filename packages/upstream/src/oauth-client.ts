@@ -5,19 +5,18 @@
  * exchange and the refresh. Credentials are plain objects here; the store seals them.
  */
 import type { UpstreamOAuth } from "@mcpgw/core";
-import {
-  type AuthorizationServerMetadata,
-  checkResourceAllowed,
-  discoverOAuthServerInfo,
-  exchangeAuthorization,
-  extractWWWAuthenticateParams,
-  type OAuthClientInformationMixed,
-  type OAuthTokens,
-  refreshAuthorization,
-  registerClient,
-  resolveClientMetadata,
-  startAuthorization,
+import type {
+  AuthorizationServerMetadata,
+  OAuthClientInformationMixed,
+  OAuthTokens,
 } from "@modelcontextprotocol/client";
+
+/**
+ * The SDK's auth helpers, loaded by the first call that needs them: a plane that only authorizes
+ * upstreams (the admin function) does not load the MCP client at its cold start.
+ */
+let sdk: Promise<typeof import("./oauth-sdk")> | undefined;
+const mcpClient = () => (sdk ??= import("./oauth-sdk"));
 
 /** The client the gateway is at an upstream's AS (a DCR result may carry a secret). */
 export interface OAuthClientInfo {
@@ -57,7 +56,8 @@ export class UpstreamAuthError extends Error {
  * The gateway's client metadata (what CIMD serves and DCR sends), with the `application_type` SEP-837
  * asks for, derived from the redirect URI as the SDK does (`web`; `native` for a loopback one).
  */
-export function gatewayClientMetadata(redirectUri: string, clientId?: string) {
+export async function gatewayClientMetadata(redirectUri: string, clientId?: string) {
+  const { resolveClientMetadata } = await mcpClient();
   const metadata = {
     ...(clientId ? { client_id: clientId } : {}),
     client_name: "MCP Gateway",
@@ -123,6 +123,7 @@ export async function authorizationFrom(
   state: string,
 ): Promise<StartedAuthorization> {
   const { scope, ...origin } = prepared;
+  const { startAuthorization } = await mcpClient();
   const { authorizationUrl, codeVerifier } = await startAuthorization(prepared.authorizationServer, {
     metadata: prepared.metadata as AuthorizationServerMetadata,
     clientInformation: prepared.client as OAuthClientInformationMixed,
@@ -171,6 +172,7 @@ function legacyDefaultEndpoints(base: string): AuthorizationServerMetadata {
  * not this server's.
  */
 export async function discoverFromChallenge(url: string, fetchFn: typeof fetch) {
+  const { checkResourceAllowed, discoverOAuthServerInfo, extractWWWAuthenticateParams } = await mcpClient();
   const challenge = await fetchFn(url, {
     method: "POST",
     headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
@@ -227,9 +229,10 @@ async function chooseClient(
   )
     return { client_id: options.clientMetadataUrl };
   if (metadata.registration_endpoint) {
+    const { registerClient } = await mcpClient();
     const registered = await registerClient(authorizationServer, {
       metadata,
-      clientMetadata: gatewayClientMetadata(options.redirectUri) as never,
+      clientMetadata: (await gatewayClientMetadata(options.redirectUri)) as never,
       fetchFn: options.fetch,
     });
     return {
@@ -251,6 +254,7 @@ export async function finishUpstreamAuthorization(
   callback: { code: string; iss?: string | undefined },
   fetchFn: typeof fetch,
 ): Promise<HeldCredential> {
+  const { exchangeAuthorization } = await mcpClient();
   const tokens = await exchangeAuthorization(origin.authorizationServer, {
     metadata: origin.metadata as AuthorizationServerMetadata,
     clientInformation: origin.client as OAuthClientInformationMixed,
@@ -270,6 +274,7 @@ export async function refreshUpstreamCredential(
   fetchFn: typeof fetch,
 ): Promise<HeldCredential> {
   if (!credential.refreshToken) throw new UpstreamAuthError("no refresh token: authorize again");
+  const { refreshAuthorization } = await mcpClient();
   const tokens = await refreshAuthorization(credential.authorizationServer, {
     metadata: credential.metadata as AuthorizationServerMetadata,
     clientInformation: credential.client as OAuthClientInformationMixed,

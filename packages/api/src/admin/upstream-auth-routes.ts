@@ -52,7 +52,7 @@ export function registerUpstreamAuthPages(
     return sendPage(c, result.status, result.html);
   });
 
-  app.get(CLIENT_METADATA_PATH, (c) =>
-    c.json(clientMetadataDocument(deps), 200, { "cache-control": "public, max-age=3600" }),
+  app.get(CLIENT_METADATA_PATH, async (c) =>
+    c.json(await clientMetadataDocument(deps), 200, { "cache-control": "public, max-age=3600" }),
   );
 }

@@ -33,7 +33,7 @@ export { CLIENT_METADATA_PATH, UPSTREAM_CALLBACK_PATH } from "../upstream-author
 export type UpstreamAuthDeps = AdminDeps;
 
 /** The gateway's CIMD document (its `client_id` is its own URL). */
-export function clientMetadataDocument(deps: UpstreamAuthDeps) {
+export async function clientMetadataDocument(deps: UpstreamAuthDeps) {
   const base = publicAdminBase(deps);
   return gatewayClientMetadata(`${base}${UPSTREAM_CALLBACK_PATH}`, `${base}${CLIENT_METADATA_PATH}`);
 }

@@ -42,15 +42,15 @@ describe("searchTools", () => {
     { name: "ev__get-sum", description: "Returns the sum of two numbers", inputSchema: { type: "object" } },
   ];
 
-  it("answers names, first sentences and schemas as text and structured content", () => {
-    const result = searchTools(new ToolIndexCache(), tools, { query: "echo the input", limit: 1 });
+  it("answers names, first sentences and schemas as text and structured content", async () => {
+    const result = await searchTools(new ToolIndexCache(), tools, { query: "echo the input", limit: 1 });
     expect(result.structuredContent).toEqual({
       tools: [{ name: "ev__echo", description: "Echoes back the input.", inputSchema: { type: "object" } }],
     });
     expect(JSON.parse(result.content[0]?.text ?? "")).toEqual(result.structuredContent);
   });
 
-  it("refuses a missing or oversized query and a limit outside 1..20", () => {
+  it("refuses a missing or oversized query and a limit outside 1..20", async () => {
     const cache = new ToolIndexCache();
     for (const args of [
       {},
@@ -59,22 +59,22 @@ describe("searchTools", () => {
       { query: "sum", limit: 21 },
       { query: "sum", limit: 0 },
     ])
-      expect(() => searchTools(cache, tools, args)).toThrow(AppError);
+      await expect(searchTools(cache, tools, args)).rejects.toThrow(AppError);
   });
 
-  it("builds one index per catalogue, not one per search; the same tools read again reuse it", () => {
+  it("builds one index per catalogue, not one per search; the same tools read again reuse it", async () => {
     const cache = new ToolIndexCache();
-    searchTools(cache, tools, { query: "sum" });
-    searchTools(cache, tools, { query: "echo" });
+    await searchTools(cache, tools, { query: "sum" });
+    await searchTools(cache, tools, { query: "echo" });
     expect(cache.built).toBe(1);
     // Another scope (fewer tools): an index of its own.
-    searchTools(cache, tools.slice(1), { query: "sum" });
+    await searchTools(cache, tools.slice(1), { query: "sum" });
     expect(cache.built).toBe(2);
     // The same tools read again (a new snapshot's objects): no new index; a changed description: a new one.
-    searchTools(cache, structuredClone(tools), { query: "sum" });
+    await searchTools(cache, structuredClone(tools), { query: "sum" });
     expect(cache.built).toBe(2);
     const changed = [{ ...tools[0]!, description: "Says it again." }, tools[1]!];
-    const again = searchTools(cache, changed, { query: "says again" });
+    const again = await searchTools(cache, changed, { query: "says again" });
     expect(cache.built).toBe(3);
     expect(again.structuredContent.tools[0]).toMatchObject({
       name: "ev__echo",
@@ -82,7 +82,7 @@ describe("searchTools", () => {
     });
   });
 
-  it("never answers from another catalogue's index: a name given to another tool is indexed again", () => {
+  it("never answers from another catalogue's index: a name given to another tool is indexed again", async () => {
     // A tool set's edit gives the listed name `do_it` another tool: same name, other text and schema.
     const cache = new ToolIndexCache();
     const before = [
@@ -99,8 +99,8 @@ describe("searchTools", () => {
         inputSchema: { type: "object", properties: { contact_id: { type: "string" } } },
       },
     ];
-    searchTools(cache, before, { query: "record" });
-    const found = searchTools(cache, after, { query: "record" });
+    await searchTools(cache, before, { query: "record" });
+    const found = await searchTools(cache, after, { query: "record" });
     expect(found.structuredContent.tools).toEqual([
       { name: "do_it", description: "Deletes a record permanently.", inputSchema: after[0]!.inputSchema },
     ]);

@@ -7,6 +7,7 @@
 import { createHash } from "node:crypto";
 import { AppError } from "@mcpgw/core";
 import {
+  loadMiniSearch,
   MAX_INDEX_CHARS,
   MAX_QUERY_CHARS,
   type SearchableTool,
@@ -145,7 +146,7 @@ export interface FoundTool {
 }
 
 /** `search_tools` over `tools` (the endpoint's, as it names them), with the index from `indexes`. */
-export function searchTools(
+export async function searchTools(
   indexes: ToolIndexCache,
   tools: readonly IndexableTool[],
   args: Record<string, unknown>,
@@ -160,7 +161,7 @@ export function searchTools(
     );
   if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)
     throw new AppError("request.invalid", `search_tools' limit must be an integer from 1 to ${MAX_LIMIT}.`);
-  const { index, found: byName } = indexes.get(tools);
+  const { index, found: byName } = await indexes.get(tools);
   const found = index.search(query, limit).flatMap((hit) => byName.get(hit.name) ?? []);
   const structuredContent = { tools: found };
   return { content: [{ type: "text", text: JSON.stringify(structuredContent) }], structuredContent };
@@ -189,7 +190,9 @@ export class ToolIndexCache {
   built = 0;
 
   /** The index of `tools`, as an endpoint lists them to one caller. */
-  get(tools: readonly IndexableTool[]): IndexedCatalogue {
+  async get(tools: readonly IndexableTool[]): Promise<IndexedCatalogue> {
+    // Loaded first (once): the rest runs without a pause, so two searches never build one index twice.
+    const MiniSearchIndex = await loadMiniSearch();
     const content = createHash("sha256");
     for (const { name, title, description, inputSchema } of tools)
       content
@@ -200,7 +203,7 @@ export class ToolIndexCache {
     if (indexed) this.byContent.delete(key);
     else {
       indexed = {
-        index: new ToolIndex(tools),
+        index: new ToolIndex(tools, MiniSearchIndex),
         found: new Map(
           tools.map((tool) => [
             tool.name,

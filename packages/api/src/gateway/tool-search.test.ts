@@ -1,3 +1,4 @@
+import MiniSearch from "minisearch";
 import { describe, expect, it } from "vitest";
 import {
   MAX_INDEX_CHARS,
@@ -67,7 +68,7 @@ describe("stem", () => {
 });
 
 describe("ToolIndex", () => {
-  const index = new ToolIndex(TOOLS);
+  const index = new ToolIndex(TOOLS, MiniSearch);
 
   it("ranks by name, description and parameters", () => {
     expect(index.search("read a file's contents", 5)[0]?.name).toBe("fs__read_text_file");
@@ -107,7 +108,7 @@ describe("shortDescription", () => {
       description: words(i),
       inputSchema: { type: "object" },
     }));
-    const index = new ToolIndex(hostile);
+    const index = new ToolIndex(hostile, MiniSearch);
     // 2,000 descriptions of ~4,000 characters each (8 MB) are read to each tool's share of the bound.
     expect(index.chars).toBeLessThanOrEqual(MAX_INDEX_CHARS * 1.05);
     expect(index.search("w7x3", 1)[0]?.name).toBe("h__t7");

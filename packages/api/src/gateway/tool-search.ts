@@ -2,9 +2,17 @@
  * A local text index over a catalogue's tools, for search mode's `search_tools`: BM25 ranking
  * (minisearch) over each tool's name split into words (`__`, `_`, `-`, camelCase), title, description
  * and parameter names and descriptions, with light stemming so "files" finds "file" and "reading"
- * "read". Pure: built from the tools given, asked with a bounded query.
+ * "read". Pure: built from the tools given, asked with a bounded query. minisearch is loaded by the
+ * first search ({@link loadMiniSearch}), not by the gateway's cold start.
  */
-import MiniSearch from "minisearch";
+import type MiniSearch from "minisearch";
+
+let miniSearch: Promise<typeof MiniSearch> | undefined;
+/** minisearch's index class, loaded once, when search mode is first used. */
+export function loadMiniSearch(): Promise<typeof MiniSearch> {
+  miniSearch ??= import("minisearch").then((module) => module.default);
+  return miniSearch;
+}
 
 /** What the index reads of a tool: the name the endpoint lists it under, and its words. */
 export interface SearchableTool {
@@ -46,14 +54,14 @@ const STOP_WORDS = new Set(
   ).split(" "),
 );
 
-/** The ranked index of one catalogue snapshot. */
+/** The ranked index of one catalogue snapshot, made with minisearch's class (see {@link loadMiniSearch}). */
 export class ToolIndex {
   private readonly index: MiniSearch<IndexedTool>;
   /** The characters of text indexed. */
   readonly chars: number;
 
-  constructor(tools: readonly SearchableTool[]) {
-    this.index = new MiniSearch<IndexedTool>({
+  constructor(tools: readonly SearchableTool[], MiniSearchIndex: typeof MiniSearch) {
+    this.index = new MiniSearchIndex<IndexedTool>({
       fields: ["words", "title", "description", "params"],
       idField: "name",
       tokenize: splitWords,

@@ -8,13 +8,11 @@
 import type { JsonWebKey } from "node:crypto";
 import { z } from "@hono/zod-openapi";
 import type { JSONWebKeySet, JWTVerifyGetKey } from "jose";
-// jose by module (its subpath exports), not its index: a bundle then holds only these statically, and
-// the rest of jose stays in the lazy chunk of the MCP client's `import("jose")` (code splitting).
-import { decodeProtectedHeader } from "jose/decode/protected_header";
-import * as errors from "jose/errors";
-import { createLocalJWKSet } from "jose/jwks/local";
-import { decodeJwt } from "jose/jwt/decode";
-import { jwtVerify } from "jose/jwt/verify";
+
+/** jose (what verify-jose.ts names), loaded by the first token verified. */
+type Jose = typeof import("./verify-jose");
+let joseModule: Promise<Jose> | undefined;
+const loadJose = () => (joseModule ??= import("./verify-jose"));
 
 /** The claims of a gateway access token. */
 export const AccessTokenClaims = z.object({
@@ -82,7 +80,8 @@ const keySets = new WeakMap<object, JWTVerifyGetKey>();
 export async function verifyAccessToken(token: string, options: VerifyOptions): Promise<AccessTokenClaims> {
   if (token.length > MAX_TOKEN_LENGTH) throw new AccessTokenError("token too long");
   if (token.split(".").length !== 3) throw new AccessTokenError("not a JWT");
-  const header = Header.safeParse(decodedOr(decodeProtectedHeader, token));
+  const jose = await loadJose();
+  const header = Header.safeParse(decodedOr(jose.decodeProtectedHeader, token));
   if (!header.success) throw new AccessTokenError("malformed header");
   if (header.data.typ?.toLowerCase() !== "at+jwt") throw new AccessTokenError("not an access token");
   if (header.data.alg !== ALGORITHM) throw new AccessTokenError("unsupported algorithm");
@@ -91,7 +90,7 @@ export async function verifyAccessToken(token: string, options: VerifyOptions): 
   const now = options.now ?? Math.floor(Date.now() / 1000);
   let payload: unknown;
   try {
-    ({ payload } = await jwtVerify(token, keySetOf(options.jwks), {
+    ({ payload } = await jose.jwtVerify(token, keySetOf(jose, options.jwks), {
       algorithms: [ALGORITHM],
       issuer: options.issuer,
       audience: options.resource,
@@ -99,7 +98,7 @@ export async function verifyAccessToken(token: string, options: VerifyOptions): 
       currentDate: new Date(now * 1000),
     }));
   } catch (error) {
-    throw refusalOf(error, token);
+    throw refusalOf(jose, error, token);
   }
   const claims = AccessTokenClaims.safeParse(payload);
   if (!claims.success) throw new AccessTokenError("malformed claims");
@@ -108,7 +107,7 @@ export async function verifyAccessToken(token: string, options: VerifyOptions): 
 }
 
 /** The local JWK set of `jwks`, made once per key set. */
-function keySetOf(jwks: { keys: JsonWebKey[] }): JWTVerifyGetKey {
+function keySetOf({ createLocalJWKSet }: Jose, jwks: { keys: JsonWebKey[] }): JWTVerifyGetKey {
   let keySet = keySets.get(jwks);
   if (!keySet) {
     keySet = createLocalJWKSet(jwks as JSONWebKeySet);
@@ -121,7 +120,7 @@ function keySetOf(jwks: { keys: JsonWebKey[] }): JWTVerifyGetKey {
  * The refusal for what jose threw. A claim it refused comes after a good signature: claims of the
  * wrong shape are named as such first, as they were before jose checked the rest.
  */
-function refusalOf(error: unknown, token: string): AccessTokenError {
+function refusalOf({ errors, decodeJwt }: Jose, error: unknown, token: string): AccessTokenError {
   if (
     error instanceof errors.JWKSNoMatchingKey ||
     error instanceof errors.JWKSMultipleMatchingKeys ||

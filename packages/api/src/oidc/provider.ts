@@ -6,8 +6,15 @@
  */
 import type { ConsoleAdminSettings, OidcSettings } from "@mcpgw/aws";
 import { isIdentityName } from "@mcpgw/core";
-import * as oidc from "openid-client";
+import type * as oidc from "openid-client";
 import type { LoginBinding } from "./binding";
+
+/**
+ * openid-client (with oauth4webapi), loaded by the first sign-in's discovery: a deployment without
+ * OIDC never loads it, and a cold start with OIDC only when someone signs in.
+ */
+let openidClient: Promise<typeof oidc> | undefined;
+const loadOpenidClient = () => (openidClient ??= import("openid-client"));
 
 /** The scopes asked of the provider. */
 export const OIDC_SCOPES = "openid email profile";
@@ -57,7 +64,9 @@ export class OidcClient {
 
   /** Where to send the browser to sign in, coming back to `redirectUri`. */
   async authorizationUrl(redirectUri: string, binding: LoginBinding): Promise<URL> {
-    return oidc.buildAuthorizationUrl(await this.config(), {
+    const config = await this.config();
+    const openid = await loadOpenidClient();
+    return openid.buildAuthorizationUrl(config, {
       redirect_uri: redirectUri,
       scope: OIDC_SCOPES,
       state: binding.state,
@@ -73,11 +82,12 @@ export class OidcClient {
    */
   async signIn(redirectUri: string, params: URLSearchParams, binding: LoginBinding): Promise<OidcIdentity> {
     const config = await this.config();
+    const openid = await loadOpenidClient();
     const current = new URL(redirectUri);
     for (const [name, value] of params) current.searchParams.append(name, value);
     let claims: oidc.IDToken | undefined;
     try {
-      const tokens = await oidc.authorizationCodeGrant(config, current, {
+      const tokens = await openid.authorizationCodeGrant(config, current, {
         expectedState: binding.state,
         expectedNonce: binding.nonce,
         pkceCodeVerifier: binding.verifier,
@@ -85,7 +95,7 @@ export class OidcClient {
       });
       claims = tokens.claims();
     } catch (error) {
-      throw signInErrorOf(error);
+      throw signInErrorOf(openid, error);
     }
     if (!claims) throw new SignInError("The identity provider sent no ID token.", 400);
     return identityOf(claims, this.settings.groupsClaim);
@@ -103,25 +113,26 @@ export class OidcClient {
 
   private async discover(): Promise<oidc.Configuration> {
     const { issuer, clientId, clientSecret } = this.settings;
+    const openid = await loadOpenidClient();
     // A public client (no secret) authenticates by PKCE alone.
     const insecure = new URL(issuer).protocol === "http:";
-    const config = await oidc.discovery(
+    const config = await openid.discovery(
       new URL(issuer),
       clientId,
       clientSecret,
       !clientSecret
-        ? oidc.None()
+        ? openid.None()
         : this.settings.tokenAuthMethod === "client_secret_post"
-          ? oidc.ClientSecretPost(clientSecret)
-          : oidc.ClientSecretBasic(clientSecret),
+          ? openid.ClientSecretPost(clientSecret)
+          : openid.ClientSecretBasic(clientSecret),
       {
-        ...(this.fetchImpl ? { [oidc.customFetch]: this.fetchImpl as oidc.CustomFetch } : {}),
+        ...(this.fetchImpl ? { [openid.customFetch]: this.fetchImpl as oidc.CustomFetch } : {}),
         // http only reaches here for a loopback issuer (config refuses it otherwise): a provider on this machine.
-        execute: insecure ? [oidc.allowInsecureRequests] : [],
+        execute: insecure ? [openid.allowInsecureRequests] : [],
       },
     );
     // The ID token's signature is checked against the provider's JWKS (not only trusted over TLS).
-    oidc.enableNonRepudiationChecks(config);
+    openid.enableNonRepudiationChecks(config);
     return config;
   }
 }
@@ -177,19 +188,19 @@ export function consoleAdminRule(identity: OidcIdentity, admins: ConsoleAdminSet
   return user === undefined ? undefined : userRule(user);
 }
 
-/** What went wrong, said for a person (no token, code or secret in it). */
-function signInErrorOf(error: unknown): SignInError {
-  if (error instanceof oidc.AuthorizationResponseError) {
+/** What went wrong, said for a person (no token, code or secret in it); `openid`: openid-client, loaded. */
+function signInErrorOf(openid: typeof oidc, error: unknown): SignInError {
+  if (error instanceof openid.AuthorizationResponseError) {
     return new SignInError(`The identity provider refused the sign-in (${error.error}).`, 400, true, {
       cause: error,
     });
   }
-  if (error instanceof oidc.ResponseBodyError) {
+  if (error instanceof openid.ResponseBodyError) {
     return new SignInError(`The identity provider refused the code exchange (${error.error}).`, 400, false, {
       cause: error,
     });
   }
-  if (error instanceof oidc.ClientError) {
+  if (error instanceof openid.ClientError) {
     // The library's own detail (which claim, which check) is in its cause; it quotes no token.
     const detail = error.cause instanceof Error && error.cause.message ? error.cause.message : error.message;
     return new SignInError(`The identity provider's answer could not be verified: ${detail}.`, 400, false, {
