@@ -1,7 +1,7 @@
 import { defineConfig } from "vitest/config";
 
 /**
- * Two tiers. `unit`: tests beside the code (packages/*\/src), no emulator, no sockets — `npm run
+ * Two tiers. `unit`: tests beside the code (packages/*\/src, scripts/), no emulator, no sockets — `npm run
  * test:unit`. `integration`: the suites under tests/, against the emulator the global setup starts.
  * `npm test` runs both.
  *
@@ -18,7 +18,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: "unit",
-          include: ["packages/*/src/**/*.test.ts"],
+          include: ["packages/*/src/**/*.test.ts", "scripts/**/*.test.ts"],
           pool: "threads",
           isolate: false,
           testTimeout: 10_000,

@@ -33,8 +33,23 @@ const SERVICES: Record<string, string> = {
   AmazonSQS: "SQS",
 };
 
-/** Starts the proxy on 127.0.0.1 in front of `target` (the emulator's endpoint). */
-export async function startAwsCounter(target: string): Promise<AwsCounter> {
+/** One request and its answer, whole: what an observer of the counter sees (bodies as on the wire). */
+export interface AwsExchange {
+  /** As counted, e.g. `DynamoDB.Query`. */
+  operation: string;
+  request: Buffer;
+  response: Buffer;
+  status: number;
+}
+
+/**
+ * Starts the proxy on 127.0.0.1 in front of `target` (the emulator's endpoint). `observe`, when given,
+ * sees every exchange once its answer has been read (what a request read or wrote, its bytes).
+ */
+export async function startAwsCounter(
+  target: string,
+  observe?: (exchange: AwsExchange) => void,
+): Promise<AwsCounter> {
   const upstream = new URL(target);
   let counts: AwsCounts = empty();
   const server: Server = createServer((req, res) => {
@@ -53,6 +68,18 @@ export async function startAwsCounter(target: string): Promise<AwsCounter> {
         },
         (answer) => {
           res.writeHead(answer.statusCode ?? 502, answer.headers);
+          if (observe) {
+            const chunks: Buffer[] = [];
+            answer.on("data", (chunk: Buffer) => chunks.push(chunk));
+            answer.on("end", () =>
+              observe({
+                operation,
+                request: body,
+                response: Buffer.concat(chunks),
+                status: answer.statusCode ?? 502,
+              }),
+            );
+          }
           answer.pipe(res);
         },
       );

@@ -2,6 +2,8 @@
  * What the benchmarks share: starting the dev stack, stopping what they started, timing calls, waiting,
  * and printing tables.
  */
+import { GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
+import type { AwsStore } from "@mcpgw/aws";
 import { freePort, startTsProcess } from "./processes";
 
 /**
@@ -62,6 +64,21 @@ export async function until(check: () => Promise<boolean>, timeoutMs = 30_000): 
     if (Date.now() > deadline) throw new Error("bench setup timed out");
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** True when `store`'s job queue holds nothing: no job visible, in flight or delayed. */
+export async function queueDrained(store: Pick<AwsStore, "jobs" | "clients">): Promise<boolean> {
+  const { Attributes = {} } = await store.clients.sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: await store.jobs.url(),
+      AttributeNames: [
+        "ApproximateNumberOfMessages",
+        "ApproximateNumberOfMessagesNotVisible",
+        "ApproximateNumberOfMessagesDelayed",
+      ],
+    }),
+  );
+  return Object.values(Attributes).every((value) => Number(value) === 0);
 }
 
 /**
