@@ -14,6 +14,13 @@
  *   fleet      the runner fleet: a warm stdio call's added p50 through 3 runners vs one, table writes
  *              per minute per 100 instances at steady state, time to serve again 20/100/300 instances
  *              of a runner killed with SIGKILL
+ *   lambda     the gateway's Lambda handler vs the app it wraps (app.fetch), warm and cold: its added
+ *              p50/p99 per call by REST and by /mcp/{server}, import and first-invocation times, and what
+ *              the added time is made of (last line: BENCH_LAMBDA {json})
+ *   cost       a cost model from measured counts: AWS requests, request units and CPU per operation on
+ *              the dev stack, priced (scripts/bench/aws-prices.ts) per million warm calls, per month of
+ *              1,000 / 10,000 servers swept, and as capacity at 1,000 calls/s (`--write-docs`: into
+ *              docs/operations.md; last line: BENCH_COST {json})
  */
 const benches: Record<string, () => Promise<unknown>> = {
   lifecycle: () => import("./bench/lifecycle"),
@@ -23,6 +30,8 @@ const benches: Record<string, () => Promise<unknown>> = {
   bundles: () => import("./bench/bundles"),
   catalogue: () => import("./bench/catalogue"),
   fleet: () => import("./bench/fleet"),
+  cost: () => import("./bench/cost"),
+  lambda: () => import("./bench/lambda"),
 };
 
 const name = process.argv[2];
