@@ -3,22 +3,30 @@
  * behind a counting proxy, one upstream process that every server points at):
  *
  *   1. warm-call p50/p99 through the gateway with 1 server registered;
- *   2. register the rest (default 1,000 in all) at concurrency 8: errors, time until all connected;
+ *   2. register the rest (default 1,000 in all) at concurrency 8: errors, time until all connected; the
+ *      first warm call right after the last create (a server the directory knows: it must not wait on
+ *      the refresh that reads them all) and the first call to the last one created (the directory
+ *      does not know it yet: it may wait, up to its bound);
  *   3. AWS calls per operation, counted on the wire: an admin list of every server page by page,
  *      a data-plane refresh with nothing changed, a sweep of every (unchanged, connected) server —
  *      its catalogue, status and latency-history writes, and how long until its last job is done;
  *   4. `GET /v1/servers?limit=100` p50/p99 while a sweep runs; the emulator's and the stack's CPU;
- *   5. warm-call p50/p99 again with every server registered, and its ratio to step 1.
+ *   5. warm-call p50/p99 again with every server registered, sampled while a sweep and admin lists run,
+ *      and its ratio to step 1;
+ *   6. sweeps every 30 s for BENCH_CONVERGE_S (default 150 s): each run either runs or is skipped while
+ *      the last one's jobs are still to come; the queue's backlog at each tick and once they stop — a
+ *      sweep that converges leaves no backlog that grows from tick to tick.
  * Ends with one `BENCH_SCALE {json}` line.
  *
  *   BENCH_SERVERS  servers registered in all (default 1000)
  *   BENCH_CALLS    warm calls per measurement (default 2000, at concurrency 4)
  */
-import { GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
+import { MISS_WAIT_MS } from "@mcpgw/api";
 import { createStore, loadAwsConfig } from "@mcpgw/aws";
 import { createLogger } from "@mcpgw/core";
 import { runSweep, sweepSpreadSeconds } from "@mcpgw/worker";
 import { type AwsCounts, meanLatencyMs, startAwsCounter, total } from "../lib/aws-counter";
+import { queueDrained } from "../lib/bench";
 import { startEmulator } from "../lib/emulator";
 import { cpuTimeMs, freePort, percentile, startTsProcess } from "../lib/processes";
 
@@ -28,6 +36,9 @@ const CALL_CONCURRENCY = 4;
 const CREATE_CONCURRENCY = 8;
 const PAGE = 100;
 const SWEEP_INTERVAL_S = 60;
+/** The short interval that must converge, and how long it runs. */
+const FAST_SWEEP_S = 30;
+const CONVERGE_S = Number(process.env.BENCH_CONVERGE_S ?? 150);
 const TOKEN = "bench-admin-token";
 const headers = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
 
@@ -59,6 +70,7 @@ interface Answer {
   code?: string;
   servers?: unknown[];
   nextCursor?: string | null;
+  status?: { state?: string };
 }
 
 async function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: Answer }> {
@@ -101,15 +113,28 @@ async function run(
   return latencies;
 }
 
-const warmCall = async () => {
-  const response = await fetch(`${gateway}/v1/tools/one__echo/call`, {
+/** A call to `tool`'s echo through the gateway's REST path: its status. */
+async function call(tool = "one__echo"): Promise<number> {
+  const response = await fetch(`${gateway}/v1/tools/${tool}/call`, {
     method: "POST",
     headers,
     body: JSON.stringify({ arguments: { text: "hi" } }),
   });
   await response.arrayBuffer();
-  if (!response.ok) throw new Error(`warm call → ${response.status}`);
+  return response.status;
+}
+
+const warmCall = async () => {
+  const status = await call();
+  if (status !== 200) throw new Error(`warm call → ${status}`);
 };
+
+/** How long `task` takes, in ms, and what it returned. */
+async function timed<T>(task: () => Promise<T>): Promise<{ ms: number; value: T }> {
+  const started = performance.now();
+  const value = await task();
+  return { ms: performance.now() - started, value };
+}
 
 /** Warm calls' latency, and the AWS calls the stack made meanwhile (directory refreshes: ~1 per second). */
 async function warmCalls(): Promise<{ p50: number; p99: number; awsPerCall: number }> {
@@ -124,20 +149,21 @@ async function connectedCount(): Promise<number> {
   return [...(await store.statuses.list()).values()].filter((status) => status.state === "connected").length;
 }
 
-/** Waits until the job queue has nothing visible, in flight or delayed. */
-async function queueDrained(): Promise<boolean> {
-  const url = await store.jobs.url();
-  const { Attributes = {} } = await store.clients.sqs.send(
-    new GetQueueAttributesCommand({
-      QueueUrl: url,
-      AttributeNames: [
-        "ApproximateNumberOfMessages",
-        "ApproximateNumberOfMessagesNotVisible",
-        "ApproximateNumberOfMessagesDelayed",
-      ],
-    }),
+/** Waits until the last sweep run no longer holds (its jobs all due). */
+async function waitUntilFree(): Promise<void> {
+  await until(
+    async () => ((await store.sweeps.last())?.holdsUntil ?? 0) <= Date.now(),
+    600_000,
+    "the last sweep's hold",
   );
-  return Object.values(Attributes).every((value) => Number(value) === 0);
+}
+
+/** A sweep run now, as the deployed schedule every `intervalS` runs it: it must not be skipped. */
+async function sweepNow(intervalS: number) {
+  await waitUntilFree();
+  const result = await runSweep({ store, logger }, { spreadSeconds: sweepSpreadSeconds(intervalS) });
+  if (result.skipped) throw new Error(`the sweep was skipped: ${result.skipped}`);
+  return result;
 }
 
 const counted = (counts: AwsCounts) => ({
@@ -164,13 +190,34 @@ try {
     const created = await api("POST", "/v1/servers", { name: `scale-${i}`, url: upstreamUrl });
     if (created.status !== 201) createErrors.push(`${created.status} ${created.body.code}`);
   });
+  // The first calls after the bulk registration: to a server the directory knows (no wait on the
+  // refresh that reads every new one), then to the last one created once it is connected (a name the
+  // directory does not know: it waits, up to its bound).
+  const firstKnown = await timed(() => call());
+  const lastName = `scale-${SERVERS - 2}`;
+  await until(
+    async () => (await api("GET", `/v1/servers/${lastName}`)).body.status?.state === "connected",
+    600_000,
+    "the last server connected",
+  );
+  const firstNew = await timed(() => call(`${lastName}__echo`));
+  figures.firstCalls = {
+    knownMs: firstKnown.ms,
+    knownStatus: firstKnown.value,
+    newMs: firstNew.ms,
+    newStatus: firstNew.value,
+    boundMs: MISS_WAIT_MS,
+  };
+  console.log(
+    `scale first calls after registering ${SERVERS - 1}: to a known server ${firstKnown.ms.toFixed(1)} ms (${firstKnown.value}); to the last one created, once connected, ${firstNew.ms.toFixed(1)} ms (${firstNew.value}) — the directory's bound for a name it does not know is ${MISS_WAIT_MS} ms`,
+  );
   await until(async () => (await connectedCount()) >= SERVERS, 600_000, "all connected");
   const allConnectedS = (performance.now() - createStarted) / 1000;
   figures.create = { errors: createErrors.length, p50Ms: percentile(creates, 50), allConnectedS };
   console.log(
     `scale register ${SERVERS - 1} more at concurrency ${CREATE_CONCURRENCY}: ${createErrors.length} errors${createErrors.length ? ` (${createErrors.slice(0, 3).join(", ")})` : ""}, create p50 ${percentile(creates, 50).toFixed(1)} ms; all ${SERVERS} connected ${allConnectedS.toFixed(1)} s after the first create`,
   );
-  await until(queueDrained, 120_000, "the queue drained after registering");
+  await until(() => queueDrained(store), 120_000, "the queue drained after registering");
 
   // 3a. The admin list, page by page.
   counter.reset();
@@ -212,9 +259,9 @@ try {
   const motoCpu = emulator.pid ? cpuTimeMs(emulator.pid) : Number.NaN;
   const sweepStarted = performance.now();
   // Spread as the sweep timer spreads it: SQS delays each job by up to two thirds of the interval.
-  const swept = await runSweep({ store, logger }, { spreadSeconds: sweepSpreadSeconds(SWEEP_INTERVAL_S) });
+  const swept = await sweepNow(SWEEP_INTERVAL_S);
   const jobs = swept.probes + swept.checks;
-  await until(queueDrained, 10 * SWEEP_INTERVAL_S * 1000, "the sweep's jobs done");
+  await until(() => queueDrained(store), 10 * SWEEP_INTERVAL_S * 1000, "the sweep's jobs done");
   const sweepCounts = counter.counts();
   const sweep = {
     probes: swept.probes,
@@ -242,8 +289,8 @@ try {
   counter.reset();
   const motoBefore = emulator.pid ? cpuTimeMs(emulator.pid) : Number.NaN;
   const sweepBegan = performance.now();
-  const during = runSweep({ store, logger }, { spreadSeconds: sweepSpreadSeconds(SWEEP_INTERVAL_S) }).then(
-    () => until(queueDrained, 600_000, "the second sweep"),
+  const during = sweepNow(SWEEP_INTERVAL_S).then(() =>
+    until(() => queueDrained(store), 600_000, "the second sweep"),
   );
   let sweeping = true;
   void during.finally(() => {
@@ -271,11 +318,49 @@ try {
     `scale GET /v1/servers?limit=${PAGE}: idle p50 ${percentile(idle, 50).toFixed(1)} ms, p99 ${percentile(idle, 99).toFixed(1)} ms, of which the emulator's one query ${idleQueryMs.toFixed(1)} ms on average; while a sweep runs p50 ${percentile(listLatencies, 50).toFixed(1)} ms, p99 ${percentile(listLatencies, 99).toFixed(1)} ms over ${listLatencies.length} requests (target p50 ≤ 50 ms) — meanwhile the emulator answered a DynamoDB query in ${queryMs.toFixed(1)} ms on average and was busy ${(busy * 100).toFixed(0)} % of one core`,
   );
 
-  // 5. Warm calls with every server registered.
+  // 5. Warm calls with every server registered, sampled while a sweep and admin lists run.
+  let busy5 = true;
+  const sweep5 = sweepNow(SWEEP_INTERVAL_S);
+  const lists5 = (async () => {
+    while (busy5) await api("GET", `/v1/servers?limit=${PAGE}`);
+  })();
   const many = await warmCalls();
+  busy5 = false;
+  await Promise.all([sweep5, lists5]);
+  await until(() => queueDrained(store), 600_000, "the third sweep");
   figures.warm = { single, many, p99Ratio: many.p99 / single.p99 };
   console.log(
-    `scale warm call, ${SERVERS} servers: p50 ${many.p50.toFixed(2)} ms, p99 ${many.p99.toFixed(2)} ms (${many.awsPerCall.toFixed(3)} AWS calls per call); p99 ratio to 1 server ${(many.p99 / single.p99).toFixed(2)} (target ≤ 2)`,
+    `scale warm call, ${SERVERS} servers, while a sweep and admin lists run: p50 ${many.p50.toFixed(2)} ms, p99 ${many.p99.toFixed(2)} ms (${many.awsPerCall.toFixed(3)} AWS calls per call, the sweep's and lists' included); p99 ratio to 1 server ${(many.p99 / single.p99).toFixed(2)} (target ≤ 2)`,
+  );
+
+  // 6. Sweeps every 30 s: each runs or is skipped while the last one's jobs are still to come.
+  const ticks: Array<{ atS: number; ran: boolean; skipped?: string; jobs: number; backlog: number }> = [];
+  const convergeBegan = performance.now();
+  await waitUntilFree();
+  while (performance.now() - convergeBegan < CONVERGE_S * 1000) {
+    const tickAt = performance.now();
+    const result = await runSweep({ store, logger }, { spreadSeconds: sweepSpreadSeconds(FAST_SWEEP_S) });
+    ticks.push({
+      atS: (tickAt - convergeBegan) / 1000,
+      ran: result.skipped === undefined,
+      ...(result.skipped ? { skipped: result.skipped } : {}),
+      jobs: result.probes + result.checks,
+      backlog: await store.jobs.depth(),
+    });
+    await new Promise((resolve) =>
+      setTimeout(resolve, Math.max(0, FAST_SWEEP_S * 1000 - (performance.now() - tickAt))),
+    );
+  }
+  const drainedS = (await until(() => queueDrained(store), 600_000, "the 30 s sweeps' jobs done")) / 1000;
+  const backlogs = ticks.map((tick) => tick.backlog);
+  figures.converge = { intervalS: FAST_SWEEP_S, ticks, drainedAfterS: drainedS };
+  console.log(
+    `scale sweeps every ${FAST_SWEEP_S} s for ${CONVERGE_S} s: ${ticks.filter((tick) => tick.ran).length} of ${ticks.length} ran (${
+      ticks
+        .filter((tick) => !tick.ran)
+        .map((tick) => tick.skipped)
+        .join(", ") || "none skipped"
+    }); queue backlog at each tick ${backlogs.join(" → ")}; empty ${drainedS.toFixed(1)} s after the last tick`,
   );
   console.log(`BENCH_SCALE ${JSON.stringify(figures)}`);
 } finally {
