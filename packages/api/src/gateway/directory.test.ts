@@ -1,7 +1,7 @@
 import { createMemoryStore } from "@mcpgw/aws/memory";
 import { createLogger, parseServerSpec } from "@mcpgw/core";
-import { describe, expect, it } from "vitest";
-import { Directory } from "./directory";
+import { describe, expect, it, vi } from "vitest";
+import { Directory, STALE_CEILING_MS } from "./directory";
 
 const logger = createLogger({ level: "error", sink: () => {} });
 const ok = { ok: true as const, at: "2026-01-01T00:00:00.000Z", latencyMs: 3, toolCount: 1 };
@@ -320,20 +320,66 @@ describe("Directory with a slow store", () => {
     expect(elapsed).toBeLessThan(40);
   });
 
-  it("lets a name the view does not know wait only up to its bound, then answers from the view", async () => {
+  it("lets a name the view does not know wait only up to its bound, then fails as the store's unavailability", async () => {
     // Prepare
     const { directory } = await stalled(60_000, 100);
 
     // Act
     const started = performance.now();
-    const [entry, fresh] = await Promise.all([directory.entry("unknown", () => true), directory.fresh()]);
+    const [entry, fresh] = await Promise.allSettled([
+      directory.entry("unknown", () => true),
+      directory.fresh(),
+    ]);
     const elapsed = performance.now() - started;
 
-    // Assess: not found, after about the bound — not the hanging read's forever
-    expect(entry).toBeUndefined();
-    expect(fresh.byName.has("known")).toBe(true);
+    // Assess: a 503 after about the bound (the server may exist) — not the hanging read's forever
+    for (const outcome of [entry, fresh]) {
+      expect(outcome.status).toBe("rejected");
+      expect((outcome as PromiseRejectedResult).reason).toMatchObject({ name: "StoreError" });
+    }
     expect(elapsed).toBeGreaterThanOrEqual(95);
     expect(elapsed).toBeLessThan(1_000);
+  });
+
+  it("keeps its view fresh on its own while in use: a server created during a pause between calls is known", async () => {
+    // Prepare
+    const store = createMemoryStore();
+    const directory = new Directory(store, logger, 20);
+    await directory.snapshot();
+
+    // Act: a server is created, and no call comes for a while
+    await store.servers.create(parseServerSpec({ name: "later", url: "https://later.example/mcp" }));
+    await new Promise((resolve) => setTimeout(resolve, 150));
+
+    // Assess: the view (read without a call) already has it
+    expect(directory.cachedNamed("later")).toBeDefined();
+  });
+
+  it("serves no view older than its ceiling: a known server is read directly (a disable is seen)", async () => {
+    // Prepare: a view of a connected server; then it is disabled, and the view outlives its ceiling
+    const store = createMemoryStore();
+    const server = await store.servers.create(
+      parseServerSpec({ name: "known", url: "https://known.example/mcp" }),
+    );
+    await store.statuses.recordAttempt(server.id, 1, ok, { tools });
+    const directory = new Directory(store, logger, 60_000);
+    await directory.snapshot();
+    const { id: _id, version: _v, createdAt: _c, updatedAt: _u, ...spec } = server;
+    await store.servers.update(server, parseServerSpec({ ...spec, enabled: false }));
+    const usable = (entry: { server: { enabled: boolean } }) => entry.server.enabled;
+    const young = await directory.entry("known", usable);
+
+    // Act
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + STALE_CEILING_MS });
+    try {
+      const old = await directory.entry("known", usable);
+
+      // Assess: the young view answered as it was; past the ceiling, the store
+      expect(young?.server.enabled).toBe(true);
+      expect(old?.server.enabled).toBe(false);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("does not serve a stale view once a refresh failed: the call sees the store's error", async () => {

@@ -1,4 +1,4 @@
-import type { Catalog, FeedRead, Store } from "@mcpgw/aws";
+import { type Catalog, type FeedRead, type Store, StoreError } from "@mcpgw/aws";
 import {
   errorFields,
   type Logger,
@@ -56,10 +56,24 @@ const MAX_DIRECT_READS = 32;
 const DIRECT_SPACING_MS = 100;
 /**
  * How long, at most, a call waits for the directory: only a call the view cannot serve (a name it does
- * not know, a server it shows unusable, a view this process invalidated) waits at all, for a read of
- * that server or a refresh; past this it is answered from the view as it is.
+ * not know, a server it shows unusable, a view too old or invalidated) waits at all, for a read of
+ * that server or a refresh; past this it fails as the store's unavailability (503, `Retry-After`).
  */
 export const MISS_WAIT_MS = 3_000;
+/**
+ * The oldest view a call is answered from without a look at the store: past it (an instance idle for
+ * minutes, refreshes stuck on a slow store), a call reads its server directly, so a disable, a delete
+ * or a pin's drift is never served from an old view.
+ */
+export const STALE_CEILING_MS = 10_000;
+/**
+ * How long a refresh may take before it counts as failed and the next one may start: far past a full
+ * read of thousands of servers on a slow store (each AWS request has its own timeout); a refresh
+ * that outlives it is stuck.
+ */
+const REFRESH_DEADLINE_MS = 120_000;
+/** How long after its last use the view keeps refreshing on its own (see `Directory.keepFresh`). */
+const ACTIVE_MS = 60_000;
 /** How often, at most, the data plane gives a table it finds without an epoch one. */
 const EPOCH_WRITE_GAP_MS = 10_000;
 
@@ -67,13 +81,13 @@ const EPOCH_WRITE_GAP_MS = 10_000;
  * The data plane's cached view of servers, statuses and catalogues, served from memory. A refresh
  * reads the change feed (one query) and re-reads only the servers it names — or, when it names many
  * (a bulk change), everything; with nothing changed, that one query is all. Every five minutes a
- * background refresh reads everything instead. No call waits on a refresh: a view older than
- * `maxAgeMs` is served as it is while one refresh at a time runs in the background, so edits, disables
- * and new catalogues reach calls one refresh after they are written (about `maxAgeMs` on a healthy
- * store, longer only while the store is slow). Only what the view cannot serve waits, up to
- * {@link MISS_WAIT_MS}: a server it does not know (read directly), a miss (a refresh started after it).
- * A store that fails (rather than being slow) is another matter: once a refresh failed, a stale view
- * is not served — each call waits for its own refresh, which says the store is unavailable.
+ * background refresh reads everything instead. No call waits on a refresh: the view refreshes every
+ * `maxAgeMs` in the background while the process serves, and a view that old is served as it is while
+ * one refresh at a time runs, so edits, disables and new catalogues reach calls one refresh after they
+ * are written (about `maxAgeMs` on a healthy store).
+ * A view is served at most {@link STALE_CEILING_MS} old, and not stale at all once a refresh failed;
+ * past that, and for what the view cannot serve (a server it does not know or shows unusable), a call
+ * reads its one server directly or waits for a refresh — up to {@link MISS_WAIT_MS}, then 503.
  * The same feed query names the table's epoch: a table deleted and made again (another epoch, or none
  * where there was one) drops the whole view at once — the next refresh reads everything.
  */
@@ -81,6 +95,9 @@ export class Directory {
   private current: Snapshot | undefined;
   private refreshing: Promise<Snapshot> | undefined;
   private refreshStartedAt = 0;
+  /** When a call last used the view, and the timer that refreshes it meanwhile (see `keepFresh`). */
+  private lastUsedAt = 0;
+  private ticker: NodeJS.Timeout | undefined;
   /** True while the last refresh failed: the store is unavailable, and a stale view is not served. */
   private failing = false;
   private lastForcedAt = 0;
@@ -112,18 +129,54 @@ export class Directory {
   ) {}
 
   /**
-   * The snapshot: the view as it is, a refresh started in the background once it is `maxAgeMs` old.
-   * Only the first one (there is no view yet) waits for a read; one this process invalidated waits for
-   * a refresh, up to {@link MISS_WAIT_MS}.
+   * The snapshot: the view as it is while it may be served ({@link servable}), a refresh started in
+   * the background once it is `maxAgeMs` old. The first one (there is no view yet), one this process
+   * invalidated and one past {@link STALE_CEILING_MS} wait for a refresh; a stale one while the store
+   * fails waits up to {@link MISS_WAIT_MS}, then fails as the store's unavailability (503).
    */
   async snapshot(): Promise<Snapshot> {
+    this.keepFresh();
     const current = this.current;
-    const stale = !current || Date.now() - current.takenAt >= this.maxAgeMs;
-    // A stale view is not served while the store fails: the call's own refresh says it is unavailable.
-    if (!current || (stale && this.failing)) return this.refresh(false);
-    if (current.takenAt <= this.invalidatedAt) return this.bounded(this.refresh(false), current);
-    if (stale) this.refresh(true).catch((error) => this.reportFailure(error));
+    if (!current) return this.refresh(false);
+    // The store fails: a 503 within the bound. Else a view invalidated by this process (it changed
+    // something itself) or past the ceiling (rare while the process serves) waits for its refresh.
+    if (this.failing && Date.now() - current.takenAt >= this.maxAgeMs)
+      return this.within(this.refresh(false));
+    if (!this.servable(current)) return this.refresh(false);
+    if (Date.now() - current.takenAt >= this.maxAgeMs) this.refresh(true).catch(() => undefined);
     return current;
+  }
+
+  /**
+   * Keeps the view fresh on its own while this process serves: a refresh every `maxAgeMs` until
+   * {@link ACTIVE_MS} after the last use, so an edit reaches the next call one refresh after it is
+   * written even after a pause between calls. An idle process reads nothing; a frozen one (a Lambda
+   * between invocations) refreshes as its next call finds the view.
+   */
+  private keepFresh(): void {
+    this.lastUsedAt = Date.now();
+    if (this.ticker || this.maxAgeMs <= 0) return;
+    this.ticker = setInterval(() => {
+      if (Date.now() - this.lastUsedAt > ACTIVE_MS) {
+        clearInterval(this.ticker);
+        this.ticker = undefined;
+      } else if (this.current && Date.now() - this.current.takenAt >= this.maxAgeMs) {
+        this.refresh(true).catch(() => undefined);
+      }
+    }, this.maxAgeMs);
+    this.ticker.unref();
+  }
+
+  /**
+   * Whether `view` may answer a call without a look at the store: not invalidated by this process, not
+   * older than {@link STALE_CEILING_MS} (an instance idle for minutes, or a refresh stuck on a slow
+   * store, looks again first), and not stale while the store fails.
+   */
+  private servable(view: Snapshot): boolean {
+    const age = Date.now() - view.takenAt;
+    return (
+      view.takenAt > this.invalidatedAt && age < STALE_CEILING_MS && !(this.failing && age >= this.maxAgeMs)
+    );
   }
 
   /**
@@ -131,12 +184,11 @@ export class Directory {
    * which may just be newer than the cached view — once the admin API shows a server connected, a
    * call that follows finds it. Misses share one refresh at a time, at most one per `spacingMs`, so
    * a flood of them costs a bounded number of reads; none waits longer than {@link MISS_WAIT_MS}
-   * (then the view as it is answers: the miss stays a miss).
+   * (then it fails as the store's unavailability: the server may exist).
    */
   async fresh(spacingMs = 100): Promise<Snapshot> {
-    const current = this.current;
     const refreshed = this.refreshedAfter(Date.now(), spacingMs);
-    return current ? this.bounded(refreshed, current) : refreshed;
+    return this.current ? this.within(refreshed) : refreshed;
   }
 
   private async refreshedAfter(arrived: number, spacingMs: number): Promise<Snapshot> {
@@ -158,48 +210,45 @@ export class Directory {
   }
 
   /**
-   * `pending`, or — when it takes longer than {@link MISS_WAIT_MS} — the newest view there is then
-   * (at least `fallback`); `pending` goes on, and its failure, which no caller sees then, is logged.
+   * `pending`, or — when it takes longer than {@link MISS_WAIT_MS} — a StoreError (503
+   * `store.unavailable`, `Retry-After`): a call is never answered from what it had to wait for.
    */
-  private bounded<T>(pending: Promise<T>, fallback: T, newest: () => T = () => fallback): Promise<T> {
+  private within<T>(pending: Promise<T>): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
-    let late = false;
-    const bound = new Promise<T>((resolve) => {
-      timer = setTimeout(() => {
-        late = true;
-        resolve(newest());
-      }, this.missWaitMs);
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new StoreError(`The directory did not answer within ${this.missWaitMs} ms`)),
+        this.missWaitMs,
+      );
     });
-    pending.catch((error) => {
-      if (late) this.reportFailure(error);
-    });
-    return Promise.race([pending, bound]).finally(() => clearTimeout(timer));
+    return Promise.race([pending, late]).finally(() => clearTimeout(timer));
   }
 
   /**
-   * Server `name`'s entry for a call to it: from the view, whatever its age, when it is there and
-   * `usable` (its tool offered) — a stale view refreshes in the background meanwhile. Else (unknown,
-   * unusable, or the view invalidated) read directly — its name claim, then its partition,
-   * consistently — up to {@link MISS_WAIT_MS}, and the view refreshed in the background (the next
-   * snapshot waits for a refresh when the read found the server otherwise than the view). So a call
-   * never waits on a refresh, however many servers changed or however slow the store, and a server
-   * created, enabled or connected a moment ago is found. A name is read at most once per
-   * {@link DIRECT_SPACING_MS} (calls meanwhile share that read), and at most {@link MAX_DIRECT_READS}
-   * at once; past that, a call waits for a refresh (bounded the same way).
+   * Server `name`'s entry for a call to it: from the view when that may be served ({@link servable})
+   * and shows the server `usable` (its tool offered) — a view `maxAgeMs` old refreshes in the
+   * background meanwhile. Else (unknown, unusable, a view too old or invalidated) read directly — its
+   * name claim, then its partition, consistently — up to {@link MISS_WAIT_MS}, and the view refreshed in
+   * the background (the next snapshot waits for a refresh when the read found the server otherwise
+   * than the view). So a call never waits on a refresh, however many servers changed (a refresh of
+   * every server on a slow store took a minute), and a server created, enabled or connected a moment
+   * ago is found. A name is read at most once per {@link DIRECT_SPACING_MS} (calls meanwhile share that
+   * read), and at most {@link MAX_DIRECT_READS} at once; past that, a call waits for a refresh (bounded
+   * the same way).
    */
   async entry(name: string, usable: (entry: DirectoryEntry) => boolean): Promise<DirectoryEntry | undefined> {
+    this.keepFresh();
     const current = this.current;
     const known = current?.byName.get(name);
-    if (current && known && current.takenAt > this.invalidatedAt && usable(known)) {
-      await this.snapshot();
+    if (current && known && usable(known) && this.servable(current)) {
+      if (Date.now() - current.takenAt >= this.maxAgeMs) this.refresh(true).catch(() => undefined);
       return known;
     }
     if (this.directReads >= MAX_DIRECT_READS) return (await this.fresh()).byName.get(name);
-    const viewed = () => this.current?.byName.get(name);
-    const found = await this.bounded(this.readOne(name), viewed(), viewed);
-    if (Boolean(found && usable(found)) !== Boolean(viewed() && usable(viewed() as DirectoryEntry)))
-      this.invalidate();
-    this.refresh(true).catch((error) => this.reportFailure(error));
+    const found = await this.within(this.readOne(name));
+    const viewed = this.current?.byName.get(name);
+    if (Boolean(found && usable(found)) !== Boolean(viewed && usable(viewed))) this.invalidate();
+    this.refresh(true).catch(() => undefined);
     return found;
   }
 
@@ -260,7 +309,17 @@ export class Directory {
     if (!this.refreshing) {
       this.refreshStartedAt = Date.now();
       const full = !this.current || (background && Date.now() - this.fullReadAt >= FULL_READ_MS);
-      this.refreshing = (full ? this.readAll() : this.readChanges(this.current as Snapshot))
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new StoreError(`A directory refresh took longer than ${REFRESH_DEADLINE_MS} ms`)),
+          REFRESH_DEADLINE_MS,
+        );
+      });
+      const refreshing = Promise.race([
+        full ? this.readAll() : this.readChanges(this.current as Snapshot),
+        deadline,
+      ])
         .then(
           (snapshot) => {
             this.failing = false;
@@ -272,8 +331,12 @@ export class Directory {
           },
         )
         .finally(() => {
-          this.refreshing = undefined;
+          clearTimeout(timer);
+          if (this.refreshing === refreshing) this.refreshing = undefined;
         });
+      // Logged once per refresh, whoever waits on it.
+      refreshing.catch((error) => this.reportFailure(error));
+      this.refreshing = refreshing;
     }
     return this.refreshing;
   }
@@ -392,6 +455,8 @@ export class Directory {
 
   /** Makes `byId` the current snapshot (re-using `unchanged`'s maps when nothing changed). */
   private publish(takenAt: number, byId: Map<string, DirectoryEntry>, unchanged?: Snapshot): Snapshot {
+    // A refresh past its deadline that answers at last never replaces a newer view.
+    if (this.current && this.current.takenAt > takenAt) return this.current;
     const byName =
       unchanged?.byName ?? new Map([...byId.values()].map((entry) => [entry.server.name, entry]));
     const snapshot: Snapshot = { takenAt, byName, byId };
