@@ -1043,34 +1043,40 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       const store = await open();
       const now = Date.now();
       const before = await store.sweeps.last();
+      const MAX_HOLD = 600_000;
       const run = (token: string, startedAt: number) => ({
         token,
         startedAt,
         holdsUntil: startedAt + 60_000,
         jobs: 0,
       });
-      const [first, second, third] = [unique("run"), unique("run"), unique("run")];
+      const [first, second, third, fourth] = [unique("run"), unique("run"), unique("run"), unique("run")];
       // The first run begins over the last as read (it may hold: the contract's runs start past it).
       const start = Math.max(now, (before?.holdsUntil ?? 0) + 1);
-      expect(await store.sweeps.begin(run(first, start), before)).toBe(true);
-      expect(await store.sweeps.begin(run(second, start), before)).toBe(false);
+      expect(await store.sweeps.begin(run(first, start), before, MAX_HOLD)).toBe(true);
+      expect(await store.sweeps.begin(run(second, start), before, MAX_HOLD)).toBe(false);
       const last = await store.sweeps.last();
       expect(last).toMatchObject({ token: first, holdsUntil: start + 60_000, jobs: 0 });
       // Held while it works; ended, it holds until its last job is due.
-      expect(await store.sweeps.begin(run(second, start + 1_000), last)).toBe(false);
-      await store.sweeps.end(first, start + 2_000, 42);
+      expect(await store.sweeps.begin(run(second, start + 1_000), last, MAX_HOLD)).toBe(false);
+      expect(await store.sweeps.end(first, start + 2_000, 42)).toBe(true);
       const ended = await store.sweeps.last();
       expect(ended).toMatchObject({ token: first, holdsUntil: start + 2_000, jobs: 42 });
-      expect(await store.sweeps.begin(run(second, start + 1_999), ended)).toBe(false);
+      expect(await store.sweeps.begin(run(second, start + 1_999), ended, MAX_HOLD)).toBe(false);
       // Two schedulers past the hold: one begins.
       const outcomes = await Promise.all([
-        store.sweeps.begin(run(second, start + 2_000), ended),
-        store.sweeps.begin(run(third, start + 2_000), ended),
+        store.sweeps.begin(run(second, start + 2_000), ended, MAX_HOLD),
+        store.sweeps.begin(run(third, start + 2_000), ended, MAX_HOLD),
       ]);
       expect(outcomes.filter(Boolean)).toHaveLength(1);
-      // An end of a run that is not the last changes nothing.
-      await store.sweeps.end(first, start, 0);
-      expect((await store.sweeps.last())?.token).not.toBe(first);
+      // An end of a run that is not the last changes nothing, and says so.
+      expect(await store.sweeps.end(first, start, 0)).toBe(false);
+      const winner = await store.sweeps.last();
+      expect(winner?.token).not.toBe(first);
+      // A hold further out than any run asks for (a clock far ahead) holds nothing.
+      expect(await store.sweeps.end(winner?.token ?? "", start + 2_000 + 3_600_000, 1)).toBe(true);
+      const absurd = await store.sweeps.last();
+      expect(await store.sweeps.begin(run(fourth, start + 3_000), absurd, MAX_HOLD)).toBe(true);
     });
 
     it("gives a contested lease to exactly one of the live runners claiming it at once", async () => {

@@ -8,6 +8,7 @@
  */
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { conditionalWrite } from "./dynamo";
+import { keys } from "./table";
 
 /** The last sweep run as recorded. */
 export interface SweepRun {
@@ -26,14 +27,18 @@ export interface SweepRuns {
   last(): Promise<SweepRun | undefined>;
   /**
    * Records `run` as begun when the last run is still `last` (as read; none: no run yet) and no longer
-   * holds at `run.startedAt`: true when it did; false when another scheduler began one meanwhile.
+   * holds at `run.startedAt` — or holds further out than `maxHoldMs`, which no run asks for (a
+   * writer's clock far ahead): true when it did; false when another scheduler began one meanwhile.
    */
-  begin(run: SweepRun, last: SweepRun | undefined): Promise<boolean>;
-  /** Ends run `token`: it holds until `holdsUntil` (its last job's due time), having sent `jobs`. */
-  end(token: string, holdsUntil: number, jobs: number): Promise<void>;
+  begin(run: SweepRun, last: SweepRun | undefined, maxHoldMs: number): Promise<boolean>;
+  /**
+   * Ends run `token`: it holds until `holdsUntil` (its last job's due time), having sent `jobs`. False
+   * when `token` is no longer the last run (it outran its hold and another began).
+   */
+  end(token: string, holdsUntil: number, jobs: number): Promise<boolean>;
 }
 
-const KEY = { pk: "SWEEP", sk: "RUN" };
+const KEY = keys.sweepRun;
 
 /** The sweep's runs in the table (see the module's doc for its item). */
 export function createSweepRuns(ddb: DynamoDBDocumentClient, tableName: string): SweepRuns {
@@ -46,7 +51,7 @@ export function createSweepRuns(ddb: DynamoDBDocumentClient, tableName: string):
       const { token, startedAt, holdsUntil, jobs } = Item;
       return { token, startedAt, holdsUntil, jobs } as SweepRun;
     },
-    begin(run, last) {
+    begin(run, last, maxHoldMs) {
       return conditionalWrite(() =>
         ddb.send(
           new PutCommand({
@@ -54,17 +59,21 @@ export function createSweepRuns(ddb: DynamoDBDocumentClient, tableName: string):
             Item: { ...KEY, ...run },
             ...(last
               ? {
-                  ConditionExpression: "#token = :last AND holdsUntil <= :now",
+                  ConditionExpression: "#token = :last AND (holdsUntil <= :now OR holdsUntil > :absurd)",
                   ExpressionAttributeNames: { "#token": "token" },
-                  ExpressionAttributeValues: { ":last": last.token, ":now": run.startedAt },
+                  ExpressionAttributeValues: {
+                    ":last": last.token,
+                    ":now": run.startedAt,
+                    ":absurd": run.startedAt + maxHoldMs,
+                  },
                 }
               : { ConditionExpression: "attribute_not_exists(pk)" }),
           }),
         ),
       );
     },
-    async end(token, holdsUntil, jobs) {
-      await conditionalWrite(() =>
+    end(token, holdsUntil, jobs) {
+      return conditionalWrite(() =>
         ddb.send(
           new UpdateCommand({
             TableName: tableName,

@@ -41,6 +41,8 @@ export const keys = {
    * so a table deleted and made again is told from the old one (see {@link epochItem}).
    */
   tableEpoch: { pk: "TABLE", sk: "EPOCH" },
+  /** The health sweep's last run: one at a time (see sweep-runs.ts). */
+  sweepRun: { pk: "SWEEP", sk: "RUN" },
   /** Never written: the readiness check reads it to learn the table answers (GetItem is granted). */
   readinessProbe: { pk: "READINESS", sk: "PROBE" },
 } as const;

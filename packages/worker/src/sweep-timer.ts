@@ -1,6 +1,6 @@
 import type { Store } from "@mcpgw/aws";
 import { errorFields, type Logger } from "@mcpgw/core";
-import { runSweep, sweepSpreadSeconds } from "./sweep";
+import { RUN_HOLD_MS, runSweep, sweepSpreadSeconds } from "./sweep";
 
 /**
  * The local stand-in for the scheduled sweep: runs it every `intervalSeconds`, its probes and checks
@@ -12,11 +12,12 @@ export function startSweeper(
   intervalSeconds: number,
 ): { stop(): void } {
   const logger = deps.logger.child({ source: "sweep" });
-  let running = false;
+  let runningSince: number | undefined;
   const timer = setInterval(() => {
-    // A run still at work here is not started again (nor, through the table, anywhere else).
-    if (running) return;
-    running = true;
+    // A run still at work here is not started again (nor, through the table, anywhere else) — unless it
+    // hangs past its hold: then the table's record decides.
+    if (runningSince !== undefined && Date.now() - runningSince < RUN_HOLD_MS) return;
+    runningSince = Date.now();
     runSweep({ store: deps.store, logger }, { spreadSeconds: sweepSpreadSeconds(intervalSeconds) })
       .then(
         () => deps.store.outages.recovered(logger, "table"),
@@ -25,7 +26,7 @@ export function startSweeper(
         },
       )
       .finally(() => {
-        running = false;
+        runningSince = undefined;
       });
   }, intervalSeconds * 1_000);
   timer.unref();

@@ -225,6 +225,7 @@ describe("runSweep", () => {
     await store.sweeps.begin(
       { token: "died", startedAt: Date.now(), holdsUntil: Date.now() + 50, jobs: 0 },
       undefined,
+      60_000,
     );
 
     // Act
@@ -236,5 +237,41 @@ describe("runSweep", () => {
     expect(held.skipped).toBe("running");
     expect(after).toMatchObject({ checks: 2 });
     expect(after.skipped).toBeUndefined();
+  });
+
+  it("is not stopped by a hold further out than any run asks for (a writer's clock far ahead)", async () => {
+    // Prepare
+    const { store } = await servers(2, 2);
+    const now = Date.now();
+    await store.sweeps.begin(
+      { token: "skewed", startedAt: now, holdsUntil: now + 86_400_000, jobs: 0 },
+      undefined,
+      0,
+    );
+
+    // Act
+    const result = await runSweep({ store, logger }, { spreadSeconds: 0 });
+
+    // Assess
+    expect(result.skipped).toBeUndefined();
+    expect(result.checks).toBe(2);
+  });
+
+  it("holds after a run whose sending failed partway: the jobs it handed over are still to come", async () => {
+    // Prepare: a queue that takes the jobs, then fails
+    const { store } = await servers(3, 3);
+    const sendMany = store.jobs.sendMany.bind(store.jobs);
+    store.jobs.sendMany = async (jobs, delay) => {
+      await sendMany(jobs, delay);
+      throw new Error("the last batch was not sent");
+    };
+
+    // Act
+    await expect(runSweep({ store, logger }, { spreadSeconds: 60 })).rejects.toThrow("not sent");
+    const again = await runSweep({ store, logger }, { spreadSeconds: 60 });
+
+    // Assess
+    expect(again.skipped).toBe("running");
+    expect(await store.sweeps.last()).toMatchObject({ jobs: 3 });
   });
 });

@@ -4,6 +4,7 @@ import {
   errorFields,
   type Job,
   type Logger,
+  MAX_JOB_DELAY_SECONDS,
   type PlainServer,
   type StoredStatus,
   sweepAction,
@@ -70,6 +71,8 @@ export interface SweepOptions {
 
 /** How long a run holds while it works: past the sweep function's timeout (30 s), whatever befalls it. */
 export const RUN_HOLD_MS = 120_000;
+/** The longest hold a run can ask for: while it works, or until its last job (≤ 15 min away) is due. */
+const MAX_HOLD_MS = RUN_HOLD_MS + MAX_JOB_DELAY_SECONDS * 1_000;
 /**
  * Jobs waiting in the queue (visible, not taken) past which the last run counts as not done: a tenth
  * of what it sent, and never fewer than this (retries and connects come and go meanwhile).
@@ -120,16 +123,29 @@ export async function runSweep(
     jobs: 0,
   });
   if (skipped) return { ...result, skipped };
-  let sent = 0;
+  const sending = { jobs: 0 };
   try {
-    sent = await sweep(deps, options, now, spreadSeconds, result);
+    await sweep(deps, options, now, spreadSeconds, result, sending);
   } finally {
-    // Held until its last job is due; a run that failed holds no longer (the next one tries again).
+    // Held until its last job is due (delays count from the send); a run that sent nothing, or
+    // failed before sending, holds no longer (the next one tries again).
+    const lastDue = Date.now() + Math.min(spreadSeconds, MAX_JOB_DELAY_SECONDS) * 1_000;
     await store.sweeps
-      .end(token, sent > 0 ? startedAt + spreadSeconds * 1_000 : Date.now(), sent)
+      .end(token, sending.jobs > 0 ? lastDue : Date.now(), sending.jobs)
+      .then((ended) => {
+        if (!ended) logger.warn("sweep outran its hold: another run began meanwhile", { token });
+      })
       .catch((error) => logger.warn("sweep could not record its run's end", errorFields(error)));
   }
   return result;
+}
+
+/**
+ * True when the last run holds at `now`. A hold further out than any run can ask for (a writer's
+ * clock far ahead, a record written by hand) holds nothing: sweeps never stop for it.
+ */
+function holds(last: SweepRun | undefined, now: number): boolean {
+  return last !== undefined && last.holdsUntil > now && last.holdsUntil <= now + MAX_HOLD_MS;
 }
 
 /**
@@ -138,29 +154,29 @@ export async function runSweep(
  */
 async function begin(deps: { store: Store; logger: Logger }, run: SweepRun): Promise<SweepResult["skipped"]> {
   const { store, logger } = deps;
-  const last = await store.sweeps.last();
-  if (last && last.holdsUntil > run.startedAt) {
+  const [last, backlog] = await Promise.all([store.sweeps.last(), readQueueDepth(deps)]);
+  if (holds(last, run.startedAt)) {
     logger.info("sweep skipped: the last run still holds", {
-      holdsUntil: new Date(last.holdsUntil).toISOString(),
+      holdsUntil: new Date(last?.holdsUntil ?? 0).toISOString(),
     });
     return "running";
   }
-  const backlog = await readQueueDepth(deps);
   if (last && backlog !== undefined && backlog > backlogLimit(last.jobs)) {
     logger.warn("sweep skipped: the last run's jobs still wait in the queue", { backlog, sent: last.jobs });
     return "backlog";
   }
-  return (await store.sweeps.begin(run, last)) ? undefined : "raced";
+  return (await store.sweeps.begin(run, last, MAX_HOLD_MS)) ? undefined : "raced";
 }
 
-/** One run's work (see {@link runSweep}): the jobs it sent. */
+/** One run's work (see {@link runSweep}); `sending` counts the jobs handed to the queue. */
 async function sweep(
   deps: { store: Store; logger: Logger },
   options: SweepOptions,
   now: number,
   spreadSeconds: number,
   result: SweepResult,
-): Promise<number> {
+  sending: { jobs: number },
+): Promise<void> {
   const { store, logger } = deps;
   const [servers, reapedLeases] = await Promise.all([store.servers.listAll(), reapLeases(deps, now)]);
   result.reapedLeases = reapedLeases;
@@ -205,11 +221,11 @@ async function sweep(
     }
   }
   // Repairs go at once; health work lands at each server's own point of the interval.
+  sending.jobs = jobs.length;
   await store.jobs.sendMany(jobs, (job) =>
     job.type === "connect" ? 0 : sweepDelaySeconds(job.serverId, spreadSeconds),
   );
   logger.info("sweep enqueued probes", { servers: servers.length, ...result });
-  return jobs.length;
 }
 
 /**

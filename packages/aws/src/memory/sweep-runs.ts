@@ -7,15 +7,17 @@ export function createMemorySweepRuns(): SweepRuns {
     async last() {
       return record && { ...record };
     },
-    async begin(run, last) {
-      const free = last
-        ? record?.token === last.token && record.holdsUntil <= run.startedAt
-        : record === undefined;
+    async begin(run, last, maxHoldMs) {
+      const lapsed = (held: SweepRun) =>
+        held.holdsUntil <= run.startedAt || held.holdsUntil > run.startedAt + maxHoldMs;
+      const free = last ? record?.token === last.token && lapsed(record) : record === undefined;
       if (free) record = { ...run };
       return free;
     },
     async end(token, holdsUntil, jobs) {
-      if (record?.token === token) record = { ...record, holdsUntil, jobs };
+      if (record?.token !== token) return false;
+      record = { ...record, holdsUntil, jobs };
+      return true;
     },
   };
 }
