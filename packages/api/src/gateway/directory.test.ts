@@ -7,6 +7,18 @@ const logger = createLogger({ level: "error", sink: () => {} });
 const ok = { ok: true as const, at: "2026-01-01T00:00:00.000Z", latencyMs: 3, toolCount: 1 };
 const tools = [{ name: "search", inputSchema: { type: "object" } }];
 
+/** A memory store with server `known` (connected, one tool), and a directory that has read it. */
+async function knownView(maxAgeMs: number, missWaitMs?: number) {
+  const store = createMemoryStore();
+  const server = await store.servers.create(
+    parseServerSpec({ name: "known", url: "https://known.example/mcp" }),
+  );
+  await store.statuses.recordAttempt(server.id, 1, ok, { tools });
+  const directory = new Directory(store, logger, maxAgeMs, undefined, missWaitMs);
+  const first = await directory.snapshot();
+  return { store, server, directory, first };
+}
+
 describe("Directory", () => {
   it("gives each entry the profile its catalogue holds, and none where the catalogue has none", async () => {
     // Prepare
@@ -263,13 +275,7 @@ describe("Directory.entry, for a call", () => {
 
   it("serves a young view's usable entry as it is, reading nothing", async () => {
     // Prepare
-    const store = createMemoryStore();
-    const server = await store.servers.create(
-      parseServerSpec({ name: "known", url: "https://known.example/mcp" }),
-    );
-    await store.statuses.recordAttempt(server.id, 1, ok, { tools });
-    const directory = new Directory(store, logger, 60_000);
-    await directory.snapshot();
+    const { store, server, directory } = await knownView(60_000);
     let reads = 0;
     const { resolvePlain } = store.servers;
     store.servers.resolvePlain = (name) => {
@@ -289,13 +295,7 @@ describe("Directory.entry, for a call", () => {
 describe("Directory with a slow store", () => {
   /** A view of server `known` (connected, one tool), then a store whose reads never answer. */
   async function stalled(maxAgeMs: number, missWaitMs = 50) {
-    const store = createMemoryStore();
-    const server = await store.servers.create(
-      parseServerSpec({ name: "known", url: "https://known.example/mcp" }),
-    );
-    await store.statuses.recordAttempt(server.id, 1, ok, { tools });
-    const directory = new Directory(store, logger, maxAgeMs, undefined, missWaitMs);
-    const first = await directory.snapshot();
+    const { store, directory, first } = await knownView(maxAgeMs, missWaitMs);
     const never = () => new Promise<never>(() => {});
     store.changes = { ...store.changes, since: never, read: never };
     store.servers.listAll = never;
@@ -357,13 +357,7 @@ describe("Directory with a slow store", () => {
 
   it("serves no view older than its ceiling: a known server is read directly (a disable is seen)", async () => {
     // Prepare: a view of a connected server; then it is disabled, and the view outlives its ceiling
-    const store = createMemoryStore();
-    const server = await store.servers.create(
-      parseServerSpec({ name: "known", url: "https://known.example/mcp" }),
-    );
-    await store.statuses.recordAttempt(server.id, 1, ok, { tools });
-    const directory = new Directory(store, logger, 60_000);
-    await directory.snapshot();
+    const { store, server, directory } = await knownView(60_000);
     const { id: _id, version: _v, createdAt: _c, updatedAt: _u, ...spec } = server;
     await store.servers.update(server, parseServerSpec({ ...spec, enabled: false }));
     const usable = (entry: { server: { enabled: boolean } }) => entry.server.enabled;
