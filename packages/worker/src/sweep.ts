@@ -95,7 +95,8 @@ export function backlogLimit(jobs: number): number {
  * also deletes the leases of stdio runners that died (see {@link reapLeases}).
  *
  * Runs never overlap, whoever schedules them: a run begins only once the last one's jobs are all due
- * and the queue no longer holds them (see {@link SweepRuns}); else it does nothing (`skipped`). So a
+ * and the queue holds no more than a tenth of them (see {@link SweepRuns}, {@link backlogLimit}); else
+ * it does nothing (`skipped`). So a
  * sweep slower than its interval stretches the interval instead of piling work on the queue.
  */
 export async function runSweep(
