@@ -140,10 +140,9 @@ export class Directory {
     if (!current) return this.refresh(false);
     // The store fails: a 503 within the bound. Else a view invalidated by this process (it changed
     // something itself) or past the ceiling (rare while the process serves) waits for its refresh.
-    if (this.failing && Date.now() - current.takenAt >= this.maxAgeMs)
-      return this.within(this.refresh(false));
+    if (this.failing && this.stale(current)) return this.within(this.refresh(false));
     if (!this.servable(current)) return this.refresh(false);
-    if (Date.now() - current.takenAt >= this.maxAgeMs) this.refresh(true).catch(() => undefined);
+    this.refreshIfStale(current);
     return current;
   }
 
@@ -160,11 +159,21 @@ export class Directory {
       if (Date.now() - this.lastUsedAt > ACTIVE_MS) {
         clearInterval(this.ticker);
         this.ticker = undefined;
-      } else if (this.current && Date.now() - this.current.takenAt >= this.maxAgeMs) {
-        this.refresh(true).catch(() => undefined);
+      } else if (this.current) {
+        this.refreshIfStale(this.current);
       }
     }, this.maxAgeMs);
     this.ticker.unref();
+  }
+
+  /** Starts a background refresh once `view` is `maxAgeMs` old (its failure is logged by `refresh`). */
+  private refreshIfStale(view: Snapshot): void {
+    if (this.stale(view)) this.refresh(true).catch(() => undefined);
+  }
+
+  /** True once `view` is `maxAgeMs` old: due for a refresh. */
+  private stale(view: Snapshot): boolean {
+    return Date.now() - view.takenAt >= this.maxAgeMs;
   }
 
   /**
@@ -173,9 +182,10 @@ export class Directory {
    * store, looks again first), and not stale while the store fails.
    */
   private servable(view: Snapshot): boolean {
-    const age = Date.now() - view.takenAt;
     return (
-      view.takenAt > this.invalidatedAt && age < STALE_CEILING_MS && !(this.failing && age >= this.maxAgeMs)
+      view.takenAt > this.invalidatedAt &&
+      Date.now() - view.takenAt < STALE_CEILING_MS &&
+      !(this.failing && this.stale(view))
     );
   }
 
@@ -214,14 +224,7 @@ export class Directory {
    * `store.unavailable`, `Retry-After`): a call is never answered from what it had to wait for.
    */
   private within<T>(pending: Promise<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new StoreError(`The directory did not answer within ${this.missWaitMs} ms`)),
-        this.missWaitMs,
-      );
-    });
-    return Promise.race([pending, late]).finally(() => clearTimeout(timer));
+    return failAfter(pending, this.missWaitMs, `The directory did not answer within ${this.missWaitMs} ms`);
   }
 
   /**
@@ -241,7 +244,7 @@ export class Directory {
     const current = this.current;
     const known = current?.byName.get(name);
     if (current && known && usable(known) && this.servable(current)) {
-      if (Date.now() - current.takenAt >= this.maxAgeMs) this.refresh(true).catch(() => undefined);
+      this.refreshIfStale(current);
       return known;
     }
     if (this.directReads >= MAX_DIRECT_READS) return (await this.fresh()).byName.get(name);
@@ -309,17 +312,11 @@ export class Directory {
     if (!this.refreshing) {
       this.refreshStartedAt = Date.now();
       const full = !this.current || (background && Date.now() - this.fullReadAt >= FULL_READ_MS);
-      let timer: NodeJS.Timeout | undefined;
-      const deadline = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new StoreError(`A directory refresh took longer than ${REFRESH_DEADLINE_MS} ms`)),
-          REFRESH_DEADLINE_MS,
-        );
-      });
-      const refreshing = Promise.race([
+      const refreshing = failAfter(
         full ? this.readAll() : this.readChanges(this.current as Snapshot),
-        deadline,
-      ])
+        REFRESH_DEADLINE_MS,
+        `A directory refresh took longer than ${REFRESH_DEADLINE_MS} ms`,
+      )
         .then(
           (snapshot) => {
             this.failing = false;
@@ -331,7 +328,6 @@ export class Directory {
           },
         )
         .finally(() => {
-          clearTimeout(timer);
           if (this.refreshing === refreshing) this.refreshing = undefined;
         });
       // Logged once per refresh, whoever waits on it.
@@ -503,4 +499,13 @@ export function isAvailable(entry: DirectoryEntry): boolean {
  */
 export function servingGeneration(entry: DirectoryEntry): number {
   return servingOlder(entry.status) ?? entry.status?.generation ?? 0;
+}
+
+/** `pending`, or a StoreError (503 `store.unavailable`) saying `message` once `ms` pass first. */
+function failAfter<T>(pending: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new StoreError(message)), ms);
+  });
+  return Promise.race([pending, late]).finally(() => clearTimeout(timer));
 }
