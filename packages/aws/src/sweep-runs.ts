@@ -21,6 +21,14 @@ export interface SweepRun {
   jobs: number;
 }
 
+/**
+ * True when `run` holds at `now`: its hold not yet past, and not further out than `maxHoldMs`, which no
+ * run asks for (a writer's clock far ahead, a record written by hand holds nothing).
+ */
+export function holdsAt(run: SweepRun | undefined, now: number, maxHoldMs: number): boolean {
+  return run !== undefined && run.holdsUntil > now && run.holdsUntil <= now + maxHoldMs;
+}
+
 /** The record that keeps sweep runs from overlapping. */
 export interface SweepRuns {
   /** The last run, if any (a strongly consistent read). */

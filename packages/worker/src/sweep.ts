@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Store, SweepRun } from "@mcpgw/aws";
+import { holdsAt, type Store, type SweepRun } from "@mcpgw/aws";
 import {
   errorFields,
   type Job,
@@ -142,21 +142,13 @@ export async function runSweep(
 }
 
 /**
- * True when the last run holds at `now`. A hold further out than any run can ask for (a writer's
- * clock far ahead, a record written by hand) holds nothing: sweeps never stop for it.
- */
-function holds(last: SweepRun | undefined, now: number): boolean {
-  return last !== undefined && last.holdsUntil > now && last.holdsUntil <= now + MAX_HOLD_MS;
-}
-
-/**
  * Begins run `run` unless the last one holds, its jobs still wait in the queue, or another scheduler
  * began one meanwhile: why not, or undefined when it began.
  */
 async function begin(deps: { store: Store; logger: Logger }, run: SweepRun): Promise<SweepResult["skipped"]> {
   const { store, logger } = deps;
   const [last, backlog] = await Promise.all([store.sweeps.last(), readQueueDepth(deps)]);
-  if (holds(last, run.startedAt)) {
+  if (holdsAt(last, run.startedAt, MAX_HOLD_MS)) {
     logger.info("sweep skipped: the last run still holds", {
       holdsUntil: new Date(last?.holdsUntil ?? 0).toISOString(),
     });

@@ -1,4 +1,4 @@
-import type { SweepRun, SweepRuns } from "../sweep-runs";
+import { holdsAt, type SweepRun, type SweepRuns } from "../sweep-runs";
 
 /** The sweep's runs in memory: the table's conditions, checked in one step. */
 export function createMemorySweepRuns(): SweepRuns {
@@ -8,9 +8,9 @@ export function createMemorySweepRuns(): SweepRuns {
       return record && { ...record };
     },
     async begin(run, last, maxHoldMs) {
-      const lapsed = (held: SweepRun) =>
-        held.holdsUntil <= run.startedAt || held.holdsUntil > run.startedAt + maxHoldMs;
-      const free = last ? record?.token === last.token && lapsed(record) : record === undefined;
+      const free = last
+        ? record?.token === last.token && !holdsAt(record, run.startedAt, maxHoldMs)
+        : record === undefined;
       if (free) record = { ...run };
       return free;
     },
