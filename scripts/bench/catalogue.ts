@@ -18,11 +18,10 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:f
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { CATALOGUE_SERVERS, catalogueTasks, hitRate } from "../../tests/fixtures/catalogue";
 import { startEverything } from "../../tests/fixtures/everything";
-import { measure, printTable, startDevGateway, stopper, until } from "../lib/bench";
+import { connectSdkClient, measure, printTable, startDevGateway, stopper, until } from "../lib/bench";
 import { startEmulator } from "../lib/emulator";
 import { percentile, startTsProcess } from "../lib/processes";
 
@@ -108,16 +107,7 @@ try {
     5000: await key("5,000 tools", [SUITE, ...COPIES]),
   };
   const realKey = await key("the recorded catalogue", [EV, FS, SUITE]);
-  const connect = async (path: string, bearer: string) => {
-    const client = new Client({ name: "bench", version: "1" });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${gatewayUrl}${path}`), {
-        requestInit: { headers: { authorization: `Bearer ${bearer}` } },
-      }),
-    );
-    stops.push(() => client.close());
-    return client;
-  };
+  const connect = (path: string, bearer: string) => connectSdkClient(`${gatewayUrl}${path}`, bearer, stops);
 
   // Up front: what tools/list hands a client, in each mode (every page of the full list).
   const upfront: Record<string, { tools: number; fullBytes: number; searchBytes: number }> = {};

@@ -32,12 +32,11 @@ import { auditPartition, createStore, loadAwsConfig, TABLE_KEYS } from "@mcpgw/a
 import { createLogger, LATENCY_RINGS, MAX_LISTING_AGE_MS } from "@mcpgw/core";
 import { MAX_SERVERS } from "@mcpgw/telemetry";
 import { runSweep } from "@mcpgw/worker";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { PRODUCTION_STAGE, runnerScaling, STAGES } from "../../infra/stages";
 import { MAX_LISTENED_SERVERS } from "../../packages/api/src/gateway/mcp-listening";
 import { startAwsCounter } from "../lib/aws-counter";
-import { measure, queueDrained, stopper, until } from "../lib/bench";
+import { connectSdkClient, measure, queueDrained, stopper, until } from "../lib/bench";
 import { startEmulator } from "../lib/emulator";
 import { cpuTimeMs, freePort, percentile, ROOT, startTsProcess } from "../lib/processes";
 import { PRICES, PRICES_AS_OF, PRICES_REGION } from "./aws-prices";
@@ -483,16 +482,7 @@ try {
       await sleep(2_000);
     }
   };
-  const connect = async (path: string, token: string) => {
-    const client = new Client({ name: "cost-bench", version: "1" });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${gateway}${path}`), {
-        requestInit: { headers: { authorization: `Bearer ${token}` } },
-      }),
-    );
-    stops.push(() => client.close());
-    return client;
-  };
+  const connect = (path: string, token: string) => connectSdkClient(`${gateway}${path}`, token, stops);
   const mcpCall = (client: Client, tool: string) => async () => {
     const result = await client.callTool({ name: tool, arguments: ARGS });
     if (result.isError) throw new Error(`MCP call failed: ${JSON.stringify(result.content)}`);

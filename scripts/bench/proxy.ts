@@ -52,10 +52,9 @@ import type { AddressInfo } from "node:net";
 import { createAwsClients, createStore, ensureResources, loadAwsConfig } from "@mcpgw/aws";
 import { type AuditEvent, auditEventId } from "@mcpgw/core";
 import { exportsTraces, sdkDisabled } from "@mcpgw/telemetry";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
-import { measure, printTable, startDevGateway, stopper, until } from "../lib/bench";
+import { connectSdkClient, measure, printTable, startDevGateway, stopper, until } from "../lib/bench";
 import { startEmulator } from "../lib/emulator";
 import { cpuTimeMs, percentile, startTsProcess } from "../lib/processes";
 
@@ -247,16 +246,8 @@ async function bench(): Promise<void> {
     const apiKeys = { observed: await keyOn(false), dark: await keyOn(true) };
 
     /** One SDK client on `url` (its own session), and its call. */
-    const sdkSession = async (url: string, token?: string) => {
-      const client = new Client({ name: "bench", version: "1" });
-      await client.connect(
-        new StreamableHTTPClientTransport(new URL(url), {
-          requestInit: token ? { headers: { authorization: `Bearer ${token}` } } : {},
-        }),
-      );
-      stops.push(() => client.close());
-      return sdkCall(client);
-    };
+    const sdkSession = async (url: string, token?: string) =>
+      sdkCall(await connectSdkClient(url, token, stops));
     /** A path's call, its session (if it has one) opened. */
     const connect = (path: PathName): Promise<() => Promise<void>> => {
       const { client, via, dark: off, key } = SPECS[path];

@@ -4,6 +4,8 @@
  */
 import { GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
 import type { AwsStore } from "@mcpgw/aws";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { freePort, startTsProcess } from "./processes";
 
 /**
@@ -101,4 +103,23 @@ export async function startDevGateway(
     ...env,
   });
   return { ...gateway, url: gateway.match[1]! };
+}
+
+/**
+ * An MCP SDK client (v1, as most clients in the field) connected to `url` with `token` as its bearer
+ * (none: no authorization header); its close joins `stops`.
+ */
+export async function connectSdkClient(
+  url: string,
+  token: string | undefined,
+  stops: Array<() => Promise<unknown>>,
+): Promise<Client> {
+  const client = new Client({ name: "bench", version: "1" });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(url), {
+      requestInit: token ? { headers: { authorization: `Bearer ${token}` } } : {},
+    }),
+  );
+  stops.push(() => client.close());
+  return client;
 }
