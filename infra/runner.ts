@@ -56,7 +56,7 @@ export const runner = new sst.aws.Service("StdioRunner", {
   // old one drains and stops.
   scaling: { min: scaling.min, max: scaling.max, cpuUtilization: 60, memoryUtilization: 70 },
   // ECS waits 30 s (Fargate's default stop timeout) after SIGTERM: the task drains (RUNNER_DRAIN_SECONDS,
-  // 10 s) and its children end within 10 s more.
+  // 10 s), lets its callers close their connections (at most 5 s) and its children end within 8 s more.
   // Table to read server configs and record deaths; the job queue for retries. No Key link (its
   // Decrypt is unconditional): the runner may open only stdio env and secret-store values.
   link: [tableLink, jobsLink],

@@ -8,7 +8,7 @@ import {
 } from "@mcpgw/aws";
 import { createLogger, errorFields } from "@mcpgw/core";
 import { prometheusReader, startMetrics, startTracing } from "@mcpgw/telemetry";
-import { startRunner } from "./start";
+import { LEAVE_QUIET_MS, startRunner } from "./start";
 
 const logger = createLogger();
 const tracing = startTracing({ service: "runner" });
@@ -45,10 +45,10 @@ logger.info("runner listening", {
 });
 
 /**
- * A graceful stop's bound (ECS waits 30 s before SIGKILL): a fleet runner's drain, then 10 s to end its
- * children; past it, every child is killed and we exit.
+ * A graceful stop's bound (ECS waits 30 s before SIGKILL): a fleet runner's drain and the quiet of its
+ * connections, then 10 s to end its children; past it, every child is killed and we exit.
  */
-const STOP_DEADLINE_MS = (settings.fleet?.drainMs ?? 0) + 10_000;
+const STOP_DEADLINE_MS = (settings.fleet ? settings.fleet.drainMs + LEAVE_QUIET_MS : 0) + 10_000;
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, () => {
     setTimeout(() => {

@@ -13,6 +13,7 @@ import { createIsolation, DEFAULT_UID_BASE, DEFAULT_UID_COUNT, type Isolation } 
 import { limitGaps } from "./limits";
 import { Membership } from "./membership";
 import { memoryUse } from "./memory-use";
+import { quietClose } from "./quiet-close";
 import { createRunnerDir, deadRunnerDirs, sweepDeadRunnerDirs } from "./runner-dir";
 import { ThreadWorktrees } from "./thread-worktrees";
 import {
@@ -76,6 +77,13 @@ export interface RunnerOptions
 /** The default of the fleet's `drainMs` (RUNNER_DRAIN_SECONDS). */
 export const DEFAULT_DRAIN_MS = 10_000;
 
+/**
+ * How long a leaving fleet runner, its drain done, waits for its clients to close the connections they
+ * kept idle before it stops listening (see `quietClose`): Node's keep-alive timeout, past which the
+ * server closes them itself.
+ */
+export const LEAVE_QUIET_MS = 5_000;
+
 /** The default of `stopDeadlineMs`: inside a 10 s stop of the whole process, with time to spare. */
 export const DEFAULT_STOP_DEADLINE_MS = 8_000;
 
@@ -92,7 +100,8 @@ export interface Runner {
   /** Its registration and leases, when it is one of a fleet. */
   membership: Membership | undefined;
   /**
-   * Stops serving (in a fleet: after a drain of up to `drainMs`), abandons starts under way and ends
+   * Stops serving (in a fleet: after a drain of up to `drainMs`, and up to {@link LEAVE_QUIET_MS} for
+   * its clients to let go of their connections), abandons starts under way and ends
    * every child (SIGTERM, SIGKILL 2 s later; all of them SIGKILLed at `stopDeadlineMs`), then removes
    * the runner's directory. Idempotent.
    */
@@ -194,6 +203,7 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     ...(options.metricsText && isLoopback(host) ? { metricsText: options.metricsText } : {}),
     ...(membership ? { registered: () => membership.registered } : {}),
   });
+  const quiet = quietClose(server);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 0, host, () => resolve());
@@ -213,18 +223,24 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
     stop() {
       stopped ??= (async () => {
         const drainUntil = Date.now() + (membership ? (fleet?.drainMs ?? DEFAULT_DRAIN_MS) : 0);
+        let settledAt = drainUntil;
         if (membership) {
           // New instances go elsewhere from now; the face still serves those it holds while their calls
           // end (for up to `drainMs`), and gives each back (its lease released) once its children are
-          // idle and stopped.
+          // idle and stopped. No connection is kept for reuse from now; the idle ones its clients kept
+          // close on their side before it stops listening, so none is cut under a request: a gateway
+          // whose session was here is told the instance moved (421), or finds the port closed.
+          quiet.leave();
           await membership.drain().catch((error) => {
             options.logger.warn("could not mark this runner draining", errorFields(error));
           });
           await instances.handBack(drainUntil);
+          await quiet.quiet(LEAVE_QUIET_MS);
+          settledAt = Math.max(drainUntil, Date.now());
         }
         // Then every child left ends within the stop's deadline, counted from the drain's end (however
-        // long marking it draining took), so the whole stop keeps to drain + deadline.
-        const deadline = drainUntil + deadlineMs;
+        // long marking it draining took), so the whole stop keeps to drain + quiet + deadline.
+        const deadline = settledAt + deadlineMs;
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         let timer: NodeJS.Timeout | undefined;
         const late = new Promise<"late">((resolve) => {
