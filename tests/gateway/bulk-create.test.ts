@@ -5,8 +5,9 @@
  * partition) and the view catches up in the background (a bulk change: two index queries, a page per
  * MB). The bound is what the call waits on — a handful of DynamoDB reads, not one per created server —
  * counted on the store's own client while the view's background refreshes are held (the call must not
- * wait on them); its wall time (82 ms alone, 2.7 s once in CI with every suite sharing one emulator) is
- * logged and only held to a loose bound.
+ * wait on them); its wall time (82 ms alone, 2.7 s once in CI with every suite sharing one emulator,
+ * and once over 3 s, when the directory's bound was 3 s and the call got a 503) is logged and only
+ * held to a loose bound.
  */
 import { parseServerSpec } from "@mcpgw/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -85,7 +86,7 @@ describe(`the first call after ${CREATED} creates`, () => {
     calls.stop();
 
     // Assess
-    expect(call.status).toBe(200);
+    expect(call.status, `${firstCallMs} ms: ${JSON.stringify(call.body)}`).toBe(200);
     expect(call.body.content[0].text).toContain("first");
     console.info(`first call after ${CREATED} creates: ${firstCallMs} ms, ${whileCalling} DynamoDB calls`);
     expect(whileCalling).toBeLessThanOrEqual(MAX_READS_WHILE_CALLING);
