@@ -1,7 +1,8 @@
 /**
  * How SST bundles every function: the same esbuild plugins `npm run build` uses (zod's locales trimmed
  * to English, which keeps each handler well under its 1.5 MB budget; one copy of the chunks the MCP
- * SDK's client and server both ship, ajv's validator among them), and code splitting: what a handler
+ * SDK's client and server both ship; the SDK's lighter JSON Schema validator as its default, never
+ * ajv), and code splitting: what a handler
  * loads only through `import()` (the OTLP exporters, when OTEL_EXPORTER_OTLP_ENDPOINT is set) is a
  * chunk of its own, outside the cold start. Path relative to sst.config.ts.
  */

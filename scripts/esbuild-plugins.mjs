@@ -41,9 +41,9 @@ const noBrowserUserAgent = {
 /**
  * The MCP SDK v2's `@modelcontextprotocol/client` and `@modelcontextprotocol/server` are each published
  * pre-bundled (rolldown chunks named `<name>-<hash>.mjs`), and some of their chunks are the same code
- * in both packages: the default JSON Schema validator with ajv and ajv-formats inlined (`ajvProvider-*`,
- * ~150 KiB minified, which evaluates ajv's three dialects when imported), the schema-dialect helpers
- * and the bundler's runtime helpers. A bundle of both packages (the gateway, the runner) would hold and
+ * in both packages: the JSON Schema validators (`cfWorkerProvider-*`; `ajvProvider-*`, which
+ * `mcpSdkLightValidator` below leaves out), the schema-dialect helpers and the bundler's runtime
+ * helpers. A bundle of both packages (the gateway, the runner) would hold and
  * load each of those twice; here a chunk the server imports that is the same as one of the client's
  * resolves to the client's file, so the bundle holds one copy.
  * "The same" is checked on the files as installed, so an SDK update never aliases code that differs:
@@ -65,7 +65,6 @@ const PACKAGE_OWN = /^(@modelcontextprotocol\/(client|server)(\/|$)|#)/;
 const mcpSdkSharedChunks = {
   name: "mcp-sdk-shared-chunks",
   setup(build) {
-    const isFile = (path) => statSync(path, { throwIfNoEntry: false })?.isFile() === true;
     const chunkName = (path) => CHUNK.exec(basename(path))?.[1];
 
     /** A file's specifiers, and its text with the chunk hashes they name and its source-map comment out. */
@@ -133,4 +132,58 @@ const mcpSdkSharedChunks = {
   },
 };
 
-export default [zodEnglishOnly, noBrowserUserAgent, mcpSdkSharedChunks];
+/**
+ * Each MCP SDK v2 package picks its default JSON Schema validator in its `_shims` module, and the v1
+ * SDK's client and server import theirs: on Node, ajv (with ajv-formats; ~150 KiB minified, which
+ * evaluates ajv's three dialects when imported). The system builds no default: every SDK client and
+ * server it makes is given the SDK's own lighter validator (`jsonSchemaValidator` in
+ * packages/upstream/src/json-schema.ts), and validates nothing with it on any path a call takes. So
+ * the default is that validator too, leaving ajv out of every bundle: a v2 `_shims` resolves to itself
+ * with it, the v1 `ajv-provider.js` to it. Checked on the files as installed: a `_shims` that does not
+ * import the validator as expected (a newer SDK) resolves as it is.
+ */
+const AJV_DEFAULT = /^import \{ (\w+) as AjvJsonSchemaValidator \} from "\.\/ajvProvider-[\w-]{8}\.mjs";$/m;
+
+/** The v1 SDK's client and server modules, the only importers of its default validator. */
+const V1_SDK_ENTRY = /[\\/]@modelcontextprotocol[\\/]sdk[\\/]dist[\\/]esm[\\/](client|server)[\\/]index\.js$/;
+
+const mcpSdkLightValidator = {
+  name: "mcp-sdk-light-validator",
+  setup(build) {
+    const root = build.initialOptions.absWorkingDir ?? process.cwd();
+    build.onResolve({ filter: /^@modelcontextprotocol\/(client|server)\/_shims$/ }, async (args) => {
+      const pkg = args.path.slice(0, -"/_shims".length);
+      const index = await build.resolve(pkg, { kind: "import-statement", resolveDir: args.resolveDir });
+      if (index.errors.length > 0) return undefined;
+      const file = join(dirname(index.path), "shimsNode.mjs");
+      const source = isFile(file) ? readFileSync(file, "utf8") : "";
+      if (!AJV_DEFAULT.test(source)) return undefined;
+      const contents = source.replace(
+        AJV_DEFAULT,
+        `import { CfWorkerJsonSchemaValidator as AjvJsonSchemaValidator } from "${pkg}/validators/cf-worker";`,
+      );
+      return { path: file, namespace: "mcp-sdk-light-validator", pluginData: contents };
+    });
+    build.onResolve({ filter: /^\.\.\/validation\/ajv-provider\.js$/ }, (args) =>
+      V1_SDK_ENTRY.test(args.importer)
+        ? {
+            path: "ajv-provider.js",
+            namespace: "mcp-sdk-light-validator",
+            pluginData: `export { CfWorkerJsonSchemaValidator as AjvJsonSchemaValidator } from "@modelcontextprotocol/client/validators/cf-worker";`,
+          }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: "mcp-sdk-light-validator" }, (args) => ({
+      contents: args.pluginData,
+      resolveDir: root,
+      loader: "js",
+    }));
+  },
+};
+
+/** Whether `path` is a file. */
+function isFile(path) {
+  return statSync(path, { throwIfNoEntry: false })?.isFile() === true;
+}
+
+export default [zodEnglishOnly, noBrowserUserAgent, mcpSdkSharedChunks, mcpSdkLightValidator];

@@ -4,7 +4,8 @@
  * runner no API module at all (read from esbuild's metafile: the source files in each output). A bundle
  * of both the MCP SDK's client and its server holds one copy of each chunk the two packages ship alike
  * (scripts/esbuild-plugins.mjs): the only chunk each keeps a copy of is its own subset of the SDK's
- * protocol core. What a plane uses only sometimes is imported on demand (`import()`: esbuild puts it in
+ * protocol core. No bundle holds ajv: the SDK's default validator, which the system never builds
+ * (packages/upstream/src/json-schema.ts). What a plane uses only sometimes is imported on demand (`import()`: esbuild puts it in
  * a lazy chunk), so its cold start does not load it: minisearch (search mode's first search), the OIDC
  * relying party (the first sign-in), jose (the first access token verified) and, in the admin plane, the
  * MCP client (an upstream's authorization).
@@ -56,13 +57,13 @@ describe("per-plane bundles", () => {
     expect(under("gateway", "packages/api/src/admin/")).toEqual([]);
   });
 
-  it("a bundle of the SDK's client and server holds one copy of what both ship alike (ajv's validator)", () => {
+  it("a bundle of the SDK's client and server holds one copy of what both ship alike (the validator)", () => {
     // Chunk names (`ajvProvider-<hash>.mjs` → `ajvProvider`) of the two packages' files in the bundle.
     const chunks = under("gateway", "node_modules/@modelcontextprotocol/")
       .map((input) => /\/(client|server)\/dist\/(?:.*\/)?([\w.-]+?)-[\w-]{8}\.mjs$/.exec(input)?.[2])
       .filter((chunk) => chunk !== undefined);
     const twice = chunks.filter((chunk, index) => chunks.indexOf(chunk) !== index);
-    expect(chunks).toContain("ajvProvider");
+    expect(chunks).toContain("cfWorkerProvider");
     // `src` is each package's own tree-shaken subset of the protocol core: different code, not a copy.
     expect(twice).toEqual(["src"]);
   });
@@ -70,9 +71,21 @@ describe("per-plane bundles", () => {
   it("the runner holds the SDK's server and, of its client package, only the chunks the server shares", () => {
     const client = under("runner", "node_modules/@modelcontextprotocol/client/");
     expect(under("runner", "node_modules/@modelcontextprotocol/server/").length).toBeGreaterThan(0);
-    expect(client.some((input) => input.includes("/ajvProvider-"))).toBe(true);
+    expect(client.some((input) => input.includes("/cfWorkerProvider-"))).toBe(true);
     // Its index, protocol core and auth (the MCP client proper) stay out: the runner calls no upstream.
     expect(client.filter((input) => /\/dist\/(index|src-|public-)/.test(input))).toEqual([]);
+  });
+
+  it("no plane holds ajv, the SDK's default validator: every SDK client and server is given the lighter one", () => {
+    for (const bundle of ["admin", "gateway", "worker", "runner"]) {
+      expect(inputs.get(bundle)?.length, bundle).toBeGreaterThan(0);
+      expect(
+        under(bundle, "ajv").filter((input) =>
+          /[\\/](ajv|ajv-formats)[\\/]|ajvProvider|ajv-provider/.test(input),
+        ),
+        bundle,
+      ).toEqual([]);
+    }
   });
 
   it("what a plane uses only sometimes is in its lazy chunks, not in what a cold start imports", () => {

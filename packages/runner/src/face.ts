@@ -10,7 +10,7 @@ import {
   whenSent,
   withTraceMeta,
 } from "@mcpgw/core";
-import { MAX_CALL_MS } from "@mcpgw/upstream";
+import { jsonSchemaValidator, MAX_CALL_MS } from "@mcpgw/upstream";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import {
@@ -258,6 +258,7 @@ export class Faces {
         ...(instructions ? { instructions } : {}),
         requestState: { verify: (state, ctx) => this.codec.verify(state, ctx) },
         inputRequired: { maxRounds: MAX_INPUT_ROUNDS },
+        jsonSchemaValidator,
       },
     );
     server.onerror = (error) => this.options.logger.debug("face error", errorFields(error));

@@ -23,7 +23,7 @@ import {
   servingOlder,
   UNREADABLE_SECRETS,
 } from "@mcpgw/core";
-import { scrubSecrets } from "@mcpgw/upstream";
+import { jsonSchemaValidator, scrubSecrets } from "@mcpgw/upstream";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import {
   ErrorCode,
@@ -803,7 +803,10 @@ export class InstanceManager {
       });
       start.transport = transport;
       // Declared so a child may ask for input during a call; the bridge routes it to a caller.
-      const client = new Client(CLIENT_INFO, { capabilities: CHILD_SESSION_CAPABILITIES });
+      const client = new Client(CLIENT_INFO, {
+        capabilities: CHILD_SESSION_CAPABILITIES,
+        jsonSchemaValidator,
+      });
       const { parkMs, gateWaitMs } = this.options;
       const bridge = new ChildBridge(client, {
         ...(parkMs ? { parkMs } : {}),

@@ -6,6 +6,7 @@ export * from "./credential-refresh";
 export { errorDataAsSent, withScrubbedData } from "./gateway-client";
 export * from "./guard";
 export * from "./internal-fetch";
+export * from "./json-schema";
 export * from "./limits";
 export * from "./oauth-client";
 export * from "./own-answers";

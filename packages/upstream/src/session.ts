@@ -12,6 +12,7 @@ import { CallRouter, declaresCapabilityFor, type UpstreamAsk } from "./call-cont
 import { transportHttpStatus } from "./classify-failure";
 import { GatewayClient } from "./gateway-client";
 import { internalFetch } from "./internal-fetch";
+import { jsonSchemaValidator } from "./json-schema";
 import { lenientJson } from "./lenient-json";
 import { limitResponses } from "./limits";
 import { type SessionLogListener, tapSessionLogs } from "./session-logs";
@@ -149,6 +150,7 @@ async function connect(
 ): Promise<UpstreamSession> {
   const client = new GatewayClient(CLIENT_INFO, {
     capabilities: CLIENT_CAPABILITIES,
+    jsonSchemaValidator,
     versionNegotiation: { mode: "auto" },
     // The caller answers what an upstream asks: input_required results are handed back, not fulfilled.
     inputRequired: { autoFulfill: false },

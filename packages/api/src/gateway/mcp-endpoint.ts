@@ -7,6 +7,7 @@
  */
 import { createHash } from "node:crypto";
 import { boundedFace, isPerUser, type Logger } from "@mcpgw/core";
+import { jsonSchemaValidator } from "@mcpgw/upstream";
 import {
   type AuthInfo,
   createMcpHandler,
@@ -18,7 +19,6 @@ import {
   type ServerCapabilities,
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
-import { AjvJsonSchemaValidator } from "@modelcontextprotocol/server/validators/ajv";
 import { TOOLSET_ENDPOINT_PREFIX, toolsetOfEndpoint } from "../toolsets";
 import type { GatewayDeps } from "./deps";
 import { type DirectoryEntry, isAvailable } from "./directory";
@@ -94,7 +94,7 @@ export class McpEndpoints {
         undefined,
         limits,
       ),
-      validator: new AjvJsonSchemaValidator(),
+      validator: jsonSchemaValidator,
       indexes: new ToolIndexCache(),
     };
   }
