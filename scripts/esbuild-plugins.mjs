@@ -43,9 +43,9 @@ const noBrowserUserAgent = {
  * pre-bundled (rolldown chunks named `<name>-<hash>.mjs`), and some of their chunks are the same code
  * in both packages: the JSON Schema validators (`cfWorkerProvider-*`; `ajvProvider-*`, which
  * `mcpSdkLightValidator` below leaves out), the schema-dialect helpers and the bundler's runtime
- * helpers. A bundle of both packages (the gateway, the runner) would hold and
- * load each of those twice; here a chunk the server imports that is the same as one of the client's
- * resolves to the client's file, so the bundle holds one copy.
+ * helpers. A bundle of both packages (the gateway, the runner) would hold and load each of those
+ * twice; here a chunk the server imports that is the same as one of the client's resolves to the
+ * client's file, so the bundle holds one copy.
  * "The same" is checked on the files as installed, so an SDK update never aliases code that differs:
  * the texts are equal but for the hashes in the names of the chunks they import and the source-map
  * comment, each chunk they import is the same in turn, and every other import is the same specifier

@@ -4,11 +4,11 @@
  * runner no API module at all (read from esbuild's metafile: the source files in each output). A bundle
  * of both the MCP SDK's client and its server holds one copy of each chunk the two packages ship alike
  * (scripts/esbuild-plugins.mjs): the only chunk each keeps a copy of is its own subset of the SDK's
- * protocol core. No bundle holds ajv: the SDK's default validator, which the system never builds
- * (packages/upstream/src/json-schema.ts). What a plane uses only sometimes is imported on demand (`import()`: esbuild puts it in
- * a lazy chunk), so its cold start does not load it: minisearch (search mode's first search), the OIDC
- * relying party (the first sign-in), jose (the first access token verified) and, in the admin plane, the
- * MCP client (an upstream's authorization).
+ * protocol core. No bundle holds ajv, the SDK's default validator, which the system never builds
+ * (packages/upstream/src/json-schema.ts). What a plane uses only sometimes is imported on demand
+ * (`import()`: esbuild puts it in a lazy chunk), so its cold start does not load it: minisearch (search
+ * mode's first search), the OIDC relying party (the first sign-in), jose (the first access token
+ * verified) and, in the admin plane, the MCP client (an upstream's authorization).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -58,7 +58,7 @@ describe("per-plane bundles", () => {
   });
 
   it("a bundle of the SDK's client and server holds one copy of what both ship alike (the validator)", () => {
-    // Chunk names (`ajvProvider-<hash>.mjs` → `ajvProvider`) of the two packages' files in the bundle.
+    // Chunk names (`cfWorkerProvider-<hash>.mjs` → `cfWorkerProvider`) of the two packages' files in the bundle.
     const chunks = under("gateway", "node_modules/@modelcontextprotocol/")
       .map((input) => /\/(client|server)\/dist\/(?:.*\/)?([\w.-]+?)-[\w-]{8}\.mjs$/.exec(input)?.[2])
       .filter((chunk) => chunk !== undefined);

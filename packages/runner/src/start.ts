@@ -101,9 +101,9 @@ export interface Runner {
   membership: Membership | undefined;
   /**
    * Stops serving (in a fleet: after a drain of up to `drainMs`, and up to {@link LEAVE_QUIET_MS} for
-   * its clients to let go of their connections), abandons starts under way and ends
-   * every child (SIGTERM, SIGKILL 2 s later; all of them SIGKILLed at `stopDeadlineMs`), then removes
-   * the runner's directory. Idempotent.
+   * its clients to let go of their connections), abandons starts under way and ends every child
+   * (SIGTERM, SIGKILL 2 s later; all of them SIGKILLed at `stopDeadlineMs`), then removes the runner's
+   * directory. Idempotent.
    */
   stop(): Promise<void>;
 }
