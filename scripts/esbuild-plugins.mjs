@@ -150,7 +150,6 @@ const V1_SDK_ENTRY = /[\\/]@modelcontextprotocol[\\/]sdk[\\/]dist[\\/]esm[\\/](c
 const mcpSdkLightValidator = {
   name: "mcp-sdk-light-validator",
   setup(build) {
-    const root = build.initialOptions.absWorkingDir ?? process.cwd();
     build.onResolve({ filter: /^@modelcontextprotocol\/(client|server)\/_shims$/ }, async (args) => {
       const pkg = args.path.slice(0, -"/_shims".length);
       const index = await build.resolve(pkg, { kind: "import-statement", resolveDir: args.resolveDir });
@@ -162,20 +161,28 @@ const mcpSdkLightValidator = {
         AJV_DEFAULT,
         `import { CfWorkerJsonSchemaValidator as AjvJsonSchemaValidator } from "${pkg}/validators/cf-worker";`,
       );
-      return { path: file, namespace: "mcp-sdk-light-validator", pluginData: contents };
+      return {
+        path: file,
+        namespace: "mcp-sdk-light-validator",
+        pluginData: { contents, dir: dirname(file) },
+      };
     });
     build.onResolve({ filter: /^\.\.\/validation\/ajv-provider\.js$/ }, (args) =>
       V1_SDK_ENTRY.test(args.importer)
         ? {
             path: "ajv-provider.js",
             namespace: "mcp-sdk-light-validator",
-            pluginData: `export { CfWorkerJsonSchemaValidator as AjvJsonSchemaValidator } from "@modelcontextprotocol/client/validators/cf-worker";`,
+            pluginData: {
+              contents: `export { CfWorkerJsonSchemaValidator as AjvJsonSchemaValidator } from "@modelcontextprotocol/client/validators/cf-worker";`,
+              dir: args.resolveDir,
+            },
           }
         : undefined,
     );
+    // Imports resolve from where the replaced module is (its own relative ones too).
     build.onLoad({ filter: /.*/, namespace: "mcp-sdk-light-validator" }, (args) => ({
-      contents: args.pluginData,
-      resolveDir: root,
+      contents: args.pluginData.contents,
+      resolveDir: args.pluginData.dir,
       loader: "js",
     }));
   },

@@ -15,6 +15,7 @@ import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
 import { Faces } from "./face";
 import { type InstanceManager, PROBE_CALLER } from "./instances";
+import type { QuietClose } from "./quiet-close";
 
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
@@ -32,6 +33,8 @@ export interface RunnerHttpOptions {
    * and `GET /healthz` answers 503: it holds no lease it can count on, and the task is replaced.
    */
   registered?: () => boolean;
+  /** A fleet runner's quiet close: once it leaves, every response ends its connection. */
+  quiet?: QuietClose;
 }
 
 type RunnerEnv = { Bindings: HttpBindings };
@@ -57,6 +60,7 @@ export function createRunnerApp(options: RunnerHttpOptions): Hono<RunnerEnv> {
     return problemResponse(new AppError("internal", "internal error"), c.req.path);
   });
   app.notFound((c) => problemResponse(new AppError("request.not_found", "no such route"), c.req.path));
+  if (options.quiet) app.use("*", options.quiet.endingConnections());
 
   app.get("/healthz", (c) => {
     const registered = options.registered?.() ?? true;

@@ -11,6 +11,8 @@ import { prometheusReader, startMetrics, startTracing } from "@mcpgw/telemetry";
 import { LEAVE_QUIET_MS, startRunner } from "./start";
 
 const logger = createLogger();
+/** How long ECS waits after SIGTERM before it SIGKILLs the task (Fargate's default stop timeout). */
+const ECS_STOP_TIMEOUT_MS = 30_000;
 const tracing = startTracing({ service: "runner" });
 // Everything secret is read once, here; then it leaves the environment (children never see it anyway).
 const { token, ...settings } = settingsOrExit(loadRunnerSettings);
@@ -45,10 +47,14 @@ logger.info("runner listening", {
 });
 
 /**
- * A graceful stop's bound (ECS waits 30 s before SIGKILL): a fleet runner's drain and the quiet of its
- * connections, then 10 s to end its children; past it, every child is killed and we exit.
+ * A graceful stop's bound: a fleet runner's drain and the quiet of its connections, then 10 s to end
+ * its children (the stop itself ends them within 8 s); past it, every child is killed and we exit —
+ * before ECS's SIGKILL, 30 s after its SIGTERM.
  */
-const STOP_DEADLINE_MS = (settings.fleet ? settings.fleet.drainMs + LEAVE_QUIET_MS : 0) + 10_000;
+const STOP_DEADLINE_MS = Math.min(
+  (settings.fleet ? settings.fleet.drainMs + LEAVE_QUIET_MS : 0) + 10_000,
+  ECS_STOP_TIMEOUT_MS - 1_000,
+);
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, () => {
     setTimeout(() => {

@@ -1,18 +1,31 @@
-import http from "node:http";
+import http, { type Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { connect } from "node:net";
+import { createAdaptorServer } from "@hono/node-server";
+import { Hono } from "hono";
 import { afterEach, describe, expect, it } from "vitest";
-import { quietClose } from "./quiet-close";
+import { QuietClose } from "./quiet-close";
 
 const stops: Array<() => void> = [];
 afterEach(() => {
   for (const stop of stops.splice(0)) stop();
 });
 
-/** A server answering "ok", its quiet close, and how each of its connections ended. */
+/**
+ * A Hono app on Node (as the runner serves) answering "ok" — and, at `/stream`, an event stream that
+ * names `Connection: keep-alive` itself, as the MCP SDK's transport does — its quiet close, and how
+ * each of its connections ended.
+ */
 async function serve() {
-  const server = http.createServer((_request, response) => response.end("ok"));
-  const quiet = quietClose(server);
+  const quiet = new QuietClose();
+  const app = new Hono();
+  app.use("*", quiet.endingConnections());
+  app.get("/", (c) => c.text("ok"));
+  app.get("/stream", () => {
+    const headers = { "content-type": "text/event-stream", connection: "keep-alive" };
+    return new Response("event: message\ndata: ok\n\n", { headers });
+  });
+  const server = createAdaptorServer({ fetch: app.fetch }) as Server;
   const ends: Array<"client" | "server"> = [];
   server.on("connection", (socket: Socket) => {
     let closedByClient = false;
@@ -25,7 +38,7 @@ async function serve() {
   stops.push(() => server.close());
   stops.push(() => server.closeAllConnections());
   const { port } = server.address() as AddressInfo;
-  return { server, quiet, ends, url: `http://127.0.0.1:${port}/` };
+  return { server, quiet, ends, url: `http://127.0.0.1:${port}` };
 }
 
 /** A keep-alive client whose idle connections close after `idleMs` (as the gateway's do, under 5 s). */
@@ -46,23 +59,34 @@ function keepAliveClient(idleMs: number) {
     });
 }
 
-describe("quietClose", () => {
-  it("keeps connections for reuse until the server leaves, and none after", async () => {
+describe("QuietClose", () => {
+  it("keeps connections for reuse until the server leaves, and none after — an event stream's too", async () => {
     const { quiet, url } = await serve();
     const get = keepAliveClient(5_000);
     expect(await get(url)).toEqual({ connection: "keep-alive", body: "ok" });
+    expect((await get(`${url}/stream`)).connection).toBe("keep-alive");
     quiet.leave();
     expect(await get(url)).toEqual({ connection: "close", body: "ok" });
-    expect(await get(url)).toEqual({ connection: "close", body: "ok" });
+    expect(await get(`${url}/stream`)).toEqual({ connection: "close", body: "event: message\ndata: ok\n\n" });
+  });
+
+  it("after it leaves, the server ends each connection once its answer is sent, an event stream's too", async () => {
+    const { quiet, ends, url } = await serve();
+    const get = keepAliveClient(5_000);
+    quiet.leave();
+    await get(`${url}/stream`);
+    await get(url);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(ends).toEqual(["server", "server"]);
   });
 
   it("waits for the client to close the idle connection it kept, so the server cuts none", async () => {
-    const { quiet, ends, url } = await serve();
+    const { quiet, server, ends, url } = await serve();
     const get = keepAliveClient(300);
     await get(url); // its connection is now idle in the client's pool
     quiet.leave();
     const started = Date.now();
-    await quiet.quiet(3_000);
+    await quiet.quiet(server, 3_000);
     const waited = Date.now() - started;
     expect(waited).toBeGreaterThanOrEqual(200);
     expect(waited).toBeLessThan(3_000);
@@ -76,16 +100,16 @@ describe("quietClose", () => {
     await new Promise((resolve) => socket.once("connect", resolve));
     quiet.leave();
     const started = Date.now();
-    await quiet.quiet(300);
+    await quiet.quiet(server, 300);
     expect(Date.now() - started).toBeGreaterThanOrEqual(280);
     expect(Date.now() - started).toBeLessThan(2_000);
   });
 
   it("does not wait when no connection is open", async () => {
-    const { quiet } = await serve();
+    const { quiet, server } = await serve();
     quiet.leave();
     const started = Date.now();
-    await quiet.quiet(3_000);
+    await quiet.quiet(server, 3_000);
     expect(Date.now() - started).toBeLessThan(200);
   });
 });

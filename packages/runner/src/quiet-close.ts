@@ -8,37 +8,45 @@
  */
 import type { Server } from "node:http";
 import { setTimeout as delay } from "node:timers/promises";
+import type { MiddlewareHandler } from "hono";
 
-/** How often {@link QuietClose.close} looks whether any connection is still open. */
+/** How often {@link QuietClose.quiet} looks whether any connection is still open. */
 const POLL_MS = 25;
 
 /** A server's quiet close (see the module's doc). */
-export interface QuietClose {
-  /** From now on, every response ends its connection (`Connection: close`): none is kept for reuse. */
-  leave(): void;
-  /**
-   * Resolves once no connection is open (each client closed its own), or after `maxWaitMs`: then the
-   * server may stop listening with nothing in flight on a connection it would cut.
-   */
-  quiet(maxWaitMs: number): Promise<void>;
-}
+export class QuietClose {
+  #leaving = false;
 
-/** Makes `server`'s {@link QuietClose}: call once, before it serves. */
-export function quietClose(server: Server): QuietClose {
-  let leaving = false;
-  // First of the request listeners: the app's response then carries the header.
-  server.prependListener("request", (_request, response) => {
-    if (leaving) response.shouldKeepAlive = false;
-  });
-  const open = () =>
-    new Promise<number>((resolve) => server.getConnections((_, count) => resolve(count ?? 0)));
-  return {
-    leave() {
-      leaving = true;
-    },
-    async quiet(maxWaitMs) {
-      const until = Date.now() + maxWaitMs;
-      while ((await open()) > 0 && Date.now() < until) await delay(POLL_MS);
-    },
-  };
+  /** True once {@link leave} was called. */
+  get leaving(): boolean {
+    return this.#leaving;
+  }
+
+  /** From now on, every response {@link endingConnections} passes ends its connection. */
+  leave(): void {
+    this.#leaving = true;
+  }
+
+  /**
+   * Middleware: once the server leaves, each response says `Connection: close` — set on the response
+   * itself, so it overrides the `keep-alive` an MCP transport's event stream names — and Node ends
+   * the connection after it. A response whose headers went out before stays as it was.
+   */
+  endingConnections(): MiddlewareHandler {
+    return async (c, next) => {
+      await next();
+      if (this.#leaving) c.res.headers.set("connection", "close");
+    };
+  }
+
+  /**
+   * Resolves once `server` has no connection open (each client closed its own), or after `maxWaitMs`:
+   * then it may stop listening with nothing in flight on a connection it would cut.
+   */
+  async quiet(server: Server, maxWaitMs: number): Promise<void> {
+    const open = () =>
+      new Promise<number>((resolve) => server.getConnections((_, count) => resolve(count ?? 0)));
+    const until = Date.now() + maxWaitMs;
+    while ((await open()) > 0 && Date.now() < until) await delay(POLL_MS);
+  }
 }

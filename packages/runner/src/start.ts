@@ -13,7 +13,7 @@ import { createIsolation, DEFAULT_UID_BASE, DEFAULT_UID_COUNT, type Isolation } 
 import { limitGaps } from "./limits";
 import { Membership } from "./membership";
 import { memoryUse } from "./memory-use";
-import { quietClose } from "./quiet-close";
+import { QuietClose } from "./quiet-close";
 import { createRunnerDir, deadRunnerDirs, sweepDeadRunnerDirs } from "./runner-dir";
 import { ThreadWorktrees } from "./thread-worktrees";
 import {
@@ -195,15 +195,15 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
   const stopObserving = observeRunnerChildren(() => instances.childrenByState());
   const faces = new Faces({ logger: options.logger });
   const host = options.host ?? "127.0.0.1";
+  const quiet = new QuietClose();
   const server = createRunnerServer({
     instances,
     faces,
     logger: options.logger,
     token: options.token,
     ...(options.metricsText && isLoopback(host) ? { metricsText: options.metricsText } : {}),
-    ...(membership ? { registered: () => membership.registered } : {}),
+    ...(membership ? { registered: () => membership.registered, quiet } : {}),
   });
-  const quiet = quietClose(server);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 0, host, () => resolve());
@@ -235,11 +235,13 @@ export async function startRunner(options: RunnerOptions): Promise<Runner> {
             options.logger.warn("could not mark this runner draining", errorFields(error));
           });
           await instances.handBack(drainUntil);
-          await quiet.quiet(LEAVE_QUIET_MS);
+          // Within LEAVE_QUIET_MS of the drain's end, however long the hand-back overran it.
+          await quiet.quiet(server, Math.min(LEAVE_QUIET_MS, drainUntil + LEAVE_QUIET_MS - Date.now()));
           settledAt = Math.max(drainUntil, Date.now());
         }
         // Then every child left ends within the stop's deadline, counted from the drain's end (however
-        // long marking it draining took), so the whole stop keeps to drain + quiet + deadline.
+        // long marking it draining took) or the quiet's, so the whole stop keeps to drain + quiet +
+        // deadline.
         const deadline = settledAt + deadlineMs;
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         let timer: NodeJS.Timeout | undefined;
