@@ -17,11 +17,6 @@ const POLL_MS = 25;
 export class QuietClose {
   #leaving = false;
 
-  /** True once {@link leave} was called. */
-  get leaving(): boolean {
-    return this.#leaving;
-  }
-
   /** From now on, every response {@link endingConnections} passes ends its connection. */
   leave(): void {
     this.#leaving = true;
