@@ -157,6 +157,41 @@ describe("Directory refreshes from the change feed", () => {
     expect(reads.since).toBe(1);
     expect(refreshed.takenAt).toBeGreaterThan(first.takenAt);
   });
+
+  it("answers a snapshot after an invalidation from a refresh begun after it, not one under way", async () => {
+    // Prepare: a view, then a background refresh held once it has read the change feed
+    const store = createMemoryStore();
+    await created(store, "a");
+    const directory = new Directory(store, logger, 1);
+    await directory.snapshot();
+    const { since } = store.changes;
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let looks = 0;
+    store.changes.since = async (from) => {
+      looks += 1;
+      const read = await since(from);
+      if (looks === 1) await held;
+      return read;
+    };
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await directory.snapshot(); // stale: its background refresh begins, and is held
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(looks).toBe(1);
+
+    // Act: this process creates "b" (as the admin plane does) and invalidates; the held refresh read
+    // the feed before "b" was written
+    await created(store, "b");
+    directory.invalidate();
+    const after = directory.snapshot();
+    release();
+
+    // Assess
+    expect((await after).byName.has("b")).toBe(true);
+    expect(looks).toBe(2);
+  });
 });
 
 describe("Directory without its change feed", () => {

@@ -143,6 +143,8 @@ export class Directory {
     // The store fails: a 503 within the bound. Else a view invalidated by this process (it changed
     // something itself) or past the ceiling (rare while the process serves) waits for its refresh.
     if (this.failing && this.stale(current)) return this.within(this.refresh(false));
+    // Invalidated: a refresh begun before that (it may not see what this process saw) will not do.
+    if (current.takenAt <= this.invalidatedAt) return this.refreshedAfter(this.invalidatedAt, 0);
     if (!this.servable(current)) return this.refresh(false);
     this.refreshIfStale(current);
     return current;
