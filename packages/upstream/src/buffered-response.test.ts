@@ -35,6 +35,18 @@ describe("BufferedResponse", () => {
       JSON.stringify(value),
     );
   });
+
+  it("lets its JSON be looked at without using the body up", async () => {
+    const json = new BufferedResponse(bytes('{"a":1}'), init("application/json"));
+    const value = [{ jsonrpc: "2.0", id: 1, result: {} }];
+    const batch = new BufferedResponse(bytes("ignored"), init("application/json"), { value });
+
+    expect(json.peekJson()).toEqual({ a: 1 });
+    expect(json.bodyUsed).toBe(false);
+    expect(await json.json()).toEqual({ a: 1 });
+    expect(batch.peekJson()).toBe(value);
+    expect(await batch.json()).toBe(value);
+  });
 });
 
 describe("finishedMessages", () => {

@@ -60,6 +60,14 @@ export class BufferedResponse extends Response {
     return this;
   }
 
+  /**
+   * What `json()` would answer, read without using the body up (so it can still be read): for a look
+   * at an answer before deciding who reads it.
+   */
+  peekJson(): unknown {
+    return this.#json ? this.#json.value : parseJsonMessages(decoder.decode(this.bytes));
+  }
+
   /** The body's bytes, once: a body is read at most once, as fetch's are. */
   #take(): Uint8Array {
     if (this.#used) throw new TypeError("Body is unusable: Body has already been read");

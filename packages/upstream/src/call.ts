@@ -160,7 +160,19 @@ function callRound(
                 })
               : // A 2025 session has no headers to mirror, and the gateway never fills the SDK's tools/list
                 // cache (results pass through, never re-validated): callTool would only look it up, per call.
-                session.client.requestToolCall(params, { ...callOptions, ...(headers ? { headers } : {}) }),
+                // A caller not listening for progress is called directly where the session can.
+                session.direct && !context?.onProgress
+                ? session.direct.call(
+                    params,
+                    { ...requestOptions, ...(headers ? { headers } : {}) },
+                    (id, handover) =>
+                      session.client.requestToolCallAs(id, params, {
+                        ...callOptions,
+                        ...handover,
+                        ...(headers ? { headers } : {}),
+                      }),
+                  )
+                : session.client.requestToolCall(params, { ...callOptions, ...(headers ? { headers } : {}) }),
       );
     }, options),
   );

@@ -59,6 +59,29 @@ export class GatewayClient extends Client {
   }
 
   /**
+   * {@link requestToolCall} sent as request `id` — one the SDK never numbers a request with (a direct
+   * call's, whose answer the SDK reads now): its progress token, its cancellation and its answer all
+   * carry that id. The SDK numbers its requests on from where it was.
+   */
+  requestToolCallAs(
+    id: number,
+    params: CallToolRequest["params"],
+    options?: RequestOptions,
+  ): Promise<Record<string, unknown>> {
+    const numbering = this as unknown as SdkNumbering;
+    const next = numbering._requestMessageId;
+    // Without the counter the SDK's request would go out again under an id of its own.
+    if (typeof next !== "number") throw new Error("the SDK's request numbering is not where it was");
+    numbering._requestMessageId = id;
+    try {
+      // The SDK takes its request's id as it is called, before anything is awaited.
+      return this.requestToolCall(params, options);
+    } finally {
+      numbering._requestMessageId = next;
+    }
+  }
+
+  /**
    * A request whose result is any JSON object, as the upstream sent it — for methods the gateway reads
    * itself, such as the 2025 tasks methods (`tasks/result`: a tool's result, whatever it holds).
    */
@@ -109,6 +132,11 @@ export class GatewayClient extends Client {
     }
     return this.#toolResult.check;
   }
+}
+
+/** The counter the SDK numbers its requests with. */
+interface SdkNumbering {
+  _requestMessageId: number;
 }
 
 /** The SDK's own progress dispatch (by request id), which the gateway's handler falls back to. */

@@ -10,6 +10,7 @@ import {
 } from "@modelcontextprotocol/client";
 import { CallRouter, declaresCapabilityFor, type UpstreamAsk } from "./call-context";
 import { transportHttpStatus } from "./classify-failure";
+import { DirectCalls } from "./direct-call";
 import { GatewayClient } from "./gateway-client";
 import { internalFetch } from "./internal-fetch";
 import { jsonSchemaValidator } from "./json-schema";
@@ -53,6 +54,11 @@ export interface UpstreamSession {
   router: CallRouter;
   /** The upstream's `server/discover` answer (modern era): reusable as `prior` for the next connect. */
   discover: DiscoverResult | undefined;
+  /**
+   * Warm tool calls sent below the SDK ({@link DirectCalls}): a 2025 streamable-HTTP session with no
+   * OAuth bearer (whose 401s the SDK's transport answers).
+   */
+  direct?: DirectCalls;
   close(): Promise<void>;
 }
 
@@ -121,8 +127,27 @@ export async function openSession(target: UpstreamTarget, options: OpenOptions):
   );
   try {
     const streamFetch = options.onSessionLog ? tapSessionLogs(fetchImpl, options.onSessionLog) : fetchImpl;
-    const transport = new StreamableHTTPClientTransport(url, { requestInit, fetch: streamFetch, ...auth });
-    return await connect(transport, "streamable-http", router, options);
+    let session: UpstreamSession | undefined;
+    const direct: DirectCalls | undefined = target.auth
+      ? undefined
+      : new DirectCalls(
+          url,
+          fetchImpl,
+          () => ({
+            headers: target.headers,
+            sessionId: transport.sessionId,
+            protocolVersion: session?.protocolVersion ?? "",
+          }),
+          (notification) => session?.client.notification(notification as never) ?? Promise.resolve(),
+        );
+    const transport: StreamableHTTPClientTransport = new StreamableHTTPClientTransport(url, {
+      requestInit,
+      fetch: direct ? direct.sdkFetch(streamFetch) : streamFetch,
+      ...auth,
+    });
+    session = await connect(transport, "streamable-http", router, options);
+    if (direct && session.era === "legacy") session.direct = direct;
+    return session;
   } catch (error) {
     // A `prior` names what a connect over streamable HTTP learned: a refusal now is not "SSE only".
     if (!isLegacyOnlyRefusal(error) || options.signal?.aborted || options.prior) throw error;

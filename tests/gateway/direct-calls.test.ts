@@ -1,0 +1,292 @@
+/**
+ * Data plane — a warm `tools/call` to a 2025 streamable-HTTP upstream is sent below the SDK's client
+ * (`DirectCalls`): a plain text result is read without the SDK, and every other answer (an error, an
+ * image, an ask, a log line, a result the SDK would refuse, a stream still open, a failed request) is
+ * handed to the SDK as if its own request had brought it. Against a real SDK-written upstream, each
+ * tool's outcome is the same, serialised, through a session that calls directly and through one that
+ * only uses the SDK; each call reaches the upstream once; a call that times out is cancelled there
+ * under the id it was sent with.
+ */
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import {
+  CallFailure,
+  callTool,
+  createGuardedFetch,
+  openSession,
+  type UpstreamSession,
+} from "@mcpgw/upstream";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import {
+  CallToolRequestSchema,
+  ElicitResultSchema,
+  isInitializeRequest,
+  ListToolsRequestSchema,
+  McpError,
+} from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+
+/** The first id of a direct request (DirectCalls numbers its requests from here). */
+const DIRECT_ID_BASE = 2 ** 40;
+
+interface TestUpstream {
+  url: string;
+  /** The ids of the `tools/call` requests received, in order. */
+  readonly callIds: Array<string | number>;
+  /** The request ids named by `notifications/cancelled` received. */
+  readonly cancelledIds: unknown[];
+  close(): Promise<void>;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+/** A stateful SDK upstream whose tools answer every kind of outcome a call can have. */
+async function startTestUpstream(options: { json?: boolean } = {}): Promise<TestUpstream> {
+  const callIds: Array<string | number> = [];
+  const cancelledIds: unknown[] = [];
+  const transports = new Map<string, StreamableHTTPServerTransport>();
+  const sockets = new Set<Socket>();
+
+  function mcpServer(): Server {
+    const server = new Server(
+      { name: "direct-test", version: "1.0.0" },
+      { capabilities: { tools: {}, logging: {} } },
+    );
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [] }));
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+      const progressToken = request.params._meta?.progressToken;
+      switch (request.params.name) {
+        case "text":
+          return { isError: false, content: [{ type: "text", text: "hello" }], structuredContent: { n: 1 } };
+        case "fail":
+          return { isError: true, content: [{ type: "text", text: "boom" }] };
+        case "image":
+          return { content: [{ type: "image", data: "aGVsbG8=", mimeType: "image/png" }] };
+        case "annotated":
+          return { content: [{ type: "text", text: "a", annotations: { priority: 0.5 } }] };
+        case "reject":
+          throw new McpError(-32001, "nope", { detail: "refused" });
+        case "progress":
+          if (progressToken !== undefined)
+            await extra.sendNotification({
+              method: "notifications/progress",
+              params: { progressToken, progress: 1, total: 2 },
+            });
+          return { content: [{ type: "text", text: "progressed" }] };
+        case "log":
+          await extra.sendNotification({
+            method: "notifications/message",
+            params: { level: "info", data: "a line" },
+          });
+          return { content: [{ type: "text", text: "logged" }] };
+        case "ask": {
+          const answer = await extra.sendRequest(
+            {
+              method: "elicitation/create",
+              params: {
+                message: "Sure?",
+                requestedSchema: { type: "object", properties: { ok: { type: "boolean" } } },
+              },
+            },
+            ElicitResultSchema,
+          );
+          return { content: [{ type: "text", text: `asked: ${answer.action}` }] };
+        }
+        case "slow":
+          await sleep(Number(request.params.arguments?.ms ?? 0), extra.signal);
+          return { content: [{ type: "text", text: "slow done" }] };
+        default:
+          throw new McpError(-32602, `no tool ${request.params.name}`);
+      }
+    });
+    return server;
+  }
+
+  async function readJson(req: IncomingMessage): Promise<unknown> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req as AsyncIterable<Buffer>) chunks.push(chunk);
+    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+  }
+
+  const http = createServer(async (req, res) => {
+    try {
+      const body = req.method === "POST" ? await readJson(req) : undefined;
+      for (const message of Array.isArray(body) ? body : [body]) {
+        const { method, id, params } = (message ?? {}) as {
+          method?: string;
+          id?: string | number;
+          params?: { requestId?: unknown };
+        };
+        if (method === "tools/call" && id !== undefined) callIds.push(id);
+        if (method === "notifications/cancelled") cancelledIds.push(params?.requestId);
+      }
+      const sessionId = req.headers["mcp-session-id"];
+      let transport = typeof sessionId === "string" ? transports.get(sessionId) : undefined;
+      if (!transport && isInitializeRequest(body)) {
+        const created = new StreamableHTTPServerTransport({
+          sessionIdGenerator: () => randomUUID(),
+          enableJsonResponse: options.json === true,
+          onsessioninitialized: (id) => {
+            transports.set(id, created);
+          },
+        });
+        await mcpServer().connect(created);
+        transport = created;
+      }
+      if (!transport) {
+        res.writeHead(404).end();
+        return;
+      }
+      await transport.handleRequest(req, res, body);
+    } catch {
+      if (!res.headersSent) res.writeHead(500).end();
+    }
+  });
+  http.on("connection", (socket: Socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  const { port } = http.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    callIds,
+    cancelledIds,
+    close: async () => {
+      for (const transport of transports.values()) await transport.close().catch(() => undefined);
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
+}
+
+const fetch = createGuardedFetch({ allowPrivate: true });
+
+function open(upstream: TestUpstream): Promise<UpstreamSession> {
+  return openSession({ url: upstream.url, headers: {} }, { fetch, timeoutMs: 5_000 });
+}
+
+/** A call's outcome as a caller sees it: the result, or the failure's kind and message. */
+async function outcome(session: UpstreamSession, tool: string, args: Record<string, unknown> = {}) {
+  try {
+    return JSON.stringify(await callTool(session, tool, args, { timeoutMs: 2_000 }));
+  } catch (error) {
+    if (!(error instanceof CallFailure)) throw error;
+    return JSON.stringify({ failure: error.kind, message: error.message });
+  }
+}
+
+const TOOLS = ["text", "fail", "image", "annotated", "reject", "progress", "log", "ask", "nothing"];
+
+describe.each([
+  // On an event stream a log line and an ask come with the answer: the SDK reads those (and declines
+  // the ask for a caller that cannot answer).
+  {
+    asked: "asked: decline",
+    answers: "event streams",
+    json: false,
+    plain: ["text", "fail"],
+    handed: ["image", "reject", "log", "ask"],
+  },
+  // In a JSON body the answer comes alone: the log line is dropped, and the ask, sent on a session
+  // stream nobody opened, goes unanswered until the call's time is up.
+  {
+    asked: "the tool did not answer in time",
+    answers: "JSON bodies",
+    json: true,
+    plain: ["text", "fail", "log", "ask"],
+    handed: ["image", "reject"],
+  },
+])("data plane: direct tool calls, the upstream answering in $answers", ({ json, plain, handed, asked }) => {
+  let upstream: TestUpstream;
+  let direct: UpstreamSession;
+  let viaSdk: UpstreamSession;
+
+  beforeAll(async () => {
+    upstream = await startTestUpstream({ json });
+    direct = await open(upstream);
+    viaSdk = await open(upstream);
+    // The SDK's path alone: what the direct path must answer the same as.
+    viaSdk.direct = undefined;
+  });
+
+  afterAll(async () => {
+    await direct?.close();
+    await viaSdk?.close();
+    await upstream?.close();
+  });
+
+  it("a 2025 streamable-HTTP session calls directly", () => {
+    expect(direct.era).toBe("legacy");
+    expect(direct.direct).toBeDefined();
+  });
+
+  it("every tool's outcome is the same, serialised, as through the SDK alone", async () => {
+    for (const tool of TOOLS) {
+      const expected = await outcome(viaSdk, tool);
+      expect(await outcome(direct, tool), tool).toBe(expected);
+    }
+    // The outcomes are of every kind (not, say, all the same failure).
+    expect(await outcome(direct, "text")).toBe(
+      JSON.stringify({
+        content: [{ type: "text", text: "hello" }],
+        structuredContent: { n: 1 },
+        isError: false,
+      }),
+    );
+    expect(JSON.parse(await outcome(direct, "reject"))).toMatchObject({ failure: "rpc" });
+    expect(await outcome(direct, "ask")).toContain(asked);
+  });
+
+  it("a plain answer is read without the SDK, any other is handed to it, and each call is sent once", async () => {
+    const handedOver = vi.spyOn(direct.client, "requestToolCallAs");
+    try {
+      const before = upstream.callIds.length;
+      for (const tool of plain) await outcome(direct, tool);
+      expect(handedOver).not.toHaveBeenCalled();
+      for (const tool of handed) await outcome(direct, tool);
+      expect(handedOver).toHaveBeenCalledTimes(handed.length);
+      // One request a call: a handed-over answer is never asked for again.
+      const sent = upstream.callIds.slice(before);
+      expect(sent).toHaveLength(plain.length + handed.length);
+      for (const id of sent) expect(Number(id)).toBeGreaterThan(DIRECT_ID_BASE);
+      expect(new Set(sent).size).toBe(sent.length);
+    } finally {
+      handedOver.mockRestore();
+    }
+  });
+
+  it("a call past its time fails as a timeout, and the upstream is told under the id it was sent with", async () => {
+    const before = upstream.callIds.length;
+    const started = performance.now();
+    await expect(callTool(direct, "slow", { ms: 5_000 }, { timeoutMs: 300 })).rejects.toMatchObject({
+      kind: "timeout",
+    });
+    expect(performance.now() - started).toBeLessThan(2_000);
+    const [sentId] = upstream.callIds.slice(before);
+    await vi.waitFor(() => expect(upstream.cancelledIds).toContain(sentId), { timeout: 2_000 });
+    // The session goes on.
+    expect(await outcome(direct, "text")).toContain("hello");
+  });
+
+  it("a caller that leaves cancels the call at the upstream", async () => {
+    const before = upstream.callIds.length;
+    const caller = new AbortController();
+    const call = callTool(direct, "slow", { ms: 5_000 }, { timeoutMs: 10_000, signal: caller.signal });
+    await vi.waitFor(() => expect(upstream.callIds.length).toBe(before + 1));
+    caller.abort(new Error("gone"));
+    await expect(call).rejects.toMatchObject({ kind: "cancelled" });
+    const [sentId] = upstream.callIds.slice(before);
+    await vi.waitFor(() => expect(upstream.cancelledIds).toContain(sentId), { timeout: 2_000 });
+  });
+});
