@@ -17,6 +17,8 @@
  *   lambda     the gateway's Lambda handler vs the app it wraps (app.fetch), warm and cold: its added
  *              p50/p99 per call by REST and by /mcp/{server}, import and first-invocation times, and what
  *              the added time is made of (last line: BENCH_LAMBDA {json})
+ *   direct     the upstream leg of a warm call, direct (below the SDK's client) vs the SDK's path: p50/p99
+ *              and CPU per call, interleaved, one run
  *   cost       a cost model from measured counts: AWS requests, request units and CPU per operation on
  *              the dev stack, priced (scripts/bench/aws-prices.ts) per million warm calls, per month of
  *              1,000 / 10,000 servers swept, and as capacity at 1,000 calls/s (`--write-docs`: into
@@ -32,6 +34,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   fleet: () => import("./bench/fleet"),
   cost: () => import("./bench/cost"),
   lambda: () => import("./bench/lambda"),
+  direct: () => import("./bench/direct"),
 };
 
 const name = process.argv[2];
