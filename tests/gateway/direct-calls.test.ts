@@ -1,14 +1,16 @@
 /**
  * Data plane — a warm `tools/call` to a 2025 streamable-HTTP upstream is sent below the SDK's client
  * (`DirectCalls`): a plain text result is read without the SDK, and every other answer (an error, an
- * image, an ask, a log line, a result the SDK would refuse, a stream still open, a failed request) is
- * handed to the SDK as if its own request had brought it. Against a real SDK-written upstream, each
- * tool's outcome is the same, serialised, through a session that calls directly and through one that
- * only uses the SDK; each call reaches the upstream once; a call that times out is cancelled there
- * under the id it was sent with.
+ * image, an ask, a log line, a redirect, a stream still open, a failed request) is handed to the SDK
+ * as if its own request had brought it. Against a real SDK-written upstream, each tool's outcome is
+ * the same, serialised, through a session that calls directly and through one that only uses the SDK;
+ * each call reaches the upstream once and nowhere else (a redirect to another origin is not followed);
+ * progress on a handed-over answer resets the call's whole time; a call's log lines reach that call;
+ * concurrent calls get their own answers; a call that times out or whose caller leaves is cancelled
+ * at the upstream under the id it was sent with; closing the session ends its open requests.
  */
 import { randomUUID } from "node:crypto";
-import { createServer, type IncomingMessage } from "node:http";
+import { createServer, type IncomingHttpHeaders, type IncomingMessage } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import {
   CallFailure,
@@ -37,6 +39,10 @@ interface TestUpstream {
   readonly callIds: Array<string | number>;
   /** The request ids named by `notifications/cancelled` received. */
   readonly cancelledIds: unknown[];
+  /** The ids of the `tools/call` requests whose answers are still open. */
+  readonly openCalls: ReadonlySet<string | number>;
+  /** Headers of the requests received. */
+  readonly headers: IncomingHttpHeaders[];
   close(): Promise<void>;
 }
 
@@ -51,7 +57,8 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /** A stateful SDK upstream whose tools answer every kind of outcome a call can have. */
-async function startTestUpstream(options: { json?: boolean } = {}): Promise<TestUpstream> {
+async function startTestUpstream(options: { json?: boolean; movedTo?: string } = {}): Promise<TestUpstream> {
+  const openCalls = new Set<string | number>();
   const callIds: Array<string | number> = [];
   const cancelledIds: unknown[] = [];
   const transports = new Map<string, StreamableHTTPServerTransport>();
@@ -105,6 +112,24 @@ async function startTestUpstream(options: { json?: boolean } = {}): Promise<Test
         case "slow":
           await sleep(Number(request.params.arguments?.ms ?? 0), extra.signal);
           return { content: [{ type: "text", text: "slow done" }] };
+        case "echo":
+          return { content: [{ type: "text", text: String(request.params.arguments?.text) }] };
+        case "ticks":
+          // Progress at 150, 550 and 950 ms, the answer at 1,100 (its POST was held 300 ms before).
+          for (const [progress, ms] of [
+            [1, 150],
+            [2, 400],
+            [3, 400],
+          ] as const) {
+            await sleep(ms, extra.signal);
+            if (progressToken !== undefined)
+              await extra.sendNotification({
+                method: "notifications/progress",
+                params: { progressToken, progress },
+              });
+          }
+          await sleep(150, extra.signal);
+          return { content: [{ type: "text", text: "ticked" }] };
         default:
           throw new McpError(-32602, `no tool ${request.params.name}`);
       }
@@ -118,16 +143,34 @@ async function startTestUpstream(options: { json?: boolean } = {}): Promise<Test
     return JSON.parse(Buffer.concat(chunks).toString("utf8"));
   }
 
+  const headers: IncomingHttpHeaders[] = [];
   const http = createServer(async (req, res) => {
+    headers.push(req.headers);
+    // Sessions are not ended on request (a server may refuse): a client's close must end its own requests.
+    if (req.method === "DELETE") {
+      res.writeHead(405).end();
+      return;
+    }
     try {
       const body = req.method === "POST" ? await readJson(req) : undefined;
+      const name = (body as { params?: { name?: unknown } } | undefined)?.params?.name;
+      if (name === "moved" && options.movedTo) {
+        res.writeHead(307, { location: options.movedTo }).end();
+        return;
+      }
+      // A server slow to begin its answer: the headers of `ticks` come 300 ms late.
+      if (name === "ticks") await new Promise((resolve) => setTimeout(resolve, 300));
       for (const message of Array.isArray(body) ? body : [body]) {
         const { method, id, params } = (message ?? {}) as {
           method?: string;
           id?: string | number;
           params?: { requestId?: unknown };
         };
-        if (method === "tools/call" && id !== undefined) callIds.push(id);
+        if (method === "tools/call" && id !== undefined) {
+          callIds.push(id);
+          openCalls.add(id);
+          res.on("close", () => openCalls.delete(id));
+        }
         if (method === "notifications/cancelled") cancelledIds.push(params?.requestId);
       }
       const sessionId = req.headers["mcp-session-id"];
@@ -162,6 +205,8 @@ async function startTestUpstream(options: { json?: boolean } = {}): Promise<Test
     url: `http://127.0.0.1:${port}/mcp`,
     callIds,
     cancelledIds,
+    headers,
+    openCalls,
     close: async () => {
       for (const transport of transports.values()) await transport.close().catch(() => undefined);
       for (const socket of sockets) socket.destroy();
@@ -172,27 +217,36 @@ async function startTestUpstream(options: { json?: boolean } = {}): Promise<Test
 
 const fetch = createGuardedFetch({ allowPrivate: true });
 
+/** A secret the upstream's target carries: it must reach nowhere but the upstream. */
+const SENTINEL = `sentinel-${randomUUID()}`;
+
 function open(upstream: TestUpstream): Promise<UpstreamSession> {
-  return openSession({ url: upstream.url, headers: {} }, { fetch, timeoutMs: 5_000 });
+  return openSession({ url: upstream.url, headers: { "x-api-key": SENTINEL } }, { fetch, timeoutMs: 5_000 });
 }
 
 /** A call's outcome as a caller sees it: the result, or the failure's kind and message. */
-async function outcome(session: UpstreamSession, tool: string, args: Record<string, unknown> = {}) {
+async function outcome(
+  session: UpstreamSession,
+  tool: string,
+  args: Record<string, unknown> = {},
+  options: Partial<Parameters<typeof callTool>[3]> = {},
+) {
   try {
-    return JSON.stringify(await callTool(session, tool, args, { timeoutMs: 2_000 }));
+    return JSON.stringify(await callTool(session, tool, args, { timeoutMs: 2_000, ...options }));
   } catch (error) {
     if (!(error instanceof CallFailure)) throw error;
     return JSON.stringify({ failure: error.kind, message: error.message });
   }
 }
 
-const TOOLS = ["text", "fail", "image", "annotated", "reject", "progress", "log", "ask", "nothing"];
+const TOOLS = ["text", "fail", "image", "annotated", "reject", "progress", "log", "ask", "moved", "nothing"];
 
 describe.each([
   // On an event stream a log line and an ask come with the answer: the SDK reads those (and declines
   // the ask for a caller that cannot answer).
   {
     asked: "asked: decline",
+    ticks: "ticked",
     answers: "event streams",
     json: false,
     plain: ["text", "fail"],
@@ -202,91 +256,141 @@ describe.each([
   // stream nobody opened, goes unanswered until the call's time is up.
   {
     asked: "the tool did not answer in time",
+    // Progress cannot come before a JSON body: the first window passes without any.
+    ticks: "the tool did not answer in time",
     answers: "JSON bodies",
     json: true,
     plain: ["text", "fail", "log", "ask"],
     handed: ["image", "reject"],
   },
-])("data plane: direct tool calls, the upstream answering in $answers", ({ json, plain, handed, asked }) => {
-  let upstream: TestUpstream;
-  let direct: UpstreamSession;
-  let viaSdk: UpstreamSession;
+])(
+  "data plane: direct tool calls, the upstream answering in $answers",
+  ({ json, plain, handed, asked, ticks }) => {
+    let upstream: TestUpstream;
+    let elsewhere: TestUpstream;
+    let direct: UpstreamSession;
+    let viaSdk: UpstreamSession;
 
-  beforeAll(async () => {
-    upstream = await startTestUpstream({ json });
-    direct = await open(upstream);
-    viaSdk = await open(upstream);
-    // The SDK's path alone: what the direct path must answer the same as.
-    viaSdk.direct = undefined;
-  });
-
-  afterAll(async () => {
-    await direct?.close();
-    await viaSdk?.close();
-    await upstream?.close();
-  });
-
-  it("a 2025 streamable-HTTP session calls directly", () => {
-    expect(direct.era).toBe("legacy");
-    expect(direct.direct).toBeDefined();
-  });
-
-  it("every tool's outcome is the same, serialised, as through the SDK alone", async () => {
-    for (const tool of TOOLS) {
-      const expected = await outcome(viaSdk, tool);
-      expect(await outcome(direct, tool), tool).toBe(expected);
-    }
-    // The outcomes are of every kind (not, say, all the same failure).
-    expect(await outcome(direct, "text")).toBe(
-      JSON.stringify({
-        content: [{ type: "text", text: "hello" }],
-        structuredContent: { n: 1 },
-        isError: false,
-      }),
-    );
-    expect(JSON.parse(await outcome(direct, "reject"))).toMatchObject({ failure: "rpc" });
-    expect(await outcome(direct, "ask")).toContain(asked);
-  });
-
-  it("a plain answer is read without the SDK, any other is handed to it, and each call is sent once", async () => {
-    const handedOver = vi.spyOn(direct.client, "requestToolCallAs");
-    try {
-      const before = upstream.callIds.length;
-      for (const tool of plain) await outcome(direct, tool);
-      expect(handedOver).not.toHaveBeenCalled();
-      for (const tool of handed) await outcome(direct, tool);
-      expect(handedOver).toHaveBeenCalledTimes(handed.length);
-      // One request a call: a handed-over answer is never asked for again.
-      const sent = upstream.callIds.slice(before);
-      expect(sent).toHaveLength(plain.length + handed.length);
-      for (const id of sent) expect(Number(id)).toBeGreaterThan(DIRECT_ID_BASE);
-      expect(new Set(sent).size).toBe(sent.length);
-    } finally {
-      handedOver.mockRestore();
-    }
-  });
-
-  it("a call past its time fails as a timeout, and the upstream is told under the id it was sent with", async () => {
-    const before = upstream.callIds.length;
-    const started = performance.now();
-    await expect(callTool(direct, "slow", { ms: 5_000 }, { timeoutMs: 300 })).rejects.toMatchObject({
-      kind: "timeout",
+    beforeAll(async () => {
+      elsewhere = await startTestUpstream();
+      upstream = await startTestUpstream({ json, movedTo: elsewhere.url });
+      direct = await open(upstream);
+      viaSdk = await open(upstream);
+      // The SDK's path alone: what the direct path must answer the same as.
+      viaSdk.direct = undefined;
     });
-    expect(performance.now() - started).toBeLessThan(2_000);
-    const [sentId] = upstream.callIds.slice(before);
-    await vi.waitFor(() => expect(upstream.cancelledIds).toContain(sentId), { timeout: 2_000 });
-    // The session goes on.
-    expect(await outcome(direct, "text")).toContain("hello");
-  });
 
-  it("a caller that leaves cancels the call at the upstream", async () => {
-    const before = upstream.callIds.length;
-    const caller = new AbortController();
-    const call = callTool(direct, "slow", { ms: 5_000 }, { timeoutMs: 10_000, signal: caller.signal });
-    await vi.waitFor(() => expect(upstream.callIds.length).toBe(before + 1));
-    caller.abort(new Error("gone"));
-    await expect(call).rejects.toMatchObject({ kind: "cancelled" });
-    const [sentId] = upstream.callIds.slice(before);
-    await vi.waitFor(() => expect(upstream.cancelledIds).toContain(sentId), { timeout: 2_000 });
-  });
-});
+    afterAll(async () => {
+      await direct?.close();
+      await viaSdk?.close();
+      await upstream?.close();
+      await elsewhere?.close();
+    });
+
+    it("a 2025 streamable-HTTP session calls directly", () => {
+      expect(direct.era).toBe("legacy");
+      expect(direct.direct).toBeDefined();
+    });
+
+    it("every tool's outcome is the same, serialised, as through the SDK alone", async () => {
+      for (const tool of TOOLS) {
+        const expected = await outcome(viaSdk, tool);
+        expect(await outcome(direct, tool), tool).toBe(expected);
+      }
+      // The outcomes are of every kind (not, say, all the same failure).
+      expect(await outcome(direct, "text")).toBe(
+        JSON.stringify({
+          content: [{ type: "text", text: "hello" }],
+          structuredContent: { n: 1 },
+          isError: false,
+        }),
+      );
+      expect(JSON.parse(await outcome(direct, "reject"))).toMatchObject({ failure: "rpc" });
+      expect(await outcome(direct, "ask")).toContain(asked);
+      // A redirect to another origin is not followed, and the target's secret goes nowhere else.
+      expect(JSON.parse(await outcome(direct, "moved"))).toMatchObject({ failure: "unreachable" });
+      expect(elsewhere.headers).toHaveLength(0);
+    });
+
+    it("progress on an answer handed over resets the call's whole time, as on the SDK's own path", async () => {
+      const expected = await outcome(viaSdk, "ticks", {}, { timeoutMs: 500 });
+      expect(expected).toContain(ticks);
+      expect(await outcome(direct, "ticks", {}, { timeoutMs: 500 })).toBe(expected);
+    });
+
+    it("a call's log lines reach that call, and concurrent calls each get their own answer", async () => {
+      const lines: unknown[] = [];
+      const context = { onLog: (params: Record<string, unknown>) => void lines.push(params) };
+      const expected = await outcome(viaSdk, "log", {}, { context });
+      expect(await outcome(direct, "log", {}, { context })).toBe(expected);
+      // On an event stream the line came with the answer: each path told it once.
+      expect(lines).toEqual(
+        json
+          ? []
+          : [expect.objectContaining({ data: "a line" }), expect.objectContaining({ data: "a line" })],
+      );
+      const texts = Array.from({ length: 16 }, (_, i) => `call ${i}`);
+      const answers = await Promise.all(
+        texts.map((text) => callTool(direct, "echo", { text }, { timeoutMs: 2_000 })),
+      );
+      expect(answers.map((answer) => (answer as { content: unknown }).content)).toEqual(
+        texts.map((text) => [{ type: "text", text }]),
+      );
+    });
+
+    it("a plain answer is read without the SDK, any other is handed to it, and each call is sent once", async () => {
+      const handedOver = vi.spyOn(direct.client, "requestToolCallAs");
+      try {
+        const before = upstream.callIds.length;
+        for (const tool of plain) await outcome(direct, tool);
+        expect(handedOver).not.toHaveBeenCalled();
+        for (const tool of handed) await outcome(direct, tool);
+        expect(handedOver).toHaveBeenCalledTimes(handed.length);
+        // One request a call: a handed-over answer is never asked for again.
+        const sent = upstream.callIds.slice(before);
+        expect(sent).toHaveLength(plain.length + handed.length);
+        for (const id of sent) expect(Number(id)).toBeGreaterThan(DIRECT_ID_BASE);
+        expect(new Set(sent).size).toBe(sent.length);
+      } finally {
+        handedOver.mockRestore();
+      }
+    });
+
+    it("a call past its time fails as a timeout, and the upstream is told under the id it was sent with", async () => {
+      const before = upstream.callIds.length;
+      const started = performance.now();
+      await expect(callTool(direct, "slow", { ms: 5_000 }, { timeoutMs: 300 })).rejects.toMatchObject({
+        kind: "timeout",
+      });
+      expect(performance.now() - started).toBeLessThan(2_000);
+      const [sentId] = upstream.callIds.slice(before);
+      await vi.waitFor(() => expect(upstream.cancelledIds).toContain(sentId), { timeout: 2_000 });
+      // The session goes on.
+      expect(await outcome(direct, "text")).toContain("hello");
+    });
+
+    it("closing the session ends a call's request still open, as closing the SDK's transport does", async () => {
+      const closing = await open(upstream);
+      const before = upstream.callIds.length;
+      const call = callTool(closing, "slow", { ms: 10_000 }, { timeoutMs: 20_000 });
+      await vi.waitFor(() => expect(upstream.callIds.length).toBe(before + 1));
+      const sentId = upstream.callIds[before] as number;
+      expect(upstream.openCalls.has(sentId)).toBe(true);
+      const failed = expect(call).rejects.toBeInstanceOf(CallFailure);
+      await closing.close();
+      await failed;
+      await vi.waitFor(() => expect(upstream.openCalls.has(sentId)).toBe(false), { timeout: 2_000 });
+    });
+
+    it("a caller that leaves cancels the call at the upstream", async () => {
+      const before = upstream.callIds.length;
+      const caller = new AbortController();
+      const call = callTool(direct, "slow", { ms: 5_000 }, { timeoutMs: 10_000, signal: caller.signal });
+      await vi.waitFor(() => expect(upstream.callIds.length).toBe(before + 1));
+      caller.abort(new Error("gone"));
+      await expect(call).rejects.toMatchObject({ kind: "cancelled" });
+      const [sentId] = upstream.callIds.slice(before);
+      await vi.waitFor(() => expect(upstream.cancelledIds).toContain(sentId), { timeout: 2_000 });
+    });
+  },
+);

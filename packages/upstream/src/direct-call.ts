@@ -2,10 +2,10 @@
  * The warm `tools/call` of a 2025 streamable-HTTP session, sent below the SDK's client: the request
  * is written once, as the SDK would write it, and an answer that arrives whole and plainly well formed
  * (a text result) is returned without the SDK's per-message parsing and result validation. Anything
- * else — an error, an ask, a stream still open, a failed request, a result the SDK would have to judge
- * — is handed to the SDK as though its own request had brought it: the SDK makes the same request (the
- * same id: {@link SdkCall}), and {@link DirectCalls.sdkFetch} answers it with what already came,
- * sending nothing. So every outcome but the plain one is the SDK's own, by construction.
+ * else — an error, an ask, a redirect, a stream still open, a failed request, a result the SDK would
+ * have to judge — is handed to the SDK as though its own request had brought it: the SDK makes the
+ * same request (the same id: {@link SdkCall}), and {@link DirectCalls.sdkFetch} answers it with what
+ * already came, sending nothing. So every outcome but the plain one is the SDK's own, by construction.
  */
 import {
   type CallToolRequest,
@@ -14,6 +14,8 @@ import {
   SdkErrorCode,
 } from "@modelcontextprotocol/client";
 import { BufferedResponse, mediaTypeOf } from "./buffered-response";
+import { rebody } from "./call-context";
+import { MAX_CALL_MS } from "./limits";
 import { whenAborted } from "./when-aborted";
 
 /**
@@ -29,10 +31,10 @@ export interface DirectCallOptions {
   headers?: Record<string, string>;
 }
 
-/** Has the SDK make the call as request `id` (the direct request's), in the time left. */
+/** Has the SDK make the call as request `id` (the direct request's), within the bounds given. */
 export type SdkCall = (
   id: number,
-  options: Pick<RequestOptions, "timeout">,
+  options: Pick<RequestOptions, "timeout" | "maxTotalTimeout">,
 ) => Promise<Record<string, unknown>>;
 
 /** What a direct request brought, kept for the SDK's request for it. */
@@ -45,6 +47,11 @@ export class DirectCalls {
   #fixed: { key: string; headers: Record<string, string> } | undefined;
   /** Answers waiting for the SDK's request for them, by the id of the request that brought them. */
   readonly #waiting = new Map<number, Brought>();
+  /**
+   * Direct requests still open — unanswered, or an answer handed over still streaming: ended when the
+   * session closes.
+   */
+  readonly #open = new Set<AbortController>();
 
   /**
    * @param url the session's endpoint.
@@ -69,17 +76,28 @@ export class DirectCalls {
 
   /**
    * The fetch the SDK's transport sends through (`inner`: the rest of the session's fetch): the SDK's
-   * request for a handed-over answer gets that answer, and nothing is sent.
+   * request for a handed-over answer gets that answer, and nothing is sent. A direct request is never
+   * sent again from here (a redirect the SDK follows goes elsewhere, and may).
    */
   sdkFetch(inner: typeof fetch): typeof fetch {
     return async (input, init) => {
-      const id = this.#waiting.size > 0 ? handedOverId(init) : undefined;
-      const brought = id === undefined ? undefined : this.#waiting.get(id);
-      if (id === undefined || !brought) return inner(input, init);
-      this.#waiting.delete(id);
-      if ("error" in brought) throw brought.error;
-      return brought.response;
+      const id = directIdOf(init);
+      if (id === undefined) return inner(input, init);
+      const brought = this.#waiting.get(id);
+      if (brought) {
+        this.#waiting.delete(id);
+        if ("error" in brought) throw brought.error;
+        return brought.response;
+      }
+      if (String(input) === this.url.href) throw new Error(`tool call ${id} was sent already`);
+      return inner(input, init);
     };
+  }
+
+  /** Ends the direct requests still open, as closing the SDK's transport ends its own. */
+  close(): void {
+    for (const controller of this.#open) controller.abort(new Error("the session closed"));
+    this.#open.clear();
   }
 
   /**
@@ -102,6 +120,7 @@ export class DirectCalls {
       controller.abort(new SdkError(SdkErrorCode.RequestTimeout, "Request timed out", { timeout }));
     }, options.timeout);
     const release = signal ? whenAborted(signal, () => controller.abort(signal.reason)) : () => {};
+    this.#open.add(controller);
     let brought: Brought;
     try {
       brought = { response: await this.send(this.url, this.#init(id, params, options, controller.signal)) };
@@ -112,22 +131,44 @@ export class DirectCalls {
       release();
     }
     if (controller.signal.aborted) {
-      // The call's bound passed, or its caller left, before the answer began: the upstream is told.
+      // The call's bound passed, its caller left or its session closed before the answer began: the
+      // upstream is told.
+      this.#open.delete(controller);
       this.#cancel(id, controller.signal.reason);
       throw controller.signal.reason;
     }
-    if ("response" in brought) {
-      const result = plainResult(brought.response, id);
+    if ("response" in brought && !(brought.response instanceof BufferedResponse)) {
+      // Still streaming: open until it ends (or the session closes).
+      brought = { response: this.#untilEnded(brought.response, controller) };
+    } else {
+      this.#open.delete(controller);
+      const result = "response" in brought ? plainResult(brought.response, id) : undefined;
       if (result) return result;
     }
     this.#waiting.set(id, brought);
-    const timeout = Math.max(1, options.timeout - (performance.now() - started));
+    // The SDK's window starts now, whole: progress resets it to the call's timeout, as on its own path.
+    const elapsed = performance.now() - started;
     try {
-      return await sdkCall(id, { timeout });
+      return await sdkCall(id, {
+        timeout: options.timeout,
+        maxTotalTimeout: Math.max(1, MAX_CALL_MS - elapsed),
+      });
     } finally {
       // Never asked for (the SDK failed before sending): a stream still open is let go of.
       if (this.#waiting.delete(id) && "response" in brought) brought.response.body?.cancel().catch(() => {});
     }
+  }
+
+  /** An answer that still streams, its request open until the stream ends. */
+  #untilEnded(response: Response, request: AbortController): Response {
+    const done = () => {
+      this.#open.delete(request);
+    };
+    if (!response.body) {
+      done();
+      return response;
+    }
+    return rebody(response, response.body.pipeThrough(new TransformStream({ flush: done, cancel: done })));
   }
 
   /** The request as the SDK's transport writes it, the call's progress token its id (as the SDK's is). */
@@ -144,7 +185,8 @@ export class DirectCalls {
       jsonrpc: "2.0",
       id,
     };
-    return { method: "POST", headers, body: JSON.stringify(message), signal };
+    // Redirects as the SDK's transport takes them: not here (it follows a same-origin 307/308 itself).
+    return { method: "POST", headers, body: JSON.stringify(message), signal, redirect: "manual" };
   }
 
   /**
@@ -176,12 +218,15 @@ export class DirectCalls {
   }
 }
 
-/** The id of a `tools/call` the SDK sends, when the request is one (an answer may wait for it). */
-function handedOverId(init: RequestInit | undefined): number | undefined {
-  if (init?.method !== "POST" || typeof init.body !== "string" || !init.body.includes('"tools/call"'))
-    return undefined;
-  const message = JSON.parse(init.body) as { method?: unknown; id?: unknown };
-  return message.method === "tools/call" && typeof message.id === "number" ? message.id : undefined;
+/**
+ * The id of a direct request, when `init` is one (the SDK writes a request's id last): a `tools/call`
+ * the SDK makes for an answer handed over, or that answer's redirect.
+ */
+function directIdOf(init: RequestInit | undefined): number | undefined {
+  if (init?.method !== "POST" || typeof init.body !== "string") return undefined;
+  const tail = /"id":(\d{13,16})\}$/.exec(init.body.slice(-32));
+  const id = tail ? Number(tail[1]) : undefined;
+  return id !== undefined && id >= DIRECT_ID_BASE && Number.isSafeInteger(id) ? id : undefined;
 }
 
 /**
@@ -209,8 +254,8 @@ function plainResult(response: Response, id: number): Record<string, unknown> | 
       result?: unknown;
     };
     if (!record || typeof record !== "object" || record.jsonrpc !== "2.0") return undefined;
-    if (record.id === id && "result" in record && !("error" in record) && result === undefined)
-      result = record.result;
+    const answers = record.id === id && "result" in record && !("error" in record) && !("method" in record);
+    if (answers && result === undefined) result = record.result;
     else if (!isOwnProgress(record, id)) return undefined;
   }
   return plainToolResult(result);

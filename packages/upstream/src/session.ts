@@ -146,7 +146,14 @@ export async function openSession(target: UpstreamTarget, options: OpenOptions):
       ...auth,
     });
     session = await connect(transport, "streamable-http", router, options);
-    if (direct && session.era === "legacy") session.direct = direct;
+    if (direct && session.era === "legacy") {
+      const closeTransport = session.close;
+      session.direct = direct;
+      session.close = () => {
+        direct.close();
+        return closeTransport();
+      };
+    }
     return session;
   } catch (error) {
     // A `prior` names what a connect over streamable HTTP learned: a refusal now is not "SSE only".
