@@ -112,6 +112,9 @@ async function startTestUpstream(options: { json?: boolean; movedTo?: string } =
         case "slow":
           await sleep(Number(request.params.arguments?.ms ?? 0), extra.signal);
           return { content: [{ type: "text", text: "slow done" }] };
+        case "late":
+          await sleep(5_000, extra.signal);
+          return { content: [{ type: "text", text: "too late" }] };
         case "echo":
           return { content: [{ type: "text", text: String(request.params.arguments?.text) }] };
         case "ticks":
@@ -158,8 +161,9 @@ async function startTestUpstream(options: { json?: boolean; movedTo?: string } =
         res.writeHead(307, { location: options.movedTo }).end();
         return;
       }
-      // A server slow to begin its answer: the headers of `ticks` come 300 ms late.
-      if (name === "ticks") await new Promise((resolve) => setTimeout(resolve, 300));
+      // A server slow to begin its answers: the headers of `ticks` come 300 ms late, of `late` 1 s.
+      const held = name === "ticks" ? 300 : name === "late" ? 1_000 : 0;
+      if (held) await new Promise((resolve) => setTimeout(resolve, held));
       for (const message of Array.isArray(body) ? body : [body]) {
         const { method, id, params } = (message ?? {}) as {
           method?: string;
@@ -316,6 +320,15 @@ describe.each([
       const expected = await outcome(viaSdk, "ticks", {}, { timeoutMs: 500 });
       expect(expected).toContain(ticks);
       expect(await outcome(direct, "ticks", {}, { timeoutMs: 500 })).toBe(expected);
+    });
+
+    it("a call slow to begin and silent after times out when the call's time is up, not later", async () => {
+      const expected = await outcome(viaSdk, "late", {}, { timeoutMs: 1_500 });
+      expect(expected).toContain("the tool did not answer in time");
+      const started = performance.now();
+      expect(await outcome(direct, "late", {}, { timeoutMs: 1_500 })).toBe(expected);
+      // Its first window was what was left of 1.5 s when the answer began (not 1 s + a whole 1.5 s).
+      expect(performance.now() - started).toBeLessThan(2_100);
     });
 
     it("a call's log lines reach that call, and concurrent calls each get their own answer", async () => {

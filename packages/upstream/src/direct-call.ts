@@ -31,10 +31,13 @@ export interface DirectCallOptions {
   headers?: Record<string, string>;
 }
 
-/** Has the SDK make the call as request `id` (the direct request's), within the bounds given. */
+/**
+ * Has the SDK make the call as request `id` (the direct request's), within the bounds given (and with
+ * the signal given, when there is one: it carries the caller's).
+ */
 export type SdkCall = (
   id: number,
-  options: Pick<RequestOptions, "timeout" | "maxTotalTimeout">,
+  options: Pick<RequestOptions, "timeout" | "maxTotalTimeout" | "signal">,
 ) => Promise<Record<string, unknown>>;
 
 /** What a direct request brought, kept for the SDK's request for it. */
@@ -43,6 +46,7 @@ type Brought = { response: Response } | { error: unknown };
 /** One session's direct calls. */
 export class DirectCalls {
   #lastId = 0;
+  #closed = false;
   /** The session's request headers, and the session id and version they were made for. */
   #fixed: { key: string; headers: Record<string, string> } | undefined;
   /** Answers waiting for the SDK's request for them, by the id of the request that brought them. */
@@ -94,8 +98,9 @@ export class DirectCalls {
     };
   }
 
-  /** Ends the direct requests still open, as closing the SDK's transport ends its own. */
+  /** Ends the direct requests still open, as closing the SDK's transport ends its own; none are made after. */
   close(): void {
+    this.#closed = true;
     for (const controller of this.#open) controller.abort(new Error("the session closed"));
     this.#open.clear();
   }
@@ -111,8 +116,8 @@ export class DirectCalls {
   ): Promise<Record<string, unknown>> {
     const { signal } = options;
     const id = DIRECT_ID_BASE + ++this.#lastId;
-    // Already cancelled or broken: the SDK says so, as it would have.
-    if (signal?.aborted) return sdkCall(id, { timeout: options.timeout });
+    // Already cancelled, broken or closed: the SDK says so, as it would have.
+    if (signal?.aborted || this.#closed) return sdkCall(id, { timeout: options.timeout });
     const started = performance.now();
     const controller = new AbortController();
     const timer = setTimeout(() => {
@@ -137,30 +142,38 @@ export class DirectCalls {
       this.#cancel(id, controller.signal.reason);
       throw controller.signal.reason;
     }
+    const elapsed = performance.now() - started;
+    let window: FirstWindow | undefined;
     if ("response" in brought && !(brought.response instanceof BufferedResponse)) {
-      // Still streaming: open until it ends (or the session closes).
-      brought = { response: this.#untilEnded(brought.response, controller) };
+      // Still streaming: open until it ends (or the session closes), its first window what is left.
+      const first = firstWindow(options.timeout - elapsed, options.timeout, signal);
+      window = first;
+      brought = { response: this.#untilEnded(brought.response, controller, id, () => first.progressed()) };
     } else {
       this.#open.delete(controller);
       const result = "response" in brought ? plainResult(brought.response, id) : undefined;
       if (result) return result;
     }
     this.#waiting.set(id, brought);
-    // The SDK's window starts now, whole: progress resets it to the call's timeout, as on its own path.
-    const elapsed = performance.now() - started;
     try {
+      // Progress resets the SDK's window to the call's whole timeout, as on its own path.
       return await sdkCall(id, {
         timeout: options.timeout,
         maxTotalTimeout: Math.max(1, MAX_CALL_MS - elapsed),
+        ...(window ? { signal: window.signal } : {}),
       });
     } finally {
+      window?.release();
       // Never asked for (the SDK failed before sending): a stream still open is let go of.
       if (this.#waiting.delete(id) && "response" in brought) brought.response.body?.cancel().catch(() => {});
     }
   }
 
-  /** An answer that still streams, its request open until the stream ends. */
-  #untilEnded(response: Response, request: AbortController): Response {
+  /**
+   * An answer that still streams, its request open until the stream ends; `progressed` is told when
+   * the first progress on the request's token passes.
+   */
+  #untilEnded(response: Response, request: AbortController, id: number, progressed: () => void): Response {
     const done = () => {
       this.#open.delete(request);
     };
@@ -168,7 +181,24 @@ export class DirectCalls {
       done();
       return response;
     }
-    return rebody(response, response.body.pipeThrough(new TransformStream({ flush: done, cancel: done })));
+    const token = `"progressToken":${id}`;
+    const decoder = new TextDecoder();
+    let seen = false;
+    let tail = "";
+    const watch = new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        if (!seen) {
+          const text = tail + decoder.decode(chunk, { stream: true });
+          seen = text.includes(token);
+          if (seen) progressed();
+          else tail = text.slice(-token.length);
+        }
+        controller.enqueue(chunk);
+      },
+      flush: done,
+      cancel: done,
+    });
+    return rebody(response, response.body.pipeThrough(watch));
   }
 
   /** The request as the SDK's transport writes it, the call's progress token its id (as the SDK's is). */
@@ -218,12 +248,45 @@ export class DirectCalls {
   }
 }
 
+/** The SDK's first window on a stream handed over, and how it is told that progress came. */
+interface FirstWindow {
+  /** Aborts when the window passes with no progress (a timeout), or when the caller's signal does. */
+  signal: AbortSignal;
+  progressed(): void;
+  release(): void;
+}
+
 /**
- * The id of a direct request, when `init` is one (the SDK writes a request's id last): a `tools/call`
- * the SDK makes for an answer handed over, or that answer's redirect.
+ * The first window of a call whose answer is handed over still streaming: what is left of the call's
+ * time (as the SDK's own window would have started at the request), until progress comes — then the
+ * SDK's windows, each the whole `timeout`, as on its own path.
  */
-function directIdOf(init: RequestInit | undefined): number | undefined {
+function firstWindow(leftMs: number, timeout: number, caller: AbortSignal | undefined): FirstWindow {
+  const controller = new AbortController();
+  const timer = setTimeout(
+    () => {
+      controller.abort(new SdkError(SdkErrorCode.RequestTimeout, "Request timed out", { timeout }));
+    },
+    Math.max(1, leftMs),
+  );
+  const release = caller ? whenAborted(caller, () => controller.abort(caller.reason)) : () => {};
+  return {
+    signal: controller.signal,
+    progressed: () => clearTimeout(timer),
+    release: () => {
+      clearTimeout(timer);
+      release();
+    },
+  };
+}
+
+/**
+ * The id of a direct request, when `init` is one (the SDK writes a request's method first and its id
+ * last): a `tools/call` the SDK makes for an answer handed over, or that answer's redirect.
+ */
+export function directIdOf(init: RequestInit | undefined): number | undefined {
   if (init?.method !== "POST" || typeof init.body !== "string") return undefined;
+  if (!init.body.startsWith('{"method":"tools/call",')) return undefined;
   const tail = /"id":(\d{13,16})\}$/.exec(init.body.slice(-32));
   const id = tail ? Number(tail[1]) : undefined;
   return id !== undefined && id >= DIRECT_ID_BASE && Number.isSafeInteger(id) ? id : undefined;

@@ -149,9 +149,10 @@ export async function openSession(target: UpstreamTarget, options: OpenOptions):
     if (direct && session.era === "legacy") {
       const closeTransport = session.close;
       session.direct = direct;
-      session.close = () => {
+      session.close = async () => {
+        // After the transport's own requests end (an answer handed over may be read by the SDK till then).
+        await closeTransport();
         direct.close();
-        return closeTransport();
       };
     }
     return session;
