@@ -7,7 +7,8 @@
  * each call reaches the upstream once and nowhere else (a redirect to another origin is not followed);
  * progress on a handed-over answer resets the call's whole time; a call's log lines reach that call;
  * concurrent calls get their own answers; a call that times out or whose caller leaves is cancelled
- * at the upstream under the id it was sent with; closing the session ends its open requests.
+ * at the upstream under the id it was sent with; closing the session ends its open requests. A session
+ * to the deployment's own stdio runner keeps the SDK's path.
  */
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage } from "node:http";
@@ -291,9 +292,19 @@ describe.each([
       await elsewhere?.close();
     });
 
-    it("a 2025 streamable-HTTP session calls directly", () => {
+    it("a 2025 streamable-HTTP session calls directly; one to the deployment's own runner does not", async () => {
       expect(direct.era).toBe("legacy");
       expect(direct.direct).toBeDefined();
+      const internal = await openSession(
+        { url: upstream.url, headers: {}, internal: true },
+        { fetch, internalFetch: fetch, timeoutMs: 5_000 },
+      );
+      try {
+        expect(internal.era).toBe("legacy");
+        expect(internal.direct).toBeUndefined();
+      } finally {
+        await internal.close();
+      }
     });
 
     it("every tool's outcome is the same, serialised, as through the SDK alone", async () => {

@@ -56,7 +56,7 @@ export interface UpstreamSession {
   discover: DiscoverResult | undefined;
   /**
    * Warm tool calls sent below the SDK ({@link DirectCalls}): a 2025 streamable-HTTP session with no
-   * OAuth bearer (whose 401s the SDK's transport answers).
+   * OAuth bearer (whose 401s the SDK's transport answers), to an upstream that is not the stdio runner.
    */
   direct?: DirectCalls;
   close(): Promise<void>;
@@ -128,18 +128,20 @@ export async function openSession(target: UpstreamTarget, options: OpenOptions):
   try {
     const streamFetch = options.onSessionLog ? tapSessionLogs(fetchImpl, options.onSessionLog) : fetchImpl;
     let session: UpstreamSession | undefined;
-    const direct: DirectCalls | undefined = target.auth
-      ? undefined
-      : new DirectCalls(
-          url,
-          fetchImpl,
-          () => ({
-            headers: target.headers,
-            sessionId: transport.sessionId,
-            protocolVersion: session?.protocolVersion ?? "",
-          }),
-          (notification) => session?.client.notification(notification as never) ?? Promise.resolve(),
-        );
+    // Not to the deployment's own runner: its fleet's moves and hand-backs stay on the SDK's path.
+    const direct: DirectCalls | undefined =
+      target.auth || target.internal
+        ? undefined
+        : new DirectCalls(
+            url,
+            fetchImpl,
+            () => ({
+              headers: target.headers,
+              sessionId: transport.sessionId,
+              protocolVersion: session?.protocolVersion ?? "",
+            }),
+            (notification) => session?.client.notification(notification as never) ?? Promise.resolve(),
+          );
     const transport: StreamableHTTPClientTransport = new StreamableHTTPClientTransport(url, {
       requestInit,
       fetch: direct ? direct.sdkFetch(streamFetch) : streamFetch,
