@@ -119,12 +119,7 @@ export class DirectCalls {
     // Already cancelled, broken or closed: the SDK says so, as it would have.
     if (signal?.aborted || this.#closed) return sdkCall(id, { timeout: options.timeout });
     const started = performance.now();
-    const controller = new AbortController();
-    const timer = setTimeout(() => {
-      const { timeout } = options;
-      controller.abort(new SdkError(SdkErrorCode.RequestTimeout, "Request timed out", { timeout }));
-    }, options.timeout);
-    const release = signal ? whenAborted(signal, () => controller.abort(signal.reason)) : () => {};
+    const { controller, release } = timeWindow(options.timeout, options.timeout, signal);
     this.#open.add(controller);
     let brought: Brought;
     try {
@@ -132,7 +127,6 @@ export class DirectCalls {
     } catch (error) {
       brought = { error };
     } finally {
-      clearTimeout(timer);
       release();
     }
     if (controller.signal.aborted) {
@@ -143,12 +137,13 @@ export class DirectCalls {
       throw controller.signal.reason;
     }
     const elapsed = performance.now() - started;
-    let window: FirstWindow | undefined;
+    let window: TimeWindow | undefined;
     if ("response" in brought && !(brought.response instanceof BufferedResponse)) {
-      // Still streaming: open until it ends (or the session closes), its first window what is left.
-      const first = firstWindow(options.timeout - elapsed, options.timeout, signal);
-      window = first;
-      brought = { response: this.#untilEnded(brought.response, controller, id, () => first.progressed()) };
+      // Still streaming: open until it ends (or the session closes). The SDK's first window is what is
+      // left of the call's time (as its own would have started at the request), until progress comes;
+      // then its windows, each the whole timeout, as on its own path.
+      window = timeWindow(options.timeout - elapsed, options.timeout, signal);
+      brought = { response: this.#untilEnded(brought.response, controller, id, window.stop) };
     } else {
       this.#open.delete(controller);
       const result = "response" in brought ? plainResult(brought.response, id) : undefined;
@@ -160,7 +155,7 @@ export class DirectCalls {
       return await sdkCall(id, {
         timeout: options.timeout,
         maxTotalTimeout: Math.max(1, MAX_CALL_MS - elapsed),
-        ...(window ? { signal: window.signal } : {}),
+        ...(window ? { signal: window.controller.signal } : {}),
       });
     } finally {
       window?.release();
@@ -248,34 +243,32 @@ export class DirectCalls {
   }
 }
 
-/** The SDK's first window on a stream handed over, and how it is told that progress came. */
-interface FirstWindow {
-  /** Aborts when the window passes with no progress (a timeout), or when the caller's signal does. */
-  signal: AbortSignal;
-  progressed(): void;
+/** A window of time on a request, as {@link timeWindow} makes it. */
+interface TimeWindow {
+  /** Aborts when the window passes (the SDK's timeout error), or with the caller's reason. */
+  controller: AbortController;
+  /** The window no longer passes (the caller's signal still aborts it). */
+  stop(): void;
+  /** Lets go of the timer and the caller's signal. */
   release(): void;
 }
 
-/**
- * The first window of a call whose answer is handed over still streaming: what is left of the call's
- * time (as the SDK's own window would have started at the request), until progress comes — then the
- * SDK's windows, each the whole `timeout`, as on its own path.
- */
-function firstWindow(leftMs: number, timeout: number, caller: AbortSignal | undefined): FirstWindow {
+/** A window of `ms` on a request bound by `timeout`, which the caller's signal also ends. */
+function timeWindow(ms: number, timeout: number, caller: AbortSignal | undefined): TimeWindow {
   const controller = new AbortController();
   const timer = setTimeout(
     () => {
       controller.abort(new SdkError(SdkErrorCode.RequestTimeout, "Request timed out", { timeout }));
     },
-    Math.max(1, leftMs),
+    Math.max(1, ms),
   );
-  const release = caller ? whenAborted(caller, () => controller.abort(caller.reason)) : () => {};
+  const unlink = caller ? whenAborted(caller, () => controller.abort(caller.reason)) : () => {};
   return {
-    signal: controller.signal,
-    progressed: () => clearTimeout(timer),
+    controller,
+    stop: () => clearTimeout(timer),
     release: () => {
       clearTimeout(timer);
-      release();
+      unlink();
     },
   };
 }
