@@ -8,7 +8,7 @@
  * progress on a handed-over answer resets the call's whole time; a call's log lines reach that call;
  * concurrent calls get their own answers; a call that times out or whose caller leaves is cancelled
  * at the upstream under the id it was sent with; closing the session ends its open requests. A session
- * to the deployment's own stdio runner keeps the SDK's path.
+ * to the deployment's own stdio runner calls directly too, through its internal fetch.
  */
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage } from "node:http";
@@ -292,17 +292,34 @@ describe.each([
       await elsewhere?.close();
     });
 
-    it("a 2025 streamable-HTTP session calls directly; one to the deployment's own runner does not", async () => {
+    it("a 2025 streamable-HTTP session calls directly; one to the deployment's own runner too, through its internal fetch", async () => {
       expect(direct.era).toBe("legacy");
       expect(direct.direct).toBeDefined();
+      const refused: typeof fetch = async () => {
+        throw new Error("a runner session must not use the guarded fetch");
+      };
+      const calls: string[] = [];
+      const internalFetch: typeof fetch = (input, init) => {
+        if (typeof init?.body === "string" && init.body.includes('"tools/call"')) calls.push(init.body);
+        return fetch(input, init);
+      };
       const internal = await openSession(
         { url: upstream.url, headers: {}, internal: true },
-        { fetch, internalFetch: fetch, timeoutMs: 5_000 },
+        { fetch: refused, internalFetch, timeoutMs: 5_000 },
       );
+      const handedOver = vi.spyOn(internal.client, "requestToolCallAs");
       try {
         expect(internal.era).toBe("legacy");
-        expect(internal.direct).toBeUndefined();
+        expect(internal.direct).toBeDefined();
+        expect(await callTool(internal, "echo", { text: "hi" }, { timeoutMs: 2_000 })).toEqual({
+          content: [{ type: "text", text: "hi" }],
+          isError: false,
+        });
+        expect(handedOver).not.toHaveBeenCalled();
+        expect(calls).toHaveLength(1);
+        expect(JSON.parse(calls[0] as string).id).toBeGreaterThan(DIRECT_ID_BASE);
       } finally {
+        handedOver.mockRestore();
         await internal.close();
       }
     });

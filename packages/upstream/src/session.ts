@@ -128,20 +128,19 @@ export async function openSession(target: UpstreamTarget, options: OpenOptions):
   try {
     const streamFetch = options.onSessionLog ? tapSessionLogs(fetchImpl, options.onSessionLog) : fetchImpl;
     let session: UpstreamSession | undefined;
-    // Not to the deployment's own runner: its fleet's moves and hand-backs stay on the SDK's path.
-    const direct: DirectCalls | undefined =
-      target.auth || target.internal
-        ? undefined
-        : new DirectCalls(
-            url,
-            fetchImpl,
-            () => ({
-              headers: target.headers,
-              sessionId: transport.sessionId,
-              protocolVersion: session?.protocolVersion ?? "",
-            }),
-            (notification) => session?.client.notification(notification as never) ?? Promise.resolve(),
-          );
+    // Not with an OAuth bearer: its refresh and re-authorization are the SDK's.
+    const direct: DirectCalls | undefined = target.auth
+      ? undefined
+      : new DirectCalls(
+          url,
+          fetchImpl,
+          () => ({
+            headers: target.headers,
+            sessionId: transport.sessionId,
+            protocolVersion: session?.protocolVersion ?? "",
+          }),
+          (notification) => session?.client.notification(notification as never) ?? Promise.resolve(),
+        );
     const transport: StreamableHTTPClientTransport = new StreamableHTTPClientTransport(url, {
       requestInit,
       fetch: direct ? direct.sdkFetch(streamFetch) : streamFetch,
