@@ -19,6 +19,8 @@
  *              the added time is made of (last line: BENCH_LAMBDA {json})
  *   direct     the upstream leg of a warm call, direct (below the SDK's client) vs the SDK's path: p50/p99
  *              and CPU per call, interleaved, one run
+ *   session    the inbound leg of a warm /mcp call on a 2025 session, its fast path vs the SDK transport's
+ *              own path (over HTTP through the gateway's Node adapter): p50/p99 and CPU per call, one run
  *   cost       a cost model from measured counts: AWS requests, request units and CPU per operation on
  *              the dev stack, priced (scripts/bench/aws-prices.ts) per million warm calls, per month of
  *              1,000 / 10,000 servers swept, and as capacity at 1,000 calls/s (`--write-docs`: into
@@ -35,6 +37,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   cost: () => import("./bench/cost"),
   lambda: () => import("./bench/lambda"),
   direct: () => import("./bench/direct"),
+  session: () => import("./bench/session"),
 };
 
 const name = process.argv[2];

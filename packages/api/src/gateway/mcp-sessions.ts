@@ -12,14 +12,9 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { AppError } from "@mcpgw/core";
-import {
-  type AuthInfo,
-  type EventStore,
-  type JSONRPCMessage,
-  type Server,
-  WebStandardStreamableHTTPServerTransport,
-} from "@modelcontextprotocol/server";
+import type { AuthInfo, EventStore, JSONRPCMessage, Server } from "@modelcontextprotocol/server";
 import type { ServerScope } from "./catalogue";
+import { SessionTransport } from "./session-transport";
 import {
   opensStandaloneStream,
   type StandaloneStream,
@@ -45,7 +40,7 @@ export interface LegacySession {
   principal: string;
   endpoint: string;
   server: Server;
-  transport: WebStandardStreamableHTTPServerTransport;
+  transport: SessionTransport;
   lastUsed: number;
   /** The log level the client set (logging/setLevel); undefined: everything. */
   logLevel?: string;
@@ -100,6 +95,8 @@ export class LegacySessions {
     private readonly newServer: (endpoint: string) => Server | Promise<Server>,
     private readonly idleMs = SESSION_IDLE_MS,
     private readonly cap?: SessionCap,
+    /** False: every request takes the SDK transport's own path (tests compare the two). */
+    private readonly fastPath = true,
   ) {
     this.timer = setInterval(() => this.closeIdle(), Math.min(idleMs, 60_000));
     this.timer.unref();
@@ -131,7 +128,10 @@ export class LegacySessions {
     if (!session) return sessionNotFound();
     session.lastUsed = Date.now();
     if (audience) session.audience = audience;
-    const response = await session.transport.handleRequest(request, { parsedBody, authInfo });
+    const transport = session.transport;
+    const response =
+      (request.method === "POST" ? await transport.serveRequest(request, parsedBody, authInfo) : undefined) ??
+      (await transport.handleRequest(request, { parsedBody, authInfo }));
     if (!opensStandaloneStream(request)) return response;
     return trackStandalone(
       response,
@@ -220,11 +220,12 @@ export class LegacySessions {
       const oldest = [...this.sessions.values()].sort((a, b) => a.lastUsed - b.lastUsed)[0];
       if (oldest) await this.end(oldest);
     }
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => id,
+    const transport = new SessionTransport({
+      sessionId: id,
       // Resumable streams: a client whose SSE stream dropped reconnects with Last-Event-ID (here).
       eventStore: boundedEventStore(),
       retryInterval: RETRY_INTERVAL_MS,
+      fastPath: this.fastPath,
       // The client ended it (DELETE): it is not rebuilt here again.
       onsessionclosed: () => {
         this.ended.add(id);

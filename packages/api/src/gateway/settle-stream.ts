@@ -17,6 +17,23 @@ type Read = { done: true; value?: undefined } | { done: false; value: Uint8Array
 
 /** Answers {@link settleEventStream} made whole: nothing of them is still to come. */
 const settled = new WeakSet<Response>();
+/** Answers shaped by these rules already (whole, or streaming because they must): not read again. */
+const shaped = new WeakSet<Response>();
+
+/**
+ * An event-stream answer made under these rules elsewhere (a session's fast path): `complete` when
+ * `body` is all of it, else a stream still going.
+ */
+export function settledAnswer(
+  body: string | ReadableStream<Uint8Array>,
+  init: ResponseInit,
+  complete = true,
+) {
+  const answer = new Response(body, init);
+  shaped.add(answer);
+  if (complete) settled.add(answer);
+  return answer;
+}
 
 /** True for an answer whose body is all there now (no event stream still going). */
 export function isComplete(response: Response): boolean {
@@ -32,6 +49,8 @@ export function isEventStream(response: Response): boolean {
 
 /** `response`, whole when its event stream ends with what is ready now; else streaming as before. */
 export async function settleEventStream(response: Response, waitMs = SETTLE_MS): Promise<Response> {
+  // Before its body or headers are touched: on Node those make the adapter's light answer a full one.
+  if (shaped.has(response)) return response;
   const body = response.body;
   if (!body || !isEventStream(response)) return response;
   const reader = body.getReader();

@@ -1,0 +1,273 @@
+/**
+ * A 2025 session's transport: the SDK's streamable-HTTP server transport, with a fast path for the
+ * hot case — one well-formed JSON-RPC request (a tool call, a list, a read) on a session this process
+ * holds. The SDK's own path re-validates every message with its schemas, builds a web stream per POST
+ * and, on the gateway, has that stream read back whole ({@link settleEventStream}); the fast path
+ * checks the envelope once, hands the request to the session's server as the SDK's transport would
+ * (the server's handlers, validation, cancellation and questions are the SDK's, unchanged), and writes
+ * the answer's events itself — the same events, in the same framing, with ids from the same store,
+ * under the same headers. Anything else (initialize, a batch, a notification or answer, a bad header,
+ * a malformed message) takes the SDK's path, which answers it as it always has.
+ */
+import { randomUUID } from "node:crypto";
+import {
+  type AuthInfo,
+  DEFAULT_NEGOTIATED_PROTOCOL_VERSION,
+  type EventStore,
+  isJsonContentType,
+  type JSONRPCMessage,
+  RELATED_TASK_META_KEY,
+  type RequestId,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type TransportSendOptions,
+  WebStandardStreamableHTTPServerTransport,
+} from "@modelcontextprotocol/server";
+import { SETTLE_MS, settledAnswer } from "./settle-stream";
+
+/** How often an open event stream carries a comment, so idle proxies keep it (the SDK's default). */
+export const KEEP_ALIVE_MS = 15_000;
+
+export interface SessionTransportOptions {
+  sessionId: string;
+  /** Where the session's events are kept for a client that reconnects with `Last-Event-ID`. */
+  eventStore: EventStore;
+  /** What the session's streams tell clients to wait before reconnecting. */
+  retryInterval: number;
+  /** The client ended the session (DELETE). */
+  onsessionclosed: () => void;
+  /** False: every request takes the SDK's path (for tests comparing the two). */
+  fastPath?: boolean;
+}
+
+/** The SDK's session transport, serving one plain request on its own ({@link serveRequest}). */
+export class SessionTransport extends WebStandardStreamableHTTPServerTransport {
+  /** Requests served by the fast path and not yet answered, by id: their exchanges. */
+  readonly #exchanges = new Map<RequestId, Exchange>();
+  readonly #store: EventStore;
+  readonly #retryInterval: number;
+  readonly #fastPath: boolean;
+  #versions: readonly string[] = SUPPORTED_PROTOCOL_VERSIONS;
+  #closed = false;
+
+  constructor(options: SessionTransportOptions) {
+    super({
+      sessionIdGenerator: () => options.sessionId,
+      eventStore: options.eventStore,
+      retryInterval: options.retryInterval,
+      keepAliveMs: KEEP_ALIVE_MS,
+      onsessionclosed: options.onsessionclosed,
+    });
+    this.#store = options.eventStore;
+    this.#retryInterval = options.retryInterval;
+    this.#fastPath = options.fastPath ?? true;
+  }
+
+  override setSupportedProtocolVersions(versions: string[]): void {
+    super.setSupportedProtocolVersions(versions);
+    this.#versions = [...versions];
+  }
+
+  /**
+   * `request` (its body parsed: `message`) answered by the fast path when it is one plain request on
+   * this initialized session; undefined when it is anything else (the SDK's path serves it).
+   */
+  async serveRequest(request: Request, message: unknown, authInfo: AuthInfo): Promise<Response | undefined> {
+    if (!this.#fastPath || this.#closed || this.sessionId === undefined) return undefined;
+    if (!isPlainRequest(message) || message.method === "initialize" || this.#exchanges.has(message.id))
+      return undefined;
+    if (
+      !acceptsBoth(request.headers.get("accept")) ||
+      !isJsonContentType(request.headers.get("content-type"))
+    )
+      return undefined;
+    if (request.headers.get("mcp-session-id") !== this.sessionId) return undefined;
+    const version = request.headers.get("mcp-protocol-version");
+    if (version !== null && !this.#versions.includes(version)) return undefined;
+
+    // As the SDK's transport opens a resumable stream: an event with an id and no message, first.
+    const negotiated = version ?? DEFAULT_NEGOTIATED_PROTOCOL_VERSION;
+    const resumable = this.#versions.includes(negotiated) && negotiated >= "2025-11-25";
+    const exchange = new Exchange(randomUUID(), this.sessionId, () => {
+      if (this.#exchanges.get(message.id) === exchange) this.#exchanges.delete(message.id);
+    });
+    this.#exchanges.set(message.id, exchange);
+    if (resumable) {
+      const primed = await this.#store.storeEvent(exchange.streamId, {} as JSONRPCMessage);
+      exchange.prime(`id: ${primed}\nretry: ${this.#retryInterval}\ndata: \n\n`);
+    }
+    // Closed meanwhile: the SDK's path says so.
+    if (this.#closed) return undefined;
+    this.onmessage?.(message, {
+      authInfo,
+      request,
+      ...(resumable
+        ? {
+            closeSSEStream: () => exchange.disconnect(),
+            closeStandaloneSSEStream: () => this.closeStandaloneSSEStream(),
+          }
+        : {}),
+    });
+    return exchange.answer;
+  }
+
+  /** A message for a request the fast path serves goes to its exchange; any other, the SDK's way. */
+  override async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    const id = "result" in message || "error" in message ? message.id : options?.relatedRequestId;
+    const exchange = id === undefined ? undefined : this.#exchanges.get(id);
+    if (!exchange) return super.send(message, options);
+    const eventId = await this.#store.storeEvent(exchange.streamId, message);
+    exchange.write(`event: message\nid: ${eventId}\ndata: ${JSON.stringify(message)}\n\n`);
+    if ("result" in message || "error" in message) exchange.end();
+  }
+
+  override async close(): Promise<void> {
+    this.#closed = true;
+    for (const exchange of [...this.#exchanges.values()]) exchange.end();
+    this.#exchanges.clear();
+    await super.close();
+  }
+}
+
+/**
+ * One fast-path request's answer. Until its first message is ready nothing is sent; a response that
+ * is all there is (the answer over at once) goes as one body, as {@link settleEventStream} makes the
+ * SDK's stream. A message before it (progress, a log line, a question) — or no message within
+ * {@link SETTLE_MS} — turns it into a stream, which carries the rest as it comes. Once the stream is
+ * over for the client (it left, or the server closed it for polling) events are only kept, for a
+ * reconnect with `Last-Event-ID`: that reconnect gets them, then ends (the SDK's replay holds a stream
+ * open only for the requests it routes itself), and the client's next reconnect gets the rest.
+ */
+class Exchange {
+  /** The answer: the whole body, or a stream. */
+  readonly answer: Promise<Response>;
+  #resolve!: (response: Response) => void;
+  /** Event text not yet sent (all of it, until the answer goes out). */
+  #pending = "";
+  #stream: ReadableStreamDefaultController<Uint8Array> | undefined;
+  #state: "waiting" | "deciding" | "streaming" | "over" = "waiting";
+  readonly #timer: NodeJS.Timeout;
+  #keepAlive: NodeJS.Timeout | undefined;
+  readonly #headers: Record<string, string>;
+
+  constructor(
+    readonly streamId: string,
+    sessionId: string,
+    private readonly release: () => void,
+  ) {
+    this.#headers = {
+      "content-type": "text/event-stream",
+      "cache-control": "no-cache, no-transform",
+      connection: "keep-alive",
+      "x-accel-buffering": "no",
+      "mcp-session-id": sessionId,
+    };
+    this.answer = new Promise((resolve) => {
+      this.#resolve = resolve;
+    });
+    this.#timer = setTimeout(() => this.#openStream(), SETTLE_MS);
+  }
+
+  /** The stream's first event (before any message): what a client resumes from. */
+  prime(text: string): void {
+    this.#pending = text + this.#pending;
+  }
+
+  /** Sends (or keeps, until the answer goes out) one event's text. */
+  write(text: string): void {
+    switch (this.#state) {
+      case "waiting":
+        this.#pending += text;
+        // Whatever else is ready now goes with it (as the SDK's stream, read back, would).
+        this.#state = "deciding";
+        setImmediate(() => this.#openStream());
+        return;
+      case "deciding":
+        this.#pending += text;
+        return;
+      case "streaming":
+        this.#enqueue(text);
+        return;
+      case "over":
+        return;
+    }
+  }
+
+  /** The request is answered, or its session closed: nothing more is written. */
+  end(): void {
+    this.release();
+    this.disconnect();
+  }
+
+  /** Ends the HTTP answer where it is (its stream closed, or the body whole as it stands). */
+  disconnect(): void {
+    clearTimeout(this.#timer);
+    clearInterval(this.#keepAlive);
+    const state = this.#state;
+    this.#state = "over";
+    if (state === "waiting" || state === "deciding")
+      this.#resolve(settledAnswer(this.#pending, { status: 200, headers: this.#headers }));
+    try {
+      this.#stream?.close();
+    } catch {
+      // Closed already: the client went away.
+    }
+    this.#stream = undefined;
+  }
+
+  #openStream(): void {
+    if (this.#state !== "waiting" && this.#state !== "deciding") return;
+    clearTimeout(this.#timer);
+    this.#state = "streaming";
+    const first = this.#pending;
+    this.#pending = "";
+    const body = new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        this.#stream = controller;
+        if (first) controller.enqueue(Buffer.from(first));
+      },
+      cancel: () => {
+        clearInterval(this.#keepAlive);
+        this.#stream = undefined;
+        this.#state = "over";
+      },
+    });
+    this.#keepAlive = setInterval(() => this.#enqueue(": keepalive\n\n"), KEEP_ALIVE_MS);
+    this.#keepAlive.unref();
+    this.#resolve(settledAnswer(body, { status: 200, headers: this.#headers }, false));
+  }
+
+  #enqueue(text: string): void {
+    try {
+      this.#stream?.enqueue(Buffer.from(text));
+    } catch {
+      this.#stream = undefined;
+    }
+  }
+}
+
+/** A JSON-RPC request exactly as the SDK's schema takes one, and nothing it would reject or reshape. */
+function isPlainRequest(
+  message: unknown,
+): message is { jsonrpc: "2.0"; id: RequestId; method: string; params?: Record<string, unknown> } {
+  if (!isRecord(message) || message.jsonrpc !== "2.0" || typeof message.method !== "string") return false;
+  const { id, params } = message;
+  if (typeof id !== "string" && !Number.isSafeInteger(id)) return false;
+  for (const key in message)
+    if (key !== "jsonrpc" && key !== "id" && key !== "method" && key !== "params") return false;
+  if (params === undefined) return true;
+  if (!isRecord(params)) return false;
+  const meta = params._meta;
+  if (meta === undefined) return true;
+  if (!isRecord(meta) || RELATED_TASK_META_KEY in meta) return false;
+  const token = meta.progressToken;
+  return token === undefined || typeof token === "string" || Number.isSafeInteger(token);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Whether an Accept header takes both JSON and event streams (the SDK's test: both named in it). */
+function acceptsBoth(accept: string | null): boolean {
+  return Boolean(accept?.includes("application/json") && accept.includes("text/event-stream"));
+}
