@@ -29,6 +29,7 @@ import { createGatewayServer, endpointCapabilities, endpointFace, type UpstreamF
 import { LegacySessions } from "./mcp-sessions";
 import { ToolIndexCache } from "./search-mode";
 import { withServerSession } from "./server-session";
+import { plainLegacyRequest } from "./session-transport";
 import { settleEventStream } from "./settle-stream";
 import { isThreadScoped } from "./thread-access";
 
@@ -129,7 +130,7 @@ export class McpEndpoints {
     const endpoint =
       toolset !== undefined ? `${TOOLSET_ENDPOINT_PREFIX}${toolset}` : (entry?.server.name ?? "");
     const authInfo: AuthInfo = { token: "", clientId: caller.principalKey, scopes: [], extra: { caller } };
-    if (!(await isLegacyRequest(request, parsedBody))) {
+    if (!plainLegacyRequest(request, parsedBody) && !(await isLegacyRequest(request, parsedBody))) {
       const response = await this.modern(endpoint).handler.fetch(request, { authInfo, parsedBody });
       return isToolCall(parsedBody) ? headerMismatchAsBadRequest(response) : response;
     }

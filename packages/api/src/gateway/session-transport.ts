@@ -16,6 +16,7 @@ import {
   type EventStore,
   isJsonContentType,
   type JSONRPCMessage,
+  PROTOCOL_VERSION_META_KEY,
   RELATED_TASK_META_KEY,
   type RequestId,
   SUPPORTED_PROTOCOL_VERSIONS,
@@ -243,6 +244,27 @@ class Exchange {
       this.#stream = undefined;
     }
   }
+}
+
+/** The protocol versions of the 2025 era: a header naming one claims nothing newer. */
+const LEGACY_VERSIONS: ReadonlySet<string> = new Set([
+  "2024-11-05",
+  "2025-03-26",
+  "2025-06-18",
+  "2025-11-25",
+]);
+
+/**
+ * True when the SDK's dual-era classification (`isLegacyRequest`) is sure to call `request` 2025-era:
+ * one plain request, not `initialize`, with no 2026 envelope claim in its `_meta` and no newer version
+ * in its header — read here without the SDK's schemas. False means "ask the SDK", not "2026".
+ */
+export function plainLegacyRequest(request: Request, body: unknown): boolean {
+  if (request.method !== "POST" || !isPlainRequest(body) || body.method === "initialize") return false;
+  const meta = body.params?._meta;
+  if (isRecord(meta) && PROTOCOL_VERSION_META_KEY in meta) return false;
+  const version = request.headers.get("mcp-protocol-version");
+  return version === null || LEGACY_VERSIONS.has(version);
 }
 
 /** A JSON-RPC request exactly as the SDK's schema takes one, and nothing it would reject or reshape. */
