@@ -227,7 +227,10 @@ describe("a fleet of three stdio runners", () => {
         arguments: { ms: 10_000 },
       }),
     }));
-    await new Promise((resolve) => setTimeout(resolve, 500)); // they reached the runner
+    // They reached the runner: sent before a ping that it has answered on each of their servers since.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    for (const response of await Promise.all(slowOnes.map(({ name }) => ping(name))))
+      expect(response.status).toBe(200);
     const killedAt = Date.now();
     await victim.kill();
     const recovered = await Promise.all(

@@ -2,9 +2,11 @@
  * A 2025 session's fast path (`SessionTransport.serveRequest`) answers a client byte for byte as the
  * SDK's transport does. One recorded session — initialize, lists, plain and failing calls, an unknown
  * tool and method, progress, a log line, a call slow enough to stream, a question put to the client
- * and its answer, refused headers and messages, a batch, a reconnect with `Last-Event-ID`, the end —
- * is replayed over HTTP (the gateway's Node adapter) through sessions with the fast path and through
- * sessions without it, against the same real SDK server; every answer (status, headers, body) is the
+ * and its answer, a call whose stream the client loses and resumes with `Last-Event-ID` while it still
+ * runs, refused headers and messages, a request naming no version, a batch, a reconnect after a call
+ * ended, the end — is replayed over HTTP (the gateway's Node adapter) through sessions with the fast
+ * path and through sessions without it, against the same real SDK server, at two protocol versions
+ * (one whose streams are resumable, one whose are not); every answer (status, headers, body) is the
  * same once the session id and each stream's random id are named in order of appearance.
  */
 import {
@@ -15,8 +17,6 @@ import {
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { type SessionPair, startSessionPair } from "../support/session-pair";
-
-const PROTOCOL = "2025-11-25";
 
 function upstreamLike(): McpServer {
   const server = new McpServer(
@@ -46,6 +46,10 @@ function upstreamLike(): McpServer {
     await new Promise((resolve) => setTimeout(resolve, 1_300));
     return text("slow done");
   });
+  server.registerTool("wait", { inputSchema: z.object({ ms: z.number() }) }, async ({ ms }) => {
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    return text(`waited ${ms}`);
+  });
   server.registerTool("ask", {}, async (ctx: ServerContext) => {
     const answer = await ctx.mcpReq.send({
       method: "elicitation/create",
@@ -74,35 +78,52 @@ class Client {
   sessionId: string | undefined;
   private readonly names = new Map<string, string>();
 
-  constructor(private readonly url: string) {}
+  constructor(
+    private readonly url: string,
+    readonly version: string,
+  ) {}
 
+  /** The request's headers: the session's, then `extra` (an empty value leaves that header out). */
   headers(extra: Record<string, string> = {}): Record<string, string> {
-    return {
+    const headers: Record<string, string> = {
       accept: "application/json, text/event-stream",
       "content-type": "application/json",
-      ...(this.sessionId ? { "mcp-session-id": this.sessionId, "mcp-protocol-version": PROTOCOL } : {}),
+      ...(this.sessionId ? { "mcp-session-id": this.sessionId, "mcp-protocol-version": this.version } : {}),
       ...extra,
     };
+    return Object.fromEntries(Object.entries(headers).filter(([, value]) => value !== ""));
   }
 
-  /** Sends a request; `during` runs on each chunk of its body as it arrives (to answer a question). */
+  /**
+   * Sends a request; `during` runs on its body so far as each chunk arrives (to answer a question) and,
+   * when it returns true, the client drops the answer there (a lost connection).
+   */
   async send(
     method: string,
     body: unknown,
     extra: Record<string, string> = {},
-    during?: (sofar: string) => Promise<void>,
+    during?: (sofar: string) => unknown,
   ): Promise<Answer> {
+    const dropped = new AbortController();
     const response = await fetch(this.url, {
       method,
       headers: this.headers(extra),
+      signal: dropped.signal,
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     this.sessionId ??= response.headers.get("mcp-session-id") ?? undefined;
     let text = "";
     const decoder = new TextDecoder();
-    for await (const chunk of response.body ?? []) {
-      text += decoder.decode(chunk as Uint8Array, { stream: true });
-      await during?.(text);
+    try {
+      for await (const chunk of response.body ?? []) {
+        text += decoder.decode(chunk as Uint8Array, { stream: true });
+        if ((await during?.(text)) === true) {
+          dropped.abort();
+          break;
+        }
+      }
+    } catch (error) {
+      if (!dropped.signal.aborted) throw error;
     }
     const headers: Record<string, string> = {};
     for (const [name, value] of response.headers) if (name !== "date") headers[name] = this.named(value);
@@ -149,7 +170,7 @@ async function replay(client: Client): Promise<Answer[]> {
     id: 0,
     method: "initialize",
     params: {
-      protocolVersion: PROTOCOL,
+      protocolVersion: client.version,
       capabilities: { elicitation: { form: {} } },
       clientInfo: { name: "replayer", version: "1.0.0" },
     },
@@ -165,6 +186,15 @@ async function replay(client: Client): Promise<Answer[]> {
   await post(call(8, "progress", {}, { progressToken: "p-8" }));
   await post(call(9, "log"));
   await post(call(10, "slow"));
+  // A call whose stream the client loses once it began: it reconnects from the stream's first event,
+  // while the call still runs, and reads the rest there.
+  const lost = await client.send("POST", call(20, "wait", { ms: 2_500 }), {}, (sofar) =>
+    sofar.includes("\n\n"),
+  );
+  answers.push(lost);
+  const resumeFrom = /^id: (.+)$/m.exec(lost.body)?.[1];
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  answers.push(await client.send("GET", undefined, { "last-event-id": client.real(resumeFrom ?? "none") }));
   // A question put to the client mid-call: it answers on a POST of its own, and the call ends.
   let answered = false;
   answers.push(
@@ -186,9 +216,10 @@ async function replay(client: Client): Promise<Answer[]> {
   await post({ ...call(13, "echo", { text: "x" }), extra: true });
   await post(call(14, "echo", { text: "x" }), { accept: "application/json" });
   await post([call(15, "echo", { text: "a" }), call(16, "echo", { text: "b" })]);
+  await post(call(18, "echo", { text: "no version named" }), { "mcp-protocol-version": "" });
   // A reconnect to the slow call's stream, after its first event: the rest of it again.
-  const slow = answers[11] as Answer;
-  const primed = /id: (\S+)\nretry/.exec(slow.body)?.[1];
+  const slow = answers.find(({ body }) => body.includes("slow done")) as Answer;
+  const primed = /id: (.+)\nretry/.exec(slow.body)?.[1];
   answers.push(await client.send("GET", undefined, { "last-event-id": client.real(primed ?? "none") }));
   answers.push(await client.send("DELETE", undefined));
   await post(call(17, "echo", { text: "after the end" }));
@@ -206,28 +237,47 @@ describe("a 2025 session's fast path", () => {
     await pair?.close();
   });
 
-  it("answers a replayed session byte for byte as the SDK's transport does", async () => {
-    const [fast, sdk] = [new Client(`${pair.origin}/fast/mcp`), new Client(`${pair.origin}/sdk/mcp`)];
-    const bySdk = vi.spyOn(WebStandardStreamableHTTPServerTransport.prototype, "handleRequest");
-    const throughFast = await replay(fast);
-    const sdkServedOfFast = bySdk.mock.calls.length;
-    bySdk.mockClear();
-    const throughSdk = await replay(sdk);
-    const sdkServedOfSdk = bySdk.mock.calls.length;
-    bySdk.mockRestore();
-    // The eleven single requests on the live session (lists, calls, ping, an unknown method) took the
-    // fast path; the rest (initialize, notifications, answers, refusals, the batch, GET, DELETE) the SDK's.
-    expect(sdkServedOfSdk - sdkServedOfFast).toBe(11);
-    expect(throughFast).toHaveLength(throughSdk.length);
-    for (const [index, answer] of throughSdk.entries())
-      expect(throughFast[index], `answer ${index}`).toEqual(answer);
-    // What was replayed is what it claims: answers, errors, streams and refusals, not one kind.
-    const bodies = throughSdk.map(({ body }) => body);
-    expect(bodies[3]).toContain('"text":"hello"');
-    expect(bodies[9]).toContain('"progress":2');
-    expect(bodies[10]).toContain("a line about this call");
-    expect(bodies[11]).toContain("slow done");
-    expect(bodies.join("\n")).toContain("answered");
-    expect(throughSdk.map(({ status }) => status)).toEqual(expect.arrayContaining([200, 202, 400, 404, 406]));
-  }, 30_000);
+  it.each([
+    ["2025-11-25", true],
+    ["2025-06-18", false],
+  ])(
+    "answers a replayed %s session byte for byte as the SDK's transport does",
+    async (version, resumable) => {
+      const fast = new Client(`${pair.origin}/fast/mcp`, version);
+      const sdk = new Client(`${pair.origin}/sdk/mcp`, version);
+      const bySdk = vi.spyOn(WebStandardStreamableHTTPServerTransport.prototype, "handleRequest");
+      const throughFast = await replay(fast);
+      const sdkServedOfFast = bySdk.mock.calls.length;
+      bySdk.mockClear();
+      const throughSdk = await replay(sdk);
+      const sdkServedOfSdk = bySdk.mock.calls.length;
+      bySdk.mockRestore();
+      // The thirteen single requests on the live session (lists, calls, ping, an unknown method, one
+      // naming no version) took the fast path; the rest (initialize, notifications, answers, refusals,
+      // the batch, GETs, DELETE) the SDK's.
+      expect(sdkServedOfSdk - sdkServedOfFast).toBe(13);
+      expect(throughFast).toHaveLength(throughSdk.length);
+      for (const [index, answer] of throughSdk.entries())
+        expect(throughFast[index], `answer ${index}`).toEqual(answer);
+      // What was replayed is what it claims: answers, errors, streams and refusals, not one kind.
+      const bodies = throughSdk.map(({ body }) => body);
+      expect(bodies[3]).toContain('"text":"hello"');
+      expect(bodies[9]).toContain('"progress":2');
+      expect(bodies[10]).toContain("a line about this call");
+      expect(bodies[11]).toContain("slow done");
+      // The lost call: dropped after its first event, its answer read on the reconnect. A reconnect after
+      // the slow call ended reads its answer again.
+      if (resumable) {
+        expect(bodies[12]).not.toContain("waited");
+        expect(bodies[13]).toContain("waited 2500");
+        expect(bodies.filter((body) => body.includes("slow done"))).toHaveLength(2);
+      }
+      expect(bodies.join("\n")).toContain("answered");
+      expect(bodies.join("\n")).toContain("no version named");
+      expect(throughSdk.map(({ status }) => status)).toEqual(
+        expect.arrayContaining([200, 202, 400, 404, 406]),
+      );
+    },
+    30_000,
+  );
 });

@@ -8,17 +8,24 @@
  * the answer's events itself — the same events, in the same framing, with ids from the same store,
  * under the same headers. Anything else (initialize, a batch, a notification or answer, a bad header,
  * a malformed message) takes the SDK's path, which answers it as it always has.
+ *
+ * A request whose stream the client lost (it went away, or reconnects with `Last-Event-ID`), or that its
+ * server closed for polling, is handed to the SDK's own routing under the same stream id: its later
+ * events are kept and sent as the SDK sends any resumed stream's. That routing is the SDK transport's
+ * private request-to-stream map; without it (another SDK build) every request takes the SDK's path.
  */
 import { randomUUID } from "node:crypto";
 import {
   type AuthInfo,
   DEFAULT_NEGOTIATED_PROTOCOL_VERSION,
   type EventStore,
+  type HandleRequestOptions,
   isJsonContentType,
   type JSONRPCMessage,
   PROTOCOL_VERSION_META_KEY,
   RELATED_TASK_META_KEY,
   type RequestId,
+  type ScopeChallengeHandler,
   SUPPORTED_PROTOCOL_VERSIONS,
   type TransportSendOptions,
   WebStandardStreamableHTTPServerTransport,
@@ -46,7 +53,9 @@ export class SessionTransport extends WebStandardStreamableHTTPServerTransport {
   readonly #exchanges = new Map<RequestId, Exchange>();
   readonly #store: EventStore;
   readonly #retryInterval: number;
-  readonly #fastPath: boolean;
+  /** The SDK transport's own request-to-stream routes, where a request is handed over. */
+  readonly #routes: Map<RequestId, string> | undefined;
+  #fastPath: boolean;
   #versions: readonly string[] = SUPPORTED_PROTOCOL_VERSIONS;
   #closed = false;
 
@@ -60,7 +69,26 @@ export class SessionTransport extends WebStandardStreamableHTTPServerTransport {
     });
     this.#store = options.eventStore;
     this.#retryInterval = options.retryInterval;
-    this.#fastPath = options.fastPath ?? true;
+    this.#routes = streamRoutesOf(this);
+    this.#fastPath = (options.fastPath ?? true) && this.#routes !== undefined;
+  }
+
+  /** A scope challenge is the SDK's to make: with one set, every request takes its path. */
+  override setScopeChallengeResolver(resolver: ScopeChallengeHandler): void {
+    super.setScopeChallengeResolver(resolver);
+    this.#fastPath = false;
+  }
+
+  /** A reconnect to a fast-path request's stream: the request is the SDK's from here on. */
+  override async handleRequest(request: Request, options?: HandleRequestOptions): Promise<Response> {
+    const resumes = request.method === "GET" && request.headers.get("accept")?.includes("text/event-stream");
+    const lastEventId = resumes ? request.headers.get("last-event-id") : null;
+    if (lastEventId && this.#exchanges.size > 0) {
+      const streamId = await this.#store.getStreamIdForEventId?.(lastEventId);
+      for (const [id, exchange] of [...this.#exchanges])
+        if (exchange.streamId === streamId) this.#handOver(id, exchange);
+    }
+    return super.handleRequest(request, options);
   }
 
   override setSupportedProtocolVersions(versions: string[]): void {
@@ -88,37 +116,64 @@ export class SessionTransport extends WebStandardStreamableHTTPServerTransport {
     // As the SDK's transport opens a resumable stream: an event with an id and no message, first.
     const negotiated = version ?? DEFAULT_NEGOTIATED_PROTOCOL_VERSION;
     const resumable = this.#versions.includes(negotiated) && negotiated >= "2025-11-25";
-    const exchange = new Exchange(randomUUID(), this.sessionId, () => {
-      if (this.#exchanges.get(message.id) === exchange) this.#exchanges.delete(message.id);
+    const exchange = new Exchange(randomUUID(), this.sessionId, {
+      release: () => {
+        if (this.#exchanges.get(message.id) === exchange) this.#exchanges.delete(message.id);
+      },
+      lost: () => this.#handOver(message.id, exchange),
     });
     this.#exchanges.set(message.id, exchange);
-    if (resumable) {
-      const primed = await this.#store.storeEvent(exchange.streamId, {} as JSONRPCMessage);
-      exchange.prime(`id: ${primed}\nretry: ${this.#retryInterval}\ndata: \n\n`);
+    try {
+      if (resumable) {
+        const primed = await this.#store.storeEvent(exchange.streamId, {} as JSONRPCMessage);
+        exchange.prime(`id: ${primed}\nretry: ${this.#retryInterval}\ndata: \n\n`);
+      }
+      // Closed meanwhile: the SDK's path says so.
+      if (this.#closed) throw new Error("the session closed");
+      this.onmessage?.(message, {
+        authInfo,
+        request,
+        ...(resumable
+          ? {
+              closeSSEStream: () => this.#handOver(message.id, exchange),
+              closeStandaloneSSEStream: () => this.closeStandaloneSSEStream(),
+            }
+          : {}),
+      });
+    } catch {
+      // Nothing of it was sent: the SDK's path answers it.
+      exchange.end();
+      return undefined;
     }
-    // Closed meanwhile: the SDK's path says so.
-    if (this.#closed) return undefined;
-    this.onmessage?.(message, {
-      authInfo,
-      request,
-      ...(resumable
-        ? {
-            closeSSEStream: () => exchange.disconnect(),
-            closeStandaloneSSEStream: () => this.closeStandaloneSSEStream(),
-          }
-        : {}),
-    });
     return exchange.answer;
   }
 
   /** A message for a request the fast path serves goes to its exchange; any other, the SDK's way. */
   override async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    const id = "result" in message || "error" in message ? message.id : options?.relatedRequestId;
+    const answers = "result" in message || "error" in message;
+    const id = answers ? message.id : options?.relatedRequestId;
     const exchange = id === undefined ? undefined : this.#exchanges.get(id);
-    if (!exchange) return super.send(message, options);
+    if (id === undefined || !exchange) return super.send(message, options);
     const eventId = await this.#store.storeEvent(exchange.streamId, message);
+    if (this.#exchanges.get(id) !== exchange) {
+      // Handed over while it was being kept: a reconnect replays it from the store. An answer ends the
+      // request there too (a stream the SDK holds open for it is closed; the client reads it on resuming).
+      if (answers && this.#routes?.get(id) === exchange.streamId) {
+        this.closeSSEStream(id);
+        this.#routes.delete(id);
+      }
+      return;
+    }
     exchange.write(`event: message\nid: ${eventId}\ndata: ${JSON.stringify(message)}\n\n`);
-    if ("result" in message || "error" in message) exchange.end();
+    if (answers) exchange.end();
+  }
+
+  /** `id`'s later events go the SDK's way, under the exchange's stream id (kept, and sent on a reconnect). */
+  #handOver(id: RequestId, exchange: Exchange): void {
+    if (this.#exchanges.get(id) !== exchange) return;
+    this.#exchanges.delete(id);
+    exchange.disconnect();
+    if (!this.#closed) this.#routes?.set(id, exchange.streamId);
   }
 
   override async close(): Promise<void> {
@@ -153,7 +208,12 @@ class Exchange {
   constructor(
     readonly streamId: string,
     sessionId: string,
-    private readonly release: () => void,
+    private readonly hooks: {
+      /** The request is done with (answered, or its session closed). */
+      release: () => void;
+      /** The client's stream is gone, or closed for polling: the rest goes the SDK's way. */
+      lost: () => void;
+    },
   ) {
     this.#headers = {
       "content-type": "text/event-stream",
@@ -195,12 +255,13 @@ class Exchange {
 
   /** The request is answered, or its session closed: nothing more is written. */
   end(): void {
-    this.release();
+    this.hooks.release();
     this.disconnect();
   }
 
   /** Ends the HTTP answer where it is (its stream closed, or the body whole as it stands). */
   disconnect(): void {
+    if (this.#state === "over") return;
     clearTimeout(this.#timer);
     clearInterval(this.#keepAlive);
     const state = this.#state;
@@ -227,9 +288,8 @@ class Exchange {
         if (first) controller.enqueue(Buffer.from(first));
       },
       cancel: () => {
-        clearInterval(this.#keepAlive);
         this.#stream = undefined;
-        this.#state = "over";
+        this.hooks.lost();
       },
     });
     this.#keepAlive = setInterval(() => this.#enqueue(": keepalive\n\n"), KEEP_ALIVE_MS);
@@ -244,6 +304,14 @@ class Exchange {
       this.#stream = undefined;
     }
   }
+}
+
+/** The SDK transport's map of request ids to their streams' ids, if this build of it has one. */
+function streamRoutesOf(
+  transport: WebStandardStreamableHTTPServerTransport,
+): Map<RequestId, string> | undefined {
+  const routes = (transport as unknown as { _requestToStreamMapping?: unknown })._requestToStreamMapping;
+  return routes instanceof Map ? (routes as Map<RequestId, string>) : undefined;
 }
 
 /** The protocol versions of the 2025 era: a header naming one claims nothing newer. */
