@@ -12,8 +12,7 @@ import { Agent, request } from "node:http";
 import { McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { startSessionPair } from "../../tests/support/session-pair";
-import { printTable, stopper } from "../lib/bench";
-import { percentile } from "../lib/processes";
+import { compareTwoPaths, stopper } from "../lib/bench";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 12);
 const CALLS = Number(process.env.BENCH_CALLS ?? 1_000);
@@ -83,47 +82,17 @@ try {
   const pair = await startSessionPair(echoServer);
   stops.push(() => pair.close());
   stops.push(async () => agent.destroy());
-  const paths: Array<[string, () => Promise<unknown>]> = [
-    ["SDK transport", await session(`${pair.origin}/sdk/mcp`)],
-    ["fast path", await session(`${pair.origin}/fast/mcp`)],
-  ];
-  const latencies = new Map<string, number[]>(paths.map(([name]) => [name, []]));
-  const cpuMs = new Map<string, number>(paths.map(([name]) => [name, 0]));
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const [name, call] of round % 2 === 0 ? paths : [...paths].reverse()) {
-      const times: number[] = [];
-      const cpu = process.cpuUsage();
-      for (let i = 0; i < CALLS; i++) {
-        const started = performance.now();
-        await call();
-        times.push(performance.now() - started);
-      }
-      const used = process.cpuUsage(cpu);
-      if (round < WARMUP_ROUNDS) continue;
-      latencies.get(name)?.push(...times);
-      cpuMs.set(name, (cpuMs.get(name) ?? 0) + (used.user + used.system) / 1000);
-    }
-  }
-  const figures = paths.map(([name]) => {
-    const samples = latencies.get(name) ?? [];
-    return {
-      name,
-      p50: percentile(samples, 50),
-      p99: percentile(samples, 99),
-      cpu: (cpuMs.get(name) ?? 0) / samples.length,
-    };
+  await compareTwoPaths({
+    title: "session: warm tools/call on 2025 sessions over one HTTP server, one keep-alive client",
+    rounds: ROUNDS,
+    calls: CALLS,
+    warmupRounds: WARMUP_ROUNDS,
+    cpuLabel: "client + server",
+    paths: [
+      ["the SDK transport", await session(`${pair.origin}/sdk/mcp`)],
+      ["the fast path", await session(`${pair.origin}/fast/mcp`)],
+    ],
   });
-  console.log(
-    `session: ${ROUNDS - WARMUP_ROUNDS} rounds × ${CALLS} warm tools/call per path (after ${WARMUP_ROUNDS} warm-up), interleaved; one HTTP server, one keep-alive client`,
-  );
-  printTable([
-    ["path", "p50 ms", "p99 ms", "CPU ms/call (client + server)"],
-    ...figures.map((f) => [f.name, f.p50.toFixed(3), f.p99.toFixed(3), f.cpu.toFixed(3)]),
-  ]);
-  const [sdk, fast] = figures as [(typeof figures)[0], (typeof figures)[0]];
-  console.log(
-    `fast path vs the SDK transport: p50 ${(fast.p50 - sdk.p50).toFixed(3)} ms (${(fast.p50 / sdk.p50).toFixed(2)}×), CPU per call ${(fast.cpu - sdk.cpu).toFixed(3)} ms (${(fast.cpu / sdk.cpu).toFixed(2)}×)`,
-  );
 } finally {
   await stopAll();
 }

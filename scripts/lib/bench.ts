@@ -6,7 +6,7 @@ import { GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
 import type { AwsStore } from "@mcpgw/aws";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { freePort, startTsProcess } from "./processes";
+import { freePort, percentile, startTsProcess } from "./processes";
 
 /**
  * Things to stop, in reverse order of starting: on success, on a failure, and on SIGINT/SIGTERM.
@@ -122,4 +122,67 @@ export async function connectSdkClient(
   );
   stops.push(() => client.close());
   return client;
+}
+
+/** One path of a {@link compareTwoPaths} run: its name and its call. */
+export type TimedPath = [name: string, call: () => Promise<unknown>];
+
+/**
+ * Two paths of one call, timed from this process in interleaved rounds (their order alternating; the
+ * first `warmupRounds` not counted): prints each path's p50/p99 and this process's CPU per call, then
+ * the second path's difference from and share of the first's.
+ */
+export async function compareTwoPaths(options: {
+  title: string;
+  rounds: number;
+  calls: number;
+  warmupRounds: number;
+  /** What this process's CPU covers (the table's column). */
+  cpuLabel: string;
+  paths: [TimedPath, TimedPath];
+}): Promise<void> {
+  const { rounds, calls, warmupRounds, paths } = options;
+  const latencies = new Map<string, number[]>(paths.map(([name]) => [name, []]));
+  const cpuMs = new Map<string, number>(paths.map(([name]) => [name, 0]));
+  for (let round = 0; round < rounds; round++) {
+    for (const [name, call] of round % 2 === 0 ? paths : [...paths].reverse()) {
+      const times: number[] = [];
+      const cpu = process.cpuUsage();
+      for (let i = 0; i < calls; i++) {
+        const started = performance.now();
+        await call();
+        times.push(performance.now() - started);
+      }
+      const used = process.cpuUsage(cpu);
+      if (round < warmupRounds) continue;
+      latencies.get(name)?.push(...times);
+      cpuMs.set(name, (cpuMs.get(name) ?? 0) + (used.user + used.system) / 1000);
+    }
+  }
+  const [first, second] = paths.map(([name]) => {
+    const samples = latencies.get(name) ?? [];
+    return {
+      name,
+      p50: percentile(samples, 50),
+      p99: percentile(samples, 99),
+      cpu: (cpuMs.get(name) ?? 0) / samples.length,
+    };
+  }) as [Figures, Figures];
+  console.log(
+    `${options.title}: ${rounds - warmupRounds} rounds × ${calls} calls per path (after ${warmupRounds} warm-up), interleaved`,
+  );
+  printTable([
+    ["path", "p50 ms", "p99 ms", `CPU ms/call (${options.cpuLabel})`],
+    ...[first, second].map((f) => [f.name, f.p50.toFixed(3), f.p99.toFixed(3), f.cpu.toFixed(3)]),
+  ]);
+  console.log(
+    `${second.name} vs ${first.name}: p50 ${(second.p50 - first.p50).toFixed(3)} ms (${(second.p50 / first.p50).toFixed(2)}×), CPU per call ${(second.cpu - first.cpu).toFixed(3)} ms (${(second.cpu / first.cpu).toFixed(2)}×)`,
+  );
+}
+
+interface Figures {
+  name: string;
+  p50: number;
+  p99: number;
+  cpu: number;
 }
