@@ -227,8 +227,9 @@ describe("a fleet of three stdio runners", () => {
         arguments: { ms: 10_000 },
       }),
     }));
-    // They reached the runner: sent before a ping that it has answered on each of their servers since.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Time to reach the runner; and the runner has answered a ping on each of their servers since they
+    // were sent (on the same warm sessions): it is taking their servers' calls, theirs among them.
+    await new Promise((resolve) => setTimeout(resolve, 500));
     for (const response of await Promise.all(slowOnes.map(({ name }) => ping(name))))
       expect(response.status).toBe(200);
     const killedAt = Date.now();

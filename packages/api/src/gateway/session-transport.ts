@@ -73,22 +73,38 @@ export class SessionTransport extends WebStandardStreamableHTTPServerTransport {
     this.#fastPath = (options.fastPath ?? true) && this.#routes !== undefined;
   }
 
-  /** A scope challenge is the SDK's to make: with one set, every request takes its path. */
+  /**
+   * A scope challenge is the SDK's to make: with one set, every request takes its path. (An SDK
+   * `McpServer` sets one as it connects; the gateway's sessions are served by a plain `Server`.)
+   */
   override setScopeChallengeResolver(resolver: ScopeChallengeHandler): void {
     super.setScopeChallengeResolver(resolver);
     this.#fastPath = false;
   }
 
-  /** A reconnect to a fast-path request's stream: the request is the SDK's from here on. */
+  /**
+   * A reconnect to a fast-path request's stream (one the SDK's checks will let through): the request
+   * is the SDK's from here on. Its first stream, if the gateway still thinks it open, is ended — the
+   * client says it lost it (the SDK's own path would refuse the reconnect until it noticed).
+   */
   override async handleRequest(request: Request, options?: HandleRequestOptions): Promise<Response> {
-    const resumes = request.method === "GET" && request.headers.get("accept")?.includes("text/event-stream");
-    const lastEventId = resumes ? request.headers.get("last-event-id") : null;
-    if (lastEventId && this.#exchanges.size > 0) {
-      const streamId = await this.#store.getStreamIdForEventId?.(lastEventId);
+    const lastEventId = request.method === "GET" ? request.headers.get("last-event-id") : null;
+    if (lastEventId && this.#exchanges.size > 0 && this.#acceptsReconnect(request)) {
+      const streamId = await this.#store.getStreamIdForEventId?.(lastEventId)?.catch(() => undefined);
       for (const [id, exchange] of [...this.#exchanges])
         if (exchange.streamId === streamId) this.#handOver(id, exchange);
     }
     return super.handleRequest(request, options);
+  }
+
+  /** Whether a GET passes what the SDK checks before it replays a stream: Accept, session, version. */
+  #acceptsReconnect(request: Request): boolean {
+    const version = request.headers.get("mcp-protocol-version");
+    return (
+      Boolean(request.headers.get("accept")?.includes("text/event-stream")) &&
+      request.headers.get("mcp-session-id") === this.sessionId &&
+      (version === null || this.#versions.includes(version))
+    );
   }
 
   override setSupportedProtocolVersions(versions: string[]): void {
@@ -128,8 +144,17 @@ export class SessionTransport extends WebStandardStreamableHTTPServerTransport {
         const primed = await this.#store.storeEvent(exchange.streamId, {} as JSONRPCMessage);
         exchange.prime(`id: ${primed}\nretry: ${this.#retryInterval}\ndata: \n\n`);
       }
-      // Closed meanwhile: the SDK's path says so.
-      if (this.#closed) throw new Error("the session closed");
+    } catch {
+      // Nothing of it was sent: the SDK's path answers it.
+      exchange.end();
+      return undefined;
+    }
+    // Closed meanwhile: the SDK's path says so.
+    if (this.#closed) {
+      exchange.end();
+      return undefined;
+    }
+    try {
       this.onmessage?.(message, {
         authInfo,
         request,
@@ -140,10 +165,9 @@ export class SessionTransport extends WebStandardStreamableHTTPServerTransport {
             }
           : {}),
       });
-    } catch {
-      // Nothing of it was sent: the SDK's path answers it.
+    } catch (error) {
       exchange.end();
-      return undefined;
+      throw error;
     }
     return exchange.answer;
   }
@@ -156,8 +180,9 @@ export class SessionTransport extends WebStandardStreamableHTTPServerTransport {
     if (id === undefined || !exchange) return super.send(message, options);
     const eventId = await this.#store.storeEvent(exchange.streamId, message);
     if (this.#exchanges.get(id) !== exchange) {
-      // Handed over while it was being kept: a reconnect replays it from the store. An answer ends the
-      // request there too (a stream the SDK holds open for it is closed; the client reads it on resuming).
+      // Handed over while it was being kept (the session's store keeps events in memory: a microtask,
+      // before any replay can read it): the reconnect's replay sends it. An answer ends the request
+      // there too (a stream the SDK holds open for it is closed; the client reads it on resuming).
       if (answers && this.#routes?.get(id) === exchange.streamId) {
         this.closeSSEStream(id);
         this.#routes.delete(id);
@@ -290,6 +315,7 @@ class Exchange {
       cancel: () => {
         this.#stream = undefined;
         this.hooks.lost();
+        this.disconnect();
       },
     });
     this.#keepAlive = setInterval(() => this.#enqueue(": keepalive\n\n"), KEEP_ALIVE_MS);
