@@ -214,9 +214,8 @@ export class SessionTransport extends WebStandardStreamableHTTPServerTransport {
  * is all there is (the answer over at once) goes as one body, as {@link settleEventStream} makes the
  * SDK's stream. A message before it (progress, a log line, a question) — or no message within
  * {@link SETTLE_MS} — turns it into a stream, which carries the rest as it comes. Once the stream is
- * over for the client (it left, or the server closed it for polling) events are only kept, for a
- * reconnect with `Last-Event-ID`: that reconnect gets them, then ends (the SDK's replay holds a stream
- * open only for the requests it routes itself), and the client's next reconnect gets the rest.
+ * over for the client (it left, or the server closed it for polling) the request is `lost` to it: the
+ * transport hands it to the SDK's routing, and a reconnect with `Last-Event-ID` gets the rest there.
  */
 class Exchange {
   /** The answer: the whole body, or a stream. */

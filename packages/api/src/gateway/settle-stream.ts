@@ -28,7 +28,7 @@ export function settledAnswer(
   body: string | ReadableStream<Uint8Array>,
   init: ResponseInit,
   complete = true,
-) {
+): Response {
   const answer = new Response(body, init);
   shaped.add(answer);
   if (complete) settled.add(answer);
