@@ -41,22 +41,16 @@
  * and not for the dark one.
  */
 import { randomUUID } from "node:crypto";
-import {
-  Agent,
-  createServer,
-  request as httpRequest,
-  type IncomingHttpHeaders,
-  type OutgoingHttpHeaders,
-} from "node:http";
+import { Agent, createServer, request as httpRequest, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createAwsClients, createStore, ensureResources, loadAwsConfig } from "@mcpgw/aws";
 import { type AuditEvent, auditEventId } from "@mcpgw/core";
 import { exportsTraces, sdkDisabled } from "@mcpgw/telemetry";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
 import { connectSdkClient, measure, printTable, startDevGateway, stopper, until } from "../lib/bench";
 import { startEmulator } from "../lib/emulator";
 import { cpuTimeMs, percentile, startTsProcess } from "../lib/processes";
+import { ECHO_ARGUMENTS, rawClient } from "../lib/raw-client";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const WARMUP_MS = 1000 * (Number(process.env.BENCH_WARMUP_S) >= 0 ? Number(process.env.BENCH_WARMUP_S) : 20);
@@ -75,7 +69,6 @@ const OBSERVED_TARGET = 0.05;
 const CALIBRATION_EVENTS = 3_000;
 /** The flag that makes this module the bare proxy's process instead of the bench. */
 const BARE_PROXY_FLAG = "--bare-proxy";
-const ARGUMENTS = { text: "hello" };
 
 /** Who calls: the raw keep-alive HTTP client or the SDK client. */
 type ClientKind = "raw" | "sdk";
@@ -181,13 +174,6 @@ interface Phase {
   rounds: Array<{ p50Ms: number; callsPerSec: number }>;
 }
 
-/** An answer read whole by the raw client. */
-interface RawAnswer {
-  status: number;
-  headers: IncomingHttpHeaders;
-  text: string;
-}
-
 if (process.argv[2] === BARE_PROXY_FLAG) await serveBareProxy(process.argv[3]!);
 else await bench();
 
@@ -235,7 +221,7 @@ async function bench(): Promise<void> {
       ? await startDevGateway(emulator.endpoint, TOKEN, DARK_ENV)
       : undefined;
     if (dark) stops.push(() => dark.stop());
-    const raw = rawClient();
+    const raw = rawClient(CONCURRENCY);
     stops.push(async () => raw.agent.destroy());
     await register(observed.url, upstreamUrl);
     if (dark) await register(dark.url, upstreamUrl);
@@ -380,108 +366,6 @@ async function createKey(gatewayUrl: string): Promise<string> {
 }
 
 /**
- * The raw client: one keep-alive `node:http` Agent for every raw path, so that each costs the client
- * the same. A call's answer is read whole and checked (status 200, the echoed text, no tool error).
- */
-function rawClient() {
-  const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-  const post = (url: URL, headers: OutgoingHttpHeaders, body: string) =>
-    new Promise<RawAnswer>((resolve, reject) => {
-      const request = httpRequest(
-        url,
-        { method: "POST", agent, headers: { ...headers, "content-length": Buffer.byteLength(body) } },
-        (response) => {
-          const chunks: Buffer[] = [];
-          response.on("data", (chunk: Buffer) => chunks.push(chunk));
-          response.on("error", reject);
-          response.on("end", () =>
-            resolve({
-              status: response.statusCode ?? 0,
-              headers: response.headers,
-              text: Buffer.concat(chunks).toString(),
-            }),
-          );
-        },
-      );
-      request.on("error", reject);
-      request.end(body);
-    });
-  const check = (what: string, answer: RawAnswer) => {
-    if (answer.status !== 200 || !answer.text.includes('"hello"') || answer.text.includes('"isError":true'))
-      throw new Error(`${what} → ${answer.status} ${answer.text.slice(0, 500)}`);
-  };
-  return {
-    agent,
-    /** `POST /v1/tools/{name}/call` at `url` with `token`: `{arguments}` in, the tool's result out. */
-    rest(url: string, token: string) {
-      const target = new URL(url);
-      const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
-      const body = JSON.stringify({ arguments: ARGUMENTS });
-      return async () => check(`REST call ${url}`, await post(target, headers, body));
-    },
-    /**
-     * A 2025 session on the MCP endpoint `url` — initialize, then notifications/initialized — and its
-     * call: a tools/call POST with the session id and protocol version headers.
-     */
-    async session(url: string, token?: string) {
-      const target = new URL(url);
-      const base = {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        ...(token ? { authorization: `Bearer ${token}` } : {}),
-      };
-      const opened = await post(
-        target,
-        base,
-        JSON.stringify({
-          jsonrpc: "2.0",
-          id: 0,
-          method: "initialize",
-          params: {
-            protocolVersion: LATEST_PROTOCOL_VERSION,
-            capabilities: {},
-            clientInfo: { name: "bench", version: "1" },
-          },
-        }),
-      );
-      const sessionId = opened.headers["mcp-session-id"];
-      const version = opened.status === 200 ? rpcResult(opened.text)?.protocolVersion : undefined;
-      if (typeof sessionId !== "string" || typeof version !== "string")
-        throw new Error(`initialize ${url} → ${opened.status} ${opened.text.slice(0, 500)}`);
-      const headers = { ...base, "mcp-session-id": sessionId, "mcp-protocol-version": version };
-      const initialized = await post(
-        target,
-        headers,
-        JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
-      );
-      if (initialized.status !== 202)
-        throw new Error(`notifications/initialized ${url} → ${initialized.status}`);
-      let id = 0;
-      return async () => {
-        const body = JSON.stringify({
-          jsonrpc: "2.0",
-          id: ++id,
-          method: "tools/call",
-          params: { name: "echo", arguments: ARGUMENTS },
-        });
-        check(`tools/call ${url}`, await post(target, headers, body));
-      };
-    },
-  };
-}
-
-/** The result of the JSON-RPC answer in `text`: a JSON body, or an event stream's message (not its priming event). */
-function rpcResult(text: string): { protocolVersion?: unknown } | undefined {
-  const json = text.trimStart().startsWith("{")
-    ? text
-    : text
-        .split("\n")
-        .find((line) => line.startsWith("data:") && line.includes('"jsonrpc"'))
-        ?.slice("data:".length);
-  return json ? (JSON.parse(json) as { result?: { protocolVersion?: unknown } }).result : undefined;
-}
-
-/**
  * The bare proxy's process: a minimal Node `http` server that forwards every request to `target`'s
  * origin over keep-alive connections and pipes the answer back (hop-by-hop headers dropped both ways).
  * Prints `listening <url>`: its own origin with `target`'s path.
@@ -517,7 +401,7 @@ async function serveBareProxy(target: string): Promise<void> {
 
 function sdkCall(client: Client) {
   return async () => {
-    const result = await client.callTool({ name: "echo", arguments: ARGUMENTS });
+    const result = await client.callTool({ name: "echo", arguments: ECHO_ARGUMENTS });
     if (result.isError) throw new Error(`echo failed: ${JSON.stringify(result.content)}`);
   };
 }
