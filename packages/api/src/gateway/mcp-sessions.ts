@@ -128,10 +128,9 @@ export class LegacySessions {
     if (!session) return sessionNotFound();
     session.lastUsed = Date.now();
     if (audience) session.audience = audience;
-    const transport = session.transport;
     const response =
-      (request.method === "POST" ? await transport.serveRequest(request, parsedBody, authInfo) : undefined) ??
-      (await transport.handleRequest(request, { parsedBody, authInfo }));
+      (await session.transport.serveRequest(request, parsedBody, authInfo)) ??
+      (await session.transport.handleRequest(request, { parsedBody, authInfo }));
     if (!opensStandaloneStream(request)) return response;
     return trackStandalone(
       response,

@@ -99,9 +99,13 @@ export class SessionTransport extends WebStandardStreamableHTTPServerTransport {
 
   /** Whether a GET passes what the SDK checks before it replays a stream: Accept, session, version. */
   #acceptsReconnect(request: Request): boolean {
+    return Boolean(request.headers.get("accept")?.includes("text/event-stream")) && this.#isOwn(request);
+  }
+
+  /** Whether a request names this session and no version it does not speak (none: the negotiated one). */
+  #isOwn(request: Request): boolean {
     const version = request.headers.get("mcp-protocol-version");
     return (
-      Boolean(request.headers.get("accept")?.includes("text/event-stream")) &&
       request.headers.get("mcp-session-id") === this.sessionId &&
       (version === null || this.#versions.includes(version))
     );
@@ -113,24 +117,23 @@ export class SessionTransport extends WebStandardStreamableHTTPServerTransport {
   }
 
   /**
-   * `request` (its body parsed: `message`) answered by the fast path when it is one plain request on
-   * this initialized session; undefined when it is anything else (the SDK's path serves it).
+   * `request` (its body parsed: `message`) answered by the fast path when it is a POST of one plain
+   * request on this initialized session; undefined when it is anything else (the SDK's path serves it).
    */
   async serveRequest(request: Request, message: unknown, authInfo: AuthInfo): Promise<Response | undefined> {
-    if (!this.#fastPath || this.#closed || this.sessionId === undefined) return undefined;
+    if (!this.#fastPath || this.#closed || this.sessionId === undefined || request.method !== "POST")
+      return undefined;
     if (!isPlainRequest(message) || message.method === "initialize" || this.#exchanges.has(message.id))
       return undefined;
     if (
       !acceptsBoth(request.headers.get("accept")) ||
-      !isJsonContentType(request.headers.get("content-type"))
+      !isJsonContentType(request.headers.get("content-type")) ||
+      !this.#isOwn(request)
     )
       return undefined;
-    if (request.headers.get("mcp-session-id") !== this.sessionId) return undefined;
-    const version = request.headers.get("mcp-protocol-version");
-    if (version !== null && !this.#versions.includes(version)) return undefined;
 
     // As the SDK's transport opens a resumable stream: an event with an id and no message, first.
-    const negotiated = version ?? DEFAULT_NEGOTIATED_PROTOCOL_VERSION;
+    const negotiated = request.headers.get("mcp-protocol-version") ?? DEFAULT_NEGOTIATED_PROTOCOL_VERSION;
     const resumable = this.#versions.includes(negotiated) && negotiated >= "2025-11-25";
     const exchange = new Exchange(randomUUID(), this.sessionId, {
       release: () => {
