@@ -99,7 +99,10 @@ export interface AppDeps {
    */
   gateway?: Partial<
     Pick<GatewayDeps, "directory" | "pool" | "fetch" | "heartbeatMs" | "callLatency" | "searchModeThreshold">
-  >;
+  > & {
+    /** How long a warm session may stay quiet before the gateway pings it (default 4 s; session-watch.ts). */
+    sessionCheckMs?: number;
+  };
 }
 
 /** The largest request body accepted. */

@@ -16,7 +16,9 @@ import { registerMcpRoutes } from "./gateway/mcp";
 import { ChangeWatcher } from "./gateway/mcp-changes";
 import { McpEndpoints } from "./gateway/mcp-endpoint";
 import { SessionLogRelay } from "./gateway/mcp-session-logs";
+import { ProbeRequests } from "./gateway/probe-requests";
 import { registerGatewayRoutes } from "./gateway/routes";
+import { SessionWatch } from "./gateway/session-watch";
 import { registerThreadRoutes } from "./gateway/threads";
 import { registerProtectedResourceRoutes } from "./oauth/resource";
 import { registerOAuthRoutes } from "./oauth/routes";
@@ -25,7 +27,7 @@ import { toolsetIndex } from "./toolsets";
 
 /** Mounts the data-plane routes on `app`, each guarded by `requireClient`, with their warm state. */
 export function registerGatewayPlane(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
-  const changes = new ChangeWatcher(deps.logger);
+  const changes = new ChangeWatcher();
   const sessionLogs = new SessionLogRelay(deps.logger);
   const dataPlane = { ...gatewayDeps(deps, changes), sessionLogs };
   const limits =
@@ -33,7 +35,15 @@ export function registerGatewayPlane(app: OpenAPIHono<AppEnv>, deps: AppDeps): v
       ? undefined
       : new CallerLimits(deps.limits ?? DEFAULT_CALLER_LIMITS, deps.store.rateBudget, deps.logger);
   const endpoints = new McpEndpoints(dataPlane, deps.adminToken, deps.logger, limits);
-  changes.start(dataPlane, endpoints);
+  const probes = new ProbeRequests(dataPlane);
+  changes.start(dataPlane, endpoints, probes);
+  new SessionWatch(
+    dataPlane.pool,
+    (serverId) => dataPlane.directory.cached(serverId),
+    probes,
+    deps.logger,
+    deps.gateway?.sessionCheckMs,
+  ).start();
   sessionLogs.start(endpoints.services.sessions, (serverId) => {
     const server = dataPlane.directory.cached(serverId)?.server;
     return server?.transport === "http" && server.relaySessionLogs === true;

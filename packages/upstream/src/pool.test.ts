@@ -140,4 +140,58 @@ describe("SessionPool", () => {
     expect(pool.touch("s1", 2)).toBe(false);
     pool.close();
   });
+
+  it("hands out quiet sessions to check: not one in use or used lately, the longest unchecked first, up to the limit", async () => {
+    const pool = new SessionPool();
+    const at = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    for (const key of ["a", "b", "c"])
+      await pool.use(
+        key,
+        1,
+        async () => fakeSession().session,
+        async () => undefined,
+      );
+    let release = () => {};
+    const busy = pool.use(
+      "d",
+      1,
+      async () => fakeSession().session,
+      () => new Promise<void>((resolve) => (release = resolve)),
+    );
+    await at(30);
+    await pool.use(
+      "c",
+      1,
+      async () => fakeSession().session,
+      async () => undefined,
+    ); // used just now
+
+    expect(pool.quiet(20, 10).map(({ serverKey }) => serverKey)).toEqual(["a", "b"]);
+    // Checked just now: not handed out again until they are quiet as long again.
+    expect(pool.quiet(20, 10)).toEqual([]);
+    await at(30);
+    expect(pool.quiet(20, 1).map(({ serverKey }) => serverKey)).toHaveLength(1);
+    release();
+    await busy;
+    pool.close();
+  });
+
+  it("tells onDisconnect of the server whose session lost its connection, once it is out of the pool", async () => {
+    const pool = new SessionPool();
+    const lost = fakeSession();
+    await pool.use(
+      "s1",
+      1,
+      async () => lost.session,
+      async () => undefined,
+    );
+    const told: Array<[string, number]> = [];
+    pool.onDisconnect = (serverKey) => told.push([serverKey, pool.size]);
+    const client = lost.session.client as { onerror?: (error: Error) => void };
+    client.onerror?.(new Error("an unrelated protocol error"));
+    expect(told).toEqual([]);
+    client.onerror?.(new Error("SSE stream disconnected: TypeError: terminated"));
+    expect(told).toEqual([["s1", 0]]);
+    pool.close();
+  });
 });

@@ -23,6 +23,16 @@ interface Entry {
   controller: AbortController;
   /** Replaced by a newer generation's session while calls were on it: closed when the last one ends. */
   retired?: boolean;
+  /** The session once open. */
+  pooled?: PooledSession;
+  /** When {@link SessionPool.quiet} last handed the session out to be checked. */
+  checkedAt: number;
+}
+
+/** A warm session handed out to be checked: its pool key and the session. */
+export interface QuietSession {
+  serverKey: string;
+  pooled: PooledSession;
 }
 
 /**
@@ -46,6 +56,11 @@ export function threadKeySuffix(threadId: string): string {
 export class SessionPool {
   private readonly entries = new Map<string, Entry>();
   private readonly sweepTimer: NodeJS.Timeout;
+  /**
+   * Told when the connection under a server's session is gone (the transport reported a disconnect, or
+   * refused a connection): the session is out of the pool by then, and nothing else may have noticed.
+   */
+  onDisconnect: ((serverKey: string) => void) | undefined;
 
   constructor(private readonly idleMs = 5 * 60_000) {
     this.sweepTimer = setInterval(() => this.evictIdle(), Math.min(idleMs, 30_000));
@@ -128,6 +143,7 @@ export class SessionPool {
       failureClaimed: false,
       controller,
       opening: Promise.resolve() as never,
+      checkedAt: Date.now(),
     };
     entry.opening = open().then(
       (session) => {
@@ -137,10 +153,12 @@ export class SessionPool {
           if (!DISCONNECT.test(String(error?.message ?? error))) return;
           // Retired, it is no longer the server's session, but the calls still on it must not wait on it.
           if (entry.retired) return closeOnce(entry, error);
+          if (this.entries.get(serverId) !== entry) return;
           // A refused connection (the server stopped accepting): no new call uses this session, but the
           // calls in flight on connections it already has may still be answered; it ends after them.
           if (connectionRefused(error)) this.retireEntry(serverId, entry);
           else this.evictEntry(serverId, entry, error);
+          this.onDisconnect?.(serverId);
         };
         session.client.onclose = () => {
           if (entry.retired) closeOnce(entry, new Error("upstream session closed"));
@@ -152,7 +170,8 @@ export class SessionPool {
           entry.failureClaimed = true;
           return true;
         };
-        return { session, broken: controller.signal, claimFailure };
+        entry.pooled = { session, broken: controller.signal, claimFailure };
+        return entry.pooled;
       },
       (error) => {
         if (this.entries.get(serverId) === entry) this.entries.delete(serverId);
@@ -188,6 +207,31 @@ export class SessionPool {
     if (this.entries.get(serverId) !== entry) return;
     this.entries.delete(serverId);
     close(entry, reason);
+  }
+
+  /**
+   * Up to `limit` open sessions no call has used for `quietMs` and none checked for as long, the
+   * longest unchecked first — each marked checked now. Sessions in use prove themselves; these are
+   * the ones a lost server would leave unnoticed.
+   */
+  quiet(quietMs: number, limit: number): QuietSession[] {
+    const cutoff = Date.now() - quietMs;
+    const due = [...this.entries]
+      .filter(
+        ([, entry]) =>
+          entry.pooled !== undefined &&
+          entry.busy === 0 &&
+          !entry.controller.signal.aborted &&
+          entry.lastUsed <= cutoff &&
+          entry.checkedAt <= cutoff,
+      )
+      .sort(([, a], [, b]) => a.checkedAt - b.checkedAt)
+      .slice(0, limit);
+    const now = Date.now();
+    return due.map(([serverKey, entry]) => {
+      entry.checkedAt = now;
+      return { serverKey, pooled: entry.pooled as PooledSession };
+    });
   }
 
   /** Number of live sessions (for tests and metrics). */

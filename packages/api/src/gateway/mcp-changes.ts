@@ -8,36 +8,36 @@
  *   resources, read live, are announced straight away. While some client listens, each shared server
  *   that announces list changes has its session kept open (mcp-listening.ts), so a cold one is heard too.
  */
-import { effectivePinning, errorFields, type Logger } from "@mcpgw/core";
+import { effectivePinning } from "@mcpgw/core";
 import type { GatewayDeps, UpstreamChanges } from "./deps";
 import type { DirectoryEntry, Snapshot } from "./directory";
 import type { McpEndpoints } from "./mcp-endpoint";
 import { UpstreamListening } from "./mcp-listening";
 import { gatewayUri } from "./mcp-names";
+import type { ProbeRequests } from "./probe-requests";
 
 /** How often the directory is compared while someone listens. */
 export const WATCH_INTERVAL_MS = 1_000;
-/** An upstream's `tools/list_changed` bursts become one probe per server per this long. */
-const PROBE_SPACING_MS = 1_000;
 
 /** Watches for what MCP clients must be told, and tells them. */
 export class ChangeWatcher implements UpstreamChanges {
   private readonly seen = new Map<string, string>();
-  private readonly probing = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private looking: Promise<void> | undefined;
   private endpoints: McpEndpoints | undefined;
   private deps: Pick<GatewayDeps, "directory" | "store" | "pinningDefault"> | undefined;
   private listening: UpstreamListening | undefined;
+  private probes: ProbeRequests | undefined;
 
-  constructor(
-    private readonly logger: Logger,
-    private readonly intervalMs = WATCH_INTERVAL_MS,
-  ) {}
+  constructor(private readonly intervalMs = WATCH_INTERVAL_MS) {}
 
-  /** Starts telling `endpoints`' listeners what changes in `deps`' directory and upstreams. */
-  start(deps: GatewayDeps, endpoints: McpEndpoints): void {
+  /**
+   * Starts telling `endpoints`' listeners what changes in `deps`' directory and upstreams; an upstream's
+   * tools change is a probe asked through `probes`.
+   */
+  start(deps: GatewayDeps, endpoints: McpEndpoints, probes: ProbeRequests): void {
     this.deps = deps;
+    this.probes = probes;
     this.listening = new UpstreamListening(deps);
     this.endpoints = endpoints;
     this.timer = setInterval(() => void this.tick(), this.intervalMs);
@@ -61,7 +61,7 @@ export class ChangeWatcher implements UpstreamChanges {
       onListChanged: (kind: "tools" | "prompts" | "resources") => {
         const pinned = effectivePinning(entry.server, this.deps?.pinningDefault ?? "approve") === "approve";
         if (kind !== "tools" || !pinned) this.endpoints?.notify(nameNow(), kind);
-        if (kind === "tools") void this.requestProbe(entry);
+        if (kind === "tools") void this.probes?.request(entry, "probe", "list_changed");
       },
       onResourceUpdated: (uri: string) => {
         const name = nameNow();
@@ -105,23 +105,6 @@ export class ChangeWatcher implements UpstreamChanges {
     if (current.size === 0) this.seen.set("", "");
     if (first) return;
     for (const name of changed) if (name) endpoints.notify(name, "tools");
-  }
-
-  private async requestProbe(entry: DirectoryEntry): Promise<void> {
-    const { id } = entry.server;
-    const now = Date.now();
-    if ((this.probing.get(id) ?? 0) > now - PROBE_SPACING_MS) return;
-    this.probing.set(id, now);
-    const generation = entry.status?.generation;
-    if (generation === undefined || !this.deps) return;
-    try {
-      await this.deps.store.jobs.send({ type: "probe", serverId: id, generation });
-    } catch (error) {
-      this.logger.warn("could not request a probe after list_changed", {
-        server: entry.server.name,
-        ...errorFields(error),
-      });
-    }
   }
 }
 

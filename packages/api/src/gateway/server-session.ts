@@ -377,9 +377,10 @@ function answeredFailure(error: CallFailure): CallFailure {
 
 /**
  * Whether the server behind a session still answers: a ping (2025), or `server/discover` (2026, which
- * has no ping). Any answer counts, an error included — only silence or a broken connection does not.
+ * has no ping), within 2 s. Any answer counts, an error included — only silence or a broken connection
+ * does not.
  */
-async function alive(session: UpstreamSession): Promise<boolean> {
+export async function alive(session: UpstreamSession): Promise<boolean> {
   try {
     if (session.era === "modern") await session.client.discover({ timeout: LIVENESS_PING_MS });
     else await session.client.ping({ timeout: LIVENESS_PING_MS });
