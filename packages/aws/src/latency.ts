@@ -17,9 +17,10 @@ import { keys, TABLE_KEYS } from "./table";
  */
 export interface LatencyHistory {
   /**
-   * Writes `point` into its kind's slot, replacing what the slot held: one conditional write, no read
-   * (a ring's first point, made only while its server exists, costs a transaction more). Dropped when
-   * the server is gone.
+   * Writes `point` into its kind's slot, replacing what the slot held — except that a success never
+   * replaces a failure of the same grain (a failed probe, a slot of calls with errors, stays shown after
+   * the server recovers within its minute): one conditional write, no read (a ring's first point, made
+   * only while its server exists, costs a transaction more). Dropped when the server is gone.
    */
   record(serverId: string, point: LatencyPoint): Promise<void>;
   /** The points still within their kind's window, oldest first; none for an unknown server. */
@@ -50,6 +51,13 @@ export function createLatencyHistory(ddb: DynamoDBDocumentClient, tableName: str
     async record(serverId, point) {
       const key = keys.serverLatency(serverId, point.kind);
       const [slot, stored, ttl] = [slotName(point), encodeSlot(point), expiresAt(point.kind)];
+      // A success lands only on an empty slot, a success, or a point of an earlier grain (`[at, ms, ok…]`).
+      const keepFailure = point.ok
+        ? {
+            condition: " AND (attribute_not_exists(#slot) OR #slot[2] = :ok OR #slot[0] < :grain)",
+            values: { ":ok": 1, ":grain": grainStart(point) },
+          }
+        : { condition: "", values: {} };
       for (let attempt = 0; attempt < 2; attempt++) {
         try {
           // Only into a ring that exists: one a deleted server's delete removed stays removed.
@@ -58,14 +66,17 @@ export function createLatencyHistory(ddb: DynamoDBDocumentClient, tableName: str
               TableName: tableName,
               Key: key,
               UpdateExpression: "SET #slot = :point, #ttl = :ttl",
-              ConditionExpression: "attribute_exists(pk)",
+              ConditionExpression: `attribute_exists(pk)${keepFailure.condition}`,
               ExpressionAttributeNames: { "#slot": slot, "#ttl": TABLE_KEYS.ttl },
-              ExpressionAttributeValues: { ":point": stored, ":ttl": ttl },
+              ExpressionAttributeValues: { ":point": stored, ":ttl": ttl, ...keepFailure.values },
+              ReturnValuesOnConditionCheckFailure: "ALL_OLD",
             }),
           );
           return;
         } catch (error) {
           if (!isConditionFailure(error)) throw error;
+          // The ring exists: its slot holds a failure of this grain, which this success leaves shown.
+          if ((error as { Item?: unknown }).Item !== undefined) return;
         }
         // No ring yet (its first point, or the first since it expired), or no server: the ring is
         // made only while the server's status exists, which its delete removes first.
@@ -90,6 +101,12 @@ export function createLatencyHistory(ddb: DynamoDBDocumentClient, tableName: str
       return recentPoints(Items.flatMap(pointsOf));
     },
   };
+}
+
+/** When the grain of `point`'s slot began (epoch ms). */
+function grainStart(point: LatencyPoint): number {
+  const { grainMs } = LATENCY_RINGS[point.kind];
+  return Math.floor(point.at / grainMs) * grainMs;
 }
 
 /** The attribute of the slot `point` lands in. */

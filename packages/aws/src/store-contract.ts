@@ -684,6 +684,37 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       expect(await store.latency.read(server.id)).toEqual([probe(now - 10 * 60_000, 7), calls(now - 60_000)]);
     });
 
+    it("a success never replaces a failure of its own grain; a later failure does, and any point of a later ring", async () => {
+      const store = await open();
+      const server = await http(store);
+      const minute = Math.floor(Date.now() / 60_000) * 60_000 - 10 * 60_000;
+      const slice = Math.floor(Date.now() / 10_000) * 10_000 - 60_000;
+      const probeRingMs = 120 * 60_000;
+      const okCalls = (at: number) => ({ ...calls(at), ok: true, errors: 0 });
+
+      // A probe failed, and the server came back within the same minute: the failure stays shown.
+      await store.latency.record(server.id, probe(minute + 1_000, 5_391, false));
+      await store.latency.record(server.id, probe(minute + 30_000, 8));
+      // A slot of calls with an error, then one without (another instance's flush, say).
+      await store.latency.record(server.id, calls(slice + 1_000));
+      await store.latency.record(server.id, okCalls(slice + 5_000));
+      // A failure a ring ago is replaced by this ring's success in the same slot.
+      await store.latency.record(server.id, probe(minute - probeRingMs + 60_000 * 3, 40, false));
+      await store.latency.record(server.id, probe(minute + 60_000 * 3, 9));
+      expect(await store.latency.read(server.id)).toEqual(
+        [calls(slice + 1_000), probe(minute + 1_000, 5_391, false), probe(minute + 60_000 * 3, 9)].sort(
+          (a, b) => a.at - b.at,
+        ),
+      );
+
+      // A later failure of the same grain replaces the earlier one.
+      await store.latency.record(server.id, probe(minute + 45_000, 2_000, false));
+      expect((await store.latency.read(server.id)).filter((point) => point.kind === "probe")).toEqual([
+        probe(minute + 45_000, 2_000, false),
+        probe(minute + 60_000 * 3, 9),
+      ]);
+    });
+
     it("deleting the server deletes its history; a point that comes after is not kept", async () => {
       const store = await open();
       const [server, late] = [await http(store), await http(store)];
