@@ -16,6 +16,13 @@ import { type Stack, startStack } from "../support/stack";
 
 const SECRET = "Bearer sentinel-console-secret-7f3a";
 
+/** The latency history chart's caption on a server's page: its legend and summary. */
+function latencyCaption({ page }: ConsoleSession) {
+  return page
+    .locator("figure", { has: page.locator('svg[aria-label^="Latency history"]') })
+    .locator("figcaption");
+}
+
 describe("console: servers", () => {
   let stack: Stack;
   let upstream: Upstream;
@@ -106,13 +113,38 @@ describe("console: servers", () => {
       expect(call.status).toBe(200);
     }
     await page.goto("/#/servers/docs");
-    await page.locator("svg.chart circle.probe").first().waitFor();
+    // Its probes: drawn failed where the server failed earlier in the same minute (a failure is kept).
+    await page.locator("svg.chart circle:is(.probe, .failed)").first().waitFor();
     await page.locator("svg.chart circle.calls").first().waitFor({ timeout: 20_000 });
     // The calls ring's slot under way is written once it ends (10 s): three calls across a slot's edge
     // show as 1, then 3 when the next slot is written and the chart polls again (every 5 s).
     await expect
-      .poll(() => page.locator("figure figcaption").textContent(), { timeout: 30_000 })
+      .poll(() => latencyCaption(ui).textContent(), { timeout: 30_000 })
       .toMatch(/probes, median \d+ ms · 3 calls/);
     await expectAccessible(page, "server detail");
   }, 45_000);
+
+  it("shows a server with clients failed within 10 s of its upstream dying (no sweep), and its chart keeps the failure after it recovers", async () => {
+    const { page } = ui;
+    // A client's call: the gateway holds a warm session with the server, which watches it.
+    const call = await stack.call("POST", "/v1/tools/docs__echo/call", { arguments: { text: "warm" } });
+    expect(call.status).toBe(200);
+    await page.goto("/#/servers/docs");
+    await page.locator("h1 [data-state=connected]").waitFor();
+    const port = upstream.port;
+
+    const killedAt = Date.now();
+    await upstream.close();
+    await page.locator("h1 [data-state=failed]").waitFor({ timeout: 10_000 });
+    expect(Date.now() - killedAt).toBeLessThan(10_000);
+
+    upstream = await startUpstream({ name: "docs", port, requireBearer: "sentinel-console-secret-7f3a" });
+    await page.locator("h1 [data-state=connected]").waitFor({ timeout: 20_000 });
+    // The failed check stays in the history after the recovery (in the same minute, most likely).
+    await page.locator("svg.chart circle.failed").first().waitFor({ timeout: 15_000 });
+    await expect.poll(() => latencyCaption(ui).textContent(), { timeout: 15_000 }).toMatch(/[1-9]\d* failed/);
+    const legend = await page.locator(".chart-legend li").allTextContents();
+    expect(legend.join(" | ")).toMatch(/probe.*\| calls.*\| failed/);
+    await expectAccessible(page, "server detail after an outage");
+  }, 60_000);
 });

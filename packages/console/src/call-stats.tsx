@@ -127,7 +127,11 @@ function StatsFigures({ stats }: { stats: AuditStats }) {
           />
           <TimeChart
             label="Duration p50 and p95"
-            summary={`p50 ${ms(totals.p50Ms)} (blue), p95 ${ms(totals.p95Ms)} (amber) over the window`}
+            summary={`p50 ${ms(totals.p50Ms)}, p95 ${ms(totals.p95Ms)} over the window`}
+            legend={[
+              { className: "p50", label: "p50" },
+              { className: "p95", label: "p95" },
+            ]}
             from={from}
             to={to}
             unit="ms"

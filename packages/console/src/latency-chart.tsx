@@ -9,6 +9,27 @@ import type { LatencyPoint } from "./types";
 const WIDTH = 600;
 const HEIGHT = 160;
 const PAD = { left: 44, right: 8, top: 8, bottom: 22 };
+/** About how wide a character of the axis labels (10px) is, in the chart's units. */
+export const LABEL_CHAR = 6.2;
+
+/** Where the plot starts: room for the longest value label (right-aligned 4 units left of the axis). */
+export function plotLeft(longestLabel: string): number {
+  return Math.max(PAD.left, Math.ceil(8 + longestLabel.length * LABEL_CHAR));
+}
+
+/** The value axis's top: the least of 1, 1.5, 2, 2.5, 3, 4, 5, 6, 8 × 10ⁿ at or above `value` (so its labels read round). */
+export function roundTop(value: number): number {
+  if (!(value > 0) || !Number.isFinite(value)) return 1;
+  const power = 10 ** Math.floor(Math.log10(value));
+  const step = [1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10].find((m) => m * power >= value * (1 - 1e-9)) ?? 10;
+  return step * power;
+}
+
+/** One entry of a chart's legend: the dot class it shows, and what it means. */
+export interface LegendEntry {
+  className: string;
+  label: string;
+}
 
 /** One dot of a chart: its time (epoch ms), value, CSS class and the words its tooltip says. */
 export interface ChartDot {
@@ -27,8 +48,9 @@ export interface ChartLine {
 }
 
 /**
- * Values against time from `from` to `to`, the value axis from 0 to `top` (default: a tenth above the
- * largest) in `unit`; `label` names the chart, `summary` says what it shows in words.
+ * Values against time from `from` to `to`, the value axis from 0 to `top` (default: a round value at
+ * or above the largest) in `unit`, labelled at 0, half and top with room for the longest label;
+ * `label` names the chart, `summary` says what it shows in words, `legend` what each kind of dot is.
  */
 export function TimeChart(props: {
   label: string;
@@ -40,15 +62,18 @@ export function TimeChart(props: {
   lines?: ChartLine[];
   top?: number;
   time?: (at: number) => string;
+  legend?: LegendEntry[];
 }) {
   const { from, to, unit } = props;
   const values = [
     ...props.dots.map((dot) => dot.value),
     ...(props.lines ?? []).flatMap((line) => line.points.map(([, v]) => v)),
   ];
-  const top = props.top ?? Math.max(1, ...values) * 1.1;
+  const top = props.top ?? roundTop(Math.max(1, ...values));
+  const label = (value: number) => `${Number.isInteger(value) ? value : value.toFixed(1)} ${unit}`;
+  const left = plotLeft(label(top));
   const time = props.time ?? ((at: number) => new Date(at).toLocaleTimeString());
-  const x = (t: number) => PAD.left + ((t - from) / Math.max(1, to - from)) * (WIDTH - PAD.left - PAD.right);
+  const x = (t: number) => left + ((t - from) / Math.max(1, to - from)) * (WIDTH - left - PAD.right);
   const y = (value: number) => HEIGHT - PAD.bottom - (value / top) * (HEIGHT - PAD.top - PAD.bottom);
   return (
     <figure>
@@ -60,16 +85,19 @@ export function TimeChart(props: {
       >
         <path
           class="axis"
-          d={`M${PAD.left},${PAD.top} V${HEIGHT - PAD.bottom} H${WIDTH - PAD.right}`}
+          d={`M${left},${PAD.top} V${HEIGHT - PAD.bottom} H${WIDTH - PAD.right}`}
           fill="none"
         />
-        <text x={PAD.left - 4} y={PAD.top + 8} text-anchor="end">
-          {Math.round(top)} {unit}
-        </text>
-        <text x={PAD.left - 4} y={HEIGHT - PAD.bottom} text-anchor="end">
+        <path class="grid" d={`M${left},${y(top / 2)} H${WIDTH - PAD.right}`} fill="none" />
+        {[top, top / 2].map((value) => (
+          <text key={value} x={left - 4} y={y(value) + 3} text-anchor="end">
+            {label(value)}
+          </text>
+        ))}
+        <text x={left - 4} y={HEIGHT - PAD.bottom} text-anchor="end">
           0
         </text>
-        <text x={PAD.left} y={HEIGHT - 6}>
+        <text x={left} y={HEIGHT - 6}>
           {time(from)}
         </text>
         <text x={WIDTH - PAD.right} y={HEIGHT - 6} text-anchor="end">
@@ -89,7 +117,21 @@ export function TimeChart(props: {
           </circle>
         ))}
       </svg>
-      <figcaption class="help">{props.summary}</figcaption>
+      <figcaption class="help">
+        {props.legend?.length ? (
+          <ul class="chart-legend">
+            {props.legend.map((entry) => (
+              <li key={entry.className}>
+                <svg class="swatch" viewBox="0 0 10 10" aria-hidden="true">
+                  <circle class={entry.className} cx="5" cy="5" r="4" />
+                </svg>
+                {entry.label}
+              </li>
+            ))}
+          </ul>
+        ) : null}
+        {props.summary}
+      </figcaption>
     </figure>
   );
 }
@@ -125,6 +167,11 @@ export function LatencyChart({ points }: { points: LatencyPoint[] }) {
       from={t0}
       to={t1}
       unit="ms"
+      legend={[
+        { className: "probe", label: "probe (a check of the server)" },
+        { className: "calls", label: "calls (a 10 s slot: its median call)" },
+        { className: "failed", label: "failed" },
+      ]}
       dots={points.map((point) => ({
         key: `${point.kind}-${point.at}`,
         at: Date.parse(point.at),
