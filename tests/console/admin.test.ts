@@ -6,7 +6,10 @@
  * switch round-trips. Every page passes axe, at desktop width and at 375 px in the dark scheme — and
  * axe is shown to fail on a page that breaks a rule.
  */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cursorEntry, type HttpConnection } from "../docs/client-configs";
 import {
   createServer,
   type RunnerStack,
@@ -60,6 +63,21 @@ describe("console: keys, secrets, threads, chats", () => {
     await stack?.cleanup();
   });
 
+  /** The tool names an MCP client lists through `connection` (the SDK's client, as a config would make it). */
+  async function toolsThrough(connection: HttpConnection): Promise<string[]> {
+    const client = new Client({ name: "console-config", version: "1.0.0" });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(connection.url), {
+        requestInit: { headers: connection.headers },
+      }),
+    );
+    try {
+      return (await client.listTools()).tools.map((tool) => tool.name);
+    } finally {
+      await client.close();
+    }
+  }
+
   /** A data-plane request with a client key. */
   async function withKey(key: string, path: string): Promise<{ status: number; body: unknown }> {
     const response = await fetch(`${stack.api.url}${path}`, { headers: { authorization: `Bearer ${key}` } });
@@ -85,9 +103,16 @@ describe("console: keys, secrets, threads, chats", () => {
     await expect.poll(() => page.locator(".reveal").textContent()).toContain("will not be shown again");
     await expectAccessible(page, "keys (new key shown)");
 
-    await page.getByRole("button", { name: "Copy" }).click();
+    await page.getByRole("button", { name: "Copy API key", exact: true }).click();
     await page.getByText("Copied to the clipboard.").waitFor();
     expect(await page.evaluate<string>("navigator.clipboard.readText()")).toBe(key);
+
+    // Its Cursor config, key filled in, copied from the page, connects an MCP client within its scope.
+    await page.locator(".reveal summary", { hasText: "Cursor" }).click();
+    await page.getByRole("button", { name: "Copy Cursor config", exact: true }).click();
+    const cursor = cursorEntry(await page.evaluate<string>("navigator.clipboard.readText()"), "gateway");
+    expect(cursor).toEqual({ url: `${stack.api.url}/mcp`, headers: { Authorization: `Bearer ${key}` } });
+    expect(await toolsThrough(cursor)).toContain(`${project}__ping`);
 
     // While shown, the scan finds it (in the field): the scan after dismissal means something.
     await expect(

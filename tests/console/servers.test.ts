@@ -3,7 +3,10 @@
  * empty state, add a server and watch it connect without a reload, watch it fail and recover as its
  * upstream stops and starts, and edit it with the masked Authorization header kept.
  */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseClaudeMcpAdd, shellWords } from "../docs/client-configs";
 import { startUpstream, type Upstream } from "../fixtures/mcp-upstream";
 import {
   type ConsoleSession,
@@ -147,4 +150,33 @@ describe("console: servers", () => {
     expect(legend.join(" | ")).toMatch(/probe.*\| calls.*\| failed/);
     await expectAccessible(page, "server detail after an outage");
   }, 60_000);
+
+  it("shows the server's MCP URL and client configs: Claude Code's command, copied and given a key, connects to the server alone", async () => {
+    const { page } = ui;
+    await ui.context.grantPermissions(["clipboard-read", "clipboard-write"]);
+    await page.goto("/#/servers/docs");
+    const connect = page.getByRole("region", { name: "Connect a client" });
+    expect(await connect.getByLabel("MCP URL").inputValue()).toBe(`${stack.api.url}/mcp/docs`);
+    await connect.locator("summary", { hasText: "Claude Code" }).click();
+    await connect.getByRole("button", { name: "Copy Claude Code config", exact: true }).click();
+    const command = await page.evaluate<string>("navigator.clipboard.readText()");
+    expect(command).toContain("<key>");
+    await expectAccessible(page, "server detail, connect a client open");
+
+    const created = await stack.call("POST", "/v1/keys", { name: "from-the-page" });
+    expect(created.status).toBe(201);
+    const added = parseClaudeMcpAdd(shellWords(command.replace("<key>", created.body.key as string)));
+    expect(added).toMatchObject({ name: "docs", transport: "http", url: `${stack.api.url}/mcp/docs` });
+    const client = new Client({ name: "console-config", version: "1.0.0" });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(added.url), { requestInit: { headers: added.headers } }),
+    );
+    try {
+      const names = (await client.listTools()).tools.map((tool) => tool.name);
+      expect(names).toContain("echo");
+      expect(names.some((name) => name.includes("__"))).toBe(false);
+    } finally {
+      await client.close();
+    }
+  });
 });

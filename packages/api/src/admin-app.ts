@@ -52,6 +52,7 @@ export function registerAdminPlane(
     failures: shared.tokenFailures,
     assets: deps.console,
     provider: providerSignIn && { name: providerSignIn.providerName, url: CONSOLE_OIDC_START },
+    gatewayUrl: deps.gatewayUrl,
   });
   if (providerSignIn && deps.publicAdminUrl) {
     registerConsoleProviderSignIn(app, {

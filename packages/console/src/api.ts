@@ -21,6 +21,7 @@ export class ApiError extends Error {
 export type Session = z.infer<typeof views.ConsoleSession>;
 
 let csrfToken: string | undefined;
+let gatewayUrl = "";
 let onSignedOut: (() => void) | undefined;
 
 /** Called when the API says the session is gone (expired, signed out elsewhere). */
@@ -31,7 +32,7 @@ export function whenSignedOut(callback: () => void): void {
 /** Exchanges the admin token for a session cookie; the token itself is not kept anywhere. */
 export async function signIn(token: string): Promise<Session> {
   const session = await request<Session>("POST", "/console/session", { token });
-  csrfToken = session.csrfToken;
+  keep(session);
   return session;
 }
 
@@ -47,12 +48,23 @@ export function signInOptions(): Promise<SignInOptions> {
 export async function resumeSession(): Promise<Session | undefined> {
   try {
     const session = await request<Session>("GET", "/console/session");
-    csrfToken = session.csrfToken;
+    keep(session);
     return session;
   } catch (error) {
     if (error instanceof ApiError && error.status === 401) return undefined;
     throw error;
   }
+}
+
+/** What the page keeps of a session: its CSRF token, and where MCP clients reach the gateway. */
+function keep(session: Session): void {
+  csrfToken = session.csrfToken;
+  gatewayUrl = session.gatewayUrl;
+}
+
+/** The MCP endpoint a client connects to: `/mcp` (every server a key may use), or one server's. */
+export function mcpUrl(server?: string): string {
+  return `${gatewayUrl || window.location.origin}/mcp${server === undefined ? "" : `/${encodeURIComponent(server)}`}`;
 }
 
 export async function signOut(): Promise<void> {

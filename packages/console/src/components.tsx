@@ -300,9 +300,18 @@ export function Filters(props: {
   );
 }
 
-/** A read-only value with a Copy button (the browser may refuse: then the value is selected to copy by hand). */
-export function CopyField(props: { id: string; label: string; value: string; focus?: boolean }) {
-  const input = useRef<HTMLInputElement>(null);
+/**
+ * A read-only value with a Copy button (the browser may refuse: then the value is selected to copy by
+ * hand); `multiline` shows it in a text area as tall as its lines (a config file, say).
+ */
+export function CopyField(props: {
+  id: string;
+  label: string;
+  value: string;
+  focus?: boolean;
+  multiline?: boolean;
+}) {
+  const input = useRef<HTMLInputElement & HTMLTextAreaElement>(null);
   const [copied, setCopied] = useState<"copied" | "failed" | undefined>(undefined);
   useEffect(() => {
     if (!props.focus) return;
@@ -318,23 +327,27 @@ export function CopyField(props: { id: string; label: string; value: string; foc
       setCopied("failed");
     }
   };
+  const shared = {
+    id: props.id,
+    ref: input,
+    class: "mono copy-value",
+    readOnly: true,
+    autoComplete: "off",
+    spellcheck: false,
+    value: props.value,
+    onFocus: (event: { currentTarget: { select(): void } }) => event.currentTarget.select(),
+  };
   return (
     <div class="field">
       <label for={props.id}>{props.label}</label>
       <div class="copy-row">
-        <input
-          id={props.id}
-          ref={input}
-          class="mono copy-value"
-          type="text"
-          readOnly
-          autoComplete="off"
-          spellcheck={false}
-          value={props.value}
-          onFocus={(event) => event.currentTarget.select()}
-        />
+        {props.multiline ? (
+          <textarea {...shared} rows={props.value.split("\n").length} wrap="off" />
+        ) : (
+          <input {...shared} type="text" />
+        )}
         <button type="button" onClick={copy}>
-          Copy
+          Copy<span class="visually-hidden"> {props.label}</span>
         </button>
       </div>
       <p class="help" role="status">

@@ -12,7 +12,7 @@ import { requireAdmin } from "../route-groups";
 import { type SourceThrottle, sourceOf } from "../throttle";
 import { ConsoleSession, ConsoleSignInOptions } from "../views";
 import { CONSOLE_CSP, type ConsoleAssets } from "./assets";
-import type { ConsoleSessions } from "./session";
+import type { ConsoleSessions, SessionView } from "./session";
 
 const SignIn = z.strictObject({ token: z.string().min(1).max(1024) });
 
@@ -27,9 +27,16 @@ export function registerConsoleRoutes(
     assets: ConsoleAssets | undefined;
     /** The provider the console offers besides the admin token (see ./provider-sign-in.ts). */
     provider?: { name: string; url: string } | undefined;
+    /** The gateway function's URL (GATEWAY_URL, deployed); else the gateway is this origin. */
+    gatewayUrl?: string | undefined;
   },
 ): void {
   const isAdminToken = secretMatcher(deps.adminToken);
+  // Where MCP clients reach the gateway: the console's "connect a client" configs name it.
+  const withGateway = (c: Context, session: SessionView) => ({
+    ...session,
+    gatewayUrl: (deps.gatewayUrl ?? new URL(c.req.url).origin).replace(/\/+$/, ""),
+  });
   app.openapi(
     createRoute({
       method: "post",
@@ -51,7 +58,7 @@ export function registerConsoleRoutes(
       }
       noStore(c);
       c.get("logger").info("console signed in");
-      return c.json(await deps.sessions.start(c, { via: "token" }), 201);
+      return c.json(withGateway(c, await deps.sessions.start(c, { via: "token" })), 201);
     },
   );
   app.openapi(
@@ -79,7 +86,7 @@ export function registerConsoleRoutes(
       const session = await deps.sessions.current(c);
       if (!session) throw new AppError("auth.unauthorized", "Not signed in.");
       noStore(c);
-      return c.json(session, 200);
+      return c.json(withGateway(c, session), 200);
     },
   );
   app.openapi(

@@ -5,7 +5,7 @@
  * component's state — the API keeps only its hash, so nothing can show it again.
  */
 import { useRef, useState } from "preact/hooks";
-import { request, seg } from "../api";
+import { mcpUrl, request, seg } from "../api";
 import {
   ConfirmButton,
   CopyField,
@@ -20,6 +20,7 @@ import {
   useSubmit,
   when,
 } from "../components";
+import { ConnectClients } from "../connect";
 import { NO_POLICY, type PolicyDraft, policyOf, toolScopeText } from "../policy-draft";
 import { ServerScopeField } from "../server-scope";
 import { ToolPolicyField } from "../tool-policy";
@@ -58,8 +59,10 @@ export function KeysPage() {
         Keys let MCP clients and scripts use the gateway's tools (<code>/mcp</code>, <code>/v1/tools</code>).
         A key scoped to servers or tool sets sees only their tools, and its tool policy may refuse some of
         those. A key's owner is the person who signs in to connect it to a server where each caller uses their
-        own account.
+        own account. A new key comes with each client's config, the key filled in; a server's page has its
+        own.
       </p>
+      <CopyField id="keys-mcp-url" label="MCP URL (every server a key may use)" value={mcpUrl()} />
       {revealed ? (
         <RevealedKey
           revealed={revealed}
@@ -140,6 +143,7 @@ function RevealedKey(props: { revealed: Revealed; onDismiss: () => void }) {
         revoke it and create another.
       </p>
       <CopyField id="new-key" label="API key" value={props.revealed.key} focus />
+      <ConnectClients id="new-key-connect" keyValue={props.revealed.key} />
       <button type="button" class="primary" onClick={props.onDismiss}>
         Done — hide the key
       </button>

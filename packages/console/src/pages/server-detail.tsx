@@ -18,6 +18,7 @@ import {
   useSubmit,
   when,
 } from "../components";
+import { ConnectClients } from "../connect";
 import { LatencyChart } from "../latency-chart";
 import { PendingChanges } from "../pending-changes";
 import { PINNING_LABELS, pendingOf, pinningOf } from "../pinning";
@@ -168,6 +169,7 @@ export function ServerDetailPage({ id }: { id: string }) {
           </dl>
         </div>
       </div>
+      <ConnectClients id="server-connect" server={s.name} />
       <h2>Latency</h2>
       {latency.data ? <LatencyChart points={latency.data.points} /> : <Problem error={latency.error} />}
       <h2>Calls</h2>
