@@ -234,7 +234,8 @@ export const ConsoleSession = z
     csrfToken: z.string().openapi({ description: "Send as X-CSRF-Token with every state change" }),
     expiresAt: z.string(),
     gatewayUrl: z.string().openapi({
-      description: "Where MCP clients reach the gateway (its origin): `<gatewayUrl>/mcp`, `<gatewayUrl>/mcp/{server}`",
+      description:
+        "Where MCP clients reach the gateway (its origin): `<gatewayUrl>/mcp`, `<gatewayUrl>/mcp/{server}`",
     }),
   })
   .openapi("ConsoleSession");
