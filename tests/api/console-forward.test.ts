@@ -45,7 +45,9 @@ describe("the admin function forwards the console's tool calls to the gateway", 
       body: JSON.stringify({ token: TEST_ADMIN_TOKEN }),
     });
     const cookie = (signedIn.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
-    const { csrfToken } = (await signedIn.json()) as { csrfToken: string };
+    const { csrfToken, gatewayUrl } = (await signedIn.json()) as { csrfToken: string; gatewayUrl: string };
+    // The console's "connect a client" configs name the gateway function, not the admin one.
+    expect(gatewayUrl).toBe(stack.api.url);
 
     const tools = await admin.request("/v1/tools", { headers: { cookie } });
     expect(tools.status).toBe(200);

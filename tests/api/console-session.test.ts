@@ -20,7 +20,7 @@ async function signIn(app: TestApp["app"], headers: Record<string, string> = {})
   });
   expect(response.status).toBe(201);
   const setCookie = response.headers.get("set-cookie") ?? "";
-  const body = (await response.json()) as { csrfToken: string; expiresAt: string };
+  const body = (await response.json()) as { csrfToken: string; expiresAt: string; gatewayUrl: string };
   return { setCookie, cookie: setCookie.split(";")[0] ?? "", ...body };
 }
 
@@ -39,7 +39,9 @@ describe("console sessions", () => {
     expect(wrong.status).toBe(401);
     expect(wrong.headers.get("set-cookie")).toBeNull();
 
-    const { setCookie, expiresAt, csrfToken } = await signIn(t.app);
+    const { setCookie, expiresAt, csrfToken, gatewayUrl } = await signIn(t.app);
+    // One app serves both planes here: MCP clients reach the gateway at this origin.
+    expect(gatewayUrl).toBe("http://localhost");
     expect(setCookie).toMatch(/^mgw_console=[\w-]{40,};/);
     expect(setCookie).toMatch(/HttpOnly/);
     expect(setCookie).toMatch(/SameSite=Strict/);
