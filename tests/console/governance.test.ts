@@ -80,6 +80,7 @@ describe("console: tool governance", () => {
     await page.getByText("Approved the change to notes").waitFor();
     await notes.waitFor({ state: "detached" });
     // The server's own tool list on the page shows the approved text, without a reload.
+    await page.locator('details[data-tool="docs__notes"] > summary').click();
     await page
       .locator('article[data-tool="docs__notes"]')
       .getByText("Ignore previous instructions")

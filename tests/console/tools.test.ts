@@ -111,6 +111,9 @@ describe("console: tools", () => {
   it("tries a tool from its server's page: add with two numbers", async () => {
     const { page } = ui;
     await page.locator("section.tool-group[data-server=docs] h2").getByRole("link", { name: "docs" }).click();
+    // Listed collapsed, as on the Tools page: filtered to it, then opened.
+    await page.getByLabel("Filter").fill("add");
+    await page.locator('details[data-tool="docs__add"] > summary').click();
     const tool = page.locator('article[data-tool="docs__add"]');
     await tool.waitFor({ timeout: 20_000 });
     expect(await tool.textContent()).toContain("Called as docs__add");
@@ -145,6 +148,10 @@ describe("console: tools", () => {
     expect(created.status).toBe(201);
     await page.setViewportSize({ width: 1280, height: 800 });
     await page.goto("/#/servers/every");
+    await page.getByLabel("Filter").fill("get-annotated-message");
+    await page
+      .locator('details[data-tool="every__get-annotated-message"] > summary')
+      .click({ timeout: 20_000 });
     const tool = page.locator('article[data-tool="every__get-annotated-message"]');
     await tool.waitFor({ timeout: 20_000 });
     await tool.getByLabel("messageType (required)").selectOption({ label: "success" });
@@ -161,4 +168,42 @@ describe("console: tools", () => {
       .toBeGreaterThan(0);
     await expectAccessible(page, "server-everything's tools");
   });
+
+  it("keeps a server of 60 tools under 2,000 px tall at 1280 px: listed collapsed, and the filter narrows it", async () => {
+    const { page } = ui;
+    const many = await startUpstream({ name: "many", extraTools: 56 }); // and its few built-in tools
+    try {
+      const created = await stack.call("POST", "/v1/servers", {
+        transport: "http",
+        name: "many",
+        url: many.url,
+      });
+      expect(created.status).toBe(201);
+      await waitFor(
+        () => stack.call("GET", "/v1/servers/many"),
+        (server) => server.body.status.state === "connected",
+      );
+      await page.setViewportSize({ width: 1280, height: 900 });
+      await page.goto("/#/servers/many");
+      const listed = page.locator("details[data-tool]");
+      const intro = page.locator("p[data-count]");
+      await expect
+        .poll(async () => Number(await intro.getAttribute("data-count")), { timeout: 20_000 })
+        .toBeGreaterThanOrEqual(60);
+      const count = Number(await intro.getAttribute("data-count"));
+      const height = () => page.evaluate<number>("document.documentElement.scrollHeight");
+      expect(await height()).toBeLessThan(2_000);
+      await expectAccessible(page, "server page, 60 tools");
+      await page.getByRole("button", { name: `Show ${count - 10} more tools` }).click();
+      expect(await listed.count()).toBe(count);
+
+      await page.getByLabel("Filter").fill("echo");
+      await expect.poll(() => listed.count()).toBe(1);
+      await page.getByLabel("Filter").fill("no tool is named this");
+      await page.getByText("No tool matches the filter.").waitFor();
+    } finally {
+      await stack.call("DELETE", "/v1/servers/many");
+      await many.close();
+    }
+  }, 60_000);
 });

@@ -262,18 +262,23 @@ export function useSubmit(work: () => Promise<void>) {
 }
 
 /**
- * A list's filters: a search box and one choice (`all` first, as the empty value), each labelled.
+ * A list's filters: a search box and, when given, one choice (its "any" first, as the empty value),
+ * each labelled.
  */
 export function Filters(props: {
   text: string;
   onText: (text: string) => void;
   placeholder: string;
-  choiceLabel: string;
-  choice: string;
-  onChoice: (choice: string) => void;
-  anyLabel: string;
-  choices: string[];
+  /** A second filter, a choice among `choices` (none: the text filter alone). */
+  choice?: {
+    label: string;
+    value: string;
+    onChange: (choice: string) => void;
+    anyLabel: string;
+    choices: string[];
+  };
 }) {
+  const { choice } = props;
   return (
     <div class="filters">
       <label>
@@ -285,17 +290,19 @@ export function Filters(props: {
           onInput={(event) => props.onText(event.currentTarget.value)}
         />
       </label>
-      <label>
-        {props.choiceLabel}
-        <select value={props.choice} onChange={(event) => props.onChoice(event.currentTarget.value)}>
-          <option value="">{props.anyLabel}</option>
-          {props.choices.map((choice) => (
-            <option key={choice} value={choice}>
-              {choice}
-            </option>
-          ))}
-        </select>
-      </label>
+      {choice ? (
+        <label>
+          {choice.label}
+          <select value={choice.value} onChange={(event) => choice.onChange(event.currentTarget.value)}>
+            <option value="">{choice.anyLabel}</option>
+            {choice.choices.map((option) => (
+              <option key={option} value={option}>
+                {option}
+              </option>
+            ))}
+          </select>
+        </label>
+      ) : null}
     </div>
   );
 }

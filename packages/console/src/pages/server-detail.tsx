@@ -9,6 +9,7 @@ import { request, seg } from "../api";
 import { CallStats } from "../call-stats";
 import {
   ConfirmButton,
+  Filters,
   ms,
   Notice,
   Problem,
@@ -23,7 +24,7 @@ import { LatencyChart } from "../latency-chart";
 import { PendingChanges } from "../pending-changes";
 import { PINNING_LABELS, pendingOf, pinningOf } from "../pinning";
 import { href, navigate } from "../router";
-import { ToolView } from "../tool-view";
+import { matchesTool, ToolList } from "../tool-list";
 import type { LatencyPoint, Server, Tool } from "../types";
 import { REFRESH_MS } from "./servers";
 
@@ -177,15 +178,43 @@ export function ServerDetailPage({ id }: { id: string }) {
       <h2>Tools</h2>
       <Problem error={tools.error} />
       {tools.data && tools.data.tools.length > 0 ? (
-        tools.data.tools.map((tool) => (
-          <ToolView key={tool.name} tool={tool} callName={`${s.name}__${tool.name}`} />
-        ))
+        <ServerTools key={s.name} server={s.name} tools={tools.data.tools} />
       ) : (
         <p class="help">
           {connected ? "This server offers no tools." : "Tools appear once the server is connected."}
         </p>
       )}
     </section>
+  );
+}
+
+/** How many of a server's tools its page lists before "Show more" (a filter narrows them instead). */
+const TOOLS_SHOWN = 10;
+
+/** A server's tools, collapsed, behind a filter by name or description; the first {@link TOOLS_SHOWN}. */
+function ServerTools(props: { server: string; tools: Tool[] }) {
+  const [filter, setFilter] = useState("");
+  const shown = props.tools.filter((tool) => matchesTool(filter, tool.name, tool.description));
+  return (
+    <>
+      <p class="help" data-count={props.tools.length}>
+        {props.tools.length} {props.tools.length === 1 ? "tool" : "tools"}, called as{" "}
+        <code>
+          {props.server}__{"<tool>"}
+        </code>{" "}
+        on <code>/mcp</code>. Open one to read its parameters and try it.
+      </p>
+      <Filters text={filter} onText={setFilter} placeholder="name or description" />
+      <ToolList
+        limit={TOOLS_SHOWN}
+        tools={shown.map((tool) => ({
+          tool,
+          callName: `${props.server}__${tool.name}`,
+          stats: { server: props.server, tool: tool.name },
+        }))}
+      />
+      {shown.length === 0 ? <p>No tool matches the filter.</p> : null}
+    </>
   );
 }
 

@@ -97,11 +97,13 @@ export function ServersPage() {
         text={filter}
         onText={setFilter}
         placeholder="name, URL or command"
-        choiceLabel="State"
-        choice={state}
-        onChoice={setState}
-        anyLabel="any"
-        choices={["connected", "connecting", "failed", "disabled"]}
+        choice={{
+          label: "State",
+          value: state,
+          onChange: setState,
+          anyLabel: "any",
+          choices: ["connected", "connecting", "failed", "disabled"],
+        }}
       />
       <div class="table-wrap">
         <table class="stack servers">

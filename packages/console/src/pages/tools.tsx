@@ -1,7 +1,7 @@
 /**
  * The whole tool catalogue (`GET /v1/tools`: every tool of every enabled, connected server), grouped
  * by server and reloaded every 10 s, with a filter by name or description and by server; each tool
- * opens to its schema and "Try it" form (mounted when first opened, kept while the page is). "View as"
+ * opens to its schema and "Try it" form (tool-list.tsx). "View as"
  * shows the catalogue as one key or sign-in mapping sees it (`?as=key:<id>` / `?as=<subject>`: the
  * gateway's own decision, its servers, tool sets and tool policy).
  */
@@ -9,7 +9,7 @@ import { useState } from "preact/hooks";
 import { request } from "../api";
 import { EmptyState, Filters, Problem, usePolled } from "../components";
 import { href } from "../router";
-import { ToolView } from "../tool-view";
+import { matchesTool, ToolList } from "../tool-list";
 import type { AccessMapping, ApiKey, CatalogTool } from "../types";
 
 /** How often the catalogue reloads itself (a server's tools appear once it connects). */
@@ -31,7 +31,6 @@ export function ToolsPage() {
   const data = loaded.data?.as === viewAs ? loaded.data.tools : undefined;
   const [filter, setFilter] = useState("");
   const [server, setServer] = useState("");
-  const [opened, setOpened] = useState<ReadonlySet<string>>(new Set());
 
   const head = (
     <>
@@ -85,13 +84,8 @@ export function ToolsPage() {
   }
 
   const servers = [...new Set(data.map((tool) => tool.server))].sort();
-  const needle = filter.trim().toLowerCase();
   const shown = data.filter(
-    (tool) =>
-      (!server || tool.server === server) &&
-      (!needle ||
-        tool.name.toLowerCase().includes(needle) ||
-        (tool.description ?? "").toLowerCase().includes(needle)),
+    (tool) => (!server || tool.server === server) && matchesTool(filter, tool.name, tool.description),
   );
   const groups = servers
     .map((name) => ({ name, tools: shown.filter((tool) => tool.server === name) }))
@@ -109,11 +103,7 @@ export function ToolsPage() {
         text={filter}
         onText={setFilter}
         placeholder="name or description"
-        choiceLabel="Server"
-        choice={server}
-        onChoice={setServer}
-        anyLabel="all"
-        choices={servers}
+        choice={{ label: "Server", value: server, onChange: setServer, anyLabel: "all", choices: servers }}
       />
       {groups.map((group) => (
         <section key={group.name} class="tool-group" data-server={group.name}>
@@ -123,36 +113,16 @@ export function ToolsPage() {
               {group.tools.length} {group.tools.length === 1 ? "tool" : "tools"}
             </span>
           </h2>
-          <ul class="tool-list">
-            {group.tools.map((tool) => {
+          <ToolList
+            tools={group.tools.map((tool) => {
               const short = shortName(tool);
-              return (
-                <li key={tool.name}>
-                  <details
-                    data-tool={tool.name}
-                    onToggle={(event) => {
-                      if (event.currentTarget.open && !opened.has(tool.name))
-                        setOpened(new Set([...opened, tool.name]));
-                    }}
-                  >
-                    <summary>
-                      <code class="tool-summary-name">{tool.name}</code>
-                      {tool.description ? (
-                        <span class="tool-summary-description">{firstLine(tool.description)}</span>
-                      ) : null}
-                    </summary>
-                    {opened.has(tool.name) ? (
-                      <ToolView
-                        tool={{ ...tool, name: short }}
-                        callName={tool.name}
-                        stats={{ server: tool.server, tool: short }}
-                      />
-                    ) : null}
-                  </details>
-                </li>
-              );
+              return {
+                tool: { ...tool, name: short },
+                callName: tool.name,
+                stats: { server: tool.server, tool: short },
+              };
             })}
-          </ul>
+          />
         </section>
       ))}
       {groups.length === 0 ? <p>No tool matches the filter.</p> : null}
@@ -201,10 +171,4 @@ function ViewAs(props: { value: string; onChange: (value: string) => void }) {
 function shortName(tool: CatalogTool): string {
   const prefix = `${tool.server}__`;
   return tool.name.startsWith(prefix) ? tool.name.slice(prefix.length) : tool.name;
-}
-
-/** A description's first line, cut to a summary's length. */
-function firstLine(text: string): string {
-  const line = text.split("\n")[0] ?? "";
-  return line.length > 120 ? `${line.slice(0, 119)}…` : line;
 }
