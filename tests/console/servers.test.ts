@@ -179,4 +179,24 @@ describe("console: servers", () => {
       await client.close();
     }
   });
+
+  it("exports the server as a .mcp.json entry with its secret header masked", async () => {
+    const { page } = ui;
+    await page.goto("/#/servers/docs");
+    await page.locator("details.export summary").click();
+    const exported = JSON.parse(await page.getByLabel(".mcp.json").inputValue());
+    const stored = await stack.call("GET", "/v1/servers/docs");
+    expect(exported).toEqual({
+      mcpServers: {
+        docs: {
+          type: "http",
+          url: upstream.url,
+          headers: { Authorization: "Bearer [SECRET]" },
+          pinning: stored.body.pinning,
+        },
+      },
+    });
+    await expectAccessible(page, "server detail, export open");
+    await expectNoSecrets(ui, [SECRET, "sentinel-console-secret-7f3a"]);
+  });
 });

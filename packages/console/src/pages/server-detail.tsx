@@ -4,11 +4,13 @@
  */
 
 import { assertNever } from "@mcpgw/core/exhaustive";
+import { mcpJsonDocument } from "@mcpgw/core/mcp-json-entry";
 import { useState } from "preact/hooks";
 import { request, seg } from "../api";
 import { CallStats } from "../call-stats";
 import {
   ConfirmButton,
+  CopyField,
   Filters,
   ms,
   Notice,
@@ -168,6 +170,14 @@ export function ServerDetailPage({ id }: { id: string }) {
             <dt>Pinning</dt>
             <dd data-field="pinning">{PINNING_LABELS[pinningOf(s)]}</dd>
           </dl>
+          <details class="export">
+            <summary>Export as .mcp.json</summary>
+            <CopyField id="server-export" label=".mcp.json" value={mcpJsonDocument(s.name, s)} multiline />
+            <p class="help">
+              Secret values stay masked: put the real ones in before importing it elsewhere (an import refuses
+              a mask). The timeout, OAuth, scope and child limits are not part of a .mcp.json.
+            </p>
+          </details>
         </div>
       </div>
       <ConnectClients id="server-connect" server={s.name} />
