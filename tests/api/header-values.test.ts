@@ -62,3 +62,59 @@ describe("header values with CR, LF or NUL", () => {
     expect(await app.store.servers.listPlain()).toEqual([]);
   });
 });
+
+describe("headers no request could carry, or the connection sets itself", () => {
+  const CASES = [
+    [
+      "a value past Latin-1 (€)",
+      { "X-Price": "5 €" },
+      "headers.X-Price: must hold only characters an HTTP header can carry",
+    ],
+    [
+      "an emoji",
+      { "X-Hello": "hi 👋" },
+      "headers.X-Hello: must hold only characters an HTTP header can carry",
+    ],
+    [
+      "Host",
+      { Host: "evil.example.com" },
+      "headers.Host: the name is one the gateway or the connection sets itself",
+    ],
+    [
+      "Transfer-Encoding",
+      { "transfer-encoding": "chunked" },
+      "headers.transfer-encoding: the name is one the gateway",
+    ],
+  ] as const;
+
+  it.each(CASES)("are refused on create (%s), in words, and nothing is stored", async (_, headers, said) => {
+    const problem = await expectProblem(
+      await app.call("POST", "/v1/servers", httpServer("latin", { headers })),
+      400,
+      "request.invalid",
+    );
+    expect(problem.errors).toEqual([expect.stringContaining(said)]);
+    expect(await app.store.servers.listPlain()).toEqual([]);
+  });
+
+  it.each(CASES)("are refused on PATCH and import (%s): nothing changes", async (_, headers, said) => {
+    const server = await createServer(app, httpServer("latin", { headers: { "X-Key": "ok" } }));
+    const patched = await expectProblem(
+      await app.call("PATCH", `/v1/servers/${server.id}`, { headers }),
+      400,
+      "request.invalid",
+    );
+    expect(patched.errors).toEqual([expect.stringContaining(said)]);
+    expect(await app.store.servers.get(server.id)).toMatchObject({ version: 1, headers: { "X-Key": "ok" } });
+
+    const imported = await expectProblem(
+      await app.call("POST", "/v1/servers/import", {
+        mcpServers: { other: { url: "https://o.example.com/mcp", headers } },
+      }),
+      400,
+      "import.invalid_entry",
+    );
+    expect(imported.errors).toEqual([{ entry: "other", message: expect.stringContaining(said) }]);
+    expect((await app.store.servers.listPlain()).map((s) => s.name)).toEqual(["latin"]);
+  });
+});

@@ -99,10 +99,25 @@ export class AppError extends Error {
   }
 }
 
-/** Issues from a zod error as `path: message` lines, for a problem's detail. */
-export function describeIssues(issues: ReadonlyArray<{ path: PropertyKey[]; message: string }>): string[] {
-  return issues.map((issue) => {
+/** A zod issue as far as {@link describeIssues} reads it (a bad record key nests the key's own issues). */
+interface Issue {
+  path: PropertyKey[];
+  message: string;
+  code?: string;
+  issues?: ReadonlyArray<{ message: string }>;
+}
+
+/**
+ * Issues from a zod error as `path: message` lines, for a problem's detail. A record's bad key says
+ * what is wrong with it (`headers.Host: the name is one the gateway … sets itself`), not zod's "Invalid key in record".
+ */
+export function describeIssues(issues: ReadonlyArray<Issue>): string[] {
+  return issues.flatMap((issue) => {
     const path = issue.path.map(String).join(".");
-    return path ? `${path}: ${issue.message}` : issue.message;
+    const messages =
+      issue.code === "invalid_key" && issue.issues?.length
+        ? issue.issues.map((inner) => `the name ${inner.message}`)
+        : [issue.message];
+    return messages.map((message) => (path ? `${path}: ${message}` : message));
   });
 }

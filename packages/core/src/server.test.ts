@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import { describeIssues } from "./errors";
 import {
   HttpServerSpec,
@@ -581,5 +582,64 @@ describe("upstream auth by transport kind", () => {
     expect(upstreamAuthOf(stdio)).toBeUndefined();
     expect(isPerUser(stdio)).toBe(false);
     expect(upstreamAuthKey(stdio)).toBe("");
+  });
+});
+
+describe("ServerSpec headers", () => {
+  const withHeaders = (headers: Record<string, string>) =>
+    ServerSpec.safeParse({ name: "h", url: "https://h.example.com/mcp", headers });
+  const problems = (headers: Record<string, string>) => {
+    const parsed = withHeaders(headers);
+    return parsed.success ? [] : describeIssues(parsed.error.issues);
+  };
+
+  it("takes RFC 9110 names and values a client can send: Latin-1 included, tabs too", () => {
+    expect(problems({ "X-Team": "café\tau lait", Authorization: "Bearer abc", Hostname: "ok" })).toEqual([]);
+  });
+
+  it("refuses the headers the gateway or the connection sets, in any case, saying why", () => {
+    for (const name of [
+      "Host",
+      "host",
+      "Content-Length",
+      "Transfer-Encoding",
+      "Connection",
+      "Mcp-Session-Id",
+      "TE",
+    ])
+      expect(problems({ [name]: "x" })).toEqual([
+        `headers.${name}: the name is one the gateway or the connection sets itself: it cannot be configured`,
+      ]);
+  });
+
+  it("refuses a name that is no token, and a value no HTTP client could send, each in words", () => {
+    expect(problems({ "Bad Name": "v" })).toEqual([
+      "headers.Bad Name: the name must be a valid HTTP header name: letters, digits and !#$%&'*+-.^_`|~, no spaces",
+    ]);
+    for (const value of ["5 €", "hi 👋", "“quoted”", "bell\u0007"])
+      expect(problems({ "X-Value": value })).toEqual([
+        "headers.X-Value: must hold only characters an HTTP header can carry: no control characters, nothing beyond Latin-1 (no emoji, no € or curly quotes)",
+      ]);
+    expect(problems({ "X-Value": "a\r\nb" })).toEqual(["headers.X-Value: must not contain CR, LF or NUL"]);
+  });
+
+  it("documents the same rules in its JSON Schema patterns (what the API document promises)", () => {
+    const schema = z.toJSONSchema(ServerSpec, { io: "input", unrepresentable: "any" }) as unknown as {
+      oneOf?: unknown[];
+      anyOf?: unknown[];
+    };
+    const text = JSON.stringify(schema);
+    const patterns = [...text.matchAll(/"pattern":"((?:[^"\\]|\\.)*)"/g)].map(
+      (match) => new RegExp(JSON.parse(`"${match[1]}"`)),
+    );
+    const nameRule = patterns.find(
+      (pattern) => pattern.test("X-Team") && !pattern.test("Host") && !pattern.test("x y"),
+    );
+    expect(nameRule, "a header-name pattern that refuses Host").toBeDefined();
+    expect(nameRule?.test("hOsT")).toBe(false);
+    const valueRule = patterns.find(
+      (pattern) => pattern.test("café") && !pattern.test("€") && !pattern.test("a\nb"),
+    );
+    expect(valueRule, "a header-value pattern that refuses € and LF").toBeDefined();
   });
 });

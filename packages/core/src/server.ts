@@ -5,13 +5,61 @@ import { ServerName } from "./names";
 import { HTTP_URL, NO_CR_LF_NUL, NOT_BLANK, NOT_MASKED, recordOf } from "./patterns";
 import { Pinning } from "./pinning";
 
-/** Header and env maps: string keys to string values. */
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/**
+ * Headers an admin may not set on an upstream: the connection's own (hop-by-hop, RFC 9110 §7.6.1), the
+ * ones the HTTP client computes (`Host`, `Content-Length`) and the ones the MCP transport owns (its
+ * session, protocol version and resumption). Set, they would break every request or be dropped unsaid.
+ */
+export const FORBIDDEN_HEADERS = [
+  "connection",
+  "content-length",
+  "host",
+  "keep-alive",
+  "last-event-id",
+  "mcp-protocol-version",
+  "mcp-session-id",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+] as const;
+
+/** `word` matched in any case, in a pattern JSON Schema can carry (no flags): `host` → `[Hh][Oo][Ss][Tt]`. */
+function anyCase(word: string): string {
+  return [...word].map((char) => (/[a-z]/.test(char) ? `[${char.toUpperCase()}${char}]` : char)).join("");
+}
+
+/** A header name: an RFC 9110 token, and none of {@link FORBIDDEN_HEADERS} (any case). */
+const HEADER_NAME = new RegExp(
+  `^(?!(?:${FORBIDDEN_HEADERS.map(anyCase).join("|")})$)[!#$%&'*+.^_\`|~0-9A-Za-z-]+$`,
+);
+const HEADER_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const HeaderName = z.string().regex(HEADER_NAME, "must be a valid HTTP header name");
+const HeaderName = z
+  .string()
+  .regex(HEADER_TOKEN, "must be a valid HTTP header name: letters, digits and !#$%&'*+-.^_`|~, no spaces")
+  .refine(
+    (name) => !(FORBIDDEN_HEADERS as readonly string[]).includes(name.toLowerCase()),
+    "is one the gateway or the connection sets itself: it cannot be configured",
+  );
 const EnvName = z.string().regex(ENV_NAME, "must be a valid environment variable name");
+/**
+ * What an HTTP header value may hold besides CR, LF and NUL (refused on their own, below): tab, visible
+ * ASCII, spaces and Latin-1 (RFC 9110 field-value, obs-text) — no other control character, and no
+ * character past U+00FF, which no HTTP client can send (it fails every request, "Cannot convert
+ * argument to a ByteString").
+ */
+const SENDABLE = /^[^\x01-\x08\x0B\x0C\x0E-\x1F\x7F\u0100-\uFFFF]*$/;
 /** A header value: CR, LF or NUL could split or smuggle headers, so they are refused at registration. */
-const HeaderValue = z.string().max(8_192).regex(NO_CR_LF_NUL, "must not contain CR, LF or NUL");
+const HeaderValue = z
+  .string()
+  .max(8_192)
+  .regex(NO_CR_LF_NUL, "must not contain CR, LF or NUL")
+  .regex(
+    SENDABLE,
+    "must hold only characters an HTTP header can carry: no control characters, nothing beyond Latin-1 (no emoji, no € or curly quotes)",
+  );
 const EnvValue = z.string().max(32_768);
 /**
  * A value to store, documented as never a mask: a pasted mask (e.g. from this gateway's own output) is
@@ -27,7 +75,10 @@ export const EnvMap = recordOf(EnvName, ENV_NAME, EnvValue);
 export const RealHeaderMap = recordOf(
   HeaderName,
   HEADER_NAME,
-  real(HeaderValue, new RegExp(NOT_MASKED.source + NO_CR_LF_NUL.source.slice(1))),
+  real(
+    HeaderValue,
+    new RegExp(`${NOT_MASKED.source}(?=${NO_CR_LF_NUL.source.slice(1)})${SENDABLE.source.slice(1)}`),
+  ),
 );
 export const RealEnvMap = recordOf(EnvName, ENV_NAME, real(EnvValue, NOT_MASKED));
 
