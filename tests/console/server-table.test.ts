@@ -1,9 +1,11 @@
 /**
- * The servers table's filter and sort, a server's reconnect, and the API's validation messages shown
- * next to the field they are about.
+ * The servers table's filter and sort, a server's reconnect, the API's validation messages shown
+ * next to the field they are about (once), and the form's own checks: what the API would refuse is
+ * said beside its field in words and nothing is sent; a command line typed whole is split on request;
+ * an edit that lost a race offers to reload.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ConsoleSession, openConsole, signIn } from "../support/browser";
+import { type ConsoleSession, expectAccessible, openConsole, signIn } from "../support/browser";
 import { type Stack, startStack } from "../support/stack";
 
 describe("console: the servers table and the form's messages", () => {
@@ -64,12 +66,96 @@ describe("console: the servers table and the form's messages", () => {
     await page.getByRole("button", { name: "Add server" }).click();
     const url = page.locator(".field.invalid", { has: page.getByLabel("URL") });
     await url.locator(".field-error").waitFor();
-    expect(await url.locator(".field-error").textContent()).toMatch(/^url: /);
+    // Told once, beside the field, without the API's path in front; the box only says where to look.
+    const said = (await url.locator(".field-error").textContent()) ?? "";
+    expect(said).not.toMatch(/^url: /);
+    expect(await page.locator(".problem").textContent()).toBe(
+      "Nothing was saved: change the fields marked above.",
+    );
 
     await page.getByLabel("URL").fill("https://example.com/mcp");
     await page.getByRole("button", { name: "Add server" }).click();
     const name = page.locator(".field.invalid", { has: page.getByLabel("Name") });
     await name.locator(".field-error").waitFor();
     expect(await name.locator(".field-error").textContent()).toContain("alpha");
+  });
+
+  it("says what the API would refuse beside each field, in words, and sends nothing", async () => {
+    const { page } = ui;
+    const sent: string[] = [];
+    const watch = (request: { method(): string; url(): string }) => {
+      if (request.method() !== "GET" && request.url().includes("/v1/servers")) sent.push(request.url());
+    };
+    page.on("request", watch);
+    try {
+      await page.goto("/#/servers/new");
+      await page.getByLabel("Name").fill("delta");
+      await page.getByLabel("URL").fill("https://example.com/mcp");
+      const rows = [
+        ["X-Price", "5 €"],
+        ["", "a value with no name"],
+        ["Host", "evil.example.com"],
+      ];
+      for (const [index, [name, value]] of rows.entries()) {
+        await page.getByRole("button", { name: "Add header" }).click();
+        await page.getByLabel(`Headers ${index + 1} name`).fill(name ?? "");
+        await page.getByLabel(`Headers ${index + 1} value`).fill(value ?? "");
+      }
+      await page.getByLabel("Timeout (seconds)").fill("1e400");
+      await page.getByRole("button", { name: "Add server" }).click();
+
+      const headers = page.locator("fieldset.invalid", { has: page.getByLabel("Headers 1 name") });
+      await expect
+        .poll(() => headers.locator(".field-error").allTextContents())
+        .toEqual([
+          expect.stringMatching(
+            /^Header “X-Price”: the value must hold only characters an HTTP header can carry/,
+          ),
+          "Header row 2 has a value but no name: name it, or remove the row.",
+          "Header “Host”: the name is one the gateway or the connection sets itself: it cannot be configured.",
+        ]);
+      const timeout = page.locator(".field.invalid", { has: page.getByLabel("Timeout (seconds)") });
+      expect(await timeout.locator(".field-error").textContent()).toBe(
+        "“1e400” is not a number of seconds: use 1 to 900.",
+      );
+      expect(await page.locator(".problem").textContent()).toBe(
+        "Nothing was sent: change the fields marked above.",
+      );
+      // Header values are typed hidden, as secrets are, unless asked to show.
+      expect(await page.getByLabel("Headers 1 value").getAttribute("type")).toBe("password");
+      await expectAccessible(page, "server form, its own checks");
+      expect(sent).toEqual([]);
+    } finally {
+      page.off("request", watch);
+    }
+  });
+
+  it("splits a command line typed whole into Command on request", async () => {
+    const { page } = ui;
+    await page.goto("/#/servers/new");
+    await page.getByLabel("Command (stdio)").check();
+    await page.getByLabel("Command", { exact: true }).fill("npx -y @modelcontextprotocol/server-everything");
+    await page.getByText("This looks like a whole command line").waitFor();
+    await page.getByRole("button", { name: "Split into command and arguments" }).click();
+    expect(await page.getByLabel("Command", { exact: true }).inputValue()).toBe("npx");
+    expect(await page.getByLabel("argument 1", { exact: true }).inputValue()).toBe("-y");
+    expect(await page.getByLabel("argument 2", { exact: true }).inputValue()).toBe(
+      "@modelcontextprotocol/server-everything",
+    );
+    await page.getByText("This looks like a whole command line").waitFor({ state: "detached" });
+  });
+
+  it("offers to reload an edit that lost a race, and shows what is stored then", async () => {
+    const { page } = ui;
+    await page.goto("/#/servers/alpha/edit");
+    const timeout = page.getByLabel("Timeout (seconds)");
+    await expect.poll(() => timeout.inputValue()).not.toBe("");
+    expect((await stack.call("PATCH", "/v1/servers/alpha", { timeoutSeconds: 77 })).status).toBe(200);
+    await timeout.fill("45");
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.getByText(/changed elsewhere/).waitFor();
+    await page.getByRole("button", { name: "Reload the server" }).click();
+    await expect.poll(() => timeout.inputValue()).toBe("77");
+    expect(await page.locator(".problem").count()).toBe(0);
   });
 });

@@ -46,7 +46,7 @@ describe("console: stdio servers", () => {
     await page.getByRole("button", { name: "Add server" }).click();
 
     await page.locator("h1 [data-state=connected]").waitFor({ timeout: 30_000 });
-    await page.getByRole("heading", { name: "ping" }).waitFor();
+    await page.locator(`details[data-tool="tiny__ping"]`).waitFor();
     expect(await page.locator("[data-field=toolCount]").textContent()).not.toBe("0");
     await page.getByText("one child per caller").waitFor();
     const stored = (await stack.call("GET", "/v1/servers")).body.servers.find(

@@ -23,16 +23,30 @@ export function StateBadge({ state, reason }: { state: ServerState; reason?: str
 }
 
 /** An error from the API (or anything thrown) as an alert the admin can act on. */
-export function Problem({ error }: { error: unknown }) {
+/**
+ * A failure, in words. With `fields`, the API's messages about those fields are left to them (each
+ * shown once, beside its field): when nothing else is wrong, the box only says so.
+ */
+export function Problem({ error, fields }: { error: unknown; fields?: string[] }) {
   if (!error) return null;
   const api = error instanceof ApiError ? error : undefined;
+  const beside =
+    api && fields ? api.errors.filter((message) => fields.some((field) => about(message, field))) : [];
+  const rest = api ? api.errors.filter((message) => !beside.includes(message)) : [];
+  if (api && beside.length > 0 && rest.length === 0) {
+    return (
+      <div class="problem" role="alert">
+        <strong>Nothing was saved: change the fields marked above.</strong>
+      </div>
+    );
+  }
   return (
     <div class="problem" role="alert">
       <strong>{api ? api.detail : String((error as Error)?.message ?? error)}</strong>
       {api ? <code class="code">{api.code}</code> : null}
-      {api && api.errors.length > 0 && !(api.errors.length === 1 && api.errors[0] === api.detail) ? (
+      {api && rest.length > 0 && !(rest.length === 1 && rest[0] === api.detail) ? (
         <ul>
-          {api.errors.map((message) => (
+          {rest.map((message) => (
             <li key={message}>{message}</li>
           ))}
         </ul>
@@ -41,16 +55,22 @@ export function Problem({ error }: { error: unknown }) {
   );
 }
 
+/** Whether an API message (`field: …`, `field.key: …`) is about `field`. */
+function about(message: string, field: string): boolean {
+  return message === field || message.startsWith(`${field}:`) || message.startsWith(`${field}.`);
+}
+
 /**
  * The API's messages about one field: those of a `request.invalid` problem whose path starts with
- * the field's name (`url: Invalid URL`), or the whole detail when the problem's code is the field's.
+ * the field's name, told without it (`url: Invalid URL` → `Invalid URL`; `headers.X-Key: …` →
+ * `X-Key: …`), or the whole detail when the problem's code is the field's.
  */
 export function fieldErrors(error: unknown, field: string, codes: string[] = []): string[] {
   if (!(error instanceof ApiError)) return [];
   if (codes.includes(error.code)) return [error.detail];
-  return error.errors.filter(
-    (message) => message === field || message.startsWith(`${field}:`) || message.startsWith(`${field}.`),
-  );
+  return error.errors
+    .filter((message) => about(message, field))
+    .map((message) => message.slice(field.length).replace(/^[:.]\s*/, "") || message);
 }
 
 /** A labelled form control with its help and the API's messages next to it. */
@@ -258,7 +278,9 @@ export function useSubmit(work: () => Promise<void>) {
       setBusy(false);
     }
   };
-  return { busy, error, onSubmit };
+  /** Forgets the last failure (the form was read again). */
+  const reset = () => setError(undefined);
+  return { busy, error, onSubmit, reset };
 }
 
 /**

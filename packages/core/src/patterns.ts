@@ -14,8 +14,7 @@ const SPACE = "\\t\\n\\x0b\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u2
 export const NOT_BLANK = new RegExp(`[^${SPACE}]`);
 
 /** Holds for text without CR, LF or NUL (which could split or smuggle an HTTP header). */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is what it refuses (as \x00: schema tools read it)
-export const NO_CR_LF_NUL = /^[^\r\n\x00]*$/;
+export { NO_CR_LF_NUL } from "./header-rules";
 
 /** Holds for text that is not a mask (`…[SECRET]`, see `looksMasked`): a mask is never a credential. */
 export const NOT_MASKED = new RegExp(`^(?![\\s\\S]*\\[SECRET\\][${SPACE}]*$)`);

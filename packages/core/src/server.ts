@@ -1,65 +1,41 @@
 import { z } from "zod";
 import { ChildLimits } from "./child-limits";
 import { assertNever } from "./exhaustive";
+import {
+  FORBIDDEN_HEADERS,
+  HEADER_SAYS,
+  HEADER_TOKEN,
+  HEADER_VALUE,
+  isForbiddenHeader,
+  NO_CR_LF_NUL,
+  SENDABLE,
+} from "./header-rules";
 import { ServerName } from "./names";
-import { HTTP_URL, NO_CR_LF_NUL, NOT_BLANK, NOT_MASKED, recordOf } from "./patterns";
+import { HTTP_URL, NOT_BLANK, NOT_MASKED, recordOf } from "./patterns";
 import { Pinning } from "./pinning";
-
-/**
- * Headers an admin may not set on an upstream: the connection's own (hop-by-hop, RFC 9110 §7.6.1), the
- * ones the HTTP client computes (`Host`, `Content-Length`) and the ones the MCP transport owns (its
- * session, protocol version and resumption). Set, they would break every request or be dropped unsaid.
- */
-export const FORBIDDEN_HEADERS = [
-  "connection",
-  "content-length",
-  "host",
-  "keep-alive",
-  "last-event-id",
-  "mcp-protocol-version",
-  "mcp-session-id",
-  "proxy-connection",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-] as const;
 
 /** `word` matched in any case, in a pattern JSON Schema can carry (no flags): `host` → `[Hh][Oo][Ss][Tt]`. */
 function anyCase(word: string): string {
   return [...word].map((char) => (/[a-z]/.test(char) ? `[${char.toUpperCase()}${char}]` : char)).join("");
 }
 
-/** A header name: an RFC 9110 token, and none of {@link FORBIDDEN_HEADERS} (any case). */
+/** A header name: an RFC 9110 token, and none of {@link FORBIDDEN_HEADERS} (any case; header-rules.ts). */
 const HEADER_NAME = new RegExp(
-  `^(?!(?:${FORBIDDEN_HEADERS.map(anyCase).join("|")})$)[!#$%&'*+.^_\`|~0-9A-Za-z-]+$`,
+  `^(?!(?:${FORBIDDEN_HEADERS.map(anyCase).join("|")})$)${HEADER_TOKEN.source.slice(1)}`,
 );
-const HEADER_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const HeaderName = z
   .string()
-  .regex(HEADER_TOKEN, "must be a valid HTTP header name: letters, digits and !#$%&'*+-.^_`|~, no spaces")
-  .refine(
-    (name) => !(FORBIDDEN_HEADERS as readonly string[]).includes(name.toLowerCase()),
-    "is one the gateway or the connection sets itself: it cannot be configured",
-  );
+  .regex(HEADER_TOKEN, HEADER_SAYS.notToken)
+  .refine((name) => !isForbiddenHeader(name), HEADER_SAYS.forbidden);
 const EnvName = z.string().regex(ENV_NAME, "must be a valid environment variable name");
-/**
- * What an HTTP header value may hold besides CR, LF and NUL (refused on their own, below): tab, visible
- * ASCII, spaces and Latin-1 (RFC 9110 field-value, obs-text) — no other control character, and no
- * character past U+00FF, which no HTTP client can send (it fails every request, "Cannot convert
- * argument to a ByteString").
- */
-const SENDABLE = /^[^\x01-\x08\x0B\x0C\x0E-\x1F\x7F\u0100-\uFFFF]*$/;
-/** A header value: CR, LF or NUL could split or smuggle headers, so they are refused at registration. */
+/** A header value: CR, LF or NUL could split or smuggle headers; past Latin-1 it cannot be sent at all. */
 const HeaderValue = z
   .string()
   .max(8_192)
-  .regex(NO_CR_LF_NUL, "must not contain CR, LF or NUL")
-  .regex(
-    SENDABLE,
-    "must hold only characters an HTTP header can carry: no control characters, nothing beyond Latin-1 (no emoji, no € or curly quotes)",
-  );
+  .regex(NO_CR_LF_NUL, HEADER_SAYS.splits)
+  .regex(SENDABLE, HEADER_SAYS.unsendable)
+  .meta({ pattern: HEADER_VALUE.source });
 const EnvValue = z.string().max(32_768);
 /**
  * A value to store, documented as never a mask: a pasted mask (e.g. from this gateway's own output) is
@@ -75,10 +51,7 @@ export const EnvMap = recordOf(EnvName, ENV_NAME, EnvValue);
 export const RealHeaderMap = recordOf(
   HeaderName,
   HEADER_NAME,
-  real(
-    HeaderValue,
-    new RegExp(`${NOT_MASKED.source}(?=${NO_CR_LF_NUL.source.slice(1)})${SENDABLE.source.slice(1)}`),
-  ),
+  real(HeaderValue, new RegExp(NOT_MASKED.source + HEADER_VALUE.source.slice(1))),
 );
 export const RealEnvMap = recordOf(EnvName, ENV_NAME, real(EnvValue, NOT_MASKED));
 
@@ -128,7 +101,12 @@ export const Isolation = z.enum(["shared", "per_caller"]).meta({
     "`shared`: one child for every caller; `per_caller`: one child per caller principal (user, key or admin), spawned when it first calls and reaped when idle",
 });
 export type Isolation = z.infer<typeof Isolation>;
-export const TimeoutSeconds = z.number().int().min(1).max(900);
+/** How long a call may take, in whole seconds: 1 to 900 (15 minutes). */
+export const TimeoutSeconds = z
+  .number({ error: "must be a number of seconds" })
+  .int("must be a whole number of seconds")
+  .min(1, "must be at least 1 second")
+  .max(900, "must be at most 900 seconds (15 minutes)");
 
 const common = {
   name: ServerName,

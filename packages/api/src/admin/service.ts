@@ -167,7 +167,7 @@ async function retryingRaces<T>(attempt: () => Promise<T>): Promise<T> {
 function preconditionFailed(ifMatch: string, version: number): AppError {
   return new AppError(
     "request.precondition_failed",
-    `If-Match ${ifMatch} does not match version ${version}.`,
+    `The server changed elsewhere since version ${ifMatch.replaceAll('"', "")} was read (it is at version ${version} now): reload it, then make the change again.`,
     {
       version,
     },

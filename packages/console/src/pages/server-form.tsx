@@ -7,13 +7,12 @@
  */
 import { assertNever } from "@mcpgw/core/exhaustive";
 import { useEffect, useState } from "preact/hooks";
-import { request, seg } from "../api";
+import { ApiError, request, seg } from "../api";
 import { Field, fieldErrors, Problem, useSubmit } from "../components";
 import { PINNING_LABELS, pinningOf } from "../pinning";
 import { navigate } from "../router";
+import { draftProblems, type Row, splitCommandLine } from "../server-draft-check";
 import type { Pinning, Server } from "../types";
-
-type Row = { key: string; value: string };
 
 interface Draft {
   transport: Server["transport"];
@@ -149,7 +148,9 @@ function mapOf(rows: Row[]): Record<string, string> {
 
 type TextKey = "name" | "url" | "command" | "secretRef" | "timeoutSeconds";
 interface TextOptions {
-  type?: "text" | "url" | "number";
+  type?: "text" | "url";
+  /** A number typed as text (so what was typed can be told back: `1e400`), with a numeric keyboard. */
+  numeric?: boolean;
   required?: boolean;
   placeholder?: string;
   help?: string;
@@ -177,6 +178,22 @@ const ISOLATIONS: Choice[] = [
   { value: "per_caller", label: "per caller — a child of its own for each caller" },
 ];
 const PINNINGS: Choice[] = Object.entries(PINNING_LABELS).map(([value, label]) => ({ value, label }));
+/** The fields the form shows the API's messages beside (the rest go in the problem box). */
+const FORM_FIELDS = [
+  "name",
+  "url",
+  "command",
+  "args",
+  "env",
+  "headers",
+  "auth",
+  "secretRef",
+  "secretFormat",
+  "scope",
+  "isolation",
+  "pinning",
+  "timeoutSeconds",
+];
 const MASK_HELP =
   "Stored values show masked: leave a mask as it is to keep the value, remove the row to drop it.";
 
@@ -185,8 +202,13 @@ export function ServerFormPage({ id }: { id?: string }) {
   const [draft, setDraft] = useState<Draft | undefined>(editing ? undefined : EMPTY);
   const [version, setVersion] = useState<number | undefined>(undefined);
   const [loadError, setLoadError] = useState<unknown>(undefined);
+  /** What the form's own checks found at the last submit (nothing was sent then). */
+  const [checked, setChecked] = useState<Record<string, string[]>>({});
   const submit = useSubmit(async () => {
     if (!draft) return;
+    const problems = draftProblems(draft);
+    setChecked(problems);
+    if (Object.keys(problems).length > 0) return;
     const saved = editing
       ? await request<Server>("PATCH", `/v1/servers/${seg(id)}`, bodyOf(draft, true), {
           "if-match": `"${version}"`,
@@ -195,22 +217,29 @@ export function ServerFormPage({ id }: { id?: string }) {
     navigate("servers", saved.name);
   });
 
-  useEffect(() => {
-    if (!id) return;
-    request<Server>("GET", `/v1/servers/${seg(id)}`).then((server) => {
+  /** Reads the server (again, after a conflict: the edits made here are dropped for what is stored). */
+  const load = (name: string) =>
+    request<Server>("GET", `/v1/servers/${seg(name)}`).then((server) => {
       setDraft(draftOf(server));
       setVersion(server.version);
+      submit.reset();
     }, setLoadError);
+  useEffect(() => {
+    if (id) void load(id);
   }, [id]);
 
   if (!draft) return loadError ? <Problem error={loadError} /> : <p class="loading">Loading…</p>;
   const set = (changes: Partial<Draft>) => setDraft({ ...draft, ...changes });
-  const errorsOf = (field: string, codes: string[] = []) => fieldErrors(submit.error, field, codes);
+  const errorsOf = (field: string, codes: string[] = []) =>
+    checked[field] ?? fieldErrors(submit.error, field, codes);
+  const conflict = submit.error instanceof ApiError && submit.error.code === "request.precondition_failed";
+  const split = draft.transport === "stdio" ? splitCommandLine(draft.command) : undefined;
   const textField = (key: TextKey, label: string, options: TextOptions = {}) => (
     <Field label={label} id={key} help={options.help} errors={errorsOf(key, options.codes)}>
       <input
         id={key}
         type={options.type ?? "text"}
+        inputMode={options.numeric ? "numeric" : undefined}
         required={options.required}
         placeholder={options.placeholder}
         value={draft[key]}
@@ -295,7 +324,23 @@ export function ServerFormPage({ id }: { id?: string }) {
       case "stdio":
         return (
           <>
-            {textField("command", "Command", { required: true, placeholder: "npx" })}
+            {textField("command", "Command", {
+              required: true,
+              placeholder: "npx",
+              help: "The program alone: its arguments go in their own fields below.",
+            })}
+            {split ? (
+              <p class="hint" role="status">
+                This looks like a whole command line: the program is <code>{split.command}</code> and the rest
+                are arguments.{" "}
+                <button
+                  type="button"
+                  onClick={() => set({ command: split.command, args: [...split.args, ...draft.args] })}
+                >
+                  Split into command and arguments
+                </button>
+              </p>
+            ) : null}
             <ListEditor
               legend="Arguments"
               name="argument"
@@ -356,7 +401,7 @@ export function ServerFormPage({ id }: { id?: string }) {
           codes: ["server.name_taken"],
         })}
         {kindFields()}
-        {textField("timeoutSeconds", "Timeout (seconds)", { type: "number" })}
+        {textField("timeoutSeconds", "Timeout (seconds)", { numeric: true, help: "1 to 900." })}
         {selectField(
           "pinning",
           "Tool pinning",
@@ -373,7 +418,20 @@ export function ServerFormPage({ id }: { id?: string }) {
             Enabled
           </label>
         </div>
-        <Problem error={submit.error} />
+        {Object.keys(checked).length > 0 ? (
+          <div class="problem" role="alert">
+            <strong>Nothing was sent: change the fields marked above.</strong>
+          </div>
+        ) : conflict ? (
+          <div class="problem" role="alert">
+            <strong>{(submit.error as ApiError).detail}</strong>{" "}
+            <button type="button" onClick={() => id && void load(id)}>
+              Reload the server
+            </button>
+          </div>
+        ) : (
+          <Problem error={submit.error} fields={FORM_FIELDS} />
+        )}
         <div class="actions">
           <button type="submit" class="primary" disabled={submit.busy}>
             {editing ? "Save" : "Add server"}
@@ -397,6 +455,8 @@ function MapEditor(props: {
   errors: string[];
 }) {
   const { rows, onChange } = props;
+  // Values are secrets (the API masks them): typed hidden, as a secret's value is, unless asked to show.
+  const [shown, setShown] = useState(false);
   const update = (index: number, changes: Partial<Row>) =>
     onChange(rows.map((row, i) => (i === index ? { ...row, ...changes } : row)));
   return (
@@ -412,7 +472,7 @@ function MapEditor(props: {
             onInput={(e) => update(index, { key: e.currentTarget.value })}
           />
           <input
-            type="text"
+            type={shown ? "text" : "password"}
             aria-label={`${props.legend} ${index + 1} value`}
             placeholder="value"
             autoComplete="off"
@@ -431,6 +491,12 @@ function MapEditor(props: {
       <button type="button" onClick={() => onChange([...rows, { key: "", value: "" }])}>
         Add {props.name}
       </button>
+      {rows.length > 0 ? (
+        <label class="show-values">
+          <input type="checkbox" checked={shown} onChange={(e) => setShown(e.currentTarget.checked)} /> Show{" "}
+          {props.legend.toLowerCase()} values
+        </label>
+      ) : null}
       <p class="help">{props.help}</p>
       {props.errors.map((message) => (
         <p class="field-error" key={message} role="alert">
