@@ -61,4 +61,33 @@ describe("console: stdio servers", () => {
     await page.getByRole("link", { name: "Cancel" }).click();
     await expectNoSecrets(ui, [ENV_SECRET]);
   });
+
+  it("shows why a stdio server failed: a typo'd script's stderr, scrubbed; a whole command line's hint", async () => {
+    const { page } = ui;
+    const typo = await stack.call("POST", "/v1/servers", {
+      name: "typo",
+      command: process.execPath,
+      args: [`${TINY_STDIO}x`],
+      env: { API_KEY: ENV_SECRET },
+    });
+    expect(typo.status).toBe(201);
+    await page.goto("/#/servers/typo");
+    await page.locator("h1", { hasText: "typo" }).locator("[data-state=failed]").waitFor({ timeout: 30_000 });
+    const stderr = page.getByRole("figure", { name: "The child's stderr, last lines" });
+    await expect
+      .poll(() => stderr.locator("pre").textContent(), { timeout: 10_000 })
+      .toContain("Cannot find module");
+    expect(await page.locator("h1 .reason").textContent()).not.toMatch(/· failed$/);
+    await expectAccessible(page, "stdio server failed, its stderr shown");
+    await expectNoSecrets(ui, [ENV_SECRET]);
+
+    const whole = await stack.call("POST", "/v1/servers", { name: "whole", command: "npx -y some-server" });
+    expect(whole.status).toBe(201);
+    await page.goto("/#/servers/whole");
+    await page.locator("h1", { hasText: "whole" }).locator("[data-state=failed]").waitFor({ timeout: 30_000 });
+    expect(await page.locator("h1 .reason").textContent()).toBe(" · command not found");
+    expect(await page.locator("[data-field=lastError]").textContent()).toContain(
+      "put the program in command and each argument in args",
+    );
+  }, 60_000);
 });

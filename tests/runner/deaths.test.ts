@@ -88,7 +88,7 @@ describe("runner: deaths", () => {
     const failed = await reaches(stack, id, "failed", 10_000);
     expect(failed.reason).toBe("failed");
     expect(failed.lastError).toMatch(
-      /exited unexpectedly \(code 3\): about to die; API_KEY=\[REDACTED\]; file=\[REDACTED\]/,
+      /exited unexpectedly \(code 3\)\nstderr \(last lines\):\nabout to die; API_KEY=\[REDACTED\]; file=\[REDACTED\]/,
     );
     await expectNoLeak(id);
   });

@@ -12,17 +12,69 @@ const STATE_LABELS: Record<ServerState, string> = {
 };
 
 /** A server's state as colour and text (never colour alone), with its reason when it failed. */
-export function StateBadge({ state, reason }: { state: ServerState; reason?: string | null }) {
+export function StateBadge(props: {
+  state: ServerState;
+  reason?: string | null;
+  /** The status's last error: it names what `failed` alone does not (a command not found, an exit). */
+  lastError?: string | null;
+}) {
+  const reason = reasonLabel(props.reason, props.lastError);
   return (
-    <span class={`badge state-${state}`} data-state={state}>
+    <span class={`badge state-${props.state}`} data-state={props.state}>
       <span class="dot" aria-hidden="true" />
-      {STATE_LABELS[state]}
+      {STATE_LABELS[props.state]}
       {reason ? <span class="reason"> · {reason}</span> : null}
     </span>
   );
 }
 
-/** An error from the API (or anything thrown) as an alert the admin can act on. */
+/**
+ * A failure's reason in words: `not_responding` → "not responding"; the catch-all `failed` (which the
+ * badge's "Failed" already says) is named from the last error when it tells more, else left out.
+ */
+export function reasonLabel(
+  reason: string | null | undefined,
+  lastError?: string | null,
+): string | undefined {
+  if (!reason) return undefined;
+  if (reason !== "failed") return reason.replaceAll("_", " ");
+  const error = lastError ?? "";
+  if (/command not found/.test(error)) return "command not found";
+  if (/cannot be run/.test(error)) return "cannot run the command";
+  if (/exited unexpectedly/.test(error)) return "the process exited";
+  if (/did not start/.test(error)) return "did not start";
+  if (/secrets cannot be opened/.test(error)) return "secrets unreadable";
+  return undefined;
+}
+
+/** Where a stdio child's stderr lines begin in a status's last error (the runner's start-failure.ts). */
+const STDERR_MARK = "\nstderr (last lines):\n";
+
+/** A status's last error without the stderr lines that may follow it (for a table's cell). */
+export function errorSentence(error: string): string {
+  return error.split(STDERR_MARK)[0] ?? error;
+}
+
+/**
+ * A status's last error: its sentence, then — when a stdio child wrote to stderr — those last lines
+ * as they were, in a block of their own (the runner scrubbed configured secret values from them).
+ */
+export function LastError({ error }: { error: string | null | undefined }) {
+  if (!error) return <>—</>;
+  const [sentence, stderr] = error.split(STDERR_MARK);
+  return (
+    <>
+      <span class="error-text">{sentence}</span>
+      {stderr ? (
+        <figure class="stderr">
+          <figcaption>The child's stderr, last lines</figcaption>
+          <pre tabIndex={0}>{stderr}</pre>
+        </figure>
+      ) : null}
+    </>
+  );
+}
+
 /**
  * A failure, in words. With `fields`, the API's messages about those fields are left to them (each
  * shown once, beside its field): when nothing else is wrong, the box only says so.

@@ -40,6 +40,7 @@ import type { InstanceOwnership } from "./membership";
 import { ProbeRelay } from "./probe-relay";
 import { launchedAgo } from "./proc";
 import { DEFAULT_CHILD_REPLY_BUDGET_BYTES, ReplyBudget } from "./reply-budget";
+import { startFailureDetail } from "./start-failure";
 import { mayDownloadAtStart } from "./start-rules";
 import type { OpenWorktree, ThreadWorktrees } from "./thread-worktrees";
 
@@ -850,8 +851,7 @@ export class InstanceManager {
         }
         await transport.close(500);
         await instance.ended;
-        const tail = transport.stderrTail.trim().slice(-1_000);
-        const detail = `the child did not start: ${(error as Error).message}${tail ? `; stderr: ${tail}` : ""}`;
+        const detail = startFailureDetail(record.command, error, transport.stderrTail.trim().slice(-1_000));
         // A 502 with the (scrubbed) reason, so the probe or call that asked records why.
         throw new AppError("upstream.error", scrubSecrets(detail, scrub), {}, { cause: error });
       }
@@ -943,7 +943,7 @@ export class InstanceManager {
         ? `the server wrote a message larger than ${describeBytes(transport.maxMessageBytes)} (MAX_UPSTREAM_MESSAGE_BYTES) and was stopped`
         : killedBy && transport.limits
           ? limitMessage(killedBy, transport.limits)
-          : `process exited unexpectedly (${exit?.signal ?? `code ${exit?.code}`})${tail ? `: ${tail}` : ""}`;
+          : `process exited unexpectedly (${exit?.signal ?? `code ${exit?.code}`})${tail ? `\nstderr (last lines):\n${tail}` : ""}`;
     this.options.logger.warn("child died", {
       serverId: instance.serverId,
       threadId: instance.threadId,

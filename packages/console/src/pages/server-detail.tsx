@@ -12,6 +12,7 @@ import {
   ConfirmButton,
   CopyField,
   Filters,
+  LastError,
   ms,
   Notice,
   Problem,
@@ -59,7 +60,8 @@ export function ServerDetailPage({ id }: { id: string }) {
       </p>
       <div class="page-head">
         <h1>
-          {s.name} <StateBadge state={s.status.state} reason={s.status.reason} />
+          {s.name}{" "}
+          <StateBadge state={s.status.state} reason={s.status.reason} lastError={s.status.lastError} />
         </h1>
         <div class="actions">
           <a class="button" href={href("servers", s.name, "edit")}>
@@ -119,7 +121,7 @@ export function ServerDetailPage({ id }: { id: string }) {
           <dl class="facts">
             <dt>State</dt>
             <dd>
-              <StateBadge state={s.status.state} reason={s.status.reason} />
+              <StateBadge state={s.status.state} reason={s.status.reason} lastError={s.status.lastError} />
             </dd>
             <dt>Tools</dt>
             <dd data-field="toolCount">{s.status.toolCount}</dd>
@@ -132,7 +134,9 @@ export function ServerDetailPage({ id }: { id: string }) {
             <dt>Last failure</dt>
             <dd>{when(s.status.lastConnectionFailureAt)}</dd>
             <dt>Last error</dt>
-            <dd class="error-text">{s.status.lastError ?? "—"}</dd>
+            <dd data-field="lastError">
+              <LastError error={s.status.lastError} />
+            </dd>
             <dt>Next attempt</dt>
             <dd>{when(s.status.nextAttemptAt)}</dd>
             <dt>Protocol</dt>

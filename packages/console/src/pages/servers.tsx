@@ -4,7 +4,7 @@
  */
 import { useState } from "preact/hooks";
 import { request } from "../api";
-import { EmptyState, Filters, ms, Problem, StateBadge, usePolled, when } from "../components";
+import { EmptyState, errorSentence, Filters, ms, Problem, StateBadge, usePolled, when } from "../components";
 import { pendingOf } from "../pinning";
 import { href } from "../router";
 import type { Server, ServerPage } from "../types";
@@ -137,7 +137,11 @@ export function ServersPage() {
                   <span class="transport">{server.transport}</span>
                 </th>
                 <td>
-                  <StateBadge state={server.status.state} reason={server.status.reason} />
+                  <StateBadge
+                    state={server.status.state}
+                    reason={server.status.reason}
+                    lastError={server.status.lastError}
+                  />
                 </td>
                 <td class="num">
                   <span class="cell-label">Tools: </span>
@@ -165,7 +169,7 @@ export function ServersPage() {
                 </td>
                 <td class="error-text">
                   <span class="cell-label">Last error: </span>
-                  {server.status.lastError ?? "—"}
+                  {server.status.lastError ? errorSentence(server.status.lastError) : "—"}
                 </td>
               </tr>
             ))}

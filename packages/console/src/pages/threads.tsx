@@ -167,7 +167,15 @@ function Instances(props: { instances: ThreadRegistration[]; servers: Map<string
                 </th>
                 <td>
                   <span class="cell-label">Server state: </span>
-                  {server ? <StateBadge state={server.status.state} reason={server.status.reason} /> : "—"}
+                  {server ? (
+                    <StateBadge
+                      state={server.status.state}
+                      reason={server.status.reason}
+                      lastError={server.status.lastError}
+                    />
+                  ) : (
+                    "—"
+                  )}
                 </td>
                 <td data-col="worktree">
                   <span class="cell-label">Worktree: </span>
