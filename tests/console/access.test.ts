@@ -58,4 +58,35 @@ describe("console: access for OAuth sign-in", () => {
     const after = (await stack.call("GET", "/v1/access")).body.access as Array<{ subject: string }>;
     expect(after.map((mapping) => mapping.subject)).toEqual(["group:eng"]);
   });
+
+  it("refuses to save access to nothing, beside the servers, and wraps a long name in its row at 375 px", async () => {
+    const { page } = ui;
+    await page.goto("/#/access");
+    let sent = 0;
+    const count = (request: { method(): string; url(): string }) => {
+      if (request.method() === "PUT" && request.url().includes("/v1/access/")) sent++;
+    };
+    page.on("request", count);
+    try {
+      await page.getByLabel("User or group").selectOption("user");
+      await page.getByLabel("Name", { exact: true }).fill("nobody");
+      await page.getByLabel("Only the servers chosen below").check({ timeout: 5_000 });
+      await page.getByRole("button", { name: "Save access" }).click();
+      await page
+        .getByText("Choose at least one server or tool set, or let them reach every server.")
+        .waitFor();
+      expect(sent).toBe(0);
+    } finally {
+      page.off("request", count);
+    }
+
+    const long = `a-very-long-user-name-${"x".repeat(40)}`; // the form takes 64 characters
+    await page.getByLabel("Name", { exact: true }).fill(long);
+    await page.getByRole("checkbox", { name: "docs" }).check();
+    await page.getByRole("button", { name: "Save access" }).click();
+    await page.getByText(`user:${long} now reaches docs.`).waitFor({ timeout: 5_000 });
+    await page.setViewportSize({ width: 375, height: 800 });
+    expect(await page.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(375);
+    await page.setViewportSize({ width: 1280, height: 800 });
+  });
 });

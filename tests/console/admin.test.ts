@@ -272,6 +272,24 @@ describe("console: keys, secrets, threads, chats", () => {
     expect((await stack.call("DELETE", `/v1/threads/${threadId}`)).status).toBe(200);
   });
 
+  it("takes a chat id with a slash in it, and switches within that chat alone", async () => {
+    const { page } = ui;
+    const chat = `team/${uniqueName("chat")}`;
+    await page.goto("/#/chats");
+    await page.getByLabel("Chat id").fill(chat);
+    await page.getByRole("button", { name: "Show servers" }).click();
+    const toggle = page.getByRole("switch", { name: project });
+    await toggle.waitFor({ timeout: 10_000 });
+    await toggle.uncheck();
+    await page.getByText(`${project} is hidden from chat ${chat}.`).waitFor();
+    const stored = await stack.call("GET", `/v1/chats/${encodeURIComponent(chat)}/servers`);
+    expect(stored.body.servers.find((server: { name: string }) => server.name === project)?.enabled).toBe(
+      false,
+    );
+    await toggle.check();
+    await page.getByText(`${project} is shown in chat ${chat}.`).waitFor();
+  });
+
   it("switches a server off for a chat and back on; the API keeps the switch", async () => {
     const { page } = ui;
     const chat = uniqueName("chat");

@@ -84,7 +84,10 @@ describe("console: stdio servers", () => {
     const whole = await stack.call("POST", "/v1/servers", { name: "whole", command: "npx -y some-server" });
     expect(whole.status).toBe(201);
     await page.goto("/#/servers/whole");
-    await page.locator("h1", { hasText: "whole" }).locator("[data-state=failed]").waitFor({ timeout: 30_000 });
+    await page
+      .locator("h1", { hasText: "whole" })
+      .locator("[data-state=failed]")
+      .waitFor({ timeout: 30_000 });
     expect(await page.locator("h1 .reason").textContent()).toBe(" · command not found");
     expect(await page.locator("[data-field=lastError]").textContent()).toContain(
       "put the program in command and each argument in args",

@@ -67,8 +67,7 @@ export function AccessPage() {
               </th>
               <td>
                 <span class="cell-label">Servers: </span>
-                {mapping.servers === null ? "every server" : mapping.servers.join(", ") || "none (deleted)"}
-                {toolScopeText(mapping as ToolScope) ? <> · {toolScopeText(mapping as ToolScope)}</> : null}
+                {reachText(mapping, "none (deleted)")}
               </td>
               <td>
                 <span class="cell-label">Updated: </span>
@@ -93,9 +92,7 @@ export function AccessPage() {
         toolsets={toolsets.data}
         onSaved={(saved) => {
           mappings.reload();
-          action.setNotice(
-            `${saved.subject} now reaches ${saved.servers === null ? "every server" : saved.servers.join(", ")}.`,
-          );
+          action.setNotice(`${saved.subject} now reaches ${reachText(saved)}.`);
         }}
       />
     </section>
@@ -115,7 +112,13 @@ function MappingForm(props: {
   const [chosen, setChosen] = useState<string[]>([]);
   const [chosenSets, setChosenSets] = useState<string[]>([]);
   const [policy, setPolicy] = useState<PolicyDraft>(NO_POLICY);
+  const [scopeError, setScopeError] = useState("");
   const submit = useSubmit(async () => {
+    setScopeError("");
+    if (scoped && chosen.length === 0 && chosenSets.length === 0) {
+      setScopeError("Choose at least one server or tool set, or let them reach every server.");
+      return;
+    }
     const toolPolicy = policyOf(policy);
     const saved = await request<AccessMapping>("PUT", `/v1/access/${seg(`${kind}:${name.trim()}`)}`, {
       servers: scoped ? chosen : null,
@@ -129,6 +132,7 @@ function MappingForm(props: {
     props.onSaved(saved);
   });
   const serverErrors = [
+    ...(scopeError ? [scopeError] : []),
     ...fieldErrors(submit.error, "servers", ["access.unknown_server"]),
     ...fieldErrors(submit.error, "toolsets", ["access.unknown_toolset"]),
   ];
@@ -188,4 +192,11 @@ function MappingForm(props: {
       </button>
     </form>
   );
+}
+
+/** What a mapping reaches, in words: every server, or the servers named, with its tool sets. */
+function reachText(mapping: AccessMapping, noServer = "no server"): string {
+  const servers = mapping.servers === null ? "every server" : mapping.servers.join(", ");
+  const sets = toolScopeText(mapping as ToolScope);
+  return [servers, sets].filter(Boolean).join(" · ") || noServer;
 }
