@@ -57,7 +57,8 @@ export function errorSentence(error: string): string {
 
 /**
  * A status's last error: its sentence, then — when a stdio child wrote to stderr — those last lines
- * as they were, in a block of their own (the runner scrubbed configured secret values from them).
+ * as they were, in a block of their own (the runner scrubbed configured secret values from them and
+ * keeps at most 1,000 characters, so the block needs no scrolling).
  */
 export function LastError({ error }: { error: string | null | undefined }) {
   if (!error) return <>—</>;
@@ -68,7 +69,7 @@ export function LastError({ error }: { error: string | null | undefined }) {
       {stderr ? (
         <figure class="stderr">
           <figcaption>The child's stderr, last lines</figcaption>
-          <pre tabIndex={0}>{stderr}</pre>
+          <pre>{stderr}</pre>
         </figure>
       ) : null}
     </>
