@@ -259,6 +259,9 @@ describe("console: keys, secrets, threads, chats", () => {
     const { page } = ui;
     const threadId = uniqueName("form-thread");
     await page.getByLabel("Server", { exact: true }).selectOption(perThread);
+    // No id yet: said beside the field, and nothing is sent (no /v1/threads//servers/… request).
+    await page.getByRole("button", { name: "Start instance" }).click();
+    await page.getByText("Enter a thread id: letters, digits").waitFor();
     await page.getByLabel("Thread id").fill(threadId);
     // A directory serves one thread: this one gets a worktree of its own.
     const own = stack.worktree("console-form");

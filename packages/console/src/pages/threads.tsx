@@ -194,6 +194,9 @@ function Instances(props: { instances: ThreadRegistration[]; servers: Map<string
   );
 }
 
+/** A thread id the API takes (as the gateway's ThreadId). */
+const THREAD_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+
 /** Starts an instance of a thread-scoped server in a thread (idempotent: a live one is kept). */
 function StartForm(props: {
   /** The thread-scoped servers; undefined while they load. */
@@ -204,17 +207,24 @@ function StartForm(props: {
   const [server, setServer] = useState("");
   const [threadId, setThreadId] = useState("");
   const [worktreeRoot, setWorktreeRoot] = useState("");
+  const [threadError, setThreadError] = useState("");
   const submit = useSubmit(async () => {
-    const instance = await request<ThreadInstance>(
-      "POST",
-      `/v1/threads/${seg(threadId.trim())}/servers/${seg(chosen)}`,
-      { worktreeRoot: worktreeRoot.trim() },
+    // Checked here: an empty id would name no thread at all (and no route: /v1/threads//servers/…).
+    const id = threadId.trim();
+    setThreadError(
+      THREAD_ID.test(id)
+        ? ""
+        : "Enter a thread id: letters, digits, '.', '_', ':' or '-', starting with a letter or digit.",
     );
+    if (!THREAD_ID.test(id)) return;
+    const instance = await request<ThreadInstance>("POST", `/v1/threads/${seg(id)}/servers/${seg(chosen)}`, {
+      worktreeRoot: worktreeRoot.trim(),
+    });
     props.onStarted(instance);
   });
   const servers = props.servers ?? [];
   const chosen = server || servers[0]?.name || "";
-  const threadErrors = fieldErrors(submit.error, "threadId");
+  const threadErrors = threadError ? [threadError] : fieldErrors(submit.error, "threadId");
   const worktreeErrors = fieldErrors(submit.error, "worktreeRoot", [
     "thread.worktree_missing",
     "thread.worktree_forbidden",
