@@ -49,6 +49,11 @@ describe("the admin function forwards the console's tool calls to the gateway", 
     // The console's "connect a client" configs name the gateway function, not the admin one.
     expect(gatewayUrl).toBe(stack.api.url);
 
+    // A server's browse lists are the gateway's too.
+    const prompts = await admin.request("/v1/prompts?server=fwd", { headers: { cookie } });
+    expect(prompts.status).toBe(200);
+    expect(await prompts.json()).toMatchObject({ server: "fwd", prompts: expect.any(Array) });
+
     const tools = await admin.request("/v1/tools", { headers: { cookie } });
     expect(tools.status).toBe(200);
     expect(((await tools.json()) as { tools: Array<{ name: string }> }).tools.map((t) => t.name)).toContain(

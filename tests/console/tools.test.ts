@@ -169,6 +169,26 @@ describe("console: tools", () => {
     await expectAccessible(page, "server-everything's tools");
   });
 
+  it("browses a real server's resources and prompts on its page, each read when opened, with a filter", async () => {
+    const { page } = ui;
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.goto("/#/servers/every");
+    const resources = page.locator("details[data-browse=resources]");
+    await resources.locator("summary").click({ timeout: 20_000 });
+    const items = resources.locator(".browse-list li");
+    await expect.poll(() => items.count(), { timeout: 20_000 }).toBeGreaterThan(1);
+    expect(await items.first().textContent()).toMatch(/\w+:\/\//);
+    await resources.getByLabel("Filter").fill("template");
+    await expect.poll(() => items.count()).toBeGreaterThan(0);
+
+    const prompts = page.locator("details[data-browse=prompts]");
+    await prompts.locator("summary").click();
+    await expect
+      .poll(() => prompts.locator(".browse-list li").count(), { timeout: 20_000 })
+      .toBeGreaterThan(0);
+    await expectAccessible(page, "server page, resources and prompts open");
+  });
+
   it("keeps a server of 60 tools under 2,000 px tall at 1280 px: listed collapsed, and the filter narrows it", async () => {
     const { page } = ui;
     const many = await startUpstream({ name: "many", extraTools: 56 }); // and its few built-in tools

@@ -114,3 +114,47 @@ describe.concurrent("data plane: server-everything", () => {
     expect(elapsed).toBeLessThan(2_500);
   });
 });
+
+describe("data plane: a server's resources and prompts, browsed over REST", () => {
+  let stack: Stack;
+  let everything: Everything;
+  const name = uniqueName("evbrowse");
+
+  beforeAll(async () => {
+    [stack, everything] = await Promise.all([startGatewayStack(), startEverything()]);
+    await createConnected(stack, { name, url: everything.url });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    await everything?.stop();
+  });
+
+  it("lists server-everything's resources, templates and prompts as it lists them", async ({ expect }) => {
+    const resources = await stack.request("GET", `/v1/resources?server=${name}`);
+    expect(resources.status).toBe(200);
+    expect(resources.body).toMatchObject({ server: name, truncated: false });
+    expect(resources.body.resources.length).toBeGreaterThan(0);
+    expect(resources.body.resources[0]).toMatchObject({ uri: expect.any(String), name: expect.any(String) });
+    expect(resources.body.resourceTemplates.length).toBeGreaterThan(0);
+
+    const prompts = await stack.request("GET", `/v1/prompts?server=${name}`);
+    expect(prompts.status).toBe(200);
+    expect(prompts.body.prompts.map((prompt: { name: string }) => prompt.name)).toEqual(
+      expect.arrayContaining([expect.stringMatching(/simple|args|complex/)]),
+    );
+  });
+
+  it("treats a server out of the caller's scope as one that does not exist, and an unknown one alike", async ({
+    expect,
+  }) => {
+    const other = await stack.request("POST", "/v1/keys", { body: { name: "browse-scoped", servers: [] } });
+    expect(other.status).toBe(201);
+    const asKey = await fetch(`${stack.api.url}/v1/prompts?server=${name}`, {
+      headers: { authorization: `Bearer ${other.body.key}` },
+    });
+    expect(asKey.status).toBe(404);
+    expect(((await asKey.json()) as { code: string }).code).toBe("server.not_found");
+    const unknown = await stack.request("GET", "/v1/resources?server=nope");
+    expect(unknown.status).toBe(404);
+  });
+});

@@ -8,6 +8,7 @@ import { observeWarmSessions } from "@mcpgw/telemetry";
 import { createGuardedFetch, SessionPool } from "@mcpgw/upstream";
 import { type AppDeps, createBaseApp, documentApp } from "./app-base";
 import type { AppEnv } from "./env";
+import { registerBrowseRoutes } from "./gateway/browse";
 import { CallLatency } from "./gateway/call-latency";
 import type { GatewayDeps } from "./gateway/deps";
 import { Directory, type Snapshot, servingGeneration } from "./gateway/directory";
@@ -52,6 +53,7 @@ export function registerGatewayPlane(app: OpenAPIHono<AppEnv>, deps: AppDeps): v
     ? routeGroup(requireClient, [429], [limitRequests(limits, dataPlane)])
     : routeGroup(requireClient, []);
   registerGatewayRoutes(client, dataPlane);
+  registerBrowseRoutes(client, dataPlane);
   registerThreadRoutes(client, { ...dataPlane, worktreeBase: deps.worktreeBase });
   registerMcpRoutes(client, endpoints, deps.mcp, deps.oauth);
   app.route("/", client);

@@ -15,7 +15,10 @@ import { CONSOLE_CALL_HEADER, CONSOLE_SOURCE_HEADER, CONSOLE_SUB_HEADER } from "
 /** The largest gateway answer passed back (a tool result the console shows). */
 const MAX_FORWARDED_BYTES = 16 * 1024 * 1024;
 
-/** Registers `GET /v1/tools` and `POST /v1/tools/{name}/call`, forwarded to `gatewayUrl`. */
+/**
+ * Registers `GET /v1/tools`, `POST /v1/tools/{name}/call` and a server's browse lists (`GET
+ * /v1/resources`, `GET /v1/prompts`), forwarded to `gatewayUrl`.
+ */
 export function registerGatewayForwarding(
   app: OpenAPIHono<AppEnv>,
   options: { gatewayUrl: string; adminToken: string; fetch?: typeof fetch },
@@ -48,6 +51,8 @@ export function registerGatewayForwarding(
   };
   app.get("/v1/tools", requireAdmin, forward);
   app.post("/v1/tools/:name/call", requireAdmin, forward);
+  app.get("/v1/resources", requireAdmin, forward);
+  app.get("/v1/prompts", requireAdmin, forward);
 }
 
 /** The headers naming the console's admin (their provider subject, if any) and the browser's address. */

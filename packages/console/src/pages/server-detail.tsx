@@ -27,6 +27,7 @@ import { LatencyChart } from "../latency-chart";
 import { PendingChanges } from "../pending-changes";
 import { PINNING_LABELS, pendingOf, pinningOf } from "../pinning";
 import { href, navigate } from "../router";
+import { ServerBrowse } from "../server-browse";
 import { matchesTool, ToolList } from "../tool-list";
 import type { LatencyPoint, Server, Tool } from "../types";
 import { REFRESH_MS } from "./servers";
@@ -198,6 +199,7 @@ export function ServerDetailPage({ id }: { id: string }) {
           {connected ? "This server offers no tools." : "Tools appear once the server is connected."}
         </p>
       )}
+      {connected ? <ServerBrowse key={s.name} server={s.name} /> : null}
     </section>
   );
 }
