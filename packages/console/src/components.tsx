@@ -38,7 +38,8 @@ export function reasonLabel(
 ): string | undefined {
   if (!reason) return undefined;
   if (reason !== "failed") return reason.replaceAll("_", " ");
-  const error = lastError ?? "";
+  // The gateway's own sentence only: the child's stderr lines after it could say anything.
+  const error = errorSentence(lastError ?? "");
   if (/command not found/.test(error)) return "command not found";
   if (/cannot be run/.test(error)) return "cannot run the command";
   if (/exited unexpectedly/.test(error)) return "the process exited";

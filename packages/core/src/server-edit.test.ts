@@ -132,6 +132,20 @@ describe("parseServerSpec", () => {
 });
 
 describe("applyServerPatch headers (mask rule)", () => {
+  it("edits a server stored before a header rule it breaks (a Host header, a value past Latin-1), keeping them", () => {
+    // Prepare: stored when such headers were still taken
+    const stored = { ...storedHttp(), headers: { Host: "old.example.com", "X-Note": "5 €" } } as ServerSpec;
+
+    // Act
+    const disabled = applyServerPatch(stored, { enabled: false });
+    const kept = applyServerPatch(stored, { headers: { Host: "[SECRET]", "X-Note": "[SECRET]" } });
+
+    // Assess: nothing stored is lost, and an edit that re-sends the masks keeps the values
+    expect(disabled).toMatchObject({ enabled: false });
+    expect(headersOf(disabled)).toEqual({ Host: "old.example.com", "X-Note": "5 €" });
+    expect(headersOf(kept)).toEqual({ Host: "old.example.com", "X-Note": "5 €" });
+  });
+
   it("keeps the stored Authorization when the mask comes back unchanged", () => {
     // Prepare
     const stored = storedHttp();

@@ -77,9 +77,15 @@ export function applyServerPatch(stored: ServerSpec, patch: ServerPatch): Server
   // A format is meaningless without a reference: clearing the reference clears it unless one is given.
   if (patch.secretRef === null && patch.secretFormat === undefined) delete merged.secretFormat;
   Object.assign(merged, mergedSecrets(stored, patch));
+  // The headers were judged where they came from: a submitted map by the route's schema (today's
+  // rules), stored ones when they were stored. A rule added since must not lock a stored server out of
+  // every edit (even disabling it): the rest of the spec is parsed, the merged headers carried over.
+  const carried =
+    stored.transport === "http" ? (merged.headers as Record<string, string> | undefined) : undefined;
+  if (carried) delete merged.headers;
   const parsed = ServerSpec.safeParse(merged);
   if (!parsed.success) throw invalid(describeIssues(parsed.error.issues));
-  return parsed.data;
+  return parsed.data.transport === "http" && carried ? { ...parsed.data, headers: carried } : parsed.data;
 }
 
 /**

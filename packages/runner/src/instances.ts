@@ -851,7 +851,9 @@ export class InstanceManager {
         }
         await transport.close(500);
         await instance.ended;
-        const detail = startFailureDetail(record.command, error, transport.stderrTail.trim().slice(-1_000));
+        // Scrubbed, then cut: a cut first could split a secret and leave its end in clear.
+        const tail = scrubSecrets(transport.stderrTail.trim(), scrub).slice(-1_000);
+        const detail = startFailureDetail(record.command, error, tail);
         // A 502 with the (scrubbed) reason, so the probe or call that asked records why.
         throw new AppError("upstream.error", scrubSecrets(detail, scrub), {}, { cause: error });
       }

@@ -17,7 +17,7 @@ function why(command: string, error: unknown): string {
   if (code === "ENOENT" || /\bspawn\b.*\bENOENT\b/.test(text)) {
     return /\s/.test(command.trim())
       ? `command not found: “${command}” — it holds spaces, and a command is one program's name (it is not run by a shell): put the program in command and each argument in args`
-      : `command not found: “${command}” — is it installed, and on the runner's PATH?`;
+      : `command not found: “${command}” — is it installed, and on the runner's PATH? (a script whose interpreter is missing says the same)`;
   }
   if (code === "EACCES" || /\bspawn\b.*\bEACCES\b/.test(text)) {
     return `“${command}” cannot be run: permission denied (is it executable?)`;

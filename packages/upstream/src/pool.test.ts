@@ -194,4 +194,31 @@ describe("SessionPool", () => {
     expect(told).toEqual([["s1", 0]]);
     pool.close();
   });
+
+  it("hands out only the keys asked for, counts a touch as no use, and tells when a call took the session meanwhile", async () => {
+    const pool = new SessionPool();
+    const at = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    for (const key of ["s1", "s1#@key%3Aa", "s2"])
+      await pool.use(
+        key,
+        1,
+        async () => fakeSession().session,
+        async () => undefined,
+      );
+    await at(30);
+    pool.touch("s2", 1); // kept warm (a listener), not used
+
+    const due = pool.quiet(20, 10, (key) => !key.includes("#"));
+    expect(due.map(({ serverKey }) => serverKey).sort()).toEqual(["s1", "s2"]);
+    const s1 = due.find(({ serverKey }) => serverKey === "s1");
+    expect(s1?.stillQuiet()).toBe(true);
+    await pool.use(
+      "s1",
+      1,
+      async () => fakeSession().session,
+      async () => undefined,
+    );
+    expect(s1?.stillQuiet()).toBe(false);
+    pool.close();
+  });
 });

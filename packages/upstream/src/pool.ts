@@ -27,12 +27,16 @@ interface Entry {
   pooled?: PooledSession;
   /** When {@link SessionPool.quiet} last handed the session out to be checked. */
   checkedAt: number;
+  /** When a use last ended (a call, a list): `touch` keeps a session warm but proves nothing of it. */
+  lastCalled: number;
 }
 
 /** A warm session handed out to be checked: its pool key and the session. */
 export interface QuietSession {
   serverKey: string;
   pooled: PooledSession;
+  /** True while the session is still the server's and nothing has used it since it was handed out. */
+  stillQuiet(): boolean;
 }
 
 /**
@@ -85,6 +89,7 @@ export class SessionPool {
     } finally {
       entry.busy--;
       entry.lastUsed = Date.now();
+      entry.lastCalled = entry.lastUsed;
       if (entry.retired && entry.busy === 0) close(entry);
     }
   }
@@ -144,6 +149,7 @@ export class SessionPool {
       controller,
       opening: Promise.resolve() as never,
       checkedAt: Date.now(),
+      lastCalled: Date.now(),
     };
     entry.opening = open().then(
       (session) => {
@@ -210,27 +216,35 @@ export class SessionPool {
   }
 
   /**
-   * Up to `limit` open sessions no call has used for `quietMs` and none checked for as long, the
-   * longest unchecked first — each marked checked now. Sessions in use prove themselves; these are
-   * the ones a lost server would leave unnoticed.
+   * Up to `limit` open sessions of the keys `accept` takes that no call has used for `quietMs` and
+   * none checked for as long, the longest unchecked first — each marked checked now. Sessions in use
+   * prove themselves; these are the ones a lost server would leave unnoticed (a `touch` keeps a session
+   * warm but is no use of it).
    */
-  quiet(quietMs: number, limit: number): QuietSession[] {
+  quiet(quietMs: number, limit: number, accept: (serverKey: string) => boolean = () => true): QuietSession[] {
     const cutoff = Date.now() - quietMs;
     const due = [...this.entries]
       .filter(
-        ([, entry]) =>
+        ([serverKey, entry]) =>
           entry.pooled !== undefined &&
           entry.busy === 0 &&
           !entry.controller.signal.aborted &&
-          entry.lastUsed <= cutoff &&
-          entry.checkedAt <= cutoff,
+          entry.lastCalled <= cutoff &&
+          entry.checkedAt <= cutoff &&
+          accept(serverKey),
       )
       .sort(([, a], [, b]) => a.checkedAt - b.checkedAt)
       .slice(0, limit);
     const now = Date.now();
     return due.map(([serverKey, entry]) => {
       entry.checkedAt = now;
-      return { serverKey, pooled: entry.pooled as PooledSession };
+      const calledThen = entry.lastCalled;
+      return {
+        serverKey,
+        pooled: entry.pooled as PooledSession,
+        stillQuiet: () =>
+          this.entries.get(serverKey) === entry && entry.busy === 0 && entry.lastCalled === calledThen,
+      };
     });
   }
 

@@ -36,8 +36,13 @@ export class SessionWatch {
     private readonly checkMs = SESSION_CHECK_MS,
   ) {}
 
-  /** Starts watching: disconnects as they are reported, quiet sessions every interval. */
+  /**
+   * Starts watching: disconnects as they are reported, quiet sessions every interval. A `checkMs` of 0
+   * watches nothing (on Lambda: a frozen instance's timers run late and its streams are cut while it is
+   * frozen, which would read as outages; calls and the sweep see them there).
+   */
   start(): void {
+    if (this.checkMs <= 0) return;
     this.pool.onDisconnect = (serverKey) => void this.suspect(serverKey, "its connection was lost");
     this.timer = setInterval(() => void this.tick(), this.checkMs / 2);
     this.timer.unref();
@@ -57,12 +62,12 @@ export class SessionWatch {
   }
 
   private async pingQuiet(): Promise<void> {
-    const due = this.pool
-      .quiet(this.checkMs, MAX_CHECKS_PER_TICK)
-      .filter(({ serverKey }) => shared(serverKey));
+    const due = this.pool.quiet(this.checkMs, MAX_CHECKS_PER_TICK, shared);
     await Promise.all(
-      due.map(async ({ serverKey, pooled }) => {
+      due.map(async ({ serverKey, pooled, stillQuiet }) => {
         if (await alive(pooled.session)) return;
+        // A call that began meanwhile owns the session now: its own outcome says what happened.
+        if (!stillQuiet()) return;
         pooled.claimFailure();
         await this.suspect(serverKey, "it did not answer a ping");
       }),

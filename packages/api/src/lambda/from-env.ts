@@ -39,6 +39,7 @@ export function depsFromEnvironment(): AppDeps & { audit: AuditWriter | undefine
     oidc: settings.oidc ? new OidcClient(settings.oidc) : undefined,
     consoleAdmins: settings.consoleAdmins,
     limits: settings.callerLimits,
-    gateway: { searchModeThreshold: settings.searchModeThreshold },
+    // No watch of warm sessions on Lambda (session-watch.ts): a frozen instance would report outages.
+    gateway: { searchModeThreshold: settings.searchModeThreshold, sessionCheckMs: 0 },
   };
 }

@@ -222,6 +222,7 @@ export function ServerFormPage({ id }: { id?: string }) {
     request<Server>("GET", `/v1/servers/${seg(name)}`).then((server) => {
       setDraft(draftOf(server));
       setVersion(server.version);
+      setLoadError(undefined);
       submit.reset();
     }, setLoadError);
   useEffect(() => {
@@ -428,6 +429,7 @@ export function ServerFormPage({ id }: { id?: string }) {
             <button type="button" onClick={() => id && void load(id)}>
               Reload the server
             </button>
+            {loadError ? <Problem error={loadError} /> : null}
           </div>
         ) : (
           <Problem error={submit.error} fields={FORM_FIELDS} />
@@ -473,9 +475,13 @@ function MapEditor(props: {
           />
           <input
             type={shown ? "text" : "password"}
+            // A secret of the upstream, not the console's: no password manager offers to save or fill it.
+            autoComplete="new-password"
+            data-1p-ignore
+            data-lpignore="true"
+            data-bwignore
             aria-label={`${props.legend} ${index + 1} value`}
             placeholder="value"
-            autoComplete="off"
             value={row.value}
             onInput={(e) => update(index, { value: e.currentTarget.value })}
           />

@@ -194,8 +194,8 @@ function Instances(props: { instances: ThreadRegistration[]; servers: Map<string
   );
 }
 
-/** A thread id the API takes (as the gateway's ThreadId). */
-const THREAD_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+/** A thread id the API takes (the gateway's ThreadId: up to 200 for an admin's ref to another's thread). */
+const THREAD_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
 
 /** Starts an instance of a thread-scoped server in a thread (idempotent: a live one is kept). */
 function StartForm(props: {
