@@ -149,7 +149,9 @@ describe("console: the servers table and the form's messages", () => {
     const { page } = ui;
     await page.goto("/#/servers/alpha/edit");
     const timeout = page.getByLabel("Timeout (seconds)");
-    await expect.poll(() => timeout.inputValue()).not.toBe("");
+    // Loaded (version 1) before it changes elsewhere.
+    await page.getByRole("heading", { name: "Edit alpha" }).waitFor();
+    await expect.poll(() => timeout.inputValue()).toBe("30");
     expect((await stack.call("PATCH", "/v1/servers/alpha", { timeoutSeconds: 77 })).status).toBe(200);
     await timeout.fill("45");
     await page.getByRole("button", { name: "Save" }).click();

@@ -90,9 +90,10 @@ function Page() {
   const [section = "servers", id, sub] = useRoute();
   switch (section) {
     case "servers":
-      if (id === "new") return <ServerFormPage />;
-      if (id && sub === "edit") return <ServerFormPage id={id} />;
-      if (id) return <ServerDetailPage id={id} />;
+      // Keyed by route: a form or page never carries one server's state (a draft, a filter) into another's.
+      if (id === "new") return <ServerFormPage key="new" />;
+      if (id && sub === "edit") return <ServerFormPage key={`edit:${id}`} id={id} />;
+      if (id) return <ServerDetailPage key={id} id={id} />;
       return <ServersPage />;
     case "tools":
       return <ToolsPage />;

@@ -61,14 +61,12 @@ export function registerThreadRoutes(
     return { stored, thread };
   }
 
-  /** Current names of servers by id (re-read once when one is missing: it may be newer than the snapshot). */
+  /** Current names of servers by id, from a view no older than the request (a deleted server has none). */
   async function serverNames(ids: Iterable<string>): Promise<Map<string, string>> {
     const wanted = [...new Set(ids)];
-    let snapshot = await directory.snapshot();
-    if (wanted.some((id) => !snapshot.byId.has(id))) {
-      directory.invalidate();
-      snapshot = await directory.snapshot();
-    }
+    // A view taken after this request came: a server deleted just before it (its instances gone with
+    // it) is not named from a view still holding it, nor a new one missed. One shared, spaced refresh.
+    const snapshot = wanted.length > 0 ? await directory.fresh() : await directory.snapshot();
     return new Map(
       wanted.flatMap((id) => {
         const entry = snapshot.byId.get(id);
