@@ -65,7 +65,9 @@ function Browse(props: {
   const [loaded, setLoaded] = useState<{ items: Shown[]; truncated: boolean } | undefined>(undefined);
   const [error, setError] = useState<unknown>(undefined);
   const [filter, setFilter] = useState("");
+  const [opened, setOpened] = useState(false);
   const open = () => {
+    setOpened(true);
     if (loaded) return;
     setError(undefined);
     props.load().then(setLoaded, setError);
@@ -87,7 +89,7 @@ function Browse(props: {
         </h2>
       </summary>
       <Problem error={error} />
-      {!loaded ? (
+      {!opened ? null : !loaded ? (
         error ? null : (
           <p class="loading">Reading them from the server…</p>
         )
