@@ -70,8 +70,7 @@ export function registerGatewayPlane(app: OpenAPIHono<AppEnv>, deps: AppDeps): v
     registerProtectedResourceRoutes(
       app,
       deps.oauth.issuer,
-      async (name) =>
-        Boolean((await directory.snapshot()).byName.get(name) ?? (await directory.fresh()).byName.get(name)),
+      async (name) => Boolean(await directory.named(name)),
       async (name) => Boolean(await toolsetIndex(deps.store).named(name)),
     );
   }

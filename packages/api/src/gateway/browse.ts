@@ -11,9 +11,9 @@ import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { json, problems, route } from "../openapi-helpers";
 import { forwardToServer } from "./call";
-import { inScope } from "./catalogue";
 import type { GatewayDeps } from "./deps";
-import { type DirectoryEntry, isAvailable } from "./directory";
+import type { DirectoryEntry } from "./directory";
+import { availableEntry } from "./mcp-forwarding";
 import { scopeOf } from "./routes";
 import { isThreadScoped } from "./thread-access";
 
@@ -89,21 +89,17 @@ export function registerBrowseRoutes(app: OpenAPIHono<AppEnv>, deps: GatewayDeps
 
 const NONE = { items: [], truncated: false };
 
-/** The server named, in the caller's scope and connected (else 404, or 409 `server.unavailable`). */
+/**
+ * The server named, in the caller's scope and connected (else 404, or 409 `server.unavailable`, as
+ * `/mcp/{server}` says), and not thread-scoped (400: its lists are a thread's).
+ */
 async function browsed(c: Context<AppEnv>, deps: GatewayDeps, name: string): Promise<DirectoryEntry> {
-  const { directory } = deps;
-  const entry = (await directory.snapshot()).byName.get(name) ?? (await directory.fresh()).byName.get(name);
-  if (!entry || !inScope(scopeOf(c.get("principal")), entry.server.id))
-    throw new AppError("server.not_found", `No server named '${name}'.`);
+  const entry = await availableEntry(deps.directory, name, scopeOf(c.get("principal")));
   if (isThreadScoped(entry))
     throw new AppError(
       "request.invalid",
       `Server '${name}' runs an instance per thread: its resources and prompts are a thread's (see them through its MCP session).`,
     );
-  if (!isAvailable(entry)) {
-    const state = entry.server.enabled ? (entry.status?.state ?? "connecting") : "disabled";
-    throw new AppError("server.unavailable", `Server '${name}' is ${state}.`, { state });
-  }
   return entry;
 }
 

@@ -277,6 +277,14 @@ export class Directory {
     return entry;
   }
 
+  /**
+   * Server `name`'s entry from the snapshot, or — when the snapshot does not know it (it may be newer
+   * than the view) — from a view taken after this call ({@link fresh}).
+   */
+  async named(name: string): Promise<DirectoryEntry | undefined> {
+    return (await this.snapshot()).byName.get(name) ?? (await this.fresh()).byName.get(name);
+  }
+
   /** Server `id`'s entry in the view as it is now (no read: as stale as the view), if known. */
   cached(id: string): DirectoryEntry | undefined {
     return this.current?.byId.get(id);

@@ -7,7 +7,7 @@ import { AppError, isModernRevision } from "@mcpgw/core";
 import { ResourceNotFoundError, type ServerContext } from "@modelcontextprotocol/server";
 import { forwardToServer } from "./call";
 import { inScope, type ServerScope } from "./catalogue";
-import { type DirectoryEntry, isAvailable } from "./directory";
+import { type Directory, type DirectoryEntry, isAvailable } from "./directory";
 import { toMcpError } from "./mcp-errors";
 import {
   gatewayPromptName,
@@ -187,22 +187,30 @@ async function target(
   return { entry: await endpointEntry(gateway, parsed.server, scope), name: parsed.uri };
 }
 
-/** A connected server in the caller's scope, by name. */
-async function endpointEntry(
-  gateway: GatewayServer,
+/** A connected server in the caller's scope, by name, as an MCP error when it is not. */
+function endpointEntry(gateway: GatewayServer, name: string, scope: ServerScope): Promise<DirectoryEntry> {
+  return availableEntry(gateway.services.deps.directory, name, scope).catch((error: unknown) => {
+    throw error instanceof AppError ? toMcpError(error) : error;
+  });
+}
+
+/**
+ * A connected server in the caller's scope, by name: else 404 `server.not_found` (out of scope is
+ * unknown) or 409 `server.unavailable` (disabled, connecting, failed). For `/mcp/{server}`'s forwarded
+ * requests and the REST browse lists alike.
+ */
+export async function availableEntry(
+  directory: Pick<Directory, "named">,
   name: string,
   scope: ServerScope,
 ): Promise<DirectoryEntry> {
-  const { directory } = gateway.services.deps;
-  const entry = (await directory.snapshot()).byName.get(name) ?? (await directory.fresh()).byName.get(name);
+  const entry = await directory.named(name);
   if (!entry || !inScope(scope, entry.server.id))
-    throw toMcpError(new AppError("server.not_found", `No server named '${name}'.`));
+    throw new AppError("server.not_found", `No server named '${name}'.`);
   if (!isAvailable(entry)) {
-    throw toMcpError(
-      new AppError(
-        "server.unavailable",
-        `Server '${name}' is ${entry.server.enabled ? (entry.status?.state ?? "connecting") : "disabled"}.`,
-      ),
+    throw new AppError(
+      "server.unavailable",
+      `Server '${name}' is ${entry.server.enabled ? (entry.status?.state ?? "connecting") : "disabled"}.`,
     );
   }
   return entry;

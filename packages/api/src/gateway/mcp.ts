@@ -71,7 +71,7 @@ async function serveMcp(
     ? E | undefined
     : never;
   if (server !== undefined) {
-    entry = (await directory.snapshot()).byName.get(server) ?? (await directory.fresh()).byName.get(server);
+    entry = await directory.named(server);
     if (entry && !inScope(scope, entry.server.id) && principal.kind === "user" && oauth) {
       return insufficientScope(c, oauth.issuer, server);
     }
