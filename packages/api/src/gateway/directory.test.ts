@@ -117,6 +117,42 @@ describe("Directory refreshes from the change feed", () => {
     expect(after.byId.get(b.id)).toBe(before.byId.get(b.id));
   });
 
+  it("misses no write that lands during a full read, however late its writer's stamp", async () => {
+    // Prepare: every write so far stamped 5 s ago, as by a writer whose write the store sat on (a loaded
+    // emulator held writes for over 3 s in CI); a full read must not count as read a write it did not see
+    const { store } = countingStore();
+    const realNow = Date.now.bind(Date);
+    const stampedLate = async <T>(write: () => Promise<T>) => {
+      const clock = vi.spyOn(Date, "now").mockImplementation(() => realNow() - 5_000);
+      try {
+        return await write();
+      } finally {
+        clock.mockRestore();
+      }
+    };
+    const late = await stampedLate(() =>
+      store.servers.create(parseServerSpec({ name: "late", url: "https://late.example/mcp" })),
+    );
+    const { since } = store.changes;
+    let landed = false;
+    store.changes.since = async (from) => {
+      // The catalogue lands while the full read is under way: before the feed is looked at.
+      if (!landed) {
+        landed = true;
+        await stampedLate(() => store.statuses.recordAttempt(late.id, 1, ok, { tools }));
+      }
+      return since(from);
+    };
+    const directory = new Directory(store, logger, 0);
+
+    // Act
+    await directory.fresh(0);
+    const after = await directory.fresh(0);
+
+    // Assess
+    expect(after.byName.get("late")?.tools.has("late__search")).toBe(true);
+  });
+
   it("drops a deleted server and finds a renamed one by its new name", async () => {
     // Prepare
     const { store } = countingStore();

@@ -355,10 +355,18 @@ export class Directory {
       this.logger.error("directory refresh failed", errorFields(error));
   }
 
-  /** Every server with its status, and every catalogue: two index queries (and the epoch's look). */
+  /**
+   * Every server with its status, and every catalogue: two index queries, after a look at the feed.
+   * The feed is read first: the changes it shows had landed before the lists were read, so those
+   * settled by then are in them (the next look skips them, so one bulk change costs one full read).
+   * Read alongside, it could show a write that landed after a list was read and is not in it — a
+   * write the store sat on for seconds, stamped long before — and that change would never be read.
+   */
   private async readAll(): Promise<Snapshot> {
     const takenAt = Date.now();
-    const [servers, catalogs, feed] = await Promise.all([
+    // The epoch this read belongs to, and the changes already landed. Unreadable → the next look decides.
+    const feed = await this.store.changes.since(takenAt - FEED_LOOKBACK_MS).catch(() => undefined);
+    const [servers, catalogs] = await Promise.all([
       this.store.servers.listAll(),
       this.store.statuses.listCatalogs().catch((error) => {
         // Best effort: without catalogues the servers are still known; calls report tool.not_found.
@@ -366,10 +374,6 @@ export class Directory {
           this.logger.error("catalogue read failed", errorFields(error));
         return [];
       }),
-      // The epoch this read belongs to, and the changes the feed already shows: those settled before the
-      // read began are in it (the next look skips them, so one bulk change costs one full read); later
-      // ones are looked at again. Unreadable → the next look decides.
-      this.store.changes.since(takenAt - FEED_LOOKBACK_MS).catch(() => undefined),
     ]);
     this.epoch = feed ? (feed.epoch ?? null) : undefined;
     const catalogById = new Map(catalogs.map((catalog) => [catalog.serverId, catalog]));

@@ -42,8 +42,8 @@ describe("verifyAccessToken", () => {
   it("accepts an aud array holding the resource, and 30 s of clock skew", async () => {
     expect((await check(await mint({ aud: ["x", RESOURCE] }))).sub).toBe("alice");
     const now = Math.floor(Date.now() / 1000);
-    expect((await check(await mint({ iat: now - 700, exp: now - 20 }))).sub).toBe("alice");
-    expect((await check(await mint({ iat: now + 20 }))).sub).toBe("alice");
+    expect((await check(await mint({ iat: now - 700, exp: now - 20 }), now)).sub).toBe("alice");
+    expect((await check(await mint({ iat: now + 20 }), now)).sub).toBe("alice");
   });
 
   it("refuses a tampered payload", async () => {
@@ -80,10 +80,13 @@ describe("verifyAccessToken", () => {
   });
 
   it("refuses an expired token and one issued in the future", async () => {
+    // Each judged at the `now` its claims were made from: a second boundary between them once failed it.
     const now = Math.floor(Date.now() / 1000);
-    expect(await refusal(await mint({ iat: now - 700, exp: now - 31 }))).toBe("token expired");
-    expect(await refusal(await mint(), now + 631)).toBe("token expired");
-    expect(await refusal(await mint({ iat: now + 31 }))).toBe("token issued in the future");
+    expect(await refusal(await mint({ iat: now - 700, exp: now - 31 }), now)).toBe("token expired");
+    expect(await refusal(await mint({ iat: now, exp: now + 600 }), now + 631)).toBe("token expired");
+    expect(await refusal(await mint({ iat: now + 31, exp: now + 600 }), now)).toBe(
+      "token issued in the future",
+    );
   });
 
   it("refuses alg none", async () => {
