@@ -268,7 +268,9 @@ describe("POST /v1/servers/import — broken documents write nothing", () => {
 
     expect(problem.detail).toContain("no-target");
     expect(problem.detail).not.toContain("good");
-    expect(problem.errors).toEqual([{ entry: "no-target", message: expect.stringMatching(/command|url/) }]);
+    expect(problem.errors).toEqual([
+      { entry: "no-target", field: "", message: expect.stringMatching(/command.*url/) },
+    ]);
     expect((await listed()).map((s) => s.name)).toEqual(["existing"]);
     expect(await takeJobs(app.store)).toEqual([]);
   });
@@ -529,7 +531,9 @@ describe("POST /v1/servers/import?dryRun=true — the preview", () => {
       400,
       "import.invalid_entry",
     );
-    expect(invalid.errors).toEqual([{ entry: "beta", message: expect.stringMatching(/command|url/) }]);
+    expect(invalid.errors).toEqual([
+      { entry: "beta", field: "", message: expect.stringMatching(/command.*url/) },
+    ]);
     await expectProblem(
       await importDoc({ mcpServers: { imds: { url: "http://169.254.169.254/" } } }, "?dryRun=true"),
       400,

@@ -17,6 +17,10 @@ import {
   takeJobs,
 } from "./helpers";
 
+/** What a pasted mask is told, beside its field. */
+const IS_A_MASK = "Is a mask, not a value: type the real value.";
+const NO_STORED_VALUE = "The mask stands for no stored value: type the real value.";
+
 let app: TestApp;
 beforeEach(async () => {
   app = await freshApp();
@@ -158,9 +162,7 @@ describe("header mask rule", () => {
         "server.invalid",
       );
 
-      expect(problem.errors).toEqual([
-        `headers.${name}: the mask matches no stored value; submit the real value`,
-      ]);
+      expect(problem.errors).toEqual([{ field: `headers.${name}`, message: NO_STORED_VALUE }]);
       expect(await storedHeaders(server.id)).toEqual({ Authorization: TOKEN, "X-Team": "blue" });
     },
   );
@@ -192,7 +194,7 @@ describe("header mask rule", () => {
       "server.invalid",
     );
 
-    expect(problem.errors).toEqual([`headers.${name}: is a mask; submit the real value`]);
+    expect(problem.errors).toEqual([{ field: `headers.${name}`, message: IS_A_MASK }]);
     expect(await app.store.servers.listPlain()).toEqual([]);
   });
 });
@@ -255,7 +257,7 @@ describe("env mask rule", () => {
       "server.invalid",
     );
 
-    expect(problem.errors).toEqual([`env.${key}: the mask matches no stored value; submit the real value`]);
+    expect(problem.errors).toEqual([{ field: `env.${key}`, message: NO_STORED_VALUE }]);
     expect(await storedEnv(server.id)).toEqual(ENV);
     expect(await app.store.servers.get(server.id)).toMatchObject({ version: 1 });
   });
@@ -267,7 +269,7 @@ describe("env mask rule", () => {
       "server.invalid",
     );
 
-    expect(problem.errors).toEqual(["env.TOKEN: is a mask; submit the real value"]);
+    expect(problem.errors).toEqual([{ field: "env.TOKEN", message: IS_A_MASK }]);
     expect(await app.store.servers.listPlain()).toEqual([]);
   });
 });

@@ -60,7 +60,7 @@ describe("console: import", () => {
     const problem = page.locator(".problem");
     await problem.waitFor();
     const text = await problem.textContent();
-    expect(text).toContain("broken: needs either `command` (stdio) or `url` (HTTP)");
+    expect(text).toContain("broken: Needs either `command` (stdio) or `url` (HTTP).");
     expect(text).toContain("import.invalid_entry");
     expect(await page.locator(".import-preview").count()).toBe(0);
     await expectAccessible(page, "import, a problem");

@@ -200,7 +200,8 @@ describe.concurrent("data plane: list and call", () => {
     expect(response.body).toMatchObject({
       code: "request.invalid",
       detail:
-        'unknown field "message": put the tool\'s arguments under "arguments": {"arguments": {"message": …}}',
+        'Unknown field "message": put the tool\'s arguments under "arguments": {"arguments": {"message": …}}',
+      errors: [{ field: "", message: expect.stringMatching(/^Unknown field "message"/) }],
     });
   });
 

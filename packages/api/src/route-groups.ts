@@ -5,7 +5,7 @@
  * "/" would run for every route of the parent, so the guard rides on each route instead.)
  */
 import { OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
-import { AppError, describeIssues } from "@mcpgw/core";
+import { AppError, describeIssues, fieldsRefused } from "@mcpgw/core";
 import type { MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "./env";
@@ -15,8 +15,7 @@ import { problems } from "./openapi-helpers";
 export function validationHook(result: { success: boolean; error?: unknown }): void {
   if (result.success) return;
   const issues = (result.error as { issues: Array<{ path: PropertyKey[]; message: string }> }).issues;
-  const errors = describeIssues(issues);
-  throw new AppError("request.invalid", errors.join("; "), { errors });
+  throw fieldsRefused("request.invalid", describeIssues(issues));
 }
 
 /** The admin token only: a client API key gets 403 `auth.forbidden`. */

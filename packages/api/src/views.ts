@@ -402,6 +402,28 @@ export const Problem = z
     status: z.number().int(),
     detail: z.string(),
     code: z.string().openapi({ example: "server.not_found" }),
+    errors: z
+      .array(
+        z
+          .object({
+            field: z.string().openapi({
+              description:
+                'The field, as a dotted path into the body ("headers.X-Key"); "" for the body as a whole.',
+              example: "timeoutSeconds",
+            }),
+            message: z.string().openapi({
+              description: "What is wrong with it, in a sentence written for people.",
+              example: "Must be at most 900 seconds (15 minutes).",
+            }),
+            entry: z
+              .string()
+              .optional()
+              .openapi({ description: "An import's entry (the server's name in the document)." }),
+          })
+          .passthrough(),
+      )
+      .optional()
+      .openapi({ description: "Each problem with the request's fields, when the refusal is about fields." }),
   })
   .passthrough()
   .openapi("Problem");

@@ -3,7 +3,7 @@
  * config in the `SERVER` partition — `kindSort` `<name>`, then `<name>#STATUS` (`#` sorts below every
  * character a name may hold) — so one query page brings both. A cursor names the last item a page read.
  */
-import { AppError } from "@mcpgw/core";
+import { fieldsRefused } from "@mcpgw/core";
 import { KINDS, keys } from "./table";
 
 type Item = Record<string, unknown>;
@@ -45,9 +45,12 @@ export function decodeListCursor(cursor: string): ListPosition {
   } catch {
     // not base64url JSON: refused below
   }
-  throw new AppError("request.invalid", "cursor: not one a page of this list returned", {
-    errors: ["cursor: not one a page of this list returned"],
-  });
+  throw fieldsRefused("request.invalid", [
+    {
+      field: "cursor",
+      message: "Not a cursor a page of this list returned: start again from the first page.",
+    },
+  ]);
 }
 
 /** The index key a query resumes after (`ExclusiveStartKey`): the item at `position`. */

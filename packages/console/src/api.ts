@@ -5,13 +5,23 @@
 import type * as views from "@mcpgw/api/views";
 import type { z } from "zod";
 
+/**
+ * One of a problem's `errors`: the field it is about (a dotted path; "" for the request as a whole)
+ * and a sentence for people; an import's also names the document's entry.
+ */
+export interface FieldError {
+  field: string;
+  message: string;
+  entry?: string;
+}
+
 /** A problem+json answer: its stable code, what went wrong, and per-field messages when it has them. */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     readonly code: string,
     readonly detail: string,
-    readonly errors: string[] = [],
+    readonly errors: FieldError[] = [],
   ) {
     super(detail);
   }
@@ -100,20 +110,29 @@ export async function request<T = unknown>(
       response.status,
       problem.code ?? `http.${response.status}`,
       problem.detail ?? problem.title ?? `The request failed (${response.status}).`,
-      Array.isArray(problem.errors) ? problem.errors.map(errorText) : [],
+      Array.isArray(problem.errors) ? problem.errors.flatMap(fieldError) : [],
     );
   }
   return parsed as T;
 }
 
-/** One of a problem's `errors` as a line: a message, or an import's `{ entry, message }` as `entry: message`. */
-function errorText(error: unknown): string {
-  if (typeof error === "string") return error;
-  if (typeof error === "object" && error !== null && "message" in error) {
-    const { entry, message } = error as { entry?: unknown; message: unknown };
-    return entry === undefined ? String(message) : `${String(entry)}: ${String(message)}`;
-  }
-  return JSON.stringify(error);
+/** One of a problem's `errors` as the console reads it (none when it is not one). */
+function fieldError(error: unknown): FieldError[] {
+  if (typeof error !== "object" || error === null) return [];
+  const { field, message, entry } = error as Record<string, unknown>;
+  if (typeof message !== "string") return [];
+  return [
+    {
+      field: typeof field === "string" ? field : "",
+      message,
+      ...(typeof entry === "string" ? { entry } : {}),
+    },
+  ];
+}
+
+/** `error` as one line: `entry: field: message`, with the parts it has. */
+export function errorLine(error: FieldError): string {
+  return [error.entry, error.field, error.message].filter(Boolean).join(": ");
 }
 
 function safeJson(text: string): unknown {

@@ -1,7 +1,7 @@
 /** Small pieces every page uses: state badges, problems, fields, confirmations, empty states. */
 import type { ComponentChildren } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
-import { ApiError } from "./api";
+import { ApiError, errorLine, type FieldError } from "./api";
 import type { ServerState } from "./types";
 
 const STATE_LABELS: Record<ServerState, string> = {
@@ -84,9 +84,8 @@ export function LastError({ error }: { error: string | null | undefined }) {
 export function Problem({ error, fields }: { error: unknown; fields?: string[] }) {
   if (!error) return null;
   const api = error instanceof ApiError ? error : undefined;
-  const beside =
-    api && fields ? api.errors.filter((message) => fields.some((field) => about(message, field))) : [];
-  const rest = api ? api.errors.filter((message) => !beside.includes(message)) : [];
+  const beside = api && fields ? api.errors.filter((item) => fields.some((field) => about(item, field))) : [];
+  const rest = api ? api.errors.filter((item) => !beside.includes(item)).map(errorLine) : [];
   if (api && beside.length > 0 && rest.length === 0) {
     return (
       <div class="problem" role="alert">
@@ -100,8 +99,8 @@ export function Problem({ error, fields }: { error: unknown; fields?: string[] }
       {api ? <code class="code">{api.code}</code> : null}
       {api && rest.length > 0 && !(rest.length === 1 && rest[0] === api.detail) ? (
         <ul>
-          {rest.map((message) => (
-            <li key={message}>{message}</li>
+          {rest.map((line) => (
+            <li key={line}>{line}</li>
           ))}
         </ul>
       ) : null}
@@ -109,22 +108,24 @@ export function Problem({ error, fields }: { error: unknown; fields?: string[] }
   );
 }
 
-/** Whether an API message (`field: …`, `field.key: …`) is about `field`. */
-function about(message: string, field: string): boolean {
-  return message === field || message.startsWith(`${field}:`) || message.startsWith(`${field}.`);
+/** Whether an API message is about form field `field` (`headers` holds `headers.X-Key`). */
+function about(item: FieldError, field: string): boolean {
+  return item.entry === undefined && (item.field === field || item.field.startsWith(`${field}.`));
 }
 
 /**
- * The API's messages about one field: those of a `request.invalid` problem whose path starts with
- * the field's name, told without it (`url: Invalid URL` → `Invalid URL`; `headers.X-Key: …` →
- * `X-Key: …`), or the whole detail when the problem's code is the field's.
+ * The API's messages about one field, told without its name (`url`: "Must be a URL."; `headers.X-Key`
+ * under `headers`: "X-Key: Must not contain CR, LF or NUL."), or the whole detail when the problem's
+ * code is the field's.
  */
 export function fieldErrors(error: unknown, field: string, codes: string[] = []): string[] {
   if (!(error instanceof ApiError)) return [];
   if (codes.includes(error.code)) return [error.detail];
   return error.errors
-    .filter((message) => about(message, field))
-    .map((message) => message.slice(field.length).replace(/^[:.]\s*/, "") || message);
+    .filter((item) => about(item, field))
+    .map((item) =>
+      item.field === field ? item.message : `${item.field.slice(field.length + 1)}: ${item.message}`,
+    );
 }
 
 /** A labelled form control with its help and the API's messages next to it. */

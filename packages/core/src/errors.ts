@@ -1,3 +1,6 @@
+import { z } from "zod";
+import { issueMessage, type RawIssue } from "./issue-messages";
+
 /**
  * User-visible errors: a stable dotted code with its HTTP status, a human title and its JSON-RPC code
  * — one table read by the problem+json renderer (REST) and the MCP endpoints alike. Everything else
@@ -99,25 +102,65 @@ export class AppError extends Error {
   }
 }
 
+/**
+ * One thing wrong with a request, as a problem's `errors` lists it: where (`field`, a dotted path into
+ * the body — `headers.X-Key`, `timeoutSeconds`; "" for the body as a whole) and a sentence a person
+ * can act on (`message`). The problem's `code` stays the one for machines.
+ */
+export interface FieldProblem {
+  field: string;
+  message: string;
+}
+
 /** A zod issue as far as {@link describeIssues} reads it (a bad record key nests the key's own issues). */
 interface Issue {
   path: PropertyKey[];
   message: string;
   code?: string;
+  keys?: readonly string[];
   issues?: ReadonlyArray<{ message: string }>;
 }
 
+// Every schema without a message of its own speaks in words (issue-messages.ts), whoever parses.
+z.config({ customError: (issue) => issueMessage(issue as RawIssue) });
+
 /**
- * Issues from a zod error as `path: message` lines, for a problem's detail. A record's bad key says
- * what is wrong with it (`headers.Host: the name is one the gateway … sets itself`), not zod's "Invalid key in record".
+ * Issues from a zod error, one per field: an unknown field is named as a field of its own, and a
+ * record's bad key says what is wrong with it (`headers.Host`: "The name is one the gateway … sets
+ * itself."), not zod's "Invalid key in record".
  */
-export function describeIssues(issues: ReadonlyArray<Issue>): string[] {
+export function describeIssues(issues: ReadonlyArray<Issue>): FieldProblem[] {
   return issues.flatMap((issue) => {
-    const path = issue.path.map(String).join(".");
+    const path = issue.path.map(String);
+    if (issue.code === "unrecognized_keys" && issue.keys?.length)
+      return issue.keys.map((key) => ({
+        field: [...path, key].join("."),
+        message: "Not a field this request takes.",
+      }));
     const messages =
       issue.code === "invalid_key" && issue.issues?.length
         ? issue.issues.map((inner) => `the name ${inner.message}`)
         : [issue.message];
-    return messages.map((message) => (path ? `${path}: ${message}` : message));
+    return messages.map((message) => ({ field: path.join("."), message: asSentence(message) }));
   });
+}
+
+/** `problem` as one line: `field: message`, or the message alone when it is about the whole body. */
+export function problemLine(problem: FieldProblem): string {
+  return problem.field ? `${problem.field}: ${problem.message}` : problem.message;
+}
+
+/** An AppError listing `problems` (each in `errors`, all in its detail). */
+export function fieldsRefused(code: ErrorCode, problems: FieldProblem[]): AppError {
+  return new AppError(code, problems.map(problemLine).join("; "), { errors: problems });
+}
+
+/**
+ * `text` as a sentence: a first word in lower case capitalised ("must not be empty" → "Must not be
+ * empty."), a name left as it is ("clientSecret needs a clientId."), and a full stop unless it has one.
+ */
+export function asSentence(text: string): string {
+  const trimmed = text.trim();
+  const capital = /^[a-z]+\b/.test(trimmed) ? `${trimmed[0]?.toUpperCase()}${trimmed.slice(1)}` : trimmed;
+  return /[.!?]$/.test(capital) ? capital : `${capital}.`;
 }

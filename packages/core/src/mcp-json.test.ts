@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { AppError } from "./errors";
+import { AppError, problemLine } from "./errors";
 import { type ImportProblem, parseMcpJson } from "./mcp-json";
 
 /** Runs `act`, expecting it to throw an AppError, and returns that error. */
@@ -12,6 +12,9 @@ function appErrorFrom(act: () => unknown): AppError {
   }
   throw new Error("expected an AppError, nothing was thrown");
 }
+
+/** What a pasted mask is told. */
+const IS_A_MASK = "Is a mask, not a value: type the real value.";
 
 /** The per-entry problems of a document that fails with import.invalid_entry. */
 function problemsOf(document: unknown): ImportProblem[] {
@@ -416,17 +419,17 @@ describe("parseMcpJson transport choice", () => {
     // Assess
     expect(error.code).toBe("import.invalid_entry");
     expect(error.status).toBe(400);
-    expect(error.detail).toBe("broken: needs either `command` (stdio) or `url` (HTTP)");
+    expect(error.detail).toBe("broken: Needs either `command` (stdio) or `url` (HTTP).");
     expect(error.extra.errors).toEqual([
-      { entry: "broken", message: "needs either `command` (stdio) or `url` (HTTP)" },
+      { entry: "broken", field: "", message: "Needs either `command` (stdio) or `url` (HTTP)." },
     ]);
   });
 
   it.each([
-    ["an http type without url", { type: "http", command: "npx" }, /^url: /],
-    ["a stdio type without command", { type: "stdio", url: "https://x.example/mcp" }, /^command: /],
-    ["an unknown type", { type: "websocket", url: "wss://x.example" }, /^type: /],
-  ])("rejects %s", (_label, entry, message) => {
+    ["an http type without url", { type: "http", command: "npx" }, "url"],
+    ["a stdio type without command", { type: "stdio", url: "https://x.example/mcp" }, "command"],
+    ["an unknown type", { type: "websocket", url: "wss://x.example" }, "type"],
+  ])("rejects %s", (_label, entry, field) => {
     // Prepare
     const document = { mcpServers: { odd: entry } };
 
@@ -434,7 +437,7 @@ describe("parseMcpJson transport choice", () => {
     const problems = problemsOf(document);
 
     // Assess
-    expect(problems).toEqual([{ entry: "odd", message: expect.stringMatching(message) }]);
+    expect(problems).toEqual([{ entry: "odd", field, message: expect.stringMatching(/^[A-Z].*\.$/) }]);
   });
 });
 
@@ -488,12 +491,12 @@ describe("parseMcpJson broken documents", () => {
     // Assess
     expect(error.code).toBe("import.invalid_entry");
     expect(error.extra.errors).toEqual([
-      { entry: "a-env", message: "env.PORT: Invalid input: expected string, received number" },
-      { entry: "m-command", message: "command: Invalid input: expected string, received number" },
-      { entry: "z-args", message: "args: Invalid input: expected array, received string" },
+      { entry: "a-env", field: "env.PORT", message: "Must be text." },
+      { entry: "m-command", field: "command", message: "Must be text." },
+      { entry: "z-args", field: "args", message: "Must be a list." },
     ]);
     expect(error.detail).toBe(
-      (error.extra.errors as ImportProblem[]).map((p) => `${p.entry}: ${p.message}`).join("; "),
+      "a-env: env.PORT: Must be text.; m-command: command: Must be text.; z-args: args: Must be a list.",
     );
   });
 
@@ -507,12 +510,8 @@ describe("parseMcpJson broken documents", () => {
     // Assess
     expect(problems).toHaveLength(3);
     expect(problems.map((p) => p.entry)).toEqual(["bad", "bad", "bad"]);
-    expect(problems.map((p) => p.message)).toEqual(
-      expect.arrayContaining([
-        expect.stringMatching(/^command: /),
-        expect.stringMatching(/^args\.0: /),
-        expect.stringMatching(/^env: /),
-      ]),
+    expect(problems.map((p) => problemLine(p))).toEqual(
+      expect.arrayContaining(["command: Must be text.", "args.0: Must be text.", "env: Must be an object."]),
     );
   });
 
@@ -529,16 +528,16 @@ describe("parseMcpJson broken documents", () => {
     const problems = problemsOf(document);
 
     // Assess
-    expect(problems).toEqual([{ entry: "odd", message: expect.stringContaining("expected object") }]);
+    expect(problems).toEqual([{ entry: "odd", field: "", message: "Must be an object." }]);
   });
 
   it.each([
-    ["url as a number", { url: 80 }, /^url: /],
-    ["headers as an array", { url: "https://x.example", headers: ["A: b"] }, /^headers: /],
-    ["a header value as a number", { url: "https://x.example", headers: { "X-N": 1 } }, /^headers\.X-N: /],
-    ["disabled as a string", { command: "npx", disabled: "yes" }, /^disabled: /],
-    ["an args item as an object", { command: "npx", args: [{}] }, /^args\.0: /],
-  ])("rejects %s", (_label, entry, message) => {
+    ["url as a number", { url: 80 }, "url"],
+    ["headers as an array", { url: "https://x.example", headers: ["A: b"] }, "headers"],
+    ["a header value as a number", { url: "https://x.example", headers: { "X-N": 1 } }, "headers.X-N"],
+    ["disabled as a string", { command: "npx", disabled: "yes" }, "disabled"],
+    ["an args item as an object", { command: "npx", args: [{}] }, "args.0"],
+  ])("rejects %s", (_label, entry, field) => {
     // Prepare
     const document = { mcpServers: { odd: entry } };
 
@@ -546,7 +545,7 @@ describe("parseMcpJson broken documents", () => {
     const problems = problemsOf(document);
 
     // Assess
-    expect(problems).toEqual([{ entry: "odd", message: expect.stringMatching(message) }]);
+    expect(problems).toEqual([{ entry: "odd", field, message: expect.stringMatching(/^[A-Z].*\.$/) }]);
   });
 
   it.each([[""], ["   "]])("rejects the empty command %j", (command) => {
@@ -557,7 +556,7 @@ describe("parseMcpJson broken documents", () => {
     const problems = problemsOf(document);
 
     // Assess
-    expect(problems).toEqual([{ entry: "empty", message: "command: must not be empty" }]);
+    expect(problems).toEqual([{ entry: "empty", field: "command", message: "Must not be empty." }]);
   });
 
   it.each([
@@ -576,7 +575,7 @@ describe("parseMcpJson broken documents", () => {
 
     // Assess
     expect(problems).toEqual([
-      { entry: "remote", message: "url: must be an http(s) URL without credentials" },
+      { entry: "remote", field: "url", message: "Must be an http(s) URL without credentials." },
     ]);
   });
 
@@ -590,13 +589,13 @@ describe("parseMcpJson broken documents", () => {
       const problems = problemsOf(document);
 
       // Assess
-      expect(problems).toEqual([{ entry: name, message: expect.stringMatching(/^name: /) }]);
+      expect(problems).toEqual([{ entry: name, field: "name", message: expect.stringMatching(/^Must /) }]);
     },
   );
 
-  it.each([["an env name", { command: "npx", env: { "BAD-NAME": "v" } }, /^env\.BAD-NAME: /]])(
+  it.each([["an env name", { command: "npx", env: { "BAD-NAME": "v" } }, "env.BAD-NAME"]])(
     "rejects %s the gateway cannot use",
-    (_label, entry, message) => {
+    (_label, entry, field) => {
       // Prepare
       const document = { mcpServers: { local: entry } };
 
@@ -604,7 +603,7 @@ describe("parseMcpJson broken documents", () => {
       const problems = problemsOf(document);
 
       // Assess
-      expect(problems).toEqual([{ entry: "local", message: expect.stringMatching(message) }]);
+      expect(problems).toEqual([{ entry: "local", field, message: expect.stringMatching(/^[A-Z].*\.$/) }]);
     },
   );
 
@@ -620,9 +619,7 @@ describe("parseMcpJson broken documents", () => {
       const problems = problemsOf(document);
 
       // Assess
-      expect(problems).toEqual([
-        { entry: "remote", message: "headers.Authorization: is a mask; submit the real value" },
-      ]);
+      expect(problems).toEqual([{ entry: "remote", field: "headers.Authorization", message: IS_A_MASK }]);
     },
   );
 
@@ -642,7 +639,7 @@ describe("parseMcpJson broken documents", () => {
     const problems = problemsOf(document);
 
     // Assess
-    expect(problems).toEqual([{ entry: "pasted", message: `${key}: is a mask; submit the real value` }]);
+    expect(problems).toEqual([{ entry: "pasted", field: key, message: IS_A_MASK }]);
   });
 
   it.each([
@@ -661,7 +658,7 @@ describe("parseMcpJson broken documents", () => {
 
     // Assess
     expect(problems).toEqual([
-      { entry: "remote", message: "headers.Authorization: must not contain CR, LF or NUL" },
+      { entry: "remote", field: "headers.Authorization", message: "Must not contain CR, LF or NUL." },
     ]);
   });
 });

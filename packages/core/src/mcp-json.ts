@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { AppError, describeIssues } from "./errors";
+import { AppError, describeIssues, type FieldProblem, problemLine } from "./errors";
 import { assertNever } from "./exhaustive";
 import { SERVER_NAME_RULE, ServerName } from "./names";
 import { recordOf } from "./patterns";
@@ -17,9 +17,9 @@ import {
 import { submittedMasks } from "./server-edit";
 
 /** One problem with one entry of an imported document. */
-export interface ImportProblem {
+export interface ImportProblem extends FieldProblem {
+  /** The entry's name in the document. */
   entry: string;
-  message: string;
 }
 
 const StringMap = z.record(z.string(), z.string());
@@ -97,11 +97,11 @@ export function parseMcpJson(document: unknown): ServerSpec[] {
   const specs: ServerSpec[] = [];
   for (const name of names.sort()) {
     const result = toSpec(name, entries[name]);
-    if (Array.isArray(result)) problems.push(...result.map((message) => ({ entry: name, message })));
+    if (Array.isArray(result)) problems.push(...result.map((problem) => ({ entry: name, ...problem })));
     else specs.push(result);
   }
   if (problems.length > 0) {
-    const detail = problems.map((p) => `${p.entry}: ${p.message}`).join("; ");
+    const detail = problems.map((problem) => `${problem.entry}: ${problemLine(problem)}`).join("; ");
     throw new AppError("import.invalid_entry", detail, { errors: problems });
   }
   return specs;
@@ -122,11 +122,11 @@ function serverMap(document: unknown): Record<string, unknown> {
   return map as Record<string, unknown>;
 }
 
-function toSpec(name: string, raw: unknown): ServerSpec | string[] {
+function toSpec(name: string, raw: unknown): ServerSpec | FieldProblem[] {
   const entry = Entry.safeParse(raw);
   if (!entry.success) return describeIssues(entry.error.issues);
   const transport = transportOf(entry.data);
-  if (!transport) return ["needs either `command` (stdio) or `url` (HTTP)"];
+  if (!transport) return [{ field: "", message: "Needs either `command` (stdio) or `url` (HTTP)." }];
   const enabled = entry.data.disabled !== true;
   const { pinning } = entry.data;
   const spec = ServerSpec.safeParse({

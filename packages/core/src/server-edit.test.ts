@@ -1,7 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { AppError } from "./errors";
+import { AppError, type FieldProblem, problemLine } from "./errors";
 import { type ServerPatch, type ServerSpec, upstreamAuthKey } from "./server";
 import { applyServerPatch, authSecretReplaced, parseServerSpec } from "./server-edit";
+
+/** What a pasted mask is told: the words people read beside the field. */
+const IS_A_MASK = "Is a mask, not a value: type the real value.";
+const NO_STORED_VALUE = "The mask stands for no stored value: type the real value.";
+const unknown = (field: string): FieldProblem => ({ field, message: "Not a field this request takes." });
 
 /** Runs `act`, expecting it to throw an AppError, and returns that error. */
 function appErrorFrom(act: () => unknown): AppError {
@@ -68,16 +73,16 @@ describe("parseServerSpec", () => {
     // Assess
     expect(error.code).toBe("server.invalid");
     expect(error.status).toBe(400);
-    const errors = error.extra.errors as string[];
+    const errors = error.extra.errors as FieldProblem[];
     expect(errors).toHaveLength(3);
     expect(errors).toEqual(
       expect.arrayContaining([
-        expect.stringMatching(/^name: /),
-        "command: must not be empty",
-        'Unrecognized key: "extra"',
+        { field: "name", message: expect.stringMatching(/^Must be /) },
+        { field: "command", message: "Must not be empty." },
+        { field: "extra", message: "Not a field this request takes." },
       ]),
     );
-    expect(error.detail).toBe(errors.join("; "));
+    expect(error.detail).toBe(errors.map(problemLine).join("; "));
   });
 
   it.each([
@@ -95,7 +100,7 @@ describe("parseServerSpec", () => {
 
     // Assess
     expect(error.code).toBe("server.invalid");
-    expect(error.extra.errors).toEqual([`headers.${name}: is a mask; submit the real value`]);
+    expect(error.extra.errors).toEqual([{ field: `headers.${name}`, message: IS_A_MASK }]);
   });
 
   it.each([
@@ -115,7 +120,7 @@ describe("parseServerSpec", () => {
 
     // Assess
     expect(error.code).toBe("server.invalid");
-    expect(error.extra.errors).toEqual([`${key}: is a mask; submit the real value`]);
+    expect(error.extra.errors).toEqual([{ field: key, message: IS_A_MASK }]);
   });
 
   it("rejects a header value with CR/LF as server.invalid", () => {
@@ -127,7 +132,9 @@ describe("parseServerSpec", () => {
 
     // Assess
     expect(error.code).toBe("server.invalid");
-    expect(error.extra.errors).toEqual(["headers.X-A: must not contain CR, LF or NUL"]);
+    expect(error.extra.errors).toEqual([
+      { field: "headers.X-A", message: "Must not contain CR, LF or NUL." },
+    ]);
   });
 });
 
@@ -274,9 +281,7 @@ describe("applyServerPatch headers (mask rule)", () => {
 
     // Assess
     expect(error.code).toBe("server.invalid");
-    expect(error.extra.errors).toEqual([
-      "headers.Authorization: the mask matches no stored value; submit the real value",
-    ]);
+    expect(error.extra.errors).toEqual([{ field: "headers.Authorization", message: NO_STORED_VALUE }]);
   });
 
   it.each([
@@ -292,9 +297,7 @@ describe("applyServerPatch headers (mask rule)", () => {
 
     // Assess
     expect(error.code).toBe("server.invalid");
-    expect(error.extra.errors).toEqual([
-      "headers.X-Team: the mask matches no stored value; submit the real value",
-    ]);
+    expect(error.extra.errors).toEqual([{ field: "headers.X-Team", message: NO_STORED_VALUE }]);
   });
 });
 
@@ -340,9 +343,7 @@ describe("applyServerPatch env (mask rule)", () => {
 
     // Assess
     expect(error.code).toBe("server.invalid");
-    expect(error.extra.errors).toEqual([
-      `env.${key}: the mask matches no stored value; submit the real value`,
-    ]);
+    expect(error.extra.errors).toEqual([{ field: `env.${key}`, message: NO_STORED_VALUE }]);
   });
 });
 
@@ -519,7 +520,9 @@ describe("applyServerPatch secrets", () => {
 
     // Assess
     expect(error.code).toBe("server.invalid");
-    expect(error.extra.errors).toEqual(["secretFormat: secretFormat needs a secretRef"]);
+    expect(error.extra.errors).toEqual([
+      { field: "secretFormat", message: "Needs a secretRef: the format says how to read that secret." },
+    ]);
   });
 
   it("sets a new reference and format", () => {
@@ -544,7 +547,9 @@ describe("applyServerPatch validation", () => {
 
     // Assess
     expect(error.code).toBe("server.invalid");
-    expect(error.detail).toMatch(/^transport: cannot change from http/);
+    expect(error.extra.errors).toEqual([
+      { field: "transport", message: "Cannot change from http: delete the server and create it again." },
+    ]);
   });
 
   it("accepts the unchanged transport", () => {
@@ -559,17 +564,12 @@ describe("applyServerPatch validation", () => {
   });
 
   it.each([
-    ["a url on a stdio server", "stdio", { url: "https://mcp.example.com/mcp" }, 'Unrecognized key: "url"'],
-    ["headers on a stdio server", "stdio", { headers: { A: "b" } }, 'Unrecognized key: "headers"'],
-    ["a command on an http server", "http", { command: "npx" }, 'Unrecognized key: "command"'],
-    ["env on an http server", "http", { env: { A: "b" } }, 'Unrecognized key: "env"'],
-    ["a blank command", "stdio", { command: "   " }, "command: must not be empty"],
-    [
-      "a secret format on an http server",
-      "http",
-      { secretFormat: "env" },
-      'Unrecognized key: "secretFormat"',
-    ],
+    ["a url on a stdio server", "stdio", { url: "https://mcp.example.com/mcp" }, unknown("url")],
+    ["headers on a stdio server", "stdio", { headers: { A: "b" } }, unknown("headers")],
+    ["a command on an http server", "http", { command: "npx" }, unknown("command")],
+    ["env on an http server", "http", { env: { A: "b" } }, unknown("env")],
+    ["a blank command", "stdio", { command: "   " }, { field: "command", message: "Must not be empty." }],
+    ["a secret format on an http server", "http", { secretFormat: "env" }, unknown("secretFormat")],
   ] as const)("rejects a merged result with %s", (_label, transport, patch, problem) => {
     // Prepare
     const stored = transport === "http" ? storedHttp() : storedStdio();
@@ -579,7 +579,7 @@ describe("applyServerPatch validation", () => {
 
     // Assess
     expect(error.code).toBe("server.invalid");
-    expect(error.extra.errors).toContain(problem);
+    expect(error.extra.errors).toContainEqual(problem);
   });
 
   it("leaves every other field untouched", () => {
@@ -660,7 +660,7 @@ describe("auth.clientSecret (the header mask rule, for a secret inside `auth`)",
 
     // Assess
     expect(error.code).toBe("server.invalid");
-    expect(error.detail).toContain("auth.clientSecret: is a mask");
+    expect(error.detail).toContain(`auth.clientSecret: ${IS_A_MASK}`);
   });
 
   it("refuses a secret without a client id on `oauth`", () => {
@@ -675,7 +675,12 @@ describe("auth.clientSecret (the header mask rule, for a secret inside `auth`)",
 
     // Assess
     expect(error.code).toBe("server.invalid");
-    expect(error.detail).toContain("clientSecret needs a clientId");
+    expect(error.extra.errors).toEqual([
+      {
+        field: "auth.clientSecret",
+        message: "Needs a clientId: a client secret goes with the client it belongs to.",
+      },
+    ]);
   });
 
   it("keeps the stored secret when the mask comes back; replaces it with a real value; drops it when left out", () => {
@@ -713,7 +718,7 @@ describe("auth.clientSecret (the header mask rule, for a secret inside `auth`)",
 
     // Assess
     expect(error.code).toBe("server.invalid");
-    expect(error.detail).toContain("auth.clientSecret: the mask matches no stored value");
+    expect(error.detail).toContain(`auth.clientSecret: ${NO_STORED_VALUE}`);
   });
 
   it("refuses a URL moving to another origin while the stored secret is kept", () => {

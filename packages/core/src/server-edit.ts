@@ -1,4 +1,4 @@
-import { AppError, describeIssues } from "./errors";
+import { AppError, describeIssues, type FieldProblem, fieldsRefused } from "./errors";
 import { assertNever } from "./exhaustive";
 import {
   ENV_MASKS,
@@ -31,13 +31,13 @@ export function parseServerSpec(input: unknown): ServerSpec {
  * Problems for every header or env value of `spec` that is a mask: a pasted mask (e.g. from this
  * gateway's own output) must never be stored as a credential. Empty when every value is real.
  */
-export function submittedMasks(spec: ServerSpec): string[] {
+export function submittedMasks(spec: ServerSpec): FieldProblem[] {
   const { field } = secretMapOf(spec.transport);
   const secret = upstreamAuthOf(spec)?.clientSecret;
   return [
-    ...maskedKeys(secretValues(spec)).map((name) => `${field}.${name}: is a mask; submit the real value`),
+    ...maskedKeys(secretValues(spec)).map((name) => ({ field: `${field}.${name}`, message: IS_A_MASK })),
     ...(secret !== undefined && looksMasked(secret)
-      ? ["auth.clientSecret: is a mask; submit the real value"]
+      ? [{ field: "auth.clientSecret", message: IS_A_MASK }]
       : []),
   ];
 }
@@ -67,7 +67,12 @@ export function keepsAuthSecret(stored: ServerSpec, patch: Pick<ServerPatch, "au
  */
 export function applyServerPatch(stored: ServerSpec, patch: ServerPatch): ServerSpec {
   if (patch.transport && patch.transport !== stored.transport) {
-    throw invalid([`transport: cannot change from ${stored.transport}; delete and re-create the server`]);
+    throw invalid([
+      {
+        field: "transport",
+        message: `Cannot change from ${stored.transport}: delete the server and create it again.`,
+      },
+    ]);
   }
   const merged: Record<string, unknown> = { ...stored };
   for (const [key, value] of Object.entries(patch)) {
@@ -164,11 +169,7 @@ function mergeOrThrow(
 ): Record<string, string> {
   const { values, unmatchedMasks } = mergeMasked(stored, submitted, rule);
   if (unmatchedMasks.length > 0) {
-    throw invalid(
-      unmatchedMasks.map(
-        (name) => `${field}.${name}: the mask matches no stored value; submit the real value`,
-      ),
-    );
+    throw invalid(unmatchedMasks.map((name) => ({ field: `${field}.${name}`, message: NO_STORED_VALUE })));
   }
   return values;
 }
@@ -181,11 +182,15 @@ function mergeAuthSecret(stored: UpstreamAuth | undefined, submitted: UpstreamAu
   const secret = submitted.clientSecret;
   if (secret === undefined || !looksMasked(secret)) return submitted;
   if (stored?.clientSecret === undefined || secret.trim() !== SECRET_MASK) {
-    throw invalid(["auth.clientSecret: the mask matches no stored value; submit the real value"]);
+    throw invalid([{ field: "auth.clientSecret", message: NO_STORED_VALUE }]);
   }
   return { ...submitted, clientSecret: stored.clientSecret } as UpstreamAuth;
 }
 
-function invalid(problems: string[]): AppError {
-  return new AppError("server.invalid", problems.join("; "), { errors: problems });
+/** What a submitted mask is told: a mask is never stored as a credential. */
+const IS_A_MASK = "Is a mask, not a value: type the real value.";
+const NO_STORED_VALUE = "The mask stands for no stored value: type the real value.";
+
+function invalid(problems: FieldProblem[]) {
+  return fieldsRefused("server.invalid", problems);
 }

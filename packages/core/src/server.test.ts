@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { describeIssues } from "./errors";
+import { describeIssues, problemLine } from "./errors";
 import {
   HttpServerSpec,
   isPerCaller,
@@ -17,7 +17,7 @@ import {
 function problemsOf(input: unknown): string[] {
   const result = ServerSpec.safeParse(input);
   if (result.success) throw new Error(`expected a rejection, got ${JSON.stringify(result.data)}`);
-  return describeIssues(result.error.issues);
+  return describeIssues(result.error.issues).map(problemLine);
 }
 
 const HTTP = { name: "remote", url: "https://mcp.example.com/mcp" };
@@ -71,7 +71,7 @@ describe("ServerSpec transport", () => {
     const problems = problemsOf(input);
 
     // Assess
-    expect(problems).toEqual(['Unrecognized key: "url"']);
+    expect(problems).toEqual(["url: Not a field this request takes."]);
   });
 
   it("keeps explicitly given values instead of the defaults", () => {
@@ -123,7 +123,7 @@ describe("ServerSpec transport", () => {
     const problems = problemsOf(input);
 
     // Assess
-    expect(problems).toEqual(['Unrecognized key: "command"']);
+    expect(problems).toEqual(["command: Not a field this request takes."]);
   });
 
   it("rejects a stdio transport without a command", () => {
@@ -186,7 +186,7 @@ describe("ServerSpec strictness", () => {
     const problems = problemsOf(input);
 
     // Assess
-    expect(problems).toContain(`Unrecognized key: "${field}"`);
+    expect(problems).toContain(`${field}: Not a field this request takes.`);
   });
 });
 
@@ -216,7 +216,9 @@ describe("ServerSpec field types", () => {
     const problems = problemsOf(input);
 
     // Assess
-    expect(problems).toEqual([expect.stringMatching(new RegExp(`^${path.replace(/\./g, "\\.")}: `))]);
+    expect(problems).toEqual([expect.stringMatching(new RegExp(`^${path.replace(/\./g, "\\.")}: [A-Z]`))]);
+    // In words, not the validator's ("Invalid input: expected number, received string").
+    expect(problems[0]).not.toMatch(/Invalid input|expected|received|Too (small|big)/);
   });
 
   it.each([[1], [900]])("accepts a timeout of %i seconds", (timeoutSeconds) => {
@@ -241,7 +243,7 @@ describe("ServerSpec field types", () => {
         expect.stringMatching(/^name: /),
         expect.stringMatching(/^command: /),
         expect.stringMatching(/^timeoutSeconds: /),
-        'Unrecognized key: "extra"',
+        "extra: Not a field this request takes.",
       ]),
     );
   });
@@ -261,7 +263,7 @@ describe("ServerSpec command", () => {
     const problems = problemsOf({ ...STDIO, command });
 
     // Assess
-    expect(problems).toEqual(["command: must not be empty"]);
+    expect(problems).toEqual(["command: Must not be empty."]);
   });
 
   it("trims surrounding whitespace", () => {
@@ -375,7 +377,7 @@ describe("ServerSpec header and env names", () => {
     const problems = problemsOf({ ...HTTP, headers: { "X-Api-Key": value } });
 
     // Assess
-    expect(problems).toEqual(["headers.X-Api-Key: must not contain CR, LF or NUL"]);
+    expect(problems).toEqual(["headers.X-Api-Key: Must not contain CR, LF or NUL."]);
   });
 
   it("rejects a CR, LF or NUL header value in a patch too", () => {
@@ -384,7 +386,7 @@ describe("ServerSpec header and env names", () => {
 
     // Assess
     expect(describeIssues(result.error?.issues ?? [])).toEqual([
-      "headers.Authorization: must not contain CR, LF or NUL",
+      { field: "headers.Authorization", message: "Must not contain CR, LF or NUL." },
     ]);
   });
 
@@ -427,7 +429,7 @@ describe("ServerSpec secrets", () => {
     const problems = problemsOf({ ...STDIO, secretFormat: "env" });
 
     // Assess
-    expect(problems).toEqual(["secretFormat: secretFormat needs a secretRef"]);
+    expect(problems).toEqual(["secretFormat: Needs a secretRef: the format says how to read that secret."]);
   });
 
   it("accepts secretRef without secretFormat", () => {
@@ -511,9 +513,9 @@ describe("ServerPatch", () => {
 
     // Assess
     expect(result.success).toBe(false);
-    expect(describeIssues(result.error?.issues ?? [])).toEqual([
-      expect.stringMatching(/Unrecognized keys: "id", "version", "foo"/),
-    ]);
+    expect(describeIssues(result.error?.issues ?? [])).toEqual(
+      ["id", "version", "foo"].map((field) => ({ field, message: "Not a field this request takes." })),
+    );
   });
 
   it.each([
@@ -531,7 +533,7 @@ describe("ServerPatch", () => {
     // Assess
     expect(result.success).toBe(false);
     expect(describeIssues(result.error?.issues ?? [])).toEqual([
-      expect.stringMatching(new RegExp(`^${path}: `)),
+      { field: path, message: expect.stringMatching(/^[A-Z].*\.$/) },
     ]);
   });
 });
@@ -590,7 +592,7 @@ describe("ServerSpec headers", () => {
     ServerSpec.safeParse({ name: "h", url: "https://h.example.com/mcp", headers });
   const problems = (headers: Record<string, string>) => {
     const parsed = withHeaders(headers);
-    return parsed.success ? [] : describeIssues(parsed.error.issues);
+    return parsed.success ? [] : describeIssues(parsed.error.issues).map(problemLine);
   };
 
   it("takes RFC 9110 names and values a client can send: Latin-1 included, tabs too", () => {
@@ -608,19 +610,19 @@ describe("ServerSpec headers", () => {
       "TE",
     ])
       expect(problems({ [name]: "x" })).toEqual([
-        `headers.${name}: the name is one the gateway or the connection sets itself: it cannot be configured`,
+        `headers.${name}: The name is one the gateway or the connection sets itself: it cannot be configured.`,
       ]);
   });
 
   it("refuses a name that is no token, and a value no HTTP client could send, each in words", () => {
     expect(problems({ "Bad Name": "v" })).toEqual([
-      "headers.Bad Name: the name must be a valid HTTP header name: letters, digits and !#$%&'*+-.^_`|~, no spaces",
+      "headers.Bad Name: The name must be a valid HTTP header name: letters, digits and !#$%&'*+-.^_`|~, no spaces.",
     ]);
     for (const value of ["5 €", "hi 👋", "“quoted”", "bell\u0007"])
       expect(problems({ "X-Value": value })).toEqual([
-        "headers.X-Value: must hold only characters an HTTP header can carry: no control characters, nothing beyond Latin-1 (no emoji, no € or curly quotes)",
+        "headers.X-Value: Must hold only characters an HTTP header can carry: no control characters, nothing beyond Latin-1 (no emoji, no € or curly quotes).",
       ]);
-    expect(problems({ "X-Value": "a\r\nb" })).toEqual(["headers.X-Value: must not contain CR, LF or NUL"]);
+    expect(problems({ "X-Value": "a\r\nb" })).toEqual(["headers.X-Value: Must not contain CR, LF or NUL."]);
   });
 
   it("documents the same rules in its JSON Schema patterns (what the API document promises)", () => {

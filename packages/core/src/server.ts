@@ -153,7 +153,7 @@ export const UpstreamOAuth = z
     }),
   })
   .refine((auth) => !auth.clientSecret || auth.clientId, {
-    message: "clientSecret needs a clientId",
+    message: "needs a clientId: a client secret goes with the client it belongs to",
     path: ["clientSecret"],
   })
   .meta({ id: "UpstreamOAuth", dependentRequired: { clientSecret: ["clientId"] } });
@@ -214,7 +214,7 @@ export const StdioServerSpec = z
     limits: ChildLimits.optional(),
   })
   .refine((spec) => !spec.secretFormat || spec.secretRef, {
-    message: "secretFormat needs a secretRef",
+    message: "needs a secretRef: the format says how to read that secret",
     path: ["secretFormat"],
   })
   .meta({ dependentRequired: { secretFormat: ["secretRef"] } });

@@ -3,6 +3,7 @@ import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from "@mcpgw/aws";
 import {
   AppError,
   describeIssues,
+  fieldsRefused,
   IF_MATCH_MESSAGE,
   IF_MATCH_PATTERN,
   McpJsonDocument,
@@ -174,8 +175,7 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, appDeps: AdminDeps
     (result) => {
       if (result.success) return undefined;
       if (result.target === "json") return refuseDocument(result);
-      const errors = describeIssues(result.error.issues);
-      throw new AppError("request.invalid", errors.join("; "), { errors });
+      throw fieldsRefused("request.invalid", describeIssues(result.error.issues));
     },
   );
 
@@ -362,6 +362,5 @@ export function registerAdminRoutes(app: OpenAPIHono<AppEnv>, appDeps: AdminDeps
  */
 function refuseDocument(result: { error: { issues: Parameters<typeof describeIssues>[0] } }): never {
   parseMcpJson((result as { data?: unknown }).data ?? {});
-  const errors = describeIssues(result.error.issues);
-  throw new AppError("import.invalid_document", errors.join("; "), { errors });
+  throw fieldsRefused("import.invalid_document", describeIssues(result.error.issues));
 }

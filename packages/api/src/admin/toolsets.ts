@@ -9,6 +9,8 @@ import type { Catalog, Store, StoredToolRule, StoredToolset, ToolOverride } from
 import {
   AppError,
   changedFields,
+  type FieldProblem,
+  fieldsRefused,
   type Logger,
   MAX_QUALIFIED_LENGTH,
   type PlainServer,
@@ -364,14 +366,18 @@ async function stored(
 /** Each tool the set lists keeps a name of its own: an overridden name may not be another's. */
 function assertUniqueNames(tools: string[], overrides: Record<string, { name?: string | undefined }>): void {
   const listed = new Map<string, string>();
-  const clash: string[] = [];
+  const clash: FieldProblem[] = [];
   for (const tool of new Set([...tools, ...Object.keys(overrides)])) {
     const name = overrides[tool]?.name ?? tool;
     const other = listed.get(name);
-    if (other !== undefined) clash.push(`'${tool}' and '${other}' would both be listed as '${name}'`);
+    if (other !== undefined)
+      clash.push({
+        field: "tools",
+        message: `'${tool}' and '${other}' would both be listed as '${name}': give one another name.`,
+      });
     listed.set(name, tool);
   }
-  if (clash.length > 0) throw new AppError("toolset.invalid", clash.join("; "), { errors: clash });
+  if (clash.length > 0) throw fieldsRefused("toolset.invalid", clash);
 }
 
 /** A stored set as shown: servers by their current names (tools of deleted servers left out). */

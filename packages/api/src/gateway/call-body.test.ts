@@ -11,13 +11,21 @@ const problemsOf = (body: unknown) => describeCallBodyIssues(Body.safeParse(body
 describe("a refused tool-call body", () => {
   it("says where a tool's own field goes", () => {
     expect(problemsOf({ message: "hi" })).toEqual([
-      'unknown field "message": put the tool\'s arguments under "arguments": {"arguments": {"message": …}}',
+      {
+        field: "",
+        message:
+          'Unknown field "message": put the tool\'s arguments under "arguments": {"arguments": {"message": …}}',
+      },
     ]);
   });
 
   it("names several unknown fields, at most five, each cut short", () => {
     expect(problemsOf({ a: 1, b: 2 })).toEqual([
-      'unknown fields "a", "b": put the tool\'s arguments under "arguments": {"arguments": {"a": …, "b": …}}',
+      {
+        field: "",
+        message:
+          'Unknown fields "a", "b": put the tool\'s arguments under "arguments": {"arguments": {"a": …, "b": …}}',
+      },
     ]);
     const hint = unknownFieldsHint(["k1", "k2", "k3", "k4", "k5", "k6", "x".repeat(1_000)]);
     expect(hint).toContain('"k5": …, …}}');
@@ -25,10 +33,10 @@ describe("a refused tool-call body", () => {
     expect(unknownFieldsHint(["y".repeat(1_000)]).length).toBeLessThan(300);
   });
 
-  it("keeps every other problem as path: message", () => {
+  it("keeps every other problem as its field's, in words", () => {
     expect(problemsOf({ arguments: "hi", chat: 3 })).toEqual([
-      expect.stringMatching(/^arguments: /),
-      expect.stringMatching(/^chat: /),
+      { field: "arguments", message: "Must be an object." },
+      { field: "chat", message: "Must be text." },
     ]);
   });
 });

@@ -3,7 +3,7 @@
  * `arguments`, `chat` and `thread`; a field of the tool's own at the top (`{"message": "hi"}`) is the
  * usual slip, so an unknown field's problem says where it belongs.
  */
-import { describeIssues } from "@mcpgw/core";
+import { describeIssues, type FieldProblem } from "@mcpgw/core";
 
 /** A zod issue, as much of it as this reads. */
 interface Issue {
@@ -18,19 +18,19 @@ const SHOWN_KEYS = 5;
 const SHOWN_KEY_CHARS = 64;
 
 /** The problems of a tool-call body, as `describeIssues` gives them but with unknown top-level fields explained. */
-export function describeCallBodyIssues(issues: readonly Issue[]): string[] {
-  return issues.map((issue) =>
+export function describeCallBodyIssues(issues: readonly Issue[]): FieldProblem[] {
+  return issues.flatMap((issue) =>
     issue.code === "unrecognized_keys" && issue.path.length === 0 && issue.keys?.length
-      ? unknownFieldsHint(issue.keys)
-      : (describeIssues([issue])[0] as string),
+      ? [{ field: "", message: unknownFieldsHint(issue.keys) }]
+      : describeIssues([issue]),
   );
 }
 
-/** `unknown field "message": put the tool's arguments under "arguments": {"arguments": {"message": …}}`. */
+/** `Unknown field "message": put the tool's arguments under "arguments": {"arguments": {"message": …}}`. */
 export function unknownFieldsHint(keys: readonly string[]): string {
   const names = keys.slice(0, SHOWN_KEYS).map((key) => JSON.stringify(key.slice(0, SHOWN_KEY_CHARS)));
   const more = keys.length > SHOWN_KEYS ? ", …" : "";
   const fields = `${keys.length === 1 ? "field" : "fields"} ${names.join(", ")}${more}`;
   const example = `{"arguments": {${names.map((name) => `${name}: …`).join(", ")}${more}}}`;
-  return `unknown ${fields}: put the tool's arguments under "arguments": ${example}`;
+  return `Unknown ${fields}: put the tool's arguments under "arguments": ${example}`;
 }

@@ -3,6 +3,7 @@ import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import {
   AppError,
   assertJsonDepth,
+  fieldsRefused,
   MAX_QUALIFIED_LENGTH,
   parseQualifiedName,
   QUALIFIED_NAME_PATTERN,
@@ -196,8 +197,7 @@ export function registerGatewayRoutes(app: OpenAPIHono<AppEnv>, appDeps: Gateway
     (result, c) => {
       if (result.success) return undefined;
       if (result.target === "param") parseQualifiedName(c.req.param("name") ?? "");
-      const errors = describeCallBodyIssues(result.error.issues);
-      throw new AppError("request.invalid", errors.join("; "), { errors });
+      throw fieldsRefused("request.invalid", describeCallBodyIssues(result.error.issues));
     },
   );
 
