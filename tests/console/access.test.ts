@@ -80,7 +80,7 @@ describe("console: access for OAuth sign-in", () => {
       page.off("request", count);
     }
 
-    const long = `a-very-long-user-name-${"x".repeat(40)}`; // the form takes 64 characters
+    const long = `a-very-long-user-name-${"x".repeat(40)}`; // the form takes 255 characters
     await page.getByLabel("Name", { exact: true }).fill(long);
     await page.getByRole("checkbox", { name: "docs" }).check();
     await page.getByRole("button", { name: "Save access" }).click();
@@ -88,5 +88,57 @@ describe("console: access for OAuth sign-in", () => {
     await page.setViewportSize({ width: 375, height: 800 });
     expect(await page.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(375);
     await page.setViewportSize({ width: 1280, height: 800 });
+  });
+
+  it("says what the API would refuse beside each field of the access, key, secret and tool-set forms, and sends nothing", async () => {
+    const { page } = ui;
+    const sent: string[] = [];
+    const watch = (request: { method(): string; url(): string }) => {
+      if (request.method() !== "GET" && /\/v1\/(access|keys|secrets|toolsets)/.test(request.url()))
+        sent.push(`${request.method()} ${request.url()}`);
+    };
+    const saidBeside = (id: string) => page.locator(`#${id}-error`).textContent();
+    const identity = /^Must be a name the sign-in gives: .*no ':', '\/' or ','/;
+    page.on("request", watch);
+    try {
+      await page.goto("/#/access");
+      await page.getByLabel("Name", { exact: true }).fill("eng/ops");
+      await page.getByRole("button", { name: "Save access" }).click();
+      await expect.poll(() => saidBeside("access-name")).toMatch(identity);
+      await page.getByText("Nothing was sent: change the fields marked above.").waitFor();
+
+      await page.goto("/#/keys");
+      await page.getByLabel("Name", { exact: true }).fill(" ");
+      await page.getByLabel("Owner", { exact: true }).selectOption("user");
+      await page.getByLabel("Owner name").fill("user:ada");
+      await page.getByRole("button", { name: "Create key" }).click();
+      await expect.poll(() => saidBeside("key-name")).toBe("Give the key a name: who or what uses it.");
+      expect(await saidBeside("key-owner-name")).toMatch(identity);
+
+      await page.goto("/#/secrets");
+      await page.getByLabel("Secret name").fill("my secret");
+      await page.getByLabel("Key 1 name").fill("API KEY");
+      await page.getByLabel("Key 1 value").fill("kept");
+      await page.getByRole("button", { name: "Save secret" }).click();
+      await expect
+        .poll(() => saidBeside("secret-name"))
+        .toBe("Must be 1-128 letters, digits, '_', '.' or '-', starting with a letter or digit.");
+      expect(await page.locator("fieldset.invalid .field-error").allTextContents()).toEqual([
+        "Key “API KEY”: Must be 1-128 letters, digits, '_', '.' or '-'.",
+      ]);
+      // Nothing typed was dropped: the value is still there to fix the key's name.
+      expect(await page.getByLabel("Key 1 value").inputValue()).toBe("kept");
+      await expectAccessible(page, "secrets, the form's own checks");
+
+      await page.goto("/#/toolsets");
+      await page.getByLabel("Name", { exact: true }).fill("docs__set");
+      await page.getByRole("button", { name: "Create tool set" }).click();
+      await expect
+        .poll(() => saidBeside("new-set-name"))
+        .toBe("Must not contain '__': it separates server and tool names.");
+      expect(sent).toEqual([]);
+    } finally {
+      page.off("request", watch);
+    }
   });
 });

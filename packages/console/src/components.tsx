@@ -339,6 +339,37 @@ export function useSubmit(work: () => Promise<void>) {
 }
 
 /**
+ * A form's submit with its own checks first: `check` finds what the API would refuse (sentences by
+ * field); with any, nothing is sent and each is shown beside its field ({@link errorsOf}) — else the
+ * API's messages are.
+ */
+export function useCheckedSubmit(check: () => Record<string, string[]>, work: () => Promise<void>) {
+  const [checked, setChecked] = useState<Record<string, string[]>>({});
+  const submit = useSubmit(async () => {
+    const problems = check();
+    setChecked(problems);
+    if (Object.keys(problems).length === 0) await work();
+  });
+  return {
+    ...submit,
+    /** True when the last submit stopped at the form's own checks. */
+    stopped: Object.keys(checked).length > 0,
+    /** What is said beside `field`: the form's own finding, else the API's messages (or detail, for `codes`). */
+    errorsOf: (field: string, codes: string[] = []) =>
+      checked[field] ?? fieldErrors(submit.error, field, codes),
+  };
+}
+
+/** Said when a form's own checks stopped it: each finding is beside its field. */
+export function NothingSent() {
+  return (
+    <div class="problem" role="alert">
+      <strong>Nothing was sent: change the fields marked above.</strong>
+    </div>
+  );
+}
+
+/**
  * A list's filters: a search box and, when given, one choice (its "any" first, as the empty value),
  * each labelled.
  */

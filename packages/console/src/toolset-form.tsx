@@ -5,7 +5,8 @@
  */
 import { useState } from "preact/hooks";
 import { request, seg } from "./api";
-import { Field, FieldErrors, fieldErrors, Problem, useSubmit } from "./components";
+import { Field, FieldErrors, NothingSent, Problem, useCheckedSubmit } from "./components";
+import { toolsetProblems } from "./form-checks";
 import type { AnnotationHint, CatalogTool, ToolOverride, ToolRule, ToolSet } from "./types";
 
 /** Each annotation hint in words. */
@@ -78,32 +79,42 @@ export function ToolSetForm(props: {
   const [picked, setPicked] = useState<string[]>(editing?.tools ?? []);
   const [rules, setRules] = useState<RuleDraft[]>((editing?.rules ?? []).map(ruleDraft));
   const [overrides, setOverrides] = useState<Record<string, ToolOverride>>(editing?.overrides ?? {});
-  const submit = useSubmit(async () => {
-    const body = {
-      ...(description.trim() ? { description: description.trim() } : {}),
-      tools: picked,
-      // A rule row left empty is no rule.
-      rules: rules.map(ruleOf).filter((rule) => Object.keys(rule).length > 0),
-      overrides: overridesOf(overrides),
-    };
-    const saved = editing
-      ? await request<ToolSet>("PUT", `/v1/toolsets/${seg(editing.name)}`, body)
-      : await request<ToolSet>("POST", "/v1/toolsets", { name: name.trim(), ...body });
-    if (!editing) {
-      setName("");
-      setDescription("");
-      setPicked([]);
-      setRules([]);
-      setOverrides({});
-    }
-    props.onSaved(saved);
-  });
-  const nameErrors = fieldErrors(submit.error, "name", ["toolset.exists"]);
+  const submit = useCheckedSubmit(
+    () =>
+      toolsetProblems(
+        editing ? undefined : name,
+        Object.fromEntries(picked.map((tool) => [tool, overrides[tool]?.name])),
+      ),
+    async () => {
+      const body = {
+        ...(description.trim() ? { description: description.trim() } : {}),
+        tools: picked,
+        // A rule row left empty is no rule.
+        rules: rules.map(ruleOf).filter((rule) => Object.keys(rule).length > 0),
+        overrides: overridesOf(overrides),
+      };
+      const saved = editing
+        ? await request<ToolSet>("PUT", `/v1/toolsets/${seg(editing.name)}`, body)
+        : await request<ToolSet>("POST", "/v1/toolsets", { name: name.trim(), ...body });
+      if (!editing) {
+        setName("");
+        setDescription("");
+        setPicked([]);
+        setRules([]);
+        setOverrides({});
+      }
+      props.onSaved(saved);
+    },
+  );
+  const nameErrors = submit.errorsOf("name", ["toolset.exists"]);
+  const overrideErrors = (tool: string, field: "name" | "description") =>
+    submit.errorsOf(`overrides.${tool}.${field}`);
   const toolErrors = [
-    ...fieldErrors(submit.error, "tools", ["toolset.unknown_server", "toolset.invalid"]),
-    ...fieldErrors(submit.error, "overrides"),
+    ...submit.errorsOf("tools", ["toolset.unknown_server", "toolset.invalid"]),
+    // What an override is told beside it: only one for a tool no longer picked lands here.
+    ...submit.errorsOf("overrides").filter((said) => !picked.some((tool) => said.startsWith(`${tool}.`))),
   ];
-  const ruleErrors = fieldErrors(submit.error, "rules");
+  const ruleErrors = submit.errorsOf("rules");
   const servers = [...new Set((props.catalogue ?? []).map((tool) => tool.server))].sort();
   const setRule = (index: number, changes: Partial<RuleDraft>) =>
     setRules(rules.map((rule, i) => (i === index ? { ...rule, ...changes } : rule)));
@@ -129,11 +140,7 @@ export function ToolSetForm(props: {
           />
         </Field>
       )}
-      <Field
-        label="Description"
-        id={`${formId}-description`}
-        errors={fieldErrors(submit.error, "description")}
-      >
+      <Field label="Description" id={`${formId}-description`} errors={submit.errorsOf("description")}>
         <input
           id={`${formId}-description`}
           type="text"
@@ -230,7 +237,12 @@ export function ToolSetForm(props: {
                 Override <code>{tool}</code>
               </summary>
               {(["name", "description"] as const).map((field) => (
-                <Field key={field} label={`${tool} ${field}`} id={`${formId}-${tool}-${field}`}>
+                <Field
+                  key={field}
+                  label={`${tool} ${field}`}
+                  id={`${formId}-${tool}-${field}`}
+                  errors={overrideErrors(tool, field)}
+                >
                   <input
                     id={`${formId}-${tool}-${field}`}
                     type="text"
@@ -249,9 +261,21 @@ export function ToolSetForm(props: {
           ))}
         </fieldset>
       ) : null}
-      <Problem
-        error={nameErrors.length || toolErrors.length || ruleErrors.length ? undefined : submit.error}
-      />
+      {submit.stopped ? (
+        <NothingSent />
+      ) : (
+        <Problem
+          error={
+            nameErrors.length ||
+            toolErrors.length ||
+            ruleErrors.length ||
+            submit.errorsOf("description").length ||
+            submit.errorsOf("overrides").length
+              ? undefined
+              : submit.error
+          }
+        />
+      )}
       <button type="submit" class="primary" disabled={submit.busy}>
         {editing ? "Save tool set" : "Create tool set"}
       </button>

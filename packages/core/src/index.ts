@@ -15,6 +15,7 @@ export * from "./latency";
 export * from "./log";
 export * from "./masking";
 export * from "./mcp-json";
+export * from "./name-rules";
 export * from "./names";
 export * from "./patterns";
 export * from "./pinning";

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { AppError, describeIssues, type FieldProblem, problemLine } from "./errors";
 import { assertNever } from "./exhaustive";
-import { SERVER_NAME_RULE, ServerName } from "./names";
+import { SERVER_NAME_RULE } from "./name-rules";
+import { ServerName } from "./names";
 import { recordOf } from "./patterns";
 import { Pinning } from "./pinning";
 import {

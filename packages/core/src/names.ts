@@ -2,16 +2,13 @@ import { createHash } from "node:crypto";
 import { z } from "zod";
 import { AppError } from "./errors";
 
-/** Server names: 1–32 of [A-Za-z0-9_-], alphanumeric at both ends, never containing `__`. */
-export const SERVER_NAME_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9_-]{0,30}[A-Za-z0-9])?$/;
+import { NAME_SAYS, SERVER_NAME_PATTERN, SERVER_NAME_RULE } from "./name-rules";
 
-/** The same rule in one pattern, `__` excluded by a lookahead (for the API document). */
-export const SERVER_NAME_RULE = new RegExp(`^(?!.*__)${SERVER_NAME_PATTERN.source.slice(1)}`);
-
+/** A server's name (see `SERVER_NAME_PATTERN`); tool sets are named by the same rule. */
 export const ServerName = z
   .string()
-  .regex(SERVER_NAME_PATTERN, "must be 1-32 letters, digits, '_' or '-', starting and ending alphanumeric")
-  .refine((name) => !name.includes("__"), "must not contain '__' (it separates server and tool names)")
+  .regex(SERVER_NAME_PATTERN, NAME_SAYS.server)
+  .refine((name) => !name.includes("__"), NAME_SAYS.separator)
   .meta({ pattern: SERVER_NAME_RULE.source });
 
 /** The separator between server and tool in a qualified tool name. */

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { looksMasked } from "./masking";
 import { McpJsonDocument, parseMcpJson } from "./mcp-json";
-import { SERVER_NAME_RULE, ServerName } from "./names";
+import { SERVER_NAME_RULE } from "./name-rules";
+import { ServerName } from "./names";
 import { HTTP_URL, NO_CR_LF_NUL, NOT_BLANK, NOT_MASKED } from "./patterns";
 import { HttpUrl } from "./server";
 

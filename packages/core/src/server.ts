@@ -10,6 +10,7 @@ import {
   NO_CR_LF_NUL,
   SENDABLE,
 } from "./header-rules";
+import { NAME_SAYS, SECRET_NAME } from "./name-rules";
 import { ServerName } from "./names";
 import { HTTP_URL, NOT_BLANK, NOT_MASKED, recordOf } from "./patterns";
 import { Pinning } from "./pinning";
@@ -56,9 +57,7 @@ export const RealHeaderMap = recordOf(
 export const RealEnvMap = recordOf(EnvName, ENV_NAME, real(EnvValue, NOT_MASKED));
 
 /** Names of secret-store entries (what `secretRef` points at). */
-export const SecretName = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/, "must be 1-128 letters, digits, '_', '.' or '-'");
+export const SecretName = z.string().regex(SECRET_NAME, NAME_SAYS.secret);
 
 const URL_MESSAGE = "must be an http(s) URL without credentials";
 /**

@@ -7,8 +7,10 @@ import {
   IF_MATCH_MESSAGE,
   IF_MATCH_PATTERN,
   McpJsonDocument,
+  NAME_SAYS,
   parseMcpJson,
   recordOf,
+  SECRET_KEY,
   SecretName,
   ServerPatch,
   ServerSpec,
@@ -44,10 +46,8 @@ import {
 import { authorizeServer } from "./upstream-auth";
 
 const SecretParam = z.object({ name: SecretName });
-/** Keys of a secret's values (what `{{secret_file}}` renders). */
-const SECRET_KEY = /^[A-Za-z0-9_.-]{1,128}$/;
 const SecretValues = z.strictObject({
-  values: recordOf(z.string().regex(SECRET_KEY), SECRET_KEY, z.string().max(65_536)),
+  values: recordOf(z.string().regex(SECRET_KEY, NAME_SAYS.secretKey), SECRET_KEY, z.string().max(65_536)),
 });
 /** The import body (core's schemas are plain zod: named through zod's own metadata). */
 const ImportDocument = McpJsonDocument.meta({ id: "McpJson" });

@@ -13,11 +13,13 @@ import {
   fieldsRefused,
   type Logger,
   MAX_QUALIFIED_LENGTH,
+  NAME_SAYS,
   type PlainServer,
   parseQualifiedName,
   QUALIFIED_NAME_PATTERN,
   qualifyToolName,
   SERVER_NAME_RULE,
+  TOOL_ALIAS,
   TOOL_SEPARATOR,
 } from "@mcpgw/core";
 import type { Context } from "hono";
@@ -37,12 +39,7 @@ export const HintsInput = z
   .openapi("ToolHints");
 
 /** Tool set names, as server names: 1-32 letters, digits, '_' or '-', alphanumeric at both ends, no `__`. */
-const SetName = z
-  .string()
-  .regex(
-    SERVER_NAME_RULE,
-    "must be 1-32 letters, digits, '_' or '-', starting and ending alphanumeric, without '__'",
-  );
+const SetName = z.string().regex(SERVER_NAME_RULE, NAME_SAYS.toolset);
 
 /** A qualified name or a glob over qualified names (`*`, `?`). */
 export const ToolPattern = z.string().min(1).max(128).openapi({ example: "github__get_*" });
@@ -106,10 +103,7 @@ const Rule = z
 
 const Override = z
   .strictObject({
-    name: z
-      .string()
-      .regex(/^[A-Za-z0-9_-]{1,64}$/, "must be 1-64 letters, digits, '_' or '-'")
-      .optional(),
+    name: z.string().regex(TOOL_ALIAS, NAME_SAYS.toolAlias).optional(),
     description: z.string().max(4_096).optional(),
     annotations: HintsInput.extend({ title: z.string().max(256).optional() }).optional(),
   })

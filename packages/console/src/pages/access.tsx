@@ -9,15 +9,16 @@ import {
   ConfirmButton,
   EmptyState,
   Field,
-  fieldErrors,
+  NothingSent,
   Notice,
   Problem,
   StackTable,
   useAction,
+  useCheckedSubmit,
   usePolled,
-  useSubmit,
   when,
 } from "../components";
+import { subjectProblems } from "../form-checks";
 import { NO_POLICY, type PolicyDraft, policyOf, toolScopeText } from "../policy-draft";
 import { ServerScopeField } from "../server-scope";
 import { ToolPolicyField } from "../tool-policy";
@@ -112,32 +113,33 @@ function MappingForm(props: {
   const [chosen, setChosen] = useState<string[]>([]);
   const [chosenSets, setChosenSets] = useState<string[]>([]);
   const [policy, setPolicy] = useState<PolicyDraft>(NO_POLICY);
-  const [scopeError, setScopeError] = useState("");
-  const submit = useSubmit(async () => {
-    setScopeError("");
-    if (scoped && chosen.length === 0 && chosenSets.length === 0) {
-      setScopeError("Choose at least one server or tool set, or let them reach every server.");
-      return;
-    }
-    const toolPolicy = policyOf(policy);
-    const saved = await request<AccessMapping>("PUT", `/v1/access/${seg(`${kind}:${name.trim()}`)}`, {
-      servers: scoped ? chosen : null,
-      ...(scoped && chosenSets.length ? { toolsets: chosenSets } : {}),
-      ...(toolPolicy ? { toolPolicy } : {}),
-    });
-    setName("");
-    setChosen([]);
-    setChosenSets([]);
-    setPolicy(NO_POLICY);
-    props.onSaved(saved);
-  });
+  const submit = useCheckedSubmit(
+    () => ({
+      ...subjectProblems(name),
+      ...(scoped && chosen.length === 0 && chosenSets.length === 0
+        ? { servers: ["Choose at least one server or tool set, or let them reach every server."] }
+        : {}),
+    }),
+    async () => {
+      const toolPolicy = policyOf(policy);
+      const saved = await request<AccessMapping>("PUT", `/v1/access/${seg(`${kind}:${name.trim()}`)}`, {
+        servers: scoped ? chosen : null,
+        ...(scoped && chosenSets.length ? { toolsets: chosenSets } : {}),
+        ...(toolPolicy ? { toolPolicy } : {}),
+      });
+      setName("");
+      setChosen([]);
+      setChosenSets([]);
+      setPolicy(NO_POLICY);
+      props.onSaved(saved);
+    },
+  );
   const serverErrors = [
-    ...(scopeError ? [scopeError] : []),
-    ...fieldErrors(submit.error, "servers", ["access.unknown_server"]),
-    ...fieldErrors(submit.error, "toolsets", ["access.unknown_toolset"]),
+    ...submit.errorsOf("servers", ["access.unknown_server"]),
+    ...submit.errorsOf("toolsets", ["access.unknown_toolset"]),
   ];
-  const policyErrors = fieldErrors(submit.error, "toolPolicy");
-  const nameErrors = fieldErrors(submit.error, "subject");
+  const policyErrors = submit.errorsOf("toolPolicy");
+  const nameErrors = submit.errorsOf("subject");
 
   return (
     <form class="panel" aria-labelledby="access-form-title" noValidate onSubmit={submit.onSubmit}>
@@ -162,7 +164,7 @@ function MappingForm(props: {
           id="access-name"
           type="text"
           required
-          maxLength={64}
+          maxLength={255}
           value={name}
           onInput={(event) => setName(event.currentTarget.value)}
         />
@@ -184,9 +186,13 @@ function MappingForm(props: {
         onChosenSets={setChosenSets}
       />
       <ToolPolicyField id="access-policy" draft={policy} onDraft={setPolicy} errors={policyErrors} />
-      <Problem
-        error={serverErrors.length || nameErrors.length || policyErrors.length ? undefined : submit.error}
-      />
+      {submit.stopped ? (
+        <NothingSent />
+      ) : (
+        <Problem
+          error={serverErrors.length || nameErrors.length || policyErrors.length ? undefined : submit.error}
+        />
+      )}
       <button type="submit" class="primary" disabled={submit.busy}>
         Save access
       </button>

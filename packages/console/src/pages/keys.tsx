@@ -11,16 +11,17 @@ import {
   CopyField,
   EmptyState,
   Field,
-  fieldErrors,
+  NothingSent,
   Notice,
   Problem,
   StackTable,
   useAction,
+  useCheckedSubmit,
   usePolled,
-  useSubmit,
   when,
 } from "../components";
 import { ConnectClients } from "../connect";
+import { keyProblems } from "../form-checks";
 import { NO_POLICY, type PolicyDraft, policyOf, toolScopeText } from "../policy-draft";
 import { ServerScopeField } from "../server-scope";
 import { ToolPolicyField } from "../tool-policy";
@@ -163,39 +164,41 @@ function CreateKeyForm(props: {
   const [chosen, setChosen] = useState<string[]>([]);
   const [chosenSets, setChosenSets] = useState<string[]>([]);
   const [policy, setPolicy] = useState<PolicyDraft>(NO_POLICY);
-  const [scopeError, setScopeError] = useState("");
   const [ownerKind, setOwnerKind] = useState<"" | "user" | "group">("");
   const [ownerName, setOwnerName] = useState("");
-  const submit = useSubmit(async () => {
-    setScopeError("");
-    if (scoped && chosen.length === 0 && chosenSets.length === 0) {
-      setScopeError("Choose at least one server or tool set, or let the key use every server.");
-      return;
-    }
-    const toolPolicy = policyOf(policy);
-    const created = await request<NewApiKey>("POST", "/v1/keys", {
-      name: name.trim(),
-      ...(scoped ? { servers: chosen } : {}),
-      ...(scoped && chosenSets.length ? { toolsets: chosenSets } : {}),
-      ...(toolPolicy ? { toolPolicy } : {}),
-      ...(ownerKind ? { owner: `${ownerKind}:${ownerName.trim()}` } : {}),
-    });
-    setName("");
-    setOwnerKind("");
-    setOwnerName("");
-    setScoped(false);
-    setChosen([]);
-    setChosenSets([]);
-    setPolicy(NO_POLICY);
-    props.onCreated(created);
-  });
+  const submit = useCheckedSubmit(
+    () => ({
+      ...keyProblems(name, ownerKind ? ownerName : undefined),
+      ...(scoped && chosen.length === 0 && chosenSets.length === 0
+        ? { servers: ["Choose at least one server or tool set, or let the key use every server."] }
+        : {}),
+    }),
+    async () => {
+      const toolPolicy = policyOf(policy);
+      const created = await request<NewApiKey>("POST", "/v1/keys", {
+        name: name.trim(),
+        ...(scoped ? { servers: chosen } : {}),
+        ...(scoped && chosenSets.length ? { toolsets: chosenSets } : {}),
+        ...(toolPolicy ? { toolPolicy } : {}),
+        ...(ownerKind ? { owner: `${ownerKind}:${ownerName.trim()}` } : {}),
+      });
+      setName("");
+      setOwnerKind("");
+      setOwnerName("");
+      setScoped(false);
+      setChosen([]);
+      setChosenSets([]);
+      setPolicy(NO_POLICY);
+      props.onCreated(created);
+    },
+  );
+  const nameErrors = submit.errorsOf("name");
   const scopeErrors = [
-    ...(scopeError ? [scopeError] : []),
-    ...fieldErrors(submit.error, "servers", ["key.unknown_server"]),
-    ...fieldErrors(submit.error, "toolsets", ["key.unknown_toolset"]),
+    ...submit.errorsOf("servers", ["key.unknown_server"]),
+    ...submit.errorsOf("toolsets", ["key.unknown_toolset"]),
   ];
-  const policyErrors = fieldErrors(submit.error, "toolPolicy");
-  const ownerErrors = fieldErrors(submit.error, "owner");
+  const policyErrors = submit.errorsOf("toolPolicy");
+  const ownerErrors = submit.errorsOf("owner");
 
   return (
     <form class="panel" aria-labelledby="create-key-title" noValidate onSubmit={submit.onSubmit}>
@@ -204,7 +207,7 @@ function CreateKeyForm(props: {
         label="Name"
         id="key-name"
         help="Who or what uses it, e.g. “laptop” or “ci”."
-        errors={fieldErrors(submit.error, "name")}
+        errors={nameErrors}
       >
         <input
           id="key-name"
@@ -259,16 +262,17 @@ function CreateKeyForm(props: {
           />
         </Field>
       ) : null}
-      <Problem
-        error={
-          fieldErrors(submit.error, "name").length ||
-          scopeErrors.length ||
-          ownerErrors.length ||
-          policyErrors.length
-            ? undefined
-            : submit.error
-        }
-      />
+      {submit.stopped ? (
+        <NothingSent />
+      ) : (
+        <Problem
+          error={
+            nameErrors.length || scopeErrors.length || ownerErrors.length || policyErrors.length
+              ? undefined
+              : submit.error
+          }
+        />
+      )}
       <button type="submit" class="primary" disabled={submit.busy}>
         Create key
       </button>

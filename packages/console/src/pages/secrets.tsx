@@ -9,15 +9,16 @@ import {
   ConfirmButton,
   EmptyState,
   Field,
-  fieldErrors,
+  NothingSent,
   Notice,
   Problem,
   StackTable,
   useAction,
+  useCheckedSubmit,
   usePolled,
-  useSubmit,
   when,
 } from "../components";
+import { secretProblems } from "../form-checks";
 import type { SecretSummary } from "../types";
 
 type Row = { key: string; value: string };
@@ -134,29 +135,22 @@ function SecretForm(props: {
   const [rows, setRows] = useState<Row[]>(
     replacing?.keys.length ? replacing.keys.map((key) => ({ key, value: "" })) : [{ key: "", value: "" }],
   );
-  const [localErrors, setLocalErrors] = useState<{ name?: string; values?: string }>({});
-  const submit = useSubmit(async () => {
-    const trimmed = name.trim();
-    const keys = rows.map((row) => row.key.trim());
-    const problems = {
-      ...(trimmed ? {} : { name: "Give the secret a name." }),
-      ...(keys.some((key) => !key)
-        ? { values: "Every row needs a key name (remove the empty ones)." }
-        : new Set(keys).size !== keys.length
-          ? { values: "Each key name may appear once." }
-          : rows.length === 0
-            ? { values: "Add at least one key." }
-            : {}),
-    };
-    setLocalErrors(problems);
-    if (problems.name || problems.values) return;
-    const values = Object.fromEntries(rows.map((row) => [row.key.trim(), row.value]));
-    const saved = await request<SecretSummary>("PUT", `/v1/secrets/${seg(trimmed)}`, { values });
-    // The values leave the page's state before anything else happens.
-    setRows([{ key: "", value: "" }]);
-    setName("");
-    props.onSaved(saved);
-  });
+  const submit = useCheckedSubmit(
+    () =>
+      secretProblems(
+        name,
+        rows.map((row) => row.key),
+      ),
+    async () => {
+      const trimmed = name.trim();
+      const values = Object.fromEntries(rows.map((row) => [row.key.trim(), row.value]));
+      const saved = await request<SecretSummary>("PUT", `/v1/secrets/${seg(trimmed)}`, { values });
+      // The values leave the page's state before anything else happens.
+      setRows([{ key: "", value: "" }]);
+      setName("");
+      props.onSaved(saved);
+    },
+  );
   const first = useRef<HTMLInputElement>(null);
   useEffect(() => {
     // Replacing: the form (its first value) is where the admin works next.
@@ -165,11 +159,8 @@ function SecretForm(props: {
   const title = replacing ? `Replace ${replacing.name}` : "Set a secret";
   const update = (index: number, changes: Partial<Row>) =>
     setRows(rows.map((row, i) => (i === index ? { ...row, ...changes } : row)));
-  const nameErrors = [...(localErrors.name ? [localErrors.name] : []), ...fieldErrors(submit.error, "name")];
-  const valueErrors = [
-    ...(localErrors.values ? [localErrors.values] : []),
-    ...fieldErrors(submit.error, "values"),
-  ];
+  const nameErrors = submit.errorsOf("name");
+  const valueErrors = submit.errorsOf("values");
 
   return (
     <form class="panel" aria-labelledby="secret-form-title" noValidate onSubmit={submit.onSubmit}>
@@ -236,7 +227,11 @@ function SecretForm(props: {
           </p>
         ))}
       </fieldset>
-      <Problem error={nameErrors.length || valueErrors.length ? undefined : submit.error} />
+      {submit.stopped ? (
+        <NothingSent />
+      ) : (
+        <Problem error={nameErrors.length || valueErrors.length ? undefined : submit.error} />
+      )}
       <div class="actions">
         <button type="submit" class="primary" disabled={submit.busy}>
           {replacing ? "Replace secret" : "Save secret"}

@@ -8,7 +8,7 @@
 import { assertNever } from "@mcpgw/core/exhaustive";
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, request, seg } from "../api";
-import { Field, fieldErrors, Problem, useSubmit } from "../components";
+import { Field, NothingSent, Problem, useCheckedSubmit } from "../components";
 import { PINNING_LABELS, pinningOf } from "../pinning";
 import { navigate } from "../router";
 import { draftProblems, type Row, splitCommandLine } from "../server-draft-check";
@@ -202,20 +202,18 @@ export function ServerFormPage({ id }: { id?: string }) {
   const [draft, setDraft] = useState<Draft | undefined>(editing ? undefined : EMPTY);
   const [version, setVersion] = useState<number | undefined>(undefined);
   const [loadError, setLoadError] = useState<unknown>(undefined);
-  /** What the form's own checks found at the last submit (nothing was sent then). */
-  const [checked, setChecked] = useState<Record<string, string[]>>({});
-  const submit = useSubmit(async () => {
-    if (!draft) return;
-    const problems = draftProblems(draft);
-    setChecked(problems);
-    if (Object.keys(problems).length > 0) return;
-    const saved = editing
-      ? await request<Server>("PATCH", `/v1/servers/${seg(id)}`, bodyOf(draft, true), {
-          "if-match": `"${version}"`,
-        })
-      : await request<Server>("POST", "/v1/servers", bodyOf(draft, false));
-    navigate("servers", saved.name);
-  });
+  const submit = useCheckedSubmit(
+    () => (draft ? draftProblems(draft) : {}),
+    async () => {
+      if (!draft) return;
+      const saved = editing
+        ? await request<Server>("PATCH", `/v1/servers/${seg(id)}`, bodyOf(draft, true), {
+            "if-match": `"${version}"`,
+          })
+        : await request<Server>("POST", "/v1/servers", bodyOf(draft, false));
+      navigate("servers", saved.name);
+    },
+  );
 
   /** Reads the server (again, after a conflict: the edits made here are dropped for what is stored). */
   const load = (name: string) =>
@@ -231,8 +229,7 @@ export function ServerFormPage({ id }: { id?: string }) {
 
   if (!draft) return loadError ? <Problem error={loadError} /> : <p class="loading">Loading…</p>;
   const set = (changes: Partial<Draft>) => setDraft({ ...draft, ...changes });
-  const errorsOf = (field: string, codes: string[] = []) =>
-    checked[field] ?? fieldErrors(submit.error, field, codes);
+  const { errorsOf } = submit;
   const conflict = submit.error instanceof ApiError && submit.error.code === "request.precondition_failed";
   const split = draft.transport === "stdio" ? splitCommandLine(draft.command) : undefined;
   const textField = (key: TextKey, label: string, options: TextOptions = {}) => (
@@ -419,10 +416,8 @@ export function ServerFormPage({ id }: { id?: string }) {
             Enabled
           </label>
         </div>
-        {Object.keys(checked).length > 0 ? (
-          <div class="problem" role="alert">
-            <strong>Nothing was sent: change the fields marked above.</strong>
-          </div>
+        {submit.stopped ? (
+          <NothingSent />
         ) : conflict ? (
           <div class="problem" role="alert">
             <strong>{(submit.error as ApiError).detail}</strong>{" "}
