@@ -1,6 +1,13 @@
 import { NAME_SAYS } from "@mcpgw/core/name-rules";
 import { describe, expect, it } from "vitest";
-import { keyProblems, secretProblems, subjectProblems, toolsetProblems } from "./form-checks";
+import {
+  keyProblems,
+  scopeProblems,
+  secretProblems,
+  subjectProblems,
+  threadProblems,
+  toolsetProblems,
+} from "./form-checks";
 
 describe("a secret's checks", () => {
   it("passes a good name with good keys, trimmed", () => {
@@ -53,5 +60,18 @@ describe("a tool set's checks", () => {
     });
     expect(toolsetProblems("-docs", {})).toEqual({ name: [NAME_SAYS.server] });
     expect(toolsetProblems(undefined, {})).toEqual({});
+  });
+});
+
+describe("a scope's and a thread's checks", () => {
+  it("refuses a scope of nothing chosen, and a thread id the API would not take", () => {
+    expect(scopeProblems(true, 0, "them reach")).toEqual({
+      servers: ["Choose at least one server or tool set, or let them reach every server."],
+    });
+    expect(scopeProblems(true, 1, "them reach")).toEqual({});
+    expect(scopeProblems(false, 0, "them reach")).toEqual({});
+    expect(threadProblems(" feature-1 ")).toEqual({});
+    expect(threadProblems("")).toEqual({ threadId: [expect.stringMatching(/^Enter a thread id/)] });
+    expect(threadProblems("a/b")).toEqual({ threadId: [NAME_SAYS.thread] });
   });
 });

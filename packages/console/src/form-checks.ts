@@ -9,6 +9,7 @@ import {
   SECRET_KEY,
   SECRET_NAME,
   serverNameProblem,
+  THREAD_ID,
   TOOL_ALIAS,
 } from "@mcpgw/core/name-rules";
 
@@ -64,6 +65,28 @@ export function toolsetProblems(
     if (trimmed && !TOOL_ALIAS.test(trimmed)) problems[`overrides.${tool}.name`] = [NAME_SAYS.toolAlias];
   }
   return problems;
+}
+
+/**
+ * A scope of servers and tool sets chosen from lists: "only those chosen" with none chosen would
+ * reach nothing at all (`who` reaches them: "the key", "them").
+ */
+export function scopeProblems(scoped: boolean, chosen: number, who: string): Problems {
+  return scoped && chosen === 0
+    ? { servers: [`Choose at least one server or tool set, or let ${who} every server.`] }
+    : {};
+}
+
+/** A thread instance's thread id: an empty one would name no thread (and no route). */
+export function threadProblems(threadId: string): Problems {
+  const trimmed = threadId.trim();
+  if (!trimmed)
+    return {
+      threadId: [
+        "Enter a thread id: letters, digits, '.', '_', ':' or '-', starting with a letter or digit.",
+      ],
+    };
+  return THREAD_ID.test(trimmed) ? {} : { threadId: [NAME_SAYS.thread] };
 }
 
 function identityProblems(field: string, name: string, missing: string): Problems {

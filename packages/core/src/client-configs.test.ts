@@ -1,16 +1,9 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { blockUnder } from "../../../tests/docs/client-configs";
 import { clientConfigs, MCP_REMOTE } from "./client-configs";
 
 const DOCS = readFileSync(new URL("../../../docs/clients.md", import.meta.url), "utf8");
-
-/** The first fenced block of `lang` under `## <heading>` in docs/clients.md. */
-function docBlock(heading: string, lang: string): string {
-  const section = DOCS.split(/^## /m).find((part) => part.startsWith(`${heading}\n`)) ?? "";
-  const block = new RegExp(`^\`\`\`${lang}\\n([\\s\\S]*?)\\n^\`\`\`$`, "m").exec(section)?.[1];
-  if (block === undefined) throw new Error(`no ${lang} block under ## ${heading}`);
-  return block;
-}
 
 describe("client configs", () => {
   it("are what docs/clients.md shows, for npm run dev's /mcp and a <key> placeholder", () => {
@@ -21,7 +14,8 @@ describe("client configs", () => {
       "Cursor",
       "VS Code",
     ]);
-    for (const config of configs) expect(config.text).toBe(docBlock(config.title, config.language));
+    for (const config of configs)
+      expect(`${config.text}\n`).toBe(blockUnder(DOCS, config.title, config.language));
   });
 
   it("pin the mcp-remote release the docs' tests install", () => {

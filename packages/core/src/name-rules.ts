@@ -28,6 +28,12 @@ export const TOOL_ALIAS = /^[A-Za-z0-9_-]{1,64}$/;
  */
 export const IDENTITY_NAME = /^(?! )[A-Za-z0-9._@|+=~ -]{1,255}(?<! )$/;
 
+/**
+ * A thread as its caller names it: 1-128 characters for a key or user (scoped to it); the admin names
+ * another's thread by its stored id, `key:<keyId>:<id>` or `user:<hash>:<id>`, hence 200 here.
+ */
+export const THREAD_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
+
 /** What each name is told when it breaks its rule: a sentence, beside the field it was typed in. */
 export const NAME_SAYS = {
   server: "Must be 1-32 letters, digits, '_' or '-', starting and ending with a letter or digit.",
@@ -37,6 +43,8 @@ export const NAME_SAYS = {
   secret: "Must be 1-128 letters, digits, '_', '.' or '-', starting with a letter or digit.",
   secretKey: "Must be 1-128 letters, digits, '_', '.' or '-'.",
   toolAlias: "Must be 1-64 letters, digits, '_' or '-'.",
+  thread:
+    "Must be 1-128 letters, digits, '.', '_', ':' or '-', starting with a letter or digit (up to 200 for the admin's refs to another's thread).",
   identity:
     "Must be a name the sign-in gives: letters, digits, spaces inside and . _ @ | + = ~ - (no ':', '/' or ','), up to 255.",
 } as const;

@@ -5,8 +5,10 @@ import {
   assertJsonDepth,
   fieldsRefused,
   MAX_QUALIFIED_LENGTH,
+  NAME_SAYS,
   parseQualifiedName,
   QUALIFIED_NAME_PATTERN,
+  THREAD_ID,
 } from "@mcpgw/core";
 import type { InputRequired, ToolCallResult } from "@mcpgw/upstream";
 import type { Context } from "hono";
@@ -37,17 +39,8 @@ const ToolName = z
   .max(MAX_QUALIFIED_LENGTH)
   .regex(QUALIFIED_NAME_PATTERN)
   .openapi({ description: "`<server>__<tool>`, at most 64 characters", example: "github__search_issues" });
-/** Thread ids: what a client names its conversation/worktree by. */
-/**
- * A thread as its caller names it: 1-128 characters for a key or user (scoped to it); the admin names
- * another's thread by its stored id, `key:<keyId>:<id>` or `user:<hash>:<id>`, hence the longer bound.
- */
-export const ThreadId = z
-  .string()
-  .regex(
-    /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/,
-    "must be 1-128 letters, digits, '.', '_', ':' or '-' (up to 200 for the admin's refs to another's thread)",
-  );
+/** Thread ids: what a client names its conversation/worktree by (see `THREAD_ID`). */
+export const ThreadId = z.string().regex(THREAD_ID, NAME_SAYS.thread);
 
 const CallRequest = z
   .strictObject({

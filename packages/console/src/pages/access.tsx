@@ -18,7 +18,7 @@ import {
   usePolled,
   when,
 } from "../components";
-import { subjectProblems } from "../form-checks";
+import { scopeProblems, subjectProblems } from "../form-checks";
 import { NO_POLICY, type PolicyDraft, policyOf, toolScopeText } from "../policy-draft";
 import { ServerScopeField } from "../server-scope";
 import { ToolPolicyField } from "../tool-policy";
@@ -116,9 +116,7 @@ function MappingForm(props: {
   const submit = useCheckedSubmit(
     () => ({
       ...subjectProblems(name),
-      ...(scoped && chosen.length === 0 && chosenSets.length === 0
-        ? { servers: ["Choose at least one server or tool set, or let them reach every server."] }
-        : {}),
+      ...scopeProblems(scoped, chosen.length + chosenSets.length, "them reach"),
     }),
     async () => {
       const toolPolicy = policyOf(policy);

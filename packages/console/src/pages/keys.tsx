@@ -21,7 +21,7 @@ import {
   when,
 } from "../components";
 import { ConnectClients } from "../connect";
-import { keyProblems } from "../form-checks";
+import { keyProblems, scopeProblems } from "../form-checks";
 import { NO_POLICY, type PolicyDraft, policyOf, toolScopeText } from "../policy-draft";
 import { ServerScopeField } from "../server-scope";
 import { ToolPolicyField } from "../tool-policy";
@@ -169,9 +169,7 @@ function CreateKeyForm(props: {
   const submit = useCheckedSubmit(
     () => ({
       ...keyProblems(name, ownerKind ? ownerName : undefined),
-      ...(scoped && chosen.length === 0 && chosenSets.length === 0
-        ? { servers: ["Choose at least one server or tool set, or let the key use every server."] }
-        : {}),
+      ...scopeProblems(scoped, chosen.length + chosenSets.length, "the key use"),
     }),
     async () => {
       const toolPolicy = policyOf(policy);

@@ -9,15 +9,16 @@ import {
   ConfirmButton,
   EmptyState,
   Field,
-  fieldErrors,
+  NothingSent,
   Notice,
   Problem,
   StateBadge,
   useAction,
+  useCheckedSubmit,
   usePolled,
-  useSubmit,
   when,
 } from "../components";
+import { threadProblems } from "../form-checks";
 import { href } from "../router";
 import type {
   ApiKey,
@@ -194,9 +195,6 @@ function Instances(props: { instances: ThreadRegistration[]; servers: Map<string
   );
 }
 
-/** A thread id the API takes (the gateway's ThreadId: up to 200 for an admin's ref to another's thread). */
-const THREAD_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
-
 /** Starts an instance of a thread-scoped server in a thread (idempotent: a live one is kept). */
 function StartForm(props: {
   /** The thread-scoped servers; undefined while they load. */
@@ -207,25 +205,18 @@ function StartForm(props: {
   const [server, setServer] = useState("");
   const [threadId, setThreadId] = useState("");
   const [worktreeRoot, setWorktreeRoot] = useState("");
-  const [threadError, setThreadError] = useState("");
-  const submit = useSubmit(async () => {
-    // Checked here: an empty id would name no thread at all (and no route: /v1/threads//servers/…).
-    const id = threadId.trim();
-    setThreadError(
-      THREAD_ID.test(id)
-        ? ""
-        : "Enter a thread id: letters, digits, '.', '_', ':' or '-', starting with a letter or digit.",
-    );
-    if (!THREAD_ID.test(id)) return;
-    const instance = await request<ThreadInstance>("POST", `/v1/threads/${seg(id)}/servers/${seg(chosen)}`, {
-      worktreeRoot: worktreeRoot.trim(),
-    });
-    props.onStarted(instance);
-  });
+  const submit = useCheckedSubmit(
+    () => threadProblems(threadId),
+    async () => {
+      const path = `/v1/threads/${seg(threadId.trim())}/servers/${seg(chosen)}`;
+      const instance = await request<ThreadInstance>("POST", path, { worktreeRoot: worktreeRoot.trim() });
+      props.onStarted(instance);
+    },
+  );
   const servers = props.servers ?? [];
   const chosen = server || servers[0]?.name || "";
-  const threadErrors = threadError ? [threadError] : fieldErrors(submit.error, "threadId");
-  const worktreeErrors = fieldErrors(submit.error, "worktreeRoot", [
+  const threadErrors = submit.errorsOf("threadId");
+  const worktreeErrors = submit.errorsOf("worktreeRoot", [
     "thread.worktree_missing",
     "thread.worktree_forbidden",
   ]);
@@ -289,7 +280,11 @@ function StartForm(props: {
               onInput={(event) => setWorktreeRoot(event.currentTarget.value)}
             />
           </Field>
-          <Problem error={threadErrors.length || worktreeErrors.length ? undefined : submit.error} />
+          {submit.stopped ? (
+            <NothingSent />
+          ) : (
+            <Problem error={threadErrors.length || worktreeErrors.length ? undefined : submit.error} />
+          )}
           <button type="submit" class="primary" disabled={submit.busy}>
             Start instance
           </button>
