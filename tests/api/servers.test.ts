@@ -495,7 +495,7 @@ describe("PATCH /v1/servers/{id}", () => {
         "request.invalid",
       );
 
-      expect(problem.detail).toContain('If-Match must be a version like "3"');
+      expect(problem.errors).toEqual([{ field: "if-match", message: 'Must be a version like "3".' }]);
       expect(await expectJson(await app.call("GET", "/v1/servers/guarded"), 200)).toMatchObject({
         version: 1,
       });

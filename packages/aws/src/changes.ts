@@ -6,6 +6,8 @@ import { plainFromItem } from "./servers";
 import { type Catalog, toCatalog } from "./statuses";
 import { EPOCH_STAMP_PREFIX, epochItem, FEED, keys, stampOf, TABLE_KEYS } from "./table";
 
+export type { FeedStamps } from "./table";
+
 /** A write of a server's config, status or catalogue (or its delete), stamped `at` by its writer's clock. */
 export interface ServerChange {
   serverId: string;
@@ -13,6 +15,8 @@ export interface ServerChange {
   item: string;
   /** Epoch ms. */
   at: number;
+  /** The server's delete (its tombstone): a read that lists no such server has seen it. */
+  gone?: true;
 }
 
 /** What the data plane knows of one server: its config (no secret opened), status and catalogue. */
@@ -65,12 +69,11 @@ export function createChangeFeed(ddb: DynamoDBDocumentClient, tableName: string)
       for (const item of items) {
         const stamp = String(item[TABLE_KEYS.changedAt]);
         if (stamp.startsWith(EPOCH_STAMP_PREFIX)) epoch = stamp.slice(EPOCH_STAMP_PREFIX.length);
-        else
-          changes.push({
-            serverId: String(item.pk).slice(keys.serverPartition("").length),
-            item: String(item.sk),
-            at: Number(stamp),
-          });
+        else {
+          const serverId = String(item.pk).slice(keys.serverPartition("").length);
+          const gone = item.sk === keys.serverTombstone(serverId).sk;
+          changes.push({ serverId, item: String(item.sk), at: Number(stamp), ...(gone ? { gone } : {}) });
+        }
       }
       return { changes, epoch };
     },

@@ -46,7 +46,17 @@ import {
   statusListSort,
 } from "./server-list";
 import { statusItem } from "./statuses";
-import { changeStamp, KINDS, keys, STAMP_NAMES, stampValues, TABLE_KEYS, tombstoneItem } from "./table";
+import {
+  changeStamp,
+  type FeedStamps,
+  feedStampsOf,
+  KINDS,
+  keys,
+  STAMP_NAMES,
+  stampValues,
+  TABLE_KEYS,
+  tombstoneItem,
+} from "./table";
 
 type TransactItem = NonNullable<TransactWriteCommandInput["TransactItems"]>[number];
 
@@ -100,6 +110,8 @@ export interface ListedServer {
   server: PlainServer;
   status: StoredStatus | undefined;
   statusApart?: true;
+  /** The feed stamps of the config and status read: which of their writes this listing shows. */
+  stamps?: FeedStamps;
 }
 
 /** One page of servers by name, and the cursor of the next page (absent on the last). */
@@ -320,6 +332,8 @@ export function createServerRepository(
       Object.keys(secrets).length > 0
         ? await sealer.seal(secrets, serverFieldContext(record.id, field))
         : undefined;
+    const auth = await sealAuth(record, sealer);
+    // Stamped once nothing is left to wait for but the write: the feed's lookback covers the write alone.
     return {
       ...keys.serverConfig(record.id),
       kind: KINDS.server,
@@ -330,7 +344,7 @@ export function createServerRepository(
       // Shown without opening anything (lists and reads make no KMS call); checked against `sealed`.
       masked: maskMap(secrets, rule),
       ...(sealed ? { sealedDigest: sealDigest(sealed) } : {}),
-      ...authItemFields(await sealAuth(record, sealer)),
+      ...authItemFields(auth),
     };
   }
 
@@ -476,6 +490,7 @@ export function createServerRepository(
   /** Pairs as listed: statuses kept apart from their configs are read by key, in batches. */
   async function listed(pairs: ListPair[]): Promise<ListedServer[]> {
     const servers = pairs.map(({ config, status }) => ({ server: plainFromItem(config), status }));
+    const configs = new Map(pairs.map(({ config }) => [String(config.id), config]));
     const apart = servers.filter((pair) => !pair.status).map((pair) => keys.serverStatus(pair.server.id));
     const found = new Map(
       (await batchGet(ddb, tableName, apart)).map((item) => [String(item.serverId), item]),
@@ -486,6 +501,7 @@ export function createServerRepository(
         server,
         status: item && readStoredStatus(item),
         ...(item && item.kind !== KINDS.server ? { statusApart: true as const } : {}),
+        stamps: feedStampsOf([configs.get(server.id), item]),
       };
     });
   }

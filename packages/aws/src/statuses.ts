@@ -23,7 +23,7 @@ import {
 } from "@mcpgw/core";
 import { failedConditions, isConditionFailure, putWhileExists, queryAll, queryKind } from "./dynamo";
 import { statusListSort } from "./server-list";
-import { changeStamp, KINDS, keys, STAMP_NAMES, stampValues } from "./table";
+import { changeStamp, type FeedStamps, feedStampsOf, KINDS, keys, STAMP_NAMES, stampValues } from "./table";
 
 type TransactItem = NonNullable<TransactWriteCommandInput["TransactItems"]>[number];
 
@@ -61,6 +61,8 @@ export interface Catalog extends Findings {
    * empty) until a full probe rewrites it — the data plane asks for one when it meets it.
    */
   damaged?: true;
+  /** As listed: the feed stamp of the catalogue head read (which of its writes the list shows). */
+  stamps?: FeedStamps;
 }
 
 /**
@@ -337,6 +339,9 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
     },
 
     async recordAttempt(serverId, generation, outcome, found, options: RecordOptions = {}) {
+      // Read before the stamp is taken: the feed's lookback covers the write alone.
+      const catalog =
+        outcome.ok && found ? await catalogWrites(serverId, found, outcome.at, options.catalogHash) : [];
       const changes: Record<string, unknown> = {
         ...attemptChanges(outcome, found?.profile),
         ...(outcome.ok && found ? listingChanges(outcome.at, found.profile) : {}),
@@ -370,8 +375,6 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
       const servedNoMore: TransactItem[] = options.endsServing
         ? [{ Delete: { TableName: tableName, Key: keys.serverServing(serverId) } }]
         : [];
-      const catalog =
-        outcome.ok && found ? await catalogWrites(serverId, found, outcome.at, options.catalogHash) : [];
       try {
         await ddb.send(
           new TransactWriteCommand({ TransactItems: [statusUpdate, ...servedNoMore, ...catalog] }),
@@ -474,7 +477,9 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
       }
       return [...byServer.values()].flatMap((parts) => {
         const catalog = toCatalog(parts);
-        return catalog ? [catalog] : [];
+        return catalog
+          ? [{ ...catalog, stamps: feedStampsOf(parts.filter((item) => item.part === undefined)) }]
+          : [];
       });
     },
 

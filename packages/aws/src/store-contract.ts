@@ -609,6 +609,27 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       for (const server of [edited, probed, removed]) expect(changed).toContain(server.id);
     });
 
+    it("lists each item with the stamp the feed shows for it, and marks a delete as gone", async () => {
+      const store = await open();
+      const [probed, removed] = await Promise.all([http(store), http(store)]);
+      await store.statuses.recordAttempt(probed.id, 1, ok(), { tools });
+      await store.servers.remove(removed.id);
+
+      const { changes } = await store.changes.since(0);
+      const [listed, catalogs] = await Promise.all([store.servers.listAll(), store.statuses.listCatalogs()]);
+
+      // Every write of the probed server the feed shows, the lists show by the same stamp on its item.
+      const fed = changes.filter((change) => change.serverId === probed.id);
+      const shown = {
+        ...listed.find((entry) => entry.server.id === probed.id)?.stamps,
+        ...catalogs.find((catalog) => catalog.serverId === probed.id)?.stamps,
+      };
+      expect(fed.length).toBeGreaterThanOrEqual(3); // config, status, catalogue
+      expect(Object.fromEntries(fed.map((change) => [change.item, change.at]))).toEqual(shown);
+      expect(fed.some((change) => change.gone)).toBe(false);
+      expect(changes.filter((change) => change.serverId === removed.id && change.gone)).toHaveLength(1);
+    });
+
     it("names the table's epoch on every look, the same each time; giving it one again changes nothing", async () => {
       const store = await open();
       const first = await store.changes.since(Date.now());

@@ -113,3 +113,20 @@ export const STAMP_NAMES = { "#feed": TABLE_KEYS.changeFeed, "#at": TABLE_KEYS.c
 export function stampValues(): Record<string, string> {
   return { ":feed": FEED, ":at": stampOf(Date.now()) };
 }
+
+/**
+ * Which writes a read saw: the change-feed stamp of each item it read, by item (as
+ * {@link ServerChange.item} names it). A write is in what a read returned exactly when the read shows
+ * that write's stamp on its item — whatever the writers' clocks, and however far the indexes lag.
+ */
+export type FeedStamps = Readonly<Record<string, number>>;
+
+/** The feed stamps `items` carry (those of a server's config, status or catalogue head). */
+export function feedStampsOf(items: ReadonlyArray<Record<string, unknown> | undefined>): FeedStamps {
+  const stamps: Record<string, number> = {};
+  for (const item of items) {
+    const stamp = item?.[TABLE_KEYS.changedAt];
+    if (item && typeof stamp === "string" && /^\d+$/.test(stamp)) stamps[String(item.sk)] = Number(stamp);
+  }
+  return stamps;
+}

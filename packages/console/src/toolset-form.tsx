@@ -111,8 +111,13 @@ export function ToolSetForm(props: {
     submit.errorsOf(`overrides.${tool}.${field}`);
   const toolErrors = [
     ...submit.errorsOf("tools", ["toolset.unknown_server", "toolset.invalid"]),
-    // What an override is told beside it: only one for a tool no longer picked lands here.
-    ...submit.errorsOf("overrides").filter((said) => !picked.some((tool) => said.startsWith(`${tool}.`))),
+    // An override's name and description are told beside them; anything else about it lands here.
+    ...submit
+      .errorsOf("overrides")
+      .filter(
+        (said) =>
+          !picked.some((tool) => said.startsWith(`${tool}.name:`) || said.startsWith(`${tool}.description:`)),
+      ),
   ];
   const ruleErrors = submit.errorsOf("rules");
   const servers = [...new Set((props.catalogue ?? []).map((tool) => tool.server))].sort();

@@ -139,10 +139,15 @@ export function describeIssues(issues: ReadonlyArray<Issue>): FieldProblem[] {
       }));
     const messages =
       issue.code === "invalid_key" && issue.issues?.length
-        ? issue.issues.map((inner) => `the name ${inner.message}`)
+        ? issue.issues.map((inner) => `the name ${lowerFirst(inner.message)}`)
         : [issue.message];
     return messages.map((message) => ({ field: path.join("."), message: asSentence(message) }));
   });
+}
+
+/** `text` with a capitalised first word ("Must …") in lower case, to follow words of its own. */
+function lowerFirst(text: string): string {
+  return /^[A-Z][a-z]+\b/.test(text) ? `${text[0]?.toLowerCase()}${text.slice(1)}` : text;
 }
 
 /** `problem` as one line: `field: message`, or the message alone when it is about the whole body. */
@@ -150,9 +155,14 @@ export function problemLine(problem: FieldProblem): string {
   return problem.field ? `${problem.field}: ${problem.message}` : problem.message;
 }
 
+/** `problems` as one text, each a sentence of its own: `url: Must be a URL. name: Required.` */
+export function problemLines(problems: FieldProblem[]): string {
+  return problems.map(problemLine).join(" ");
+}
+
 /** An AppError listing `problems` (each in `errors`, all in its detail). */
 export function fieldsRefused(code: ErrorCode, problems: FieldProblem[]): AppError {
-  return new AppError(code, problems.map(problemLine).join("; "), { errors: problems });
+  return new AppError(code, problemLines(problems), { errors: problems });
 }
 
 /**

@@ -6,14 +6,15 @@ const TAG = '(?:W/)?(?:"[0-9]{1,15}"|[0-9]{1,15})';
  * tags are versions: `"3"` (the ETag), also taken bare (`3`) or weak (`W/"3"`).
  */
 export const IF_MATCH_PATTERN = new RegExp(`^[ \\t]*(?:\\*|${TAG}(?:[ \\t]*,[ \\t]*${TAG})*)[ \\t]*$`);
-export const IF_MATCH_MESSAGE = 'If-Match must be a version like "3"';
+/** What a malformed If-Match is told, after its name. */
+export const IF_MATCH_MESSAGE = 'must be a version like "3"';
 
 /** What an If-Match asks for: any current version (`*`), or one of these versions. */
 export type IfMatch = "*" | number[];
 
 /** Reads an If-Match header; an empty or malformed one is 400 `request.invalid` (never version 0). */
 export function parseIfMatch(header: string): IfMatch {
-  if (!IF_MATCH_PATTERN.test(header)) throw new AppError("request.invalid", `${IF_MATCH_MESSAGE}.`);
+  if (!IF_MATCH_PATTERN.test(header)) throw new AppError("request.invalid", `If-Match ${IF_MATCH_MESSAGE}.`);
   if (header.trim() === "*") return "*";
   return header.split(",").map((tag) => Number(tag.trim().replace(/^W\//, "").replace(/"/g, "")));
 }

@@ -14,18 +14,18 @@ const one = (schema: z.ZodType, input: unknown) => told(z.object({ field: schema
 describe("what a field is told when its schema gives no message", () => {
   it.each([
     ["a missing value", z.string(), undefined, "Required."],
-    ["text for a number", z.number(), "30", "Must be a number."],
-    ["a fraction for a whole number", z.number().int(), 1.5, "Must be a whole number."],
+    ["text for a number", z.number(), "30", "Must be a number, not text."],
+    ["a fraction for a whole number", z.number().int(), 1.5, "Must be a whole number, not a number."],
     [
       "an overflowing number (1e400 reads as Infinity)",
       z.number(),
       JSON.parse("1e400"),
       "Must be a finite number.",
     ],
-    ["a number for text", z.string(), 5, "Must be text."],
-    ["text for a flag", z.boolean(), "yes", "Must be true or false."],
-    ["text for a list", z.array(z.string()), "a,b", "Must be a list."],
-    ["a list for an object", z.record(z.string(), z.string()), ["A=b"], "Must be an object."],
+    ["a number for text", z.string(), 5, "Must be text, not a number."],
+    ["text for a flag", z.boolean(), "yes", "Must be true or false, not text."],
+    ["text for a list", z.array(z.string()), "a,b", "Must be a list, not text."],
+    ["a list for an object", z.record(z.string(), z.string()), ["A=b"], "Must be an object, not a list."],
     ["empty text", z.string().min(1), "", "Must not be empty."],
     ["long text", z.string().max(3), "abcd", "Must be at most 3 characters."],
     ["short text", z.string().min(8), "abc", "Must be at least 8 characters."],
@@ -49,6 +49,13 @@ describe("what a field is told when its schema gives no message", () => {
     ]);
   });
 
+  it("says what is wrong with a record's key after 'the name', in one sentence", () => {
+    const Keys = z.record(z.string().regex(/^[A-Z]+$/, "Must be capital letters."), z.string());
+    expect(one(Keys, { bad: "x" })).toEqual([
+      { field: "field.bad", message: "The name must be capital letters." },
+    ]);
+  });
+
   it("keeps a schema's own message, as a sentence", () => {
     expect(one(z.string().min(1, "must name the team"), "")).toEqual([
       { field: "field", message: "Must name the team." },
@@ -56,7 +63,7 @@ describe("what a field is told when its schema gives no message", () => {
   });
 
   it("gives the whole body an empty field", () => {
-    expect(told(z.object({}), "text")).toEqual([{ field: "", message: "Must be an object." }]);
+    expect(told(z.object({}), "text")).toEqual([{ field: "", message: "Must be an object, not text." }]);
   });
 });
 

@@ -69,7 +69,7 @@ export function issueMessage(issue: RawIssue): string | undefined {
     case "invalid_type":
       if (issue.input === undefined) return "required";
       if (typeof issue.input === "number" && !Number.isFinite(issue.input)) return "must be a finite number";
-      return `must be ${TYPE_WORDS[issue.expected ?? ""] ?? issue.expected}`;
+      return `must be ${TYPE_WORDS[issue.expected ?? ""] ?? issue.expected}, not ${kindOf(issue.input)}`;
     case "invalid_value":
       return (issue.values?.length ?? 0) === 1
         ? `must be ${quoted(issue.values?.[0])}`
@@ -115,6 +115,15 @@ function bound(issue: RawIssue, limit: number | bigint | undefined, within: stri
     return `must ${verb} ${issue.exact ? "exactly" : within} ${limit} ${unit}`;
   }
   return `must be ${issue.exact ? "exactly" : issue.inclusive === false ? beyond : within} ${limit}`;
+}
+
+/** What a value is, in the words a message uses: "text", "a number", "a list"… */
+function kindOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "a list";
+  if (typeof value === "string") return "text";
+  if (typeof value === "object") return "an object";
+  return TYPE_WORDS[typeof value] ?? typeof value;
 }
 
 function quoted(value: unknown): string {

@@ -491,12 +491,12 @@ describe("parseMcpJson broken documents", () => {
     // Assess
     expect(error.code).toBe("import.invalid_entry");
     expect(error.extra.errors).toEqual([
-      { entry: "a-env", field: "env.PORT", message: "Must be text." },
-      { entry: "m-command", field: "command", message: "Must be text." },
-      { entry: "z-args", field: "args", message: "Must be a list." },
+      { entry: "a-env", field: "env.PORT", message: "Must be text, not a number." },
+      { entry: "m-command", field: "command", message: "Must be text, not a number." },
+      { entry: "z-args", field: "args", message: "Must be a list, not text." },
     ]);
     expect(error.detail).toBe(
-      "a-env: env.PORT: Must be text.; m-command: command: Must be text.; z-args: args: Must be a list.",
+      "a-env: env.PORT: Must be text, not a number. m-command: command: Must be text, not a number. z-args: args: Must be a list, not text.",
     );
   });
 
@@ -511,7 +511,11 @@ describe("parseMcpJson broken documents", () => {
     expect(problems).toHaveLength(3);
     expect(problems.map((p) => p.entry)).toEqual(["bad", "bad", "bad"]);
     expect(problems.map((p) => problemLine(p))).toEqual(
-      expect.arrayContaining(["command: Must be text.", "args.0: Must be text.", "env: Must be an object."]),
+      expect.arrayContaining([
+        "command: Must be text, not a number.",
+        "args.0: Must be text, not a number.",
+        "env: Must be an object, not a list.",
+      ]),
     );
   });
 
@@ -528,7 +532,9 @@ describe("parseMcpJson broken documents", () => {
     const problems = problemsOf(document);
 
     // Assess
-    expect(problems).toEqual([{ entry: "odd", field: "", message: "Must be an object." }]);
+    expect(problems).toEqual([
+      { entry: "odd", field: "", message: expect.stringMatching(/^Must be an object, not /) },
+    ]);
   });
 
   it.each([

@@ -102,7 +102,7 @@ export function parseMcpJson(document: unknown): ServerSpec[] {
     else specs.push(result);
   }
   if (problems.length > 0) {
-    const detail = problems.map((problem) => `${problem.entry}: ${problemLine(problem)}`).join("; ");
+    const detail = problems.map((problem) => `${problem.entry}: ${problemLine(problem)}`).join(" ");
     throw new AppError("import.invalid_entry", detail, { errors: problems });
   }
   return specs;

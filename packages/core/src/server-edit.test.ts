@@ -82,7 +82,7 @@ describe("parseServerSpec", () => {
         { field: "extra", message: "Not a field this request takes." },
       ]),
     );
-    expect(error.detail).toBe(errors.map(problemLine).join("; "));
+    expect(error.detail).toBe(errors.map(problemLine).join(" "));
   });
 
   it.each([

@@ -35,8 +35,8 @@ describe("a refused tool-call body", () => {
 
   it("keeps every other problem as its field's, in words", () => {
     expect(problemsOf({ arguments: "hi", chat: 3 })).toEqual([
-      { field: "arguments", message: "Must be an object." },
-      { field: "chat", message: "Must be text." },
+      { field: "arguments", message: "Must be an object, not text." },
+      { field: "chat", message: "Must be text, not a number." },
     ]);
   });
 });

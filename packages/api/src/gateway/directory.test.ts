@@ -117,19 +117,24 @@ describe("Directory refreshes from the change feed", () => {
     expect(after.byId.get(b.id)).toBe(before.byId.get(b.id));
   });
 
-  it("misses no write that lands during a full read, however late its writer's stamp", async () => {
-    // Prepare: every write so far stamped 5 s ago, as by a writer whose write the store sat on (a loaded
-    // emulator held writes for over 3 s in CI); a full read must not count as read a write it did not see
+  /**
+   * Runs `write` with every stamp it leaves 5 s old, as by a writer whose write the store sat on (a
+   * loaded emulator held writes for over 3 s in CI): a full read must not count as read a write it
+   * did not see, however old its stamp.
+   */
+  const stampedLate = async <T>(write: () => Promise<T>) => {
+    const realNow = Date.now();
+    const clock = vi.spyOn(Date, "now").mockImplementation(() => realNow - 5_000);
+    try {
+      return await write();
+    } finally {
+      clock.mockRestore();
+    }
+  };
+
+  it("misses no write that lands during a full read, however old its stamp", async () => {
+    // Prepare
     const { store } = countingStore();
-    const realNow = Date.now.bind(Date);
-    const stampedLate = async <T>(write: () => Promise<T>) => {
-      const clock = vi.spyOn(Date, "now").mockImplementation(() => realNow() - 5_000);
-      try {
-        return await write();
-      } finally {
-        clock.mockRestore();
-      }
-    };
     const late = await stampedLate(() =>
       store.servers.create(parseServerSpec({ name: "late", url: "https://late.example/mcp" })),
     );
@@ -151,6 +156,43 @@ describe("Directory refreshes from the change feed", () => {
 
     // Assess
     expect(after.byName.get("late")?.tools.has("late__search")).toBe(true);
+  });
+
+  it("reads again a write the feed shows and the lists do not yet (their indexes lag apart)", async () => {
+    // Prepare: the catalogue's write is on the feed, the catalogues' index not there yet
+    const { store } = countingStore();
+    const late = await stampedLate(() =>
+      store.servers.create(parseServerSpec({ name: "late", url: "https://late.example/mcp" })),
+    );
+    const lagging = await store.statuses.listCatalogs();
+    await stampedLate(() => store.statuses.recordAttempt(late.id, 1, ok, { tools }));
+    const { listCatalogs } = store.statuses;
+    store.statuses.listCatalogs = async () => lagging;
+    const directory = new Directory(store, logger, 0);
+
+    // Act
+    const first = await directory.fresh(0);
+    store.statuses.listCatalogs = listCatalogs;
+    const after = await directory.fresh(0);
+
+    // Assess
+    expect(first.byName.get("late")?.tools.size).toBe(0);
+    expect(after.byName.get("late")?.tools.has("late__search")).toBe(true);
+  });
+
+  it("counts as read what the full read showed: the next look re-reads no server", async () => {
+    // Prepare
+    const { store, reads } = countingStore();
+    await Promise.all(["a", "b", "c"].map((name) => created(store, name)));
+    const directory = new Directory(store, logger, 0);
+    await directory.fresh(0);
+    reads.servers.length = 0;
+
+    // Act
+    await directory.fresh(0);
+
+    // Assess
+    expect(reads.servers).toEqual([]);
   });
 
   it("drops a deleted server and finds a renamed one by its new name", async () => {

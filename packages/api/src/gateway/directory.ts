@@ -1,4 +1,11 @@
-import { type Catalog, type FeedRead, type Store, StoreError } from "@mcpgw/aws";
+import {
+  type Catalog,
+  type FeedRead,
+  type FeedStamps,
+  type ListedServer,
+  type Store,
+  StoreError,
+} from "@mcpgw/aws";
 import {
   errorFields,
   type Logger,
@@ -35,13 +42,12 @@ export interface Snapshot {
   byId: Map<string, DirectoryEntry>;
 }
 
-/** How far back each look at the change feed reaches: covers index lag and writers' clock skew. */
-const FEED_LOOKBACK_MS = 10_000;
 /**
- * A write stamped this long before a full read began is in what that read returns (index lag and
- * writers' clock skew are far shorter); newer feed entries are looked at again by the next refresh.
+ * How far back each look at the change feed reaches: a write is stamped just before it is sent, and
+ * lands (retries included: 3 attempts of at most 5 s) well within this; index lag and writers' clock
+ * skew are far shorter.
  */
-const SETTLED_MS = 2_000;
+const FEED_LOOKBACK_MS = 30_000;
 /** A full read of every server this often, in the background: heals anything the feed could miss. */
 const FULL_READ_MS = 5 * 60_000;
 /**
@@ -357,10 +363,10 @@ export class Directory {
 
   /**
    * Every server with its status, and every catalogue: two index queries, after a look at the feed.
-   * The feed is read first: the changes it shows had landed before the lists were read, so those
-   * settled by then are in them (the next look skips them, so one bulk change costs one full read).
-   * Read alongside, it could show a write that landed after a list was read and is not in it — a
-   * write the store sat on for seconds, stamped long before — and that change would never be read.
+   * A change the feed shows counts as read (the next look skips it, so one bulk change costs one full
+   * read) only where the lists show that very write — its stamp on its item, or, for a delete, no such
+   * server. The lists and the feed are separate indexes, each with its own lag, and a stamp is its
+   * writer's clock, not when the write landed: anything else is read again by the next look.
    */
   private async readAll(): Promise<Snapshot> {
     const takenAt = Date.now();
@@ -383,8 +389,14 @@ export class Directory {
     this.fullReadAt = takenAt;
     this.feedFrom = takenAt - FEED_LOOKBACK_MS;
     this.applied.clear();
+    const shown = listedStamps(servers, catalogs);
     for (const change of feed?.changes ?? [])
-      if (change.at < takenAt - SETTLED_MS) this.applied.set(`${change.item}\0${change.at}`, change.at);
+      if (
+        change.gone
+          ? !byId.has(change.serverId)
+          : shown.get(`${change.serverId}\0${change.item}`) === change.at
+      )
+        this.applied.set(`${change.item}\0${change.at}`, change.at);
     return this.publish(takenAt, byId);
   }
 
@@ -476,6 +488,17 @@ export class Directory {
     if (!unchanged) this.onRefresh?.(snapshot);
     return snapshot;
   }
+}
+
+/** The feed stamp of each item the lists read, by `<serverId>\0<item>`: which writes they show. */
+function listedStamps(servers: ListedServer[], catalogs: Catalog[]): Map<string, number> {
+  const shown = new Map<string, number>();
+  const add = (serverId: string, stamps: FeedStamps | undefined) => {
+    for (const [item, at] of Object.entries(stamps ?? {})) shown.set(`${serverId}\0${item}`, at);
+  };
+  for (const { server, stamps } of servers) add(server.id, stamps);
+  for (const { serverId, stamps } of catalogs) add(serverId, stamps);
+  return shown;
 }
 
 /** One server's directory entry: its tools by qualified name (the first of a clashing pair wins). */

@@ -14,9 +14,11 @@ export function createMemoryChangeFeed(
   const epoch = randomUUID();
   return {
     async since(sinceMs) {
-      const changes = [...tables.changed]
-        .filter(([, at]) => at >= sinceMs)
-        .map(([serverId, at]) => ({ serverId, item: "server", at }));
+      const changes = [...tables.changed].flatMap(([serverId, items]) =>
+        [...items]
+          .filter(([, at]) => at >= sinceMs)
+          .map(([item, at]) => ({ serverId, item, at, ...(item === "GONE" ? { gone: true as const } : {}) })),
+      );
       return { changes, epoch };
     },
 

@@ -256,9 +256,10 @@ export function createMemoryServerRepository(tables: MemoryTables, sealer: Seale
       const servers = await repository.listPlain();
       return servers.map((server): ListedServer => {
         const status = tables.statuses.get(server.id);
-        if (!status) return { server, status: undefined };
+        const stamps = tables.changed.of(server.id, "CONFIG", "STATUS");
+        if (!status) return { server, status: undefined, stamps };
         const { lastJobId: _job, ...stored } = copy(status);
-        return { server, status: stored };
+        return { server, status: stored, stamps };
       });
     },
 

@@ -137,7 +137,10 @@ export function createMemoryStatusRepository(tables: MemoryTables): StatusReposi
     },
 
     async listCatalogs() {
-      return [...tables.catalogs.values()].map(catalogView);
+      return [...tables.catalogs.values()].map((catalog) => ({
+        ...catalogView(catalog),
+        stamps: tables.changed.of(catalog.serverId, "CATALOG"),
+      }));
     },
 
     // Nothing in memory is unreadable: only a missing status (of a server that exists) is rewritten.

@@ -55,46 +55,74 @@ export interface MemoryTables {
       sealed: SealedValue;
     }
   >;
-  /** Server id → when its config, status or catalogue was last written or removed (the change feed). */
-  changed: Map<string, number>;
+  /**
+   * The change feed, as the table's items carry it: the stamp of each server item's last write, by
+   * server id and item (`CONFIG`, `STATUS`, `CATALOG`; a deleted server's `GONE`).
+   */
+  changed: ChangeStamps;
+}
+
+/** Feed stamps by server id, then item. */
+export class ChangeStamps extends Map<string, Map<string, number>> {
+  private last = 0;
+
+  /** Stamps `item` of server `id` now; stamps strictly increase, so two writes in one ms are two changes. */
+  stamp(id: string, item: string): void {
+    this.last = Math.max(Date.now(), this.last + 1);
+    const items = this.get(id) ?? new Map<string, number>();
+    items.set(item, this.last);
+    this.set(id, items);
+  }
+
+  /** Forgets `item` of server `id` (a deleted item leaves the feed, as a deleted table item does). */
+  forget(id: string, item: string): void {
+    this.get(id)?.delete(item);
+  }
+
+  /** The stamps of server `id`'s items `items`, those it has. */
+  of(id: string, ...items: string[]): Record<string, number> {
+    const stamps = this.get(id);
+    return Object.fromEntries(
+      items.flatMap((item) => {
+        const at = stamps?.get(item);
+        return at === undefined ? [] : [[item, at] as const];
+      }),
+    );
+  }
 }
 
 /**
- * A map by server id whose every write stamps the server on the change feed, as the table's items
- * do; stamps here strictly increase, so two writes in one millisecond are still two changes.
+ * A map by server id whose every write stamps its item on the change feed, as the table's items do;
+ * removing a server's config leaves its tombstone (`GONE`) there.
  */
 class StampedMap<V> extends Map<string, V> {
   constructor(
-    private readonly changed: Map<string, number>,
-    private readonly clock: { last: number },
+    private readonly changed: ChangeStamps,
+    private readonly item: string,
   ) {
     super();
   }
   override set(id: string, value: V): this {
-    this.stamp(id);
+    this.changed.stamp(id, this.item);
     return super.set(id, value);
   }
   override delete(id: string): boolean {
-    this.stamp(id);
+    this.changed.forget(id, this.item);
+    if (this.item === "CONFIG") this.changed.stamp(id, "GONE");
     return super.delete(id);
-  }
-  private stamp(id: string): void {
-    this.clock.last = Math.max(Date.now(), this.clock.last + 1);
-    this.changed.set(id, this.clock.last);
   }
 }
 
 export function createMemoryTables(): MemoryTables {
-  const changed = new Map<string, number>();
-  const clock = { last: 0 };
+  const changed = new ChangeStamps();
   return {
     changed,
-    servers: new StampedMap(changed, clock),
+    servers: new StampedMap(changed, "CONFIG"),
     names: new Map(),
     upstreamCredentials: new Map(),
-    statuses: new StampedMap(changed, clock),
+    statuses: new StampedMap(changed, "STATUS"),
     serving: new Map(),
-    catalogs: new StampedMap(changed, clock),
+    catalogs: new StampedMap(changed, "CATALOG"),
     latency: new Map(),
     chatsOff: new Map(),
     threads: new Map(),

@@ -260,7 +260,7 @@ function StartForm(props: {
               id="start-thread"
               type="text"
               required
-              maxLength={128}
+              maxLength={200}
               value={threadId}
               onInput={(event) => setThreadId(event.currentTarget.value)}
             />
