@@ -347,6 +347,9 @@ describe("console: keys, secrets, threads, chats", () => {
     // A step that does not happen fails with its name, within the test's time (a loaded CI machine
     // has taken over 15 s to open a page here).
     narrow.context.setDefaultTimeout(30_000);
+    // A long name wraps in its row (the longest a secret may have).
+    const long = `${"a-long-secret-name-".repeat(6)}end`;
+    expect((await stack.call("PUT", `/v1/secrets/${long}`, { values: { K: "v" } })).status).toBe(200);
     try {
       await signIn(narrow.page);
       for (const [route, heading] of [

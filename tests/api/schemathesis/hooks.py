@@ -36,9 +36,11 @@ STATE_OR_POLICY = {
 
 # An edit is checked against the stored server once merged (server.invalid): these problems come from
 # what is stored, not from the edit's shape (a field of the other transport, a format without a
-# reference that the stored server lacks).
-MERGE_PROBLEMS = re.compile(
-    r"^(?:Unrecognized keys?: |transport: cannot change |secretFormat: secretFormat needs a secretRef$)"
+# reference that the stored server lacks). Each is a problem's `errors` entry: (field, message start).
+MERGE_PROBLEMS = (
+    (re.compile(r".+"), "Not a field this request takes."),
+    (re.compile(r"^transport$"), "Cannot change from "),
+    (re.compile(r"^secretFormat$"), "Needs a secretRef"),
 )
 
 # Only thread-scoped stdio servers start in threads; which one an id names is the server's state.
@@ -46,7 +48,7 @@ NOT_THREAD_SCOPED = re.compile(r"^Server '.*' is not a thread-scoped stdio serve
 
 # A list cursor is a token an earlier page returned (opaque): a well-formed string no page returned
 # names no position in the list.
-UNKNOWN_CURSOR = re.compile(r"^cursor: not one a page of this list returned$")
+UNKNOWN_CURSOR = ("cursor", "Not a cursor a page of this list returned")
 
 
 # What was dropped, printed when the run ends so the test output shows it.
@@ -73,11 +75,23 @@ def _state_or_policy(case, problem):
     code = problem.get("code")
     if code in STATE_OR_POLICY:
         return True
+    errors = problem.get("errors") or []
     if code == "server.invalid" and case.method.upper() == "PATCH":
-        errors = problem.get("errors") or []
-        return bool(errors) and all(isinstance(e, str) and MERGE_PROBLEMS.search(e) for e in errors)
-    detail = str(problem.get("detail", ""))
-    return code == "request.invalid" and bool(NOT_THREAD_SCOPED.search(detail) or UNKNOWN_CURSOR.search(detail))
+        return bool(errors) and all(_is_one_of(error, MERGE_PROBLEMS) for error in errors)
+    if code != "request.invalid":
+        return False
+    if NOT_THREAD_SCOPED.search(str(problem.get("detail", ""))):
+        return True
+    field, start = UNKNOWN_CURSOR
+    return len(errors) == 1 and _is_one_of(errors[0], ((re.compile(f"^{field}$"), start),))
+
+
+def _is_one_of(error, kinds):
+    """Whether a problem's `errors` entry is one of `kinds` (a field pattern, a message start)."""
+    if not isinstance(error, dict):
+        return False
+    field, message = str(error.get("field", "")), str(error.get("message", ""))
+    return any(pattern.search(field) and message.startswith(start) for pattern, start in kinds)
 
 
 @schemathesis.hook

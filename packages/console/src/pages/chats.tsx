@@ -10,7 +10,14 @@ import type { ChatToggle } from "../types";
 
 export function ChatsPage({ chatId }: { chatId?: string | undefined }) {
   const [typed, setTyped] = useState(chatId ?? "");
-  useEffect(() => setTyped(chatId ?? ""), [chatId]);
+  // The box follows the route when it moves to another chat — never on the first render, whose
+  // effect runs after paint and would wipe what was typed meanwhile (a fast hand, or a test's fill).
+  const routed = useRef(chatId);
+  useEffect(() => {
+    if (routed.current === chatId) return;
+    routed.current = chatId;
+    setTyped(chatId ?? "");
+  }, [chatId]);
   return (
     <section>
       <h1>Chats</h1>
