@@ -195,6 +195,37 @@ describe("Directory refreshes from the change feed", () => {
     expect(reads.servers).toEqual([]);
   });
 
+  it("tells apart two servers' writes stamped in the same millisecond", async () => {
+    // Prepare: a and b known; every write of theirs from now on shows one stamp on the feed
+    const { store } = countingStore();
+    const [a, b] = await Promise.all(["a", "b"].map((name) => created(store, name)));
+    if (!a || !b) throw new Error("not created");
+    const directory = new Directory(store, logger, 0);
+    await directory.fresh(0);
+    const { since } = store.changes;
+    const sameMs = Date.now();
+    let bWritten = false;
+    store.changes.since = async (from) => {
+      const feed = await since(from);
+      const changes = feed.changes
+        .filter((change) => bWritten || change.serverId !== b.id)
+        .map((change) => ([a.id, b.id].includes(change.serverId) ? { ...change, at: sameMs } : change));
+      return { ...feed, changes };
+    };
+    const twoTools = { tools: [...tools, { name: "fetch", inputSchema: { type: "object" } }] };
+
+    // Act: a's write is read, then b's, stamped alike
+    await store.statuses.recordAttempt(a.id, 1, { ...ok, at: "2026-01-02T00:00:00.000Z" }, twoTools);
+    await directory.fresh(0);
+    await store.statuses.recordAttempt(b.id, 1, { ...ok, at: "2026-01-02T00:00:00.000Z" }, twoTools);
+    bWritten = true;
+    const after = await directory.fresh(0);
+
+    // Assess
+    expect(after.byId.get(a.id)?.tools.has("a__fetch")).toBe(true);
+    expect(after.byId.get(b.id)?.tools.has("b__fetch")).toBe(true);
+  });
+
   it("drops a deleted server and finds a renamed one by its new name", async () => {
     // Prepare
     const { store } = countingStore();

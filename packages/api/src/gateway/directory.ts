@@ -3,6 +3,7 @@ import {
   type FeedRead,
   type FeedStamps,
   type ListedServer,
+  type ServerChange,
   type Store,
   StoreError,
 } from "@mcpgw/aws";
@@ -117,7 +118,7 @@ export class Directory {
   private epoch: string | null | undefined;
   private epochWrittenAt = Number.NEGATIVE_INFINITY;
   /**
-   * The feed's entries already read (item and stamp), so its lookback re-reads nothing twice. Stamps
+   * The feed's entries already read (see `writeKey`), so its lookback re-reads nothing twice. Stamps
    * are writers' clocks: they name a write, they do not order writes of different writers.
    */
   private readonly applied = new Map<string, number>();
@@ -396,7 +397,7 @@ export class Directory {
           ? !byId.has(change.serverId)
           : shown.get(`${change.serverId}\0${change.item}`) === change.at
       )
-        this.applied.set(`${change.item}\0${change.at}`, change.at);
+        this.applied.set(writeKey(change), change.at);
     return this.publish(takenAt, byId);
   }
 
@@ -412,7 +413,7 @@ export class Directory {
       return this.readAll();
     }
     if (this.madeAgain(feed)) return this.readAll();
-    const changes = feed.changes.filter((change) => !this.applied.has(`${change.item}\0${change.at}`));
+    const changes = feed.changes.filter((change) => !this.applied.has(writeKey(change)));
     const changed = [...new Set(changes.map((change) => change.serverId))];
     if (changed.length > Math.max(BULK_CHANGE_MIN, base.byId.size / 10)) return this.readAll();
     const byId = changed.length > 0 ? new Map(base.byId) : base.byId;
@@ -420,7 +421,7 @@ export class Directory {
       if (state.server) byId.set(state.serverId, this.entryOf(state.server, state.status, state.catalog));
       else byId.delete(state.serverId);
     }
-    for (const change of changes) this.applied.set(`${change.item}\0${change.at}`, change.at);
+    for (const change of changes) this.applied.set(writeKey(change), change.at);
     this.feedFrom = takenAt - FEED_LOOKBACK_MS;
     for (const [key, at] of this.applied) if (at < this.feedFrom) this.applied.delete(key);
     return this.publish(takenAt, byId, changed.length > 0 ? undefined : base);
@@ -488,6 +489,14 @@ export class Directory {
     if (!unchanged) this.onRefresh?.(snapshot);
     return snapshot;
   }
+}
+
+/**
+ * One write as the feed names it: its server, its item and its stamp — items are named alike in every
+ * server's partition (`CONFIG`, `STATUS`…), and many servers' writes share a millisecond.
+ */
+function writeKey(change: ServerChange): string {
+  return `${change.serverId}\0${change.item}\0${change.at}`;
 }
 
 /** The feed stamp of each item the lists read, by `<serverId>\0<item>`: which writes they show. */
