@@ -86,7 +86,11 @@ describe(`the first call after ${CREATED} creates`, () => {
       store.changes.since = since;
     });
     const firstCallMs = Date.now() - started;
-    const whileCalling = calls.count("dynamodb");
+    // Index queries are the in-process worker's sweep (its timing is its own): the view's full read
+    // cannot run, held at its look at the feed, and a call that waited on it would not end.
+    const whileCalling = calls.calls.filter(
+      (call) => call.service === "dynamodb" && !call.input.IndexName,
+    ).length;
 
     // Assess
     expect(call.status, `${firstCallMs} ms: ${JSON.stringify(call.body)}`).toBe(200);
