@@ -489,19 +489,18 @@ export function createServerRepository(
 
   /** Pairs as listed: statuses kept apart from their configs are read by key, in batches. */
   async function listed(pairs: ListPair[]): Promise<ListedServer[]> {
-    const servers = pairs.map(({ config, status }) => ({ server: plainFromItem(config), status }));
-    const configs = new Map(pairs.map(({ config }) => [String(config.id), config]));
+    const servers = pairs.map(({ config, status }) => ({ server: plainFromItem(config), config, status }));
     const apart = servers.filter((pair) => !pair.status).map((pair) => keys.serverStatus(pair.server.id));
     const found = new Map(
       (await batchGet(ddb, tableName, apart)).map((item) => [String(item.serverId), item]),
     );
-    return servers.map(({ server, status }) => {
+    return servers.map(({ server, config, status }) => {
       const item = status ?? found.get(server.id);
       return {
         server,
         status: item && readStoredStatus(item),
         ...(item && item.kind !== KINDS.server ? { statusApart: true as const } : {}),
-        stamps: feedStampsOf([configs.get(server.id), item]),
+        stamps: feedStampsOf([config, item]),
       };
     });
   }

@@ -477,9 +477,8 @@ export function createStatusRepository(ddb: DynamoDBDocumentClient, tableName: s
       }
       return [...byServer.values()].flatMap((parts) => {
         const catalog = toCatalog(parts);
-        return catalog
-          ? [{ ...catalog, stamps: feedStampsOf(parts.filter((item) => item.part === undefined)) }]
-          : [];
+        // Only the head carries a feed stamp.
+        return catalog ? [{ ...catalog, stamps: feedStampsOf(parts) }] : [];
       });
     },
 
