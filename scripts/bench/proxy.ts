@@ -25,7 +25,8 @@
  * {@link TARGET}.c16Ratio × direct — the on/off ratios, and one `BENCH_PROXY {json}` line.
  *
  *   BENCH_ROUNDS  rounds (default 10); each path runs one batch per round and phase, in rotating order
- *   BENCH_CALLS   calls per batch (default 400)
+ *   BENCH_CALLS   calls per sequential batch (default 400)
+ *   BENCH_C16_CALLS  calls per concurrent batch (default 5 × BENCH_CALLS: about a second of calls)
  *   BENCH_WARMUP_S  seconds of untimed calls on every path first (default 20)
  *   BENCH_NODE_ARGS  node flags for the gateway processes, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`
  *   BENCH_PATHS   the gateway paths to measure, comma-separated (default all: `rest,rest_key,mcp,mcp_key,
@@ -55,6 +56,12 @@ import { ECHO_ARGUMENTS, rawClient } from "../lib/raw-client";
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const WARMUP_MS = 1000 * (Number(process.env.BENCH_WARMUP_S) >= 0 ? Number(process.env.BENCH_WARMUP_S) : 20);
 const CALLS_PER_ROUND = Number(process.env.BENCH_CALLS ?? 400);
+/**
+ * Calls per concurrent batch: about a second of them, so each batch spans the observed gateway's
+ * periodic work (its audit writer flushes once a second) as the whole run does, and an on/off pair does
+ * not differ by whether a flush fell into a fifth of a second.
+ */
+const C16_CALLS_PER_ROUND = Number(process.env.BENCH_C16_CALLS ?? 5 * CALLS_PER_ROUND);
 const CONCURRENCY = 16;
 const TOKEN = "bench-admin-token";
 /**
@@ -295,7 +302,11 @@ async function bench(): Promise<void> {
           const pids = { hop: hopPid(path), upstream: upstreamPid, emulator: emulator.pid };
           const before = cpuNow(pids);
           const started = performance.now();
-          const batch = await measure(calls[path], CALLS_PER_ROUND, concurrency);
+          const batch = await measure(
+            calls[path],
+            phase === "seq" ? CALLS_PER_ROUND : C16_CALLS_PER_ROUND,
+            concurrency,
+          );
           const batchMs = performance.now() - started;
           into.latencies.push(...batch);
           into.wallMs += batchMs;
@@ -544,7 +555,7 @@ function report(
   const signed = (value: number) => `${value >= 0 ? "+" : ""}${ms(value)}`;
   const added = (path: PathName, value: number) => (SPECS[path].via === "direct" ? "—" : signed(value));
   console.log(
-    `proxy: ${ROUNDS} rounds × ${CALLS_PER_ROUND} calls per path, sequential and at concurrency ${CONCURRENCY}, one upstream, interleaved round by round; added = over the direct call of the same client (raw: one keep-alive node:http client posting JSON-RPC or the REST body; sdk: the MCP SDK client)`,
+    `proxy: ${ROUNDS} rounds × ${CALLS_PER_ROUND} calls per path sequential and ${C16_CALLS_PER_ROUND} at concurrency ${CONCURRENCY}, one upstream, interleaved round by round; added = over the direct call of the same client (raw: one keep-alive node:http client posting JSON-RPC or the REST body; sdk: the MCP SDK client)`,
   );
   console.log("");
   printTable([
@@ -684,6 +695,7 @@ function report(
     `BENCH_PROXY ${JSON.stringify({
       rounds: ROUNDS,
       callsPerRound: CALLS_PER_ROUND,
+      c16CallsPerRound: C16_CALLS_PER_ROUND,
       concurrency: CONCURRENCY,
       target: TARGET,
       bareHop: rounded({

@@ -1,7 +1,7 @@
 import type { AuditStore } from "@mcpgw/aws";
 import { type AuditEvent, auditEventId, createLogger } from "@mcpgw/core";
 import { describe, expect, it } from "vitest";
-import { AuditWriter } from "./audit-writer";
+import { AUDIT_WRITE_EVENTS, AuditWriter } from "./audit-writer";
 
 const event = (n: number): AuditEvent => ({
   id: auditEventId(Date.now() + n),
@@ -47,6 +47,15 @@ describe("the audit writer", () => {
     expect(batches.map((batch) => batch.map((e) => e.tool))).toEqual([["t0", "t1"], ["t2", "t3"], ["t4"]]);
   });
 
+  it("by default hands the store a whole request of full packs at once, not one pack a write", async () => {
+    const { store, batches } = recordingStore();
+    const writer = new AuditWriter(store, quiet().logger, { flushMs: 60_000 });
+    for (let n = 0; n < AUDIT_WRITE_EVENTS + 1; n++) writer.record(event(n));
+    await writer.close();
+    expect(AUDIT_WRITE_EVENTS).toBe(2_500);
+    expect(batches.map((batch) => batch.length)).toEqual([AUDIT_WRITE_EVENTS, 1]);
+  });
+
   it("its timer writes what is buffered, off the caller's path", async () => {
     const { store, batches } = recordingStore();
     const writer = new AuditWriter(store, quiet().logger, { flushMs: 10 });
@@ -90,10 +99,12 @@ describe("the audit writer", () => {
     expect(batches.flat().map((e) => e.tool)).toEqual(["t2"]);
   });
 
-  it("a batch refused as invalid is written event by event: only the event at fault is lost", async () => {
+  it("a batch refused as invalid is written again in halves: only the event at fault is lost", async () => {
     const written: AuditEvent[][] = [];
+    let requests = 0;
     const audit: AuditStore = {
       async append(events) {
+        requests++;
         // As DynamoDB does: one item it refuses fails the whole request.
         if (events.some((e) => e.tool === "bad"))
           throw Object.assign(new Error("Item size has exceeded the maximum allowed size"), {
@@ -105,10 +116,14 @@ describe("the audit writer", () => {
       query: async () => ({ events: [], cursor: null }),
     };
     const writer = new AuditWriter({ audit }, quiet().logger, { flushMs: 60_000, attempts: 3 });
-    for (const n of [1, 2, 3]) writer.record(n === 2 ? { ...event(n), tool: "bad" } : event(n));
+    for (let n = 0; n < 64; n++) writer.record(n === 37 ? { ...event(n), tool: "bad" } : event(n));
     await writer.close();
-    expect(written.flat().map((e) => e.tool)).toEqual(["t1", "t3"]);
+    expect(written.flat().map((e) => e.tool)).toEqual(
+      Array.from({ length: 64 }, (_, n) => `t${n}`).filter((tool) => tool !== "t37"),
+    );
     expect(writer.status()).toMatchObject({ state: "error", failed: 1 });
+    // Down the halves to the one event: two writes a level (6 levels for 64), not one per event.
+    expect(requests).toBe(1 + 2 * 6);
   });
 
   it("an event too large to store whole is written shortened, and counted", async () => {

@@ -2,11 +2,21 @@
  * The audit trail's writer: a call records its event into a bounded buffer and goes on; a timer
  * (unref'd) writes the buffer in batches off the request path, to the table or as log lines.
  */
-import { type CheckState, checkStateOf, fitAuditEvent, type Store } from "@mcpgw/aws";
+import {
+  AUDIT_PACK,
+  AUDIT_PACKS_PER_REQUEST,
+  type CheckState,
+  checkStateOf,
+  fitAuditEvent,
+  type Store,
+} from "@mcpgw/aws";
 import { type AuditEvent, type AuditLog, errorFields, type Logger, runAfterAnswer } from "@mcpgw/core";
 
 /** How long the end of a Lambda invocation waits for its audit events to be written. */
 export const AUDIT_INVOCATION_FLUSH_MS = 300;
+
+/** The most events one write hands the store: as many full packs as one batch request carries. */
+export const AUDIT_WRITE_EVENTS = AUDIT_PACK.events * AUDIT_PACKS_PER_REQUEST;
 
 /** Where events go: the table (`store.audit`), or one JSON line each on stdout (`{"audit":{…}}`). */
 export const AUDIT_SINKS = ["table", "log"] as const;
@@ -21,7 +31,10 @@ export interface AuditWriterOptions {
   flushMs?: number;
   /** The most events held unwritten; past it the oldest are dropped and counted (default 10,000). */
   maxBuffered?: number;
-  /** Events per write (default 100). */
+  /**
+   * Events per write (default {@link AUDIT_WRITE_EVENTS}: one table request of full packs — a write
+   * of fewer events is a request of its own, and its cost is per request, not per event).
+   */
   batchSize?: number;
   /** Tries of one batch before its events are given up (default 3). */
   attempts?: number;
@@ -66,7 +79,7 @@ export class AuditWriter implements AuditLog {
       retentionDays: 30,
       flushMs: 1_000,
       maxBuffered: 10_000,
-      batchSize: 100,
+      batchSize: AUDIT_WRITE_EVENTS,
       attempts: 3,
       ...options,
     };
@@ -172,7 +185,8 @@ export class AuditWriter implements AuditLog {
 
   /**
    * Writes a batch, tried `attempts` times; a batch the table refuses as invalid (one item too large,
-   * say) is written event by event, so only the event at fault is lost. Returns how many were not.
+   * say) is written again in halves, and so on down to the event at fault, which alone is lost (a few
+   * requests more, not one per event). Returns how many were not written.
    */
   private async deliver(batch: AuditEvent[]): Promise<{ failed: number; error?: unknown }> {
     let lastError: unknown;
@@ -187,17 +201,13 @@ export class AuditWriter implements AuditLog {
       }
     }
     if (!refusedAsInvalid(lastError) || batch.length === 1) return { failed: batch.length, error: lastError };
-    let failed = 0;
-    let error: unknown;
-    // Each event again as a pack of one. A pack of the batch that was stored is replaced by its newest
-    // event's own item (the same key), so an older event of it whose own write then fails is lost with
-    // it — and counted among the failed, as every event of a failing write is.
-    for (const event of batch) {
-      const one = await this.deliver([event]);
-      failed += one.failed;
-      error ??= one.error;
-    }
-    return { failed, error };
+    // A pack of the batch already stored (another request of it went through) may be overwritten by a
+    // half's pack with the same newest event; each of its events is in a pack its own half writes, so
+    // one is lost only when that half's write fails, and then it is counted among the failed.
+    const middle = Math.ceil(batch.length / 2);
+    const older = await this.deliver(batch.slice(0, middle));
+    const newer = await this.deliver(batch.slice(middle));
+    return { failed: older.failed + newer.failed, error: older.error ?? newer.error };
   }
 
   /** Puts events not yet written back before the buffered ones (the oldest dropped past the bound). */

@@ -211,6 +211,9 @@ function shorten(value: unknown, depth = 0): unknown {
  */
 export const AUDIT_PACK = { events: 100, chars: 64 * 1024, spanMs: 2_000 } as const;
 
+/** Packs one batch write request carries (DynamoDB's BatchWriteItem takes 25 items). */
+export const AUDIT_PACKS_PER_REQUEST = 25;
+
 /** Events of one day and one server (or none), stored as one item keyed by its newest event's id. */
 export interface AuditPack {
   day: string;
@@ -379,7 +382,8 @@ export function createAuditStore(ddb: DynamoDBDocumentClient, tableName: string)
       // The requests go out together: their serializing is one burst of the process's time, not one
       // slice between every other request's, and they take one round trip, not one each.
       const chunks: Array<typeof items> = [];
-      for (let start = 0; start < items.length; start += 25) chunks.push(items.slice(start, start + 25));
+      for (let start = 0; start < items.length; start += AUDIT_PACKS_PER_REQUEST)
+        chunks.push(items.slice(start, start + AUDIT_PACKS_PER_REQUEST));
       const results = await Promise.allSettled(
         chunks.map(async (chunk) => {
           let requests = chunk.map((Item) => ({ PutRequest: { Item } }));
