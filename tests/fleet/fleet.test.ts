@@ -234,11 +234,17 @@ describe("a fleet of three stdio runners", () => {
       expect(response.status).toBe(200);
     const killedAt = Date.now();
     await victim.kill();
+    /** Each lost server's answers as they changed: `<ms after the kill>:<ok or code>`. */
+    const timeline = new Map<string, string[]>();
     const recovered = await Promise.all(
       lost.map(async ({ name }) => {
         await waitFor(
           () => ping(name),
           (response) => {
+            const line = timeline.get(name) ?? [];
+            timeline.set(name, line);
+            const code = response.status === 200 ? "ok" : String(response.body?.code);
+            if (!line.at(-1)?.endsWith(code)) line.push(`${Date.now() - killedAt}:${code}`);
             if (response.status !== 200) {
               gapCodes.add(response.body?.code);
               failedOn.add(name);
@@ -246,11 +252,14 @@ describe("a fleet of three stdio runners", () => {
             return response.status === 200;
           },
           { timeoutMs: 20_000, intervalMs: 200 },
-        );
+        ).catch(() => undefined); // not served in time: the bound below fails, after the timeline is shown
         return Date.now() - killedAt;
       }),
     );
     const { served, failures } = await load.stop();
+    // What each lost server's calls got, by ms after the kill: shown when one came back too late.
+    if (Math.max(...recovered) >= 20_000)
+      for (const [name, line] of timeline) console.log(`[fleet] ${name} after the kill: ${line.join(" ")}`);
 
     expect(failures).toEqual([]);
     expect(served).toBeGreaterThan(0);

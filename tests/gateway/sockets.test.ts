@@ -3,6 +3,8 @@
  * more than the cap (32) of request sockets open to it at once, leaves at most the kept-idle few (4)
  * a moment later and none after the idle timeout (4 s) — only the session's one standing event stream
  * stays. Counted by the upstream itself (`openConnections`); the test process's open fds are printed.
+ * The session watch is off here: it pings a quiet session every few seconds, and each ping's socket
+ * stays open as long as any idle one (4 s), so "settled" would hang on when the last ping fell.
  */
 import { readdirSync } from "node:fs";
 import { DEFAULT_SOCKET_LIMITS } from "@mcpgw/upstream";
@@ -23,7 +25,7 @@ describe("data plane: sockets per upstream are capped", () => {
   let upstream: Upstream;
 
   beforeAll(async () => {
-    stack = await startGatewayStack();
+    stack = await startGatewayStack({ gateway: { sessionCheckMs: 0 } });
     upstream = await startUpstream();
   });
   afterAll(async () => {

@@ -1,6 +1,13 @@
 import { placeOn } from "@mcpgw/core";
 import { describe, expect, it } from "vitest";
-import { type FleetRunner, RUNNER_LOST, RunnerDirectory, runnerFor, runnerLoss } from "./runner-fleet";
+import {
+  type FleetRunner,
+  isMoving,
+  RUNNER_LOST,
+  RunnerDirectory,
+  runnerFor,
+  runnerLoss,
+} from "./runner-fleet";
 
 const NOW = 1_000_000;
 
@@ -112,7 +119,7 @@ describe("runnerLoss", () => {
       now: () => NOW,
     });
     await directory.live();
-    expect(runnerLoss(directory, "stdio", verdict)).toEqual({
+    expect(await runnerLoss(directory, "stdio", verdict)).toEqual({
       verdict: { ...verdict, error: RUNNER_LOST },
       moving: true,
       retry: { retryDelaySeconds: 4, maxRetryDelaySeconds: 4 },
@@ -123,15 +130,45 @@ describe("runnerLoss", () => {
     const runners = [runner("a", { aliveUntil: NOW + 1_200 }), runner("bb", { aliveUntil: NOW + 14_000 })];
     const directory = new RunnerDirectory(fleetOf(runners).view, "t", { now: () => NOW });
     await directory.live();
-    expect(directory.failoverSeconds()).toBe(15);
+    expect(await directory.failoverSeconds()).toBe(15);
     directory.markDown(`${runners[0]?.url}/servers/s/mcp`);
-    expect(directory.failoverSeconds()).toBe(3);
+    expect(await directory.failoverSeconds()).toBe(3);
   });
 
-  it("is nothing for an HTTP server, a single runner, or another failure", () => {
+  it("reads the registry afresh: the lost runner may have heartbeated since the read it was placed by", async () => {
+    const runners = [runner("a", { aliveUntil: NOW + 1_200 }), runner("bb", { aliveUntil: NOW + 1_500 })];
+    const fleet = fleetOf(runners);
+    const directory = new RunnerDirectory(fleet.view, "t", { now: () => NOW, refreshMs: 60_000 });
+    await directory.live();
+    // Its heartbeat after that read pushed it on; it died then, and refused the next connection.
+    runners[0] = { ...(runners[0] as FleetRunner), aliveUntil: NOW + 2_900 };
+    directory.markDown(`${runners[0].url}/servers/s/mcp`);
+    const reads = fleet.reads();
+    expect(await directory.failoverSeconds()).toBe(4);
+    expect(fleet.reads()).toBe(reads + 1);
+  });
+
+  it("is nothing for an HTTP server, a single runner, or another failure", async () => {
     const directory = new RunnerDirectory(fleetOf([]).view, "t");
-    expect(runnerLoss(directory, "http", verdict)).toBeUndefined();
-    expect(runnerLoss({ url: "http://r", token: "t" }, "stdio", verdict)).toBeUndefined();
-    expect(runnerLoss(directory, "stdio", { ...verdict, reason: "not_responding" })).toBeUndefined();
+    expect(await runnerLoss(directory, "http", verdict)).toBeUndefined();
+    expect(await runnerLoss({ url: "http://r", token: "t" }, "stdio", verdict)).toBeUndefined();
+    expect(await runnerLoss(directory, "stdio", { ...verdict, reason: "not_responding" })).toBeUndefined();
+  });
+});
+
+describe("isMoving", () => {
+  const served = { lastSuccessfulConnectionAt: "2026-12-07T10:00:00.000Z" };
+
+  it("is a server that had connected, connecting again because its runner was lost", () => {
+    expect(isMoving({ state: "connecting", lastError: RUNNER_LOST, ...served })).toBe(true);
+  });
+
+  it("is not one failed by it, one connecting for another reason, or one that never connected", () => {
+    expect(isMoving({ state: "failed", lastError: RUNNER_LOST, ...served })).toBe(false);
+    expect(isMoving({ state: "connecting", lastError: "fetch failed", ...served })).toBe(false);
+    expect(isMoving({ state: "connecting", lastError: null, ...served })).toBe(false);
+    expect(isMoving({ state: "connecting", lastError: RUNNER_LOST, lastSuccessfulConnectionAt: null })).toBe(
+      false,
+    );
   });
 });

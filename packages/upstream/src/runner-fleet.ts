@@ -108,9 +108,13 @@ export class RunnerDirectory {
   /**
    * Seconds until a runner lost now has surely lapsed (the latest registration's end, a second on):
    * when its instances can start elsewhere, and so when a retry of its servers should come (each
-   * retry of theirs, however often they failed meanwhile).
+   * retry of theirs, however often they failed meanwhile). Read from the registry afresh: a cached read
+   * may be older than the lost runner's last heartbeat, and a retry timed by it would come before the
+   * runner lapsed, find its lease still held, and fail — which would read as the server failed.
    */
-  failoverSeconds(): number {
+  async failoverSeconds(): Promise<number> {
+    this.refresh();
+    await this.live().catch(() => undefined); // unread: the last read stands
     // The runners that refused a connection are the lost ones, when known; else any might be.
     const known = this.last ?? [];
     const now = this.now();
@@ -145,6 +149,22 @@ export type RunnerRoute = RunnerEndpoint | RunnerDirectory;
 export const RUNNER_LOST =
   "the stdio runner serving it was lost; it starts on another runner once that one's registration lapses";
 
+/**
+ * True for a server moving off a lost runner: `connecting` because its runner was lost (`lastError`
+ * {@link RUNNER_LOST}), after it had connected (its catalogue is the one it had).
+ */
+export function isMoving(status: {
+  state: string;
+  lastError: string | null;
+  lastSuccessfulConnectionAt: string | null;
+}): boolean {
+  return (
+    status.state === "connecting" &&
+    status.lastError === RUNNER_LOST &&
+    status.lastSuccessfulConnectionAt !== null
+  );
+}
+
 /** What {@link runnerLoss} makes of a failure: the verdict to record, as moving, and when to retry. */
 export interface RunnerLoss {
   verdict: Verdict;
@@ -158,14 +178,14 @@ export interface RunnerLoss {
  * (`recordFailure`'s options) comes once that runner has lapsed and its instance can start on another —
  * however often it failed meanwhile. Undefined for any other failure.
  */
-export function runnerLoss(
+export async function runnerLoss(
   route: RunnerRoute | undefined,
   transport: "http" | "stdio",
   verdict: Verdict,
-): RunnerLoss | undefined {
+): Promise<RunnerLoss | undefined> {
   if (transport !== "stdio" || !(route instanceof RunnerDirectory) || verdict.reason !== "unreachable")
     return undefined;
-  const seconds = route.failoverSeconds();
+  const seconds = await route.failoverSeconds();
   return {
     verdict: { ...verdict, error: RUNNER_LOST },
     moving: true,

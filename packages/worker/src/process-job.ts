@@ -221,7 +221,7 @@ async function recordResult(
     // A stdio server whose runner of the fleet was lost: said so, and retried once it has lapsed.
     // Only a runner that refused (421, or the connection) is lost: a timeout or any other failure is the server's.
     const lost = failed.placement
-      ? runnerLoss(deps.runner, plain.transport, { ...failed, retryable: true, scope: "server" })
+      ? await runnerLoss(deps.runner, plain.transport, { ...failed, retryable: true, scope: "server" })
       : undefined;
     const failure = lost ? { ...failed, error: lost.verdict.error, moving: true } : failed;
     const options = lost ? { ...failOptions, ...lost.retry } : failOptions;

@@ -17,6 +17,7 @@ import {
   servingOlder,
   type ToolInfo,
 } from "@mcpgw/core";
+import { isMoving } from "@mcpgw/upstream";
 
 /**
  * One server as the data plane sees it: config (no secrets), status, tools by qualified name, and
@@ -533,11 +534,17 @@ function toEntry(
 
 /**
  * True when a server's tools are offered: enabled and connected — or connecting a change while the
- * generation that was connected serves on (see `servingOlder`).
+ * generation that was connected serves on (see `servingOlder`), or moving from a lost runner of the
+ * fleet to another (see `isMoving`): its calls go ahead, and start its instance on the runner that
+ * takes it over, instead of waiting for the worker's retry to say it connected.
  */
 export function isAvailable(entry: DirectoryEntry): boolean {
+  const { status } = entry;
   return (
-    entry.server.enabled && (entry.status?.state === "connected" || servingOlder(entry.status) !== undefined)
+    entry.server.enabled &&
+    (status?.state === "connected" ||
+      servingOlder(status) !== undefined ||
+      (status !== undefined && isMoving(status)))
   );
 }
 

@@ -171,7 +171,7 @@ async function sessionOf<T>(
    * runner of the fleet served it where it was looked up, twice (the runner serving it was lost).
    */
   const failServer = async (verdict: Verdict, cause?: unknown, moved = false) => {
-    const lost = moved ? runnerLoss(deps.runner, server.transport, verdict) : undefined;
+    const lost = moved ? await runnerLoss(deps.runner, server.transport, verdict) : undefined;
     await markFailed(deps, entry, lost?.verdict ?? verdict, lost);
     return openFailure(lost?.verdict ?? verdict, cause);
   };
@@ -273,7 +273,7 @@ async function sessionOf<T>(
         throw ownFailure(verdict, caught.cause);
       }
       if (await isTransportLoss(error, pooled)) {
-        const lost = runnerLoss(deps.runner, server.transport, verdict);
+        const lost = await runnerLoss(deps.runner, server.transport, verdict);
         if (pooled.claimFailure()) await markFailed(deps, entry, lost?.verdict ?? verdict, lost);
         throw error;
       }
