@@ -18,7 +18,7 @@
  */
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { BatchWriteCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
-import type { AuditEvent } from "@mcpgw/core";
+import { type AuditEvent, settleAtMost } from "@mcpgw/core";
 import { TABLE_KEYS } from "./table";
 
 /** What to read: each field set narrows the events; `since` is required (the walk's lower bound). */
@@ -214,6 +214,9 @@ export const AUDIT_PACK = { events: 100, chars: 64 * 1024, spanMs: 2_000 } as co
 /** Packs one batch write request carries (DynamoDB's BatchWriteItem takes 25 items). */
 export const AUDIT_PACKS_PER_REQUEST = 25;
 
+/** The most batch write requests one append has under way at once. */
+export const AUDIT_REQUESTS_AT_ONCE = 4;
+
 /** Events of one day and one server (or none), stored as one item keyed by its newest event's id. */
 export interface AuditPack {
   day: string;
@@ -379,13 +382,15 @@ export function createAuditStore(ddb: DynamoDBDocumentClient, tableName: string)
   return {
     async append(events, { retentionDays }) {
       const items = auditPacks(events).map((pack) => auditPackItem(pack, retentionDays));
-      // The requests go out together: their serializing is one burst of the process's time, not one
-      // slice between every other request's, and they take one round trip, not one each.
+      // The requests go out together, up to AUDIT_REQUESTS_AT_ONCE: their serializing is one burst of the
+      // process's time, not one slice between every other request's, and they take one round trip, not
+      // one each — and a batch of many servers' events (many small packs) is no flood of requests.
       const chunks: Array<typeof items> = [];
       for (let start = 0; start < items.length; start += AUDIT_PACKS_PER_REQUEST)
         chunks.push(items.slice(start, start + AUDIT_PACKS_PER_REQUEST));
-      const results = await Promise.allSettled(
-        chunks.map(async (chunk) => {
+      const results = await settleAtMost(
+        AUDIT_REQUESTS_AT_ONCE,
+        chunks.map((chunk) => async () => {
           let requests = chunk.map((Item) => ({ PutRequest: { Item } }));
           for (let attempt = 0; requests.length > 0; attempt++) {
             if (attempt > 5) throw new Error("DynamoDB kept audit events unprocessed in a batch write");

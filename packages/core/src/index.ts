@@ -26,6 +26,7 @@ export * from "./secret-file";
 export * from "./secret-map";
 export * from "./server";
 export * from "./server-edit";
+export * from "./settle-at-most";
 export * from "./spawn-plan";
 export * from "./status";
 export * from "./stored-items";

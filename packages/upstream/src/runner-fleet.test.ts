@@ -148,6 +148,22 @@ describe("runnerLoss", () => {
     expect(fleet.reads()).toBe(reads + 1);
   });
 
+  it("times the retry by the latest of the runners lost, each as it is registered now", async () => {
+    const runners = [
+      runner("a", { aliveUntil: NOW + 1_200 }),
+      runner("bb", { aliveUntil: NOW + 1_500 }),
+      runner("ccc", { aliveUntil: NOW + 9_000 }),
+    ];
+    const fleet = fleetOf(runners);
+    const directory = new RunnerDirectory(fleet.view, "t", { now: () => NOW, refreshMs: 60_000 });
+    await directory.live();
+    directory.markDown(`${runners[0]?.url}/servers/s/mcp`);
+    directory.markDown(`${runners[1]?.url}/servers/s/mcp`);
+    // The second heartbeated after the read it was marked down by, then died.
+    runners[1] = { ...(runners[1] as FleetRunner), aliveUntil: NOW + 3_500 };
+    expect(await directory.failoverSeconds()).toBe(5);
+  });
+
   it("is nothing for an HTTP server, a single runner, or another failure", async () => {
     const directory = new RunnerDirectory(fleetOf([]).view, "t");
     expect(await runnerLoss(directory, "http", verdict)).toBeUndefined();
@@ -157,18 +173,36 @@ describe("runnerLoss", () => {
 });
 
 describe("isMoving", () => {
-  const served = { lastSuccessfulConnectionAt: "2026-12-07T10:00:00.000Z" };
+  const at = (ms: number) => new Date(NOW + ms).toISOString();
+  const moving = {
+    state: "connecting",
+    lastError: RUNNER_LOST,
+    lastSuccessfulConnectionAt: at(-60_000),
+    lastConnectionFailureAt: at(-5_000),
+    nextAttemptAt: at(-1_000),
+    supersededAt: at(-120_000),
+  };
 
-  it("is a server that had connected, connecting again because its runner was lost", () => {
-    expect(isMoving({ state: "connecting", lastError: RUNNER_LOST, ...served })).toBe(true);
+  it("is a server of this generation that had connected, its runner lost and lapsed by now", () => {
+    expect(isMoving(moving, NOW)).toBe(true);
+    expect(isMoving({ ...moving, supersededAt: null }, NOW)).toBe(true);
   });
 
-  it("is not one failed by it, one connecting for another reason, or one that never connected", () => {
-    expect(isMoving({ state: "failed", lastError: RUNNER_LOST, ...served })).toBe(false);
-    expect(isMoving({ state: "connecting", lastError: "fetch failed", ...served })).toBe(false);
-    expect(isMoving({ state: "connecting", lastError: null, ...served })).toBe(false);
-    expect(isMoving({ state: "connecting", lastError: RUNNER_LOST, lastSuccessfulConnectionAt: null })).toBe(
-      false,
-    );
+  it("is not yet while the lost runner may still hold its lease (its retry's time to come)", () => {
+    expect(isMoving({ ...moving, nextAttemptAt: at(2_000) }, NOW)).toBe(false);
+    expect(isMoving({ ...moving, nextAttemptAt: null }, NOW)).toBe(false);
+  });
+
+  it("is not a server failed by it, connecting for another reason, or that never connected", () => {
+    expect(isMoving({ ...moving, state: "failed" }, NOW)).toBe(false);
+    expect(isMoving({ ...moving, lastError: "fetch failed" }, NOW)).toBe(false);
+    expect(isMoving({ ...moving, lastSuccessfulConnectionAt: null }, NOW)).toBe(false);
+  });
+
+  it("is not a server edited since: its new generation has not connected, the catalogue is the old one's", () => {
+    // Moved once, then edited: connecting its new generation, lastError left from the move.
+    expect(isMoving({ ...moving, supersededAt: at(-2_000) }, NOW)).toBe(false);
+    // Connected again after the move: the old lastError outlives a success, not its failure.
+    expect(isMoving({ ...moving, lastSuccessfulConnectionAt: at(-3_000) }, NOW)).toBe(false);
   });
 });

@@ -114,15 +114,17 @@ export class RunnerDirectory {
    */
   async failoverSeconds(): Promise<number> {
     this.refresh();
-    await this.live().catch(() => undefined); // unread: the last read stands
-    // The runners that refused a connection are the lost ones, when known; else any might be.
+    const read = await this.live().then(
+      () => true,
+      () => false,
+    );
     const known = this.last ?? [];
     const now = this.now();
-    // Down since the registration read now (not one it has renewed since), and not yet lapsed.
-    const lost = known.filter(
-      (runner) => this.down.get(runner.id) === runner.aliveUntil && runner.aliveUntil > now,
-    );
-    const runners = lost.length > 0 ? lost : known;
+    // The runners that refused a connection are the lost ones, each as the registry shows it now (it may
+    // have heartbeated since it was marked down); when none is known, or the registry could not be read
+    // afresh, any might be.
+    const lost = known.filter((runner) => this.down.has(runner.id) && runner.aliveUntil > now);
+    const runners = read && lost.length > 0 ? lost : known;
     const latest = Math.max(0, ...runners.map((runner) => runner.aliveUntil - now));
     return Math.ceil(latest / 1_000) + 1;
   }
@@ -149,19 +151,35 @@ export type RunnerRoute = RunnerEndpoint | RunnerDirectory;
 export const RUNNER_LOST =
   "the stdio runner serving it was lost; it starts on another runner once that one's registration lapses";
 
-/**
- * True for a server moving off a lost runner: `connecting` because its runner was lost (`lastError`
- * {@link RUNNER_LOST}), after it had connected (its catalogue is the one it had).
- */
-export function isMoving(status: {
+/** The status fields {@link isMoving} reads (a stored status has them). */
+export interface MovingStatus {
   state: string;
   lastError: string | null;
   lastSuccessfulConnectionAt: string | null;
-}): boolean {
+  lastConnectionFailureAt: string | null;
+  nextAttemptAt?: string | null | undefined;
+  /** When the current generation began (an edit, a reconnect); null when never superseded. */
+  supersededAt: string | null;
+}
+
+/**
+ * True for a server whose calls go ahead while it moves off a lost runner: `connecting` because its
+ * runner was lost (`lastError` {@link RUNNER_LOST}, its last failure after its last success), its
+ * current generation having connected (the catalogue is this generation's), and the lost runner lapsed
+ * by now (its retry's time, `nextAttemptAt`, has come: a call before it could only reach the lost
+ * runner again, and is refused without trying).
+ */
+export function isMoving(status: MovingStatus, now = Date.now()): boolean {
+  const { lastSuccessfulConnectionAt: served, lastConnectionFailureAt: lost, supersededAt } = status;
   return (
     status.state === "connecting" &&
     status.lastError === RUNNER_LOST &&
-    status.lastSuccessfulConnectionAt !== null
+    served !== null &&
+    lost !== null &&
+    lost >= served &&
+    (supersededAt === null || served >= supersededAt) &&
+    typeof status.nextAttemptAt === "string" &&
+    Date.parse(status.nextAttemptAt) <= now
   );
 }
 

@@ -273,8 +273,11 @@ async function sessionOf<T>(
         throw ownFailure(verdict, caught.cause);
       }
       if (await isTransportLoss(error, pooled)) {
-        const lost = await runnerLoss(deps.runner, server.transport, verdict);
-        if (pooled.claimFailure()) await markFailed(deps, entry, lost?.verdict ?? verdict, lost);
+        // The one call that claims the session's failure records it (and reads the fleet, if any).
+        if (pooled.claimFailure()) {
+          const lost = await runnerLoss(deps.runner, server.transport, verdict);
+          await markFailed(deps, entry, lost?.verdict ?? verdict, lost);
+        }
         throw error;
       }
       throw answeredFailure(error);
