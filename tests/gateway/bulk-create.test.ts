@@ -76,7 +76,8 @@ describe(`the first call after ${CREATED} creates`, () => {
       return since(from);
     };
     // A refresh already past its look at the feed (reading the lists) is not held: the count starts
-    // once the store has been quiet for a moment.
+    // once the store has been quiet for a moment — no call under way, none sent for 300 ms (a loaded
+    // emulator takes longer than that to answer one: a read in flight is not quiet).
     const calls = recordAwsCalls(store.clients);
     await quiet(calls);
     calls.reset();
@@ -96,7 +97,7 @@ describe(`the first call after ${CREATED} creates`, () => {
     expect(call.status, `${firstCallMs} ms: ${JSON.stringify(call.body)}`).toBe(200);
     expect(call.body.content[0].text).toContain("first");
     console.info(`first call after ${CREATED} creates: ${firstCallMs} ms, ${whileCalling} DynamoDB calls`);
-    expect(whileCalling, JSON.stringify(calls.summary())).toBeLessThanOrEqual(MAX_READS_WHILE_CALLING);
+    expect(whileCalling, JSON.stringify(byKey(calls))).toBeLessThanOrEqual(MAX_READS_WHILE_CALLING);
     expect(firstCallMs).toBeLessThan(WALL_BOUND_MS);
     calls.stop();
     const listed = await stack.listTools();
@@ -104,12 +105,25 @@ describe(`the first call after ${CREATED} creates`, () => {
   }, 180_000);
 });
 
-/** Resolves once `calls` saw no DynamoDB call for 300 ms (at most 10 s). */
+/** Resolves once `calls` has none under way and saw no DynamoDB call sent for 300 ms (at most 20 s). */
 async function quiet(calls: AwsCallLog): Promise<void> {
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + 20_000;
   for (;;) {
     const last = calls.calls.filter((call) => call.service === "dynamodb").at(-1)?.at ?? 0;
-    if (Date.now() - last >= 300 || Date.now() > deadline) return;
+    if ((calls.inFlight === 0 && Date.now() - last >= 300) || Date.now() > deadline) return;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/** The calls by command and what they read (an index, or the kind of partition: `SERVER#…`, `NAME#…`). */
+function byKey(calls: AwsCallLog): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const { service, command, input } of calls.calls) {
+    const key = (input.Key ?? input.ExpressionAttributeValues) as Record<string, unknown> | undefined;
+    const partition = String(key?.pk ?? key?.[":pk"] ?? "").replace(/#.*/, "#…");
+    const what = input.IndexName ? `index ${String(input.IndexName)}` : partition;
+    const name = `${service}:${command}${what ? ` ${what}` : ""}`;
+    counts[name] = (counts[name] ?? 0) + 1;
+  }
+  return counts;
 }

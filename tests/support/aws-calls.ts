@@ -22,6 +22,8 @@ export interface AwsCall {
 export interface AwsCallLog {
   /** The calls since the start or the last {@link AwsCallLog.reset}, in order. */
   readonly calls: readonly AwsCall[];
+  /** Calls sent and not yet answered (counted whether or not they were reset since). */
+  readonly inFlight: number;
   /** How many of them went to `service` (and were `command`); all of them without either. */
   count(service?: AwsService, command?: string): number;
   /** Every item they wrote, item by item (a transaction of three writes is three). */
@@ -36,6 +38,7 @@ export interface AwsCallLog {
 /** Starts counting the calls of `clients` (e.g. `store.clients` of an AWS store). */
 export function recordAwsCalls(clients: AwsClients): AwsCallLog {
   let calls: AwsCall[] = [];
+  let inFlight = 0;
   const name = `recordAwsCalls-${randomUUID()}`;
   const stacks: Array<MiddlewareStack<object, MetadataBearer>> = [];
   for (const [service, client] of [
@@ -46,7 +49,10 @@ export function recordAwsCalls(clients: AwsClients): AwsCallLog {
     const record: InitializeMiddleware<object, MetadataBearer> = (next, context) => (args) => {
       const command = String(context.commandName).replace(/Command$/, "");
       calls.push({ service, command, input: (args.input ?? {}) as Record<string, unknown>, at: Date.now() });
-      return next(args);
+      inFlight++;
+      return next(args).finally(() => {
+        inFlight--;
+      });
     };
     const stack = client.middlewareStack as unknown as MiddlewareStack<object, MetadataBearer>;
     stack.add(record, { step: "initialize", name });
@@ -55,6 +61,9 @@ export function recordAwsCalls(clients: AwsClients): AwsCallLog {
   return {
     get calls() {
       return calls;
+    },
+    get inFlight() {
+      return inFlight;
     },
     count: (service, command) =>
       calls.filter((call) => (!service || call.service === service) && (!command || call.command === command))
