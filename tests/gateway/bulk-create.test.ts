@@ -12,7 +12,7 @@
 import { parseServerSpec } from "@mcpgw/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startUpstream, type Upstream } from "../fixtures/mcp-upstream";
-import { type AwsCallLog, recordAwsCalls } from "../support/aws-calls";
+import { type AwsCall, type AwsCallLog, recordAwsCalls } from "../support/aws-calls";
 import { createConnected, type Stack, startGatewayStack, uniqueName } from "./helpers";
 
 /** How many servers appear at once. */
@@ -97,7 +97,9 @@ describe(`the first call after ${CREATED} creates`, () => {
     expect(call.status, `${firstCallMs} ms: ${JSON.stringify(call.body)}`).toBe(200);
     expect(call.body.content[0].text).toContain("first");
     console.info(`first call after ${CREATED} creates: ${firstCallMs} ms, ${whileCalling} DynamoDB calls`);
-    expect(whileCalling, JSON.stringify(byKey(calls))).toBeLessThanOrEqual(MAX_READS_WHILE_CALLING);
+    expect(whileCalling, JSON.stringify(calls.summary(whatItRead))).toBeLessThanOrEqual(
+      MAX_READS_WHILE_CALLING,
+    );
     expect(firstCallMs).toBeLessThan(WALL_BOUND_MS);
     calls.stop();
     const listed = await stack.listTools();
@@ -105,25 +107,22 @@ describe(`the first call after ${CREATED} creates`, () => {
   }, 180_000);
 });
 
-/** Resolves once `calls` has none under way and saw no DynamoDB call sent for 300 ms (at most 20 s). */
+/**
+ * Resolves once `calls` has no DynamoDB call under way and saw none sent for 300 ms (at most 20 s; the
+ * worker's SQS long poll is always under way, and is no read of the view's).
+ */
 async function quiet(calls: AwsCallLog): Promise<void> {
   const deadline = Date.now() + 20_000;
   for (;;) {
     const last = calls.calls.filter((call) => call.service === "dynamodb").at(-1)?.at ?? 0;
-    if ((calls.inFlight === 0 && Date.now() - last >= 300) || Date.now() > deadline) return;
+    if ((calls.inFlight("dynamodb") === 0 && Date.now() - last >= 300) || Date.now() > deadline) return;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
-/** The calls by command and what they read (an index, or the kind of partition: `SERVER#…`, `NAME#…`). */
-function byKey(calls: AwsCallLog): Record<string, number> {
-  const counts: Record<string, number> = {};
-  for (const { service, command, input } of calls.calls) {
-    const key = (input.Key ?? input.ExpressionAttributeValues) as Record<string, unknown> | undefined;
-    const partition = String(key?.pk ?? key?.[":pk"] ?? "").replace(/#.*/, "#…");
-    const what = input.IndexName ? `index ${String(input.IndexName)}` : partition;
-    const name = `${service}:${command}${what ? ` ${what}` : ""}`;
-    counts[name] = (counts[name] ?? 0) + 1;
-  }
-  return counts;
+/** What a call read: an index, or the kind of partition (`SERVER#…`, `NAME#…`). */
+function whatItRead({ input }: AwsCall): string {
+  if (input.IndexName) return `index ${String(input.IndexName)}`;
+  const key = (input.Key ?? input.ExpressionAttributeValues) as Record<string, unknown> | undefined;
+  return String(key?.pk ?? key?.[":pk"] ?? "").replace(/#.*/, "#…");
 }

@@ -22,14 +22,17 @@ export interface AwsCall {
 export interface AwsCallLog {
   /** The calls since the start or the last {@link AwsCallLog.reset}, in order. */
   readonly calls: readonly AwsCall[];
-  /** Calls sent and not yet answered (counted whether or not they were reset since). */
-  readonly inFlight: number;
+  /** Calls to `service` (every service without one) sent and not yet answered, reset or not since. */
+  inFlight(service?: AwsService): number;
   /** How many of them went to `service` (and were `command`); all of them without either. */
   count(service?: AwsService, command?: string): number;
   /** Every item they wrote, item by item (a transaction of three writes is three). */
   writes(): ItemWrite[];
-  /** Their count by `service:Command`, e.g. `{ "dynamodb:Query": 10 }`. */
-  summary(): Record<string, number>;
+  /**
+   * Their count by `service:Command`, e.g. `{ "dynamodb:Query": 10 }`, each name followed by what
+   * `detail` says of the call, if anything (`dynamodb:Query SERVER#…`).
+   */
+  summary(detail?: (call: AwsCall) => string): Record<string, number>;
   reset(): void;
   /** Takes the middleware off the clients. */
   stop(): void;
@@ -38,7 +41,7 @@ export interface AwsCallLog {
 /** Starts counting the calls of `clients` (e.g. `store.clients` of an AWS store). */
 export function recordAwsCalls(clients: AwsClients): AwsCallLog {
   let calls: AwsCall[] = [];
-  let inFlight = 0;
+  const inFlight: Record<AwsService, number> = { dynamodb: 0, sqs: 0, kms: 0 };
   const name = `recordAwsCalls-${randomUUID()}`;
   const stacks: Array<MiddlewareStack<object, MetadataBearer>> = [];
   for (const [service, client] of [
@@ -49,9 +52,9 @@ export function recordAwsCalls(clients: AwsClients): AwsCallLog {
     const record: InitializeMiddleware<object, MetadataBearer> = (next, context) => (args) => {
       const command = String(context.commandName).replace(/Command$/, "");
       calls.push({ service, command, input: (args.input ?? {}) as Record<string, unknown>, at: Date.now() });
-      inFlight++;
+      inFlight[service]++;
       return next(args).finally(() => {
-        inFlight--;
+        inFlight[service]--;
       });
     };
     const stack = client.middlewareStack as unknown as MiddlewareStack<object, MetadataBearer>;
@@ -62,9 +65,8 @@ export function recordAwsCalls(clients: AwsClients): AwsCallLog {
     get calls() {
       return calls;
     },
-    get inFlight() {
-      return inFlight;
-    },
+    inFlight: (service) =>
+      service ? inFlight[service] : Object.values(inFlight).reduce((sum, count) => sum + count, 0),
     count: (service, command) =>
       calls.filter((call) => (!service || call.service === service) && (!command || call.command === command))
         .length,
@@ -72,10 +74,13 @@ export function recordAwsCalls(clients: AwsClients): AwsCallLog {
       calls
         .filter((call) => call.service === "dynamodb")
         .flatMap((call) => itemWrites(call.command, call.input)),
-    summary() {
+    summary(detail) {
       const counts: Record<string, number> = {};
-      for (const call of calls)
-        counts[`${call.service}:${call.command}`] = (counts[`${call.service}:${call.command}`] ?? 0) + 1;
+      for (const call of calls) {
+        const more = detail?.(call);
+        const name = `${call.service}:${call.command}${more ? ` ${more}` : ""}`;
+        counts[name] = (counts[name] ?? 0) + 1;
+      }
       return counts;
     },
     reset() {
