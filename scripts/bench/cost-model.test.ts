@@ -1,3 +1,4 @@
+import { deflateRawSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { PRICES } from "./aws-prices";
 import {
@@ -150,14 +151,16 @@ describe("the meter", () => {
 
   it("counts audit packs apart: items, events, and those holding one event", () => {
     const meter = new Meter(SHAPE);
-    const pack = (events: number, sk: string) => ({
+    const json = (events: number) => JSON.stringify(Array.from({ length: events }, (_, i) => ({ i })));
+    // A pack as written now (deflated) and as written before (a string): both counted the same.
+    const pack = (events: number, sk: string, deflated = sk === "b") => ({
       PutRequest: {
         Item: {
           pk: S("AUDIT#2025-01-01"),
           sk: S(sk),
           kind: S("AUDIT#srv#2025-01-01"),
           kindSort: S(sk),
-          events: S(JSON.stringify(Array.from({ length: events }, (_, i) => ({ i })))),
+          events: deflated ? { B: deflateRawSync(json(events)).toString("base64") } : S(json(events)),
         },
       },
     });

@@ -8,6 +8,7 @@
  * - money: usage × unit prices → dollars, Lambda's billed duration and capacity.
  */
 
+import { inflateRawSync } from "node:zlib";
 import type { AwsExchange } from "../lib/aws-counter";
 
 // ─── Sizes and units ─────────────────────────────────────────────────────────────────────────────────
@@ -496,10 +497,14 @@ function plainAttributes(item: WireItem): Map<string, string> {
   return new Map(Object.entries(item).map(([name, value]) => [name, JSON.stringify(value)]));
 }
 
-/** The events of an audit pack (a JSON array in a string attribute). */
+/** The events of an audit pack (a JSON array, deflated in a binary attribute, or in a string one). */
 function countEvents(value: WireValue | undefined): number {
   try {
-    const events = JSON.parse(String(value?.S ?? "[]")) as unknown;
+    const json =
+      value?.B === undefined
+        ? String(value?.S ?? "[]")
+        : inflateRawSync(Buffer.from(String(value.B), "base64")).toString("utf8");
+    const events = JSON.parse(json) as unknown;
     return Array.isArray(events) ? events.length : 1;
   } catch {
     return 1;

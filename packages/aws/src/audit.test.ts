@@ -1,9 +1,11 @@
+import { deflateRawSync } from "node:zlib";
 import { type AuditEvent, auditEventId } from "@mcpgw/core";
 import { describe, expect, it } from "vitest";
 import {
   AUDIT_PACK,
   AUDIT_READ_BUDGET,
   type AuditPack,
+  auditDay,
   auditPackItem,
   auditPacks,
   auditWalk,
@@ -144,6 +146,21 @@ describe("the audit walk", () => {
   });
 });
 
+describe("auditDay", () => {
+  it("names each instant's UTC day, across midnight and back", () => {
+    const midnight = Date.UTC(2026, 11, 7);
+    const days = [midnight - 1, midnight, midnight + 86_399_999, midnight + 86_400_000, midnight - 1, 0];
+    expect(days.map(auditDay)).toEqual([
+      "2026-12-06",
+      "2026-12-07",
+      "2026-12-07",
+      "2026-12-08",
+      "2026-12-06",
+      "1970-01-01",
+    ]);
+  });
+});
+
 describe("audit packs", () => {
   it("hold one day's events of one server, newest first, within the pack's bounds", () => {
     const start = Date.UTC(2026, 0, 1, 23, 59, 59, 0);
@@ -267,6 +284,26 @@ describe("audit packs", () => {
     const { read } = packReader(packs);
     const seen = await allPages({ since: start, until: start + 10 }, 1, read);
     expect(seen.map((e) => e.id)).toEqual([events[2]?.id, events[1]?.id, events[0]?.id]);
+  });
+
+  it("a pack is stored deflated and read back whole; one stored as a string (before) reads the same", () => {
+    const at = Date.UTC(2026, 4, 5, 6, 7, 8);
+    const events = Array.from({ length: 100 }, (_, i) => event(at + i, { serverId: "s1" }));
+    const [pack] = auditPacks(events);
+    const item = auditPackItem(pack!, 30);
+    expect(item.events).toBeInstanceOf(Uint8Array);
+    expect((item.events as Uint8Array).length).toBeLessThan(pack!.json.length / 3);
+    const read = storedEvents(item);
+    expect(read.events.map((e) => e.id)).toEqual(events.map((e) => e.id).reverse());
+    expect(read.bytes).toBe(pack!.json.length);
+    expect(storedEvents({ ...item, events: pack!.json })).toEqual(read);
+  });
+
+  it("a damaged deflated pack, or one inflating past a pack's bound, is read as no events", () => {
+    expect(storedEvents({ events: new Uint8Array([1, 2, 3, 4]) }).events).toEqual([]);
+    const bomb = deflateRawSync(`[${'"x",'.repeat(200_000)}"x"]`);
+    expect(bomb.length).toBeLessThan(4096);
+    expect(storedEvents({ events: bomb })).toEqual({ events: [], bytes: bomb.length });
   });
 
   it("an item of one event, as written before packs, is read as a pack of one", () => {
