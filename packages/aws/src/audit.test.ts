@@ -299,10 +299,28 @@ describe("audit packs", () => {
     expect(storedEvents({ ...item, events: pack!.json })).toEqual(read);
   });
 
+  it("the largest packs written read back whole: a full pack of 3-byte characters, a shortened event of escapes", () => {
+    const at = Date.UTC(2026, 4, 5, 6, 7, 8);
+    const wide = auditPacks(
+      Array.from({ length: 100 }, (_, i) => event(at + i, { serverId: "s1", tool: "語".repeat(600) })),
+    );
+    expect(wide.length).toBeGreaterThan(1);
+    for (const pack of wide) expect(storedEvents(auditPackItem(pack, 1)).events.length).toBeGreaterThan(0);
+    const escapes = "\u0001".repeat(300); // clipped to 256, each 6 characters as JSON
+    const worst = event(at, {
+      argumentKeys: Array.from({ length: 64 }, (_, i) => `${i}${escapes}`),
+      fields: Array.from({ length: 64 }, (_, i) => `${i}${escapes}`),
+      ...Object.fromEntries(["source", "serverName", "tool", "toolset"].map((name) => [name, escapes])),
+    });
+    const [pack] = auditPacks([worst]);
+    expect(pack!.json.length).toBeGreaterThan(3 * AUDIT_PACK.chars);
+    expect(storedEvents(auditPackItem(pack!, 1)).events).toHaveLength(1);
+  });
+
   it("a damaged deflated pack, or one inflating past a pack's bound, is read as no events", () => {
     expect(storedEvents({ events: new Uint8Array([1, 2, 3, 4]) }).events).toEqual([]);
-    const bomb = deflateRawSync(`[${'"x",'.repeat(200_000)}"x"]`);
-    expect(bomb.length).toBeLessThan(4096);
+    const bomb = deflateRawSync(`[${'"x",'.repeat(1_100_000)}"x"]`);
+    expect(bomb.length).toBeLessThan(16 * 1024);
     expect(storedEvents({ events: bomb })).toEqual({ events: [], bytes: bomb.length });
   });
 

@@ -309,10 +309,11 @@ export function auditPackItem(pack: AuditPack, retentionDays: number): Record<st
 }
 
 /**
- * The most a stored pack inflates to: a pack's JSON (at most AUDIT_PACK.chars, or one event of at most
- * AUDIT_EVENT_MAX_CHARS), each character at most 3 bytes of UTF-8. A larger one is damaged.
+ * The most a stored pack may inflate to: far above any pack written (packs close at AUDIT_PACK.chars;
+ * a pack of one shortened event holds a few hundred KB at most, escapes included), and a bound on what
+ * a damaged item can make a read inflate. A larger one is damaged.
  */
-const PACK_MAX_BYTES = 3 * Math.max(AUDIT_PACK.chars, AUDIT_EVENT_MAX_CHARS);
+const PACK_MAX_BYTES = 4 * 1024 * 1024;
 
 /** What one read of a day's range returns: its items (packs) newest first, each with its events. */
 export interface AuditRead {
