@@ -10,9 +10,9 @@
  *   byKind index (projection ALL) holds it again under a per-server, per-day partition, so `server=`
  *   reads only that server's events (one more index write per pack, no extra item).
  * - `events`: the pack's events as one JSON array, newest first, deflated (raw DEFLATE, a binary
- *   attribute): DynamoDB charges writes, index writes and storage by the kilobyte, and a pack's events
- *   share most of their text (about a fifth of the bytes), and the SDK's serializer escapes a JSON text
- *   in a string character by character.
+ *   attribute): DynamoDB charges writes, index writes and storage by the kilobyte, a pack's events share
+ *   most of their text (100 call events deflate to about a ninth of their JSON), and the SDK's
+ *   serializer escapes a JSON text in a string character by character.
  * An item written before packs were deflated holds the JSON array as a string, and one written before
  * packs one `event`: both are read the same way.
  *
