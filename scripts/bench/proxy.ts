@@ -44,7 +44,7 @@
 import { randomUUID } from "node:crypto";
 import { Agent, createServer, request as httpRequest, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createAwsClients, createStore, ensureResources, loadAwsConfig } from "@mcpgw/aws";
+import { auditEntry, createAwsClients, createStore, ensureResources, loadAwsConfig } from "@mcpgw/aws";
 import { type AuditEvent, auditEventId } from "@mcpgw/core";
 import { exportsTraces, sdkDisabled } from "@mcpgw/telemetry";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -468,7 +468,7 @@ async function auditWriteCost(
   const write = async (from: number, to: number) => {
     for (let start = from; start < to; start += 100)
       await store.audit.append(
-        Array.from({ length: Math.min(100, to - start) }, (_, i) => event(start + i)),
+        Array.from({ length: Math.min(100, to - start) }, (_, i) => auditEntry(event(start + i))),
         { retentionDays: 1 },
       );
   };

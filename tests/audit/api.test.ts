@@ -2,6 +2,7 @@
  * `GET /v1/audit` and `/v1/audit/export` over a real stack: filters, the cursor walk, JSON Lines, and
  * admin only. Events are appended to the store directly (the calls that make them are in calls.test.ts).
  */
+import { auditEntry } from "@mcpgw/aws";
 import type { AuditEvent } from "@mcpgw/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sampleAuditEvent } from "../../packages/aws/src/store-contract";
@@ -59,7 +60,7 @@ describe("the audit API", () => {
   const idsOf = (...picked: AuditEvent[]) => picked.map((e) => e.id);
 
   beforeAll(async () => {
-    await stack.store.audit.append(events, { retentionDays: 30 });
+    await stack.store.audit.append(events.map(auditEntry), { retentionDays: 30 });
   });
 
   it("pages newest first with no duplicate or gap, and each filter narrows it", async () => {

@@ -1,4 +1,4 @@
-import type { AuditStore } from "@mcpgw/aws";
+import type { AuditEntry, AuditStore } from "@mcpgw/aws";
 import { type AuditEvent, auditEventId, createLogger } from "@mcpgw/core";
 import { describe, expect, it } from "vitest";
 import { AUDIT_WRITE_EVENTS, AuditWriter } from "./audit-writer";
@@ -14,18 +14,21 @@ const event = (n: number): AuditEvent => ({
   durationMs: 1,
 });
 
+/** The events a store was handed, read back from their entries. */
+const eventsOf = (entries: AuditEntry[]) => entries.map((entry) => JSON.parse(entry.json) as AuditEvent);
+
 /** A store whose appends are recorded, and fail while `failing` is set. */
 function recordingStore() {
   const batches: AuditEvent[][] = [];
   const state = { failing: false };
   const audit: AuditStore = {
-    async append(events) {
+    async append(entries) {
       if (state.failing)
         throw Object.assign(new Error("down"), {
           name: "InternalServerError",
           $metadata: { httpStatusCode: 500 },
         });
-      batches.push(events);
+      batches.push(eventsOf(entries));
     },
     query: async () => ({ events: [], cursor: null }),
   };
@@ -103,7 +106,8 @@ describe("the audit writer", () => {
     const written: AuditEvent[][] = [];
     let requests = 0;
     const audit: AuditStore = {
-      async append(events) {
+      async append(entries) {
+        const events = eventsOf(entries);
         requests++;
         // As DynamoDB does: one item it refuses fails the whole request.
         if (events.some((e) => e.tool === "bad"))
@@ -128,12 +132,27 @@ describe("the audit writer", () => {
 
   it("an event too large to store whole is written shortened, and counted", async () => {
     const { store, batches } = recordingStore();
-    const writer = new AuditWriter(store, quiet().logger, { flushMs: 60_000 });
+    const { lines, logger } = quiet();
+    const writer = new AuditWriter(store, logger, { flushMs: 60_000 });
     writer.record({ ...event(1), tool: "x".repeat(1024 * 1024) });
     writer.record(event(2));
     await writer.close();
     expect(batches.flat().map((e) => e.tool)).toEqual(["x".repeat(256), "t2"]);
     expect(writer.status()).toMatchObject({ state: "ok", shortened: 1 });
+    expect(lines.map((line) => JSON.parse(line))).toContainEqual(
+      expect.objectContaining({ msg: "audit events shortened: too large to store whole", events: 1 }),
+    );
+  });
+
+  it("holds what an event was when recorded: a later change to the object is not written", async () => {
+    const { store, batches } = recordingStore();
+    const writer = new AuditWriter(store, quiet().logger, { flushMs: 60_000 });
+    const recorded = { ...event(1), argumentKeys: ["a"] };
+    writer.record(recorded);
+    recorded.tool = "changed";
+    recorded.argumentKeys.push("b");
+    await writer.close();
+    expect(batches.flat()).toEqual([expect.objectContaining({ tool: "t1", argumentKeys: ["a"] })]);
   });
 
   it("a flush within a deadline returns by it; the batches not begun stay buffered for the next", async () => {
@@ -143,9 +162,9 @@ describe("the audit writer", () => {
       release = resolve;
     });
     const audit: AuditStore = {
-      async append(events) {
+      async append(entries) {
         if (written.length === 0) await held;
-        written.push(...events.map((e) => e.tool ?? ""));
+        written.push(...eventsOf(entries).map((e) => e.tool ?? ""));
       },
       query: async () => ({ events: [], cursor: null }),
     };

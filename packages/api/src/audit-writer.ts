@@ -1,13 +1,15 @@
 /**
- * The audit trail's writer: a call records its event into a bounded buffer and goes on; a timer
- * (unref'd) writes the buffer in batches off the request path, to the table or as log lines.
+ * The audit trail's writer: a call records its event into a bounded buffer (as its stored entry, one
+ * string) and goes on; a timer (unref'd) writes the buffer in batches off the request path, to the
+ * table or as log lines.
  */
 import {
   AUDIT_PACK,
   AUDIT_PACKS_PER_REQUEST,
+  type AuditEntry,
+  auditEntry,
   type CheckState,
   checkStateOf,
-  fitAuditEvent,
   type Store,
 } from "@mcpgw/aws";
 import { type AuditEvent, type AuditLog, errorFields, type Logger, runAfterAnswer } from "@mcpgw/core";
@@ -49,7 +51,7 @@ export interface AuditHealth {
   dropped: number;
   /** Events given up after their write kept failing, since start. */
   failed: number;
-  /** Events too large to store whole, written shortened (see `fitAuditEvent`), since start. */
+  /** Events too large to store whole, written shortened (see `auditEntry`), since start. */
   shortened: number;
 }
 
@@ -60,12 +62,14 @@ export interface AuditHealth {
  * invocation awaits it before it returns); `close` stops the timer and flushes.
  */
 export class AuditWriter implements AuditLog {
-  private buffer: AuditEvent[] = [];
+  private buffer: AuditEntry[] = [];
   private timer: NodeJS.Timeout | undefined;
   private writing: Promise<void> = Promise.resolve();
   private readonly health: AuditHealth = { state: "ok", dropped: 0, failed: 0, shortened: 0 };
   /** Drops since the last flush (logged by it). */
   private droppedSinceFlush = 0;
+  /** Events shortened since the last flush (logged by it). */
+  private shortenedSinceFlush = 0;
   private readonly options: Required<Omit<AuditWriterOptions, "writeLine">> &
     Pick<AuditWriterOptions, "writeLine">;
 
@@ -86,7 +90,12 @@ export class AuditWriter implements AuditLog {
   }
 
   record(event: AuditEvent): void {
-    this.buffer.push(event);
+    const entry = auditEntry(event);
+    if (entry.shortened) {
+      this.health.shortened++;
+      this.shortenedSinceFlush++;
+    }
+    this.buffer.push(entry);
     this.keepBound();
   }
 
@@ -132,6 +141,12 @@ export class AuditWriter implements AuditLog {
       this.logger.warn("audit events dropped: the buffer was full", { events: this.droppedSinceFlush });
       this.droppedSinceFlush = 0;
     }
+    if (this.shortenedSinceFlush > 0) {
+      this.logger.warn("audit events shortened: too large to store whole", {
+        events: this.shortenedSinceFlush,
+      });
+      this.shortenedSinceFlush = 0;
+    }
     if (due.length === 0) {
       this.stopTimer();
       return this.writing;
@@ -158,7 +173,7 @@ export class AuditWriter implements AuditLog {
     this.timer = undefined;
   }
 
-  private async write(events: AuditEvent[], deadline?: number): Promise<void> {
+  private async write(events: AuditEntry[], deadline?: number): Promise<void> {
     const { batchSize } = this.options;
     for (let start = 0; start < events.length; start += batchSize) {
       if (deadline !== undefined && Date.now() >= deadline) {
@@ -188,7 +203,7 @@ export class AuditWriter implements AuditLog {
    * say) is written again in halves, and so on down to the event at fault, which alone is lost (a few
    * requests more, not one per event). Returns how many were not written.
    */
-  private async deliver(batch: AuditEvent[]): Promise<{ failed: number; error?: unknown }> {
+  private async deliver(batch: AuditEntry[]): Promise<{ failed: number; error?: unknown }> {
     let lastError: unknown;
     for (let attempt = 0; attempt < this.options.attempts; attempt++) {
       if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** attempt, 2_000)));
@@ -211,26 +226,17 @@ export class AuditWriter implements AuditLog {
   }
 
   /** Puts events not yet written back before the buffered ones (the oldest dropped past the bound). */
-  private requeue(events: AuditEvent[]): void {
+  private requeue(events: AuditEntry[]): void {
     this.buffer = [...events, ...this.buffer];
     this.keepBound();
   }
 
-  private async send(batch: AuditEvent[]): Promise<void> {
-    const fitted = batch.map(fitAuditEvent);
-    const shortened = fitted.filter((fit) => fit.shortened).length;
-    if (shortened > 0) {
-      this.health.shortened += shortened;
-      this.logger.warn("audit events shortened: too large to store whole", { events: shortened });
-    }
+  private async send(batch: AuditEntry[]): Promise<void> {
     if (this.options.sink === "table") {
-      await this.store.audit.append(
-        fitted.map((fit) => fit.event),
-        { retentionDays: this.options.retentionDays },
-      );
+      await this.store.audit.append(batch, { retentionDays: this.options.retentionDays });
       return;
     }
-    const text = fitted.map((fit) => `{"audit":${fit.json}}\n`).join("");
+    const text = batch.map((entry) => `{"audit":${entry.json}}\n`).join("");
     (this.options.writeLine ?? ((line: string) => process.stdout.write(line)))(text);
   }
 }

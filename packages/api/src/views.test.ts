@@ -3,6 +3,7 @@
  * the answers must be exactly them: a field the API sends that its schema does not name is invisible to
  * the console's types, and one the schema names that the API leaves out would lie to them.
  */
+import { auditEntry } from "@mcpgw/aws";
 import { createMemoryStore } from "@mcpgw/aws/memory";
 import { createLogger, ServerStatus } from "@mcpgw/core";
 import { describe, expect, it } from "vitest";
@@ -327,7 +328,7 @@ describe("a window's call stats", () => {
   it("are exactly their schema: the window, every bucket and the totals", async () => {
     const { store, call } = adminApp();
     const at = Date.now() - 1_000;
-    await store.audit.append([sampleAuditEvent(at, { serverName: "docs", durationMs: 12 })], {
+    await store.audit.append([auditEntry(sampleAuditEvent(at, { serverName: "docs", durationMs: 12 }))], {
       retentionDays: 30,
     });
     const Figures = views.AuditStatsView.shape.totals.strict();

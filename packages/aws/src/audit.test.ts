@@ -6,6 +6,7 @@ import {
   AUDIT_READ_BUDGET,
   type AuditPack,
   auditDay,
+  auditEntry,
   auditPackItem,
   auditPacks,
   auditWalk,
@@ -14,6 +15,9 @@ import {
   storedEvents,
   walkAudit,
 } from "./audit";
+
+/** The packs of `events`, as a writer's entries of them make. */
+const packsOf = (events: AuditEvent[]) => auditPacks(events.map(auditEntry));
 
 const event = (at: number, fields: Partial<AuditEvent> = {}): AuditEvent => ({
   id: auditEventId(at),
@@ -132,7 +136,7 @@ describe("the audit walk", () => {
 
   it("an item expires the retention after its newest event ended, and is indexed by server only when it has one", () => {
     const at = Date.UTC(2026, 4, 5, 6, 7, 8);
-    const [onServer] = auditPacks([event(at - 5, { serverId: "s1" }), event(at, { serverId: "s1" })]).map(
+    const [onServer] = packsOf([event(at - 5, { serverId: "s1" }), event(at, { serverId: "s1" })]).map(
       (pack) => auditPackItem(pack, 30),
     );
     expect(onServer).toMatchObject({
@@ -142,7 +146,7 @@ describe("the audit walk", () => {
     });
     expect(onServer?.sk).toBe(onServer?.kindSort);
     expect(idTime(String(onServer?.sk))).toBe(at);
-    expect(auditPackItem(auditPacks([event(at)])[0]!, 1)).not.toHaveProperty("kind");
+    expect(auditPackItem(packsOf([event(at)])[0]!, 1)).not.toHaveProperty("kind");
   });
 });
 
@@ -171,7 +175,7 @@ describe("audit packs", () => {
       event(start + 1_500, { serverId: "a" }), // the next day
       event(start + 2, {}),
     ];
-    const packs = auditPacks(events);
+    const packs = packsOf(events);
     const contents = packs.map((pack) => ({
       day: pack.day,
       server: pack.serverId,
@@ -188,18 +192,18 @@ describe("audit packs", () => {
     expect(packs).toHaveLength(4);
     // The same events make the same packs (a retried write overwrites the first try's).
     const bySk = (all: AuditPack[]) => [...all].sort((a, b) => (a.sk < b.sk ? -1 : 1));
-    expect(bySk(auditPacks([...events].reverse()))).toEqual(bySk(packs));
+    expect(bySk(packsOf([...events].reverse()))).toEqual(bySk(packs));
   });
 
   it("are cut at their count, their size and their span", () => {
     const start = Date.UTC(2026, 0, 1);
     const many = Array.from({ length: AUDIT_PACK.events + 1 }, (_, i) => event(start + i));
-    expect(auditPacks(many).map((p) => storedEvents({ events: p.json }).events.length)).toEqual([100, 1]);
+    expect(packsOf(many).map((p) => storedEvents({ events: p.json }).events.length)).toEqual([100, 1]);
     const big = Array.from({ length: 8 }, (_, i) => event(start + i, { argumentKeys: ["x".repeat(10_000)] }));
-    for (const pack of auditPacks(big)) expect(pack.json.length).toBeLessThanOrEqual(AUDIT_PACK.chars);
-    expect(auditPacks(big).length).toBeGreaterThan(1);
+    for (const pack of packsOf(big)) expect(pack.json.length).toBeLessThanOrEqual(AUDIT_PACK.chars);
+    expect(packsOf(big).length).toBeGreaterThan(1);
     const apart = [event(start), event(start + AUDIT_PACK.spanMs + 1)];
-    expect(auditPacks(apart)).toHaveLength(2);
+    expect(packsOf(apart)).toHaveLength(2);
   });
 
   it("overlapping in time (processes, servers), read page by page: every event once, newest first", async () => {
@@ -222,7 +226,7 @@ describe("audit packs", () => {
       all.push(...mine);
       for (let i = 0; i < mine.length; ) {
         const size = 1 + Math.floor(random() * 30);
-        packs.push(...auditPacks(mine.slice(i, i + size)));
+        packs.push(...packsOf(mine.slice(i, i + size)));
         i += size;
       }
     }
@@ -246,7 +250,7 @@ describe("audit packs", () => {
     const start = Date.UTC(2026, 0, 1);
     // Lambda's way: every event an item of its own, 3,000 of them in 1.5 s.
     const events = Array.from({ length: 3_000 }, (_, i) => event(start + Math.floor(i / 2)));
-    const { read } = packReader(events.flatMap((e) => auditPacks([e])));
+    const { read } = packReader(events.flatMap((e) => packsOf([e])));
     const seen = await allPages({ since: start, until: start + 2_000 }, 1_000, read);
     expect(seen.map((e) => e.id)).toEqual([...events].reverse().map((e) => e.id));
   });
@@ -261,11 +265,11 @@ describe("audit packs", () => {
         event(until - 990 + i * 20, { serverId: `s${server}` }),
       );
       all.push(...mine);
-      packs.push(...auditPacks(mine));
+      packs.push(...packsOf(mine));
     }
     const older = Array.from({ length: 300 }, (_, i) => event(until - 60_000 + i));
     all.push(...older);
-    packs.push(...older.flatMap((e) => auditPacks([e])));
+    packs.push(...older.flatMap((e) => packsOf([e])));
     const { read } = packReader(packs);
     const filter = { since: until - 60_000, until };
     const expected = all
@@ -280,7 +284,7 @@ describe("audit packs", () => {
     const start = Date.UTC(2026, 0, 1);
     const events = [event(start), event(start + 1), event(start + 2)];
     // The pack of three was written, then each event alone; the newest one's item replaced the pack.
-    const packs = [...auditPacks(events), ...events.slice(0, 2).flatMap((e) => auditPacks([e]))];
+    const packs = [...packsOf(events), ...events.slice(0, 2).flatMap((e) => packsOf([e]))];
     const { read } = packReader(packs);
     const seen = await allPages({ since: start, until: start + 10 }, 1, read);
     expect(seen.map((e) => e.id)).toEqual([events[2]?.id, events[1]?.id, events[0]?.id]);
@@ -289,7 +293,7 @@ describe("audit packs", () => {
   it("a pack is stored deflated and read back whole; one stored as a string (before) reads the same", () => {
     const at = Date.UTC(2026, 4, 5, 6, 7, 8);
     const events = Array.from({ length: 100 }, (_, i) => event(at + i, { serverId: "s1" }));
-    const [pack] = auditPacks(events);
+    const [pack] = packsOf(events);
     const item = auditPackItem(pack!, 30);
     expect(item.events).toBeInstanceOf(Uint8Array);
     expect((item.events as Uint8Array).length).toBeLessThan(pack!.json.length / 3);
@@ -301,7 +305,7 @@ describe("audit packs", () => {
 
   it("the largest packs written read back whole: a full pack of 3-byte characters, a shortened event of escapes", () => {
     const at = Date.UTC(2026, 4, 5, 6, 7, 8);
-    const wide = auditPacks(
+    const wide = packsOf(
       Array.from({ length: 100 }, (_, i) => event(at + i, { serverId: "s1", tool: "語".repeat(600) })),
     );
     expect(wide.length).toBeGreaterThan(1);
@@ -312,7 +316,7 @@ describe("audit packs", () => {
       fields: Array.from({ length: 64 }, (_, i) => `${i}${escapes}`),
       ...Object.fromEntries(["source", "serverName", "tool", "toolset"].map((name) => [name, escapes])),
     });
-    const [pack] = auditPacks([worst]);
+    const [pack] = packsOf([worst]);
     expect(pack!.json.length).toBeGreaterThan(3 * AUDIT_PACK.chars);
     expect(storedEvents(auditPackItem(pack!, 1)).events).toHaveLength(1);
   });

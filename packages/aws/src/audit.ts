@@ -56,10 +56,10 @@ export const AUDIT_READ_BUDGET = { items: 2_000, bytes: 2 * 1024 * 1024, request
 /** The audit trail: events are appended, read, and expire by TTL; nothing edits or deletes one. */
 export interface AuditStore {
   /**
-   * Writes `events` (25 a request, unprocessed ones retried with backoff), each to expire
-   * `retentionDays` after it ended. Throws when the table keeps refusing.
+   * Writes `entries` (see {@link auditEntry}; packs of them, 25 a request, unprocessed ones retried with
+   * backoff), each to expire `retentionDays` after its event ended. Throws when the table keeps refusing.
    */
-  append(events: AuditEvent[], options: { retentionDays: number }): Promise<void>;
+  append(entries: AuditEntry[], options: { retentionDays: number }): Promise<void>;
   /** Up to `limit` events matching `filter`, newest first, from `cursor` (a page's `cursor`) on. */
   query(filter: AuditFilter, page: { limit: number; cursor?: string | undefined }): Promise<AuditPage>;
 }
@@ -175,34 +175,27 @@ const SHORT_TEXT = 256;
 const SHORT_LIST = 64;
 
 /**
- * The event as stored: itself when its JSON fits {@link AUDIT_EVENT_MAX_CHARS}, else a copy with every
- * string clipped and every list cut short, so no event can make an item the table refuses (and a batch
- * with it). Returns its JSON too, as it is written, and whether it was shortened.
+ * An event as the trail stores it: its JSON — itself when that fits {@link AUDIT_EVENT_MAX_CHARS}, else
+ * a copy's with every string clipped and every list cut short, so no event can make an item the table
+ * refuses (and a batch with it) — and the id and server its pack is keyed by. A writer holds entries,
+ * not events: one string an event, which a second in a buffer does not turn into a graph of objects for
+ * the garbage collector to copy and promote.
  */
-export function fitAuditEvent(event: AuditEvent): AuditFit {
-  const known = fits.get(event);
-  if (known) return known;
-  const json = JSON.stringify(event);
-  if (json.length <= AUDIT_EVENT_MAX_CHARS) return remember(event, { event, json, shortened: false });
-  const short = shorten(event) as AuditEvent;
-  const fit = remember(event, { event: short, json: JSON.stringify(short), shortened: true });
-  remember(short, { event: short, json: fit.json, shortened: false });
-  return fit;
-}
-
-/** An event as it is stored, its JSON, and whether it had to be shortened. */
-export interface AuditFit {
-  event: AuditEvent;
+export interface AuditEntry {
+  id: string;
+  serverId: string | undefined;
   json: string;
+  /** The event was too large to store whole and was shortened. */
   shortened: boolean;
 }
 
-/** Events already fitted (the writer fits each to count what it shortens, the store packs them): once each (an event is not changed once recorded). */
-const fits = new WeakMap<AuditEvent, AuditFit>();
-
-function remember(event: AuditEvent, fit: AuditFit): AuditFit {
-  fits.set(event, fit);
-  return fit;
+/** The entry `event` is stored as (see {@link AuditEntry}). */
+export function auditEntry(event: AuditEvent): AuditEntry {
+  const json = JSON.stringify(event);
+  if (json.length <= AUDIT_EVENT_MAX_CHARS)
+    return { id: event.id, serverId: event.serverId, json, shortened: false };
+  const short = shorten(event) as AuditEvent;
+  return { id: short.id, serverId: short.serverId, json: JSON.stringify(short), shortened: true };
 }
 
 /** A value with its strings clipped and its lists cut short, two levels deep (an event's shape). */
@@ -242,19 +235,18 @@ export interface AuditPack {
 }
 
 /**
- * `events` in packs (see {@link AUDIT_PACK}): grouped by the day they ended and their server, each
- * fitted (see `fitAuditEvent`), in id order. The same events always make the same packs, so a retried
- * write overwrites what an earlier try wrote.
+ * `entries` in packs (see {@link AUDIT_PACK}): grouped by the day their events ended and their server,
+ * in id order. The same entries always make the same packs, so a retried write overwrites what an
+ * earlier try wrote.
  */
-export function auditPacks(events: AuditEvent[]): AuditPack[] {
-  type Member = { id: string; json: string; serverId: string | undefined };
+export function auditPacks(entries: AuditEntry[]): AuditPack[] {
+  type Member = Pick<AuditEntry, "id" | "json" | "serverId">;
   const groups = new Map<string, Member[]>();
-  for (const original of events) {
-    const { event, json } = fitAuditEvent(original);
-    const key = `${auditDay(idTime(event.id))}#${event.serverId ?? ""}`;
+  for (const entry of entries) {
+    const key = `${auditDay(idTime(entry.id))}#${entry.serverId ?? ""}`;
     const group = groups.get(key) ?? [];
     if (group.length === 0) groups.set(key, group);
-    group.push({ id: event.id, json, serverId: event.serverId });
+    group.push(entry);
   }
   const packs: AuditPack[] = [];
   const close = (members: Member[]) => {
@@ -401,8 +393,8 @@ export async function walkAudit(
 /** The audit trail in the table (see the module's doc for its keys and costs). */
 export function createAuditStore(ddb: DynamoDBDocumentClient, tableName: string): AuditStore {
   return {
-    async append(events, { retentionDays }) {
-      const items = auditPacks(events).map((pack) => auditPackItem(pack, retentionDays));
+    async append(entries, { retentionDays }) {
+      const items = auditPacks(entries).map((pack) => auditPackItem(pack, retentionDays));
       // The requests go out together, up to AUDIT_REQUESTS_AT_ONCE: their serializing is one burst of the
       // process's time, not one slice between every other request's, and they take one round trip, not
       // one each — and a batch of many servers' events (many small packs) is no flood of requests.

@@ -15,6 +15,7 @@ import {
   visibleNextAttempt,
 } from "@mcpgw/core";
 import { describe, expect, it } from "vitest";
+import { auditEntry } from "./audit";
 import { hashApiKey } from "./keys";
 import {
   type AuthorizationCodeRecord,
@@ -785,7 +786,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
         event(start + 2 * 86_400_000 + 5),
         event(start + 2 * 86_400_000 + 7_200_000),
       ];
-      await store.audit.append(events, { retentionDays: 30 });
+      await store.audit.append(events.map(auditEntry), { retentionDays: 30 });
       const newestFirst = events
         .map((e) => e.id)
         .sort()
@@ -825,7 +826,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
           tool: "read",
         }),
       ];
-      await store.audit.append([a, b, c, d], { retentionDays: 30 });
+      await store.audit.append([a, b, c, d].map(auditEntry), { retentionDays: 30 });
       const ids = async (filter: Omit<Parameters<Store["audit"]["query"]>[0], "since" | "until">) =>
         walk(store, { ...filter, since: start, until: start + 10 }, 2);
 
@@ -845,7 +846,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       const store = await open();
       const start = windowOf() - 100 * 86_400_000;
       const [oldest, newest] = [event(start + 1), event(start + 59 * 86_400_000)];
-      await store.audit.append([oldest, newest], { retentionDays: 30 });
+      await store.audit.append([oldest, newest].map(auditEntry), { retentionDays: 30 });
       const range = { since: start, until: start + 60 * 86_400_000 };
       expect(await walk(store, range, 10)).toEqual([newest.id, oldest.id]);
     });
@@ -854,7 +855,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       const store = await open();
       const tool = unique("now-tool");
       const recent = event(Date.now() - 60_000, { tool });
-      await store.audit.append([recent], { retentionDays: 30 });
+      await store.audit.append([recent].map(auditEntry), { retentionDays: 30 });
       const filter = { since: Date.now() - 3_600_000, until: Date.now() + 400 * 86_400_000, tool };
       expect((await store.audit.query(filter, { limit: 10 })).events).toEqual([recent]);
     });
@@ -864,7 +865,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       const start = windowOf();
       const huge = event(start + 1, { tool: "t".repeat(500_000), argumentKeys: ["k".repeat(300_000)] });
       const normal = event(start + 2);
-      await store.audit.append([huge, normal], { retentionDays: 30 });
+      await store.audit.append([huge, normal].map(auditEntry), { retentionDays: 30 });
       const { events } = await store.audit.query({ since: start, until: start + 10 }, { limit: 10 });
       expect(events.map((e) => e.id)).toEqual([normal.id, huge.id]);
       expect(events[0]).toEqual(normal);
@@ -879,7 +880,7 @@ export function describeStoreContract(name: string, open: () => Promise<Store>):
       const store = await open();
       const start = windowOf();
       const many = Array.from({ length: 30 }, (_, i) => event(start + i, { argumentKeys: [`k${i}`] }));
-      await store.audit.append(many, { retentionDays: 7 });
+      await store.audit.append(many.map(auditEntry), { retentionDays: 7 });
       const { events } = await store.audit.query({ since: start, until: start + 100 }, { limit: 100 });
       expect(events).toEqual([...many].reverse());
     });

@@ -1,3 +1,4 @@
+import { auditEntry } from "@mcpgw/aws";
 import { createMemoryStore } from "@mcpgw/aws/memory";
 import { type AuditEvent, createLogger } from "@mcpgw/core";
 import { describe, expect, it } from "vitest";
@@ -14,7 +15,7 @@ describe("the audit export", () => {
     const store = createMemoryStore();
     const start = Date.now() - 3_600_000;
     const events = Array.from({ length: 30 }, (_, i) => event(start + i * 1_000));
-    await store.audit.append(events, { retentionDays: 30 });
+    await store.audit.append(events.map(auditEntry), { retentionDays: 30 });
     const lineBytes = JSON.stringify(events[0]).length + 1;
     const app = createApp({
       store,
