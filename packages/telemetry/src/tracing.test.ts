@@ -1,7 +1,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { beginSpan, remoteContext } from "@mcpgw/core";
-import { propagation, trace } from "@opentelemetry/api";
+import { beginSpan, currentTraceId, remoteContext, traceFields } from "@mcpgw/core";
+import { context, propagation, ROOT_CONTEXT, trace } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -123,6 +123,25 @@ describe("OTEL_TRACES_EXPORTER=none", () => {
     expect(span.isRecording()).toBe(false);
     expect(span.spanContext().traceId).toMatch(/^(?!0{32})[0-9a-f]{32}$/);
     span.end();
+    await tracing.shutdown();
+  });
+});
+
+describe("a call's trace context", () => {
+  it("is each context's own, however they alternate; none outside any span", async () => {
+    const tracing = startTracing({ service: "gateway", env: {} });
+    const one = trace.setSpan(ROOT_CONTEXT, trace.getTracer("t").startSpan("one"));
+    const two = trace.setSpan(ROOT_CONTEXT, trace.getTracer("t").startSpan("two"));
+    const idOf = (active: typeof one) => trace.getSpan(active)?.spanContext().traceId;
+    expect(idOf(one)).not.toBe(idOf(two));
+    for (const active of [one, one, two, one, ROOT_CONTEXT, two]) {
+      const id = idOf(active);
+      expect(traceFields(active).traceparent).toBe(
+        id && `00-${id}-${trace.getSpan(active)?.spanContext().spanId}-00`,
+      );
+      expect(context.with(active, () => traceFields())).toEqual(traceFields(active));
+      expect(context.with(active, currentTraceId)).toBe(id);
+    }
     await tracing.shutdown();
   });
 });
