@@ -1,13 +1,15 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { beginSpan, currentTraceId, remoteContext, traceFields } from "@mcpgw/core";
-import { context, propagation, ROOT_CONTEXT, trace } from "@opentelemetry/api";
+import { context, propagation, ROOT_CONTEXT, SpanKind, trace } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
+import { AlwaysOffSampler, AlwaysOnSampler, SamplingDecision } from "@opentelemetry/sdk-trace";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   batchOptions,
   exporterNone,
   exportsTraces,
+  RateCappedSampler,
   samplerFromEnv,
   sdkDisabled,
   startTracing,
@@ -18,7 +20,14 @@ const PARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
 
 describe("samplerFromEnv", () => {
   it.each([
-    [{}, "ParentBased{root=TraceIdRatioBased{0.05}, remoteParentSampled=TraceIdRatioBased{0.05}"],
+    [
+      {},
+      "ParentBased{root=RateCapped{TraceIdRatioBased{0.05}, 10/s}, remoteParentSampled=TraceIdRatioBased{0.05}",
+    ],
+    [{ TRACE_RATE_LIMIT: "2.5" }, "ParentBased{root=RateCapped{TraceIdRatioBased{0.05}, 2.5/s}"],
+    [{ TRACE_RATE_LIMIT: "0" }, "ParentBased{root=RateCapped{TraceIdRatioBased{0.05}, 0/s}"],
+    [{ TRACE_RATE_LIMIT: "-1" }, "ParentBased{root=RateCapped{TraceIdRatioBased{0.05}, 10/s}"],
+    [{ TRACE_RATE_LIMIT: "many" }, "ParentBased{root=RateCapped{TraceIdRatioBased{0.05}, 10/s}"],
     [{ OTEL_TRACES_SAMPLER: "parentbased_always_on" }, "ParentBased{root=AlwaysOnSampler"],
     [{ OTEL_TRACES_SAMPLER: "always_on" }, "AlwaysOnSampler"],
     [{ OTEL_TRACES_SAMPLER: "always_off" }, "AlwaysOffSampler"],
@@ -32,10 +41,43 @@ describe("samplerFromEnv", () => {
     ],
     [
       { OTEL_TRACES_SAMPLER: "nonsense" },
-      "ParentBased{root=TraceIdRatioBased{0.05}, remoteParentSampled=TraceIdRatioBased{0.05}",
+      "ParentBased{root=RateCapped{TraceIdRatioBased{0.05}, 10/s}, remoteParentSampled=TraceIdRatioBased{0.05}",
     ],
   ])("%j is %s", (env, described) => {
     expect(samplerFromEnv(env).toString()).toContain(described);
+  });
+});
+
+describe("RateCappedSampler", () => {
+  const decide = (sampler: RateCappedSampler) =>
+    sampler.shouldSample(ROOT_CONTEXT, "0af7651916cd43dd8448eb211c80319c", "call", SpanKind.SERVER, {}, [])
+      .decision;
+  /** How many of `count` decisions made at once record. */
+  const recorded = (sampler: RateCappedSampler, count: number) =>
+    Array.from({ length: count }, () => decide(sampler)).filter(
+      (decision) => decision === SamplingDecision.RECORD_AND_SAMPLED,
+    ).length;
+
+  it("records what its sampler records, at most a second's worth at once, then as time refills it", () => {
+    let now = 0;
+    const sampler = new RateCappedSampler(new AlwaysOnSampler(), 10, () => now);
+    expect(recorded(sampler, 50)).toBe(10);
+    now += 100; // a tenth of a second: one more
+    expect(recorded(sampler, 50)).toBe(1);
+    now += 60_000; // an idle minute refills the bucket, no more
+    expect(recorded(sampler, 50)).toBe(10);
+  });
+
+  it("never records what its sampler does not; a cap of 0 records nothing, a cap below 1 one trace now and then", () => {
+    let now = 0;
+    expect(recorded(new RateCappedSampler(new AlwaysOffSampler(), 10, () => now), 5)).toBe(0);
+    expect(recorded(new RateCappedSampler(new AlwaysOnSampler(), 0, () => now), 5)).toBe(0);
+    const slow = new RateCappedSampler(new AlwaysOnSampler(), 0.5, () => now);
+    expect(recorded(slow, 5)).toBe(1);
+    now += 1_000;
+    expect(recorded(slow, 5)).toBe(0);
+    now += 1_000;
+    expect(recorded(slow, 5)).toBe(1);
   });
 });
 

@@ -4,7 +4,15 @@
  * trace id (recorded or not) — and spans exported over OTLP/HTTP only when an endpoint is configured.
  * Spans are made at call sites through `@opentelemetry/api` (see `@mcpgw/core`'s trace-context).
  */
-import { context, propagation, trace } from "@opentelemetry/api";
+import {
+  type Attributes,
+  type Context,
+  context,
+  type Link,
+  propagation,
+  type SpanKind,
+  trace,
+} from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { ExportResultCode, W3CTraceContextPropagator } from "@opentelemetry/core";
 import { resourceFromAttributes } from "@opentelemetry/resources";
@@ -15,6 +23,8 @@ import {
   ParentBasedSampler,
   type ReadableSpan,
   type Sampler,
+  SamplingDecision,
+  type SamplingResult,
   type SpanExporter,
   type SpanProcessor,
   TraceIdRatioBasedSampler,
@@ -126,10 +136,14 @@ export function exportsTraces(env: Env): boolean {
 /** The share of the traces it starts a process records when no sampler is configured. */
 export const DEFAULT_SAMPLE_RATIO = 0.05;
 
+/** The most new traces a second a process records under the default sampler (TRACE_RATE_LIMIT). */
+export const DEFAULT_TRACE_RATE_LIMIT = 10;
+
 /**
  * The sampler OTEL_TRACES_SAMPLER names (`always_on`, `always_off`, `traceidratio`, and each of them
  * `parentbased_`), with OTEL_TRACES_SAMPLER_ARG the ratio (0…1; 1 when missing or out of range). Unset
- * or unknown: {@link DEFAULT_SAMPLE_RATIO} of the traces the gateway starts or a caller sampled (a
+ * or unknown: {@link DEFAULT_SAMPLE_RATIO} of the traces the gateway starts, at most TRACE_RATE_LIMIT
+ * ({@link DEFAULT_TRACE_RATE_LIMIT}) of them a second, and that share of those a caller sampled (a
  * caller's `traceparent` flag alone, which anyone can send, does not make a trace recorded) — a gateway
  * serves every call, so recording all of them is a choice an operator makes (`parentbased_always_on`,
  * which honours the caller's flag), not the default.
@@ -156,9 +170,67 @@ export function samplerFromEnv(env: Env): Sampler {
       return new ParentBasedSampler({ root: new AlwaysOnSampler() });
     default: {
       // A caller's sampled flag does not force recording: anyone may send one, before authentication.
+      // Its share is not capped: the decision by trace id is the same in every process of the trace
+      // (the runner follows the gateway's), where a process's own cap would leave holes.
       const share = new TraceIdRatioBasedSampler(DEFAULT_SAMPLE_RATIO);
-      return new ParentBasedSampler({ root: share, remoteParentSampled: share });
+      return new ParentBasedSampler({
+        root: new RateCappedSampler(share, traceRateLimit(env)),
+        remoteParentSampled: share,
+      });
     }
+  }
+}
+
+/** TRACE_RATE_LIMIT (new traces recorded a second, 0 or more), else {@link DEFAULT_TRACE_RATE_LIMIT}. */
+export function traceRateLimit(env: Env): number {
+  const value = Number(env.TRACE_RATE_LIMIT);
+  return env.TRACE_RATE_LIMIT?.trim() && Number.isFinite(value) && value >= 0
+    ? value
+    : DEFAULT_TRACE_RATE_LIMIT;
+}
+
+/**
+ * Records what `inner` records, at most `perSecond` of it a second (a token bucket holding a second's
+ * worth, refilled as time passes; `now` in ms): the cost of recording and exporting traces stays
+ * bounded however many calls a process serves, as X-Ray's reservoir and Jaeger's rate-limiting sampler
+ * bound theirs. A trace the cap refuses is not recorded (its ids still pass on, unsampled).
+ */
+export class RateCappedSampler implements Sampler {
+  /** The bucket's size: a second's worth, at least one trace (none when the cap is 0). */
+  private readonly capacity: number;
+  private tokens: number;
+  private last: number;
+
+  constructor(
+    private readonly inner: Sampler,
+    private readonly perSecond: number,
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    this.capacity = perSecond > 0 ? Math.max(1, perSecond) : 0;
+    this.tokens = this.capacity;
+    this.last = now();
+  }
+
+  shouldSample(
+    parent: Context,
+    traceId: string,
+    name: string,
+    kind: SpanKind,
+    attributes: Attributes,
+    links: Link[],
+  ): SamplingResult {
+    const result = this.inner.shouldSample(parent, traceId, name, kind, attributes, links);
+    if (result.decision === SamplingDecision.NOT_RECORD) return result;
+    const now = this.now();
+    this.tokens = Math.min(this.capacity, this.tokens + ((now - this.last) / 1000) * this.perSecond);
+    this.last = now;
+    if (this.tokens < 1) return { decision: SamplingDecision.NOT_RECORD };
+    this.tokens -= 1;
+    return result;
+  }
+
+  toString(): string {
+    return `RateCapped{${this.inner.toString()}, ${this.perSecond}/s}`;
   }
 }
 
