@@ -1,6 +1,7 @@
 /**
  * The gateway's metric instruments, made through `@opentelemetry/api` on the process's meter provider
- * (see {@link startMetrics}); without one they are the API's no-ops. Call sites use the `record…`
+ * (see {@link startMetrics}); without one they are the API's no-ops — but for the tool-call series,
+ * which a producer on the reader holds ({@link toolCallProducer}). Call sites use the `record…`
  * functions (a few map lookups each). Labels are names, ids and outcomes only — never an argument,
  * header or env value — and their cardinality is bounded (see {@link LabelCap}).
  */
@@ -12,6 +13,8 @@ import {
   type MeterProvider,
   metrics,
 } from "@opentelemetry/api";
+import type { AggregationTemporality, MetricProducer } from "@opentelemetry/sdk-metrics";
+import { ToolCallMetrics } from "./call-metrics";
 
 /** The meter every instrument of the gateway is made on. */
 export const METER_NAME = "mcpgw";
@@ -67,10 +70,6 @@ const gaugeSources = {
 };
 
 interface Instruments {
-  calls: Counter;
-  callDuration: Histogram;
-  upstreamDuration: Histogram;
-  gatewayDuration: Histogram;
   probes: Counter;
   probeDuration: Histogram;
   jobAge: Histogram;
@@ -140,15 +139,6 @@ function makeInstruments(meter: Meter): Instruments {
       if (gaugeSources.queueDepth !== undefined) result.observe(gaugeSources.queueDepth);
     });
   return {
-    calls: meter.createCounter("mcpgw_tool_calls_total", {
-      description: "Tool calls by server, tool and outcome",
-    }),
-    callDuration: ms("mcpgw_tool_call_duration", "A tool call's whole duration in the gateway"),
-    upstreamDuration: ms(
-      "mcpgw_tool_call_upstream_duration",
-      "The part of a tool call spent on its upstream",
-    ),
-    gatewayDuration: ms("mcpgw_tool_call_gateway_duration", "The part of a tool call the gateway added"),
     probes: meter.createCounter("mcpgw_probe_total", { description: "Worker probes by server and result" }),
     probeDuration: ms("mcpgw_probe_duration", "A worker probe's duration"),
     jobAge: ms("mcpgw_job_age", "How long a job waited in the queue before the worker took it"),
@@ -161,15 +151,32 @@ function makeInstruments(meter: Meter): Instruments {
   };
 }
 
+/** Where tool calls are counted: the producer of the process's reader, once there is one. */
+let toolCalls: ToolCallMetrics | undefined;
+
+/**
+ * The tool-call series (see {@link ToolCallMetrics}) for a reader whose exporter asks for
+ * `temporality`: from now on every recorded call goes to it (not to any made before).
+ */
+export function toolCallProducer(temporality: AggregationTemporality): MetricProducer {
+  toolCalls = new ToolCallMetrics(temporality);
+  return toolCalls;
+}
+
+/** No reader any more: recorded calls go nowhere (a process whose metrics are off). */
+export function dropToolCallProducer(): void {
+  toolCalls = undefined;
+}
+
 /** Counts a finished tool call and its durations (the gateway-added part is the whole less the upstream's). */
 export function recordToolCall(server: string, tool: string, outcome: string, times: CallTimes): void {
-  const { calls, callDuration, upstreamDuration, gatewayDuration } = current();
-  const labels: Attributes = cap.labels(server, tool);
-  labels.outcome = outcome;
-  calls.add(1, labels);
-  callDuration.record(times.totalMs, labels);
-  upstreamDuration.record(times.upstreamMs, labels);
-  gatewayDuration.record(Math.max(0, times.totalMs - times.upstreamMs), labels);
+  if (!toolCalls) return;
+  const labels = cap.labels(server, tool);
+  toolCalls.record(labels.server, labels.tool ?? OTHER, outcome, [
+    times.totalMs,
+    times.upstreamMs,
+    Math.max(0, times.totalMs - times.upstreamMs),
+  ]);
 }
 
 /** Counts a worker probe of `server` (its name) and its duration; `result` is `ok` or the failure's reason. */

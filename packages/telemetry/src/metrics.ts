@@ -12,13 +12,15 @@ import { runAfterAnswer } from "@mcpgw/core";
 import { metrics } from "@opentelemetry/api";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import {
+  AggregationTemporality,
+  InstrumentType,
   MeterProvider,
   type MetricReader,
   PeriodicExportingMetricReader,
   type PushMetricExporter,
 } from "@opentelemetry/sdk-metrics";
 import { EMF_NAMESPACE, EmfExporter } from "./emf";
-import { registerInstruments } from "./instruments";
+import { dropToolCallProducer, registerInstruments, toolCallProducer } from "./instruments";
 import type { LocalReader } from "./prometheus";
 import { exporterNone, sdkDisabled, type TelemetryService } from "./tracing";
 
@@ -106,14 +108,23 @@ export async function createMetrics(
   local?: () => LocalReader,
 ): Promise<Metrics> {
   const mode = metricsExport(env);
-  // Disabled: no provider; every instrument stays the API's no-op.
-  if (mode === "off") return { export: mode, flushIfDue: async () => {}, shutdown: async () => {} };
+  // Disabled: no provider; every instrument stays the API's no-op, and no call is counted.
+  if (mode === "off") {
+    dropToolCallProducer();
+    return { export: mode, flushIfDue: async () => {}, shutdown: async () => {} };
+  }
   const intervalMs = exportIntervalMs(env);
   const periodic = (exporter: PushMetricExporter) =>
     new PeriodicExportingMetricReader({
       exporter,
       exportIntervalMillis: intervalMs,
       exportTimeoutMillis: Math.min(30_000, intervalMs),
+      metricProducers: [
+        toolCallProducer(
+          exporter.selectAggregationTemporality?.(InstrumentType.COUNTER) ??
+            AggregationTemporality.CUMULATIVE,
+        ),
+      ],
     });
   let reader: MetricReader | undefined;
   let text: (() => Promise<string>) | undefined;
@@ -125,6 +136,8 @@ export async function createMetrics(
     reader = periodic(new EmfExporter({ service, namespace: emfNamespace(env) }));
   } else if (local) {
     ({ reader, text } = local());
+  } else {
+    dropToolCallProducer();
   }
   const provider = new MeterProvider({
     resource: resourceFromAttributes({ "service.name": serviceName(service, env) }),

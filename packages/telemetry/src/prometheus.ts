@@ -1,5 +1,6 @@
 import { PrometheusExporter, PrometheusSerializer } from "@opentelemetry/exporter-prometheus";
-import type { MetricReader } from "@opentelemetry/sdk-metrics";
+import { AggregationTemporality, type MetricReader } from "@opentelemetry/sdk-metrics";
+import { toolCallProducer } from "./instruments";
 
 /** The content type of Prometheus' text exposition format (what `GET /metrics` answers). */
 export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
@@ -11,12 +12,15 @@ export interface LocalReader {
 }
 
 /**
- * exporter-prometheus's reader (its own server never started) and serializer, without scope labels:
- * the text a process serves at `GET /metrics`. Apart from {@link startMetrics}, so the Lambda bundles,
+ * exporter-prometheus's reader (its own server never started, the tool-call series' producer on it)
+ * and serializer, without scope labels: the text a process serves at `GET /metrics`. Apart from {@link startMetrics}, so the Lambda bundles,
  * which never serve it, leave it out.
  */
 export function prometheusReader(): LocalReader {
-  const exporter = new PrometheusExporter({ preventServerStart: true });
+  const exporter = new PrometheusExporter({
+    preventServerStart: true,
+    metricProducers: [toolCallProducer(AggregationTemporality.CUMULATIVE)],
+  });
   const serializer = new PrometheusSerializer(undefined, false, undefined, false, true);
   return {
     reader: exporter,
