@@ -12,9 +12,9 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { AppError } from "@mcpgw/core";
-import type { AuthInfo, EventStore, JSONRPCMessage, Server } from "@modelcontextprotocol/server";
+import type { AuthInfo, JSONRPCMessage, Server } from "@modelcontextprotocol/server";
 import type { ServerScope } from "./catalogue";
-import { SessionTransport } from "./session-transport";
+import { type SessionEventStore, SessionTransport } from "./session-transport";
 import {
   opensStandaloneStream,
   type StandaloneStream,
@@ -337,20 +337,23 @@ async function replayInitialize(session: LegacySession, params: Record<string, u
 /** An event id the session's store gives: `<stream id>.<sequence, 12 digits>`. */
 const EVENT_ID = /^[^\s]{1,256}\.\d{12}$/;
 
-function boundedEventStore(): EventStore {
-  const events: Array<{ id: string; streamId: string; message: JSONRPCMessage; bytes: number }> = [];
+function boundedEventStore(): SessionEventStore {
+  // Each event as its JSON text: one string per event stays alive, not the answer's object graph (a
+  // busy session's last 256 answers would otherwise outlive the young generation and be copied on).
+  const events: Array<{ id: string; streamId: string; json: string }> = [];
   let bytes = 0;
   let sequence = 0;
+  const storeJson = async (streamId: string, json: string) => {
+    const id = `${streamId}.${String(++sequence).padStart(12, "0")}`;
+    events.push({ id, streamId, json });
+    bytes += json.length;
+    while (events.length > REPLAY_EVENTS || (bytes > REPLAY_BYTES && events.length > 1))
+      bytes -= events.shift()?.json.length ?? 0;
+    return id;
+  };
   return {
-    async storeEvent(streamId, message) {
-      const id = `${streamId}.${String(++sequence).padStart(12, "0")}`;
-      const size = JSON.stringify(message).length;
-      events.push({ id, streamId, message, bytes: size });
-      bytes += size;
-      while (events.length > REPLAY_EVENTS || (bytes > REPLAY_BYTES && events.length > 1))
-        bytes -= events.shift()?.bytes ?? 0;
-      return id;
-    },
+    storeJson,
+    storeEvent: (streamId, message) => storeJson(streamId, JSON.stringify(message)),
     async getStreamIdForEventId(eventId) {
       return EVENT_ID.test(eventId) ? streamOfEventId(eventId) : undefined;
     },
@@ -358,8 +361,9 @@ function boundedEventStore(): EventStore {
       if (!EVENT_ID.test(lastEventId)) throw new Error("not an event id of this session");
       const streamId = streamOfEventId(lastEventId);
       for (const event of events) {
-        if (event.streamId === streamId && event.id > lastEventId && Object.keys(event.message).length > 0)
-          await send(event.id, event.message);
+        // A stream's priming event (an id and no message) is not sent again.
+        if (event.streamId === streamId && event.id > lastEventId && event.json !== "{}")
+          await send(event.id, JSON.parse(event.json) as JSONRPCMessage);
       }
       return streamId;
     },

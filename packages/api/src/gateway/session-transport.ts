@@ -35,10 +35,18 @@ import { SETTLE_MS, settledAnswer } from "./settle-stream";
 /** How often an open event stream carries a comment, so idle proxies keep it (the SDK's default). */
 export const KEEP_ALIVE_MS = 15_000;
 
+/**
+ * A session's event store that also keeps an event given as its JSON text: the fast path writes that
+ * text on the stream too, so an answer is serialised once.
+ */
+export interface SessionEventStore extends EventStore {
+  storeJson(streamId: string, json: string): Promise<string>;
+}
+
 export interface SessionTransportOptions {
   sessionId: string;
   /** Where the session's events are kept for a client that reconnects with `Last-Event-ID`. */
-  eventStore: EventStore;
+  eventStore: SessionEventStore;
   /** What the session's streams tell clients to wait before reconnecting. */
   retryInterval: number;
   /** The client ended the session (DELETE). */
@@ -51,7 +59,7 @@ export interface SessionTransportOptions {
 export class SessionTransport extends WebStandardStreamableHTTPServerTransport {
   /** Requests served by the fast path and not yet answered, by id: their exchanges. */
   readonly #exchanges = new Map<RequestId, Exchange>();
-  readonly #store: EventStore;
+  readonly #store: SessionEventStore;
   readonly #retryInterval: number;
   /** The SDK transport's own request-to-stream routes, where a request is handed over. */
   readonly #routes: Map<RequestId, string> | undefined;
@@ -181,7 +189,8 @@ export class SessionTransport extends WebStandardStreamableHTTPServerTransport {
     const id = answers ? message.id : options?.relatedRequestId;
     const exchange = id === undefined ? undefined : this.#exchanges.get(id);
     if (id === undefined || !exchange) return super.send(message, options);
-    const eventId = await this.#store.storeEvent(exchange.streamId, message);
+    const data = JSON.stringify(message);
+    const eventId = await this.#store.storeJson(exchange.streamId, data);
     if (this.#exchanges.get(id) !== exchange) {
       // Handed over while it was being kept (the session's store keeps events in memory: a microtask,
       // before any replay can read it): the reconnect's replay sends it. An answer ends the request
@@ -192,7 +201,7 @@ export class SessionTransport extends WebStandardStreamableHTTPServerTransport {
       }
       return;
     }
-    exchange.write(`event: message\nid: ${eventId}\ndata: ${JSON.stringify(message)}\n\n`);
+    exchange.write(`event: message\nid: ${eventId}\ndata: ${data}\n\n`);
     if (answers) exchange.end();
   }
 
