@@ -13,8 +13,8 @@ export interface LocalReader {
 
 /**
  * exporter-prometheus's reader (its own server never started, the tool-call series' producer on it)
- * and serializer, without scope labels: the text a process serves at `GET /metrics`. Apart from {@link startMetrics}, so the Lambda bundles,
- * which never serve it, leave it out.
+ * and serializer, without scope labels: the text a process serves at `GET /metrics`. Apart from
+ * {@link startMetrics}, so the Lambda bundles, which never serve it, leave it out.
  */
 export function prometheusReader(): LocalReader {
   const exporter = new PrometheusExporter({
