@@ -62,11 +62,11 @@ export function exporterNone(value: string | undefined): boolean {
 
 /**
  * Registers tracing for this process (once: later calls return the first's; nothing under
- * OTEL_SDK_DISABLED=true). Sampler from
- * OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG (default: parent-based, {@link DEFAULT_SAMPLE_RATIO} of new traces, at most
- * TRACE_RATE_LIMIT a second); a batch processor
- * exporting over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is
- * set (the exporter reads those and OTEL_EXPORTER_OTLP_HEADERS itself, and is loaded only then).
+ * OTEL_SDK_DISABLED=true). Sampler from OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG (default:
+ * parent-based, {@link DEFAULT_SAMPLE_RATIO} of new traces, at most TRACE_RATE_LIMIT a second); a batch
+ * processor exporting over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT or
+ * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set (the exporter reads those and OTEL_EXPORTER_OTLP_HEADERS
+ * itself, and is loaded only then).
  */
 export function startTracing(options: { service: TelemetryService; env?: Env }): Tracing {
   if (started) return started;
