@@ -48,8 +48,21 @@ describe(`the first call after ${CREATED} creates`, () => {
   });
 
   it(`waits on a handful of reads, however many servers were created just before`, async () => {
-    // Act: CREATED servers appear at once, each connected with its catalogue (as the workers leave them)
+    // The view's refreshes (every second while the gateway serves) are held at their look at the change
+    // feed from before the servers appear until the call has been served: the call must not wait on
+    // one, and no refresh reads the new servers' partitions while the call is counted (a refresh that
+    // looked at the feed midway through the creates did, in a loaded run: 26 reads).
     const { store } = stack;
+    const { since } = store.changes;
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    store.changes.since = async (from) => {
+      await held;
+      return since(from);
+    };
+    // Act: CREATED servers appear at once, each connected with its catalogue (as the workers leave them)
     for (let start = 0; start < CREATED; start += 25) {
       await Promise.all(
         Array.from({ length: Math.min(25, CREATED - start) }, async (_, offset) => {
@@ -65,20 +78,9 @@ describe(`the first call after ${CREATED} creates`, () => {
         }),
       );
     }
-    // The view's refreshes (every second while the gateway serves) are held at their first look at the
-    // change feed while the call is served: the call must not wait on one, and the count is its own.
-    const { since } = store.changes;
-    let release = () => {};
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    store.changes.since = async (from) => {
-      await held;
-      return since(from);
-    };
-    // A refresh already past its look at the feed (reading the lists) is not held: the count starts
-    // once the store has been quiet for a moment — no call under way, none sent for 300 ms (a loaded
-    // emulator takes longer than that to answer one: a read in flight is not quiet).
+    // A refresh already past its look at the feed before the hold (reading what changed before the
+    // creates) is not held: the count starts once the store has been quiet for a moment — no call
+    // under way, none sent for 300 ms (a loaded emulator takes longer than that to answer one).
     const calls = recordAwsCalls(store.clients);
     await quiet(calls);
     calls.reset();
