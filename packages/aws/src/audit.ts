@@ -240,8 +240,7 @@ export interface AuditPack {
  * earlier try wrote.
  */
 export function auditPacks(entries: AuditEntry[]): AuditPack[] {
-  type Member = Pick<AuditEntry, "id" | "json" | "serverId">;
-  const groups = new Map<string, Member[]>();
+  const groups = new Map<string, AuditEntry[]>();
   for (const entry of entries) {
     const key = `${auditDay(idTime(entry.id))}#${entry.serverId ?? ""}`;
     const group = groups.get(key) ?? [];
@@ -249,7 +248,7 @@ export function auditPacks(entries: AuditEntry[]): AuditPack[] {
     group.push(entry);
   }
   const packs: AuditPack[] = [];
-  const close = (members: Member[]) => {
+  const close = (members: AuditEntry[]) => {
     const newest = members.at(-1);
     if (!newest) return;
     packs.push({
@@ -264,7 +263,7 @@ export function auditPacks(entries: AuditEntry[]): AuditPack[] {
   };
   for (const group of groups.values()) {
     group.sort((a, b) => (a.id < b.id ? -1 : 1));
-    let members: Member[] = [];
+    let members: AuditEntry[] = [];
     let chars = 2;
     for (const member of group) {
       const first = members[0];

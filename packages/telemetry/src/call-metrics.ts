@@ -20,7 +20,7 @@ import {
 } from "@opentelemetry/sdk-metrics";
 
 /** The SDK's default explicit-bucket boundaries (ms here), so the series read as they always did. */
-export const CALL_BUCKETS = [0, 5, 10, 25, 50, 75, 100, 250, 500, 750, 1_000, 2_500, 5_000, 7_500, 10_000];
+const CALL_BUCKETS = [0, 5, 10, 25, 50, 75, 100, 250, 500, 750, 1_000, 2_500, 5_000, 7_500, 10_000];
 
 /** The instrumentation scope of the series, the same as the gateway's other instruments. */
 const SCOPE = { name: "mcpgw" };
